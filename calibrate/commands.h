@@ -1,0 +1,13 @@
+// Registers the `capplan` subcommands that live in calibrate/.
+#ifndef CAPPLAN_CALIBRATE_COMMANDS_H_
+#define CAPPLAN_CALIBRATE_COMMANDS_H_
+
+#include "common/cli.h"
+
+namespace capplan {
+
+void RegisterCalibrateCommands(CommandTable* table);
+
+}  // namespace capplan
+
+#endif  // CAPPLAN_CALIBRATE_COMMANDS_H_

@@ -1,0 +1,4 @@
+#include "calibrate/commands.h"
+namespace capplan {
+void RegisterCalibrateCommands(CommandTable*) {}
+}  // namespace capplan

@@ -1,0 +1,37 @@
+// capplan: the one CLI. Each library registers its own subcommands; this file
+// only wires them together and turns a Status into a message and exit code.
+#include <unistd.h>
+
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "calibrate/commands.h"
+#include "common/cli.h"
+#include "engine/commands.h"
+#include "models/commands.h"
+#include "report/commands.h"
+#include "sim/commands.h"
+
+int main(int argc, char** argv) {
+  capplan::CommandTable table;
+  capplan::RegisterModelsCommands(&table);
+  capplan::RegisterSimCommands(&table);
+  capplan::RegisterEngineCommands(&table);
+  capplan::RegisterCalibrateCommands(&table);
+  capplan::RegisterReportCommands(&table);
+
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    std::cout << table.Help("capplan");
+    return args.empty() ? 2 : 0;
+  }
+  capplan::CommandContext ctx{&std::cout, &std::cerr, ::isatty(STDERR_FILENO) != 0};
+  const capplan::Status st = table.Dispatch(args, ctx);
+  std::cout.flush();
+  if (!st.ok()) {
+    std::cerr << "capplan: error: " << st.message() << "\n";
+    return st.ExitCode();
+  }
+  return 0;
+}

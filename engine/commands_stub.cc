@@ -1,0 +1,4 @@
+#include "engine/commands.h"
+namespace capplan {
+void RegisterEngineCommands(CommandTable*) {}
+}  // namespace capplan

@@ -1,0 +1,2 @@
+// Anchor translation unit so capplan_kernels_cpu always has one source.
+namespace capplan { int kernels_anchor = 0; }

@@ -1,0 +1,77 @@
+// A model card: architecture dimensions and checkpoint precision, loaded from
+// models/cards/<name>.json. Every card names its sources inside it.
+#ifndef CAPPLAN_MODELS_CARD_H_
+#define CAPPLAN_MODELS_CARD_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "models/types.h"
+
+namespace capplan {
+
+enum class AttentionKind { kGqa, kMla };  // MHA is GQA with kv_heads == heads
+
+struct ModelCard {
+  std::string name;          // "kimi-k2.6"
+  std::string display_name;  // "Kimi K2.6"
+  std::vector<std::string> sources;
+
+  int num_layers = 0;
+  int hidden_size = 0;
+  int vocab_size = 0;
+  bool tie_word_embeddings = false;
+  int64_t max_position_embeddings = 0;
+  int mtp_layers = 0;  // MTP / nextn layers (not served unless speculative)
+
+  AttentionKind attention = AttentionKind::kGqa;
+  int num_heads = 0;
+  // GQA
+  int num_kv_heads = 0;
+  int head_dim = 0;
+  // MLA
+  int q_lora_rank = 0;  // 0: no q low-rank
+  int kv_lora_rank = 0;
+  int qk_nope_head_dim = 0;
+  int qk_rope_head_dim = 0;
+  int v_head_dim = 0;
+  // DSA indexer (GLM-5.x, DeepSeek-V3.2); index_topk == 0 means none.
+  int index_n_heads = 0;
+  int index_head_dim = 0;
+  int index_topk = 0;
+  // Layers that compute a fresh indexer top-k ("IndexShare": 1 in 4 for
+  // GLM-5.2); 0 means every layer.
+  int index_share_every = 0;
+
+  // FFN
+  int intermediate_size = 0;  // dense FFN
+  int first_k_dense = 0;      // leading dense layers of an MoE model
+  int n_routed_experts = 0;   // 0: dense model
+  int experts_per_token = 0;
+  int n_shared_experts = 0;
+  int moe_intermediate_size = 0;
+  double routed_scaling_factor = 1.0;
+  std::string scoring_func = "softmax";  // "sigmoid" for DeepSeek-V3 lineage
+
+  // Checkpoint precision per component as shipped.
+  std::map<Component, WeightFormat> checkpoint;
+  // Components a `weights: bf16|fp8|int4` choice re-quantizes.
+  std::vector<Component> quantizable;
+
+  bool IsMoe() const { return n_routed_experts > 0; }
+  int NumMoeLayers() const { return IsMoe() ? num_layers - first_k_dense : 0; }
+  int NumDenseLayers() const { return IsMoe() ? first_k_dense : num_layers; }
+};
+
+// Loads `name_or_path`: a path to a .json file, or a card name looked up in
+// DataPath("models/cards"). Unknown names get "did you mean".
+Result<ModelCard> LoadModelCard(const std::string& name_or_path);
+Result<ModelCard> ParseModelCard(const std::string& json_text, const std::string& origin);
+std::vector<std::string> ShippedModelNames();
+
+}  // namespace capplan
+
+#endif  // CAPPLAN_MODELS_CARD_H_

@@ -1,0 +1,13 @@
+// Registers the `capplan` subcommands that live in models/ (capacity).
+#ifndef CAPPLAN_MODELS_COMMANDS_H_
+#define CAPPLAN_MODELS_COMMANDS_H_
+
+#include "common/cli.h"
+
+namespace capplan {
+
+void RegisterModelsCommands(CommandTable* table);
+
+}  // namespace capplan
+
+#endif  // CAPPLAN_MODELS_COMMANDS_H_

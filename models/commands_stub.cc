@@ -1,0 +1,4 @@
+#include "models/commands.h"
+namespace capplan {
+void RegisterModelsCommands(CommandTable*) {}
+}  // namespace capplan

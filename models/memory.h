@@ -1,0 +1,91 @@
+// Memory per GPU: weights by component (with scales), KV bytes per token, and
+// the KV pool the serving engine would allocate, per the engine's own rules
+// (../shared/facts/engine-memory.md).
+#ifndef CAPPLAN_MODELS_MEMORY_H_
+#define CAPPLAN_MODELS_MEMORY_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "models/card.h"
+#include "models/types.h"
+
+namespace capplan {
+
+// Resolves the card's checkpoint formats and the deployment's choice into the
+// format of every component. Usage error for unknown names.
+Result<std::map<Component, WeightFormat>> ResolveWeightFormats(const ModelCard& card,
+                                                               const PrecisionChoice& choice);
+
+struct ComponentWeights {
+  Component component;
+  WeightFormat format;
+  int64_t params_total = 0;    // whole model
+  int64_t params_per_gpu = 0;  // after TP/EP sharding or replication
+  int64_t bytes_per_gpu = 0;   // values only
+  int64_t scale_bytes_per_gpu = 0;
+};
+
+struct WeightBreakdown {
+  std::vector<ComponentWeights> components;
+  int64_t params_total = 0;
+  int64_t params_per_gpu = 0;
+  int64_t bytes_per_gpu = 0;  // values + scales, all components
+};
+
+// Invalid-config errors when TP does not divide heads, EP does not divide
+// experts, etc.
+Status ValidateLayout(const ModelCard& card, const ParallelLayout& layout);
+Result<WeightBreakdown> ComputeWeights(const ModelCard& card, const ParallelLayout& layout,
+                                       const PrecisionChoice& choice);
+
+struct KvLayout {
+  Dtype dtype = Dtype::kBf16;
+  // Bytes per token on one attention rank, all layers, including the DSA
+  // indexer keys and any FP8 scales.
+  int64_t bytes_per_token = 0;
+  int64_t main_bytes_per_token = 0;     // K/V or latent+rope
+  int64_t indexer_bytes_per_token = 0;  // DSA index keys (+scales)
+  int64_t scale_bytes_per_token = 0;    // FP8 scales included above
+  int kv_heads_per_rank = 0;            // GQA: max(1, kv_heads / attn_tp)
+};
+Result<KvLayout> ComputeKvLayout(const ModelCard& card, const ParallelLayout& layout, Dtype kv);
+
+struct EngineMemoryOptions {
+  std::string engine = "sglang";  // "sglang" | "vllm"
+  std::string version;            // "" = latest known rules for the engine
+  std::optional<double> mem_fraction;  // SGLang mem_fraction_static / vLLM gpu_memory_utilization
+  int chunked_prefill_tokens = 8192;
+  int cuda_graph_max_bs = 0;  // 0 = engine default for GPU and layout
+  int page_size = 64;
+  bool speculative = false;   // MTP/EAGLE reserve
+};
+
+struct MemoryPlan {
+  std::string engine, engine_version, rule_source;  // which rule was applied
+  double mem_fraction = 0;        // the effective knob value
+  bool mem_fraction_defaulted = true;
+  int64_t gpu_memory_bytes = 0;
+  WeightBreakdown weights;
+  int64_t reserve_bytes_per_gpu = 0;  // graphs, activations, workspace
+  int64_t kv_pool_bytes_per_gpu = 0;
+  KvLayout kv;
+  int64_t kv_tokens_per_rank = 0;   // one attention rank's pool (page-aligned)
+  int attention_ranks = 1;
+  int64_t kv_capacity_tokens = 0;   // whole instance (sum over attention ranks)
+  int64_t context_tokens = 0;       // the L asked about
+  int64_t max_concurrent_requests = 0;  // requests of context L that fit
+};
+
+// Invalid-config error "weights need X GiB per GPU but only Y GiB ..." when
+// the weights do not fit.
+Result<MemoryPlan> PlanMemory(const ModelCard& card, const ParallelLayout& layout,
+                              const PrecisionChoice& choice, const EngineMemoryOptions& engine,
+                              int64_t gpu_memory_bytes, int64_t context_tokens);
+
+}  // namespace capplan
+
+#endif  // CAPPLAN_MODELS_MEMORY_H_

@@ -1,0 +1,102 @@
+// The operator list of one forward step on one GPU: what the simulator prices
+// and the engine runs. Every op carries its FLOPs and HBM bytes so a cost
+// model needs nothing else.
+#ifndef CAPPLAN_MODELS_OPS_H_
+#define CAPPLAN_MODELS_OPS_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "models/card.h"
+#include "models/memory.h"
+#include "models/types.h"
+
+namespace capplan {
+
+enum class OpKind {
+  kGemm,              // dense GEMM: m tokens x (n x k) weights
+  kGroupedGemm,       // MoE experts: `groups` experts touched, m token-rows in all
+  kRouter,            // MoE gate GEMM + top-k
+  kAttentionDecode,   // GQA/MHA decode over the paged cache
+  kAttentionPrefill,  // GQA/MHA prefill chunk (causal, attends to its cached prefix)
+  kMlaDecode,         // MLA absorbed-form decode (latent + rope)
+  kMlaPrefill,        // MLA prefill
+  kDsaIndexer,        // DSA indexer: scores every cached token, selects top-k
+  kKvAppend,          // write new tokens' K/V (quantize when FP8)
+  kKvVerify,          // page-integrity verification batch (added by the simulator)
+  kAllReduce,
+  kAllGather,
+  kReduceScatter,
+  kAllToAll,          // EP dispatch/combine
+  kElementwise,       // RMSNorm, SiLU-and-mul, RoPE, residual adds
+  kEmbedding,         // token embedding gather
+  kSampling,          // logits -> tokens
+};
+const char* OpKindName(OpKind k);
+
+// What a user sees in "share of step time per op class".
+enum class OpClass { kAttention, kDenseGemm, kMoe, kCommunication, kElementwise, kOverhead };
+const char* OpClassName(OpClass c);  // "attention", "dense_gemm", "moe", ...
+
+struct Op {
+  OpKind kind = OpKind::kGemm;
+  OpClass op_class = OpClass::kDenseGemm;
+  std::string name;      // e.g. "attn.q_a_proj", "moe.experts.up_gate"
+  int64_t count = 1;     // identical invocations in the step (usually layers)
+  // Per invocation:
+  double flops = 0;      // 2*m*n*k for a GEMM
+  double bytes = 0;      // HBM bytes read + written (weights incl. scales, activations, KV)
+  Dtype weight_dtype = Dtype::kBf16;   // GEMMs: stored weight format
+  Dtype compute_dtype = Dtype::kBf16;  // tensor-core rate used (W4A16 -> bf16)
+  int group_size = 0;                  // INT4 group size (dequant cost)
+  int64_t m = 0, n = 0, k = 0;         // GEMM shape
+  int64_t groups = 0;                  // grouped GEMM: experts touched on this GPU
+  // Attention:
+  int64_t batch = 0;        // sequences
+  int64_t q_tokens = 0;     // query tokens in all sequences
+  int64_t kv_tokens = 0;    // cached tokens read in all sequences
+  int heads = 0, kv_heads = 0, head_dim = 0;
+  Dtype kv_dtype = Dtype::kBf16;
+  // Collectives (per GPU):
+  int participants = 0;
+  double message_bytes = 0;
+};
+
+// One scheduler iteration's batch as the model sees it on one attention rank.
+struct BatchShape {
+  struct Chunk {
+    int64_t new_tokens = 0;     // prompt tokens computed this step
+    int64_t cached_tokens = 0;  // tokens already in the cache before them
+  };
+  std::vector<Chunk> prefill;
+  std::vector<int64_t> decode_context;  // each decode request's context incl. the new token
+  int64_t TotalTokens() const;
+};
+
+// A card prepared for one deployment: formats resolved, layout validated.
+struct ShardedModel {
+  ModelCard card;
+  ParallelLayout layout;
+  PrecisionChoice choice;
+  std::map<Component, WeightFormat> formats;
+  KvLayout kv;
+  WeightBreakdown weights;
+};
+Result<ShardedModel> ShardModel(const ModelCard& card, const ParallelLayout& layout,
+                                const PrecisionChoice& choice);
+
+// Appends the ops of one forward step on one GPU to *out (cleared first).
+// With DP attention, `batch` is one attention rank's batch; dense and MoE
+// layers after attention see the tokens of all `dp` ranks (balanced).
+void BuildStepOps(const ShardedModel& model, const BatchShape& batch, std::vector<Op>* out);
+
+// Expected distinct experts touched when `tokens` tokens each pick `k` of `n`
+// experts uniformly: n * (1 - (1 - k/n)^tokens).
+double ExpectedUniqueExperts(double tokens, int k, int n);
+
+}  // namespace capplan
+
+#endif  // CAPPLAN_MODELS_OPS_H_

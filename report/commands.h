@@ -1,0 +1,13 @@
+// Registers the `capplan` subcommands that live in report/.
+#ifndef CAPPLAN_REPORT_COMMANDS_H_
+#define CAPPLAN_REPORT_COMMANDS_H_
+
+#include "common/cli.h"
+
+namespace capplan {
+
+void RegisterReportCommands(CommandTable* table);
+
+}  // namespace capplan
+
+#endif  // CAPPLAN_REPORT_COMMANDS_H_

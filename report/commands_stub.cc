@@ -1,0 +1,4 @@
+#include "report/commands.h"
+namespace capplan {
+void RegisterReportCommands(CommandTable*) {}
+}  // namespace capplan

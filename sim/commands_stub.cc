@@ -1,0 +1,4 @@
+#include "sim/commands.h"
+namespace capplan {
+void RegisterSimCommands(CommandTable*) {}
+}  // namespace capplan
