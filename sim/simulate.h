@@ -1,0 +1,70 @@
+// The simulator's public entry points. `capplan simulate`, sweeps, searches
+// and reports all go through these.
+//
+// CONTRACT (pinned before implementation; extend, don't break):
+//   * A scenario is a JSON document (scenarios/README.md documents every
+//     field). LoadScenarioFile applies `--set dotted.path=value` overrides
+//     (common/json_util.h SetDotted) before parsing.
+//   * RunScenario is deterministic for a given scenario (seed included) and
+//     thread-safe (sweeps run many on a thread pool).
+//   * RunResult::summary keys (snake_case, with units), at least:
+//       scenario, model, hardware, profile {name, path, provenance},
+//       deployment {engine, gpus, tp, ep, dp_attention, replicas, weights,
+//                   kv_cache, page_size, kv_integrity, phase, ...},
+//       completed, failed, duration_s, request_throughput, input_throughput,
+//       output_throughput, total_token_throughput,
+//       output_throughput_per_gpu, total_token_throughput_per_gpu,
+//       {mean,median,p90,p99}_{ttft,tpot,itl,e2el}_ms,
+//       goodput {slo: {...}, request_goodput} (when SLOs are given),
+//       kv_capacity_tokens, kv_bytes_per_token, peak_kv_tokens,
+//       max_concurrent_requests, retractions, kv_bound,
+//       gpus, usd_per_gpu_hour, cost_usd_per_million_output_tokens,
+//       cost_usd_per_million_total_tokens,
+//       memory {weights_bytes_per_gpu, weights_by_component_bytes {attention,
+//               experts, ...}, reserve_bytes_per_gpu, kv_pool_bytes_per_gpu,
+//               gpu_memory_bytes, mem_fraction_static},
+//       op_time_share {attention, dense_gemm, moe, communication,
+//                      elementwise, overhead}   (fractions summing to 1),
+//       bound_time_share {compute, memory, communication, overhead},
+//       iterations, warnings [strings]
+#ifndef CAPPLAN_SIM_SIMULATE_H_
+#define CAPPLAN_SIM_SIMULATE_H_
+
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/status.h"
+
+namespace capplan {
+
+struct Scenario;  // sim/scenario.h
+
+// Parses a scenario document; `origin` (a file name) prefixes every error,
+// with the JSON path of the offending field.
+Result<std::shared_ptr<const Scenario>> ParseScenario(const nlohmann::json& doc,
+                                                      const std::string& origin);
+// Reads `path`, applies "dotted.path=value" overrides, parses.
+Result<std::shared_ptr<const Scenario>> LoadScenarioFile(const std::string& path,
+                                                         const std::vector<std::string>& sets);
+
+struct RunOptions {
+  std::ostream* progress = nullptr;  // progress bar target (a terminal), or null
+  bool want_requests_csv = false;
+  bool want_trace = false;  // Chrome/Perfetto trace JSON
+};
+
+struct RunResult {
+  nlohmann::json summary;
+  std::string requests_csv;  // one row per request with its timestamps
+  nlohmann::json trace;      // {"traceEvents": [...]} when asked for
+};
+
+Result<RunResult> RunScenario(const Scenario& scenario, const RunOptions& options);
+
+}  // namespace capplan
+
+#endif  // CAPPLAN_SIM_SIMULATE_H_
