@@ -9,6 +9,146 @@
 
 namespace capplan {
 
+namespace {
+
+const std::vector<std::string> kProvenanceKinds = {"datasheet", "measured", "anchor", "default",
+                                                   "fitted"};
+
+Status ReadProvenance(JsonObject& parent, Provenance* out) {
+  CAPPLAN_ASSIGN_OR_RETURN(JsonObject p, parent.Child("provenance", true));
+  CAPPLAN_RETURN_IF_ERROR(p.Get("kind", &out->kind, true));
+  CAPPLAN_RETURN_IF_ERROR(p.CheckOneOf("kind", out->kind, kProvenanceKinds));
+  CAPPLAN_RETURN_IF_ERROR(p.Get("source", &out->source, true));
+  return p.Finish();
+}
+
+// {"value": v, "provenance": {...}} under parent[key]; records the
+// provenance as `dotted`.
+Status ReadParam(JsonObject& parent, const std::string& key, const std::string& dotted,
+                 double* out, HardwareProfile* prof, double lo = 0, double hi = 1e300) {
+  CAPPLAN_ASSIGN_OR_RETURN(JsonObject o, parent.Child(key, true));
+  CAPPLAN_RETURN_IF_ERROR(o.Get("value", out, true));
+  CAPPLAN_RETURN_IF_ERROR(o.CheckRange("value", *out, lo, hi));
+  Provenance pv;
+  CAPPLAN_RETURN_IF_ERROR(ReadProvenance(o, &pv));
+  prof->provenance[dotted] = pv;
+  return o.Finish();
+}
+
+Status ReadCurve(JsonObject& parent, const std::string& key, EfficiencyCurve* c) {
+  CAPPLAN_ASSIGN_OR_RETURN(JsonObject o, parent.Child(key, true));
+  CAPPLAN_RETURN_IF_ERROR(o.Get("max", &c->max, true));
+  CAPPLAN_RETURN_IF_ERROR(o.CheckRange("max", c->max, 1e-6, 1.0));
+  CAPPLAN_RETURN_IF_ERROR(o.Get("half", &c->half, true));
+  CAPPLAN_RETURN_IF_ERROR(o.CheckRange("half", c->half, 0, 1e300));
+  CAPPLAN_RETURN_IF_ERROR(o.Get("x", &c->x, true));
+  std::vector<double> valid;
+  CAPPLAN_RETURN_IF_ERROR(o.Get("valid", &valid, true));
+  if (valid.size() != 2 || valid[0] > valid[1]) {
+    return o.Error("valid", "must be [lo, hi] with lo <= hi");
+  }
+  c->valid_lo = valid[0];
+  c->valid_hi = valid[1];
+  CAPPLAN_RETURN_IF_ERROR(ReadProvenance(o, &c->provenance));
+  return o.Finish();
+}
+
+Status ReadCollective(JsonObject& parent, const std::string& key, CollectiveModel* m,
+                      HardwareProfile* prof) {
+  CAPPLAN_ASSIGN_OR_RETURN(JsonObject o, parent.Child(key, true));
+  const std::string base = "collectives." + key + ".";
+  CAPPLAN_RETURN_IF_ERROR(ReadParam(o, "latency_s", base + "latency_s", &m->latency_s, prof));
+  CAPPLAN_RETURN_IF_ERROR(ReadParam(o, "bus_bandwidth_bytes_per_s",
+                                    base + "bus_bandwidth_bytes_per_s",
+                                    &m->bus_bandwidth_bytes_per_s, prof, 1, 1e300));
+  return o.Finish();
+}
+
+const std::vector<std::string> kEfficiencyKeys = {"gemm_bf16",        "gemm_fp8",
+                                                  "gemm_int4",        "grouped_gemm",
+                                                  "attention_decode", "attention_prefill",
+                                                  "elementwise"};
+
+Status ReadCostModel(JsonObject& root, HardwareProfile* p) {
+  {
+    CAPPLAN_ASSIGN_OR_RETURN(JsonObject mem, root.Child("memory", true));
+    mem.Touch("gpu_memory_bytes");
+    CAPPLAN_RETURN_IF_ERROR(ReadParam(mem, "hbm_bandwidth_bytes_per_s",
+                                      "memory.hbm_bandwidth_bytes_per_s", &p->hbm_bytes_per_s,
+                                      p, 1, 1e300));
+    CAPPLAN_RETURN_IF_ERROR(ReadParam(mem, "hbm_bandwidth_spec_bytes_per_s",
+                                      "memory.hbm_bandwidth_spec_bytes_per_s",
+                                      &p->hbm_spec_bytes_per_s, p, 1, 1e300));
+    CAPPLAN_RETURN_IF_ERROR(mem.Finish());
+  }
+  {
+    CAPPLAN_ASSIGN_OR_RETURN(JsonObject c, root.Child("compute", true));
+    CAPPLAN_RETURN_IF_ERROR(
+        ReadParam(c, "bf16_flops_per_s", "compute.bf16_flops_per_s", &p->bf16_flops_per_s, p, 1));
+    CAPPLAN_RETURN_IF_ERROR(
+        ReadParam(c, "fp8_flops_per_s", "compute.fp8_flops_per_s", &p->fp8_flops_per_s, p, 1));
+    CAPPLAN_RETURN_IF_ERROR(
+        ReadParam(c, "fp32_flops_per_s", "compute.fp32_flops_per_s", &p->fp32_flops_per_s, p, 1));
+    CAPPLAN_RETURN_IF_ERROR(c.Finish());
+  }
+  {
+    CAPPLAN_ASSIGN_OR_RETURN(JsonObject e, root.Child("efficiency", true));
+    for (const auto& k : kEfficiencyKeys) {
+      CAPPLAN_ASSIGN_OR_RETURN(JsonObject oe, e.Child(k, true));
+      OpEfficiency eff;
+      CAPPLAN_RETURN_IF_ERROR(ReadCurve(oe, "compute", &eff.compute));
+      CAPPLAN_RETURN_IF_ERROR(ReadCurve(oe, "memory", &eff.memory));
+      CAPPLAN_RETURN_IF_ERROR(oe.Finish());
+      p->efficiency[k] = eff;
+    }
+    CAPPLAN_RETURN_IF_ERROR(e.Finish());
+  }
+  CAPPLAN_RETURN_IF_ERROR(ReadParam(root, "int4_dequant_compute_overhead",
+                                    "int4_dequant_compute_overhead",
+                                    &p->int4_dequant_compute_overhead, p, 0, 10));
+  {
+    CAPPLAN_ASSIGN_OR_RETURN(JsonObject c, root.Child("collectives", true));
+    CAPPLAN_RETURN_IF_ERROR(ReadCollective(c, "all_reduce", &p->all_reduce, p));
+    CAPPLAN_RETURN_IF_ERROR(ReadCollective(c, "all_gather", &p->all_gather, p));
+    CAPPLAN_RETURN_IF_ERROR(ReadCollective(c, "reduce_scatter", &p->reduce_scatter, p));
+    CAPPLAN_RETURN_IF_ERROR(ReadCollective(c, "all_to_all", &p->all_to_all, p));
+    CAPPLAN_RETURN_IF_ERROR(ReadParam(c, "nvlink_bytes_per_s_per_direction",
+                                      "collectives.nvlink_bytes_per_s_per_direction",
+                                      &p->nvlink_bytes_per_s, p, 1));
+    CAPPLAN_RETURN_IF_ERROR(ReadParam(c, "rdma_bytes_per_s", "collectives.rdma_bytes_per_s",
+                                      &p->rdma_bytes_per_s, p, 1));
+    CAPPLAN_RETURN_IF_ERROR(c.Finish());
+  }
+  {
+    CAPPLAN_ASSIGN_OR_RETURN(JsonObject o, root.Child("overheads", true));
+    CAPPLAN_RETURN_IF_ERROR(
+        ReadParam(o, "kernel_launch_s", "overheads.kernel_launch_s", &p->kernel_launch_s, p));
+    CAPPLAN_RETURN_IF_ERROR(
+        ReadParam(o, "graph_node_s", "overheads.graph_node_s", &p->graph_node_s, p));
+    CAPPLAN_RETURN_IF_ERROR(
+        ReadParam(o, "graph_launch_s", "overheads.graph_launch_s", &p->graph_launch_s, p));
+    CAPPLAN_RETURN_IF_ERROR(
+        ReadParam(o, "cpu_schedule_s", "overheads.cpu_schedule_s", &p->cpu_schedule_s, p));
+    CAPPLAN_RETURN_IF_ERROR(ReadParam(o, "cpu_schedule_per_request_s",
+                                      "overheads.cpu_schedule_per_request_s",
+                                      &p->cpu_schedule_per_request_s, p));
+    CAPPLAN_RETURN_IF_ERROR(o.Finish());
+  }
+  {
+    CAPPLAN_ASSIGN_OR_RETURN(JsonObject o, root.Child("kv_verify", true));
+    CAPPLAN_RETURN_IF_ERROR(ReadParam(o, "tag_bytes_per_page_per_layer",
+                                      "kv_verify.tag_bytes_per_page_per_layer",
+                                      &p->kv_verify_tag_bytes_per_page_per_layer, p));
+    CAPPLAN_RETURN_IF_ERROR(ReadParam(o, "kernels_per_step", "kv_verify.kernels_per_step",
+                                      &p->kv_verify_kernels_per_step, p));
+    CAPPLAN_RETURN_IF_ERROR(o.Finish());
+  }
+  p->has_cost_model = true;
+  return Status::Ok();
+}
+
+}  // namespace
+
 std::vector<std::string> ShippedProfileNames() {
   std::vector<std::string> names;
   std::error_code ec;
@@ -17,6 +157,31 @@ std::vector<std::string> ShippedProfileNames() {
   }
   std::sort(names.begin(), names.end());
   return names;
+}
+
+Result<HardwareProfile> ParseHardwareProfile(const nlohmann::json& doc,
+                                             const std::string& origin) {
+  JsonObject root(doc, origin, "");
+  CAPPLAN_RETURN_IF_ERROR(root.CheckObject());
+  HardwareProfile p;
+  p.path = origin;
+  std::string format;
+  CAPPLAN_RETURN_IF_ERROR(root.Get("format", &format));
+  CAPPLAN_RETURN_IF_ERROR(root.Get("name", &p.name, true));
+  CAPPLAN_RETURN_IF_ERROR(root.Get("gpu", &p.gpu, true));
+  {
+    CAPPLAN_ASSIGN_OR_RETURN(JsonObject mem, root.Child("memory", true));
+    CAPPLAN_ASSIGN_OR_RETURN(JsonObject cap, mem.Child("gpu_memory_bytes", true));
+    CAPPLAN_RETURN_IF_ERROR(cap.Get("value", &p.gpu_memory_bytes, true));
+    cap.Touch("provenance");
+  }
+  // A profile with only the memory block (the bootstrap format) is valid for
+  // models/; the simulator's cost model needs the rest.
+  if (root.Has("compute")) {
+    CAPPLAN_RETURN_IF_ERROR(ReadCostModel(root, &p));
+  }
+  CAPPLAN_RETURN_IF_ERROR(root.Finish());
+  return p;
 }
 
 Result<HardwareProfile> LoadHardwareProfile(const std::string& name_or_path) {
@@ -30,16 +195,7 @@ Result<HardwareProfile> LoadHardwareProfile(const std::string& name_or_path) {
     }
   }
   CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json doc, ReadJsonFile(path));
-  JsonObject root(doc, path, "");
-  CAPPLAN_RETURN_IF_ERROR(root.CheckObject());
-  HardwareProfile p;
-  p.path = path;
-  CAPPLAN_RETURN_IF_ERROR(root.Get("name", &p.name, true));
-  CAPPLAN_RETURN_IF_ERROR(root.Get("gpu", &p.gpu, true));
-  CAPPLAN_ASSIGN_OR_RETURN(JsonObject mem, root.Child("memory", true));
-  CAPPLAN_ASSIGN_OR_RETURN(JsonObject cap, mem.Child("gpu_memory_bytes", true));
-  CAPPLAN_RETURN_IF_ERROR(cap.Get("value", &p.gpu_memory_bytes, true));
-  return p;
+  return ParseHardwareProfile(doc, path);
 }
 
 }  // namespace capplan

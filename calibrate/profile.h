@@ -1,30 +1,92 @@
-// A hardware profile: datasheet peaks, measured ceilings, fitted efficiency
-// curves per op class, the collective and overhead models; every parameter
-// carries its provenance. Files live in calibrate/profiles/<name>.json.
+// A hardware profile: datasheet peaks, measured ceilings, efficiency curves
+// per op class, the collective and overhead models; every parameter carries
+// its provenance. Files live in calibrate/profiles/<name>.json and are
+// documented field by field in calibrate/PROFILE.md.
 //
-// OWNERSHIP NOTE (bootstrap): this is the minimal surface models/ needs. The
-// simulator issue extends the struct and the loader with the cost-model
-// parameters; keep LoadHardwareProfile and gpu_memory_bytes stable.
+// LoadHardwareProfile and gpu_memory_bytes are a stable surface used by
+// models/; the cost-model fields below are what sim/cost_model.cc prices with
+// and what calibration refits.
 #ifndef CAPPLAN_CALIBRATE_PROFILE_H_
 #define CAPPLAN_CALIBRATE_PROFILE_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "common/status.h"
 
 namespace capplan {
+
+struct Provenance {
+  std::string kind;  // datasheet | measured | anchor | default | fitted
+  std::string source;
+};
+
+// Efficiency as a saturating function of one shape variable:
+//   eff(x) = max * x / (x + half)
+// A GEMM's compute efficiency rises with M; a memory-bound kernel's
+// bandwidth efficiency rises with the bytes it streams. `valid` is the shape
+// range the curve was fitted or anchored on; outside it the simulator warns.
+struct EfficiencyCurve {
+  double max = 1.0;
+  double half = 0.0;
+  std::string x;  // name of the shape variable ("m", "bytes", ...)
+  double valid_lo = 0, valid_hi = 1e300;
+  Provenance provenance;
+  double At(double v) const { return v <= 0 ? max : max * v / (v + half); }
+  bool InRange(double v) const { return v >= valid_lo && v <= valid_hi; }
+};
+
+struct OpEfficiency {
+  EfficiencyCurve compute;
+  EfficiencyCurve memory;
+};
+
+// Collective time = latency + bytes * algorithm factor / bus bandwidth.
+struct CollectiveModel {
+  double latency_s = 0;
+  double bus_bandwidth_bytes_per_s = 1;
+};
 
 struct HardwareProfile {
   std::string name;        // "h200-sxm"
   std::string gpu;         // "NVIDIA H200 SXM"
   std::string path;        // file it was loaded from
   int64_t gpu_memory_bytes = 0;  // what the driver reports as total
+
+  // Cost-model parameters (absent fields in older files keep these zero and
+  // the cost model refuses the profile with a message naming the field).
+  bool has_cost_model = false;
+  double hbm_bytes_per_s = 0;       // ceiling the memory curves scale
+  double hbm_spec_bytes_per_s = 0;  // datasheet, reported only
+  double bf16_flops_per_s = 0;
+  double fp8_flops_per_s = 0;
+  double fp32_flops_per_s = 0;
+  // Keys: gemm_bf16, gemm_fp8, gemm_int4, grouped_gemm, attention_decode,
+  // attention_prefill, elementwise.
+  std::map<std::string, OpEfficiency> efficiency;
+  double int4_dequant_compute_overhead = 0;
+  CollectiveModel all_reduce, all_gather, reduce_scatter, all_to_all;
+  double nvlink_bytes_per_s = 0;
+  double rdma_bytes_per_s = 0;
+  double kernel_launch_s = 0;
+  double graph_node_s = 0;
+  double graph_launch_s = 0;
+  double cpu_schedule_s = 0;
+  double cpu_schedule_per_request_s = 0;
+  double kv_verify_tag_bytes_per_page_per_layer = 0;
+  double kv_verify_kernels_per_step = 0;
+  // "dotted.path" -> provenance of every scalar parameter, for the summary.
+  std::map<std::string, Provenance> provenance;
 };
 
 // `name_or_path`: a .json path or a name under DataPath("calibrate/profiles").
 Result<HardwareProfile> LoadHardwareProfile(const std::string& name_or_path);
+// Parses a profile document; `origin` prefixes every error.
+Result<HardwareProfile> ParseHardwareProfile(const nlohmann::json& doc, const std::string& origin);
 std::vector<std::string> ShippedProfileNames();
 
 }  // namespace capplan
