@@ -1,0 +1,76 @@
+// The step cost model: prices one scheduler iteration's operator list (from
+// models/BuildStepOps) with a hardware profile. Registered by name so
+// calibration can add fitted variants; "roofline" is the first.
+//
+// roofline, per op (all `count` invocations):
+//   time = max(flops / (rate(compute_dtype) * eff_compute(shape)),
+//              bytes / (hbm_bytes_per_s * eff_memory(bytes)))
+//   W4A16 (int4 weights) runs at the 16-bit rate, compute time scaled by
+//   (1 + int4_dequant_compute_overhead); FP8 GEMMs at the FP8 rate.
+//   collectives: latency + message_bytes * algorithm factor / bus bandwidth
+//     (all-reduce 2(p-1)/p, all-gather / reduce-scatter / all-to-all (p-1)/p).
+//   launch: every invocation pays kernel_launch_s eagerly, or graph_node_s
+//     inside a CUDA graph plus graph_launch_s once per step.
+//   CPU scheduling: cpu_schedule_s + cpu_schedule_per_request_s * requests;
+//     with an overlapping scheduler only the part not hidden behind the GPU
+//     step is paid.
+#ifndef CAPPLAN_SIM_COST_MODEL_H_
+#define CAPPLAN_SIM_COST_MODEL_H_
+
+#include <array>
+#include <functional>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "calibrate/profile.h"
+#include "common/registry.h"
+#include "common/status.h"
+#include "models/ops.h"
+
+namespace capplan {
+
+constexpr int kNumOpClasses = 6;  // OpClass values
+enum class Bound { kCompute = 0, kMemory, kCommunication, kOverhead };
+constexpr int kNumBounds = 4;
+const char* BoundName(Bound b);  // "compute", "memory", ...
+
+struct StepCost {
+  double seconds = 0;
+  std::array<double, kNumOpClasses> class_seconds{};  // indexed by OpClass
+  std::array<double, kNumBounds> bound_seconds{};     // indexed by Bound
+  double verify_seconds = 0;  // KV-integrity verification ops (inside class_seconds too)
+  void Add(const StepCost& o);
+};
+
+struct StepContext {
+  bool cuda_graph = false;        // this step replays a captured graph
+  bool overlap_schedule = false;  // engine overlaps CPU scheduling with the GPU
+  int64_t requests = 0;           // requests in the batch (CPU scheduling cost)
+};
+
+class CostModel {
+ public:
+  virtual ~CostModel() = default;
+  virtual std::string name() const = 0;
+  // Prices the ops of one step on one GPU. Shapes outside the profile's
+  // valid ranges add a line to *warnings (when given).
+  virtual StepCost PriceOps(const std::vector<Op>& ops, const StepContext& ctx,
+                            std::set<std::string>* warnings) const = 0;
+};
+
+using CostModelFactory =
+    std::function<Result<std::unique_ptr<CostModel>>(const HardwareProfile& profile)>;
+Registry<CostModelFactory>& CostModels();
+Result<std::unique_ptr<CostModel>> MakeCostModel(const std::string& name,
+                                                 const HardwareProfile& profile);
+
+// BuildStepOps + PriceOps: what `capplan validate` replays measured batches
+// through.
+StepCost PriceBatch(const CostModel& model, const ShardedModel& sharded, const BatchShape& batch,
+                    const StepContext& ctx, std::set<std::string>* warnings);
+
+}  // namespace capplan
+
+#endif  // CAPPLAN_SIM_COST_MODEL_H_

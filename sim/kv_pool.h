@@ -1,0 +1,49 @@
+// One attention rank's paged KV pool. Pages hold `page_size` tokens; a
+// request holds ceil(tokens / page_size) pages. The pool only counts pages:
+// which physical page a request gets does not change any simulated cost.
+// Every allocation must be matched by a free; the simulator checks at the end
+// of a run that the pool is full again (conservation).
+#ifndef CAPPLAN_SIM_KV_POOL_H_
+#define CAPPLAN_SIM_KV_POOL_H_
+
+#include <cstdint>
+
+namespace capplan {
+
+class KvPool {
+ public:
+  KvPool() = default;
+  KvPool(int64_t capacity_tokens, int64_t page_size)
+      : page_size_(page_size), total_pages_(capacity_tokens / page_size),
+        free_pages_(total_pages_) {}
+
+  int64_t page_size() const { return page_size_; }
+  int64_t total_pages() const { return total_pages_; }
+  int64_t free_pages() const { return free_pages_; }
+  int64_t used_pages() const { return total_pages_ - free_pages_; }
+  int64_t capacity_tokens() const { return total_pages_ * page_size_; }
+  int64_t peak_used_pages() const { return peak_used_; }
+  // Pages needed to hold `tokens` tokens.
+  int64_t PagesFor(int64_t tokens) const { return (tokens + page_size_ - 1) / page_size_; }
+
+  // False (and nothing allocated) when fewer than n pages are free.
+  bool Allocate(int64_t n) {
+    if (n > free_pages_) return false;
+    free_pages_ -= n;
+    if (used_pages() > peak_used_) peak_used_ = used_pages();
+    return true;
+  }
+  // Returns n pages. Freeing more than was allocated is an accounting bug
+  // the caller's conservation check reports (free_pages() > total_pages()).
+  void Free(int64_t n) { free_pages_ += n; }
+
+ private:
+  int64_t page_size_ = 1;
+  int64_t total_pages_ = 0;
+  int64_t free_pages_ = 0;
+  int64_t peak_used_ = 0;
+};
+
+}  // namespace capplan
+
+#endif  // CAPPLAN_SIM_KV_POOL_H_

@@ -1,0 +1,263 @@
+#include "sim/scheduler.h"
+
+#include <algorithm>
+
+namespace capplan {
+
+void Scheduler::Retract(RankState& rank, SchedulerEnv& env, int32_t idx) {
+  ReqState& r = (*env.reqs)[idx];
+  rank.pool.Free(r.pages);
+  rank.kv_tokens -= r.kv_tokens;
+  r.pages = 0;
+  r.kv_tokens = 0;
+  r.prefilled = 0;
+  r.prompt_target = r.input + r.generated;
+  r.status = ReqStatus::kWaiting;
+  ++r.retractions;
+  rank.waiting.push_front(idx);
+  rank.queued_tokens += r.prompt_target;
+  ++rank.retractions;
+  rank.kv_bound = true;
+  rank.new_token_ratio = cfg_.init_new_token_ratio;
+}
+
+void Scheduler::Fail(RankState& rank, SchedulerEnv& env, int32_t idx) {
+  ReqState& r = (*env.reqs)[idx];
+  rank.pool.Free(r.pages);
+  rank.kv_tokens -= r.kv_tokens;
+  r.pages = 0;
+  r.kv_tokens = 0;
+  r.status = ReqStatus::kFailed;
+  r.finish_ns = env.now_ns;
+  rank.kv_bound = true;
+  env.failed->push_back(idx);
+}
+
+bool Scheduler::TooLarge(const RankState& rank, const ReqState& r) const {
+  const int64_t out_left = cfg_.phase == Phase::kPrefillOnly ? 0 : r.output - r.generated;
+  return rank.pool.PagesFor(r.prompt_target + out_left) > rank.pool.total_pages();
+}
+
+void Scheduler::Admit(RankState& rank, SchedulerEnv& env, int32_t idx) {
+  ReqState& r = (*env.reqs)[idx];
+  r.admit_seq = (*env.admit_counter)++;
+  rank.queued_tokens -= r.prompt_target;
+  if (cfg_.phase == Phase::kDecodeOnly) {
+    // The prompt's KV arrives with the request (a decode node of a PD pair).
+    r.pages = rank.pool.PagesFor(r.prompt_target);
+    rank.pool.Allocate(r.pages);  // the caller checked the pages are free
+    r.kv_tokens = r.prefilled = r.prompt_target;
+    rank.kv_tokens += r.kv_tokens;
+    if (r.generated == 0) r.generated = 0;
+    r.status = ReqStatus::kDecoding;
+    rank.running.push_back(idx);
+    return;
+  }
+  r.status = ReqStatus::kPrefilling;
+  rank.prefilling.push_back(idx);
+}
+
+bool Scheduler::AddChunk(RankState& rank, SchedulerEnv& env, int32_t idx, int64_t budget,
+                         RankBatch* out) {
+  ReqState& r = (*env.reqs)[idx];
+  const int64_t chunk = std::min(r.prompt_target - r.prefilled, budget);
+  if (chunk <= 0) return false;
+  const int64_t pages = rank.pool.PagesFor(r.kv_tokens + chunk) - r.pages;
+  if (!rank.pool.Allocate(pages)) return false;
+  r.pages += pages;
+  out->prefill.push_back({idx, chunk, r.kv_tokens});
+  return true;
+}
+
+bool Scheduler::PrepareDecode(RankState& rank, SchedulerEnv& env, RankBatch* out) {
+  std::vector<ReqState>& reqs = *env.reqs;
+  const int64_t page = rank.pool.page_size();
+  int64_t needed = 0;
+  for (int32_t i : rank.running) needed += reqs[i].kv_tokens == reqs[i].pages * page;
+  while (needed > rank.pool.free_pages() && !rank.running.empty()) {
+    const int32_t victim = rank.running.back();
+    rank.running.pop_back();
+    needed -= reqs[victim].kv_tokens == reqs[victim].pages * page;
+    if (rank.running.empty() && rank.prefilling.empty()) {
+      // Alone and still out of pages: re-running it would loop forever.
+      Fail(rank, env, victim);
+    } else {
+      Retract(rank, env, victim);
+    }
+  }
+  if (rank.running.empty()) return false;
+  int64_t ctx = 0;
+  for (int32_t i : rank.running) {
+    ReqState& r = reqs[i];
+    if (r.kv_tokens == r.pages * page) {
+      rank.pool.Allocate(1);  // counted above, so it succeeds
+      ++r.pages;
+    }
+    ctx += r.kv_tokens + 1;
+  }
+  out->decode = true;
+  out->decode_n = static_cast<int64_t>(rank.running.size());
+  out->decode_ctx_sum = ctx;
+  return true;
+}
+
+namespace {
+
+class SglangScheduler : public Scheduler {
+ public:
+  using Scheduler::Scheduler;
+  void FormBatch(RankState& rank, SchedulerEnv& env, RankBatch* out) override {
+    std::vector<ReqState>& reqs = *env.reqs;
+    const int64_t page = rank.pool.page_size();
+    if (!rank.waiting.empty()) {
+      // Tokens promised to requests already admitted.
+      double reserved = 0;
+      for (int32_t i : rank.running) {
+        const ReqState& r = reqs[i];
+        reserved += rank.new_token_ratio *
+                    std::min(r.output - r.generated, cfg_.clip_max_new_tokens);
+      }
+      for (int32_t i : rank.prefilling) {
+        const ReqState& r = reqs[i];
+        reserved += (r.prompt_target - r.prefilled) +
+                    rank.new_token_ratio * std::min(r.output - r.generated, cfg_.clip_max_new_tokens);
+      }
+      double avail = static_cast<double>(rank.pool.free_pages() * page) - reserved;
+      int64_t budget = cfg_.chunked_prefill_tokens;
+      if (cfg_.phase != Phase::kDecodeOnly) {
+        for (int32_t i : rank.prefilling) budget -= reqs[i].prompt_target - reqs[i].prefilled;
+      }
+      while (!rank.waiting.empty() &&
+             static_cast<int64_t>(rank.running.size() + rank.prefilling.size()) <
+                 cfg_.max_running_requests &&
+             (budget > 0 || cfg_.phase == Phase::kDecodeOnly)) {
+        const int32_t idx = rank.waiting.front();
+        ReqState& r = reqs[idx];
+        if (TooLarge(rank, r)) {
+          rank.waiting.pop_front();
+          rank.queued_tokens -= r.prompt_target;
+          Fail(rank, env, idx);
+          continue;
+        }
+        const int64_t out_left =
+            cfg_.phase == Phase::kPrefillOnly ? 0 : std::min(r.output - r.generated, cfg_.clip_max_new_tokens);
+        // Page rounding of the prompt counts against the pool too.
+        const double need = static_cast<double>(rank.pool.PagesFor(r.prompt_target) * page) +
+                            rank.new_token_ratio * out_left;
+        if (need > avail) break;  // FCFS: no request overtakes the head
+        rank.waiting.pop_front();
+        avail -= need;
+        Admit(rank, env, idx);
+        if (cfg_.phase != Phase::kDecodeOnly) budget -= r.prompt_target;
+      }
+    }
+    if (cfg_.phase != Phase::kDecodeOnly && !rank.prefilling.empty()) {
+      // A prefill iteration: continue chunked requests first, in order.
+      int64_t budget = cfg_.chunked_prefill_tokens;
+      for (int32_t i : rank.prefilling) {
+        if (budget <= 0) break;
+        const int64_t before = out->prefill.size();
+        if (!AddChunk(rank, env, i, budget, out)) break;
+        if (static_cast<int64_t>(out->prefill.size()) > before) budget -= out->prefill.back().tokens;
+      }
+      if (!out->prefill.empty()) return;
+    }
+    if (cfg_.phase == Phase::kPrefillOnly) return;
+    if (PrepareDecode(rank, env, out)) {
+      rank.new_token_ratio =
+          std::max(cfg_.min_new_token_ratio, rank.new_token_ratio - cfg_.new_token_ratio_decay);
+    }
+  }
+};
+
+class VllmScheduler : public Scheduler {
+ public:
+  using Scheduler::Scheduler;
+  void FormBatch(RankState& rank, SchedulerEnv& env, RankBatch* out) override {
+    std::vector<ReqState>& reqs = *env.reqs;
+    int64_t budget = cfg_.chunked_prefill_tokens;
+    if (cfg_.phase == Phase::kDecodeOnly) {
+      // Resident prompts: admit while their pages (and one to grow) are free.
+      while (!rank.waiting.empty() &&
+             static_cast<int64_t>(rank.running.size()) < cfg_.max_running_requests) {
+        const int32_t idx = rank.waiting.front();
+        ReqState& r = reqs[idx];
+        if (TooLarge(rank, r)) {
+          rank.waiting.pop_front();
+          rank.queued_tokens -= r.prompt_target;
+          Fail(rank, env, idx);
+          continue;
+        }
+        if (rank.pool.PagesFor(r.prompt_target + 1) > rank.pool.free_pages()) break;
+        rank.waiting.pop_front();
+        Admit(rank, env, idx);
+      }
+    }
+    if (cfg_.phase != Phase::kPrefillOnly && !rank.running.empty()) {
+      if (PrepareDecode(rank, env, out)) budget -= out->decode_n;
+    }
+    if (cfg_.phase == Phase::kDecodeOnly) return;
+    for (size_t k = 0; k < rank.prefilling.size(); ++k) {
+      if (budget <= 0) break;
+      if (!AddChunk(rank, env, rank.prefilling[k], budget, out)) {
+        // Out of pages. With nothing else running, partial prompts would
+        // wait on each other forever: preempt the latest one.
+        if (out->empty()) {
+          const int32_t victim = rank.prefilling.back();
+          rank.prefilling.pop_back();
+          if (rank.prefilling.empty()) {
+            Fail(rank, env, victim);
+          } else {
+            Retract(rank, env, victim);
+          }
+        }
+        return;
+      }
+      budget -= out->prefill.back().tokens;
+    }
+    while (budget > 0 && !rank.waiting.empty() &&
+           static_cast<int64_t>(rank.running.size() + rank.prefilling.size()) <
+               cfg_.max_running_requests) {
+      const int32_t idx = rank.waiting.front();
+      ReqState& r = reqs[idx];
+      if (TooLarge(rank, r)) {
+        rank.waiting.pop_front();
+        rank.queued_tokens -= r.prompt_target;
+        Fail(rank, env, idx);
+        continue;
+      }
+      const int64_t chunk = std::min(r.prompt_target, budget);
+      if (rank.pool.PagesFor(chunk) > rank.pool.free_pages()) break;
+      rank.waiting.pop_front();
+      Admit(rank, env, idx);
+      AddChunk(rank, env, idx, budget, out);  // pages checked above
+      budget -= out->prefill.back().tokens;
+    }
+  }
+};
+
+Registry<SchedulerFactory>* BuildRegistry() {
+  auto* r = new Registry<SchedulerFactory>("scheduler");
+  r->Add(
+      "sglang",
+      [](const SchedulerConfig& c) -> std::unique_ptr<Scheduler> {
+        return std::make_unique<SglangScheduler>(c);
+      },
+      "prefill-first, KV reservation with new_token_ratio, retract on exhaustion");
+  r->Add(
+      "vllm",
+      [](const SchedulerConfig& c) -> std::unique_ptr<Scheduler> {
+        return std::make_unique<VllmScheduler>(c);
+      },
+      "token budget, decode-first mixed batches, preempt by recompute");
+  return r;
+}
+
+}  // namespace
+
+Registry<SchedulerFactory>& Schedulers() {
+  static Registry<SchedulerFactory>* r = BuildRegistry();
+  return *r;
+}
+
+}  // namespace capplan

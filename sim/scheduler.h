@@ -1,0 +1,73 @@
+// Scheduler plug-ins, registered by name. A scheduler forms one attention
+// rank's batch for the next iteration: which waiting requests to admit, which
+// prompt chunks to compute, whether the running requests decode, and which
+// requests to retract (free their KV, requeue them at the front) when the KV
+// pool runs out. It allocates the KV pages the batch needs before returning,
+// so a batch can never over-commit the pool.
+//
+//  "sglang" (default): modeled on SGLang's scheduler. Prefill first: a new
+//    prefill batch (FCFS, no skipping, at most chunked_prefill_tokens prompt
+//    tokens, continuing a chunked request first) runs as its own iteration;
+//    decode iterations run when no prefill can be formed. Admission reserves
+//    KV for the prompt plus new_token_ratio * min(remaining output,
+//    clip_max_new_tokens) for the new request and for every running one; the
+//    ratio starts at init_new_token_ratio, decays by new_token_ratio_decay
+//    per decode iteration to min_new_token_ratio, and is reset to the initial
+//    value after a retraction. When a decode iteration needs more pages than
+//    are free, the request that entered decoding last is retracted (repeat
+//    until it fits); it re-prefills its prompt plus the tokens it already
+//    produced.
+//  "vllm": modeled on vLLM V1. One token budget (chunked_prefill_tokens as
+//    max_num_batched_tokens) per iteration, decodes first, then unfinished
+//    prompt chunks, then new requests FCFS; prefill and decode mix in one
+//    iteration. No reservation: pages are allocated as needed and, when a
+//    decode cannot get one, the latest request is preempted by recompute.
+//
+// Phases: decode_only admits requests with their prompt KV already resident
+// (pages are allocated, no prefill is computed; the first token comes from
+// the first decode iteration); prefill_only ends every request after the
+// prefill that produces its first token.
+#ifndef CAPPLAN_SIM_SCHEDULER_H_
+#define CAPPLAN_SIM_SCHEDULER_H_
+
+#include <functional>
+#include <memory>
+
+#include "common/registry.h"
+#include "sim/sim_state.h"
+
+namespace capplan {
+
+class Scheduler {
+ public:
+  explicit Scheduler(const SchedulerConfig& c) : cfg_(c) {}
+  virtual ~Scheduler() = default;
+  virtual void FormBatch(RankState& rank, SchedulerEnv& env, RankBatch* out) = 0;
+
+ protected:
+  // Frees the request's pages and puts it at the front of the waiting queue.
+  void Retract(RankState& rank, SchedulerEnv& env, int32_t idx);
+  // Gives up on a request that can never fit this rank.
+  void Fail(RankState& rank, SchedulerEnv& env, int32_t idx);
+  // Allocates the pages the running requests need to decode one token,
+  // retracting the latest-entered running requests while they do not fit.
+  // Fills out->decode*; false when nothing is left to decode.
+  bool PrepareDecode(RankState& rank, SchedulerEnv& env, RankBatch* out);
+  // Moves r from waiting to prefilling (or straight to running in
+  // decode_only, with its prompt KV resident).
+  void Admit(RankState& rank, SchedulerEnv& env, int32_t idx);
+  // True when the request can never fit the rank's pool.
+  bool TooLarge(const RankState& rank, const ReqState& r) const;
+  // Adds a prompt chunk of up to `budget` tokens for r; false (nothing
+  // added) when the pages for it are not free.
+  bool AddChunk(RankState& rank, SchedulerEnv& env, int32_t idx, int64_t budget, RankBatch* out);
+
+  SchedulerConfig cfg_;
+};
+
+using SchedulerFactory = std::function<std::unique_ptr<Scheduler>(const SchedulerConfig&)>;
+Registry<SchedulerFactory>& Schedulers();
+
+}  // namespace capplan
+
+#endif  // CAPPLAN_SIM_SCHEDULER_H_

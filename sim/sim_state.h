@@ -1,0 +1,93 @@
+// State shared by the simulator loop and the scheduler plug-ins: requests,
+// attention ranks, and what one rank runs in one iteration.
+#ifndef CAPPLAN_SIM_SIM_STATE_H_
+#define CAPPLAN_SIM_SIM_STATE_H_
+
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "sim/kv_pool.h"
+
+namespace capplan {
+
+enum class Phase { kBoth, kDecodeOnly, kPrefillOnly };
+
+enum class ReqStatus : uint8_t { kPending, kWaiting, kPrefilling, kDecoding, kDone, kFailed };
+
+struct ReqState {
+  int64_t id = 0;
+  int64_t arrival_ns = 0;
+  int64_t input = 0;
+  int64_t output = 0;
+  int64_t prompt_target = 0;  // tokens to (re)prefill: input + generated at admission
+  int64_t prefilled = 0;      // of prompt_target, in the cache
+  int64_t generated = 0;      // output tokens emitted
+  int64_t kv_tokens = 0;      // tokens in the cache
+  int64_t pages = 0;          // KV pages held
+  int64_t admit_seq = 0;      // admission order (retraction picks the latest)
+  int64_t first_token_ns = -1;
+  int64_t last_token_ns = -1;
+  int64_t finish_ns = -1;
+  int32_t instance = -1;
+  int32_t rank = -1;
+  int32_t retractions = 0;
+  ReqStatus status = ReqStatus::kPending;
+  bool warmup = false;
+};
+
+// Scheduler knobs, per attention rank.
+struct SchedulerConfig {
+  Phase phase = Phase::kBoth;
+  int64_t max_running_requests = 1 << 30;
+  int64_t chunked_prefill_tokens = 8192;  // SGLang chunk / vLLM token budget
+  // SGLang's admission reserves prompt + new_token_ratio * min(remaining
+  // output, clip_max_new_tokens). Defaults are SGLang's global_config:
+  // SGLANG_INIT_NEW_TOKEN_RATIO 0.7, SGLANG_MIN_NEW_TOKEN_RATIO_FACTOR 0.14
+  // (min = 0.098), SGLANG_NEW_TOKEN_RATIO_DECAY_STEPS 600 (decay =
+  // (0.7 - 0.098) / 600 per decode iteration); clip 4096 is SGLang's
+  // CLIP_MAX_NEW_TOKENS default (schedule_policy.py).
+  double init_new_token_ratio = 0.7;
+  double min_new_token_ratio = 0.7 * 0.14;
+  double new_token_ratio_decay = (0.7 - 0.7 * 0.14) / 600;
+  int64_t clip_max_new_tokens = 4096;
+};
+
+struct PrefillChunk {
+  int32_t req = 0;
+  int64_t tokens = 0;
+  int64_t cached = 0;  // tokens already in the cache before this chunk
+};
+
+// One rank's batch for one iteration. Pages for it are already allocated.
+struct RankBatch {
+  std::vector<PrefillChunk> prefill;
+  bool decode = false;  // every request in `running` decodes one token
+  int64_t decode_n = 0;
+  int64_t decode_ctx_sum = 0;
+  bool empty() const { return prefill.empty() && !decode; }
+};
+
+struct RankState {
+  KvPool pool;
+  std::deque<int32_t> waiting;   // FCFS; retracted requests re-enter at the front
+  std::vector<int32_t> running;  // decoding, in admission order
+  std::vector<int32_t> prefilling;  // admitted, prompt not complete, admission order
+  int64_t kv_tokens = 0;            // tokens in the cache on this rank
+  int64_t queued_tokens = 0;        // prompt tokens waiting (for the router)
+  double new_token_ratio = 0.7;
+  int64_t retractions = 0;
+  bool kv_bound = false;
+};
+
+// What a scheduler may do to the world besides forming the batch.
+struct SchedulerEnv {
+  std::vector<ReqState>* reqs = nullptr;
+  int64_t now_ns = 0;
+  int64_t* admit_counter = nullptr;
+  std::vector<int32_t>* failed = nullptr;  // requests the scheduler gave up on
+};
+
+}  // namespace capplan
+
+#endif  // CAPPLAN_SIM_SIM_STATE_H_

@@ -1,0 +1,70 @@
+// The discrete-event core: replicas behind a router, each with one or more
+// attention ranks (DP attention) stepping in lockstep, one event per
+// iteration per replica (no per-token events: a decode iteration emits one
+// token for every running request). Event order: sim/event_queue.h.
+// Scheduling policy: sim/scheduler.h. Step prices: sim/step_pricer.h.
+//
+// Conservation is checked at the end of every run: requests in = completed +
+// failed + in flight, and every KV page is back in its pool; a violation is
+// an Internal error (a simulator bug), never a silent result.
+#ifndef CAPPLAN_SIM_SIMULATOR_H_
+#define CAPPLAN_SIM_SIMULATOR_H_
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/status.h"
+#include "sim/cost_model.h"
+#include "sim/metrics.h"
+#include "sim/sim_state.h"
+#include "sim/step_pricer.h"
+
+namespace capplan {
+
+struct SimRequestSpec {
+  int64_t id = 0;
+  int64_t arrival_ns = 0;  // ignored in a closed loop
+  int64_t input_tokens = 0;
+  int64_t output_tokens = 0;
+  bool warmup = false;  // excluded from latency statistics
+};
+
+struct SimConfig {
+  std::string scheduler = "sglang";
+  SchedulerConfig sched;
+  std::string router = "round_robin";  // | "least_kv"
+  int replicas = 1;
+  int ranks_per_replica = 1;  // DP-attention ranks, each with its own pool
+  int64_t kv_tokens_per_rank = 0;
+  int64_t page_size = 64;
+  int64_t concurrency = 0;  // > 0: closed loop (arrival times ignored)
+  bool want_trace = false;
+  int64_t trace_max_iterations = 100000;
+  std::ostream* progress = nullptr;  // progress bar when the run takes > 1 s
+};
+
+struct SimResult {
+  std::vector<ReqState> requests;  // final state, in spec order
+  LogHistogram itl_ns;             // non-warmup requests only
+  int64_t iterations = 0;          // replica iterations
+  int64_t retractions = 0;
+  bool kv_bound = false;
+  int64_t kv_capacity_tokens_per_replica = 0;
+  int64_t peak_kv_tokens = 0;       // max over replicas and time
+  int64_t max_running_requests = 0;  // peak admitted (prefilling + decoding), one replica
+  StepCost busy;                    // sum over iterations of the priced step (slowest rank)
+  int64_t end_ns = 0;
+  nlohmann::json trace_events = nlohmann::json::array();
+  bool trace_truncated = false;
+};
+
+Result<SimResult> Simulate(const SimConfig& config, const std::vector<SimRequestSpec>& specs,
+                           StepPricer& pricer);
+
+}  // namespace capplan
+
+#endif  // CAPPLAN_SIM_SIMULATOR_H_

@@ -1,0 +1,60 @@
+#include "sim/step_pricer.h"
+
+#include <bit>
+
+namespace capplan {
+
+int64_t BucketValue(int64_t v) {
+  if (v < 256) return v;
+  const int shift = std::bit_width(static_cast<uint64_t>(v)) - 8;
+  return ((v >> shift) << shift) + (int64_t{1} << (shift - 1));
+}
+
+const StepCost& ModelStepPricer::Price(const StepWork& work) {
+  key_.clear();
+  key_.push_back(work.decode_n);
+  key_.push_back(BucketValue(work.decode_ctx_sum));
+  for (const auto& c : work.prefill) {
+    key_.push_back(c.new_tokens);
+    key_.push_back(BucketValue(c.cached_tokens));
+  }
+  auto it = memo_.find(key_);
+  if (it != memo_.end()) {
+    ++hits_;
+    return it->second;
+  }
+  ++misses_;
+  // The canonical batch of this signature: decode contexts spread evenly so
+  // they sum to the bucketed total.
+  BatchShape b;
+  for (const auto& c : work.prefill) b.prefill.push_back({c.new_tokens, BucketValue(c.cached_tokens)});
+  const int64_t sum = key_[1];
+  const int64_t n = work.decode_n;
+  b.decode_context.reserve(n);
+  for (int64_t i = 0; i < n; ++i) b.decode_context.push_back(sum / n + (i < sum % n ? 1 : 0));
+  BuildStepOps(*model_, b, &ops_);
+  if (opt_.kv_verify && n > 0) {
+    // Tags of every page the decode step reads, every layer, checked by a
+    // separate kernel before attention (kernels.md 6.3).
+    Op v;
+    v.kind = OpKind::kKvVerify;
+    v.op_class = OpClass::kAttention;
+    v.name = "kv.verify";
+    v.count = opt_.verify_kernels_per_step;
+    const double pages = static_cast<double>(sum) / opt_.page_size + 0.5 * n;  // expected
+    v.bytes = pages * model_->card.num_layers * opt_.verify_tag_bytes_per_page_per_layer /
+              static_cast<double>(std::max<int64_t>(v.count, 1));
+    v.batch = n;
+    v.q_tokens = n;
+    v.heads = 1;
+    ops_.push_back(v);
+  }
+  StepContext ctx;
+  ctx.cuda_graph = opt_.cuda_graphs && work.prefill.empty() && n <= opt_.cuda_graph_max_bs;
+  ctx.overlap_schedule = opt_.overlap_schedule;
+  ctx.requests = n + static_cast<int64_t>(work.prefill.size());
+  StepCost c = cost_->PriceOps(ops_, ctx, &warnings_);
+  return memo_.emplace(key_, c).first->second;
+}
+
+}  // namespace capplan
