@@ -1,0 +1,71 @@
+// Measurement records and the `capplan.measurements.v1` writer/validator
+// (format defined in calibrate/MEASUREMENTS.md; keys here follow it exactly
+// because calibrate's strict reader rejects unknown keys).
+#ifndef CAPPLAN_KERNELS_HARNESS_MEASUREMENT_H_
+#define CAPPLAN_KERNELS_HARNESS_MEASUREMENT_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/status.h"
+#include "kernels/harness/timing.h"
+
+namespace capplan::kernels {
+
+struct MeasurementRecord {
+  std::string kernel;    // kernel family, e.g. "paged_decode_attention"
+  std::string op_class;  // attention|dense_gemm|moe|communication|elementwise|overhead
+  std::string variant;   // optional
+  std::string dtype;     // compute dtype
+  std::string weight_dtype;  // optional (GEMMs)
+  std::string kv_dtype;      // optional (attention)
+  std::vector<std::pair<std::string, int64_t>> shape;  // ordered as given
+  TimingStats timing;
+  double bytes = 0;  // HBM bytes the kernel must move (napkin math)
+  double flops = 0;  // FLOPs it must do
+  std::optional<double> max_abs_err;
+  std::string check;  // pass|fail|skipped, or "" to omit
+  int64_t ShapeValue(const std::string& key, int64_t fallback = 0) const;
+};
+
+// Suites append here; the driver writes the file at the end.
+class MeasurementSink {
+ public:
+  void Add(MeasurementRecord r) { records_.push_back(std::move(r)); }
+  const std::vector<MeasurementRecord>& records() const { return records_; }
+
+ private:
+  std::vector<MeasurementRecord> records_;
+};
+
+struct RunInfo {
+  std::string gpu = "cpu";
+  std::string driver;
+  std::string cuda;
+  std::string commit;
+  std::string date;  // UTC ISO 8601
+  bool dry_run = true;
+  std::optional<int> sm_clock_mhz;
+};
+
+// Current UTC time as "2026-11-29T23:10:00Z".
+std::string UtcNowIso8601();
+
+nlohmann::json RecordToJson(const MeasurementRecord& r);
+nlohmann::json MeasurementsToJson(const RunInfo& info, const std::vector<MeasurementRecord>& recs);
+// Writes atomically (common/atomic_file.h).
+Status WriteMeasurements(const std::string& path, const RunInfo& info,
+                         const std::vector<MeasurementRecord>& recs);
+// Checks a parsed file against MEASUREMENTS.md: required keys and types,
+// known op_class and check values, no unknown keys. Errors name `origin` and
+// the JSON path.
+Status ValidateMeasurementsJson(const nlohmann::json& doc, const std::string& origin);
+
+}  // namespace capplan::kernels
+
+#endif  // CAPPLAN_KERNELS_HARNESS_MEASUREMENT_H_
