@@ -78,6 +78,11 @@ struct MemoryPlan {
   int64_t kv_capacity_tokens = 0;   // whole instance (sum over attention ranks)
   int64_t context_tokens = 0;       // the L asked about
   int64_t max_concurrent_requests = 0;  // requests of context L that fit
+  // What the engine leaves for weights + KV on one GPU, and by how much the
+  // weights exceed it (0 when they fit; only PlanMemoryAllowShortfall returns
+  // a plan with a shortfall).
+  int64_t weight_room_bytes_per_gpu = 0;
+  int64_t weights_shortfall_bytes = 0;
 };
 
 // Invalid-config error "weights need X GiB per GPU but only Y GiB ..." when
@@ -85,6 +90,13 @@ struct MemoryPlan {
 Result<MemoryPlan> PlanMemory(const ModelCard& card, const ParallelLayout& layout,
                               const PrecisionChoice& choice, const EngineMemoryOptions& engine,
                               int64_t gpu_memory_bytes, int64_t context_tokens);
+// As PlanMemory, but weights that do not fit give a plan with
+// weights_shortfall_bytes > 0 and an empty KV pool instead of an error (for
+// tables that show every configuration).
+Result<MemoryPlan> PlanMemoryAllowShortfall(const ModelCard& card, const ParallelLayout& layout,
+                                            const PrecisionChoice& choice,
+                                            const EngineMemoryOptions& engine,
+                                            int64_t gpu_memory_bytes, int64_t context_tokens);
 
 }  // namespace capplan
 

@@ -1,0 +1,196 @@
+#include "models/capacity_report.h"
+
+#include <cstdio>
+#include <ostream>
+#include <sstream>
+
+#include "common/json_util.h"
+
+namespace capplan {
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+std::string FormatInt(int64_t v) {
+  std::string s = std::to_string(v < 0 ? -v : v);
+  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(i, ",");
+  return (v < 0 ? "-" : "") + s;
+}
+
+std::string FormatName(const WeightFormat& f) {
+  std::string s = DtypeName(f.dtype);
+  if (f.dtype == Dtype::kInt4) s += " g" + std::to_string(f.group_size) + (f.symmetric ? "" : " asym");
+  if (f.dtype == Dtype::kFp8E4m3) {
+    s += f.block_rows > 0 ? " " + std::to_string(f.block_rows) + "x" + std::to_string(f.block_cols)
+                          : " per-tensor";
+  }
+  return s;
+}
+
+const char* KnobName(const std::string& engine) {
+  return engine == "sglang" ? "mem_fraction_static" : "gpu_memory_utilization";
+}
+
+std::string LayoutText(const ParallelLayout& l) {
+  std::string s = "TP" + std::to_string(l.tp);
+  if (l.ep > 1) s += " EP" + std::to_string(l.ep);
+  if (l.dp_attention) s += " DP-attention " + std::to_string(l.dp);
+  return s;
+}
+
+}  // namespace
+
+std::string FormatGib(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", bytes / kGiB);
+  return buf;
+}
+
+nlohmann::json PlanToJson(const ModelCard& card, const CapacityQuery& q, const MemoryPlan& p) {
+  nlohmann::json j;
+  j["model"] = card.name;
+  j["hardware"] = q.hardware_name;
+  j["gpus"] = q.layout.gpus;
+  j["tp"] = q.layout.tp;
+  j["ep"] = q.layout.ep;
+  j["dp_attention"] = q.layout.dp_attention;
+  j["attention_ranks"] = p.attention_ranks;
+  j["weights"] = q.precision.weights;
+  j["kv_dtype"] = DtypeName(q.precision.kv_cache);
+  j["engine"] = p.engine;
+  j["engine_version"] = p.engine_version;
+  j["engine_rule"] = p.rule_source;
+  j[KnobName(p.engine)] = p.mem_fraction;
+  j["mem_fraction_defaulted"] = p.mem_fraction_defaulted;
+  j["gpu_memory_bytes"] = p.gpu_memory_bytes;
+  j["params_total"] = p.weights.params_total;
+  j["params_per_gpu"] = p.weights.params_per_gpu;
+  j["weights_bytes_per_gpu"] = p.weights.bytes_per_gpu;
+  nlohmann::json comps = nlohmann::json::array();
+  for (const ComponentWeights& c : p.weights.components) {
+    comps.push_back({{"component", ComponentName(c.component)},
+                     {"format", FormatName(c.format)},
+                     {"params_total", c.params_total},
+                     {"params_per_gpu", c.params_per_gpu},
+                     {"bytes_per_gpu", c.bytes_per_gpu},
+                     {"scale_bytes_per_gpu", c.scale_bytes_per_gpu}});
+  }
+  j["weights_by_component"] = comps;
+  j["reserve_bytes_per_gpu"] = p.reserve_bytes_per_gpu;
+  j["kv_pool_bytes_per_gpu"] = p.kv_pool_bytes_per_gpu;
+  j["kv_bytes_per_token"] = p.kv.bytes_per_token;
+  j["kv_main_bytes_per_token"] = p.kv.main_bytes_per_token;
+  j["kv_indexer_bytes_per_token"] = p.kv.indexer_bytes_per_token;
+  j["kv_scale_bytes_per_token"] = p.kv.scale_bytes_per_token;
+  j["kv_tokens_per_rank"] = p.kv_tokens_per_rank;
+  j["kv_capacity_tokens"] = p.kv_capacity_tokens;
+  j["context_tokens"] = p.context_tokens;
+  j["max_concurrent_requests"] = p.max_concurrent_requests;
+  j["page_size_tokens"] = q.engine.page_size;
+  if (p.weights_shortfall_bytes > 0) j["weights_shortfall_bytes_per_gpu"] = p.weights_shortfall_bytes;
+  return j;
+}
+
+void PrintPlanText(const ModelCard& card, const CapacityQuery& q, const MemoryPlan& p,
+                   std::ostream& out) {
+  out << card.display_name << " (" << card.name << ") on " << q.layout.gpus << "x "
+      << q.hardware_name << " (" << FormatGib(p.gpu_memory_bytes) << " GiB per GPU), "
+      << LayoutText(q.layout) << ", weights " << q.precision.weights << ", KV "
+      << DtypeName(q.precision.kv_cache) << "\n";
+  char frac[16];
+  std::snprintf(frac, sizeof frac, "%.3f", p.mem_fraction);
+  out << "engine " << p.engine << " " << p.engine_version << ": " << KnobName(p.engine) << " "
+      << frac << (p.mem_fraction_defaulted ? " (engine default)" : " (given)") << "\n";
+  out << "  rule: " << p.rule_source << "\n\n";
+  char line[256];
+  std::snprintf(line, sizeof line, "%-16s %-16s %16s %12s %12s\n", "per GPU", "format",
+                "params", "GiB", "scales GiB");
+  out << line;
+  for (const ComponentWeights& c : p.weights.components) {
+    std::snprintf(line, sizeof line, "%-16s %-16s %16s %12s %12s\n", ComponentName(c.component),
+                  FormatName(c.format).c_str(), FormatInt(c.params_per_gpu).c_str(),
+                  FormatGib(c.bytes_per_gpu + c.scale_bytes_per_gpu).c_str(),
+                  FormatGib(c.scale_bytes_per_gpu).c_str());
+    out << line;
+  }
+  std::snprintf(line, sizeof line, "%-16s %-16s %16s %12s\n", "weights total", "",
+                FormatInt(p.weights.params_per_gpu).c_str(),
+                FormatGib(p.weights.bytes_per_gpu).c_str());
+  out << line;
+  std::snprintf(line, sizeof line, "%-33s %16s %12s\n", "reserve (graphs, activations)", "",
+                FormatGib(p.reserve_bytes_per_gpu).c_str());
+  out << line;
+  std::snprintf(line, sizeof line, "%-33s %16s %12s\n", "KV pool", "",
+                FormatGib(p.kv_pool_bytes_per_gpu).c_str());
+  out << line << "\n";
+  out << "KV bytes per token (one attention rank): " << FormatInt(p.kv.bytes_per_token)
+      << " (latent/KV " << FormatInt(p.kv.main_bytes_per_token) << ", indexer "
+      << FormatInt(p.kv.indexer_bytes_per_token) << ", of which scales "
+      << FormatInt(p.kv.scale_bytes_per_token) << ")\n";
+  out << "KV capacity: " << FormatInt(p.kv_capacity_tokens) << " tokens (" << p.attention_ranks
+      << " attention rank" << (p.attention_ranks > 1 ? "s" : "") << " x "
+      << FormatInt(p.kv_tokens_per_rank) << ")\n";
+  out << "Concurrent requests of " << FormatInt(p.context_tokens)
+      << " tokens that fit: " << FormatInt(p.max_concurrent_requests) << "\n";
+}
+
+Status RunCapacityTable(const CapacityQuery& q, bool json, CommandContext& ctx) {
+  nlohmann::json rows = nlohmann::json::array();
+  std::ostringstream text;
+  char line[512];
+  const std::string ctx_col = "req@" + std::to_string(q.context_tokens);
+  std::snprintf(line, sizeof line, "%-16s %-4s %10s %10s %11s %14s %10s\n", "model", "kv",
+                "weights", "KV B/tok", "KV pool", "KV tokens", ctx_col.c_str());
+  text << "# " << q.layout.gpus << "x " << q.hardware_name << ", " << LayoutText(q.layout)
+       << ", engine " << q.engine.engine << ", weights " << q.precision.weights
+       << "; GiB per GPU\n"
+       << line;
+  for (const std::string& name : ShippedModelNames()) {
+    CAPPLAN_ASSIGN_OR_RETURN(ModelCard card, LoadModelCard(name));
+    for (Dtype kv : {Dtype::kBf16, Dtype::kFp8E4m3}) {
+      CapacityQuery cq = q;
+      cq.precision.kv_cache = kv;
+      // A context beyond the model's window is clipped to it, so every card gets a row.
+      cq.context_tokens = std::min<int64_t>(q.context_tokens, card.max_position_embeddings);
+      auto plan = PlanMemoryAllowShortfall(card, cq.layout, cq.precision, cq.engine,
+                                           cq.gpu_memory_bytes, cq.context_tokens);
+      if (!plan.ok()) {
+        if (plan.status().code() != StatusCode::kInvalidConfig) return plan.status();
+        // An impossible layout for this card (TP not dividing heads): say so.
+        rows.push_back({{"model", name}, {"kv_dtype", DtypeName(kv)}, {"fits", false},
+                        {"error", plan.status().message()}});
+        std::snprintf(line, sizeof line, "%-16s %-4s %s\n", name.c_str(), DtypeName(kv),
+                      plan.status().message().c_str());
+        text << line;
+        continue;
+      }
+      const MemoryPlan& p = *plan;
+      nlohmann::json row = PlanToJson(card, cq, p);
+      row["fits"] = p.weights_shortfall_bytes == 0;
+      rows.push_back(row);
+      if (p.weights_shortfall_bytes > 0) {
+        std::snprintf(line, sizeof line, "%-16s %-4s %10s %10s   does not fit: needs %s GiB more per GPU\n",
+                      name.c_str(), DtypeName(kv), FormatGib(p.weights.bytes_per_gpu).c_str(),
+                      FormatInt(p.kv.bytes_per_token).c_str(),
+                      FormatGib(p.weights_shortfall_bytes).c_str());
+      } else {
+        std::snprintf(line, sizeof line, "%-16s %-4s %10s %10s %11s %14s %10s\n", name.c_str(),
+                      DtypeName(kv), FormatGib(p.weights.bytes_per_gpu).c_str(),
+                      FormatInt(p.kv.bytes_per_token).c_str(),
+                      FormatGib(p.kv_pool_bytes_per_gpu).c_str(),
+                      FormatInt(p.kv_capacity_tokens).c_str(),
+                      FormatInt(p.max_concurrent_requests).c_str());
+      }
+      text << line;
+    }
+  }
+  if (json) {
+    *ctx.out << DumpJson(rows) << "\n";
+  } else {
+    *ctx.out << text.str();
+  }
+  return Status::Ok();
+}
+
+}  // namespace capplan

@@ -1,0 +1,39 @@
+// Rendering of `capplan capacity` results (text and JSON), shared by the
+// single-configuration view and the --table view.
+#ifndef CAPPLAN_MODELS_CAPACITY_REPORT_H_
+#define CAPPLAN_MODELS_CAPACITY_REPORT_H_
+
+#include <iosfwd>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "common/cli.h"
+#include "common/status.h"
+#include "models/card.h"
+#include "models/memory.h"
+
+namespace capplan {
+
+// Everything one capacity question needs besides the card.
+struct CapacityQuery {
+  std::string hardware_name;
+  int64_t gpu_memory_bytes = 0;
+  ParallelLayout layout;
+  PrecisionChoice precision;
+  EngineMemoryOptions engine;
+  int64_t context_tokens = 0;
+};
+
+std::string FormatGib(double bytes);
+nlohmann::json PlanToJson(const ModelCard& card, const CapacityQuery& q, const MemoryPlan& p);
+void PrintPlanText(const ModelCard& card, const CapacityQuery& q, const MemoryPlan& p,
+                   std::ostream& out);
+
+// One row per shipped card x {bf16, fp8} KV; configurations that cannot run
+// show why instead of failing the table.
+Status RunCapacityTable(const CapacityQuery& q, bool json, CommandContext& ctx);
+
+}  // namespace capplan
+
+#endif  // CAPPLAN_MODELS_CAPACITY_REPORT_H_

@@ -1,0 +1,202 @@
+#include "models/card.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "common/atomic_file.h"
+#include "common/data_path.h"
+#include "common/did_you_mean.h"
+#include "common/json_util.h"
+
+namespace capplan {
+
+namespace {
+
+// Upper bounds that catch typos (an extra zero) without rejecting any real
+// model; they are sanity limits, not facts.
+constexpr double kMaxDim = 1 << 20;
+constexpr double kMaxLayers = 1000;
+
+Status ReadFormat(JsonObject& o, WeightFormat* w) {
+  CAPPLAN_RETURN_IF_ERROR(o.CheckObject());
+  std::string dtype;
+  CAPPLAN_RETURN_IF_ERROR(o.Get("dtype", &dtype, true));
+  auto d = ParseDtype(dtype);
+  if (!d.ok()) return o.Error("dtype", d.status().message());
+  w->dtype = *d;
+  CAPPLAN_RETURN_IF_ERROR(o.Get("block_rows", &w->block_rows));
+  CAPPLAN_RETURN_IF_ERROR(o.CheckRange("block_rows", w->block_rows, 0, 65536));
+  CAPPLAN_RETURN_IF_ERROR(o.Get("block_cols", &w->block_cols));
+  CAPPLAN_RETURN_IF_ERROR(o.CheckRange("block_cols", w->block_cols, 0, 65536));
+  CAPPLAN_RETURN_IF_ERROR(o.Get("group_size", &w->group_size));
+  CAPPLAN_RETURN_IF_ERROR(o.CheckRange("group_size", w->group_size, 0, 65536));
+  CAPPLAN_RETURN_IF_ERROR(o.Get("symmetric", &w->symmetric));
+  std::string scale = w->dtype == Dtype::kFp8E4m3 ? "fp32" : "bf16";
+  CAPPLAN_RETURN_IF_ERROR(o.Get("scale_dtype", &scale));
+  auto sd = ParseDtype(scale);
+  if (!sd.ok()) return o.Error("scale_dtype", sd.status().message());
+  w->scale_dtype = *sd;
+  if (w->dtype == Dtype::kInt4 && w->group_size <= 0) {
+    return o.Error("group_size", "int4 weights need a group_size (32 or 128)");
+  }
+  if ((w->block_rows == 0) != (w->block_cols == 0)) {
+    return o.Error("block_cols", "give both block_rows and block_cols, or neither");
+  }
+  return o.Finish();
+}
+
+}  // namespace
+
+std::vector<std::string> ShippedModelNames() {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(DataPath("models/cards"), ec)) {
+    if (e.path().extension() == ".json") names.push_back(e.path().stem().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+Result<ModelCard> LoadModelCard(const std::string& name_or_path) {
+  std::string path = name_or_path;
+  const bool is_path = name_or_path.find('/') != std::string::npos ||
+                       name_or_path.ends_with(".json");
+  if (!is_path) {
+    path = DataPath("models/cards/" + name_or_path + ".json");
+    if (!std::filesystem::exists(path)) {
+      return Status::NotFound("unknown model '" + name_or_path + "'" +
+                              DidYouMean(name_or_path, ShippedModelNames()) +
+                              " (or pass a path to a card .json)");
+    }
+  }
+  CAPPLAN_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  return ParseModelCard(text, path);
+}
+
+Result<ModelCard> ParseModelCard(const std::string& json_text, const std::string& origin) {
+  CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json doc, ParseJson(json_text, origin));
+  JsonObject o(doc, origin, "");
+  CAPPLAN_RETURN_IF_ERROR(o.CheckObject());
+  ModelCard c;
+  std::string format;
+  CAPPLAN_RETURN_IF_ERROR(o.Get("format", &format, true));
+  CAPPLAN_RETURN_IF_ERROR(o.CheckOneOf("format", format, {"capplan.model_card.v1"}));
+  o.Touch("notes");
+  CAPPLAN_RETURN_IF_ERROR(o.Get("name", &c.name, true));
+  c.display_name = c.name;
+  CAPPLAN_RETURN_IF_ERROR(o.Get("display_name", &c.display_name));
+  CAPPLAN_RETURN_IF_ERROR(o.Get("sources", &c.sources, true));
+  if (c.sources.empty()) return o.Error("sources", "a card must name at least one source");
+
+  // Required positive dimensions.
+  struct IntField {
+    const char* key;
+    int* out;
+    double lo, hi;
+  };
+  const IntField required[] = {
+      {"num_layers", &c.num_layers, 1, kMaxLayers},
+      {"hidden_size", &c.hidden_size, 1, kMaxDim},
+      {"vocab_size", &c.vocab_size, 1, 1 << 24},
+      {"num_heads", &c.num_heads, 1, 4096},
+  };
+  for (const auto& f : required) {
+    CAPPLAN_RETURN_IF_ERROR(o.Get(f.key, f.out, true));
+    CAPPLAN_RETURN_IF_ERROR(o.CheckRange(f.key, *f.out, f.lo, f.hi));
+  }
+  const IntField optional[] = {
+      {"mtp_layers", &c.mtp_layers, 0, 64},
+      {"num_kv_heads", &c.num_kv_heads, 0, 4096},
+      {"head_dim", &c.head_dim, 0, 65536},
+      {"q_lora_rank", &c.q_lora_rank, 0, kMaxDim},
+      {"kv_lora_rank", &c.kv_lora_rank, 0, kMaxDim},
+      {"qk_nope_head_dim", &c.qk_nope_head_dim, 0, 65536},
+      {"qk_rope_head_dim", &c.qk_rope_head_dim, 0, 65536},
+      {"v_head_dim", &c.v_head_dim, 0, 65536},
+      {"index_n_heads", &c.index_n_heads, 0, 4096},
+      {"index_head_dim", &c.index_head_dim, 0, 65536},
+      {"index_topk", &c.index_topk, 0, 1 << 24},
+      {"index_share_every", &c.index_share_every, 0, kMaxLayers},
+      {"intermediate_size", &c.intermediate_size, 0, kMaxDim},
+      {"first_k_dense", &c.first_k_dense, 0, kMaxLayers},
+      {"n_routed_experts", &c.n_routed_experts, 0, 65536},
+      {"experts_per_token", &c.experts_per_token, 0, 4096},
+      {"n_shared_experts", &c.n_shared_experts, 0, 64},
+      {"moe_intermediate_size", &c.moe_intermediate_size, 0, kMaxDim},
+  };
+  for (const auto& f : optional) {
+    CAPPLAN_RETURN_IF_ERROR(o.Get(f.key, f.out));
+    CAPPLAN_RETURN_IF_ERROR(o.CheckRange(f.key, *f.out, f.lo, f.hi));
+  }
+  CAPPLAN_RETURN_IF_ERROR(o.Get("tie_word_embeddings", &c.tie_word_embeddings));
+  CAPPLAN_RETURN_IF_ERROR(o.Get("max_position_embeddings", &c.max_position_embeddings, true));
+  CAPPLAN_RETURN_IF_ERROR(o.CheckRange("max_position_embeddings",
+                                       static_cast<double>(c.max_position_embeddings), 1,
+                                       1LL << 32));
+  CAPPLAN_RETURN_IF_ERROR(o.Get("routed_scaling_factor", &c.routed_scaling_factor));
+  CAPPLAN_RETURN_IF_ERROR(o.CheckRange("routed_scaling_factor", c.routed_scaling_factor, 0, 1e3));
+  CAPPLAN_RETURN_IF_ERROR(o.Get("scoring_func", &c.scoring_func));
+  CAPPLAN_RETURN_IF_ERROR(o.CheckOneOf("scoring_func", c.scoring_func, {"softmax", "sigmoid"}));
+
+  std::string attention;
+  CAPPLAN_RETURN_IF_ERROR(o.Get("attention", &attention, true));
+  CAPPLAN_RETURN_IF_ERROR(o.CheckOneOf("attention", attention, {"gqa", "mla"}));
+  c.attention = attention == "mla" ? AttentionKind::kMla : AttentionKind::kGqa;
+
+  // Cross-field checks: the architecture must be self-consistent.
+  if (c.attention == AttentionKind::kGqa) {
+    if (c.num_kv_heads <= 0) return o.Error("num_kv_heads", "gqa attention needs num_kv_heads > 0");
+    if (c.head_dim <= 0) return o.Error("head_dim", "gqa attention needs head_dim > 0");
+    if (c.num_heads % c.num_kv_heads != 0) {
+      return o.Error("num_kv_heads", "must divide num_heads (" + std::to_string(c.num_heads) + ")");
+    }
+  } else {
+    for (const char* k : {"kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"}) {
+      const nlohmann::json* v = o.Raw(k);
+      if (v == nullptr || !v->is_number() || v->get<double>() <= 0) {
+        return o.Error(k, "mla attention needs " + std::string(k) + " > 0");
+      }
+    }
+  }
+  if (c.index_topk > 0 && (c.index_n_heads <= 0 || c.index_head_dim <= 0)) {
+    return o.Error("index_head_dim", "a DSA indexer (index_topk > 0) needs index_n_heads and "
+                                     "index_head_dim > 0");
+  }
+  if (c.IsMoe()) {
+    if (c.experts_per_token <= 0 || c.experts_per_token > c.n_routed_experts) {
+      return o.Error("experts_per_token", "must be in [1, n_routed_experts]");
+    }
+    if (c.moe_intermediate_size <= 0) {
+      return o.Error("moe_intermediate_size", "an MoE model needs moe_intermediate_size > 0");
+    }
+    if (c.first_k_dense >= c.num_layers) {
+      return o.Error("first_k_dense", "must be below num_layers");
+    }
+  } else if (c.first_k_dense != 0) {
+    return o.Error("first_k_dense", "only meaningful for MoE models (n_routed_experts > 0)");
+  }
+  if (c.NumDenseLayers() > 0 && c.intermediate_size <= 0) {
+    return o.Error("intermediate_size", "dense FFN layers need intermediate_size > 0");
+  }
+
+  // Checkpoint precision; components not listed are BF16.
+  for (Component comp : AllComponents()) c.checkpoint[comp] = WeightFormat{};
+  CAPPLAN_ASSIGN_OR_RETURN(JsonObject ckpt, o.Child("checkpoint", true));
+  for (const auto& [key, value] : ckpt.json().items()) {
+    auto comp = ParseComponent(key);
+    if (!comp.ok()) return ckpt.Error(key, comp.status().message());
+    CAPPLAN_ASSIGN_OR_RETURN(JsonObject f, ckpt.Child(key, true));
+    CAPPLAN_RETURN_IF_ERROR(ReadFormat(f, &c.checkpoint[*comp]));
+  }
+  std::vector<std::string> quantizable;
+  CAPPLAN_RETURN_IF_ERROR(o.Get("quantizable", &quantizable, true));
+  for (const auto& q : quantizable) {
+    auto comp = ParseComponent(q);
+    if (!comp.ok()) return o.Error("quantizable", comp.status().message());
+    c.quantizable.push_back(*comp);
+  }
+  CAPPLAN_RETURN_IF_ERROR(o.Finish());
+  return c;
+}
+
+}  // namespace capplan

@@ -1,4 +1,0 @@
-#include "models/commands.h"
-namespace capplan {
-void RegisterModelsCommands(CommandTable*) {}
-}  // namespace capplan

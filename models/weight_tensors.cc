@@ -1,0 +1,117 @@
+#include "models/weight_tensors.h"
+
+#include <algorithm>
+
+namespace capplan {
+
+namespace {
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+}  // namespace
+
+std::vector<WeightTensor> ListWeightTensors(const ModelCard& c) {
+  std::vector<WeightTensor> t;
+  const int64_t L = c.num_layers, h = c.hidden_size;
+  const Component kA = Component::kAttention, kN = Component::kNorms;
+  // Attention (per layer). Shapes follow the HF modeling code of each family.
+  if (c.attention == AttentionKind::kMla) {
+    const int64_t qk = c.qk_nope_head_dim + c.qk_rope_head_dim;
+    if (c.q_lora_rank > 0) {
+      t.push_back({kA, "attn.q_a_proj", c.q_lora_rank, h, L, ShardKind::kReplicated});
+      t.push_back({kN, "attn.q_a_layernorm", c.q_lora_rank, 1, L, ShardKind::kReplicated, true});
+      t.push_back({kA, "attn.q_b_proj", c.num_heads * qk, c.q_lora_rank, L, ShardKind::kAttnColumn});
+    } else {
+      t.push_back({kA, "attn.q_proj", c.num_heads * qk, h, L, ShardKind::kAttnColumn});
+    }
+    t.push_back({kA, "attn.kv_a_proj_with_mqa", c.kv_lora_rank + c.qk_rope_head_dim, h, L,
+                 ShardKind::kReplicated});
+    t.push_back({kN, "attn.kv_a_layernorm", c.kv_lora_rank, 1, L, ShardKind::kReplicated, true});
+    t.push_back({kA, "attn.kv_b_proj", c.num_heads * (c.qk_nope_head_dim + c.v_head_dim),
+                 c.kv_lora_rank, L, ShardKind::kAttnColumn});
+    t.push_back({kA, "attn.o_proj", h, c.num_heads * c.v_head_dim, L, ShardKind::kAttnRow});
+    if (c.index_topk > 0) {
+      // DSA indexer (DeepSeek-V3.2 / GLM-5 modeling code): wq_b from the q
+      // latent, wk from the hidden state, a per-head weight projection and a
+      // LayerNorm (weight + bias) on the keys. Small, so replicated.
+      const int64_t qin = c.q_lora_rank > 0 ? c.q_lora_rank : h;
+      t.push_back({kA, "attn.indexer.wq_b", int64_t{c.index_n_heads} * c.index_head_dim, qin, L,
+                   ShardKind::kReplicated});
+      t.push_back({kA, "attn.indexer.wk", c.index_head_dim, h, L, ShardKind::kReplicated});
+      t.push_back({kA, "attn.indexer.weights_proj", c.index_n_heads, h, L, ShardKind::kReplicated});
+      t.push_back({kN, "attn.indexer.k_norm", 2 * int64_t{c.index_head_dim}, 1, L,
+                   ShardKind::kReplicated, true});
+    }
+  } else {
+    const int64_t hd = c.head_dim;
+    t.push_back({kA, "attn.q_proj", c.num_heads * hd, h, L, ShardKind::kAttnColumn});
+    t.push_back({kA, "attn.k_proj", c.num_kv_heads * hd, h, L, ShardKind::kKvHeads});
+    t.push_back({kA, "attn.v_proj", c.num_kv_heads * hd, h, L, ShardKind::kKvHeads});
+    t.push_back({kA, "attn.o_proj", h, c.num_heads * hd, L, ShardKind::kAttnRow});
+  }
+  // input_layernorm + post_attention_layernorm per layer, plus the final norm.
+  t.push_back({kN, "norm.layer", h, 1, 2 * L, ShardKind::kReplicated, true});
+  t.push_back({kN, "norm.final", h, 1, 1, ShardKind::kReplicated, true});
+
+  if (c.NumDenseLayers() > 0) {
+    const int64_t d = c.NumDenseLayers(), f = c.intermediate_size;
+    t.push_back({Component::kDenseFfn, "dense.gate_up_proj", f, h, 2 * d, ShardKind::kTpColumn});
+    t.push_back({Component::kDenseFfn, "dense.down_proj", h, f, d, ShardKind::kTpRow});
+  }
+  if (c.IsMoe()) {
+    const int64_t m = c.NumMoeLayers(), f = c.moe_intermediate_size;
+    const int64_t e = int64_t{c.n_routed_experts} * m;
+    t.push_back({Component::kExperts, "moe.experts.gate_up_proj", f, h, 2 * e,
+                 ShardKind::kExpertColumn});
+    t.push_back({Component::kExperts, "moe.experts.down_proj", h, f, e, ShardKind::kExpertRow});
+    if (c.n_shared_experts > 0) {
+      const int64_t s = int64_t{c.n_shared_experts} * m;
+      t.push_back({Component::kSharedExperts, "moe.shared.gate_up_proj", f, h, 2 * s,
+                   ShardKind::kTpColumn});
+      t.push_back({Component::kSharedExperts, "moe.shared.down_proj", h, f, s, ShardKind::kTpRow});
+    }
+    t.push_back({Component::kRouter, "moe.gate", c.n_routed_experts, h, m, ShardKind::kReplicated});
+    if (c.scoring_func == "sigmoid") {
+      // DeepSeek-V3 lineage: e_score_correction_bias, one per expert.
+      t.push_back({Component::kRouter, "moe.gate.e_score_correction_bias", c.n_routed_experts, 1,
+                   m, ShardKind::kReplicated, true});
+    }
+  }
+  t.push_back({Component::kEmbeddings, "embed_tokens", c.vocab_size, h, 1, ShardKind::kVocabAttnTp});
+  if (!c.tie_word_embeddings) {
+    t.push_back({Component::kEmbeddings, "lm_head", c.vocab_size, h, 1, ShardKind::kVocabTp});
+  }
+  return t;
+}
+
+LocalShape ShardTensor(const ModelCard& card, const WeightTensor& t, const ParallelLayout& l) {
+  LocalShape s{t.n, t.k, t.count};
+  const int64_t attn_tp = std::max(1, l.AttentionTp());
+  const int64_t tp = std::max(1, l.tp);
+  const int64_t ep = std::max(1, l.ep);
+  switch (t.shard) {
+    case ShardKind::kReplicated: break;
+    case ShardKind::kAttnColumn: s.n = CeilDiv(t.n, attn_tp); break;
+    case ShardKind::kAttnRow: s.k = CeilDiv(t.k, attn_tp); break;
+    case ShardKind::kKvHeads: {
+      // SGLang get_num_kv_heads: max(1, kv_heads // tp); replicated when
+      // kv_heads < tp (engine-memory.md 2.1).
+      const int64_t heads = std::max<int64_t>(1, card.num_kv_heads / attn_tp);
+      s.n = heads * card.head_dim;
+      break;
+    }
+    case ShardKind::kTpColumn: s.n = CeilDiv(t.n, tp); break;
+    case ShardKind::kTpRow: s.k = CeilDiv(t.k, tp); break;
+    case ShardKind::kExpertColumn:
+      s.count = CeilDiv(t.count, ep);
+      s.n = CeilDiv(t.n, std::max<int64_t>(1, tp / ep));
+      break;
+    case ShardKind::kExpertRow:
+      s.count = CeilDiv(t.count, ep);
+      s.k = CeilDiv(t.k, std::max<int64_t>(1, tp / ep));
+      break;
+    case ShardKind::kVocabAttnTp: s.n = CeilDiv(t.n, attn_tp); break;
+    case ShardKind::kVocabTp: s.n = CeilDiv(t.n, tp); break;
+  }
+  return s;
+}
+
+}  // namespace capplan

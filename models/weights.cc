@@ -1,0 +1,204 @@
+// Weight formats, layout validation and per-GPU weight bytes (memory.h).
+#include <algorithm>
+#include <string>
+
+#include "common/did_you_mean.h"
+#include "models/dtype_facts.h"
+#include "models/memory.h"
+#include "models/weight_tensors.h"
+
+namespace capplan {
+
+namespace {
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Applies a "bf16|fp8|int4|default" choice to one component. A component
+// already stored in the requested dtype keeps its checkpoint layout (Kimi's
+// INT4 g32 experts stay g32 under `weights: int4`).
+Status ApplyChoice(const DtypeFacts& facts, const ModelCard& card, Component c,
+                   const std::string& choice, const std::string& what, WeightFormat* out) {
+  const WeightFormat& ckpt = card.checkpoint.at(c);
+  if (choice == "default") {
+    *out = ckpt;
+    return Status::Ok();
+  }
+  auto it = facts.requantize.find(choice);
+  if (it == facts.requantize.end()) {
+    return Status::Usage(what + ": unknown weight format '" + choice + "'" +
+                         DidYouMean(choice, {"bf16", "fp8", "int4", "default"}));
+  }
+  *out = it->second.dtype == ckpt.dtype ? ckpt : it->second;
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::map<Component, WeightFormat>> ResolveWeightFormats(const ModelCard& card,
+                                                               const PrecisionChoice& choice) {
+  CAPPLAN_ASSIGN_OR_RETURN(const DtypeFacts* facts, GetDtypeFacts());
+  std::map<Component, WeightFormat> out;
+  for (Component c : AllComponents()) {
+    const bool quantizable =
+        std::find(card.quantizable.begin(), card.quantizable.end(), c) != card.quantizable.end();
+    CAPPLAN_RETURN_IF_ERROR(ApplyChoice(*facts, card, c, quantizable ? choice.weights : "default",
+                                        "--weights", &out[c]));
+  }
+  for (const auto& [c, s] : choice.per_component) {
+    CAPPLAN_RETURN_IF_ERROR(
+        ApplyChoice(*facts, card, c, s, std::string("weights.") + ComponentName(c), &out[c]));
+  }
+  return out;
+}
+
+Status ValidateLayout(const ModelCard& card, const ParallelLayout& l) {
+  auto bad = [&](const std::string& m) { return Status::Invalid(m + " (model " + card.name + ")"); };
+  if (l.tp < 1 || l.tp > 1024) return Status::Usage("--tp must be in [1, 1024], got " + std::to_string(l.tp));
+  if (l.ep < 1 || l.ep > 1024) return Status::Usage("--ep must be in [1, 1024], got " + std::to_string(l.ep));
+  if (l.gpus < 1 || l.gpus > 65536) {
+    return Status::Usage("--gpus must be in [1, 65536], got " + std::to_string(l.gpus));
+  }
+  // Pipeline parallelism is not modeled: one instance is one TP group.
+  if (l.gpus != l.tp) {
+    return bad("--gpus " + std::to_string(l.gpus) + " must equal --tp " + std::to_string(l.tp) +
+               ": one instance is one TP group (no pipeline parallelism); set --tp " +
+               std::to_string(l.gpus));
+  }
+  if (l.dp_attention) {
+    if (l.dp < 1 || l.tp % l.dp != 0) {
+      return bad("--dp " + std::to_string(l.dp) + " must divide --tp " + std::to_string(l.tp));
+    }
+  }
+  const int attn_tp = l.AttentionTp();
+  if (card.num_heads % attn_tp != 0) {
+    return bad("attention TP " + std::to_string(attn_tp) + " does not divide num_heads " +
+               std::to_string(card.num_heads) + "; pick a --tp that divides it");
+  }
+  if (card.attention == AttentionKind::kGqa && card.num_kv_heads % attn_tp != 0 &&
+      attn_tp % card.num_kv_heads != 0) {
+    return bad("attention TP " + std::to_string(attn_tp) + " and num_kv_heads " +
+               std::to_string(card.num_kv_heads) + " must divide one another");
+  }
+  if (card.NumDenseLayers() > 0 && card.intermediate_size % l.tp != 0) {
+    return bad("--tp " + std::to_string(l.tp) + " does not divide intermediate_size " +
+               std::to_string(card.intermediate_size));
+  }
+  if (!card.IsMoe()) {
+    if (l.ep != 1) return bad("--ep " + std::to_string(l.ep) + " needs an MoE model");
+    return Status::Ok();
+  }
+  if (l.tp % l.ep != 0) {
+    return bad("--ep " + std::to_string(l.ep) + " must divide --tp " + std::to_string(l.tp) +
+               " (experts are split over EP ranks inside the TP group)");
+  }
+  if (card.n_routed_experts % l.ep != 0) {
+    return bad("--ep " + std::to_string(l.ep) + " does not divide n_routed_experts " +
+               std::to_string(card.n_routed_experts));
+  }
+  const int inner_tp = l.tp / l.ep;
+  if (card.moe_intermediate_size % inner_tp != 0) {
+    return bad("expert TP " + std::to_string(inner_tp) + " does not divide moe_intermediate_size " +
+               std::to_string(card.moe_intermediate_size) + "; raise --ep");
+  }
+  if (card.n_shared_experts > 0 && card.moe_intermediate_size % l.tp != 0) {
+    return bad("--tp " + std::to_string(l.tp) + " does not divide the shared experts' "
+               "intermediate size " + std::to_string(card.moe_intermediate_size));
+  }
+  return Status::Ok();
+}
+
+int64_t TensorScaleBytes(const DtypeFacts& facts, const WeightFormat& f, int64_t n, int64_t k) {
+  const int scale = facts.Bytes(f.scale_dtype, 1);
+  switch (f.dtype) {
+    case Dtype::kFp8E4m3:
+      if (f.block_rows > 0) return CeilDiv(n, f.block_rows) * CeilDiv(k, f.block_cols) * scale;
+      return scale;  // one per-tensor scale
+    case Dtype::kInt4: {
+      // One scale (and a zero point when asymmetric) per group along k, per row.
+      const int64_t groups = n * CeilDiv(k, f.group_size);
+      return groups * scale * (f.symmetric ? 1 : 2);
+    }
+    default:
+      return 0;
+  }
+}
+
+Result<WeightBreakdown> ComputeWeights(const ModelCard& card, const ParallelLayout& layout,
+                                       const PrecisionChoice& choice) {
+  CAPPLAN_RETURN_IF_ERROR(ValidateLayout(card, layout));
+  CAPPLAN_ASSIGN_OR_RETURN(const DtypeFacts* facts, GetDtypeFacts());
+  CAPPLAN_ASSIGN_OR_RETURN(auto formats, ResolveWeightFormats(card, choice));
+  WeightBreakdown wb;
+  std::map<Component, ComponentWeights> by;
+  for (const WeightTensor& t : ListWeightTensors(card)) {
+    // 1-D weights (norms, biases) stay in BF16 whatever the component format.
+    const WeightFormat f = t.is_norm_vector ? WeightFormat{} : formats.at(t.component);
+    const LocalShape s = ShardTensor(card, t, layout);
+    ComponentWeights& cw = by[t.component];
+    cw.component = t.component;
+    cw.format = formats.at(t.component);
+    cw.params_total += t.n * t.k * t.count;
+    cw.params_per_gpu += s.n * s.k * s.count;
+    cw.bytes_per_gpu += s.count * facts->Bytes(f.dtype, s.n * s.k);
+    cw.scale_bytes_per_gpu += s.count * TensorScaleBytes(*facts, f, s.n, s.k);
+  }
+  for (Component c : AllComponents()) {
+    auto it = by.find(c);
+    if (it == by.end()) continue;
+    wb.components.push_back(it->second);
+    wb.params_total += it->second.params_total;
+    wb.params_per_gpu += it->second.params_per_gpu;
+    wb.bytes_per_gpu += it->second.bytes_per_gpu + it->second.scale_bytes_per_gpu;
+  }
+  return wb;
+}
+
+Result<KvLayout> ComputeKvLayout(const ModelCard& card, const ParallelLayout& layout, Dtype kv) {
+  if (kv != Dtype::kBf16 && kv != Dtype::kFp8E4m3 && kv != Dtype::kFp16) {
+    return Status::Usage(std::string("--kv: KV cache dtype must be bf16 or fp8, got ") +
+                         DtypeName(kv));
+  }
+  CAPPLAN_ASSIGN_OR_RETURN(const DtypeFacts* f, GetDtypeFacts());
+  const int64_t L = card.num_layers;
+  KvLayout out;
+  out.dtype = kv;
+  if (card.attention == AttentionKind::kMla) {
+    // The latent (kv_lora) and the rope key are replicated on every
+    // attention rank (engine-memory.md 2.1: not divided by TP).
+    const int64_t lora = card.kv_lora_rank, rope = card.qk_rope_head_dim;
+    if (kv == Dtype::kFp8E4m3 && card.index_topk > 0) {
+      // DSA FP8 layout (non-trtllm): fp8 latent + fp32 scale per 128 + rope in BF16.
+      const int64_t scales = lora / f->dsa_fp8_scale_block * f->dsa_fp8_scale_bytes;
+      out.main_bytes_per_token = L * (f->Bytes(kv, lora) + scales +
+                                      f->Bytes(f->dsa_fp8_rope_dtype, rope));
+      out.scale_bytes_per_token += L * scales;
+    } else {
+      out.main_bytes_per_token = L * f->Bytes(kv, lora + rope);
+      if (kv == Dtype::kFp8E4m3) {
+        out.main_bytes_per_token += f->fp8_per_tensor_scale_bytes_per_token;
+        out.scale_bytes_per_token += f->fp8_per_tensor_scale_bytes_per_token;
+      }
+    }
+    out.kv_heads_per_rank = 1;
+  } else {
+    const int heads = std::max(1, card.num_kv_heads / std::max(1, layout.AttentionTp()));
+    out.kv_heads_per_rank = heads;
+    // K and V, head_dim each (v_head_dim == head_dim for these models).
+    out.main_bytes_per_token = L * heads * f->Bytes(kv, 2 * int64_t{card.head_dim});
+    if (kv == Dtype::kFp8E4m3) {
+      out.main_bytes_per_token += f->fp8_per_tensor_scale_bytes_per_token;
+      out.scale_bytes_per_token += f->fp8_per_tensor_scale_bytes_per_token;
+    }
+  }
+  if (card.index_topk > 0) {
+    // DSA index keys are fp8 + fp32 scale per 128 whatever the KV dtype.
+    const int64_t scales =
+        card.index_head_dim / f->indexer_scale_block * f->indexer_scale_bytes;
+    out.indexer_bytes_per_token = L * (f->Bytes(f->indexer_key_dtype, card.index_head_dim) + scales);
+    out.scale_bytes_per_token += L * scales;
+  }
+  out.bytes_per_token = out.main_bytes_per_token + out.indexer_bytes_per_token;
+  return out;
+}
+
+}  // namespace capplan

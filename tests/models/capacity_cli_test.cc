@@ -1,0 +1,102 @@
+// `capplan capacity` as a user runs it: exit codes 0/1/2, one-line errors
+// naming the flag or file + JSON path, nothing on stdout when it fails.
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace {
+
+struct CliRun {
+  int code = -1;
+  std::string out, err;
+};
+
+CliRun Capplan(const std::string& args) {
+  const std::string err_file = ::testing::TempDir() + "capacity_cli_err.txt";
+  const std::string cmd = std::string(CAPPLAN_BIN) + " capacity " + args + " 2>" + err_file;
+  CliRun r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  const int st = pclose(p);
+  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  if (FILE* e = fopen(err_file.c_str(), "r")) {
+    while ((n = fread(buf, 1, sizeof buf, e)) > 0) r.err.append(buf, n);
+    fclose(e);
+  }
+  return r;
+}
+
+void ExpectOneLineError(const CliRun& r, int code, const std::string& needle) {
+  EXPECT_EQ(r.code, code) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;  // exactly one line
+}
+
+TEST(CapacityCli, JsonHasTheDocumentedKeys) {
+  CliRun r = Capplan("--model kimi-k2.6 --gpus 8 --tp 8 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  for (const char* k : {"kv_capacity_tokens", "kv_bytes_per_token", "weights_bytes_per_gpu",
+                        "kv_pool_bytes_per_gpu", "mem_fraction_static",
+                        "max_concurrent_requests"}) {
+    EXPECT_TRUE(j.contains(k)) << k;
+  }
+  EXPECT_EQ(j["kv_bytes_per_token"], 70272);
+  EXPECT_DOUBLE_EQ(j["mem_fraction_static"].get<double>(), 0.897);
+  CliRun v = Capplan("--model llama-3.1-8b --gpus 1 --engine vllm --kv fp8 --json");
+  ASSERT_EQ(v.code, 0) << v.err;
+  auto jv = nlohmann::json::parse(v.out);
+  EXPECT_DOUBLE_EQ(jv["gpu_memory_utilization"].get<double>(), 0.9);
+  EXPECT_EQ(jv["kv_bytes_per_token"], 65536);
+}
+
+TEST(CapacityCli, TextReportAndTable) {
+  CliRun r = Capplan("--model deepseek-v3 --gpus 8 --tp 8 --context-tokens 32768");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("KV capacity"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("experts"), std::string::npos);
+  CliRun t = Capplan("--table --gpus 8 --tp 8");
+  ASSERT_EQ(t.code, 0) << t.err;
+  EXPECT_NE(t.out.find("does not fit: needs"), std::string::npos) << t.out;  // GLM-5.2 BF16
+  CliRun tj = Capplan("--table --gpus 8 --tp 8 --json");
+  ASSERT_EQ(tj.code, 0) << tj.err;
+  auto rows = nlohmann::json::parse(tj.out);
+  ASSERT_TRUE(rows.is_array());
+  EXPECT_EQ(rows.size(), 14u);  // 7 cards x {bf16, fp8}
+}
+
+TEST(CapacityCli, UsageErrorsExitTwo) {
+  ExpectOneLineError(Capplan("--model kimi-k2.5 --gpus 8"), 2, "did you mean 'kimi-k2.6'");
+  ExpectOneLineError(Capplan("--model kimi-k2.6 --gpus 8 --tp=-8"), 2, "--tp");
+  ExpectOneLineError(Capplan("--model kimi-k2.6 --gpus 8 --mem-fraction 2"), 2, "--mem-fraction");
+  ExpectOneLineError(Capplan("--model kimi-k2.6 --gpus 8 --context-tokens=-1"), 2,
+                     "--context-tokens");
+  ExpectOneLineError(Capplan("--model kimi-k2.6 --gpus 8 --kv fp4"), 2, "--kv");
+  ExpectOneLineError(Capplan("--model kimi-k2.6 --gpus 8 --weights fp6"), 2, "--weights");
+  ExpectOneLineError(Capplan("--model kimi-k2.6 --gpus 8 --engine sglng"), 2, "did you mean");
+  ExpectOneLineError(Capplan("--model kimi-k2.6 --gpus 8 --tpp 8"), 2, "did you mean '--tp'");
+  ExpectOneLineError(Capplan("--model kimi-k2.6 --gpus 99999999"), 2, "--gpus");
+  const std::string dir = MODELS_TEST_DATA;
+  ExpectOneLineError(Capplan("--model " + dir + "/malformed.json --gpus 1"), 2,
+                     "malformed.json: line 4");
+  ExpectOneLineError(Capplan("--model " + dir + "/unknown_field.json --gpus 1"), 2,
+                     "unknown_field.json: /num_layerz");
+}
+
+TEST(CapacityCli, InvalidConfigurationsExitOne) {
+  ExpectOneLineError(Capplan("--model llama-3.1-70b --gpus 3 --tp 3"), 1, "num_heads 64");
+  ExpectOneLineError(Capplan("--model glm-5.2 --gpus 8 --tp 8"), 1, "GiB short per GPU");
+  ExpectOneLineError(Capplan("--model kimi-k2.6 --gpus 8 --tp 8 --ep 3"), 1, "--ep 3");
+  ExpectOneLineError(Capplan("--model llama-3.1-8b --gpus 1 --context-tokens 1000000"), 1,
+                     "max_position_embeddings");
+}
+
+}  // namespace

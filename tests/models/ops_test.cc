@@ -1,0 +1,157 @@
+// Step operator lists on tiny batches, FLOPs and bytes derived by hand.
+#include <gtest/gtest.h>
+
+#include "models/card.h"
+#include "models/ops.h"
+
+namespace capplan {
+namespace {
+
+ShardedModel Shard(const std::string& name, int tp, const std::string& weights = "default") {
+  auto card = LoadModelCard(name);
+  EXPECT_TRUE(card.ok());
+  ParallelLayout l;
+  l.gpus = l.tp = tp;
+  PrecisionChoice c;
+  c.weights = weights;
+  auto m = ShardModel(*card, l, c);
+  EXPECT_TRUE(m.ok()) << m.status().message();
+  return *m;
+}
+
+const Op* Find(const std::vector<Op>& ops, const std::string& name) {
+  for (const Op& op : ops) {
+    if (op.name == name) return &op;
+  }
+  return nullptr;
+}
+
+TEST(Ops, LlamaDecodeOneRequestTp1) {
+  ShardedModel m = Shard("llama-3.1-8b", 1);
+  BatchShape b;
+  b.decode_context = {100};
+  std::vector<Op> ops;
+  BuildStepOps(m, b, &ops);
+  const Op* q = Find(ops, "attn.q_proj");
+  ASSERT_NE(q, nullptr);
+  EXPECT_EQ(q->count, 32);
+  EXPECT_EQ(q->m, 1);
+  EXPECT_DOUBLE_EQ(q->flops, 2.0 * 4096 * 4096);
+  EXPECT_DOUBLE_EQ(q->bytes, 4096.0 * 4096 * 2 + 4096 * 2 + 4096 * 2);
+  const Op* att = Find(ops, "attn.decode");
+  ASSERT_NE(att, nullptr);
+  // QK and PV: 2 x 2 x head_dim FLOPs per (head, key); KV 4,096 B/token/layer.
+  EXPECT_DOUBLE_EQ(att->flops, 4.0 * 32 * 128 * 100);
+  EXPECT_DOUBLE_EQ(att->bytes, 100.0 * 4096 + 2.0 * 32 * 128 * 2);
+  EXPECT_EQ(att->kv_tokens, 100);
+  const Op* up = Find(ops, "dense.gate_up_proj");
+  ASSERT_NE(up, nullptr);
+  EXPECT_EQ(up->n, 2 * 14336);
+  EXPECT_DOUBLE_EQ(up->flops, 2.0 * 2 * 14336 * 4096);
+  for (const Op& op : ops) EXPECT_NE(op.op_class, OpClass::kCommunication) << op.name;
+  const Op* head = Find(ops, "lm_head");
+  ASSERT_NE(head, nullptr);
+  EXPECT_DOUBLE_EQ(head->flops, 2.0 * 128256 * 4096);
+}
+
+TEST(Ops, LlamaPrefillChunkIsCausal) {
+  ShardedModel m = Shard("llama-3.1-8b", 1);
+  BatchShape b;
+  b.prefill = {{10, 5}};  // 10 new tokens after 5 cached: keys 6..15
+  std::vector<Op> ops;
+  BuildStepOps(m, b, &ops);
+  const Op* att = Find(ops, "attn.prefill");
+  ASSERT_NE(att, nullptr);
+  EXPECT_DOUBLE_EQ(att->flops, 4.0 * 32 * 128 * (6 + 7 + 8 + 9 + 10 + 11 + 12 + 13 + 14 + 15));
+  EXPECT_EQ(Find(ops, "attn.q_proj")->m, 10);
+  EXPECT_EQ(Find(ops, "lm_head")->m, 1);
+}
+
+TEST(Ops, KimiMlaDecodeAbsorbedAndMoe) {
+  ShardedModel m = Shard("kimi-k2.6", 8);
+  BatchShape b;
+  b.decode_context = {1000};
+  std::vector<Op> ops;
+  BuildStepOps(m, b, &ops);
+  const Op* att = Find(ops, "attn.mla_decode");
+  ASSERT_NE(att, nullptr);
+  EXPECT_EQ(att->count, 61);
+  EXPECT_EQ(att->heads, 8);
+  EXPECT_DOUBLE_EQ(att->flops, 2.0 * 8 * 576 * 1000 + 2.0 * 8 * 512 * 1000);
+  EXPECT_DOUBLE_EQ(att->bytes, 1000.0 * 1152 + 8.0 * 576 * 2 + 8.0 * 512 * 2);
+  // One token touches 8 experts: 8 token-rows through gate+up (2 x 256 local
+  // rows each) of INT4 g32 weights with BF16 scales.
+  const Op* gu = Find(ops, "moe.experts.gate_up_proj");
+  ASSERT_NE(gu, nullptr);
+  EXPECT_EQ(gu->kind, OpKind::kGroupedGemm);
+  EXPECT_EQ(gu->weight_dtype, Dtype::kInt4);
+  EXPECT_EQ(gu->compute_dtype, Dtype::kBf16);
+  EXPECT_EQ(gu->group_size, 32);
+  EXPECT_EQ(gu->groups, 8);
+  EXPECT_EQ(gu->count, 60);
+  EXPECT_DOUBLE_EQ(gu->flops, 2.0 * 8 * 512 * 7168);
+  const double w_expert = 2 * (256.0 * 7168 / 2 + 256.0 * (7168 / 32) * 2);
+  EXPECT_NEAR(gu->bytes, 8 * w_expert + 8.0 * 7168 * 2 + 8.0 * 512 * 2, 1e-3 * gu->bytes);
+  const Op* ar = Find(ops, "attn.all_reduce");
+  ASSERT_NE(ar, nullptr);
+  EXPECT_EQ(ar->participants, 8);
+  EXPECT_DOUBLE_EQ(ar->message_bytes, 7168.0 * 2);
+  ASSERT_NE(Find(ops, "attn.kv_b_proj.absorbed"), nullptr);
+  EXPECT_EQ(Find(ops, "attn.kv_b_proj.expand"), nullptr);
+}
+
+TEST(Ops, Glm52DsaReadsTopKAndAllIndexKeys) {
+  ShardedModel m = Shard("glm-5.2", 8, "fp8");
+  BatchShape b;
+  b.decode_context = {5000};
+  std::vector<Op> ops;
+  BuildStepOps(m, b, &ops);
+  const Op* att = Find(ops, "attn.mla_decode");
+  ASSERT_NE(att, nullptr);
+  EXPECT_EQ(att->kv_tokens, 2048);  // index_topk
+  const Op* idx = Find(ops, "attn.indexer");
+  ASSERT_NE(idx, nullptr);
+  EXPECT_EQ(idx->count, 20);  // fresh top-k in 1 of 4 of 78 layers
+  EXPECT_DOUBLE_EQ(idx->flops, 2.0 * 32 * 128 * 5000);
+  EXPECT_DOUBLE_EQ(idx->bytes, 5000.0 * 132 + 32.0 * 128 * 2);
+  const Op* q = Find(ops, "attn.q_b_proj");
+  ASSERT_NE(q, nullptr);
+  EXPECT_EQ(q->weight_dtype, Dtype::kFp8E4m3);
+  EXPECT_EQ(q->compute_dtype, Dtype::kFp8E4m3);
+}
+
+TEST(Ops, HelpersAndDpAttention) {
+  EXPECT_DOUBLE_EQ(ExpectedUniqueExperts(1, 8, 384), 8.0);
+  EXPECT_NEAR(ExpectedUniqueExperts(1000, 8, 256), 256.0, 1e-6);
+  EXPECT_DOUBLE_EQ(ExpectedUniqueExperts(2, 1, 2), 2 * (1 - 0.25));
+  BatchShape b;
+  b.prefill = {{100, 0}, {50, 10}};
+  b.decode_context = {5, 6, 7};
+  EXPECT_EQ(b.TotalTokens(), 153);
+  EXPECT_STREQ(OpClassName(OpClass::kDenseGemm), "dense_gemm");
+
+  auto card = LoadModelCard("deepseek-v3");
+  ASSERT_TRUE(card.ok());
+  ParallelLayout l;
+  l.gpus = l.tp = 8;
+  l.dp_attention = true;
+  l.dp = 8;
+  l.ep = 8;
+  auto m = ShardModel(*card, l, PrecisionChoice{});
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  BatchShape d;
+  d.decode_context = {100, 100};
+  std::vector<Op> ops;
+  BuildStepOps(*m, d, &ops);
+  // Attention TP 1: full 128 heads, no attention all-reduce; the FFN sees
+  // 8 ranks x 2 tokens and returns them with a reduce-scatter.
+  EXPECT_EQ(Find(ops, "attn.mla_decode")->heads, 128);
+  EXPECT_EQ(Find(ops, "attn.all_reduce"), nullptr);
+  EXPECT_DOUBLE_EQ(Find(ops, "dp.all_gather")->message_bytes, 16.0 * 7168 * 2);
+  EXPECT_EQ(Find(ops, "moe.gate")->m, 16);
+  ASSERT_NE(Find(ops, "moe.dispatch"), nullptr);
+  ASSERT_NE(Find(ops, "dp.reduce_scatter"), nullptr);
+}
+
+}  // namespace
+}  // namespace capplan

@@ -1,0 +1,150 @@
+// Weight bytes per GPU and layout validation, against hand arithmetic.
+#include <gtest/gtest.h>
+
+#include "models/card.h"
+#include "models/memory.h"
+#include "tests/models/hand_model.h"
+
+namespace capplan {
+namespace {
+
+ParallelLayout Tp(int tp) {
+  ParallelLayout l;
+  l.gpus = tp;
+  l.tp = tp;
+  return l;
+}
+
+TEST(Weights, EveryCardAtTp8MatchesHandArithmetic) {
+  for (const hand::Dims& d : hand::AllDims()) {
+    auto card = LoadModelCard(d.name);
+    ASSERT_TRUE(card.ok()) << card.status().message();
+    auto w = ComputeWeights(*card, Tp(8), PrecisionChoice{});
+    ASSERT_TRUE(w.ok()) << d.name << ": " << w.status().message();
+    EXPECT_EQ(w->bytes_per_gpu, static_cast<int64_t>(hand::WeightsPerGpu(d, 8))) << d.name;
+  }
+}
+
+TEST(Weights, RequantizedChoicesMatchHandArithmetic) {
+  for (const hand::Dims& d : hand::AllDims()) {
+    auto card = LoadModelCard(d.name);
+    ASSERT_TRUE(card.ok());
+    PrecisionChoice fp8;
+    fp8.weights = "fp8";
+    auto w = ComputeWeights(*card, Tp(8), fp8);
+    ASSERT_TRUE(w.ok()) << w.status().message();
+    // FP8 asked: every quantizable component not already FP8 becomes FP8
+    // 128x128 (Kimi's INT4 experts included); embeddings stay BF16.
+    EXPECT_EQ(w->bytes_per_gpu, static_cast<int64_t>(hand::WeightsPerGpu(
+                                    d, 8, hand::kFp8, hand::kFp8, hand::kFp8, hand::kFp8)))
+        << d.name;
+    PrecisionChoice bf16;
+    bf16.weights = "bf16";
+    w = ComputeWeights(*card, Tp(8), bf16);
+    ASSERT_TRUE(w.ok());
+    EXPECT_EQ(w->bytes_per_gpu, static_cast<int64_t>(hand::WeightsPerGpu(
+                                    d, 8, hand::kBf16, hand::kBf16, hand::kBf16, hand::kBf16)))
+        << d.name;
+  }
+}
+
+TEST(Weights, KimiInt4KeepsShippedGroup32AndMatchesFactsSize) {
+  auto card = LoadModelCard("kimi-k2.6");
+  ASSERT_TRUE(card.ok());
+  PrecisionChoice int4;
+  int4.weights = "int4";
+  auto w = ComputeWeights(*card, Tp(1), int4);
+  ASSERT_TRUE(w.ok());
+  // Experts stay g32 (shipped); attention/shared/dense become int4 g128.
+  const hand::Dims d = hand::AllDims()[3];
+  ASSERT_EQ(d.name, "kimi-k2.6");
+  EXPECT_EQ(w->bytes_per_gpu,
+            static_cast<int64_t>(hand::WeightsPerGpu(d, 1, hand::kInt4G128, hand::kInt4G32,
+                                                     hand::kInt4G128, hand::kInt4G128)));
+  // models.md 1.2: the shipped checkpoint is ~594 GB in total (decimal).
+  auto shipped = ComputeWeights(*card, Tp(1), PrecisionChoice{});
+  ASSERT_TRUE(shipped.ok());
+  EXPECT_NEAR(shipped->bytes_per_gpu / 1e9, 594, 594 * 0.01);
+}
+
+TEST(Weights, PerComponentOverride) {
+  auto card = LoadModelCard("deepseek-v3");
+  ASSERT_TRUE(card.ok());
+  PrecisionChoice c;
+  c.per_component[Component::kExperts] = "int4";
+  auto w = ComputeWeights(*card, Tp(8), c);
+  ASSERT_TRUE(w.ok());
+  const hand::Dims d = hand::AllDims()[0];
+  EXPECT_EQ(w->bytes_per_gpu, static_cast<int64_t>(hand::WeightsPerGpu(
+                                  d, 8, hand::kFp8, hand::kInt4G128, hand::kFp8, hand::kFp8)));
+  c.per_component[Component::kExperts] = "fp4";
+  auto bad = ComputeWeights(*card, Tp(8), c);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kUsage);
+  EXPECT_NE(bad.status().message().find("weights.experts"), std::string::npos);
+}
+
+TEST(Weights, ExpertParallelKeepsExpertBytesPerGpu) {
+  auto card = LoadModelCard("kimi-k2.6");
+  ASSERT_TRUE(card.ok());
+  ParallelLayout ep8 = Tp(8);
+  ep8.ep = 8;
+  auto a = ComputeWeights(*card, Tp(8), PrecisionChoice{});
+  auto b = ComputeWeights(*card, ep8, PrecisionChoice{});
+  ASSERT_TRUE(a.ok() && b.ok());
+  // 48 whole experts per GPU vs 384 experts sliced 8 ways: same bytes for g32
+  // groups (2048/8 = 256 is a multiple of 32).
+  EXPECT_EQ(a->bytes_per_gpu, b->bytes_per_gpu);
+}
+
+TEST(Weights, DpAttentionReplicatesAttention) {
+  auto card = LoadModelCard("kimi-k2.6");
+  ASSERT_TRUE(card.ok());
+  ParallelLayout dp = Tp(8);
+  dp.dp_attention = true;
+  dp.dp = 8;
+  auto w = ComputeWeights(*card, dp, PrecisionChoice{});
+  ASSERT_TRUE(w.ok());
+  const int64_t mla = 7168LL * 1536 + 1536LL * 64 * 192 + 7168LL * 576 + 512LL * 64 * 256 +
+                      64LL * 128 * 7168;
+  for (const auto& c : w->components) {
+    if (c.component == Component::kAttention) {
+      EXPECT_EQ(c.bytes_per_gpu, 61 * mla * 2);
+    }
+  }
+}
+
+TEST(Layout, InvalidLayoutsExplainThemselves) {
+  auto llama = LoadModelCard("llama-3.1-70b");
+  ASSERT_TRUE(llama.ok());
+  auto st = ValidateLayout(*llama, Tp(3));
+  EXPECT_EQ(st.code(), StatusCode::kInvalidConfig);
+  EXPECT_NE(st.message().find("num_heads 64"), std::string::npos) << st.message();
+
+  ParallelLayout ep = Tp(8);
+  ep.ep = 2;
+  st = ValidateLayout(*llama, ep);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidConfig);
+  EXPECT_NE(st.message().find("MoE"), std::string::npos) << st.message();
+
+  auto tiny = ParseModelCard(R"({
+    "format": "capplan.model_card.v1", "name": "tiny-moe", "sources": ["test"],
+    "num_layers": 2, "hidden_size": 64, "vocab_size": 100, "max_position_embeddings": 1024,
+    "attention": "gqa", "num_heads": 4, "num_kv_heads": 4, "head_dim": 16,
+    "n_routed_experts": 6, "experts_per_token": 2, "moe_intermediate_size": 32,
+    "checkpoint": {}, "quantizable": ["experts"]})", "tiny.json");
+  ASSERT_TRUE(tiny.ok()) << tiny.status().message();
+  ParallelLayout ep4 = Tp(4);
+  ep4.ep = 4;
+  st = ValidateLayout(*tiny, ep4);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidConfig);
+  EXPECT_NE(st.message().find("n_routed_experts 6"), std::string::npos) << st.message();
+
+  ParallelLayout gpus = Tp(8);
+  gpus.gpus = 4;
+  EXPECT_EQ(ValidateLayout(*llama, gpus).code(), StatusCode::kInvalidConfig);
+  EXPECT_EQ(ValidateLayout(*llama, Tp(-1)).code(), StatusCode::kUsage);
+}
+
+}  // namespace
+}  // namespace capplan
