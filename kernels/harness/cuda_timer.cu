@@ -64,21 +64,28 @@ Result<TimingStats> TimeCuda(const std::function<Status()>& launch, const CudaTi
   cudaEvent_t start, stop;
   (void)cudaEventCreate(&start);
   (void)cudaEventCreate(&stop);
-  Status st;
   std::vector<double> us;
-  for (int i = 0; i < opt.warmup && st.ok(); ++i) st = launch();
-  if (st.ok()) st = Check(cudaDeviceSynchronize(), "warm-up");
-  for (int i = 0; i < opt.repeats && st.ok(); ++i) {
-    if (flush) st = Check(cudaMemsetAsync(flush, i & 0xff, flush_bytes), "L2 flush memset");
-    if (!st.ok()) break;
-    (void)cudaEventRecord(start);
-    st = launch();
-    (void)cudaEventRecord(stop);
-    if (st.ok()) st = Check(cudaEventSynchronize(stop), "kernel run");
-    float ms = 0.0f;
-    if (st.ok()) st = Check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
-    us.push_back(1000.0 * ms);
-  }
+  // A lambda so every CUDA error returns early while the events and the
+  // flush buffer are still released below.
+  auto timed = [&]() -> Status {
+    for (int i = 0; i < opt.warmup; ++i) CAPPLAN_RETURN_IF_ERROR(launch());
+    CAPPLAN_RETURN_IF_ERROR(Check(cudaDeviceSynchronize(), "warm-up"));
+    for (int i = 0; i < opt.repeats; ++i) {
+      if (flush) {
+        CAPPLAN_RETURN_IF_ERROR(
+            Check(cudaMemsetAsync(flush, i & 0xff, flush_bytes), "L2 flush memset"));
+      }
+      CAPPLAN_RETURN_IF_ERROR(Check(cudaEventRecord(start), "cudaEventRecord"));
+      CAPPLAN_RETURN_IF_ERROR(launch());
+      CAPPLAN_RETURN_IF_ERROR(Check(cudaEventRecord(stop), "cudaEventRecord"));
+      CAPPLAN_RETURN_IF_ERROR(Check(cudaEventSynchronize(stop), "kernel run"));
+      float ms = 0.0f;
+      CAPPLAN_RETURN_IF_ERROR(Check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime"));
+      us.push_back(1000.0 * ms);
+    }
+    return Status::Ok();
+  };
+  const Status st = timed();
   (void)cudaEventDestroy(start);
   (void)cudaEventDestroy(stop);
   if (flush) (void)cudaFree(flush);
