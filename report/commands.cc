@@ -1,0 +1,72 @@
+#include "report/commands.h"
+
+#include <ostream>
+
+#include "report/formats.h"
+#include "report/report.h"
+
+namespace capplan {
+namespace {
+
+namespace po = boost::program_options;
+
+Status RunReport(const std::vector<std::string>& args, CommandContext& ctx) {
+  std::vector<std::string> inputs;
+  std::string out, format, baseline, title, pareto_tokens = "output";
+  double usd = 0;
+  po::options_description desc(
+      "capplan report RESULT... --out FILE [options]\n"
+      "  RESULT: a summary JSON, a 'capplan simulate --out' directory or a\n"
+      "  'capplan sweep --out' directory\noptions");
+  desc.add_options()("help,h", "show this help")(
+      "out", po::value(&out), "report file to write (required; written atomically)")(
+      "format", po::value(&format),
+      "html, md or csv (default: from the --out extension, else html)")(
+      "baseline", po::value(&baseline),
+      "configuration the cost ratios compare against (default: the first result's)")(
+      "usd-per-gpu-hour", po::value(&usd),
+      "GPU price for the cost figures (default: each summary's usd_per_gpu_hour)")(
+      "pareto-tokens", po::value(&pareto_tokens),
+      "tokens the Pareto chart's y axis counts: output or total (input+output)")(
+      "title", po::value(&title), "report title")(
+      "result", po::value(&inputs), "results (positional)");
+  po::positional_options_description pos;
+  pos.add("result", -1);
+  po::variables_map vm;
+  CAPPLAN_RETURN_IF_ERROR(ParseCommandLine("report", args, desc, &pos, &vm));
+  if (vm.count("help")) {
+    *ctx.out << desc << "\nformats:";
+    for (const auto& n : report::ReportFormats().Names()) {
+      *ctx.out << " " << n << " (" << report::ReportFormats().Help(n) << ")";
+    }
+    *ctx.out << "\n";
+    return Status::Ok();
+  }
+  if (out.empty()) {
+    return Status::Usage("report: --out FILE is required (e.g. --out report.html)");
+  }
+  if (inputs.empty()) {
+    return Status::Usage("report: no results given; pass summary JSON files or 'capplan "
+                         "simulate/sweep --out' directories before --out");
+  }
+  report::ReportOptions options;
+  options.baseline = baseline;
+  options.pareto_tokens = pareto_tokens;
+  if (!title.empty()) options.title = title;
+  if (vm.count("usd-per-gpu-hour")) {
+    if (!(usd > 0)) return Status::Usage("report: --usd-per-gpu-hour must be > 0");
+    options.usd_per_gpu_hour = usd;
+  }
+  CAPPLAN_RETURN_IF_ERROR(report::WriteReport(inputs, out, format, options));
+  *ctx.out << "report: wrote " << out << "\n";
+  return Status::Ok();
+}
+
+}  // namespace
+
+void RegisterReportCommands(CommandTable* table) {
+  table->Add(Command{"report", "turn simulation results into a planning report (html, md, csv)",
+                     RunReport});
+}
+
+}  // namespace capplan

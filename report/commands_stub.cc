@@ -1,4 +1,0 @@
-#include "report/commands.h"
-namespace capplan {
-void RegisterReportCommands(CommandTable*) {}
-}  // namespace capplan

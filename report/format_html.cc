@@ -1,0 +1,247 @@
+// The HTML report: one file a planner can open offline, mail, or print.
+#include <set>
+#include <sstream>
+
+#include "report/formats.h"
+#include "report/svg_chart.h"
+#include "report/text_util.h"
+
+namespace capplan::report {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+// Charts scale with the page (viewBox, width 100%); table cells may break
+// anywhere so long labels never push the page wider than the screen or paper.
+constexpr const char* kCss = R"css(
+:root { color-scheme: light; }
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0 auto;
+       max-width: 1100px; padding: 16px; color: #111; line-height: 1.4; }
+h1 { font-size: 1.6em; margin: 0.2em 0; } h2 { font-size: 1.25em; margin-top: 1.6em;
+       border-bottom: 1px solid #ccc; }
+p.note, ul.notes { color: #333; font-size: 0.92em; }
+figure { margin: 1em 0; } figcaption { font-size: 0.9em; color: #333; }
+svg.chart { width: 100%; height: auto; display: block; }
+svg.chart text { font-family: inherit; font-size: 12px; fill: #111; }
+svg.chart .ctitle { font-size: 14px; font-weight: 600; text-anchor: middle; }
+svg.chart .xtick, svg.chart .xlabel, svg.chart .ylabel, svg.chart .empty { text-anchor: middle; }
+svg.chart .ytick { text-anchor: end; }
+svg.chart .grid { stroke: #e3e3e3; stroke-width: 1; }
+svg.chart .frame { fill: none; stroke: #888; }
+svg.chart .front { fill: none; stroke: #222; stroke-width: 1.5; stroke-dasharray: 5 3; }
+table { border-collapse: collapse; width: 100%; font-size: 0.85em; margin: 0.5em 0; }
+th, td { border: 1px solid #ccc; padding: 3px 6px; text-align: left; vertical-align: top;
+         overflow-wrap: anywhere; }
+th { background: #f2f2f2; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+ul.headlines li { font-weight: 600; }
+footer { margin-top: 2em; font-size: 0.8em; color: #555; overflow-wrap: anywhere; }
+#capplan-selfcheck { display: none; }
+@media print {
+  body { max-width: none; padding: 0; font-size: 10pt; }
+  h2 { break-after: avoid; }
+  figure, tr, svg.chart { break-inside: avoid; }
+  th { background: #eee; -webkit-print-color-adjust: exact; print-color-adjust: exact; }
+}
+)css";
+
+// Runs once the page is laid out: records page overflow, chart marks and
+// script errors where a headless browser's --dump-dom can read them, and
+// logs one console line so a test can prove console capture works.
+constexpr const char* kSelfCheck = R"js(
+(function () {
+  var errors = [];
+  window.addEventListener('error', function (e) { errors.push(String(e.message)); });
+  var de = document.documentElement;
+  var r = { scroll_width: de.scrollWidth, client_width: de.clientWidth, overflowing: [],
+            charts: {}, tables: document.querySelectorAll('table').length, errors: errors };
+  document.querySelectorAll('svg.chart, table, h1, h2, p, li, figure').forEach(function (el) {
+    var b = el.getBoundingClientRect();
+    if (b.right > de.clientWidth + 1) r.overflowing.push(el.tagName.toLowerCase() + (el.id ? '#' + el.id : ''));
+  });
+  document.querySelectorAll('svg.chart').forEach(function (svg) {
+    var marks = svg.querySelectorAll('.mark'), drawn = 0;
+    marks.forEach(function (m) { var b = m.getBBox(); if (b.width > 0 && b.height > 0) drawn++; });
+    r.charts[svg.getAttribute('data-chart')] = drawn;
+  });
+  document.getElementById('capplan-selfcheck').textContent = JSON.stringify(r);
+  console.log('capplan-selfcheck ' + JSON.stringify(r));
+})();
+)js";
+
+bool LooksNumeric(const std::string& s) {
+  if (s.empty()) return false;
+  for (char c : s) {
+    if (!(std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == 'e')) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void WriteTable(std::ostringstream& os, const Table& t) {
+  os << "<table id=\"table-" << HtmlEscape(t.id) << "\"><thead><tr>";
+  for (const auto& c : t.columns) os << "<th>" << HtmlEscape(c) << "</th>";
+  os << "</tr></thead><tbody>";
+  for (const auto& row : t.rows) {
+    os << "<tr>";
+    for (const auto& cell : row) {
+      os << (LooksNumeric(cell) ? "<td class=\"num\">" : "<td>") << HtmlEscape(cell) << "</td>";
+    }
+    os << "</tr>";
+  }
+  os << "</tbody></table>";
+}
+
+const Table* FindTable(const std::vector<Table>& tables, const std::string& id) {
+  for (const auto& t : tables) {
+    if (t.id == id) return &t;
+  }
+  return nullptr;
+}
+
+void Section(std::ostringstream& os, const std::vector<Table>& tables, const std::string& id) {
+  const Table* t = FindTable(tables, id);
+  if (t == nullptr) return;
+  if (!t->note.empty()) os << "<p class=\"note\">" << HtmlEscape(t->note) << "</p>";
+  WriteTable(os, *t);
+}
+
+std::string MemoryChart(const Analysis& a) {
+  StackedBarSpec spec;
+  spec.id = "memory";
+  spec.title = "Memory per GPU";
+  spec.value_label = "GiB per GPU";
+  std::set<std::string> components;
+  for (const auto& c : a.configs) {
+    if (c.first->memory) {
+      for (const auto& [k, v] : c.first->memory->weights_by_component) components.insert(k);
+    }
+  }
+  for (const auto& k : components) spec.segments.push_back("weights: " + k);
+  const bool split = !components.empty();
+  if (!split) spec.segments.push_back("weights");
+  for (const char* s : {"reserve", "KV pool", "free"}) spec.segments.push_back(s);
+  for (const auto& c : a.configs) {
+    const Summary& s = *c.first;
+    if (!s.memory) continue;
+    const MemoryPerGpu& m = *s.memory;
+    std::vector<double> v;
+    double comp_sum = 0;
+    for (const auto& k : components) {
+      auto it = m.weights_by_component.find(k);
+      const double b = it == m.weights_by_component.end() ? 0 : it->second;
+      comp_sum += b;
+      v.push_back(b / kGiB);
+    }
+    // Components that do not add up to the total (rounding, unlisted
+    // buffers) go to the last component rather than vanish.
+    if (split && m.weights_bytes > comp_sum) v.back() += (m.weights_bytes - comp_sum) / kGiB;
+    if (!split) v.push_back(m.weights_bytes / kGiB);
+    v.push_back(m.reserve_bytes / kGiB);
+    v.push_back(m.kv_pool_bytes / kGiB);
+    const double used = m.weights_bytes + m.reserve_bytes + m.kv_pool_bytes;
+    v.push_back(m.gpu_memory_bytes > used ? (m.gpu_memory_bytes - used) / kGiB : 0);
+    spec.categories.push_back(c.label);
+    spec.values.push_back(v);
+    spec.bar_notes.push_back(s.kv_capacity_tokens
+                                 ? "KV capacity " + FormatNumber(*s.kv_capacity_tokens, 9) +
+                                       " tokens"
+                                 : "");
+  }
+  return RenderStackedBars(spec);
+}
+
+std::string ThroughputChart(const Analysis& a) {
+  XYChartSpec spec;
+  spec.id = "throughput";
+  spec.title = "Output throughput per GPU vs concurrency";
+  spec.x_label = "offered concurrency (requests in flight)";
+  spec.y_label = "output tokens/s per GPU";
+  bool all_positive = true;
+  for (const auto& c : a.configs) {
+    XYSeries s{c.label, {}, true};
+    for (int i : c.points) {
+      const Summary& r = a.results[i];
+      if (!r.concurrency) continue;
+      if (*r.concurrency <= 0) all_positive = false;
+      s.points.push_back({*r.concurrency, r.output_throughput_per_gpu});
+    }
+    spec.series.push_back(std::move(s));
+  }
+  spec.log2_x = all_positive;
+  return RenderXYChart(spec);
+}
+
+std::string ParetoChart(const Analysis& a) {
+  XYChartSpec spec;
+  spec.id = "pareto";
+  const bool total = a.options.pareto_tokens == "total";
+  spec.title = std::string(total ? "Input+output" : "Output") +
+               " tokens/s per GPU vs tokens/s per user";
+  spec.x_label = "tokens/s per user = 1000 / median TPOT (ms)";
+  spec.y_label = std::string(total ? "input+output" : "output") + " tokens/s per GPU";
+  spec.front_label = "Pareto front";
+  for (const auto& c : a.configs) {
+    XYSeries s{c.label, {}, true};
+    for (int i : c.points) {
+      const Point& p = a.points[i];
+      if (!(p.tokens_per_s_per_user > 0)) continue;
+      s.points.push_back({p.tokens_per_s_per_user, p.pareto_y});
+      if (p.on_pareto_front) spec.front.push_back({p.tokens_per_s_per_user, p.pareto_y});
+    }
+    spec.series.push_back(std::move(s));
+  }
+  return RenderXYChart(spec);
+}
+
+}  // namespace
+
+std::string RenderHtml(const Analysis& a, const std::vector<Table>& tables) {
+  std::ostringstream os;
+  os << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+     << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+     << "<title>" << HtmlEscape(a.options.title) << "</title><style>" << kCss
+     << "</style></head><body>\n";
+  os << "<h1>" << HtmlEscape(a.options.title) << "</h1>\n";
+  const auto headlines = Headlines(a);
+  if (!headlines.empty()) {
+    os << "<ul class=\"headlines\">";
+    for (const auto& h : headlines) os << "<li>" << HtmlEscape(h) << "</li>";
+    os << "</ul>\n";
+  }
+  os << "<ul class=\"notes\">";
+  for (const auto& n : ReportNotes(a)) os << "<li>" << HtmlEscape(n) << "</li>";
+  os << "</ul>\n";
+
+  os << "<h2 id=\"deployments\">Deployments compared</h2>";
+  Section(os, tables, "deployments");
+  os << "\n<h2 id=\"memory\">Memory per GPU and KV capacity</h2><figure>" << MemoryChart(a)
+     << "<figcaption>Weights by component, reserve (activations, graphs, runtime), KV pool "
+        "and what is left of HBM, per GPU.</figcaption></figure>";
+  Section(os, tables, "memory");
+  os << "\n<h2 id=\"throughput\">Throughput</h2><figure>" << ThroughputChart(a)
+     << "<figcaption>Output (generated) tokens only, per GPU of the deployment.</figcaption>"
+        "</figure><figure>"
+     << ParetoChart(a)
+     << "<figcaption>Each point is one result; the dashed line is the Pareto front (no other "
+        "point is both more interactive and more productive per GPU).</figcaption></figure>";
+  Section(os, tables, "throughput");
+  os << "\n<h2 id=\"latency\">Latency</h2>";
+  Section(os, tables, "latency");
+  os << "\n<h2 id=\"cost\">Cost</h2>";
+  Section(os, tables, "cost");
+  os << "\n<h2 id=\"binding\">What binds</h2>";
+  Section(os, tables, "binding");
+  if (FindTable(tables, "warnings") != nullptr) {
+    os << "\n<h2 id=\"warnings\">Warnings</h2>";
+    Section(os, tables, "warnings");
+  }
+  os << "\n<footer>Generated by <code>capplan report</code> from:";
+  for (const auto& r : a.results) os << " <code>" << HtmlEscape(r.origin) << "</code>";
+  os << "</footer>\n<pre id=\"capplan-selfcheck\"></pre><script>" << kSelfCheck
+     << "</script>\n</body></html>\n";
+  return os.str();
+}
+
+}  // namespace capplan::report

@@ -1,0 +1,82 @@
+// One simulation result as the report sees it: the subset of the summary keys
+// pinned in sim/simulate.h that a planning report shows. The report reads
+// JSON files only (it never links the simulator), so this is its own typed
+// view of that contract.
+#ifndef CAPPLAN_REPORT_SUMMARY_H_
+#define CAPPLAN_REPORT_SUMMARY_H_
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/status.h"
+
+namespace capplan::report {
+
+struct MemoryPerGpu {
+  double weights_bytes = 0;
+  // Component name -> bytes per GPU; empty when the simulator gave only the
+  // total (then the chart shows one "weights" segment).
+  std::map<std::string, double> weights_by_component;
+  double reserve_bytes = 0;
+  double kv_pool_bytes = 0;
+  double gpu_memory_bytes = 0;
+};
+
+struct Summary {
+  std::string origin;  // file it came from (errors and provenance)
+  std::string id;      // the result's own name: "label", else scenario, else file stem
+  std::string scenario;
+  std::string model;
+  std::string hardware;
+  std::string profile_name;
+  std::string profile_path;
+  std::string profile_provenance;  // a string, or a compact dump of an object
+  nlohmann::json deployment;       // raw object, shown and used for grouping
+  int gpus = 0;
+
+  // Offered concurrency (the x axis of throughput-vs-concurrency) and where
+  // it was read from, so the report can say so.
+  std::optional<double> concurrency;
+  std::string concurrency_source;
+
+  double completed = 0, failed = 0, duration_s = 0;
+  double request_throughput = 0, input_throughput = 0, output_throughput = 0;
+  double total_token_throughput = 0;
+  double output_throughput_per_gpu = 0, total_token_throughput_per_gpu = 0;
+  // "<stat>_<metric>" (stat in mean/median/p90/p99, metric in
+  // ttft/tpot/itl/e2el) -> milliseconds; only the keys present.
+  std::map<std::string, double> latency_ms;
+
+  std::optional<double> usd_per_gpu_hour;
+  std::optional<double> kv_capacity_tokens, kv_bytes_per_token, peak_kv_tokens;
+  std::optional<double> max_concurrent_requests, retractions;
+  bool kv_bound = false;
+
+  std::optional<MemoryPerGpu> memory;
+  // compute / memory / communication / overhead -> fraction of step time.
+  std::map<std::string, double> bound_time_share;
+  // SLO metric (ttft_ms, tpot_ms, ...) -> limit in ms, when goodput was asked.
+  std::map<std::string, double> slo_ms;
+  std::optional<double> request_goodput;
+  std::vector<std::string> warnings;
+
+  // Deployment field as display text ("" when absent).
+  std::string DeploymentField(const std::string& key) const;
+};
+
+// Parses a summary document; errors name `origin` and the JSON path. A
+// document lacking the core keys is rejected as "not a simulation summary".
+Result<Summary> ParseSummary(const nlohmann::json& doc, const std::string& origin);
+
+// Loads every result named by `inputs`: a summary file, a `capplan simulate
+// --out` directory (its summary.json), or a `capplan sweep --out` directory
+// (every *.json in it, in name order). Order of the result follows inputs.
+Result<std::vector<Summary>> LoadResults(const std::vector<std::string>& inputs);
+
+}  // namespace capplan::report
+
+#endif  // CAPPLAN_REPORT_SUMMARY_H_

@@ -1,0 +1,99 @@
+#include "report/summary.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace capplan::report {
+namespace {
+
+const std::string kData = REPORT_TEST_DATA;
+
+TEST(ReportSummary, ReadsThePinnedKeys) {
+  auto r = LoadResults({kData + "/kimi_fp8_kv_c64.json"});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->size(), 1u);
+  const Summary& s = r->front();
+  EXPECT_EQ(s.id, "fp8 KV");
+  EXPECT_EQ(s.model, "kimi-k2.6");
+  EXPECT_EQ(s.profile_name, "h200-sxm");
+  EXPECT_EQ(s.DeploymentField("kv_cache"), "fp8_e4m3");
+  EXPECT_EQ(s.DeploymentField("tp"), "8");
+  EXPECT_EQ(s.gpus, 8);
+  ASSERT_TRUE(s.concurrency.has_value());
+  EXPECT_EQ(*s.concurrency, 64);
+  EXPECT_EQ(s.concurrency_source, "workload.max_concurrency");
+  EXPECT_DOUBLE_EQ(s.output_throughput, 3200);
+  EXPECT_DOUBLE_EQ(s.latency_ms.at("p99_tpot"), 32);
+  ASSERT_TRUE(s.memory.has_value());
+  EXPECT_EQ(s.memory->weights_by_component.size(), 3u);
+  EXPECT_DOUBLE_EQ(s.memory->weights_by_component.at("experts"), 60e9);
+  EXPECT_DOUBLE_EQ(s.slo_ms.at("tpot_ms"), 30);
+  EXPECT_DOUBLE_EQ(s.bound_time_share.at("memory"), 0.6);
+}
+
+TEST(ReportSummary, OtherJsonIsRejectedAsNotASummary) {
+  auto r = LoadResults({kData + "/not_a_summary.json"});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().ExitCode(), 2);
+  EXPECT_NE(r.status().message().find("not_a_summary.json: /output_throughput: required field is "
+                                      "missing; not a simulation summary"),
+            std::string::npos)
+      << r.status().message();
+  EXPECT_EQ(r.status().message().find('\n'), std::string::npos);
+}
+
+TEST(ReportSummary, WrongTypeNamesFileAndJsonPath) {
+  auto r = LoadResults({kData + "/bad_type.json"});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("bad_type.json: /output_throughput: must be a number"),
+            std::string::npos)
+      << r.status().message();
+}
+
+TEST(ReportSummary, MissingFileIsNotFound) {
+  auto r = LoadResults({kData + "/no_such_result.json"});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(r.status().message().find("no_such_result.json: no such file"), std::string::npos);
+}
+
+TEST(ReportSummary, NoInputsIsUsage) {
+  auto r = LoadResults({});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().ExitCode(), 2);
+}
+
+TEST(ReportSummary, SweepDirectoryLoadsEveryPointInNameOrder) {
+  auto r = LoadResults({kData + "/sweep"});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->size(), 4u);
+  EXPECT_NE((*r)[0].origin.find("p000.json"), std::string::npos);
+  EXPECT_NE((*r)[3].origin.find("p003.json"), std::string::npos);
+}
+
+TEST(ReportSummary, SimulateDirectoryUsesItsSummaryJson) {
+  const auto dir = std::filesystem::temp_directory_path() / "capplan_report_simdir";
+  std::filesystem::create_directories(dir);
+  std::filesystem::copy_file(kData + "/kimi_bf16_kv_c16.json", dir / "summary.json",
+                             std::filesystem::copy_options::overwrite_existing);
+  std::ofstream(dir / "requests.json") << "[]";  // would be rejected if read
+  auto r = LoadResults({dir.string()});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->size(), 1u);
+  EXPECT_EQ(r->front().id, "bf16 KV");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ReportSummary, MalformedJsonNamesLine) {
+  const auto path = std::filesystem::temp_directory_path() / "capplan_report_malformed.json";
+  std::ofstream(path) << "{\n  \"gpus\": 8,\n  \"deployment\": }\n";
+  auto r = LoadResults({path.string()});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("line 3"), std::string::npos) << r.status().message();
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace capplan::report
