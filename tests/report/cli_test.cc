@@ -1,0 +1,89 @@
+// `capplan report` as a user runs it: exit codes and one-line errors.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace {
+
+namespace fs = std::filesystem;
+const std::string kData = REPORT_TEST_DATA;
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+std::string Slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class ReportCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("capplan_report_cli_" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  CliRun Capplan(const std::string& args) {
+    const std::string cmd = std::string(CAPPLAN_BIN) + " " + args + " >'" +
+                            (dir_ / "stdout").string() + "' 2>'" + (dir_ / "stderr").string() +
+                            "'";
+    const int st = std::system(cmd.c_str());
+    return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, Slurp(dir_ / "stdout"), Slurp(dir_ / "stderr")};
+  }
+  fs::path dir_;
+};
+
+int Lines(const std::string& s) {
+  int n = 0;
+  for (char c : s) n += c == '\n';
+  return n;
+}
+
+TEST_F(ReportCli, WritesHtmlAndSaysWhere) {
+  const std::string out = (dir_ / "plan.html").string();
+  const CliRun r = Capplan("report " + kData + "/kimi_bf16_kv_c16.json " + kData +
+                           "/kimi_fp8_kv_c16.json --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("report: wrote " + out), std::string::npos);
+  EXPECT_NE(Slurp(out).find("<svg class=\"chart\" data-chart=\"pareto\""), std::string::npos);
+}
+
+TEST_F(ReportCli, MarkdownFromExtensionAndBaselineFlag) {
+  const std::string out = (dir_ / "plan.md").string();
+  const CliRun r = Capplan("report " + kData + "/kimi_bf16_kv_c16.json " + kData +
+                           "/kimi_fp8_kv_c16.json --out " + out + " --baseline 'fp8 KV'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(Slurp(out).find("cost per output token vs fp8 KV"), std::string::npos);
+}
+
+TEST_F(ReportCli, BadInputsAreOneLineUsageErrors) {
+  const std::string out = (dir_ / "r.html").string();
+  struct Case {
+    std::string args, needle;
+  } cases[] = {
+      {"report " + kData + "/missing.json --out " + out, "missing.json: no such file"},
+      {"report " + kData + "/not_a_summary.json --out " + out, "not a simulation summary"},
+      {"report " + kData + "/sweep --out " + out + " --format htm", "did you mean 'html'"},
+      {"report " + kData + "/sweep", "--out FILE is required"},
+      {"report " + kData + "/sweep --out " + out + " --baslein x", "did you mean '--baseline'"},
+  };
+  for (const auto& c : cases) {
+    const CliRun r = Capplan(c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.err;
+    EXPECT_NE(r.err.find(c.needle), std::string::npos) << c.args << "\n" << r.err;
+    EXPECT_EQ(Lines(r.err), 1) << r.err;
+    EXPECT_FALSE(fs::exists(out)) << c.args;
+  }
+}
+
+}  // namespace
