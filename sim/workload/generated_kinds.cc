@@ -1,0 +1,114 @@
+// closed_loop and open_loop: requests with lengths drawn from distributions.
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include "sim/workload/arrivals.h"
+#include "sim/workload/length_dist.h"
+#include "sim/workload/random.h"
+#include "sim/workload/workload_kinds.h"
+
+namespace capplan {
+
+namespace {
+
+// Upper bound on generated requests: 100M RequestSpecs are 3.2 GB, past
+// which a typo (an extra zero) is likelier than intent.
+constexpr int64_t kMaxRequests = 100'000'000;
+
+Status ReadNumRequests(JsonObject& w, int64_t* n) {
+  CAPPLAN_RETURN_IF_ERROR(w.Get("num_requests", n, true));
+  return w.CheckRange("num_requests", static_cast<double>(*n), 1, kMaxRequests);
+}
+
+// Fills requests with ids and lengths; arrivals are left at 0.
+Status GenerateLengths(JsonObject& w, const std::string& dir, int64_t n, Workload* out) {
+  CAPPLAN_ASSIGN_OR_RETURN(JsonObject in_spec, w.Child("input_tokens", true));
+  CAPPLAN_ASSIGN_OR_RETURN(std::unique_ptr<LengthDist> in_dist, ParseLengthDist(in_spec, dir));
+  CAPPLAN_ASSIGN_OR_RETURN(JsonObject out_spec, w.Child("output_tokens", true));
+  CAPPLAN_ASSIGN_OR_RETURN(std::unique_ptr<LengthDist> out_dist, ParseLengthDist(out_spec, dir));
+  WorkloadRng in_rng(out->seed, kInputLengthStream);
+  WorkloadRng out_rng(out->seed, kOutputLengthStream);
+  out->requests.resize(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    RequestSpec& r = out->requests[static_cast<size_t>(i)];
+    r.id = i;
+    r.arrival_ns = 0;
+    r.input_tokens = in_dist->Sample(in_rng);
+    r.output_tokens = out_dist->Sample(out_rng);
+  }
+  out->source = "input=" + in_dist->Describe() + " output=" + out_dist->Describe();
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status LoadClosedLoop(JsonObject& w, const std::string& dir, Workload* out) {
+  int64_t concurrency = 0, n = 0;
+  CAPPLAN_RETURN_IF_ERROR(w.Get("concurrency", &concurrency, true));
+  CAPPLAN_RETURN_IF_ERROR(w.CheckRange("concurrency", static_cast<double>(concurrency), 1, 1e9));
+  CAPPLAN_RETURN_IF_ERROR(ReadNumRequests(w, &n));
+  out->concurrency = concurrency;
+  return GenerateLengths(w, dir, n, out);
+}
+
+Status LoadOpenLoop(JsonObject& w, const std::string& dir, Workload* out) {
+  int64_t n = 0;
+  CAPPLAN_RETURN_IF_ERROR(ReadNumRequests(w, &n));
+  // request_rate: req/s > 0, or "inf"/null for every request at t = 0 (the
+  // benchmarks' default --request-rate inf). Absent is an error: a silent
+  // burst is rarely what was meant.
+  const nlohmann::json* rate_json = w.Raw("request_rate");
+  double rate = std::numeric_limits<double>::infinity();
+  if (rate_json == nullptr) {
+    return w.Error("request_rate", "required field is missing (req/s, or \"inf\")");
+  } else if (rate_json->is_string()) {
+    if (rate_json->get<std::string>() != "inf") {
+      return w.Error("request_rate", "must be a number of req/s or \"inf\", got " +
+                                         rate_json->dump());
+    }
+  } else if (rate_json->is_number()) {
+    rate = rate_json->get<double>();
+    if (!(rate > 0) || !std::isfinite(rate)) {
+      return w.Error("request_rate",
+                     "must be > 0 req/s (or \"inf\" for all at t=0), got " + rate_json->dump());
+    }
+    // Keeps arrival times well inside int64 ns (N / rate <= ~3 years).
+    if (static_cast<double>(n) / rate > 1e8) {
+      return w.Error("request_rate", "too low: " + std::to_string(n) +
+                                         " requests would span more than 1e8 s");
+    }
+  } else if (!rate_json->is_null()) {
+    return w.Error("request_rate", "must be a number of req/s or \"inf\", got " +
+                                       rate_json->dump());
+  }
+  double burstiness = 1.0;
+  CAPPLAN_RETURN_IF_ERROR(w.Get("burstiness", &burstiness));
+  if (!(burstiness > 0)) {
+    return w.Error("burstiness",
+                   "must be > 0 (gamma shape: 1 = Poisson, < 1 burstier, > 1 smoother), got " +
+                       std::to_string(burstiness));
+  }
+  CAPPLAN_RETURN_IF_ERROR(w.CheckRange("burstiness", burstiness, 1e-3, 1e3));
+  std::string convention = "sglang";
+  CAPPLAN_RETURN_IF_ERROR(w.Get("arrival_convention", &convention));
+  CAPPLAN_RETURN_IF_ERROR(w.CheckOneOf("arrival_convention", convention, {"sglang", "vllm"}));
+  int64_t cap = 0;
+  CAPPLAN_RETURN_IF_ERROR(w.Get("max_concurrency", &cap));
+  if (w.Has("max_concurrency")) {
+    CAPPLAN_RETURN_IF_ERROR(w.CheckRange("max_concurrency", static_cast<double>(cap), 1, 1e9));
+  }
+  out->concurrency = cap;
+  CAPPLAN_RETURN_IF_ERROR(GenerateLengths(w, dir, n, out));
+  WorkloadRng arrival_rng(out->seed, kArrivalStream);
+  const std::vector<int64_t> arrivals = OpenLoopArrivalsNs(
+      n, rate, burstiness,
+      convention == "vllm" ? ArrivalConvention::kVllm : ArrivalConvention::kSglang, arrival_rng);
+  for (size_t i = 0; i < arrivals.size(); ++i) out->requests[i].arrival_ns = arrivals[i];
+  std::ostringstream os;
+  os << " rate=" << rate << "/s burstiness=" << burstiness << " (" << convention << ")";
+  out->source += os.str();
+  return Status::Ok();
+}
+
+}  // namespace capplan

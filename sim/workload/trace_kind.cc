@@ -1,0 +1,121 @@
+// trace: replay of a request trace file (formats in trace_reader.h).
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "sim/workload/length_dist.h"
+#include "sim/workload/trace_reader.h"
+#include "sim/workload/workload_kinds.h"
+
+namespace capplan {
+
+namespace {
+
+// Mooncake's hash_ids cover 512-token prefix blocks (conventions.md: count
+// = ceil(input_length / 512) in the rows checked).
+constexpr int64_t kMooncakeBlockTokens = 512;
+constexpr int64_t kNsPerSecond = 1'000'000'000;
+
+Status SecondsToNs(JsonObject& w, std::string_view key, double s, int64_t* ns) {
+  if (!(s >= 0) || s > 1e9) return w.Error(key, "must be in [0, 1e9] seconds, got " + std::to_string(s));
+  *ns = std::llround(s * kNsPerSecond);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status LoadTrace(JsonObject& w, const std::string& dir, Workload* out) {
+  std::string format, path;
+  CAPPLAN_RETURN_IF_ERROR(w.Get("format", &format, true));
+  CAPPLAN_RETURN_IF_ERROR(w.CheckOneOf("format", format, TraceFormatRegistry().Names()));
+  CAPPLAN_RETURN_IF_ERROR(w.Get("path", &path, true));
+  double time_scale = 1.0, start_s = 0.0;
+  std::optional<double> duration_s;
+  std::optional<int64_t> cap_requests;
+  CAPPLAN_RETURN_IF_ERROR(w.Get("time_scale", &time_scale));
+  if (!(time_scale > 0) || time_scale > 1e6) {
+    return w.Error("time_scale",
+                   "must be in (0, 1e6] (multiplies gaps: 0.5 replays twice as fast), got " +
+                       std::to_string(time_scale));
+  }
+  CAPPLAN_RETURN_IF_ERROR(w.Get("start_s", &start_s));
+  CAPPLAN_RETURN_IF_ERROR(w.Get("duration_s", &duration_s));
+  CAPPLAN_RETURN_IF_ERROR(w.Get("num_requests", &cap_requests));
+  if (cap_requests && *cap_requests < 1) {
+    return w.Error("num_requests", "must be >= 1 (a cap on replayed requests), got " +
+                                       std::to_string(*cap_requests));
+  }
+  int64_t start_ns = 0, duration_ns = INT64_MAX;
+  CAPPLAN_RETURN_IF_ERROR(SecondsToNs(w, "start_s", start_s, &start_ns));
+  if (duration_s) {
+    if (!(*duration_s > 0)) return w.Error("duration_s", "must be > 0 seconds");
+    CAPPLAN_RETURN_IF_ERROR(SecondsToNs(w, "duration_s", *duration_s, &duration_ns));
+  }
+  TraceReadOptions options;
+  if (w.Has("model_filter") || w.Has("drop_failed")) {
+    if (format != "burstgpt") {
+      return w.Error(w.Has("model_filter") ? "model_filter" : "drop_failed",
+                     "only applies to format \"burstgpt\" (this trace is \"" + format + "\")");
+    }
+  }
+  CAPPLAN_RETURN_IF_ERROR(w.Get("model_filter", &options.model_filter));
+  CAPPLAN_RETURN_IF_ERROR(w.Get("drop_failed", &options.drop_failed));
+  int64_t cap = 0;
+  CAPPLAN_RETURN_IF_ERROR(w.Get("max_concurrency", &cap));
+  if (w.Has("max_concurrency")) {
+    CAPPLAN_RETURN_IF_ERROR(w.CheckRange("max_concurrency", static_cast<double>(cap), 1, 1e9));
+  }
+  out->concurrency = cap;
+
+  const std::string resolved = ResolvePath(path, dir);
+  auto data_or = ReadTraceFile(format, resolved, options);
+  if (!data_or.ok()) return data_or.status().WithPrefix(w.origin() + ": " + w.PathOf("path"));
+  TraceData& data = *data_or;
+  if (data.rows.empty()) {
+    return w.Error("path", "trace '" + resolved + "' has no requests" +
+                               (data.rows_dropped > 0 ? " left after filtering" : ""));
+  }
+  out->trace_rows_dropped = data.rows_dropped;
+
+  // Replay in time order; a stable sort keeps file order for equal times.
+  std::vector<size_t> order(data.rows.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return data.rows[a].timestamp_ns < data.rows[b].timestamp_ns;
+  });
+  const int64_t t0 = data.rows[order.front()].timestamp_ns;
+  const bool mooncake = format == "mooncake";
+  int64_t first_kept = -1;
+  for (size_t idx : order) {
+    const TraceRow& r = data.rows[idx];
+    const int64_t since_start = r.timestamp_ns - t0 - start_ns;
+    const bool in_window = since_start >= 0 && since_start < duration_ns;
+    const bool under_cap =
+        !cap_requests || static_cast<int64_t>(out->requests.size()) < *cap_requests;
+    if (!in_window || !under_cap) {
+      ++out->trace_rows_dropped;
+      continue;
+    }
+    if (first_kept < 0) first_kept = r.timestamp_ns;
+    const int64_t delta = r.timestamp_ns - first_kept;
+    // Scaling by exactly 1 stays exact; otherwise long double keeps 64 bits
+    // of mantissa on x86, so 121 days of ns scale to within 1 ns.
+    const int64_t arrival =
+        time_scale == 1.0
+            ? delta
+            : static_cast<int64_t>(std::llround(static_cast<long double>(delta) * time_scale));
+    out->requests.push_back(RequestSpec{static_cast<int64_t>(out->requests.size()), arrival,
+                                        r.input_tokens, r.output_tokens});
+    if (mooncake) out->prefix_block_ids.push_back(std::move(data.hash_ids[idx]));
+  }
+  if (out->requests.empty()) {
+    return w.Error("start_s", "no trace requests fall in the window [start_s, start_s + "
+                              "duration_s) after the first request");
+  }
+  if (mooncake) out->prefix_block_tokens = kMooncakeBlockTokens;
+  out->source = format + " trace " + path;
+  if (time_scale != 1.0) out->source += " time_scale=" + std::to_string(time_scale);
+  return Status::Ok();
+}
+
+}  // namespace capplan

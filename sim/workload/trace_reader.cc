@@ -1,0 +1,284 @@
+#include "sim/workload/trace_reader.h"
+
+#include <charconv>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "common/did_you_mean.h"
+#include "sim/workload/timestamp.h"
+
+namespace capplan {
+
+namespace {
+
+// Calls fn(line_number, line) for each line without its "\r\n"; blank lines
+// are skipped (trailing newlines are common). Stops at the first error.
+template <typename Fn>
+Status ForEachLine(std::string_view text, Fn fn) {
+  int64_t line_no = 0;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(start, end - start);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    ++line_no;
+    if (!line.empty()) CAPPLAN_RETURN_IF_ERROR(fn(line_no, line));
+    start = end + 1;
+  }
+  return Status::Ok();
+}
+
+// Splits one CSV line. Handles double-quoted fields (quotes stripped, ""
+// inside unescaped is not needed by any supported trace, so it is kept
+// verbatim).
+void SplitCsv(std::string_view line, std::vector<std::string_view>* fields) {
+  fields->clear();
+  size_t i = 0;
+  while (true) {
+    if (i < line.size() && line[i] == '"') {
+      const size_t close = line.find('"', i + 1);
+      if (close != std::string_view::npos) {
+        fields->push_back(line.substr(i + 1, close - i - 1));
+        i = close + 1;
+        const size_t comma = line.find(',', i);
+        if (comma == std::string_view::npos) return;
+        i = comma + 1;
+        continue;
+      }
+    }
+    const size_t comma = line.find(',', i);
+    if (comma == std::string_view::npos) {
+      fields->push_back(line.substr(i));
+      return;
+    }
+    fields->push_back(line.substr(i, comma - i));
+    i = comma + 1;
+  }
+}
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+std::string Where(const std::string& origin, int64_t line) {
+  return origin + ":" + std::to_string(line);
+}
+
+Status ParseTokens(std::string_view field, const std::string& where, const char* column,
+                   int64_t* out) {
+  field = Trim(field);
+  int64_t v = 0;
+  auto [p, ec] = std::from_chars(field.data(), field.data() + field.size(), v);
+  if (ec != std::errc() || p != field.data() + field.size() || v < 0) {
+    return Status::Usage(where + ": column '" + column + "': expected a token count >= 0, got '" +
+                         std::string(field) + "'");
+  }
+  *out = v;
+  return Status::Ok();
+}
+
+// Raises a 0-token count to 1 (the simulator needs >= 1) and counts it.
+void RaiseZero(TraceRow* r, TraceData* out) {
+  if (r->input_tokens == 0 || r->output_tokens == 0) {
+    ++out->lengths_raised;
+    if (r->input_tokens == 0) r->input_tokens = 1;
+    if (r->output_tokens == 0) r->output_tokens = 1;
+  }
+}
+
+// Column indices found in a CSV header, by name.
+struct CsvColumns {
+  std::vector<int> index;
+};
+
+Status FindColumns(std::string_view header, const std::vector<std::string>& wanted,
+                   const std::string& origin, int64_t line, CsvColumns* cols,
+                   size_t* num_fields) {
+  std::vector<std::string_view> fields;
+  SplitCsv(header, &fields);
+  std::vector<std::string> names;
+  for (auto f : fields) names.emplace_back(Trim(f));
+  // A UTF-8 byte-order mark would otherwise hide the first column name.
+  if (!names.empty() && names[0].rfind("\xEF\xBB\xBF", 0) == 0) names[0].erase(0, 3);
+  cols->index.clear();
+  for (const auto& w : wanted) {
+    int found = -1;
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (names[i] == w) found = static_cast<int>(i);
+    }
+    if (found < 0) {
+      std::string list;
+      for (const auto& n : names) list += (list.empty() ? "" : ",") + n;
+      return Status::Usage(Where(origin, line) + ": header lacks column '" + w + "'" +
+                           DidYouMean(w, names) + " (header is '" + list + "')");
+    }
+    cols->index.push_back(found);
+  }
+  *num_fields = names.size();
+  return Status::Ok();
+}
+
+// Azure 2023 and 2024 share columns; only the timestamp text differs, and
+// ParseCivilTimeNs reads both (naive, or with a UTC offset).
+Status ParseAzure(std::string_view text, const std::string& origin, const TraceReadOptions&,
+                  TraceData* out) {
+  bool have_header = false;
+  CsvColumns cols;
+  size_t num_fields = 0;
+  std::vector<std::string_view> f;
+  return ForEachLine(text, [&](int64_t line, std::string_view s) -> Status {
+    if (!have_header) {
+      have_header = true;
+      return FindColumns(s, {"TIMESTAMP", "ContextTokens", "GeneratedTokens"}, origin, line,
+                         &cols, &num_fields);
+    }
+    SplitCsv(s, &f);
+    if (f.size() != num_fields) {
+      return Status::Usage(Where(origin, line) + ": expected " + std::to_string(num_fields) +
+                           " comma-separated fields, got " + std::to_string(f.size()));
+    }
+    TraceRow r;
+    r.line = line;
+    auto ts = ParseCivilTimeNs(Trim(f[cols.index[0]]));
+    if (!ts.ok()) return ts.status().WithPrefix(Where(origin, line) + ": column 'TIMESTAMP'");
+    r.timestamp_ns = *ts;
+    CAPPLAN_RETURN_IF_ERROR(
+        ParseTokens(f[cols.index[1]], Where(origin, line), "ContextTokens", &r.input_tokens));
+    CAPPLAN_RETURN_IF_ERROR(
+        ParseTokens(f[cols.index[2]], Where(origin, line), "GeneratedTokens", &r.output_tokens));
+    RaiseZero(&r, out);
+    out->rows.push_back(r);
+    return Status::Ok();
+  });
+}
+
+Status ParseBurstGpt(std::string_view text, const std::string& origin,
+                     const TraceReadOptions& options, TraceData* out) {
+  bool have_header = false;
+  CsvColumns cols;
+  size_t num_fields = 0;
+  std::vector<std::string_view> f;
+  return ForEachLine(text, [&](int64_t line, std::string_view s) -> Status {
+    if (!have_header) {
+      have_header = true;
+      return FindColumns(s, {"Timestamp", "Model", "Request tokens", "Response tokens"}, origin,
+                         line, &cols, &num_fields);
+    }
+    SplitCsv(s, &f);
+    if (f.size() != num_fields) {
+      return Status::Usage(Where(origin, line) + ": expected " + std::to_string(num_fields) +
+                           " comma-separated fields, got " + std::to_string(f.size()));
+    }
+    TraceRow r;
+    r.line = line;
+    auto ts = ParseDecimalNs(Trim(f[cols.index[0]]), 9);
+    if (!ts.ok()) return ts.status().WithPrefix(Where(origin, line) + ": column 'Timestamp'");
+    r.timestamp_ns = *ts;
+    CAPPLAN_RETURN_IF_ERROR(
+        ParseTokens(f[cols.index[2]], Where(origin, line), "Request tokens", &r.input_tokens));
+    CAPPLAN_RETURN_IF_ERROR(
+        ParseTokens(f[cols.index[3]], Where(origin, line), "Response tokens", &r.output_tokens));
+    const std::string_view model = Trim(f[cols.index[1]]);
+    if ((!options.model_filter.empty() && model != options.model_filter) ||
+        (options.drop_failed && r.output_tokens == 0)) {
+      ++out->rows_dropped;
+      return Status::Ok();
+    }
+    RaiseZero(&r, out);
+    out->rows.push_back(r);
+    return Status::Ok();
+  });
+}
+
+Status MooncakeInt(const nlohmann::json& j, const char* key, const std::string& where,
+                   int64_t* out) {
+  auto it = j.find(key);
+  if (it == j.end()) return Status::Usage(where + ": missing field '" + key + "'");
+  if (!it->is_number_integer() || it->get<int64_t>() < 0) {
+    return Status::Usage(where + ": field '" + key + "' must be an integer >= 0, got " +
+                         it->dump());
+  }
+  *out = it->get<int64_t>();
+  return Status::Ok();
+}
+
+Status ParseMooncake(std::string_view text, const std::string& origin, const TraceReadOptions&,
+                     TraceData* out) {
+  return ForEachLine(text, [&](int64_t line, std::string_view s) -> Status {
+    const std::string where = Where(origin, line);
+    nlohmann::json j = nlohmann::json::parse(s.begin(), s.end(), nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded() || !j.is_object()) {
+      return Status::Usage(where + ": expected one JSON object per line");
+    }
+    TraceRow r;
+    r.line = line;
+    auto ts = j.find("timestamp");
+    if (ts == j.end()) return Status::Usage(where + ": missing field 'timestamp'");
+    if (!ts->is_number()) {
+      return Status::Usage(where + ": field 'timestamp' must be a number of ms, got " +
+                           ts->dump());
+    }
+    // Integers (all rows seen so far) are exact; a fractional value goes
+    // through its shortest decimal text, which is exact to the ns as written.
+    auto ns = ParseDecimalNs(ts->dump(), 6);
+    if (!ns.ok()) return ns.status().WithPrefix(where + ": field 'timestamp'");
+    r.timestamp_ns = *ns;
+    CAPPLAN_RETURN_IF_ERROR(MooncakeInt(j, "input_length", where, &r.input_tokens));
+    CAPPLAN_RETURN_IF_ERROR(MooncakeInt(j, "output_length", where, &r.output_tokens));
+    std::vector<int64_t> ids;
+    if (auto h = j.find("hash_ids"); h != j.end()) {
+      if (!h->is_array()) return Status::Usage(where + ": field 'hash_ids' must be an array");
+      ids.reserve(h->size());
+      for (const auto& e : *h) {
+        if (!e.is_number_integer()) {
+          return Status::Usage(where + ": field 'hash_ids' must hold integers, found " +
+                               e.dump());
+        }
+        ids.push_back(e.get<int64_t>());
+      }
+    }
+    RaiseZero(&r, out);
+    out->rows.push_back(r);
+    out->hash_ids.push_back(std::move(ids));
+    return Status::Ok();
+  });
+}
+
+}  // namespace
+
+const Registry<TraceParser>& TraceFormatRegistry() {
+  static const Registry<TraceParser>* registry = [] {
+    auto* r = new Registry<TraceParser>("trace format");
+    r->Add("azure_2023", ParseAzure, "Azure LLM inference 2023 CSV");
+    r->Add("azure_2024", ParseAzure, "Azure LLM inference 2024 CSV (UTC offsets)");
+    r->Add("mooncake", ParseMooncake, "Mooncake JSONL (timestamp ms, hash_ids)");
+    r->Add("burstgpt", ParseBurstGpt, "BurstGPT CSV (Timestamp s, Model, tokens, Log Type)");
+    return r;
+  }();
+  return *registry;
+}
+
+Result<TraceData> ParseTraceText(const std::string& format, std::string_view text,
+                                 const std::string& origin, const TraceReadOptions& options) {
+  CAPPLAN_ASSIGN_OR_RETURN(TraceParser parser, TraceFormatRegistry().Find(format));
+  TraceData data;
+  CAPPLAN_RETURN_IF_ERROR(parser(text, origin, options, &data));
+  return data;
+}
+
+Result<TraceData> ReadTraceFile(const std::string& format, const std::string& path,
+                                const TraceReadOptions& options) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::NotFound(path + ": cannot open trace file (check the path)");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  return ParseTraceText(format, text, path, options);
+}
+
+}  // namespace capplan

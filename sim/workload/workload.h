@@ -1,0 +1,76 @@
+// Simulator workloads: which requests arrive when, with how many input and
+// output tokens. Three kinds, registered by name:
+//   closed_loop  `concurrency` requests kept in flight (a new one is issued
+//                when one completes); lengths from distributions.
+//   open_loop    arrivals at `request_rate` req/s, Poisson or gamma
+//                (`burstiness`), optional `max_concurrency` cap.
+//   trace        replay of Azure 2023/2024, Mooncake or BurstGPT traces.
+// Every field is documented in sim/workload/README.md.
+//
+// CONTRACT (pinned for the simulator; extend, don't break): RequestSpec,
+// Workload and LoadWorkload as below. Deterministic for a seed.
+#ifndef CAPPLAN_SIM_WORKLOAD_WORKLOAD_H_
+#define CAPPLAN_SIM_WORKLOAD_WORKLOAD_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "common/json_util.h"
+#include "common/registry.h"
+#include "common/status.h"
+
+namespace capplan {
+
+struct RequestSpec {
+  int64_t id;
+  int64_t arrival_ns;
+  int64_t input_tokens;   // >= 1
+  int64_t output_tokens;  // >= 1
+};
+
+struct Workload {
+  std::string kind;  // "closed_loop" | "open_loop" | "trace"
+  // closed_loop: requests kept in flight. open_loop and trace: the
+  // max-concurrency cap (at most this many in flight; later arrivals wait,
+  // like the benchmarks' --max-concurrency semaphore), 0 = no cap.
+  int64_t concurrency = 0;
+  std::vector<RequestSpec> requests;  // in issue order; closed loop: all arrival_ns = 0
+  int64_t warmup_requests = 0;        // the first N requests are excluded from metrics
+  uint64_t seed = 0;
+
+  // Additions beyond the pinned contract.
+  // Where the requests came from, e.g. "input=lognormal(median=1024,sigma=0.5)
+  // output=fixed(128)" or "mooncake trace scenarios/traces/mooncake_sample.jsonl".
+  std::string source;
+  // Mooncake traces only: per request (parallel to `requests`), the hash ids
+  // of its prefix blocks of `prefix_block_tokens` tokens; equal leading ids
+  // mean a shared prefix (prefix-cache modelling). Empty for other kinds.
+  std::vector<std::vector<int64_t>> prefix_block_ids;
+  int64_t prefix_block_tokens = 0;
+  // Trace rows dropped by filters (BurstGPT model/failure filter, time
+  // window, num_requests cap).
+  int64_t trace_rows_dropped = 0;
+};
+
+// Parses the scenario's whole "workload" object (strict: unknown keys are
+// errors with did-you-mean; every error names file + JSON path) and generates
+// the requests. Relative trace paths resolve against scenario_dir.
+Result<Workload> LoadWorkload(JsonObject& workload_json, const std::string& scenario_dir);
+
+// One line for summaries and logs, e.g. "closed_loop: 640 requests (64
+// warmup), concurrency 64, input mean 16384 [16384..16384] tokens, output
+// mean 1024 [1024..1024] tokens, span 0 s, seed 1; input=fixed(16384) ...".
+std::string DescribeWorkload(const Workload& workload);
+
+// A workload kind reads its own fields from the workload object (the common
+// ones, kind/seed/warmup_requests, are read by LoadWorkload and already set
+// in *out) and fills *out.
+using WorkloadKindFactory =
+    std::function<Status(JsonObject& workload_json, const std::string& scenario_dir, Workload* out)>;
+const Registry<WorkloadKindFactory>& WorkloadKindRegistry();
+
+}  // namespace capplan
+
+#endif  // CAPPLAN_SIM_WORKLOAD_WORKLOAD_H_

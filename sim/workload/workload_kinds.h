@@ -1,0 +1,26 @@
+// The built-in workload kinds (registered in workload.cc). Internal to
+// sim/workload; the simulator uses LoadWorkload.
+#ifndef CAPPLAN_SIM_WORKLOAD_WORKLOAD_KINDS_H_
+#define CAPPLAN_SIM_WORKLOAD_WORKLOAD_KINDS_H_
+
+#include <string>
+
+#include "common/json_util.h"
+#include "common/status.h"
+#include "sim/workload/workload.h"
+
+namespace capplan {
+
+Status LoadClosedLoop(JsonObject& w, const std::string& scenario_dir, Workload* out);
+Status LoadOpenLoop(JsonObject& w, const std::string& scenario_dir, Workload* out);
+Status LoadTrace(JsonObject& w, const std::string& scenario_dir, Workload* out);
+
+// Random streams drawn from one seed (see WorkloadRng): fixed forever, since
+// changing them changes every generated workload.
+inline constexpr uint64_t kInputLengthStream = 1;
+inline constexpr uint64_t kOutputLengthStream = 2;
+inline constexpr uint64_t kArrivalStream = 3;
+
+}  // namespace capplan
+
+#endif  // CAPPLAN_SIM_WORKLOAD_WORKLOAD_KINDS_H_
