@@ -1,0 +1,79 @@
+// The model slice the engine runs: N layers of one TP rank's shard of a
+// shipped model card, with deterministic synthetic weights.
+//
+// "full" dims are the real per-GPU shapes (heads / tp, expert intermediate /
+// tp), what the CUDA backend runs. "small" dims keep the card's architecture
+// (GQA or MLA, DSA indexer, dense and MoE layers, sigmoid or softmax routing,
+// the weight formats) but shrink every width so the CPU backend runs a whole
+// continuous-batching workload in a test. Small-dim numbers are never GPU or
+// full-shape numbers and every output says which dims were used.
+#ifndef CAPPLAN_ENGINE_SLICE_CONFIG_H_
+#define CAPPLAN_ENGINE_SLICE_CONFIG_H_
+
+#include <cstdint>
+#include <string>
+
+#include "common/status.h"
+#include "kernels/gemm/gemm_cost.h"
+#include "models/card.h"
+#include "models/types.h"
+
+namespace capplan {
+
+struct SliceConfig {
+  std::string model;  // card name
+  std::string dims;   // "small" | "full"
+  int tp = 1;
+  int layers = 1;
+  int hidden = 0;
+  int vocab = 0;
+  AttentionKind attention = AttentionKind::kGqa;
+  int q_heads = 0;  // per rank
+  // GQA
+  int kv_heads = 0;  // per rank
+  int head_dim = 0;
+  // MLA (absorbed decode form: the cache holds latent + rope per token)
+  int q_lora_rank = 0;
+  int kv_lora_rank = 0;
+  int qk_nope = 0;
+  int qk_rope = 0;
+  int v_head_dim = 0;
+  // DSA indexer; index_topk == 0: none
+  int index_heads = 0;
+  int index_head_dim = 0;
+  int index_topk = 0;
+  // FFN
+  int dense_intermediate = 0;  // per rank
+  int first_k_dense = 0;
+  int n_experts = 0;  // 0: dense model
+  int top_k = 0;
+  int n_shared = 0;
+  int moe_intermediate = 0;  // per rank
+  std::string scoring = "softmax";
+  double routed_scaling = 1.0;
+  // Formats (models/memory.h ResolveWeightFormats, mapped to the GEMM kinds).
+  kernels::GemmWeightFormat attention_format = kernels::GemmWeightFormat::kBf16;
+  kernels::GemmWeightFormat experts_format = kernels::GemmWeightFormat::kBf16;
+  kernels::GemmWeightFormat shared_format = kernels::GemmWeightFormat::kBf16;
+  kernels::GemmWeightFormat dense_ffn_format = kernels::GemmWeightFormat::kBf16;
+  int int4_group = 128;
+  Dtype kv_dtype = Dtype::kBf16;
+  uint64_t seed = 1;
+
+  bool IsMoeLayer(int layer) const { return n_experts > 0 && layer >= first_k_dense; }
+  // Floats per token per layer in the KV cache (values as stored, after
+  // rounding to the KV dtype): GQA K and V; MLA latent + rope + index key.
+  int KvEntryWidth() const;
+  // "kimi-k2.6 tp8 2 layers small dims, weights int4/bf16, kv fp8"
+  std::string Describe() const;
+};
+
+// Builds the slice. Invalid when tp does not divide the heads, layers is out
+// of [1, card layers], or dims is neither "small" nor "full".
+Result<SliceConfig> MakeSliceConfig(const ModelCard& card, int tp, int layers,
+                                    const std::string& dims, const PrecisionChoice& choice,
+                                    uint64_t seed);
+
+}  // namespace capplan
+
+#endif  // CAPPLAN_ENGINE_SLICE_CONFIG_H_
