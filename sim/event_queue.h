@@ -12,6 +12,7 @@
 #ifndef CAPPLAN_SIM_EVENT_QUEUE_H_
 #define CAPPLAN_SIM_EVENT_QUEUE_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <queue>
 #include <vector>

@@ -2,9 +2,10 @@
 // (../shared/facts/conventions.md): request-weighted TTFT/TPOT/E2EL with
 // numpy-style linearly interpolated percentiles, and token-weighted ITL.
 // ITL is pooled over every token of every request, which is too many samples
-// to keep for a 100k-request run, so it goes into a log histogram: bucket
-// width is 2^-8 of the value (values < 256 ns exact) and a percentile reads
-// the bucket midpoint, within 0.2% of the exact sample; the mean is exact.
+// to keep for a 100k-request run, so it goes into a log histogram: 128
+// buckets per power of two (values < 256 ns exact), so a percentile read at
+// the bucket midpoint is within 2^-8 (0.4%) of the exact sample; the mean is
+// exact.
 #ifndef CAPPLAN_SIM_METRICS_H_
 #define CAPPLAN_SIM_METRICS_H_
 

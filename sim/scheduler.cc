@@ -144,7 +144,10 @@ class SglangScheduler : public Scheduler {
         // Page rounding of the prompt counts against the pool too.
         const double need = static_cast<double>(rank.pool.PagesFor(r.prompt_target) * page) +
                             rank.new_token_ratio * out_left;
-        if (need > avail) break;  // FCFS: no request overtakes the head
+        if (need > avail) {  // FCFS: no request overtakes the head
+          rank.kv_bound = true;  // admission waited on KV, not on a request cap
+          break;
+        }
         rank.waiting.pop_front();
         avail -= need;
         Admit(rank, env, idx);
@@ -188,7 +191,10 @@ class VllmScheduler : public Scheduler {
           Fail(rank, env, idx);
           continue;
         }
-        if (rank.pool.PagesFor(r.prompt_target + 1) > rank.pool.free_pages()) break;
+        if (rank.pool.PagesFor(r.prompt_target + 1) > rank.pool.free_pages()) {
+          rank.kv_bound = true;
+          break;
+        }
         rank.waiting.pop_front();
         Admit(rank, env, idx);
       }
@@ -227,7 +233,10 @@ class VllmScheduler : public Scheduler {
         continue;
       }
       const int64_t chunk = std::min(r.prompt_target, budget);
-      if (rank.pool.PagesFor(chunk) > rank.pool.free_pages()) break;
+      if (rank.pool.PagesFor(chunk) > rank.pool.free_pages()) {
+        rank.kv_bound = true;
+        break;
+      }
       rank.waiting.pop_front();
       Admit(rank, env, idx);
       AddChunk(rank, env, idx, budget, out);  // pages checked above

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <deque>
 #include <memory>
 #include <ostream>
 
@@ -38,7 +39,7 @@ class Sim {
     }
     order_.resize(specs.size());
     for (size_t i = 0; i < specs.size(); ++i) order_[i] = static_cast<int32_t>(i);
-    if (c.concurrency <= 0) {
+    {
       std::stable_sort(order_.begin(), order_.end(), [&](int32_t a, int32_t b) {
         return res_.requests[a].arrival_ns < res_.requests[b].arrival_ns;
       });
@@ -62,11 +63,7 @@ class Sim {
 
   Result<SimResult> Run() {
     const auto wall0 = std::chrono::steady_clock::now();
-    if (cfg_.concurrency > 0) {
-      while (cursor_ < order_.size() && cursor_ < static_cast<size_t>(cfg_.concurrency)) {
-        q_.Push(0, EventClass::kArrival, order_[cursor_++]);
-      }
-    } else if (!order_.empty()) {
+    if (!order_.empty()) {
       q_.Push(res_.requests[order_[0]].arrival_ns, EventClass::kArrival, order_[cursor_++]);
     }
     while (!q_.empty()) {
@@ -93,9 +90,24 @@ class Sim {
   }
 
  private:
+  // A request reaches the client: sent now when a concurrency slot is free,
+  // else it waits for one (FIFO).
   void OnArrival(int32_t idx) {
+    if (cursor_ < order_.size()) {
+      const int32_t next = order_[cursor_++];
+      q_.Push(std::max(now_, res_.requests[next].arrival_ns), EventClass::kArrival, next);
+    }
+    if (cfg_.concurrency > 0 && in_flight_ >= cfg_.concurrency) {
+      backlog_.push_back(idx);
+      return;
+    }
+    Send(idx);
+  }
+
+  void Send(int32_t idx) {
     ReqState& r = res_.requests[idx];
-    if (cfg_.concurrency > 0) r.arrival_ns = now_;
+    r.arrival_ns = now_;
+    ++in_flight_;
     const int rep_i = Route();
     Replica& rep = replicas_[rep_i];
     const int rank_i = PickRank(rep);
@@ -107,10 +119,6 @@ class Sim {
     rank.waiting.push_back(idx);
     rank.queued_tokens += r.input;
     WakeUp(rep_i);
-    if (cfg_.concurrency <= 0 && cursor_ < order_.size()) {
-      const int32_t next = order_[cursor_++];
-      q_.Push(std::max(now_, res_.requests[next].arrival_ns), EventClass::kArrival, next);
-    }
   }
 
   static int64_t Load(const RankState& rk) { return rk.kv_tokens + rk.queued_tokens; }
@@ -242,9 +250,14 @@ class Sim {
     IssueNext();
   }
 
+  // A request left the system: its concurrency slot goes to the oldest
+  // waiting client request.
   void IssueNext() {
-    if (cfg_.concurrency > 0 && cursor_ < order_.size()) {
-      q_.Push(now_, EventClass::kArrival, order_[cursor_++]);
+    --in_flight_;
+    if (!backlog_.empty()) {
+      const int32_t idx = backlog_.front();
+      backlog_.pop_front();
+      Send(idx);
     }
   }
 
@@ -340,6 +353,8 @@ class Sim {
   SimResult res_;
   std::vector<int32_t> order_;
   size_t cursor_ = 0;
+  int64_t in_flight_ = 0;
+  std::deque<int32_t> backlog_;
   std::vector<Replica> replicas_;
   EventQueue q_;
   int64_t now_ = 0;

@@ -27,7 +27,7 @@ namespace capplan {
 
 struct SimRequestSpec {
   int64_t id = 0;
-  int64_t arrival_ns = 0;  // ignored in a closed loop
+  int64_t arrival_ns = 0;
   int64_t input_tokens = 0;
   int64_t output_tokens = 0;
   bool warmup = false;  // excluded from latency statistics
@@ -41,7 +41,11 @@ struct SimConfig {
   int ranks_per_replica = 1;  // DP-attention ranks, each with its own pool
   int64_t kv_tokens_per_rank = 0;
   int64_t page_size = 64;
-  int64_t concurrency = 0;  // > 0: closed loop (arrival times ignored)
+  // Requests in flight at most (closed loop: all arrive at 0 and this many
+  // are kept in flight; open loop: the benchmarks' --max-concurrency
+  // semaphore). A request's send time (TTFT/E2EL origin) is when it gets a
+  // slot. 0 = no cap.
+  int64_t concurrency = 0;
   bool want_trace = false;
   int64_t trace_max_iterations = 100000;
   std::ostream* progress = nullptr;  // progress bar when the run takes > 1 s

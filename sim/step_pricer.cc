@@ -5,8 +5,8 @@
 namespace capplan {
 
 int64_t BucketValue(int64_t v) {
-  if (v < 256) return v;
-  const int shift = std::bit_width(static_cast<uint64_t>(v)) - 8;
+  if (v < 512) return v;
+  const int shift = std::bit_width(static_cast<uint64_t>(v)) - 9;
   return ((v >> shift) << shift) + (int64_t{1} << (shift - 1));
 }
 

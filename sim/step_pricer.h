@@ -3,8 +3,8 @@
 //
 // Signature (the memo key): the prefill chunks (new tokens exact, cached
 // tokens bucketed), the number of decode requests (exact) and the sum of
-// their contexts (bucketed). A bucket keeps the top 8 significant bits of the
-// value (values < 256 exact) and prices at the bucket midpoint, so the
+// their contexts (bucketed). A bucket keeps the top 9 significant bits of the
+// value (values < 512 exact) and prices at the bucket midpoint, so the
 // priced context sum is within 2^-9 (0.2%) of the true sum. Decode
 // attention bytes and FLOPs are linear in each context, so their error is
 // bounded the same way; a non-linear op (a DSA indexer's top-k cap at short
@@ -40,7 +40,7 @@ class StepPricer {
   virtual const StepCost& Price(const StepWork& work) = 0;
 };
 
-// Top 8 significant bits, midpoint of the bucket (see header comment).
+// Top 9 significant bits, midpoint of the bucket (see header comment).
 int64_t BucketValue(int64_t v);
 
 struct ModelPricerOptions {

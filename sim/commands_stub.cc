@@ -1,4 +1,0 @@
-#include "sim/commands.h"
-namespace capplan {
-void RegisterSimCommands(CommandTable*) {}
-}  // namespace capplan

@@ -1,0 +1,157 @@
+// Scenario parsing: strict (unknown keys are errors with "did you mean"),
+// every error names the file and the JSON path.
+#include "sim/scenario.h"
+
+#include <filesystem>
+
+#include "common/json_util.h"
+#include "sim/simulate.h"
+
+namespace capplan {
+
+namespace {
+
+Status ParseDeployment(JsonObject& d, DeploymentSpec* o) {
+  CAPPLAN_RETURN_IF_ERROR(d.CheckObject());
+  CAPPLAN_RETURN_IF_ERROR(d.Get("engine", &o->engine));
+  CAPPLAN_RETURN_IF_ERROR(d.CheckOneOf("engine", o->engine, {"sglang", "vllm"}));
+  CAPPLAN_RETURN_IF_ERROR(d.Get("engine_version", &o->engine_version));
+  CAPPLAN_RETURN_IF_ERROR(d.Get("gpus", &o->gpus, true));
+  CAPPLAN_RETURN_IF_ERROR(d.CheckRange("gpus", o->gpus, 1, 4096));
+  CAPPLAN_RETURN_IF_ERROR(d.Get("tp", &o->tp, true));
+  CAPPLAN_RETURN_IF_ERROR(d.CheckRange("tp", o->tp, 1, 4096));
+  CAPPLAN_RETURN_IF_ERROR(d.Get("ep", &o->ep));
+  CAPPLAN_RETURN_IF_ERROR(d.CheckRange("ep", o->ep, 1, 4096));
+  CAPPLAN_RETURN_IF_ERROR(d.Get("dp_attention", &o->dp_attention));
+  CAPPLAN_RETURN_IF_ERROR(d.Get("dp", &o->dp));
+  CAPPLAN_RETURN_IF_ERROR(d.CheckRange("dp", o->dp, 0, 4096));
+  CAPPLAN_RETURN_IF_ERROR(d.Get("replicas", &o->replicas));
+  CAPPLAN_RETURN_IF_ERROR(d.CheckRange("replicas", o->replicas, 1, 100000));
+  CAPPLAN_RETURN_IF_ERROR(d.Get("weights", &o->weights));
+  CAPPLAN_RETURN_IF_ERROR(d.CheckOneOf("weights", o->weights, {"default", "bf16", "fp8", "int4"}));
+  if (const nlohmann::json* w = d.Raw("weights_per_component"); w != nullptr && !w->is_null()) {
+    if (!w->is_object()) return d.Error("weights_per_component", "must be an object like {\"experts\": \"int4\"}");
+    for (const auto& [k, v] : w->items()) {
+      if (!v.is_string()) return d.Error("weights_per_component", "/" + k + " must be a string");
+      o->weights_per_component[k] = v.get<std::string>();
+    }
+  }
+  CAPPLAN_RETURN_IF_ERROR(d.Get("kv_cache", &o->kv_cache));
+  if (o->kv_cache == "fp8_e4m3") o->kv_cache = "fp8";
+  CAPPLAN_RETURN_IF_ERROR(d.CheckOneOf("kv_cache", o->kv_cache, {"bf16", "fp8"}));
+  CAPPLAN_RETURN_IF_ERROR(d.Get("mem_fraction_static", &o->mem_fraction_static));
+  if (o->mem_fraction_static) {
+    CAPPLAN_RETURN_IF_ERROR(d.CheckRange("mem_fraction_static", *o->mem_fraction_static, 0.05, 1.0));
+  }
+  CAPPLAN_RETURN_IF_ERROR(d.Get("chunked_prefill_tokens", &o->chunked_prefill_tokens));
+  CAPPLAN_RETURN_IF_ERROR(
+      d.CheckRange("chunked_prefill_tokens", o->chunked_prefill_tokens, 1, 1 << 24));
+  CAPPLAN_RETURN_IF_ERROR(d.Get("max_running_requests", &o->max_running_requests));
+  if (o->max_running_requests) {
+    CAPPLAN_RETURN_IF_ERROR(d.CheckRange("max_running_requests", *o->max_running_requests, 1, 1 << 24));
+  }
+  CAPPLAN_RETURN_IF_ERROR(d.Get("page_size", &o->page_size));
+  CAPPLAN_RETURN_IF_ERROR(d.CheckRange("page_size", o->page_size, 1, 4096));
+  CAPPLAN_RETURN_IF_ERROR(d.Get("cuda_graphs", &o->cuda_graphs));
+  CAPPLAN_RETURN_IF_ERROR(d.Get("cuda_graph_max_bs", &o->cuda_graph_max_bs));
+  if (o->cuda_graph_max_bs) {
+    CAPPLAN_RETURN_IF_ERROR(d.CheckRange("cuda_graph_max_bs", *o->cuda_graph_max_bs, 0, 1 << 20));
+  }
+  CAPPLAN_RETURN_IF_ERROR(d.Get("kv_integrity", &o->kv_integrity));
+  CAPPLAN_RETURN_IF_ERROR(d.CheckOneOf("kv_integrity", o->kv_integrity, {"none", "verify"}));
+  CAPPLAN_RETURN_IF_ERROR(d.Get("phase", &o->phase));
+  CAPPLAN_RETURN_IF_ERROR(d.CheckOneOf("phase", o->phase, {"both", "decode_only", "prefill_only"}));
+  CAPPLAN_RETURN_IF_ERROR(d.Get("scheduler", &o->scheduler));
+  if (!o->scheduler.empty()) {
+    CAPPLAN_RETURN_IF_ERROR(d.CheckOneOf("scheduler", o->scheduler, {"sglang", "vllm"}));
+  }
+  CAPPLAN_RETURN_IF_ERROR(d.Get("router", &o->router));
+  CAPPLAN_RETURN_IF_ERROR(d.CheckOneOf("router", o->router, {"round_robin", "least_kv"}));
+  if (d.Has("overlap_schedule")) {
+    bool b = false;
+    CAPPLAN_RETURN_IF_ERROR(d.Get("overlap_schedule", &b));
+    o->overlap_schedule = b;
+  } else {
+    d.Touch("overlap_schedule");
+  }
+  CAPPLAN_RETURN_IF_ERROR(d.Get("cost_model", &o->cost_model));
+  CAPPLAN_RETURN_IF_ERROR(d.Finish());
+  // Cross-field rules: well-formed but impossible layouts exit 1.
+  if (o->gpus != o->tp) {
+    return d.Invalid("gpus", "an instance's GPUs must equal tp (got gpus " + std::to_string(o->gpus) +
+                                 ", tp " + std::to_string(o->tp) +
+                                 "); use replicas for more instances");
+  }
+  if (o->tp % o->ep != 0) {
+    return d.Invalid("ep", "ep " + std::to_string(o->ep) + " must divide tp " + std::to_string(o->tp));
+  }
+  if (o->dp != 0 && (!o->dp_attention || o->tp % o->dp != 0)) {
+    return d.Invalid("dp", "dp needs dp_attention: true and must divide tp " + std::to_string(o->tp));
+  }
+  return Status::Ok();
+}
+
+Status ParseSlo(JsonObject& s, SloSpec* o) {
+  CAPPLAN_RETURN_IF_ERROR(s.CheckObject());
+  CAPPLAN_RETURN_IF_ERROR(s.Get("ttft_ms", &o->ttft_ms));
+  CAPPLAN_RETURN_IF_ERROR(s.Get("tpot_ms", &o->tpot_ms));
+  CAPPLAN_RETURN_IF_ERROR(s.Get("e2el_ms", &o->e2el_ms));
+  for (const char* k : {"ttft_ms", "tpot_ms", "e2el_ms"}) {
+    std::optional<double> v;
+    CAPPLAN_RETURN_IF_ERROR(s.Get(k, &v));
+    if (v) CAPPLAN_RETURN_IF_ERROR(s.CheckRange(k, *v, 0, 1e12));
+  }
+  return s.Finish();
+}
+
+}  // namespace
+
+Result<std::shared_ptr<const Scenario>> ParseScenario(const nlohmann::json& doc,
+                                                      const std::string& origin) {
+  auto sc = std::make_shared<Scenario>();
+  sc->origin = origin;
+  sc->doc = doc;
+  JsonObject root(sc->doc, origin, "");
+  CAPPLAN_RETURN_IF_ERROR(root.CheckObject());
+  CAPPLAN_RETURN_IF_ERROR(root.Get("name", &sc->name, true));
+  CAPPLAN_RETURN_IF_ERROR(root.Get("description", &sc->description));
+  CAPPLAN_RETURN_IF_ERROR(root.Get("model", &sc->model, true));
+  CAPPLAN_RETURN_IF_ERROR(root.Get("hardware", &sc->hardware));
+  {
+    CAPPLAN_ASSIGN_OR_RETURN(JsonObject d, root.Child("deployment", true));
+    CAPPLAN_RETURN_IF_ERROR(ParseDeployment(d, &sc->deployment));
+  }
+  {
+    CAPPLAN_ASSIGN_OR_RETURN(JsonObject w, root.Child("workload", true));
+    std::string dir = std::filesystem::path(origin).parent_path().string();
+    if (dir.empty()) dir = ".";
+    CAPPLAN_ASSIGN_OR_RETURN(sc->workload, LoadWorkload(w, dir));
+  }
+  {
+    CAPPLAN_ASSIGN_OR_RETURN(JsonObject c, root.Child("cost"));
+    CAPPLAN_RETURN_IF_ERROR(c.Get("usd_per_gpu_hour", &sc->usd_per_gpu_hour));
+    CAPPLAN_RETURN_IF_ERROR(c.CheckRange("usd_per_gpu_hour", sc->usd_per_gpu_hour, 0, 1e6));
+    CAPPLAN_RETURN_IF_ERROR(c.Finish());
+  }
+  {
+    CAPPLAN_ASSIGN_OR_RETURN(JsonObject s, root.Child("slo"));
+    CAPPLAN_RETURN_IF_ERROR(ParseSlo(s, &sc->slo));
+  }
+  CAPPLAN_RETURN_IF_ERROR(root.Finish());
+  return std::shared_ptr<const Scenario>(std::move(sc));
+}
+
+Result<std::shared_ptr<const Scenario>> LoadScenarioFile(const std::string& path,
+                                                         const std::vector<std::string>& sets) {
+  CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json doc, ReadJsonFile(path));
+  for (const std::string& s : sets) {
+    const auto eq = s.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return Status::Usage("--set '" + s + "': expected dotted.path=value, e.g. deployment.tp=4");
+    }
+    CAPPLAN_RETURN_IF_ERROR(SetDotted(&doc, s.substr(0, eq), s.substr(eq + 1), "--set"));
+  }
+  return ParseScenario(doc, path);
+}
+
+}  // namespace capplan

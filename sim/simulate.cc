@@ -1,0 +1,386 @@
+// RunScenario: scenario -> model shard + memory plan (models/) -> KV pools,
+// scheduler, memoized step pricer -> DES (sim/simulator.h) -> summary keys
+// per sim/simulate.h and ../shared/facts/conventions.md.
+#include "sim/simulate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <mutex>
+#include <sstream>
+
+#include "calibrate/profile.h"
+#include "common/data_path.h"
+#include "common/json_util.h"
+#include "models/memory.h"
+#include "models/ops.h"
+#include "sim/cost_model.h"
+#include "sim/metrics.h"
+#include "sim/scenario.h"
+#include "sim/simulator.h"
+#include "sim/step_pricer.h"
+
+namespace capplan {
+
+namespace {
+
+struct EngineDefaults {
+  int64_t cgbs_small_tp = 0, cgbs_large_tp = 0, large_tp_from = 0;
+  int64_t mrr_per_context = 0, mrr_min = 0, mrr_max = 0;
+  bool overlap = false;
+};
+
+Result<EngineDefaults> LoadEngineDefaults(const std::string& engine) {
+  static std::mutex mu;
+  static std::map<std::string, EngineDefaults>* cache = nullptr;
+  std::lock_guard<std::mutex> lock(mu);
+  if (cache == nullptr) {
+    const std::string path = DataPath("sim/engine_defaults.json");
+    CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json doc, ReadJsonFile(path));
+    auto* m = new std::map<std::string, EngineDefaults>();
+    JsonObject root(doc, path, "");
+    for (const char* e : {"sglang", "vllm"}) {
+      CAPPLAN_ASSIGN_OR_RETURN(JsonObject o, root.Child(e, true));
+      EngineDefaults d;
+      auto get = [&](const char* k, int64_t* out) -> Status {
+        CAPPLAN_ASSIGN_OR_RETURN(JsonObject v, o.Child(k, true));
+        v.Touch("source");
+        return v.Get("value", out, true);
+      };
+      CAPPLAN_RETURN_IF_ERROR(get("cuda_graph_max_bs_small_tp", &d.cgbs_small_tp));
+      CAPPLAN_RETURN_IF_ERROR(get("cuda_graph_max_bs_large_tp", &d.cgbs_large_tp));
+      CAPPLAN_RETURN_IF_ERROR(get("large_tp_from", &d.large_tp_from));
+      CAPPLAN_RETURN_IF_ERROR(get("max_running_requests_per_context", &d.mrr_per_context));
+      CAPPLAN_RETURN_IF_ERROR(get("max_running_requests_min", &d.mrr_min));
+      CAPPLAN_RETURN_IF_ERROR(get("max_running_requests_max", &d.mrr_max));
+      CAPPLAN_ASSIGN_OR_RETURN(JsonObject ov, o.Child("overlap_schedule", true));
+      ov.Touch("source");
+      CAPPLAN_RETURN_IF_ERROR(ov.Get("value", &d.overlap, true));
+      (*m)[e] = d;
+    }
+    cache = m;
+  }
+  return cache->at(engine);
+}
+
+double Ms(int64_t ns) { return static_cast<double>(ns) / 1e6; }
+
+void AddStats(nlohmann::json& s, const std::string& metric, const std::vector<double>& v) {
+  s["mean_" + metric + "_ms"] = Mean(v);
+  s["median_" + metric + "_ms"] = Percentile(v, 50);
+  s["p90_" + metric + "_ms"] = Percentile(v, 90);
+  s["p99_" + metric + "_ms"] = Percentile(v, 99);
+}
+
+// vLLM's max_concurrent_requests: peak of requests in flight (sent, not
+// finished), by a sweep line over [send, finish).
+int64_t PeakInFlight(const std::vector<ReqState>& reqs) {
+  std::vector<std::pair<int64_t, int>> ev;
+  ev.reserve(reqs.size() * 2);
+  for (const auto& r : reqs) {
+    if (r.finish_ns < 0) continue;
+    ev.push_back({r.arrival_ns, +1});
+    ev.push_back({r.finish_ns, -1});
+  }
+  std::sort(ev.begin(), ev.end());  // at equal times a finish (-1) comes first
+  int64_t cur = 0, peak = 0;
+  for (const auto& [t, d] : ev) {
+    cur += d;
+    peak = std::max(peak, cur);
+  }
+  return peak;
+}
+
+std::string Csv(const std::vector<ReqState>& reqs) {
+  std::ostringstream os;
+  os << "id,replica,rank,arrival_ms,first_token_ms,finish_ms,input_tokens,output_tokens,"
+        "ttft_ms,tpot_ms,e2el_ms,retractions,warmup,status\n";
+  os.precision(9);
+  for (const auto& r : reqs) {
+    const bool ok = r.status == ReqStatus::kDone;
+    const double ttft = ok ? Ms(r.first_token_ns - r.arrival_ns) : 0;
+    const double e2el = ok ? Ms(r.finish_ns - r.arrival_ns) : 0;
+    const double tpot = ok && r.generated > 1 ? (e2el - ttft) / (r.generated - 1) : 0;
+    os << r.id << ',' << r.instance << ',' << r.rank << ',' << Ms(r.arrival_ns) << ','
+       << (r.first_token_ns >= 0 ? Ms(r.first_token_ns) : -1) << ',' << Ms(r.finish_ns) << ','
+       << r.input << ',' << r.generated << ',' << ttft << ',' << tpot << ',' << e2el << ','
+       << r.retractions << ',' << (r.warmup ? 1 : 0) << ',' << (ok ? "completed" : "failed")
+       << '\n';
+  }
+  return os.str();
+}
+
+}  // namespace
+
+Result<RunResult> RunScenario(const Scenario& sc, const RunOptions& options) {
+  const DeploymentSpec& d = sc.deployment;
+  const std::string& origin = sc.origin;
+  auto at = [&](const std::string& ptr, const Status& st) {
+    return st.WithPrefix(origin + ": " + ptr);
+  };
+  auto card_r = LoadModelCard(sc.model);
+  if (!card_r.ok()) return at("/model", card_r.status());
+  const ModelCard& card = *card_r;
+  auto prof_r = LoadHardwareProfile(sc.hardware);
+  if (!prof_r.ok()) return at("/hardware", prof_r.status());
+  const HardwareProfile& profile = *prof_r;
+
+  ParallelLayout layout;
+  layout.gpus = d.gpus;
+  layout.tp = d.tp;
+  layout.ep = d.ep;
+  layout.dp_attention = d.dp_attention;
+  layout.dp = d.dp_attention ? (d.dp > 0 ? d.dp : d.tp) : 1;
+  PrecisionChoice choice;
+  choice.weights = d.weights;
+  for (const auto& [k, v] : d.weights_per_component) {
+    auto c = ParseComponent(k);
+    if (!c.ok()) return at("/deployment/weights_per_component/" + k, c.status());
+    choice.per_component[*c] = v;
+  }
+  auto kv = ParseDtype(d.kv_cache);
+  if (!kv.ok()) return at("/deployment/kv_cache", kv.status());
+  choice.kv_cache = *kv;
+
+  auto sharded_r = ShardModel(card, layout, choice);
+  if (!sharded_r.ok()) return at("/deployment", sharded_r.status());
+  const ShardedModel& sharded = *sharded_r;
+
+  CAPPLAN_ASSIGN_OR_RETURN(EngineDefaults ed, LoadEngineDefaults(d.engine));
+  const int64_t cgbs = d.cuda_graph_max_bs.value_or(d.tp >= ed.large_tp_from ? ed.cgbs_large_tp
+                                                                             : ed.cgbs_small_tp);
+  EngineMemoryOptions eng;
+  eng.engine = d.engine;
+  eng.version = d.engine_version;
+  eng.mem_fraction = d.mem_fraction_static;
+  eng.chunked_prefill_tokens = static_cast<int>(d.chunked_prefill_tokens);
+  eng.cuda_graph_max_bs = d.cuda_graph_max_bs ? static_cast<int>(*d.cuda_graph_max_bs) : 0;
+  eng.page_size = static_cast<int>(d.page_size);
+  // The context a "request that fits" is sized on: the workload's mean.
+  int64_t mean_ctx = 1;
+  if (!sc.workload.requests.empty()) {
+    double s = 0;
+    for (const auto& r : sc.workload.requests) s += r.input_tokens + r.output_tokens;
+    mean_ctx = std::max<int64_t>(1, std::llround(s / sc.workload.requests.size()));
+  }
+  auto plan_r = PlanMemory(card, layout, choice, eng, profile.gpu_memory_bytes, mean_ctx);
+  if (!plan_r.ok()) return at("/deployment", plan_r.status());
+  const MemoryPlan& plan = *plan_r;
+
+  auto cost_r = MakeCostModel(d.cost_model, profile);
+  if (!cost_r.ok()) return at("/deployment/cost_model", cost_r.status());
+  const bool overlap = d.overlap_schedule.value_or(ed.overlap);
+  ModelPricerOptions po;
+  po.cuda_graphs = d.cuda_graphs;
+  po.cuda_graph_max_bs = cgbs;
+  po.overlap_schedule = overlap;
+  po.kv_verify = d.kv_integrity == "verify";
+  po.page_size = d.page_size;
+  po.verify_tag_bytes_per_page_per_layer = profile.kv_verify_tag_bytes_per_page_per_layer;
+  po.verify_kernels_per_step = static_cast<int64_t>(profile.kv_verify_kernels_per_step);
+  ModelStepPricer pricer(&sharded, cost_r->get(), po);
+
+  SimConfig cfg;
+  cfg.scheduler = d.scheduler.empty() ? d.engine : d.scheduler;
+  cfg.router = d.router;
+  cfg.replicas = d.replicas;
+  cfg.ranks_per_replica = layout.AttentionRanks();
+  cfg.kv_tokens_per_rank = plan.kv_tokens_per_rank;
+  cfg.page_size = d.page_size;
+  cfg.concurrency = sc.workload.concurrency;
+  cfg.want_trace = options.want_trace;
+  cfg.progress = options.progress;
+  cfg.sched.phase = d.phase == "decode_only"    ? Phase::kDecodeOnly
+                    : d.phase == "prefill_only" ? Phase::kPrefillOnly
+                                                : Phase::kBoth;
+  cfg.sched.chunked_prefill_tokens = d.chunked_prefill_tokens;
+  int64_t mrr = 0;
+  if (d.max_running_requests) {
+    mrr = *d.max_running_requests;
+  } else {
+    const int64_t ctx_len = std::max<int64_t>(1, card.max_position_embeddings);
+    mrr = std::min(std::max(plan.kv_capacity_tokens / ctx_len * ed.mrr_per_context, ed.mrr_min),
+                   ed.mrr_max);
+  }
+  // With DP attention the engine splits the cap over the ranks.
+  cfg.sched.max_running_requests = std::max<int64_t>(1, mrr / cfg.ranks_per_replica);
+
+  std::vector<SimRequestSpec> specs;
+  specs.reserve(sc.workload.requests.size());
+  for (size_t i = 0; i < sc.workload.requests.size(); ++i) {
+    const RequestSpec& r = sc.workload.requests[i];
+    specs.push_back({r.id, r.arrival_ns, r.input_tokens, r.output_tokens,
+                     static_cast<int64_t>(i) < sc.workload.warmup_requests});
+  }
+  auto sim_r = Simulate(cfg, specs, pricer);
+  if (!sim_r.ok()) return sim_r.status().WithPrefix(origin);
+  const SimResult& sim = *sim_r;
+
+  // ---- Summary ----
+  std::vector<double> ttft, tpot, e2el;
+  int64_t completed = 0, failed = 0, in_tok = 0, out_tok = 0, good = 0;
+  int64_t t0 = INT64_MAX, t1 = 0;
+  for (const auto& r : sim.requests) {
+    if (r.status == ReqStatus::kFailed) ++failed;
+    if (r.warmup || r.status != ReqStatus::kDone) continue;
+    ++completed;
+    in_tok += r.input;
+    out_tok += r.generated;
+    t0 = std::min(t0, r.arrival_ns);
+    t1 = std::max(t1, r.finish_ns);
+    const double tt = Ms(r.first_token_ns - r.arrival_ns);
+    const double ee = Ms(r.finish_ns - r.arrival_ns);
+    const double tp = r.generated > 1 ? (ee - tt) / (r.generated - 1) : 0;
+    ttft.push_back(tt);
+    e2el.push_back(ee);
+    if (r.generated > 1) tpot.push_back(tp);
+    if (sc.slo.any()) {
+      // DistServe/vLLM goodput: every listed metric within its SLO; TPOT
+      // counts as 0 for requests with <= 1 output token.
+      const bool ok = (!sc.slo.ttft_ms || tt <= *sc.slo.ttft_ms) &&
+                      (!sc.slo.tpot_ms || tp <= *sc.slo.tpot_ms) &&
+                      (!sc.slo.e2el_ms || ee <= *sc.slo.e2el_ms);
+      good += ok;
+    }
+  }
+  const double duration = completed > 0 ? static_cast<double>(t1 - t0) / 1e9 : 0;
+  auto per_s = [&](double x) { return duration > 0 ? x / duration : 0.0; };
+  const int total_gpus = d.gpus * d.replicas;
+
+  nlohmann::json s;
+  s["scenario"] = sc.name;
+  s["model"] = sc.model;
+  s["hardware"] = sc.hardware;
+  nlohmann::json prov = nlohmann::json::object();
+  for (const auto& [k, v] : profile.provenance) prov[k] = v.kind;
+  s["profile"] = {{"name", profile.name}, {"path", profile.path}, {"provenance", prov}};
+  s["deployment"] = {{"engine", d.engine},
+                     {"engine_version", plan.engine_version},
+                     {"gpus", d.gpus},
+                     {"tp", d.tp},
+                     {"ep", d.ep},
+                     {"dp_attention", d.dp_attention},
+                     {"attention_ranks", layout.AttentionRanks()},
+                     {"replicas", d.replicas},
+                     {"weights", d.weights},
+                     {"kv_cache", d.kv_cache},
+                     {"page_size", d.page_size},
+                     {"kv_integrity", d.kv_integrity},
+                     {"phase", d.phase},
+                     {"scheduler", cfg.scheduler},
+                     {"router", d.router},
+                     {"chunked_prefill_tokens", d.chunked_prefill_tokens},
+                     {"max_running_requests", mrr},
+                     {"cuda_graphs", d.cuda_graphs},
+                     {"cuda_graph_max_bs", cgbs},
+                     {"overlap_schedule", overlap},
+                     {"mem_fraction_static", plan.mem_fraction},
+                     {"cost_model", d.cost_model},
+                     {"memory_rule", plan.rule_source}};
+  s["workload"] = {{"kind", sc.workload.kind},
+                   {"concurrency", sc.workload.concurrency},
+                   {"num_requests", static_cast<int64_t>(sc.workload.requests.size())},
+                   {"warmup_requests", sc.workload.warmup_requests},
+                   {"description", DescribeWorkload(sc.workload)}};
+  s["completed"] = completed;
+  s["failed"] = failed;
+  s["duration_s"] = duration;
+  s["total_input_tokens"] = in_tok;
+  s["total_output_tokens"] = out_tok;
+  s["request_throughput"] = per_s(completed);
+  s["input_throughput"] = per_s(in_tok);
+  s["output_throughput"] = per_s(out_tok);
+  s["total_token_throughput"] = per_s(in_tok + out_tok);
+  s["output_throughput_per_gpu"] = per_s(out_tok) / total_gpus;
+  s["total_token_throughput_per_gpu"] = per_s(in_tok + out_tok) / total_gpus;
+  AddStats(s, "ttft", ttft);
+  AddStats(s, "tpot", tpot);
+  AddStats(s, "e2el", e2el);
+  s["mean_itl_ms"] = sim.itl_ns.mean() / 1e6;
+  s["median_itl_ms"] = sim.itl_ns.Percentile(50) / 1e6;
+  s["p90_itl_ms"] = sim.itl_ns.Percentile(90) / 1e6;
+  s["p99_itl_ms"] = sim.itl_ns.Percentile(99) / 1e6;
+  if (sc.slo.any()) {
+    nlohmann::json slo = nlohmann::json::object();
+    if (sc.slo.ttft_ms) slo["ttft_ms"] = *sc.slo.ttft_ms;
+    if (sc.slo.tpot_ms) slo["tpot_ms"] = *sc.slo.tpot_ms;
+    if (sc.slo.e2el_ms) slo["e2el_ms"] = *sc.slo.e2el_ms;
+    s["goodput"] = {{"slo", slo},
+                    {"good_requests", good},
+                    {"request_goodput", per_s(good)},
+                    {"good_fraction", completed ? static_cast<double>(good) / completed : 0.0}};
+  }
+  s["kv_capacity_tokens"] = sim.kv_capacity_tokens_per_replica;
+  s["kv_bytes_per_token"] = plan.kv.bytes_per_token;
+  s["peak_kv_tokens"] = sim.peak_kv_tokens;
+  s["peak_kv_fraction"] = sim.kv_capacity_tokens_per_replica
+                              ? static_cast<double>(sim.peak_kv_tokens) / sim.kv_capacity_tokens_per_replica
+                              : 0.0;
+  s["max_concurrent_requests"] = PeakInFlight(sim.requests);
+  s["max_running_requests_observed"] = sim.max_running_requests;
+  s["retractions"] = sim.retractions;
+  s["kv_bound"] = sim.kv_bound;
+  s["gpus"] = total_gpus;
+  s["usd_per_gpu_hour"] = sc.usd_per_gpu_hour;
+  const double usd = sc.usd_per_gpu_hour * total_gpus * duration / 3600.0;
+  s["cost_usd"] = usd;
+  s["cost_usd_per_million_output_tokens"] = out_tok ? usd / out_tok * 1e6 : 0.0;
+  s["cost_usd_per_million_total_tokens"] = (in_tok + out_tok) ? usd / (in_tok + out_tok) * 1e6 : 0.0;
+  s["cost_tokens_note"] =
+      "output: output tokens only; total: input + output tokens; usd = usd_per_gpu_hour * gpus * "
+      "duration_s / 3600";
+  nlohmann::json comps = nlohmann::json::object();
+  for (const auto& c : plan.weights.components) {
+    comps[ComponentName(c.component)] = c.bytes_per_gpu + c.scale_bytes_per_gpu;
+  }
+  s["memory"] = {{"weights_bytes_per_gpu", plan.weights.bytes_per_gpu},
+                 {"weights_by_component_bytes", comps},
+                 {"reserve_bytes_per_gpu", plan.reserve_bytes_per_gpu},
+                 {"kv_pool_bytes_per_gpu", plan.kv_pool_bytes_per_gpu},
+                 {"gpu_memory_bytes", plan.gpu_memory_bytes},
+                 {"mem_fraction_static", plan.mem_fraction},
+                 {"mem_fraction_defaulted", plan.mem_fraction_defaulted},
+                 {"kv_tokens_per_rank", plan.kv_tokens_per_rank}};
+  const StepCost& b = sim.busy;
+  const double tot = b.seconds > 0 ? b.seconds : 1;
+  nlohmann::json share = nlohmann::json::object();
+  for (int i = 0; i < kNumOpClasses; ++i) {
+    share[OpClassName(static_cast<OpClass>(i))] = b.class_seconds[i] / tot;
+  }
+  s["op_time_share"] = share;
+  nlohmann::json bshare = nlohmann::json::object();
+  for (int i = 0; i < kNumBounds; ++i) bshare[BoundName(static_cast<Bound>(i))] = b.bound_seconds[i] / tot;
+  s["bound_time_share"] = bshare;
+  s["kv_verify_time_share"] = b.verify_seconds / tot;
+  s["iterations"] = sim.iterations;
+  s["busy_s"] = b.seconds;
+  s["simulator"] = {{"step_cost_memo_hits", pricer.hits()},
+                    {"step_cost_memo_misses", pricer.misses()},
+                    {"context_bucket_relative_error", 1.0 / 512},
+                    {"itl_histogram_relative_error", 1.0 / 256},
+                    {"simulated_end_s", static_cast<double>(sim.end_ns) / 1e9}};
+  nlohmann::json warnings = nlohmann::json::array();
+  for (const auto& w : pricer.warnings()) warnings.push_back(w);
+  if (failed > 0) {
+    warnings.push_back(std::to_string(failed) +
+                       " request(s) failed: they can never fit one attention rank's KV pool (" +
+                       std::to_string(plan.kv_tokens_per_rank) + " tokens)");
+  }
+  if (sim.trace_truncated) warnings.push_back("trace truncated to the first iterations");
+  s["warnings"] = warnings;
+
+  RunResult out;
+  out.summary = std::move(s);
+  if (options.want_requests_csv) out.requests_csv = Csv(sim.requests);
+  if (options.want_trace) {
+    nlohmann::json ev = nlohmann::json::array();
+    for (int i = 0; i < d.replicas; ++i) {
+      ev.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", i},
+                    {"args", {{"name", "replica " + std::to_string(i)}}}});
+    }
+    for (const auto& e : sim.trace_events) ev.push_back(e);
+    out.trace = {{"traceEvents", ev}, {"displayTimeUnit", "ms"}};
+  }
+  return out;
+}
+
+}  // namespace capplan

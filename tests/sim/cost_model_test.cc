@@ -1,0 +1,152 @@
+// The roofline cost model on the shipped H200 profile, with hand-built ops
+// (no model card needed).
+#include "sim/cost_model.h"
+
+#include <gtest/gtest.h>
+
+namespace capplan {
+namespace {
+
+class CostModelTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto p = LoadHardwareProfile("h200-sxm");
+    ASSERT_TRUE(p.ok()) << p.status().message();
+    prof_ = *p;
+    auto m = MakeCostModel("roofline", prof_);
+    ASSERT_TRUE(m.ok()) << m.status().message();
+    model_ = std::move(*m);
+  }
+  StepCost Price(const Op& op, StepContext ctx = {}) {
+    return model_->PriceOps({op}, ctx, &warnings_);
+  }
+  static Op Gemm(int64_t m, int64_t n, int64_t k, Dtype w, Dtype c) {
+    Op op;
+    op.kind = OpKind::kGemm;
+    op.op_class = OpClass::kDenseGemm;
+    op.name = "test.gemm";
+    op.m = m, op.n = n, op.k = k;
+    op.flops = 2.0 * m * n * k;
+    op.bytes = n * k * (w == Dtype::kInt4 ? 0.5 : w == Dtype::kFp8E4m3 ? 1.0 : 2.0);
+    op.weight_dtype = w;
+    op.compute_dtype = c;
+    return op;
+  }
+  HardwareProfile prof_;
+  std::unique_ptr<CostModel> model_;
+  std::set<std::string> warnings_;
+};
+
+TEST_F(CostModelTest, ProfileCarriesProvenanceForEveryParameter) {
+  EXPECT_TRUE(prof_.has_cost_model);
+  EXPECT_EQ(prof_.gpu_memory_bytes, 150754820096);
+  EXPECT_DOUBLE_EQ(prof_.hbm_bytes_per_s, 4.3e12);
+  EXPECT_DOUBLE_EQ(prof_.fp8_flops_per_s, 2 * prof_.bf16_flops_per_s);
+  EXPECT_GE(prof_.provenance.size(), 20u);
+  for (const auto& [k, v] : prof_.provenance) {
+    EXPECT_FALSE(v.source.empty()) << k;
+  }
+  EXPECT_EQ(prof_.provenance.at("overheads.cpu_schedule_s").kind, "default");
+  EXPECT_EQ(prof_.efficiency.size(), 7u);
+}
+
+TEST_F(CostModelTest, MemoryBoundOpIsBytesOverBandwidthTimesEfficiency) {
+  Op op;
+  op.kind = OpKind::kElementwise;
+  op.op_class = OpClass::kElementwise;
+  op.bytes = 1e9;
+  op.flops = 1e6;
+  op.m = 1000;
+  op.count = 3;
+  const auto& eff = prof_.efficiency.at("elementwise").memory;
+  const StepCost c = Price(op);
+  EXPECT_NEAR(c.class_seconds[static_cast<int>(OpClass::kElementwise)],
+              3 * 1e9 / (4.3e12 * eff.At(1e9)), 1e-12);
+  EXPECT_GT(c.bound_seconds[static_cast<int>(Bound::kMemory)], 0);
+  EXPECT_EQ(c.bound_seconds[static_cast<int>(Bound::kCompute)], 0);
+}
+
+TEST_F(CostModelTest, Fp8GemmRunsAtTheFp8RateAndInt4AtTheBf16Rate) {
+  const int cls = static_cast<int>(OpClass::kDenseGemm);
+  const double bf16 = Price(Gemm(8192, 8192, 8192, Dtype::kBf16, Dtype::kBf16)).class_seconds[cls];
+  const double fp8 =
+      Price(Gemm(8192, 8192, 8192, Dtype::kFp8E4m3, Dtype::kFp8E4m3)).class_seconds[cls];
+  const double int4 = Price(Gemm(8192, 8192, 8192, Dtype::kInt4, Dtype::kBf16)).class_seconds[cls];
+  const auto& e = prof_.efficiency;
+  const double m = 8192;
+  EXPECT_NEAR(bf16, 2.0 * m * m * m / (989.5e12 * e.at("gemm_bf16").compute.At(m)), 1e-9);
+  EXPECT_NEAR(fp8, 2.0 * m * m * m / (1979e12 * e.at("gemm_fp8").compute.At(m)), 1e-9);
+  EXPECT_NEAR(int4,
+              2.0 * m * m * m / (989.5e12 * e.at("gemm_int4").compute.At(m)) *
+                  (1 + prof_.int4_dequant_compute_overhead),
+              1e-9);
+  EXPECT_LT(fp8, bf16);   // prefill: FP8 beats BF16 ...
+  EXPECT_LT(fp8, int4);   // ... and W4A16 (kernels.md 2.6)
+}
+
+TEST_F(CostModelTest, DecodeGemmIsMemoryBoundAndInt4MovesFewerBytes) {
+  const int cls = static_cast<int>(OpClass::kDenseGemm);
+  const double fp8 = Price(Gemm(8, 7168, 18432, Dtype::kFp8E4m3, Dtype::kFp8E4m3)).class_seconds[cls];
+  const double int4 = Price(Gemm(8, 7168, 18432, Dtype::kInt4, Dtype::kBf16)).class_seconds[cls];
+  EXPECT_LT(int4, fp8);
+}
+
+TEST_F(CostModelTest, AllReduceIsLatencyPlusBusBandwidth) {
+  Op op;
+  op.kind = OpKind::kAllReduce;
+  op.op_class = OpClass::kCommunication;
+  op.participants = 8;
+  op.message_bytes = 1 << 20;
+  const StepCost c = Price(op);
+  EXPECT_NEAR(c.class_seconds[static_cast<int>(OpClass::kCommunication)],
+              7.8e-6 + (1 << 20) * 2.0 * 7 / 8 / 370e9, 1e-12);
+  op.participants = 1;  // no TP, no collective
+  EXPECT_EQ(Price(op).class_seconds[static_cast<int>(OpClass::kCommunication)], 0);
+}
+
+TEST_F(CostModelTest, CudaGraphsCutLaunchOverheadAndOverlapHidesCpu) {
+  Op op = Gemm(1, 1024, 1024, Dtype::kBf16, Dtype::kBf16);
+  op.count = 500;
+  StepContext eager, graph;
+  graph.cuda_graph = true;
+  const int oh = static_cast<int>(OpClass::kOverhead);
+  const double e = Price(op, eager).class_seconds[oh];
+  const double g = Price(op, graph).class_seconds[oh];
+  EXPECT_NEAR(e - prof_.cpu_schedule_s, 500 * prof_.kernel_launch_s, 1e-12);
+  EXPECT_NEAR(g - prof_.cpu_schedule_s, prof_.graph_launch_s + 500 * prof_.graph_node_s, 1e-12);
+  EXPECT_LT(g, e);
+  StepContext overlap;
+  overlap.overlap_schedule = true;
+  Op big = Gemm(8192, 8192, 8192, Dtype::kBf16, Dtype::kBf16);  // >> 1 ms of GPU time
+  const StepCost c = Price(big, overlap);
+  EXPECT_NEAR(c.class_seconds[oh], prof_.kernel_launch_s, 1e-12);  // CPU fully hidden
+}
+
+TEST_F(CostModelTest, ShapesOutsideTheValidRangeWarn) {
+  Op op = Gemm(1 << 20, 128, 128, Dtype::kBf16, Dtype::kBf16);  // M above 65536
+  Price(op);
+  ASSERT_FALSE(warnings_.empty());
+  EXPECT_NE(warnings_.begin()->find("outside the profile's valid range"), std::string::npos);
+}
+
+TEST_F(CostModelTest, UnknownCostModelSuggests) {
+  auto m = MakeCostModel("rooflne", prof_);
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("did you mean 'roofline'"), std::string::npos);
+}
+
+TEST(CostModelProfile, BootstrapProfileWithoutCostModelIsRefused) {
+  nlohmann::json doc = nlohmann::json::parse(R"({"name": "x", "gpu": "y", "memory": {"gpu_memory_bytes":
+      {"value": 1, "provenance": {"kind": "default", "source": "s"}}}})");
+  auto p = ParseHardwareProfile(doc, "x.json");
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_FALSE(p->has_cost_model);
+  EXPECT_EQ(MakeCostModel("roofline", *p).status().code(), StatusCode::kUsage);
+  doc["computee"] = 1;
+  auto bad = ParseHardwareProfile(doc, "x.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("computee"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace capplan

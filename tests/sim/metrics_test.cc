@@ -1,0 +1,60 @@
+#include "sim/metrics.h"
+
+#include <gtest/gtest.h>
+
+#include "sim/kv_pool.h"
+#include "sim/step_pricer.h"
+
+namespace capplan {
+namespace {
+
+TEST(SimMetrics, PercentileMatchesNumpyLinear) {
+  // numpy.percentile([1, 2, 3, 4], [50, 90, 99]) = 2.5, 3.7, 3.97
+  std::vector<double> v{4, 1, 3, 2};
+  EXPECT_DOUBLE_EQ(Percentile(v, 50), 2.5);
+  EXPECT_NEAR(Percentile(v, 90), 3.7, 1e-12);
+  EXPECT_NEAR(Percentile(v, 99), 3.97, 1e-12);
+  EXPECT_DOUBLE_EQ(Percentile({}, 50), 0);
+  EXPECT_DOUBLE_EQ(Mean(v), 2.5);
+}
+
+TEST(SimMetrics, LogHistogramWithinDocumentedError) {
+  LogHistogram h;
+  for (int64_t v : {int64_t{5}, int64_t{300}, int64_t{1000}, int64_t{123456789}, int64_t{9000000000}}) {
+    LogHistogram one;
+    one.Add(v);
+    EXPECT_NEAR(one.Percentile(50), static_cast<double>(v), v / 256.0 + 1e-9) << v;
+  }
+  for (int i = 1; i <= 1000; ++i) h.Add(i * 1000);
+  EXPECT_NEAR(h.Percentile(50), 500000, 500000 / 256.0);
+  EXPECT_NEAR(h.Percentile(99), 990000, 990000 / 256.0);
+  EXPECT_DOUBLE_EQ(h.mean(), 500500.0);
+  h.Add(7, 1000);  // weights count as samples
+  EXPECT_EQ(h.count(), 2000);
+  EXPECT_DOUBLE_EQ(h.Percentile(10), 7);
+}
+
+TEST(SimMetrics, BucketValueWithinDocumentedBound) {
+  for (int64_t v : std::vector<int64_t>{0, 1, 255, 256, 1000, 65537, 1234567, 987654321987}) {
+    const int64_t b = BucketValue(v);
+    EXPECT_LE(std::abs(static_cast<double>(b - v)), v / 512.0 + 1) << v;
+  }
+  // Nearby values share a bucket (that is what makes the memo hit).
+  EXPECT_EQ(BucketValue(1 << 20), BucketValue((1 << 20) + 100));
+}
+
+TEST(SimKvPool, AllocateNeverOvercommits) {
+  KvPool p(1000, 64);  // 15 whole pages
+  EXPECT_EQ(p.total_pages(), 15);
+  EXPECT_EQ(p.PagesFor(65), 2);
+  EXPECT_TRUE(p.Allocate(10));
+  EXPECT_FALSE(p.Allocate(6));
+  EXPECT_EQ(p.free_pages(), 5);
+  EXPECT_TRUE(p.Allocate(5));
+  EXPECT_EQ(p.peak_used_pages(), 15);
+  p.Free(15);
+  EXPECT_EQ(p.free_pages(), p.total_pages());
+}
+
+}  // namespace
+}  // namespace capplan

@@ -1,0 +1,238 @@
+// DES and scheduler invariants against a fake step pricer (no model needed).
+#include "sim/simulator.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/sim/fake_pricer.h"
+
+namespace capplan {
+namespace {
+
+std::vector<SimRequestSpec> Fixed(int n, int64_t in, int64_t out, int64_t gap_ns = 0) {
+  std::vector<SimRequestSpec> v;
+  for (int i = 0; i < n; ++i) v.push_back({i, i * gap_ns, in, out, false});
+  return v;
+}
+
+SimConfig Config(const std::string& sched, int64_t kv_tokens, int64_t concurrency) {
+  SimConfig c;
+  c.scheduler = sched;
+  c.kv_tokens_per_rank = kv_tokens;
+  c.page_size = 16;
+  c.concurrency = concurrency;
+  return c;
+}
+
+double OutputThroughput(const SimResult& r) {
+  int64_t out = 0, t0 = INT64_MAX, t1 = 0;
+  for (const auto& q : r.requests) {
+    if (q.status != ReqStatus::kDone) continue;
+    out += q.generated;
+    t0 = std::min(t0, q.arrival_ns);
+    t1 = std::max(t1, q.finish_ns);
+  }
+  return out / ((t1 - t0) / 1e9);
+}
+
+class SchedulerTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(SchedulerTest, AllRequestsCompleteAndConserve) {
+  FakePricer p;
+  auto r = Simulate(Config(GetParam(), 100000, 8), Fixed(50, 300, 40), p);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  for (const auto& q : r->requests) {
+    EXPECT_EQ(q.status, ReqStatus::kDone);
+    EXPECT_EQ(q.generated, 40);
+    EXPECT_GE(q.first_token_ns, q.arrival_ns);
+    EXPECT_GE(q.finish_ns, q.first_token_ns);
+  }
+  EXPECT_EQ(r->retractions, 0);
+  EXPECT_FALSE(r->kv_bound);
+  EXPECT_LE(r->max_running_requests, 8);
+  // 49 gaps per request are pooled into ITL (the first token has none).
+  EXPECT_EQ(r->itl_ns.count(), 50 * 39);
+}
+
+TEST_P(SchedulerTest, TightKvRetractsOrPreemptsAndStillConserves) {
+  FakePricer p;
+  // 8 requests of 100 + 400 tokens cannot all hold their KV in 1600 tokens.
+  auto r = Simulate(Config(GetParam(), 1600, 8), Fixed(8, 100, 400), p);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(r->kv_bound);
+  EXPECT_LE(r->peak_kv_tokens, 1600);  // never over-committed
+  for (const auto& q : r->requests) {
+    EXPECT_EQ(q.status, ReqStatus::kDone);
+    EXPECT_EQ(q.generated, 400);
+  }
+}
+
+TEST_P(SchedulerTest, FcfsWithinAClass) {
+  FakePricer p;
+  // Identical requests arriving 1 us apart, one at a time admitted
+  // (max_running_requests 1): first tokens come out in arrival order.
+  SimConfig c = Config(GetParam(), 100000, 0);
+  c.sched.max_running_requests = 1;
+  auto r = Simulate(c, Fixed(20, 200, 5, 1000), p);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  for (size_t i = 1; i < r->requests.size(); ++i) {
+    EXPECT_LT(r->requests[i - 1].first_token_ns, r->requests[i].first_token_ns) << i;
+  }
+}
+
+TEST_P(SchedulerTest, RequestLargerThanThePoolFails) {
+  FakePricer p;
+  auto specs = Fixed(3, 100, 10);
+  specs[1].input_tokens = 5000;  // pool is 1024 tokens
+  auto r = Simulate(Config(GetParam(), 1024, 2), specs, p);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->requests[1].status, ReqStatus::kFailed);
+  EXPECT_EQ(r->requests[0].status, ReqStatus::kDone);
+  EXPECT_EQ(r->requests[2].status, ReqStatus::kDone);
+}
+
+TEST_P(SchedulerTest, Deterministic) {
+  FakePricer p1, p2;
+  auto a = Simulate(Config(GetParam(), 3000, 6), Fixed(40, 150, 90), p1);
+  auto b = Simulate(Config(GetParam(), 3000, 6), Fixed(40, 150, 90), p2);
+  ASSERT_TRUE(a.ok() && b.ok());
+  for (size_t i = 0; i < a->requests.size(); ++i) {
+    EXPECT_EQ(a->requests[i].finish_ns, b->requests[i].finish_ns);
+  }
+  EXPECT_EQ(a->iterations, b->iterations);
+}
+
+TEST_P(SchedulerTest, MoreKvNeverLowersThroughputWhenKvBound) {
+  double prev = 0;
+  for (int64_t kv : {1200, 2400, 4800, 9600, 19200}) {
+    FakePricer p;
+    auto r = Simulate(Config(GetParam(), kv, 32), Fixed(96, 200, 100), p);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    const double tput = OutputThroughput(*r);
+    EXPECT_GE(tput, prev * 0.999) << "kv " << kv;
+    prev = tput;
+  }
+}
+
+TEST_P(SchedulerTest, ThroughputRisesWithConcurrencyUntilBound) {
+  double prev = 0;
+  for (int64_t conc : {1, 2, 4, 8, 16}) {
+    FakePricer p;
+    auto r = Simulate(Config(GetParam(), 1 << 20, conc), Fixed(64, 100, 50), p);
+    ASSERT_TRUE(r.ok());
+    const double tput = OutputThroughput(*r);
+    EXPECT_GT(tput, prev * 1.2) << "concurrency " << conc;
+    prev = tput;
+  }
+  // With the request cap at 4 the extra concurrency only queues.
+  FakePricer p8, p16;
+  SimConfig c8 = Config(GetParam(), 1 << 20, 8), c16 = Config(GetParam(), 1 << 20, 16);
+  c8.sched.max_running_requests = c16.sched.max_running_requests = 4;
+  auto a = Simulate(c8, Fixed(64, 100, 50), p8);
+  auto b = Simulate(c16, Fixed(64, 100, 50), p16);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_NEAR(OutputThroughput(*b) / OutputThroughput(*a), 1.0, 0.05);
+}
+
+TEST_P(SchedulerTest, DecodeOnlyFirstTokenIsOneDecodeStep) {
+  FakePricer p;
+  SimConfig c = Config(GetParam(), 100000, 1);
+  c.sched.phase = Phase::kDecodeOnly;
+  auto r = Simulate(c, Fixed(3, 1000, 4), p);
+  ASSERT_TRUE(r.ok());
+  const auto& q = r->requests[0];
+  // One decode of context 1001: fixed + per_decode + 1001 * per_context.
+  EXPECT_EQ(q.first_token_ns - q.arrival_ns, std::llround((1e-3 + 1e-5 + 1001e-8) * 1e9));
+  EXPECT_EQ(p.calls, 3 * 4);  // no prefill iterations at all
+}
+
+TEST_P(SchedulerTest, PrefillOnlyEndsAtFirstToken) {
+  FakePricer p;
+  SimConfig c = Config(GetParam(), 100000, 4);
+  c.sched.phase = Phase::kPrefillOnly;
+  auto r = Simulate(c, Fixed(10, 3000, 100), p);
+  ASSERT_TRUE(r.ok());
+  for (const auto& q : r->requests) {
+    EXPECT_EQ(q.generated, 1);
+    EXPECT_EQ(q.finish_ns, q.first_token_ns);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Schedulers, SchedulerTest, ::testing::Values("sglang", "vllm"));
+
+TEST(SimSimulator, SglangChunksLongPromptsAndRunsPrefillSeparately) {
+  FakePricer p;
+  SimConfig c = Config("sglang", 100000, 1);
+  c.sched.chunked_prefill_tokens = 1000;
+  auto r = Simulate(c, Fixed(1, 2500, 1), p);
+  ASSERT_TRUE(r.ok());
+  // 3 prefill chunks (1000, 1000, 500); the third yields the only token.
+  EXPECT_EQ(r->iterations, 3);
+  EXPECT_EQ(r->requests[0].first_token_ns, std::llround((3e-3 + 2500e-6) * 1e9));
+}
+
+TEST(SimSimulator, VllmMixesDecodeAndPrefill) {
+  FakePricer p;
+  SimConfig c = Config("vllm", 100000, 0);
+  auto specs = Fixed(2, 100, 20);
+  specs[1].arrival_ns = 5000000;  // arrives while request 0 decodes
+  auto r = Simulate(c, specs, p);
+  ASSERT_TRUE(r.ok());
+  // Request 0 keeps producing tokens while request 1 prefills: its token
+  // gaps stay one iteration long (no prefill-only stall).
+  EXPECT_EQ(r->requests[0].status, ReqStatus::kDone);
+  EXPECT_LT(r->itl_ns.Percentile(100), 3e6);
+}
+
+TEST(SimSimulator, SglangRetractsLatestAndRequeuesAtFront) {
+  FakePricer p;
+  SimConfig c = Config("sglang", 640, 4);
+  c.sched.init_new_token_ratio = 0.01;  // optimistic admission forces retraction
+  c.sched.min_new_token_ratio = 0.01;
+  auto r = Simulate(c, Fixed(4, 64, 200), p);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_GT(r->retractions, 0);
+  // The first admitted request is never the victim.
+  EXPECT_EQ(r->requests[0].retractions, 0);
+  int64_t total = 0;
+  for (const auto& q : r->requests) total += q.retractions;
+  EXPECT_EQ(total, r->retractions);
+}
+
+TEST(SimSimulator, ReplicasShareLoad) {
+  FakePricer p;
+  SimConfig c = Config("sglang", 100000, 8);
+  c.replicas = 2;
+  c.router = "least_kv";
+  auto r = Simulate(c, Fixed(40, 100, 20), p);
+  ASSERT_TRUE(r.ok());
+  int on1 = 0;
+  for (const auto& q : r->requests) on1 += q.instance == 1;
+  EXPECT_GT(on1, 10);
+  EXPECT_LT(on1, 30);
+}
+
+TEST(SimSimulator, DpAttentionRanksHaveOwnPools) {
+  FakePricer p;
+  SimConfig c = Config("sglang", 1600, 8);
+  c.ranks_per_replica = 4;
+  auto r = Simulate(c, Fixed(8, 200, 100), p);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->kv_capacity_tokens_per_replica, 4 * 1600);
+  std::set<int> ranks;
+  for (const auto& q : r->requests) ranks.insert(q.rank);
+  EXPECT_EQ(ranks.size(), 4u);
+}
+
+TEST(SimSimulator, BadConfigIsAnError) {
+  FakePricer p;
+  SimConfig c = Config("sglang", 10, 1);  // less than a page
+  EXPECT_EQ(Simulate(c, Fixed(1, 10, 1), p).status().code(), StatusCode::kInvalidConfig);
+  c = Config("sglong", 1000, 1);
+  auto r = Simulate(c, Fixed(1, 10, 1), p);
+  EXPECT_EQ(r.status().code(), StatusCode::kUsage);
+  EXPECT_NE(r.status().message().find("did you mean 'sglang'"), std::string::npos)
+      << r.status().message();
+}
+
+}  // namespace
+}  // namespace capplan
