@@ -100,10 +100,9 @@ Result<ModelCard> ParseModelCard(const std::string& json_text, const std::string
       {"vocab_size", &c.vocab_size, 1, 1 << 24},
       {"num_heads", &c.num_heads, 1, 4096},
   };
-  for (const auto& f : required) {
-    CAPPLAN_RETURN_IF_ERROR(o.Get(f.key, f.out, true));
-    CAPPLAN_RETURN_IF_ERROR(o.CheckRange(f.key, *f.out, f.lo, f.hi));
-  }
+  // Read now, checked after Finish() so a misspelt key is reported as such
+  // rather than as the missing field it was meant to be.
+  for (const auto& f : required) CAPPLAN_RETURN_IF_ERROR(o.Get(f.key, f.out));
   const IntField optional[] = {
       {"mtp_layers", &c.mtp_layers, 0, 64},
       {"num_kv_heads", &c.num_kv_heads, 0, 4096},
@@ -143,6 +142,30 @@ Result<ModelCard> ParseModelCard(const std::string& json_text, const std::string
   CAPPLAN_RETURN_IF_ERROR(o.CheckOneOf("attention", attention, {"gqa", "mla"}));
   c.attention = attention == "mla" ? AttentionKind::kMla : AttentionKind::kGqa;
 
+  // Checkpoint precision; components not listed are BF16.
+  for (Component comp : AllComponents()) c.checkpoint[comp] = WeightFormat{};
+  CAPPLAN_ASSIGN_OR_RETURN(JsonObject ckpt, o.Child("checkpoint", true));
+  for (const auto& [key, value] : ckpt.json().items()) {
+    auto comp = ParseComponent(key);
+    if (!comp.ok()) return ckpt.Error(key, comp.status().message());
+    CAPPLAN_ASSIGN_OR_RETURN(JsonObject f, ckpt.Child(key, true));
+    CAPPLAN_RETURN_IF_ERROR(ReadFormat(f, &c.checkpoint[*comp]));
+  }
+  std::vector<std::string> quantizable;
+  CAPPLAN_RETURN_IF_ERROR(o.Get("quantizable", &quantizable, true));
+  for (const auto& q : quantizable) {
+    auto comp = ParseComponent(q);
+    if (!comp.ok()) return o.Error("quantizable", comp.status().message());
+    c.quantizable.push_back(*comp);
+  }
+  // Unknown keys first: a misspelt field would otherwise surface as a
+  // confusing cross-field error about the field it was meant to be.
+  CAPPLAN_RETURN_IF_ERROR(o.Finish());
+  for (const auto& f : required) {
+    if (!o.Has(f.key)) return o.Error(f.key, "required field is missing");
+    CAPPLAN_RETURN_IF_ERROR(o.CheckRange(f.key, *f.out, f.lo, f.hi));
+  }
+
   // Cross-field checks: the architecture must be self-consistent.
   if (c.attention == AttentionKind::kGqa) {
     if (c.num_kv_heads <= 0) return o.Error("num_kv_heads", "gqa attention needs num_kv_heads > 0");
@@ -151,11 +174,12 @@ Result<ModelCard> ParseModelCard(const std::string& json_text, const std::string
       return o.Error("num_kv_heads", "must divide num_heads (" + std::to_string(c.num_heads) + ")");
     }
   } else {
-    for (const char* k : {"kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"}) {
-      const nlohmann::json* v = o.Raw(k);
-      if (v == nullptr || !v->is_number() || v->get<double>() <= 0) {
-        return o.Error(k, "mla attention needs " + std::string(k) + " > 0");
-      }
+    const std::pair<const char*, int> mla[] = {{"kv_lora_rank", c.kv_lora_rank},
+                                               {"qk_nope_head_dim", c.qk_nope_head_dim},
+                                               {"qk_rope_head_dim", c.qk_rope_head_dim},
+                                               {"v_head_dim", c.v_head_dim}};
+    for (const auto& [k, v] : mla) {
+      if (v <= 0) return o.Error(k, "mla attention needs " + std::string(k) + " > 0");
     }
   }
   if (c.index_topk > 0 && (c.index_n_heads <= 0 || c.index_head_dim <= 0)) {
@@ -179,23 +203,6 @@ Result<ModelCard> ParseModelCard(const std::string& json_text, const std::string
     return o.Error("intermediate_size", "dense FFN layers need intermediate_size > 0");
   }
 
-  // Checkpoint precision; components not listed are BF16.
-  for (Component comp : AllComponents()) c.checkpoint[comp] = WeightFormat{};
-  CAPPLAN_ASSIGN_OR_RETURN(JsonObject ckpt, o.Child("checkpoint", true));
-  for (const auto& [key, value] : ckpt.json().items()) {
-    auto comp = ParseComponent(key);
-    if (!comp.ok()) return ckpt.Error(key, comp.status().message());
-    CAPPLAN_ASSIGN_OR_RETURN(JsonObject f, ckpt.Child(key, true));
-    CAPPLAN_RETURN_IF_ERROR(ReadFormat(f, &c.checkpoint[*comp]));
-  }
-  std::vector<std::string> quantizable;
-  CAPPLAN_RETURN_IF_ERROR(o.Get("quantizable", &quantizable, true));
-  for (const auto& q : quantizable) {
-    auto comp = ParseComponent(q);
-    if (!comp.ok()) return o.Error("quantizable", comp.status().message());
-    c.quantizable.push_back(*comp);
-  }
-  CAPPLAN_RETURN_IF_ERROR(o.Finish());
   return c;
 }
 
