@@ -5,6 +5,8 @@
 #include <fstream>
 #include <string>
 
+#include <unistd.h>
+
 #include <benchmark/benchmark.h>
 
 #include "sim/workload/random.h"
@@ -35,7 +37,9 @@ BENCHMARK(BM_OpenLoopLognormal)->Arg(100'000)->Unit(benchmark::kMillisecond);
 
 // Writes an n-row trace in `format` to a temp file (synthetic rows).
 std::string WriteTrace(const std::string& format, int64_t n) {
-  const std::string path = "/tmp/capplan_workload_bench_" + format + ".txt";
+  // The pid keeps concurrent runs from sharing a file.
+  const std::string path = "/tmp/capplan_workload_bench_" + std::to_string(getpid()) + "_" +
+                           format + ".txt";
   std::ofstream out(path);
   WorkloadRng rng(42, 0);
   int64_t t_100ns = 0;
