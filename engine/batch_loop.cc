@@ -16,7 +16,7 @@ BatchLoop::BatchLoop(EngineBackend* backend, IntegrityTracker* tracker, LoopOpti
     : backend_(backend),
       tracker_(tracker),
       opt_(options),
-      kv_(options.num_pages, options.page_size) {}
+      kv_(options.num_pages, options.page_size, options.page_shuffle_seed) {}
 
 std::vector<VerifyItem> BatchLoop::DecodingRequests() const {
   std::vector<VerifyItem> out;

@@ -54,6 +54,7 @@ struct LoopOptions {
   int32_t num_pages = 1024;  // incl. the poison page
   int64_t chunked_prefill_tokens = 8192;
   int max_running = 64;
+  uint64_t page_shuffle_seed = 0;  // tests: permute physical page assignment
 };
 
 class BatchLoop {

@@ -21,6 +21,7 @@
 #include "common/status.h"
 #include "engine/integrity_tracker.h"
 #include "engine/kv_page_manager.h"
+#include "engine/splitmix.h"
 
 namespace capplan {
 
@@ -33,9 +34,6 @@ struct InjectedFault {
   std::vector<int64_t> affected;  // requests whose KV reads are now wrong
   std::string description;
 };
-
-// Splitmix64: a tiny seeded generator so fault placement is reproducible.
-uint64_t NextRandom(uint64_t* state);
 
 // Injects one fault among `candidates` (requests that will run in the next
 // step, with the tokens they have written), skipping `exclude`. Returns

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string>
 
+#include "engine/splitmix.h"
+
 namespace capplan {
 
 std::string TagToString(const PageTag& t) {
@@ -11,13 +13,19 @@ std::string TagToString(const PageTag& t) {
          std::to_string(t.logical_page) + ", epoch " + std::to_string(t.epoch) + "}";
 }
 
-KvPageManager::KvPageManager(int32_t num_pages, int32_t page_size)
+KvPageManager::KvPageManager(int32_t num_pages, int32_t page_size, uint64_t shuffle_seed)
     : num_pages_(std::max<int32_t>(num_pages, 1)),
       page_size_(std::max<int32_t>(page_size, 1)),
       epochs_(num_pages_, 0),
       owner_(num_pages_, kNoRequest) {
   // Ascending order makes allocation deterministic for a given schedule.
   for (int32_t p = 1; p < num_pages_; ++p) free_.push_back(p);
+  if (shuffle_seed != 0) {
+    uint64_t state = shuffle_seed;
+    for (size_t i = free_.size(); i > 1; --i) {
+      std::swap(free_[i - 1], free_[NextRandom(&state) % i]);
+    }
+  }
 }
 
 int32_t KvPageManager::PagesFor(int64_t tokens) const {

@@ -21,7 +21,9 @@ namespace capplan {
 class KvPageManager {
  public:
   // `num_pages` includes the poison page 0, so num_pages - 1 are usable.
-  KvPageManager(int32_t num_pages, int32_t page_size);
+  // A non-zero `shuffle_seed` permutes the initial free list: outputs must
+  // not change with it (the page-permutation oracle, kernels.md 6.3).
+  KvPageManager(int32_t num_pages, int32_t page_size, uint64_t shuffle_seed = 0);
 
   int32_t page_size() const { return page_size_; }
   int32_t num_pages() const { return num_pages_; }

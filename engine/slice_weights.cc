@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "engine/cpu_backend.h"
-#include "engine/fault_injector.h"
+#include "engine/splitmix.h"
 #include "kernels/formats/bf16.h"
 
 namespace capplan {
