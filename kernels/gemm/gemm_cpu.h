@@ -4,7 +4,10 @@
 // quantized operands (activations rounded to BF16, or quantized to FP8 with
 // the same scales), products and sums in double, one rounding at the end.
 //
-// Bytes/FLOPs of each GEMM: DenseGemmCost() in gemm_cost.h.
+// Bytes/FLOPs of each GEMM: DenseGemmCost() in gemm_cost.h (2*M*N*K FLOPs;
+// N*K*{2, 1, 0.5} weight bytes + scales, M*K*{2, 1} activation bytes, M*N*2
+// output bytes). These CPU loops are O(M*N*K) in double: references, not
+// performance paths.
 #ifndef CAPPLAN_KERNELS_GEMM_GEMM_CPU_H_
 #define CAPPLAN_KERNELS_GEMM_GEMM_CPU_H_
 

@@ -7,7 +7,8 @@ void RegisterAllSuites() {
   if (done) return;
   done = true;
   RegisterAttentionSuites();
-  // Kernels II: add `RegisterGemmSuites(); RegisterMoeSuites();` on this line.
+  RegisterGemmSuites();  // Kernels II (kernels/gemm/gemm_suites.cc)
+  RegisterMoeSuites();   // Kernels II (kernels/moe/moe_suites.cc)
 }
 
 }  // namespace capplan::kernels

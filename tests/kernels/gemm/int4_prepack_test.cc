@@ -32,7 +32,11 @@ TEST_P(Int4PrepackTest, RoundTripsAndPadsWithZeros) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Groups, Int4PrepackTest,
-                         ::testing::Combine(::testing::Values(32, 128), ::testing::Bool()));
+                         ::testing::Combine(::testing::Values(32, 128), ::testing::Bool()),
+                         [](const auto& info) {
+                           return "g" + std::to_string(std::get<0>(info.param)) +
+                                  (std::get<1>(info.param) ? "_sym" : "_asym");
+                         });
 
 // Pins the documented word layout: element (n=70, k=45) lives in tile
 // (nt=1, kt=1), row 6, word 1, nibble 5.

@@ -1,0 +1,156 @@
+// Host side of MoeCuda (moe_cuda.h): uploads, plan, and the launch sequence.
+#include <algorithm>
+
+#include "kernels/gemm/device_weights.h"
+#include "kernels/moe/moe_cuda.h"
+
+namespace capplan::kernels {
+
+struct MoeCuda::Impl {
+  int hidden = 0, inter = 0, num_experts = 0, max_tokens = 0, top_k = 0;
+  int tokens = 0, max_rows = 0;
+  bool has_shared = false;
+  int shared_inter = 0;
+  DeviceWeightSet gate_up, down, sh_gate_up, sh_down;
+  DeviceBuffer<int> offsets, row_token, slot_row;
+  DeviceBuffer<float> weights;
+  // Scratch, sized for max_tokens * top_k rows.
+  DeviceBuffer<uint16_t> xin, gu, h, o, sh_gu, sh_h, sh_o;
+  DeviceBuffer<uint8_t> q_in, q_h;
+  DeviceBuffer<float> s_in, s_h;
+
+  bool Fp8() const { return gate_up.format == GemmWeightFormat::kFp8Block128; }
+  bool SharedFp8() const { return sh_gate_up.format == GemmWeightFormat::kFp8Block128; }
+
+  // One expert MLP over `rows` rows: x -> gu -> h -> out, grouped when
+  // offsets != nullptr.
+  Status Mlp(const DeviceWeightSet& w1, const DeviceWeightSet& w2, const int* offs, int groups,
+             int max_rows_per_group, const uint16_t* x, int rows, uint16_t* gu_buf,
+             uint16_t* h_buf, uint16_t* out, cudaStream_t s) {
+    const int i_dim = w1.n / 2;
+    const bool fp8 = w1.format == GemmWeightFormat::kFp8Block128;
+    GroupedGemmArgs a;
+    w1.Bind(&a);
+    a.num_groups = groups;
+    a.row_offsets = offs;
+    a.m = rows;
+    a.max_rows_per_group = max_rows_per_group;
+    if (fp8) {
+      CAPPLAN_RETURN_IF_ERROR(LaunchQuantFp8Rowwise128(x, rows, w1.k, q_in.get(), s_in.get(), s));
+      a.x_fp8 = q_in.get();
+      a.x_scales = s_in.get();
+    } else {
+      a.x_bf16 = x;
+    }
+    a.y = gu_buf;
+    CAPPLAN_RETURN_IF_ERROR(LaunchGroupedGemm(a, s));
+    CAPPLAN_RETURN_IF_ERROR(LaunchSiluMul(gu_buf, rows, i_dim, h_buf, s));
+    GroupedGemmArgs b;
+    w2.Bind(&b);
+    b.num_groups = groups;
+    b.row_offsets = offs;
+    b.m = rows;
+    b.max_rows_per_group = max_rows_per_group;
+    if (fp8) {
+      CAPPLAN_RETURN_IF_ERROR(LaunchQuantFp8Rowwise128(h_buf, rows, i_dim, q_h.get(), s_h.get(), s));
+      b.x_fp8 = q_h.get();
+      b.x_scales = s_h.get();
+    } else {
+      b.x_bf16 = h_buf;
+    }
+    b.y = out;
+    return LaunchGroupedGemm(b, s);
+  }
+};
+
+MoeCuda::MoeCuda(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+MoeCuda::~MoeCuda() = default;
+int MoeCuda::hidden() const { return impl_->hidden; }
+int MoeCuda::tokens() const { return impl_->tokens; }
+
+Result<std::unique_ptr<MoeCuda>> MoeCuda::Create(const MoeWeights& w, int max_tokens, int top_k) {
+  if (w.experts.empty() || max_tokens <= 0 || top_k <= 0) {
+    return Status::Invalid("MoeCuda: need experts, max_tokens > 0 and top_k > 0");
+  }
+  if (w.shared.size() > 1) {
+    return Status::Invalid("MoeCuda: at most one shared expert (the shipped cards have 1)");
+  }
+  auto m = std::make_unique<Impl>();
+  m->hidden = w.hidden;
+  m->inter = w.intermediate;
+  m->num_experts = static_cast<int>(w.experts.size());
+  m->max_tokens = max_tokens;
+  m->top_k = top_k;
+  std::vector<const GemmWeights*> gu, dn;
+  for (const MoeExpertWeights& e : w.experts) {
+    gu.push_back(&e.gate_up);
+    dn.push_back(&e.down);
+  }
+  CAPPLAN_ASSIGN_OR_RETURN(m->gate_up, UploadWeightSet(gu));
+  CAPPLAN_ASSIGN_OR_RETURN(m->down, UploadWeightSet(dn));
+  const size_t rows = static_cast<size_t>(max_tokens) * top_k;
+  const size_t hd = static_cast<size_t>(w.hidden);
+  int max_inter = w.intermediate;
+  if (!w.shared.empty()) {
+    m->has_shared = true;
+    m->shared_inter = w.shared[0].gate_up.n / 2;
+    max_inter = std::max(max_inter, m->shared_inter);
+    CAPPLAN_ASSIGN_OR_RETURN(m->sh_gate_up, UploadWeightSet({&w.shared[0].gate_up}));
+    CAPPLAN_ASSIGN_OR_RETURN(m->sh_down, UploadWeightSet({&w.shared[0].down}));
+    CAPPLAN_RETURN_IF_ERROR(m->sh_gu.Allocate(static_cast<size_t>(max_tokens) * 2 * m->shared_inter));
+    CAPPLAN_RETURN_IF_ERROR(m->sh_h.Allocate(static_cast<size_t>(max_tokens) * m->shared_inter));
+    CAPPLAN_RETURN_IF_ERROR(m->sh_o.Allocate(static_cast<size_t>(max_tokens) * hd));
+  }
+  CAPPLAN_RETURN_IF_ERROR(m->xin.Allocate(rows * hd));
+  CAPPLAN_RETURN_IF_ERROR(m->gu.Allocate(rows * 2 * w.intermediate));
+  CAPPLAN_RETURN_IF_ERROR(m->h.Allocate(rows * w.intermediate));
+  CAPPLAN_RETURN_IF_ERROR(m->o.Allocate(rows * hd));
+  if (m->Fp8() || (m->has_shared && m->SharedFp8())) {
+    const size_t cols = std::max(hd, static_cast<size_t>(max_inter));
+    CAPPLAN_RETURN_IF_ERROR(m->q_in.Allocate(rows * cols));
+    CAPPLAN_RETURN_IF_ERROR(m->s_in.Allocate(rows * ((cols + 127) / 128)));
+    CAPPLAN_RETURN_IF_ERROR(m->q_h.Allocate(rows * cols));
+    CAPPLAN_RETURN_IF_ERROR(m->s_h.Allocate(rows * ((cols + 127) / 128)));
+  }
+  return std::unique_ptr<MoeCuda>(new MoeCuda(std::move(m)));
+}
+
+Status MoeCuda::Plan(const MoePermutation& p, const float* topk_weights) {
+  Impl& m = *impl_;
+  if (p.num_experts != m.num_experts || p.top_k != m.top_k || p.tokens > m.max_tokens) {
+    return Status::Invalid("MoeCuda::Plan: permutation does not match the layer (experts " +
+                           std::to_string(p.num_experts) + ", top_k " + std::to_string(p.top_k) +
+                           ", tokens " + std::to_string(p.tokens) + ")");
+  }
+  m.tokens = p.tokens;
+  m.max_rows = 0;
+  for (int e = 0; e < p.num_experts; ++e) m.max_rows = std::max(m.max_rows, p.RowsOf(e));
+  CAPPLAN_RETURN_IF_ERROR(m.offsets.Upload(p.expert_offsets));
+  CAPPLAN_RETURN_IF_ERROR(m.row_token.Upload(p.row_token));
+  CAPPLAN_RETURN_IF_ERROR(m.slot_row.Upload(p.slot_row));
+  return m.weights.Upload(topk_weights, static_cast<size_t>(p.tokens) * p.top_k);
+}
+
+Status MoeCuda::RunExperts(const uint16_t* x, cudaStream_t s) {
+  Impl& m = *impl_;
+  const int rows = m.tokens * m.top_k;
+  if (rows == 0) return Status::Ok();
+  CAPPLAN_RETURN_IF_ERROR(LaunchGatherRows(x, m.row_token.get(), rows, m.hidden, m.xin.get(), s));
+  return m.Mlp(m.gate_up, m.down, m.offsets.get(), m.num_experts, m.max_rows, m.xin.get(), rows,
+               m.gu.get(), m.h.get(), m.o.get(), s);
+}
+
+Status MoeCuda::Run(const uint16_t* x, uint16_t* y, cudaStream_t s) {
+  Impl& m = *impl_;
+  if (m.tokens == 0) return Status::Ok();
+  CAPPLAN_RETURN_IF_ERROR(RunExperts(x, s));
+  if (m.has_shared) {
+    CAPPLAN_RETURN_IF_ERROR(m.Mlp(m.sh_gate_up, m.sh_down, nullptr, 1, m.tokens, x, m.tokens,
+                                  m.sh_gu.get(), m.sh_h.get(), m.sh_o.get(), s));
+  }
+  return LaunchMoeCombine(m.o.get(), m.slot_row.get(), m.weights.get(),
+                          m.has_shared ? m.sh_o.get() : nullptr, m.tokens, m.top_k, m.hidden, y,
+                          s);
+}
+
+}  // namespace capplan::kernels
