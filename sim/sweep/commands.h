@@ -1,0 +1,13 @@
+// Registers `capplan sweep` and `capplan search` (sim/sweep/README.md).
+#ifndef CAPPLAN_SIM_SWEEP_COMMANDS_H_
+#define CAPPLAN_SIM_SWEEP_COMMANDS_H_
+
+#include "common/cli.h"
+
+namespace capplan {
+
+void RegisterSweepCommands(CommandTable* table);
+
+}  // namespace capplan
+
+#endif  // CAPPLAN_SIM_SWEEP_COMMANDS_H_

@@ -1,0 +1,165 @@
+#include "sim/sweep/grid.h"
+
+#include <set>
+
+#include "common/json_util.h"
+
+namespace capplan {
+
+namespace {
+
+// Splits on commas at nesting depth 0, outside double-quoted strings.
+std::vector<std::string> SplitTopLevel(const std::string& s) {
+  std::vector<std::string> parts;
+  std::string cur;
+  int depth = 0;
+  bool in_str = false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (in_str) {
+      cur += c;
+      if (c == '\\' && i + 1 < s.size()) {
+        cur += s[++i];
+      } else if (c == '"') {
+        in_str = false;
+      }
+      continue;
+    }
+    if (c == '"') in_str = true;
+    if (c == '[' || c == '{') ++depth;
+    if (c == ']' || c == '}') --depth;
+    if (c == ',' && depth == 0) {
+      parts.push_back(cur);
+      cur.clear();
+      continue;
+    }
+    cur += c;
+  }
+  parts.push_back(cur);
+  return parts;
+}
+
+nlohmann::json ParseLikeSet(const std::string& raw) {
+  try {
+    return nlohmann::json::parse(raw);
+  } catch (const nlohmann::json::parse_error&) {
+    return raw;
+  }
+}
+
+std::string Describe(const GridAssignment& grid) {
+  std::string s;
+  for (const auto& [path, value] : grid) {
+    if (!s.empty()) s += " ";
+    s += path + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
+  }
+  return s;
+}
+
+}  // namespace
+
+Result<GridAxis> ParseGridFlag(const std::string& flag) {
+  const size_t eq = flag.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    return Status::Usage("--grid '" + flag + "': expected dotted.path=v1,v2,... (e.g. " +
+                         "--grid deployment.tp=4,8)");
+  }
+  GridAxis axis;
+  axis.path = flag.substr(0, eq);
+  std::set<std::string> seen;
+  for (const std::string& raw : SplitTopLevel(flag.substr(eq + 1))) {
+    if (raw.empty()) {
+      return Status::Usage("--grid " + axis.path + ": empty value in '" + flag +
+                           "'; list values as v1,v2,...");
+    }
+    nlohmann::json v = ParseLikeSet(raw);
+    if (!seen.insert(v.dump()).second) {
+      return Status::Usage("--grid " + axis.path + ": value '" + raw +
+                           "' listed twice; list each value once");
+    }
+    axis.raw.push_back(raw);
+    axis.values.push_back(std::move(v));
+  }
+  return axis;
+}
+
+Result<nlohmann::json> ApplyGrid(const nlohmann::json& base, const GridAssignment& grid,
+                                 const std::string& origin) {
+  nlohmann::json doc = base;
+  for (const auto& [path, value] : grid) {
+    // An object value merges into an existing object (RFC 7386 merge patch)
+    // so coupled fields move together: deployment={"tp":4,"gpus":4}.
+    if (value.is_object()) {
+      std::string pointer;
+      for (char c : path) pointer += c == '.' ? '/' : c;
+      const nlohmann::json::json_pointer ptr("/" + pointer);
+      if (doc.contains(ptr) && doc.at(ptr).is_object()) {
+        doc.at(ptr).merge_patch(value);
+        continue;
+      }
+    }
+    CAPPLAN_RETURN_IF_ERROR(SetDotted(&doc, path, value.dump(), origin));
+  }
+  return doc;
+}
+
+Result<SweepPlan> BuildSweepPlan(const nlohmann::json& base, const std::string& origin,
+                                 const std::vector<GridAxis>& axes,
+                                 const PointValidator& validate) {
+  SweepPlan plan;
+  plan.origin = origin;
+  plan.base = base;
+  plan.base_id = DocumentId(base);
+  std::set<std::string> paths;
+  for (const GridAxis& axis : axes) {
+    if (axis.values.empty()) return Status::Usage("--grid " + axis.path + ": no values");
+    if (!paths.insert(axis.path).second) {
+      return Status::Usage("--grid " + axis.path +
+                           ": path given twice; put all its values in one --grid flag");
+    }
+    plan.paths.push_back(axis.path);
+  }
+  // Each value alone first, so an unknown path or a mistyped value is blamed
+  // on the flag that introduced it rather than on some combination.
+  for (const GridAxis& axis : axes) {
+    for (const nlohmann::json& value : axis.values) {
+      const GridAssignment single = {{axis.path, value}};
+      auto doc = ApplyGrid(base, single, origin);
+      Status st = doc.ok() ? validate(*doc) : doc.status();
+      if (!st.ok() && st.code() != StatusCode::kInvalidConfig) {
+        return Status::Usage("--grid " + Describe(single) + ": " + st.message());
+      }
+    }
+  }
+  int64_t total = 1;
+  for (const GridAxis& axis : axes) total *= static_cast<int64_t>(axis.values.size());
+  if (axes.empty()) total = 1;  // no grid: the base scenario is the single point
+  std::set<std::string> ids;
+  std::vector<size_t> digit(axes.size(), 0);
+  for (int64_t i = 0; i < total; ++i) {
+    SweepPoint p;
+    p.index = i;
+    for (size_t a = 0; a < axes.size(); ++a) p.grid.emplace_back(axes[a].path, axes[a].values[digit[a]]);
+    p.id = PointId(p.grid);
+    if (!ids.insert(p.id).second) {
+      return Status::Internal("point id collision for " + Describe(p.grid) +
+                              "; report this with the grid flags");
+    }
+    CAPPLAN_ASSIGN_OR_RETURN(p.doc, ApplyGrid(base, p.grid, origin));
+    const Status st = validate(p.doc);
+    if (st.code() == StatusCode::kInvalidConfig) {
+      p.invalid = st.message();
+    } else if (!st.ok()) {
+      return Status::Usage("grid point " + Describe(p.grid) + ": " + st.message());
+    }
+    plan.points.push_back(std::move(p));
+    // Odometer increment, last axis fastest.
+    for (size_t a = axes.size(); a-- > 0;) {
+      if (++digit[a] < axes[a].values.size()) break;
+      digit[a] = 0;
+    }
+  }
+  return plan;
+}
+
+}  // namespace capplan

@@ -1,0 +1,217 @@
+#include "sim/sweep/search_report.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <ostream>
+
+#include "common/atomic_file.h"
+#include "common/json_util.h"
+#include "sim/sweep/sweep_files.h"
+
+namespace capplan {
+
+namespace {
+
+nlohmann::json GridObject(const GridAssignment& grid) {
+  nlohmann::json o = nlohmann::json::object();
+  for (const auto& [p, v] : grid) o[p] = v;
+  return o;
+}
+
+std::string ValueText(const nlohmann::json& v) {
+  return v.is_string() ? v.get<std::string>() : v.dump();
+}
+
+// "tp=8 weights=int4": the last path segment keeps the table narrow; the
+// full paths are in search.json.
+std::string ShortConfig(const GridAssignment& grid) {
+  std::string s;
+  for (const auto& [p, v] : grid) {
+    const size_t dot = p.rfind('.');
+    s += (s.empty() ? "" : " ") + (dot == std::string::npos ? p : p.substr(dot + 1)) + "=" +
+         ValueText(v);
+  }
+  return s.empty() ? "(base scenario)" : s;
+}
+
+double Get(const nlohmann::json& summary, const char* key) {
+  const auto it = summary.find(key);
+  return it != summary.end() && it->is_number() ? it->get<double>() : NAN;
+}
+
+nlohmann::json ConfigJson(const FeasibleConfig& f, int rank, bool full) {
+  nlohmann::json j = {{"rank", rank},
+                      {"point_id", f.point_id},
+                      {"config", GridObject(f.grid)},
+                      {"request_rate_req_per_s", f.rate},
+                      {"output_throughput_per_gpu", f.output_throughput_per_gpu},
+                      {"tokens_per_s_per_user", f.tokens_per_s_per_user},
+                      {"objective_value", f.objective},
+                      {"binding_constraint", f.binding},
+                      {"binding_constraint_text", f.binding_text},
+                      {"bisection_probes", f.probes}};
+  for (const char* k : {"p90_ttft_ms", "p90_tpot_ms", "mean_tpot_ms", "gpus",
+                        "cost_usd_per_million_output_tokens"}) {
+    if (f.summary.contains(k)) j[k] = f.summary[k];
+  }
+  if (full) {
+    j["slo_checks"] = f.checks;
+    j["summary"] = f.summary;
+  }
+  return j;
+}
+
+std::string Fmt(double v, int prec = 1) {
+  if (std::isnan(v)) return "-";
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.*f", prec, v);
+  return buf;
+}
+
+void Table(std::ostream& os, const std::vector<std::string>& head,
+           const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> w(head.size());
+  for (size_t c = 0; c < head.size(); ++c) {
+    w[c] = head[c].size();
+    for (const auto& r : rows) w[c] = std::max(w[c], r[c].size());
+  }
+  auto line = [&](const std::vector<std::string>& cells) {
+    os << "|";
+    for (size_t c = 0; c < cells.size(); ++c) {
+      os << " " << cells[c] << std::string(w[c] - cells[c].size(), ' ') << " |";
+    }
+    os << "\n";
+  };
+  auto rule = [&] {
+    os << "+";
+    for (size_t c = 0; c < w.size(); ++c) os << std::string(w[c] + 2, '-') << "+";
+    os << "\n";
+  };
+  rule();
+  line(head);
+  rule();
+  for (const auto& r : rows) line(r);
+  rule();
+}
+
+std::vector<std::string> Row(const FeasibleConfig& f, int rank, const std::string& objective) {
+  return {std::to_string(rank),
+          Fmt(f.output_throughput_per_gpu),
+          Fmt(f.tokens_per_s_per_user),
+          Fmt(f.rate, 3),
+          Fmt(Get(f.summary, "p90_ttft_ms")),
+          Fmt(Get(f.summary, "p90_tpot_ms"), 2),
+          Fmt(Get(f.summary, "gpus"), 0),
+          objective == "gpus" ? Fmt(f.objective, 0) : Fmt(f.objective, 3),
+          ShortConfig(f.grid)};
+}
+
+}  // namespace
+
+nlohmann::json SearchJson(const SearchResult& r) {
+  nlohmann::json j;
+  j["scenario"] = r.scenario_origin;
+  j["space"] = r.space_origin;
+  j["objective"] = ObjectiveName(r.objective);
+  j["slos"] = r.slo_texts;
+  j["configs"] = r.configs;
+  j["feasible"] = r.ranked.size();
+  j["pruned"] = r.pruned.size();
+  j["simulations"] = r.simulations;
+  j["tokens_per_s_per_user_definition"] = "1000 / mean_tpot_ms";
+  nlohmann::json top = nlohmann::json::array();
+  for (size_t i = 0; i < r.ranked.size() && i < static_cast<size_t>(r.top_n); ++i) {
+    top.push_back(ConfigJson(r.ranked[i], static_cast<int>(i) + 1, /*full=*/true));
+  }
+  j["top"] = top;
+  nlohmann::json pareto = nlohmann::json::array();
+  for (int i : r.pareto) pareto.push_back(ConfigJson(r.ranked[i], i + 1, /*full=*/false));
+  j["pareto"] = pareto;
+  j["winner"] = r.ranked.empty() ? nlohmann::json() : ConfigJson(r.ranked[0], 1, true);
+  nlohmann::json all = nlohmann::json::array();
+  for (size_t i = 0; i < r.ranked.size(); ++i) {
+    all.push_back(ConfigJson(r.ranked[i], static_cast<int>(i) + 1, /*full=*/false));
+  }
+  j["ranked"] = all;
+  nlohmann::json pruned = nlohmann::json::array();
+  for (const auto& p : r.pruned) {
+    pruned.push_back({{"point_id", p.point_id},
+                      {"config", GridObject(p.grid)},
+                      {"stage", p.stage},
+                      {"reason", p.reason}});
+  }
+  j["pruned_configs"] = pruned;
+  return j;
+}
+
+std::string PrunedCsv(const SearchResult& r) {
+  std::string out = "point_id";
+  for (const auto& p : r.paths) out += "," + CsvField(p);
+  out += ",stage,reason\n";
+  for (const auto& p : r.pruned) {
+    out += p.point_id;
+    for (const auto& [path, v] : p.grid) out += "," + CsvField(ValueText(v));
+    out += "," + p.stage + "," + CsvField(p.reason) + "\n";
+  }
+  return out;
+}
+
+Status WriteSearchOutputs(const SearchResult& r, const std::string& dir) {
+  CAPPLAN_RETURN_IF_ERROR(MakeDirs(dir));
+  CAPPLAN_RETURN_IF_ERROR(WriteFileAtomic(dir + "/search.json", DumpJson(SearchJson(r))));
+  return WriteFileAtomic(dir + "/pruned.csv", PrunedCsv(r));
+}
+
+void PrintSearchReport(const SearchResult& r, std::ostream& os) {
+  const std::string objective = ObjectiveName(r.objective);
+  std::string slos;
+  for (const auto& s : r.slo_texts) slos += (slos.empty() ? "" : ", ") + s;
+  std::vector<std::string> box = {
+      "capplan search: " + r.scenario_origin,
+      "space " + r.space_origin + ": " + std::to_string(r.configs) + " configs, " +
+          std::to_string(r.pruned.size()) + " pruned, " + std::to_string(r.ranked.size()) +
+          " feasible, " + std::to_string(r.simulations) + " simulations",
+      "SLOs: " + slos + "   objective: " + objective};
+  if (!r.ranked.empty()) {
+    const FeasibleConfig& w = r.ranked[0];
+    box.push_back("Best: " + ShortConfig(w.grid) + " at " + Fmt(w.rate, 3) + " req/s, " +
+                  Fmt(w.output_throughput_per_gpu) + " output tokens/s/gpu, " +
+                  Fmt(w.tokens_per_s_per_user) + " tokens/s/user");
+    box.push_back("Binding constraint: " + w.binding_text);
+  } else {
+    box.push_back("No configuration meets the SLOs (see pruned.csv for why)");
+  }
+  size_t width = 0;
+  for (const auto& l : box) width = std::max(width, l.size());
+  os << "+" << std::string(width + 2, '=') << "+\n";
+  for (const auto& l : box) os << "| " << l << std::string(width - l.size(), ' ') << " |\n";
+  os << "+" << std::string(width + 2, '=') << "+\n";
+  const std::vector<std::string> head = {"Rank",        "tokens/s/gpu", "tokens/s/user",
+                                         "req/s",       "TTFT p90 ms",  "TPOT p90 ms",
+                                         "total_gpus",  objective,      "config"};
+  if (!r.ranked.empty()) {
+    os << "\nTop configurations (each at the largest request rate meeting every SLO):\n";
+    std::vector<std::vector<std::string>> rows;
+    for (size_t i = 0; i < r.ranked.size() && i < static_cast<size_t>(r.top_n); ++i) {
+      rows.push_back(Row(r.ranked[i], static_cast<int>(i) + 1, objective));
+    }
+    Table(os, head, rows);
+    os << "\nPareto set (output tokens/s/gpu vs tokens/s/user):\n";
+    rows.clear();
+    for (int i : r.pareto) rows.push_back(Row(r.ranked[i], i + 1, objective));
+    Table(os, head, rows);
+  }
+  if (!r.pruned.empty()) {
+    os << "\nPruned " << r.pruned.size() << " configs (all reasons in pruned.csv):\n";
+    const size_t show = std::min<size_t>(r.pruned.size(), 10);
+    for (size_t i = 0; i < show; ++i) {
+      os << "  " << ShortConfig(r.pruned[i].grid) << ": [" << r.pruned[i].stage << "] "
+         << r.pruned[i].reason << "\n";
+    }
+    if (show < r.pruned.size()) os << "  ... " << r.pruned.size() - show << " more\n";
+  }
+  os << "\ntokens/s/user = 1000 / mean TPOT (ms); tokens/s/gpu = output tokens/s / total_gpus;"
+        " total_gpus = the summary's gpus (all replicas)\n";
+}
+
+}  // namespace capplan

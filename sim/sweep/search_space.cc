@@ -1,0 +1,66 @@
+#include "sim/sweep/search_space.h"
+
+#include <set>
+
+#include "common/json_util.h"
+
+namespace capplan {
+
+Result<SearchSpace> ParseSearchSpace(const nlohmann::json& doc, const std::string& origin) {
+  SearchSpace s;
+  s.origin = origin;
+  JsonObject root(doc, origin, "");
+  CAPPLAN_RETURN_IF_ERROR(root.CheckObject());
+  CAPPLAN_ASSIGN_OR_RETURN(JsonObject axes, root.Child("axes", /*required=*/true));
+  for (const auto& [path, values] : axes.json().items()) {
+    axes.Touch(path);
+    const std::string where = origin + ": /axes/" + path;
+    if (!values.is_array() || values.empty()) {
+      return Status::Usage(where + ": must be a non-empty array of values, e.g. [4, 8]");
+    }
+    GridAxis axis;
+    axis.path = path;
+    std::set<std::string> seen;
+    for (const auto& v : values) {
+      if (!seen.insert(v.dump()).second) {
+        return Status::Usage(where + ": value " + v.dump() + " listed twice");
+      }
+      axis.raw.push_back(v.dump());
+      axis.values.push_back(v);
+    }
+    s.axes.push_back(std::move(axis));
+  }
+  CAPPLAN_ASSIGN_OR_RETURN(JsonObject rate, root.Child("request_rate", /*required=*/true));
+  CAPPLAN_RETURN_IF_ERROR(rate.Get("path", &s.rate_path));
+  CAPPLAN_RETURN_IF_ERROR(rate.Get("min_req_per_s", &s.rate_min, /*required=*/true));
+  CAPPLAN_RETURN_IF_ERROR(rate.Get("max_req_per_s", &s.rate_max, /*required=*/true));
+  CAPPLAN_RETURN_IF_ERROR(rate.Get("rel_tol", &s.rate_rel_tol));
+  CAPPLAN_RETURN_IF_ERROR(rate.CheckRange("min_req_per_s", s.rate_min, 1e-9, 1e9));
+  CAPPLAN_RETURN_IF_ERROR(rate.CheckRange("max_req_per_s", s.rate_max, s.rate_min, 1e9));
+  CAPPLAN_RETURN_IF_ERROR(rate.CheckRange("rel_tol", s.rate_rel_tol, 1e-6, 1.0));
+  CAPPLAN_RETURN_IF_ERROR(rate.Finish());
+  for (const auto& a : s.axes) {
+    if (a.path == s.rate_path) {
+      return Status::Usage(origin + ": /axes/" + a.path +
+                           ": is the bisected request-rate path; remove it from axes");
+    }
+  }
+  std::optional<int64_t> budget;
+  CAPPLAN_RETURN_IF_ERROR(root.Get("max_total_gpus", &budget));
+  if (budget) {
+    CAPPLAN_RETURN_IF_ERROR(root.CheckRange("max_total_gpus", static_cast<double>(*budget), 1,
+                                            1e6));
+    s.max_total_gpus = static_cast<int>(*budget);
+  }
+  CAPPLAN_RETURN_IF_ERROR(root.Get("top_n", &s.top_n));
+  CAPPLAN_RETURN_IF_ERROR(root.CheckRange("top_n", s.top_n, 1, 1000));
+  CAPPLAN_RETURN_IF_ERROR(root.Finish({"description"}));
+  return s;
+}
+
+Result<SearchSpace> LoadSearchSpace(const std::string& path) {
+  CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json doc, ReadJsonFile(path));
+  return ParseSearchSpace(doc, path);
+}
+
+}  // namespace capplan

@@ -1,0 +1,170 @@
+#include "sim/sweep/slo.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <sstream>
+
+#include "common/did_you_mean.h"
+
+namespace capplan {
+
+const char* SloOpText(SloOp op) {
+  switch (op) {
+    case SloOp::kLe: return "<=";
+    case SloOp::kLt: return "<";
+    case SloOp::kGe: return ">=";
+    case SloOp::kGt: return ">";
+  }
+  return "?";
+}
+
+namespace {
+
+struct MetricInfo {
+  std::string key;
+  bool latency;
+};
+
+// Name as typed -> summary key (sim/simulate.h).
+const std::map<std::string, MetricInfo>& Metrics() {
+  static const std::map<std::string, MetricInfo> m = [] {
+    std::map<std::string, MetricInfo> out;
+    for (const char* stat : {"mean", "median", "p90", "p99"}) {
+      for (const char* lat : {"ttft", "tpot", "itl", "e2el"}) {
+        const std::string key = std::string(stat) + "_" + lat + "_ms";
+        out[key] = {key, true};
+        out[std::string(lat) + "_" + stat + "_ms"] = {key, true};
+      }
+    }
+    for (const char* k : {"output_throughput_per_gpu", "total_token_throughput_per_gpu",
+                          "output_throughput", "total_token_throughput", "request_throughput",
+                          "cost_usd_per_million_output_tokens",
+                          "cost_usd_per_million_total_tokens", "gpus"}) {
+      out[k] = {k, false};
+    }
+    return out;
+  }();
+  return m;
+}
+
+std::string Trim(const std::string& s) {
+  const size_t b = s.find_first_not_of(" \t");
+  if (b == std::string::npos) return "";
+  const size_t e = s.find_last_not_of(" \t");
+  return s.substr(b, e - b + 1);
+}
+
+// Costs and GPU counts are "less is better"; throughputs "more is better".
+bool LowerIsBetter(const std::string& key) {
+  return key.rfind("cost_", 0) == 0 || key == "gpus";
+}
+
+}  // namespace
+
+std::vector<std::string> KnownSloMetrics() {
+  std::vector<std::string> names;
+  for (const auto& [k, v] : Metrics()) names.push_back(k);
+  return names;
+}
+
+Result<Slo> ParseSlo(const std::string& raw) {
+  Slo s;
+  s.text = Trim(raw);
+  const std::string usage = "--slo '" + s.text +
+                            "': expected METRIC<=VALUE (operators <=, <, >=, >), e.g. "
+                            "--slo ttft_p90_ms<=2000";
+  const size_t pos = s.text.find_first_of("<>=!");
+  if (pos == std::string::npos) return Status::Usage(usage);
+  std::string op_text;
+  size_t op_end = pos;
+  while (op_end < s.text.size() && std::string("<>=!").find(s.text[op_end]) != std::string::npos) {
+    op_text += s.text[op_end++];
+  }
+  if (op_text == "<=") {
+    s.op = SloOp::kLe;
+  } else if (op_text == "<") {
+    s.op = SloOp::kLt;
+  } else if (op_text == ">=") {
+    s.op = SloOp::kGe;
+  } else if (op_text == ">") {
+    s.op = SloOp::kGt;
+  } else {
+    return Status::Usage("--slo '" + s.text + "': unknown operator '" + op_text +
+                         "'; use one of <=, <, >=, >");
+  }
+  s.name = Trim(s.text.substr(0, pos));
+  if (s.name.empty()) return Status::Usage(usage);
+  const auto it = Metrics().find(s.name);
+  if (it == Metrics().end()) {
+    return Status::Usage("--slo '" + s.text + "': unknown metric '" + s.name + "'" +
+                         DidYouMean(s.name, KnownSloMetrics()));
+  }
+  s.metric = it->second.key;
+  const std::string num = Trim(s.text.substr(op_end));
+  char* end = nullptr;
+  s.bound = num.empty() ? NAN : std::strtod(num.c_str(), &end);
+  if (num.empty() || end != num.c_str() + num.size() || !std::isfinite(s.bound) || s.bound < 0) {
+    return Status::Usage("--slo '" + s.text + "': bound '" + num +
+                         "' is not a finite non-negative number");
+  }
+  s.upper = s.op == SloOp::kLe || s.op == SloOp::kLt;
+  const bool want_upper = it->second.latency || LowerIsBetter(s.metric);
+  if (s.upper != want_upper) {
+    return Status::Usage("--slo '" + s.text + "': " + s.name + " is " +
+                         (want_upper ? "an upper bound; write " + s.name + "<=" + num
+                                     : "a lower bound; write " + s.name + ">=" + num));
+  }
+  return s;
+}
+
+Result<std::vector<SloCheck>> CheckSlos(const std::vector<Slo>& slos,
+                                        const nlohmann::json& summary) {
+  std::vector<SloCheck> checks;
+  for (const Slo& s : slos) {
+    const auto it = summary.find(s.metric);
+    if (it == summary.end() || !it->is_number()) {
+      return Status::Internal("simulation summary has no numeric '" + s.metric +
+                              "' (needed by --slo " + s.text + ")");
+    }
+    SloCheck c;
+    c.slo = &s;
+    c.value = it->get<double>();
+    switch (s.op) {
+      case SloOp::kLe: c.met = c.value <= s.bound; break;
+      case SloOp::kLt: c.met = c.value < s.bound; break;
+      case SloOp::kGe: c.met = c.value >= s.bound; break;
+      case SloOp::kGt: c.met = c.value > s.bound; break;
+    }
+    const double denom = s.bound != 0 ? s.bound : 1.0;
+    c.slack = s.upper ? (s.bound - c.value) / denom : (c.value - s.bound) / denom;
+    checks.push_back(c);
+  }
+  return checks;
+}
+
+bool AllMet(const std::vector<SloCheck>& checks) {
+  for (const auto& c : checks) {
+    if (!c.met) return false;
+  }
+  return true;
+}
+
+std::string DescribeCheck(const SloCheck& c) {
+  std::ostringstream os;
+  os << c.slo->name << "=" << c.value << " ";
+  if (c.met) {
+    os << SloOpText(c.slo->op);
+  } else {
+    switch (c.slo->op) {
+      case SloOp::kLe: os << ">"; break;
+      case SloOp::kLt: os << ">="; break;
+      case SloOp::kGe: os << "<"; break;
+      case SloOp::kGt: os << "<="; break;
+    }
+  }
+  os << " " << c.slo->bound;
+  return os.str();
+}
+
+}  // namespace capplan

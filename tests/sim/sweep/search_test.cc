@@ -1,0 +1,236 @@
+#include "sim/sweep/search.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <map>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "common/atomic_file.h"
+#include "common/json_util.h"
+#include "sim/sweep/search_report.h"
+#include "tests/sim/sweep/fake_sim.h"
+
+namespace capplan {
+namespace {
+
+using testing::CountingRunner;
+using testing::FakeBase;
+
+// Hand-checked space over the analytic model in fake_sim.h, with SLOs
+// p90 TTFT <= 250 ms (u <= 0.6) and p90 TPOT <= 30 ms:
+//   tp=1: pruned by the fake memory check ("weights need ...").
+//   tp=3: invalid (does not divide 64 heads).
+//   tp=4, replicas=2: 8 GPUs > max_total_gpus=4.
+//   tp=2 (C=4 req/s): TPOT 20/(1-u) <= 30 -> u <= 1/3 binds before TTFT:
+//       replicas=1 -> 4/3 req/s, replicas=2 -> 8/3 req/s; 66.7 tok/s/gpu.
+//   tp=4, replicas=1 (C=10): TPOT allows u <= 2/3, TTFT u <= 0.6 binds:
+//       6 req/s, 600 tok/s over 4 GPUs = 150 tok/s/gpu, $3.70/M tokens.
+constexpr char kSpace[] = R"({
+  "axes": {"deployment.tp": [1, 2, 3, 4], "deployment.replicas": [1, 2]},
+  "request_rate": {"path": "workload.request_rate", "min_req_per_s": 0.1,
+                   "max_req_per_s": 100, "rel_tol": 0.01},
+  "max_total_gpus": 4,
+  "top_n": 3
+})";
+
+PointPruner FakePruner() {
+  return [](const nlohmann::json& doc) -> Result<PruneVerdict> {
+    PruneVerdict v;
+    const int tp = doc["deployment"]["tp"].get<int>();
+    v.gpus = tp * doc["deployment"]["replicas"].get<int>();
+    if (tp == 1) v.reason = "weights need 150.0 GiB per GPU but only 141.0 GiB";
+    return v;
+  };
+}
+
+Result<SearchResult> Search(const std::string& objective, std::vector<std::string> slos,
+                            CountingRunner* runner, const char* space_text = kSpace) {
+  CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json space_doc, ParseJson(space_text, "space.json"));
+  CAPPLAN_ASSIGN_OR_RETURN(SearchSpace space, ParseSearchSpace(space_doc, "space.json"));
+  SearchOptions o;
+  CAPPLAN_ASSIGN_OR_RETURN(o.objective, ParseObjective(objective));
+  for (const auto& s : slos) {
+    CAPPLAN_ASSIGN_OR_RETURN(Slo slo, ParseSlo(s));
+    o.slos.push_back(slo);
+  }
+  o.jobs = 2;
+  SimHooks hooks = runner->Hooks();
+  hooks.prune = FakePruner();
+  return RunSearch(FakeBase(), "fake.json", space, o, hooks);
+}
+
+std::string Config(const FeasibleConfig& f) { return CanonicalPointJson(f.grid); }
+
+int Val(const GridAssignment& grid, const std::string& path) {
+  for (const auto& [p, v] : grid) {
+    if (p == path) return v.get<int>();
+  }
+  return -1;
+}
+
+TEST(SearchTest, FindsTheHandCheckedOptimum) {
+  CountingRunner runner;
+  auto r = Search("output_throughput_per_gpu", {"ttft_p90_ms<=250", "tpot_p90_ms<=30"}, &runner);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->configs, 8);
+  ASSERT_EQ(r->ranked.size(), 3u);
+  const FeasibleConfig& w = r->ranked[0];
+  EXPECT_EQ(Config(w), R"({"deployment.replicas":1,"deployment.tp":4})");
+  EXPECT_LE(w.rate, 6.0);
+  EXPECT_GE(w.rate, 6.0 * 0.99);
+  EXPECT_NEAR(w.output_throughput_per_gpu, 150, 1.5);
+  EXPECT_EQ(w.binding["kind"], "slo");
+  ASSERT_EQ(w.binding["slos"].size(), 1u);
+  EXPECT_EQ(w.binding["slos"][0]["slo"], "ttft_p90_ms<=250");
+  // The tp=2 configurations are TPOT-bound at u = 1/3.
+  for (size_t i = 1; i < 3; ++i) {
+    const FeasibleConfig& f = r->ranked[i];
+    EXPECT_EQ(Val(f.grid, "deployment.tp"), 2);
+    const double expect_rate = Val(f.grid, "deployment.replicas") * 4.0 / 3.0;
+    EXPECT_LE(f.rate, expect_rate);
+    EXPECT_GE(f.rate, expect_rate * 0.99);
+    EXPECT_EQ(f.binding["slos"][0]["slo"], "tpot_p90_ms<=30");
+  }
+  // Pareto: tp=4 dominates both tp=2 points (more tokens/s/gpu and /user).
+  ASSERT_EQ(r->pareto.size(), 1u);
+  EXPECT_EQ(r->pareto[0], 0);
+  // Pruned with their reasons (axes sort by path: replicas outer, tp inner);
+  // nothing pruned was simulated.
+  ASSERT_EQ(r->pruned.size(), 5u);
+  std::map<std::string, int> stages;
+  for (const auto& p : r->pruned) {
+    ++stages[p.stage];
+    const int tp = Val(p.grid, "deployment.tp");
+    if (tp == 1) {
+      EXPECT_EQ(p.stage, "cheap_check");
+      EXPECT_NE(p.reason.find("weights need"), std::string::npos);
+    } else if (tp == 3) {
+      EXPECT_EQ(p.stage, "invalid");
+      EXPECT_NE(p.reason.find("does not divide"), std::string::npos);
+    } else {
+      EXPECT_EQ(tp, 4);
+      EXPECT_EQ(Val(p.grid, "deployment.replicas"), 2);
+      EXPECT_EQ(p.stage, "gpu_budget");
+      EXPECT_EQ(p.reason, "uses 8 GPUs, more than max_total_gpus=4");
+    }
+  }
+  EXPECT_EQ(stages["cheap_check"], 2);
+  EXPECT_EQ(stages["invalid"], 2);
+  EXPECT_EQ(r->pruned[0].index, 0);  // space order: (replicas 1, tp 1) first
+  EXPECT_EQ(r->simulations, runner.calls.load());
+  EXPECT_LE(r->simulations, 3 * 14);
+}
+
+TEST(SearchTest, ObjectivesRankDifferently) {
+  CountingRunner a, b;
+  auto gpus = Search("gpus", {"ttft_p90_ms<=250", "tpot_p90_ms<=30"}, &a);
+  ASSERT_TRUE(gpus.ok());
+  EXPECT_EQ(Config(gpus->ranked[0]), R"({"deployment.replicas":1,"deployment.tp":2})");
+  // Equal GPU counts (tp=4 x1 and tp=2 x2): more throughput per GPU first.
+  EXPECT_EQ(Config(gpus->ranked[1]), R"({"deployment.replicas":1,"deployment.tp":4})");
+  auto cost = Search("cost_per_million_output_tokens", {"ttft_p90_ms<=250", "tpot_p90_ms<=30"},
+                     &b);
+  ASSERT_TRUE(cost.ok());
+  EXPECT_EQ(Config(cost->ranked[0]), R"({"deployment.replicas":1,"deployment.tp":4})");
+  EXPECT_NEAR(cost->ranked[0].objective, 8.0 / (600 * 3600) * 1e6, 0.05);
+  auto bad = ParseObjective("cost_per_million_output_token");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("did you mean 'cost_per_million_output_tokens'"),
+            std::string::npos);
+}
+
+TEST(SearchTest, UnreachableSlosAreExplained) {
+  CountingRunner runner;
+  // TPOT <= 15 ms: tp=2 has 20 ms at zero load, so it fails at any rate;
+  // tp=4 holds up to u = 1/3 (3.33 req/s).
+  auto r = Search("output_throughput_per_gpu", {"tpot_p90_ms<=15"}, &runner);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->ranked.size(), 1u);
+  EXPECT_NEAR(r->ranked[0].rate, 10.0 / 3.0, 0.04);
+  int slo_pruned = 0;
+  for (const auto& p : r->pruned) {
+    if (p.stage != "slo") continue;
+    ++slo_pruned;
+    EXPECT_NE(p.reason.find("tpot_p90_ms<=15 but got 20"), std::string::npos) << p.reason;
+  }
+  EXPECT_EQ(slo_pruned, 2);
+}
+
+TEST(SearchTest, RangeBoundIsReportedAsBinding) {
+  CountingRunner runner;
+  auto r = Search("gpus", {"ttft_p90_ms<=100000"}, &runner, R"({
+    "axes": {"deployment.tp": [4]},
+    "request_rate": {"min_req_per_s": 0.5, "max_req_per_s": 2}})");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->ranked.size(), 1u);
+  EXPECT_EQ(r->ranked[0].rate, 2);
+  EXPECT_EQ(r->ranked[0].binding["kind"], "rate_range");
+  EXPECT_EQ(runner.calls.load(), 1);
+}
+
+TEST(SearchTest, WritesJsonCsvAndTable) {
+  CountingRunner runner;
+  auto r = Search("output_throughput_per_gpu", {"ttft_p90_ms<=250", "tpot_p90_ms<=30"}, &runner);
+  ASSERT_TRUE(r.ok());
+  const std::string dir = (std::filesystem::temp_directory_path() /
+                           ("capplan_search_" + std::to_string(::getpid())))
+                              .string();
+  ASSERT_TRUE(WriteSearchOutputs(*r, dir).ok());
+  auto j = ReadJsonFile(dir + "/search.json");
+  ASSERT_TRUE(j.ok());
+  EXPECT_EQ((*j)["winner"]["config"]["deployment.tp"], 4);
+  EXPECT_EQ((*j)["top"].size(), 3u);
+  EXPECT_EQ((*j)["pareto"].size(), 1u);
+  EXPECT_EQ((*j)["pruned_configs"].size(), 5u);
+  const std::string csv = ReadFile(dir + "/pruned.csv").value();
+  EXPECT_EQ(csv.substr(0, csv.find('\n')),
+            "point_id,deployment.replicas,deployment.tp,stage,reason");
+  EXPECT_NE(csv.find(",2,4,gpu_budget,\"uses 8 GPUs, more than max_total_gpus=4\""),
+            std::string::npos)
+      << csv;
+  std::ostringstream os;
+  PrintSearchReport(*r, os);
+  const std::string out = os.str();
+  EXPECT_NE(out.find("Binding constraint: ttft_p90_ms<=250"), std::string::npos) << out;
+  EXPECT_NE(out.find("| Rank | tokens/s/gpu |"), std::string::npos) << out;
+  EXPECT_NE(out.find("Pareto set"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(SearchSpaceTest, RejectsBadSpaces) {
+  auto parse = [](const char* text) {
+    return ParseSearchSpace(nlohmann::json::parse(text), "space.json");
+  };
+  auto no_rate = parse(R"({"axes": {"deployment.tp": [2]}})");
+  ASSERT_FALSE(no_rate.ok());
+  EXPECT_NE(no_rate.status().message().find("request_rate"), std::string::npos);
+  auto typo = parse(R"({"axes": {}, "request_rate": {"min_req_per_s": 1, "max_req_per_s": 2},
+                        "max_total_gpu": 8})");
+  ASSERT_FALSE(typo.ok());
+  EXPECT_NE(typo.status().message().find("did you mean 'max_total_gpus'"), std::string::npos)
+      << typo.status().message();
+  auto empty = parse(R"({"axes": {"deployment.tp": []},
+                         "request_rate": {"min_req_per_s": 1, "max_req_per_s": 2}})");
+  ASSERT_FALSE(empty.ok());
+  EXPECT_NE(empty.status().message().find("/axes/deployment.tp"), std::string::npos);
+  auto inverted = parse(R"({"axes": {}, "request_rate": {"min_req_per_s": 5,
+                                                          "max_req_per_s": 2}})");
+  EXPECT_FALSE(inverted.ok());
+}
+
+TEST(SearchSpaceTest, RatePathMustExistInTheScenario) {
+  CountingRunner runner;
+  auto r = Search("gpus", {"ttft_p90_ms<=250"}, &runner, R"({
+    "axes": {"deployment.tp": [4]},
+    "request_rate": {"path": "workload.rate", "min_req_per_s": 0.5, "max_req_per_s": 2}})");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("/request_rate/path"), std::string::npos);
+  EXPECT_NE(r.status().message().find("/workload/rate: unknown field"), std::string::npos)
+      << r.status().message();
+}
+
+}  // namespace
+}  // namespace capplan

@@ -1,0 +1,71 @@
+#include "sim/sweep/slo.h"
+
+#include <gtest/gtest.h>
+
+namespace capplan {
+namespace {
+
+TEST(SloTest, BothSpellingsMapToTheSummaryKey) {
+  auto a = ParseSlo("ttft_p90_ms<=2000");
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  EXPECT_EQ(a->metric, "p90_ttft_ms");
+  EXPECT_EQ(a->op, SloOp::kLe);
+  EXPECT_EQ(a->bound, 2000);
+  auto b = ParseSlo(" p90_tpot_ms < 50.5 ");
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  EXPECT_EQ(b->metric, "p90_tpot_ms");
+  EXPECT_EQ(b->op, SloOp::kLt);
+  EXPECT_DOUBLE_EQ(b->bound, 50.5);
+  auto c = ParseSlo("output_throughput_per_gpu>=1000");
+  ASSERT_TRUE(c.ok());
+  EXPECT_FALSE(c->upper);
+  auto d = ParseSlo("e2el_median_ms<1e4");
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->metric, "median_e2el_ms");
+  EXPECT_TRUE(ParseSlo("request_throughput>2").ok());
+}
+
+void ExpectUsage(const std::string& text, const std::string& needle) {
+  auto r = ParseSlo(text);
+  ASSERT_FALSE(r.ok()) << text;
+  EXPECT_EQ(r.status().code(), StatusCode::kUsage);
+  EXPECT_NE(r.status().message().find(needle), std::string::npos) << r.status().message();
+}
+
+TEST(SloTest, RejectsBadSlos) {
+  ExpectUsage("ttft_p95_ms<=2000", "did you mean 'ttft_p90_ms'");
+  ExpectUsage("ttft_p90_ms", "expected METRIC<=VALUE");
+  ExpectUsage("<=5", "expected METRIC<=VALUE");
+  ExpectUsage("ttft_p90_ms==5", "unknown operator '=='");
+  ExpectUsage("ttft_p90_ms=>5", "unknown operator '=>'");
+  ExpectUsage("ttft_p90_ms<=fast", "not a finite non-negative number");
+  ExpectUsage("ttft_p90_ms<=", "not a finite non-negative number");
+  ExpectUsage("ttft_p90_ms<=-1", "not a finite non-negative number");
+  ExpectUsage("ttft_p90_ms<=12ms", "not a finite non-negative number");
+  ExpectUsage("ttft_p90_ms>=100", "upper bound; write ttft_p90_ms<=100");
+  ExpectUsage("output_throughput_per_gpu<=100", "lower bound");
+}
+
+TEST(SloTest, ChecksAgainstASummary) {
+  std::vector<Slo> slos = {ParseSlo("ttft_p90_ms<=200").value(),
+                           ParseSlo("tpot_p90_ms<20").value(),
+                           ParseSlo("output_throughput_per_gpu>=100").value()};
+  nlohmann::json s = {{"p90_ttft_ms", 150.0}, {"p90_tpot_ms", 20.0},
+                      {"output_throughput_per_gpu", 120}};
+  auto checks = CheckSlos(slos, s);
+  ASSERT_TRUE(checks.ok());
+  EXPECT_TRUE((*checks)[0].met);
+  EXPECT_DOUBLE_EQ((*checks)[0].slack, 0.25);
+  EXPECT_FALSE((*checks)[1].met);  // strict bound
+  EXPECT_TRUE((*checks)[2].met);
+  EXPECT_DOUBLE_EQ((*checks)[2].slack, 0.2);
+  EXPECT_FALSE(AllMet(*checks));
+  EXPECT_EQ(DescribeCheck((*checks)[1]), "tpot_p90_ms=20 >= 20");
+  s.erase("p90_tpot_ms");
+  auto missing = CheckSlos(slos, s);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("p90_tpot_ms"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace capplan
