@@ -1,13 +1,12 @@
 // Workload generation and trace parsing throughput. The simulator budget
 // (issue #3): a 100k-request simulation in < 1 s, so generating its
 // requests must take a few ms.
+#include <benchmark/benchmark.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <fstream>
 #include <string>
-
-#include <unistd.h>
-
-#include <benchmark/benchmark.h>
 
 #include "sim/workload/random.h"
 #include "sim/workload/trace_reader.h"
@@ -38,8 +37,8 @@ BENCHMARK(BM_OpenLoopLognormal)->Arg(100'000)->Unit(benchmark::kMillisecond);
 // Writes an n-row trace in `format` to a temp file (synthetic rows).
 std::string WriteTrace(const std::string& format, int64_t n) {
   // The pid keeps concurrent runs from sharing a file.
-  const std::string path = "/tmp/capplan_workload_bench_" + std::to_string(getpid()) + "_" +
-                           format + ".txt";
+  const std::string path =
+      "/tmp/capplan_workload_bench_" + std::to_string(getpid()) + "_" + format + ".txt";
   std::ofstream out(path);
   WorkloadRng rng(42, 0);
   int64_t t_100ns = 0;

@@ -64,8 +64,8 @@ Status LoadOpenLoop(JsonObject& w, const std::string& dir, Workload* out) {
     return w.Error("request_rate", "required field is missing (req/s, or \"inf\")");
   } else if (rate_json->is_string()) {
     if (rate_json->get<std::string>() != "inf") {
-      return w.Error("request_rate", "must be a number of req/s or \"inf\", got " +
-                                         rate_json->dump());
+      return w.Error("request_rate",
+                     "must be a number of req/s or \"inf\", got " + rate_json->dump());
     }
   } else if (rate_json->is_number()) {
     rate = rate_json->get<double>();
@@ -75,12 +75,12 @@ Status LoadOpenLoop(JsonObject& w, const std::string& dir, Workload* out) {
     }
     // Keeps arrival times well inside int64 ns (N / rate <= ~3 years).
     if (static_cast<double>(n) / rate > 1e8) {
-      return w.Error("request_rate", "too low: " + std::to_string(n) +
-                                         " requests would span more than 1e8 s");
+      return w.Error("request_rate",
+                     "too low: " + std::to_string(n) + " requests would span more than 1e8 s");
     }
   } else if (!rate_json->is_null()) {
-    return w.Error("request_rate", "must be a number of req/s or \"inf\", got " +
-                                       rate_json->dump());
+    return w.Error("request_rate",
+                   "must be a number of req/s or \"inf\", got " + rate_json->dump());
   }
   double burstiness = 1.0;
   CAPPLAN_RETURN_IF_ERROR(w.Get("burstiness", &burstiness));

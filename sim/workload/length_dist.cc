@@ -153,8 +153,8 @@ Result<std::unique_ptr<LengthDist>> MakeUniform(JsonObject& spec, const std::str
   CAPPLAN_RETURN_IF_ERROR(spec.Get("max", &hi, true));
   CAPPLAN_RETURN_IF_ERROR(CheckPositiveInt(spec, "min", lo));
   if (hi < lo) {
-    return spec.Error("max", "must be >= min (" + std::to_string(lo) + "), got " +
-                                 std::to_string(hi));
+    return spec.Error("max",
+                      "must be >= min (" + std::to_string(lo) + "), got " + std::to_string(hi));
   }
   return std::unique_ptr<LengthDist>(new UniformDist(lo, hi));
 }
@@ -210,9 +210,8 @@ Status ReadLengthsFile(const std::string& path, std::vector<int64_t>* values,
     if (first == std::string::npos || line[first] == '#') continue;
     const std::string where = path + ":" + std::to_string(line_no);
     const auto comma = line.find(',');
-    const std::string len_text = line.substr(first, comma == std::string::npos
-                                                        ? std::string::npos
-                                                        : comma - first);
+    const std::string len_text =
+        line.substr(first, comma == std::string::npos ? std::string::npos : comma - first);
     int64_t v = 0;
     auto [p, ec] = std::from_chars(len_text.data(), len_text.data() + len_text.size(), v);
     if (ec != std::errc() || p != len_text.data() + len_text.size() || v < 1) {
@@ -224,8 +223,7 @@ Status ReadLengthsFile(const std::string& path, std::vector<int64_t>* values,
       char* end = nullptr;
       w = std::strtod(wt.c_str(), &end);
       if (end == wt.c_str() || *end != '\0' || !(w >= 0) || !std::isfinite(w)) {
-        return Status::Usage(where + ": expected a weight >= 0 after the comma, got '" + wt +
-                             "'");
+        return Status::Usage(where + ": expected a weight >= 0 after the comma, got '" + wt + "'");
       }
     }
     values->push_back(v);

@@ -14,9 +14,7 @@ uint64_t MixSeed(uint64_t seed, uint64_t stream) {
 
 WorkloadRng::WorkloadRng(uint64_t seed, uint64_t stream) : engine_(MixSeed(seed, stream)) {}
 
-double WorkloadRng::Uniform01() {
-  return static_cast<double>(engine_() >> 11) * 0x1.0p-53;
-}
+double WorkloadRng::Uniform01() { return static_cast<double>(engine_() >> 11) * 0x1.0p-53; }
 
 double WorkloadRng::OpenUniform01() {
   return (static_cast<double>(engine_() >> 11) + 0.5) * 0x1.0p-53;

@@ -47,9 +47,9 @@ Status Bad(std::string_view text, const char* why) {
 int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d) {
   y -= m <= 2;
   const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const int64_t yoe = y - era * 400;                                        // [0, 399]
-  const int64_t doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;      // [0, 365]
-  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;                // [0, 146096]
+  const int64_t yoe = y - era * 400;                                    // [0, 399]
+  const int64_t doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;  // [0, 365]
+  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;            // [0, 146096]
   return era * 146097 + doe - 719468;
 }
 
@@ -134,8 +134,7 @@ Result<int64_t> ParseDecimalNs(std::string_view text, int ns_per_unit_digits) {
     }
   }
   if (pos != text.size() || whole_digits + frac_digits == 0) {
-    return Status::Usage("expected a non-negative decimal number, got '" + std::string(text) +
-                         "'");
+    return Status::Usage("expected a non-negative decimal number, got '" + std::string(text) + "'");
   }
   if (whole > std::numeric_limits<int64_t>::max() / unit) {
     return Status::Usage("number '" + std::string(text) + "' is too large");

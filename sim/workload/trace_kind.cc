@@ -17,7 +17,8 @@ constexpr int64_t kMooncakeBlockTokens = 512;
 constexpr int64_t kNsPerSecond = 1'000'000'000;
 
 Status SecondsToNs(JsonObject& w, std::string_view key, double s, int64_t* ns) {
-  if (!(s >= 0) || s > 1e9) return w.Error(key, "must be in [0, 1e9] seconds, got " + std::to_string(s));
+  if (!(s >= 0) || s > 1e9)
+    return w.Error(key, "must be in [0, 1e9] seconds, got " + std::to_string(s));
   *ns = std::llround(s * kNsPerSecond);
   return Status::Ok();
 }
@@ -109,8 +110,9 @@ Status LoadTrace(JsonObject& w, const std::string& dir, Workload* out) {
     if (mooncake) out->prefix_block_ids.push_back(std::move(data.hash_ids[idx]));
   }
   if (out->requests.empty()) {
-    return w.Error("start_s", "no trace requests fall in the window [start_s, start_s + "
-                              "duration_s) after the first request");
+    return w.Error("start_s",
+                   "no trace requests fall in the window [start_s, start_s + "
+                   "duration_s) after the first request");
   }
   if (mooncake) out->prefix_block_tokens = kMooncakeBlockTokens;
   out->source = format + " trace " + path;

@@ -2,9 +2,8 @@
 
 #include <charconv>
 #include <fstream>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "common/did_you_mean.h"
 #include "sim/workload/timestamp.h"
@@ -97,8 +96,7 @@ struct CsvColumns {
 };
 
 Status FindColumns(std::string_view header, const std::vector<std::string>& wanted,
-                   const std::string& origin, int64_t line, CsvColumns* cols,
-                   size_t* num_fields) {
+                   const std::string& origin, int64_t line, CsvColumns* cols, size_t* num_fields) {
   std::vector<std::string_view> fields;
   SplitCsv(header, &fields);
   std::vector<std::string> names;
@@ -134,8 +132,8 @@ Status ParseAzure(std::string_view text, const std::string& origin, const TraceR
   return ForEachLine(text, [&](int64_t line, std::string_view s) -> Status {
     if (!have_header) {
       have_header = true;
-      return FindColumns(s, {"TIMESTAMP", "ContextTokens", "GeneratedTokens"}, origin, line,
-                         &cols, &num_fields);
+      return FindColumns(s, {"TIMESTAMP", "ContextTokens", "GeneratedTokens"}, origin, line, &cols,
+                         &num_fields);
     }
     SplitCsv(s, &f);
     if (f.size() != num_fields) {
@@ -211,7 +209,8 @@ Status ParseMooncake(std::string_view text, const std::string& origin, const Tra
                      TraceData* out) {
   return ForEachLine(text, [&](int64_t line, std::string_view s) -> Status {
     const std::string where = Where(origin, line);
-    nlohmann::json j = nlohmann::json::parse(s.begin(), s.end(), nullptr, /*allow_exceptions=*/false);
+    nlohmann::json j =
+        nlohmann::json::parse(s.begin(), s.end(), nullptr, /*allow_exceptions=*/false);
     if (j.is_discarded() || !j.is_object()) {
       return Status::Usage(where + ": expected one JSON object per line");
     }
@@ -220,8 +219,7 @@ Status ParseMooncake(std::string_view text, const std::string& origin, const Tra
     auto ts = j.find("timestamp");
     if (ts == j.end()) return Status::Usage(where + ": missing field 'timestamp'");
     if (!ts->is_number()) {
-      return Status::Usage(where + ": field 'timestamp' must be a number of ms, got " +
-                           ts->dump());
+      return Status::Usage(where + ": field 'timestamp' must be a number of ms, got " + ts->dump());
     }
     // Integers (all rows seen so far) are exact; a fractional value goes
     // through its shortest decimal text, which is exact to the ns as written.
@@ -236,8 +234,7 @@ Status ParseMooncake(std::string_view text, const std::string& origin, const Tra
       ids.reserve(h->size());
       for (const auto& e : *h) {
         if (!e.is_number_integer()) {
-          return Status::Usage(where + ": field 'hash_ids' must hold integers, found " +
-                               e.dump());
+          return Status::Usage(where + ": field 'hash_ids' must hold integers, found " + e.dump());
         }
         ids.push_back(e.get<int64_t>());
       }

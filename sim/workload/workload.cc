@@ -37,10 +37,9 @@ Result<Workload> LoadWorkload(JsonObject& w, const std::string& scenario_dir) {
   CAPPLAN_RETURN_IF_ERROR(w.Finish());
   const int64_t n = static_cast<int64_t>(out.requests.size());
   if (out.warmup_requests >= n) {
-    return w.Error("warmup_requests", "must be less than the number of requests (" +
-                                          std::to_string(n) + "), got " +
-                                          std::to_string(out.warmup_requests) +
-                                          ": no request would be measured");
+    return w.Error("warmup_requests",
+                   "must be less than the number of requests (" + std::to_string(n) + "), got " +
+                       std::to_string(out.warmup_requests) + ": no request would be measured");
   }
   return out;
 }
@@ -82,8 +81,7 @@ std::string DescribeWorkload(const Workload& w) {
   const auto out = Stats(w.requests, [](const RequestSpec& r) { return r.output_tokens; });
   int64_t span_ns = 0;
   for (const auto& r : w.requests) span_ns = std::max(span_ns, r.arrival_ns);
-  os << w.kind << ": " << w.requests.size() << " requests (" << w.warmup_requests
-     << " warmup)";
+  os << w.kind << ": " << w.requests.size() << " requests (" << w.warmup_requests << " warmup)";
   if (w.kind == "closed_loop") {
     os << ", concurrency " << w.concurrency;
   } else if (w.concurrency > 0) {

@@ -67,8 +67,8 @@ std::string DescribeWorkload(const Workload& workload);
 // A workload kind reads its own fields from the workload object (the common
 // ones, kind/seed/warmup_requests, are read by LoadWorkload and already set
 // in *out) and fills *out.
-using WorkloadKindFactory =
-    std::function<Status(JsonObject& workload_json, const std::string& scenario_dir, Workload* out)>;
+using WorkloadKindFactory = std::function<Status(JsonObject& workload_json,
+                                                 const std::string& scenario_dir, Workload* out)>;
 const Registry<WorkloadKindFactory>& WorkloadKindRegistry();
 
 }  // namespace capplan

@@ -1,11 +1,11 @@
 #include "sim/workload/length_dist.h"
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <fstream>
 #include <map>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "common/data_path.h"
 
@@ -58,7 +58,8 @@ TEST(LengthDistTest, RangeRatioConventions) {
   ASSERT_TRUE(v.ok() && s.ok());
   EXPECT_EQ((*v)->Describe(), "uniform[500,1500]");
   EXPECT_EQ((*s)->Describe(), "uniform[500,1000]");
-  auto s0 = Parse(R"({"dist": "uniform", "value": 1000, "range_ratio": 0, "convention": "sglang"})");
+  auto s0 =
+      Parse(R"({"dist": "uniform", "value": 1000, "range_ratio": 0, "convention": "sglang"})");
   ASSERT_TRUE(s0.ok());
   EXPECT_EQ((*s0)->Describe(), "uniform[1,1000]");  // SGLang's default: lengths up to len
   auto v0 = Parse(R"({"dist": "uniform", "value": 1000, "range_ratio": 0, "convention": "vllm"})");
@@ -113,8 +114,8 @@ TEST(LengthDistTest, EmpiricalInlineWeights) {
 }
 
 TEST(LengthDistTest, EmpiricalFileRelativeToScenarioDir) {
-  auto d = Parse(R"({"dist": "empirical", "path": "traces/lengths_sample.txt"})",
-                 DataPath("scenarios"));
+  auto d =
+      Parse(R"({"dist": "empirical", "path": "traces/lengths_sample.txt"})", DataPath("scenarios"));
   ASSERT_TRUE(d.ok()) << d.status().message();
   EXPECT_EQ((*d)->Describe(), "empirical(24 values)");
   for (int64_t v : Draw(**d, 100)) EXPECT_GE(v, 1);

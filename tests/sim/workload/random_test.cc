@@ -1,9 +1,9 @@
 #include "sim/workload/random.h"
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 namespace capplan {
 namespace {

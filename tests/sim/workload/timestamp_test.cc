@@ -50,7 +50,7 @@ TEST(TimestampTest, RejectsMalformed) {
 TEST(TimestampTest, DecimalNs) {
   EXPECT_EQ(*ParseDecimalNs("5", 9), 5'000'000'000);
   EXPECT_EQ(*ParseDecimalNs("0.000000001", 9), 1);
-  EXPECT_EQ(*ParseDecimalNs("12.5", 6), 12'500'000);  // ms
+  EXPECT_EQ(*ParseDecimalNs("12.5", 6), 12'500'000);             // ms
   EXPECT_EQ(*ParseDecimalNs("1.1234567891", 9), 1'123'456'789);  // truncates below 1 ns
   // A value a double cannot hold exactly in ns: 10^7 s + 1 ns.
   EXPECT_EQ(*ParseDecimalNs("10000000.000000001", 9), 10'000'000'000'000'001);

@@ -94,11 +94,13 @@ TEST(TraceReaderTest, MalformedRowsNameFileAndLine) {
        "t.csv:2: column 'ContextTokens': expected a token count >= 0, got '-5'"},
       {"azure_2023", "TIMESTAMP,ContextToken,GeneratedTokens\n",
        "t.csv:1: header lacks column 'ContextTokens'; did you mean 'ContextToken'"},
-      {"burstgpt", "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n"
-                   "1,GPT-4,10,abc,10,API log\n",
+      {"burstgpt",
+       "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n"
+       "1,GPT-4,10,abc,10,API log\n",
        "t.csv:2: column 'Response tokens'"},
-      {"burstgpt", "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n"
-                   "-3,GPT-4,10,1,11,API log\n",
+      {"burstgpt",
+       "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n"
+       "-3,GPT-4,10,1,11,API log\n",
        "t.csv:2: column 'Timestamp': expected a non-negative decimal number"},
       {"mooncake", "{\"timestamp\": 0, \"input_length\": 5, \"output_length\": 1}\n{oops\n",
        "t.csv:2: expected one JSON object per line"},
@@ -128,7 +130,8 @@ TEST(TraceReaderTest, MissingFileAndUnknownFormat) {
 }
 
 TEST(TraceReaderTest, MooncakeFractionalMillisecondsExact) {
-  auto d = ParseText("mooncake", "{\"timestamp\": 1.25, \"input_length\": 5, \"output_length\": 2}\n");
+  auto d =
+      ParseText("mooncake", "{\"timestamp\": 1.25, \"input_length\": 5, \"output_length\": 2}\n");
   ASSERT_TRUE(d.ok()) << d.status().message();
   EXPECT_EQ(d->rows[0].timestamp_ns, 1'250'000);
 }

@@ -22,8 +22,9 @@ std::string Open(const std::string& extra) {
 
 TEST(WorkloadErrorsTest, EachNamesFileAndPath) {
   const Case cases[] = {
-      {R"({"kind": "closed_lop"})", "scenario.json: /workload/kind: unknown workload kind "
-                                    "'closed_lop'; did you mean 'closed_loop'"},
+      {R"({"kind": "closed_lop"})",
+       "scenario.json: /workload/kind: unknown workload kind "
+       "'closed_lop'; did you mean 'closed_loop'"},
       {R"({"concurrency": 4})", "scenario.json: /workload/kind: required field is missing"},
       {std::string(R"({"kind": "closed_loop", "concurrency": 4, "num_requests": 10, )") +
            R"("input_tokens": {"dist": "gaussian", "mean": 5, "std": 1}, )"
@@ -31,11 +32,11 @@ TEST(WorkloadErrorsTest, EachNamesFileAndPath) {
        "scenario.json: /workload/input_tokens/dist: unknown length distribution 'gaussian'"},
       {std::string(R"({"kind": "closed_loop", "num_requests": 10, )") + kLengths + "}",
        "/workload/concurrency: required field is missing"},
-      {std::string(R"({"kind": "closed_loop", "concurrency": 4, "num_requests": 10, )") +
-           kLengths + R"(, "concurency": 5})",
+      {std::string(R"({"kind": "closed_loop", "concurrency": 4, "num_requests": 10, )") + kLengths +
+           R"(, "concurency": 5})",
        "/workload/concurency: unknown field; did you mean 'concurrency'"},
-      {std::string(R"({"kind": "closed_loop", "concurrency": 4, "num_requests": 10, )") +
-           kLengths + R"(, "warmup_requests": 10})",
+      {std::string(R"({"kind": "closed_loop", "concurrency": 4, "num_requests": 10, )") + kLengths +
+           R"(, "warmup_requests": 10})",
        "/workload/warmup_requests: must be less than the number of requests (10), got 10"},
       {std::string(R"({"kind": "closed_loop", "concurrency": 4, "num_requests": 10, )") +
            R"("output_tokens": {"dist": "fixed", "value": 2}})",
@@ -90,10 +91,11 @@ TEST(WorkloadErrorsTest, MalformedTraceRowNamesFileLine) {
   {
     FILE* f = std::fopen(path.c_str(), "w");
     ASSERT_NE(f, nullptr);
-    std::fputs("TIMESTAMP,ContextTokens,GeneratedTokens\n"
-               "2023-11-16 18:00:00.0000000,10,5\n"
-               "2023-11-16 18:00:01.0000000,ten,5\n",
-               f);
+    std::fputs(
+        "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+        "2023-11-16 18:00:00.0000000,10,5\n"
+        "2023-11-16 18:00:01.0000000,ten,5\n",
+        f);
     std::fclose(f);
   }
   auto w = LoadFromText(R"({"kind": "trace", "format": "azure_2023", "path": ")" + path + "\"}");

@@ -1,8 +1,8 @@
 #include "sim/workload/workload.h"
 
-#include <cmath>
-
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 #include "tests/sim/workload/workload_test_util.h"
 
@@ -75,7 +75,7 @@ TEST(WorkloadTest, OpenLoopPoissonRateAndShape) {
   }
   const GapStats g = Gaps(*w);
   EXPECT_NEAR(g.mean_s, 1.0 / 50, 0.02 / 50 * 3);  // ~3 sigma of the mean
-  EXPECT_NEAR(g.cv, 1.0, 0.03);                      // exponential: CV 1
+  EXPECT_NEAR(g.cv, 1.0, 0.03);                    // exponential: CV 1
   for (const auto& r : w->requests) {
     ASSERT_GE(r.input_tokens, 1);
     ASSERT_LE(r.input_tokens, 8192);
@@ -130,7 +130,8 @@ TEST(WorkloadTest, DeterministicForSeedAndStreamsIndependent) {
 TEST(WorkloadTest, InfiniteRateAndCap) {
   for (const char* rate : {R"("inf")", "null"}) {
     auto w = LoadFromText(std::string(R"({"kind": "open_loop", "num_requests": 10,
-        "request_rate": )") + rate + R"(, "max_concurrency": 4,
+        "request_rate": )") +
+                          rate + R"(, "max_concurrency": 4,
         "input_tokens": {"dist": "fixed", "value": 8}, "output_tokens": {"dist": "fixed", "value": 2}})");
     ASSERT_TRUE(w.ok()) << w.status().message();
     EXPECT_EQ(w->concurrency, 4);
@@ -198,7 +199,7 @@ TEST(WorkloadTest, TraceBurstGptVllmFilter) {
 
 TEST(WorkloadTest, TraceAzure2024AbsolutePath) {
   auto w = LoadFromText(R"({"kind": "trace", "format": "azure_2024", "path": ")" +
-                        DataPath("scenarios/traces/azure_2024_sample.csv") + R"("})",
+                            DataPath("scenarios/traces/azure_2024_sample.csv") + R"("})",
                         "/nonexistent-dir");
   ASSERT_TRUE(w.ok()) << w.status().message();
   EXPECT_EQ(w->requests.back().arrival_ns, 14'012'600'000);
