@@ -1,0 +1,79 @@
+// `capplan simulate` as a user runs it: every shipped scenario (small via
+// --set), outputs, exit codes for bad input.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "common/data_path.h"
+#include "common/json_util.h"
+
+namespace capplan {
+namespace {
+
+int Sh(const std::string& cmd, std::string* out = nullptr) {
+  std::string full = cmd + " 2>&1";
+  FILE* p = popen(full.c_str(), "r");
+  std::string s;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) s.append(buf, n);
+  const int st = pclose(p);
+  if (out) *out = s;
+  return WEXITSTATUS(st);
+}
+
+TEST(SimCli, EveryShippedScenarioRuns) {
+  int n = 0;
+  for (const auto& e : std::filesystem::directory_iterator(DataPath("scenarios"))) {
+    if (e.path().extension() != ".json") continue;
+    ++n;
+    const std::string out = ::testing::TempDir() + "/sim_cli_" + e.path().stem().string();
+    std::string log;
+    const int rc = Sh(std::string(CAPPLAN_BIN) + " simulate " + e.path().string() +
+                          " --set workload.num_requests=12 --set workload.warmup_requests=2 --out " +
+                          out + " --trace-out " + out + "/trace.json",
+                      &log);
+    ASSERT_EQ(rc, 0) << e.path() << "\n" << log;
+    auto s = ReadJsonFile(out + "/summary.json");
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    EXPECT_EQ((*s)["completed"].get<int64_t>() + (*s)["failed"].get<int64_t>(), 10) << e.path();
+    std::ifstream csv(out + "/requests.csv");
+    int lines = 0;
+    for (std::string l; std::getline(csv, l);) ++lines;
+    EXPECT_EQ(lines, 13) << e.path();  // header + 12 requests
+    auto t = ReadJsonFile(out + "/trace.json");
+    ASSERT_TRUE(t.ok());
+    EXPECT_GT((*t)["traceEvents"].size(), 3u);
+  }
+  EXPECT_GE(n, 11);
+}
+
+TEST(SimCli, JsonToStdoutAndExitCodes) {
+  const std::string sc = DataPath("scenarios/kimi-k2.6-kv-fp8.json");
+  std::string log;
+  ASSERT_EQ(Sh(std::string(CAPPLAN_BIN) + " simulate " + sc +
+                   " --set workload.num_requests=4 --set workload.warmup_requests=0 --json 2>/dev/null",
+               &log),
+            0)
+      << log;
+  auto j = ParseJson(log, "stdout");
+  ASSERT_TRUE(j.ok()) << log;
+  EXPECT_EQ((*j)["completed"], 4);
+  // Unknown key: usage error (2) naming the path and the fix.
+  EXPECT_EQ(Sh(std::string(CAPPLAN_BIN) + " simulate " + sc + " --set deployment.kv_cach=fp8", &log), 2);
+  EXPECT_NE(log.find("/deployment/kv_cach"), std::string::npos) << log;
+  EXPECT_NE(log.find("kv_cache"), std::string::npos) << log;
+  // Impossible layout: exit 1.
+  EXPECT_EQ(Sh(std::string(CAPPLAN_BIN) + " simulate " + sc + " --set deployment.gpus=4", &log), 1)
+      << log;
+  // Unknown flag and missing file: usage errors.
+  EXPECT_EQ(Sh(std::string(CAPPLAN_BIN) + " simulate " + sc + " --jsn", &log), 2);
+  EXPECT_EQ(Sh(std::string(CAPPLAN_BIN) + " simulate /nonexistent.json", &log), 2);
+}
+
+}  // namespace
+}  // namespace capplan

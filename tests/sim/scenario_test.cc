@@ -1,0 +1,241 @@
+// Scenario parsing (bad input), whole runs on the real model library, the
+// two properties, and golden summaries.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "common/atomic_file.h"
+#include "common/data_path.h"
+#include "common/json_util.h"
+#include "sim/scenario.h"
+#include "sim/simulate.h"
+
+namespace capplan {
+namespace {
+
+nlohmann::json Base() {
+  return nlohmann::json::parse(R"({
+    "name": "t", "model": "llama-3.1-8b", "hardware": "h200-sxm",
+    "deployment": {"engine": "sglang", "gpus": 1, "tp": 1, "kv_cache": "bf16", "page_size": 64},
+    "workload": {"kind": "closed_loop", "concurrency": 4, "num_requests": 24, "warmup_requests": 4,
+                 "input_tokens": {"dist": "fixed", "value": 512},
+                 "output_tokens": {"dist": "fixed", "value": 64}, "seed": 1}})");
+}
+
+Result<nlohmann::json> RunDoc(const nlohmann::json& doc) {
+  CAPPLAN_ASSIGN_OR_RETURN(auto sc, ParseScenario(doc, "t.json"));
+  CAPPLAN_ASSIGN_OR_RETURN(RunResult r, RunScenario(*sc, RunOptions{}));
+  return r.summary;
+}
+
+TEST(SimScenario, UnknownKeySuggestsAndNamesThePath) {
+  auto doc = Base();
+  doc["deployment"]["tpp"] = 2;
+  auto r = ParseScenario(doc, "t.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kUsage);
+  EXPECT_NE(r.status().message().find("t.json"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("tpp"), std::string::npos);
+  EXPECT_NE(r.status().message().find("'tp'"), std::string::npos) << r.status().message();
+  doc = Base();
+  doc["workloadd"] = 1;
+  EXPECT_EQ(ParseScenario(doc, "t.json").status().code(), StatusCode::kUsage);
+}
+
+TEST(SimScenario, WrongTypeAndBadEnumAreUsageErrors) {
+  auto doc = Base();
+  doc["deployment"]["tp"] = "1";
+  auto r = ParseScenario(doc, "t.json");
+  EXPECT_EQ(r.status().code(), StatusCode::kUsage);
+  EXPECT_NE(r.status().message().find("/deployment/tp"), std::string::npos) << r.status().message();
+  doc = Base();
+  doc["deployment"]["kv_cache"] = "fp9";
+  r = ParseScenario(doc, "t.json");
+  EXPECT_EQ(r.status().code(), StatusCode::kUsage);
+  EXPECT_NE(r.status().message().find("fp8"), std::string::npos) << r.status().message();
+}
+
+TEST(SimScenario, ImpossibleLayoutsAreInvalidConfig) {
+  auto doc = Base();
+  doc["deployment"]["gpus"] = 2;  // != tp
+  EXPECT_EQ(ParseScenario(doc, "t.json").status().code(), StatusCode::kInvalidConfig);
+  doc = Base();
+  doc["deployment"]["gpus"] = 3;  // 32 heads, 8 KV heads: TP3 divides neither
+  doc["deployment"]["tp"] = 3;
+  auto r = RunDoc(doc);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidConfig) << r.status().message();
+  EXPECT_NE(r.status().message().find("t.json: /deployment"), std::string::npos)
+      << r.status().message();
+}
+
+TEST(SimScenario, WeightsThatDoNotFitAreInvalidConfig) {
+  auto doc = Base();
+  doc["model"] = "kimi-k2.6";  // ~600 GB of weights on one GPU
+  auto r = RunDoc(doc);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidConfig) << r.status().message();
+}
+
+TEST(SimScenario, UnknownModelSuggests) {
+  auto doc = Base();
+  doc["model"] = "llama-3.1-8";
+  auto r = RunDoc(doc);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("/model"), std::string::npos) << r.status().message();
+}
+
+TEST(SimScenario, SetOverridesApplyBeforeParsing) {
+  const std::string path = ::testing::TempDir() + "/sim_set.json";
+  ASSERT_TRUE(WriteFileAtomic(path, Base().dump()).ok());
+  auto sc = LoadScenarioFile(path, {"workload.concurrency=2", "deployment.kv_cache=fp8"});
+  ASSERT_TRUE(sc.ok()) << sc.status().message();
+  EXPECT_EQ((*sc)->workload.concurrency, 2);
+  EXPECT_EQ((*sc)->deployment.kv_cache, "fp8");
+  EXPECT_EQ(LoadScenarioFile(path, {"novalue"}).status().code(), StatusCode::kUsage);
+}
+
+TEST(SimScenario, SummaryHasTheContractKeysAndConsistentNumbers) {
+  auto doc = Base();
+  doc["slo"] = {{"ttft_ms", 1e9}, {"tpot_ms", 1e9}};
+  auto r = RunDoc(doc);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const auto& s = *r;
+  for (const char* k :
+       {"scenario", "model", "hardware", "profile", "deployment", "completed", "failed",
+        "duration_s", "request_throughput", "input_throughput", "output_throughput",
+        "total_token_throughput", "output_throughput_per_gpu", "total_token_throughput_per_gpu",
+        "mean_ttft_ms", "median_tpot_ms", "p90_itl_ms", "p99_e2el_ms", "goodput",
+        "kv_capacity_tokens", "kv_bytes_per_token", "peak_kv_tokens", "max_concurrent_requests",
+        "retractions", "kv_bound", "gpus", "usd_per_gpu_hour",
+        "cost_usd_per_million_output_tokens", "cost_usd_per_million_total_tokens", "memory",
+        "op_time_share", "bound_time_share", "iterations", "warnings"}) {
+    EXPECT_TRUE(s.contains(k)) << k;
+  }
+  EXPECT_EQ(s["completed"], 20);
+  EXPECT_EQ(s["max_concurrent_requests"], 4);
+  EXPECT_EQ(s["goodput"]["good_requests"], 20);
+  double share = 0;
+  for (const auto& [k, v] : s["op_time_share"].items()) share += v.get<double>();
+  EXPECT_NEAR(share, 1.0, 1e-9);
+  const double dur = s["duration_s"];
+  EXPECT_NEAR(s["output_throughput"].get<double>(), 20 * 64 / dur, 1e-6);
+  EXPECT_NEAR(s["cost_usd_per_million_output_tokens"].get<double>(),
+              2.30 * 1 * dur / 3600 / (20 * 64) * 1e6, 1e-9);
+  // TPOT median lies within the ITL range it averages.
+  EXPECT_GT(s["median_tpot_ms"].get<double>(), 0);
+}
+
+// Properties on a KV-bound Kimi K2.6 decode pool (BF16 KV, 64 x 17K tokens
+// do not fit): more KV capacity never lowers throughput; FP8 KV holds more.
+nlohmann::json Kimi(const std::string& kv, int conc) {
+  auto doc = Base();
+  doc["model"] = "kimi-k2.6";
+  doc["deployment"] = {{"gpus", 8}, {"tp", 8}, {"kv_cache", kv}, {"phase", "decode_only"}};
+  doc["workload"]["concurrency"] = conc;
+  doc["workload"]["num_requests"] = 3 * conc;
+  doc["workload"]["warmup_requests"] = 0;
+  doc["workload"]["input_tokens"]["value"] = 16384;
+  doc["workload"]["output_tokens"]["value"] = 128;
+  return doc;
+}
+
+TEST(SimProperties, MoreKvNeverLowersThroughputInAKvBoundRun) {
+  double prev = 0;
+  bool some_bound = false;
+  for (double mfs : {0.86, 0.88, 0.90, 0.92}) {
+    auto doc = Kimi("bf16", 96);
+    doc["deployment"]["mem_fraction_static"] = mfs;
+    auto r = RunDoc(doc);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    some_bound = some_bound || (*r)["kv_bound"].get<bool>();
+    const double t = (*r)["output_throughput"];
+    EXPECT_GE(t, prev * 0.999) << "mem_fraction_static " << mfs;
+    prev = t;
+  }
+  EXPECT_TRUE(some_bound);
+}
+
+TEST(SimProperties, ThroughputRisesWithConcurrencyUntilABound) {
+  double prev = 0;
+  for (int c : {1, 4, 16}) {
+    auto r = RunDoc(Kimi("fp8", c));
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    const double t = (*r)["output_throughput"];
+    EXPECT_GT(t, prev * 1.5) << "concurrency " << c;
+    prev = t;
+  }
+}
+
+TEST(SimProperties, Fp8KvHoldsMoreAndVerifyCostsTime) {
+  auto bf = RunDoc(Kimi("bf16", 4));
+  auto f8 = RunDoc(Kimi("fp8", 4));
+  ASSERT_TRUE(bf.ok() && f8.ok());
+  EXPECT_GT((*f8)["kv_capacity_tokens"].get<int64_t>(),
+            (*bf)["kv_capacity_tokens"].get<int64_t>() * 3 / 2);
+  auto v = Kimi("fp8", 4);
+  v["deployment"]["kv_integrity"] = "verify";
+  auto ver = RunDoc(v);
+  ASSERT_TRUE(ver.ok());
+  EXPECT_GT((*ver)["kv_verify_time_share"].get<double>(), 0);
+  EXPECT_EQ((*f8)["kv_verify_time_share"].get<double>(), 0);
+  EXPECT_GT((*ver)["median_tpot_ms"].get<double>(), (*f8)["median_tpot_ms"].get<double>());
+}
+
+TEST(SimScenario, DeterministicForASeed) {
+  auto a = RunDoc(Base());
+  auto b = RunDoc(Base());
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(DumpJson(*a), DumpJson(*b));
+}
+
+// Golden whole-run summaries with fixed seeds. Regenerate deliberately:
+//   CAPPLAN_UPDATE_GOLDEN=1 build-DIR/tests/sim/sim_scenario_test --gtest_filter='*Golden*'
+void CheckGolden(const std::string& name, const nlohmann::json& doc) {
+  auto r = RunDoc(doc);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  nlohmann::json got;
+  for (const char* k : {"completed", "duration_s", "output_throughput", "mean_ttft_ms",
+                        "median_tpot_ms", "p99_itl_ms", "p99_e2el_ms", "kv_capacity_tokens",
+                        "peak_kv_tokens", "retractions", "kv_bound", "iterations"}) {
+    got[k] = (*r)[k];
+  }
+  const std::string path = DataPath("tests/sim/golden/" + name + ".json");
+  if (std::getenv("CAPPLAN_UPDATE_GOLDEN") != nullptr) {
+    ASSERT_TRUE(WriteFileAtomic(path, DumpJson(got) + "\n").ok());
+    GTEST_SKIP() << "golden rewritten: " << path;
+  }
+  auto want = ReadJsonFile(path);
+  ASSERT_TRUE(want.ok()) << want.status().message();
+  for (const auto& [k, v] : want->items()) {
+    if (v.is_number_float()) {
+      EXPECT_NEAR(got[k].get<double>(), v.get<double>(), 1e-9 * std::max(1.0, std::abs(v.get<double>())))
+          << name << " " << k;
+    } else {
+      EXPECT_EQ(got[k], v) << name << " " << k;
+    }
+  }
+}
+
+TEST(SimGolden, Llama8bClosedLoop) { CheckGolden("llama8b_closed_loop", Base()); }
+
+TEST(SimGolden, Llama8bOpenLoopVllm) {
+  auto doc = Base();
+  doc["deployment"]["engine"] = "vllm";
+  doc["deployment"]["page_size"] = 16;
+  doc["workload"] = nlohmann::json::parse(R"({"kind": "open_loop", "request_rate": 20,
+      "num_requests": 40, "warmup_requests": 0, "seed": 7,
+      "input_tokens": {"dist": "lognormal", "median": 300, "p90": 900, "max": 2048},
+      "output_tokens": {"dist": "lognormal", "median": 100, "p90": 300, "max": 1024}})");
+  CheckGolden("llama8b_open_loop_vllm", doc);
+}
+
+TEST(SimGolden, KimiKvBoundBf16) {
+  auto doc = Kimi("bf16", 96);
+  doc["deployment"]["mem_fraction_static"] = 0.86;
+  CheckGolden("kimi_kv_bound", doc);
+}
+
+}  // namespace
+}  // namespace capplan
