@@ -18,7 +18,8 @@ std::vector<int64_t> OpenLoopArrivalsNs(int64_t n, double rate_per_s, double bur
       t[i] = 0;
       continue;
     }
-    sum += rng.Gamma(burstiness) * theta_s;
+    // Infinite shape: the gamma gap collapses to its mean.
+    sum += std::isinf(burstiness) ? 1.0 / rate_per_s : rng.Gamma(burstiness) * theta_s;
     t[i] = sum;
   }
   double scale = 1.0;

@@ -22,7 +22,8 @@ namespace capplan {
 enum class ArrivalConvention { kSglang, kVllm };
 
 // `n` non-decreasing arrival times in ns. rate_per_s = +inf puts every
-// arrival at 0. Requires rate_per_s > 0 and burstiness > 0 (callers check).
+// arrival at 0; burstiness = +inf gives evenly spaced arrivals. Requires
+// rate_per_s > 0 and burstiness > 0 (callers check).
 std::vector<int64_t> OpenLoopArrivalsNs(int64_t n, double rate_per_s, double burstiness,
                                         ArrivalConvention convention, WorkloadRng& rng);
 

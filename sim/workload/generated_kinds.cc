@@ -82,14 +82,25 @@ Status LoadOpenLoop(JsonObject& w, const std::string& dir, Workload* out) {
     return w.Error("request_rate",
                    "must be a number of req/s or \"inf\", got " + rate_json->dump());
   }
+  // burstiness: gamma shape, or "inf" for evenly spaced arrivals (the
+  // infinite-shape limit, which vLLM also accepts).
   double burstiness = 1.0;
-  CAPPLAN_RETURN_IF_ERROR(w.Get("burstiness", &burstiness));
-  if (!(burstiness > 0)) {
-    return w.Error("burstiness",
-                   "must be > 0 (gamma shape: 1 = Poisson, < 1 burstier, > 1 smoother), got " +
-                       std::to_string(burstiness));
+  if (const nlohmann::json* b = w.Raw("burstiness"); b != nullptr && !b->is_null()) {
+    if (b->is_string() && b->get<std::string>() == "inf") {
+      burstiness = std::numeric_limits<double>::infinity();
+    } else if (!b->is_number()) {
+      return w.Error("burstiness", "must be a number or \"inf\", got " + b->dump());
+    } else {
+      burstiness = b->get<double>();
+      if (!(burstiness > 0)) {
+        return w.Error("burstiness",
+                       "must be > 0 (gamma shape: 1 = Poisson, < 1 burstier, > 1 smoother, "
+                       "\"inf\" evenly spaced), got " +
+                           b->dump());
+      }
+      CAPPLAN_RETURN_IF_ERROR(w.CheckRange("burstiness", burstiness, 1e-3, 1e3));
+    }
   }
-  CAPPLAN_RETURN_IF_ERROR(w.CheckRange("burstiness", burstiness, 1e-3, 1e3));
   std::string convention = "sglang";
   CAPPLAN_RETURN_IF_ERROR(w.Get("arrival_convention", &convention));
   CAPPLAN_RETURN_IF_ERROR(w.CheckOneOf("arrival_convention", convention, {"sglang", "vllm"}));

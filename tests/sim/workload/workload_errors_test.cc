@@ -47,6 +47,8 @@ TEST(WorkloadErrorsTest, EachNamesFileAndPath) {
       {Open(R"("burstiness": 1)"), "/workload/request_rate: required field is missing"},
       {Open(R"("request_rate": 5, "burstiness": 0)"), "/workload/burstiness: must be > 0"},
       {Open(R"("request_rate": 5, "burstiness": -1)"), "/workload/burstiness: must be > 0"},
+      {Open(R"("request_rate": 5, "burstiness": "high")"),
+       "/workload/burstiness: must be a number or \"inf\""},
       {Open(R"("request_rate": 5, "arrival_convention": "vllmm")"),
        "/workload/arrival_convention: unknown value 'vllmm'; did you mean 'vllm'"},
       {Open(R"("request_rate": 5, "max_concurrency": 0)"), "/workload/max_concurrency: must be in"},

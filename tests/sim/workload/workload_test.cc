@@ -127,6 +127,14 @@ TEST(WorkloadTest, DeterministicForSeedAndStreamsIndependent) {
   EXPECT_EQ(a->requests[0].output_tokens, 189);
 }
 
+TEST(WorkloadTest, InfiniteBurstinessIsEvenlySpaced) {
+  auto w = LoadFromText(R"({"kind": "open_loop", "num_requests": 5, "request_rate": 4,
+      "burstiness": "inf", "input_tokens": {"dist": "fixed", "value": 8},
+      "output_tokens": {"dist": "fixed", "value": 2}})");
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(w->requests[i].arrival_ns, i * 250'000'000LL);
+}
+
 TEST(WorkloadTest, InfiniteRateAndCap) {
   for (const char* rate : {R"("inf")", "null"}) {
     auto w = LoadFromText(std::string(R"({"kind": "open_loop", "num_requests": 10,
