@@ -8,6 +8,7 @@
 #include "common/json_util.h"
 #include "sim/scenario.h"
 #include "sim/simulate.h"
+#include "sim/sweep/commands.h"
 
 namespace capplan {
 
@@ -88,6 +89,7 @@ Status RunSimulate(const std::vector<std::string>& args, CommandContext& ctx) {
 void RegisterSimCommands(CommandTable* table) {
   table->Add({"simulate", "simulate a serving deployment on a workload (scenario JSON)",
               RunSimulate});
+  RegisterSweepCommands(table);  // sweep, search (sim/sweep/)
 }
 
 }  // namespace capplan
