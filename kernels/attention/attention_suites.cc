@@ -1,10 +1,237 @@
-// Measurement suites for the attention-side kernels (filled in as each
-// kernel lands; see the suite list in RegisterAttentionSuites).
+// Measurement suites for the attention-side kernels. Each suite sweeps its
+// kernel over shapes taken from the shipped model cards at TP8 (the 8xH200
+// deployment of the brief; attention_sweep.h), batch 1-256 and context
+// 256-128K, checks small cases against the CPU reference and times every
+// case with the CUDA event timer. In --dry-run the same suites run the CPU
+// references on tiny shapes and record CPU wall-clock time (file marked
+// dry_run), which exercises the JSON shape without a GPU.
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "common/data_path.h"
+#include "kernels/attention/attention.h"
+#include "kernels/attention/attention_sweep.h"
+#include "kernels/attention/elementwise.h"
+#include "kernels/attention/paged_kv.h"
+#include "kernels/attention/suite_cases.h"
+#include "kernels/formats/fp8.h"
 #include "kernels/harness/all_suites.h"
 #include "kernels/harness/suite.h"
 
 namespace capplan::kernels {
 
-void RegisterAttentionSuites() {}
+namespace {
+
+constexpr int kTp = 8;  // 8xH200 at TP8 (the brief's motivating deployment)
+// Cap on KV tokens per timed case (batch * context): 8M tokens is 4 GB of
+// BF16 GQA KV (1 KV head, d=128) or 9.7 GB of MLA latent, enough to be far
+// past the 60 MB L2 and small enough to allocate and fill in milliseconds.
+constexpr int64_t kMaxKvTokens = 8LL << 20;
+
+Result<std::vector<AttnHeadShape>> CardShapes() {
+  return LoadAttentionShapesFromCards(DataPath("models/cards"), kTp);
+}
+
+std::vector<AttnCaseSpec> DecodeCases(const SuiteOptions& o, const std::vector<AttnHeadShape>& hs,
+                                      bool want_mla, bool want_dsa) {
+  std::vector<AttnCaseSpec> out;
+  std::vector<int> batches = {1, 16, 64, 256};
+  std::vector<int> ctxs = {256, 4096, 32768, 131072};
+  std::vector<int> pages = want_mla ? std::vector<int>{64} : std::vector<int>{16, 64};
+  if (o.dry_run || o.quick) {
+    batches = {2};
+    ctxs = {o.dry_run ? 192 : 4096};
+    pages = {want_mla ? 64 : 16};
+  }
+  for (const auto& h : hs) {
+    if (h.mla != want_mla || (h.topk > 0) != want_dsa) continue;
+    for (KvDtype dt : {KvDtype::kBf16, KvDtype::kFp8}) {
+      for (int page : pages) {
+        for (int b : batches) {
+          for (int c : ctxs) {
+            if (static_cast<int64_t>(b) * c > kMaxKvTokens) continue;
+            // MLA on CUDA cores: cap FLOPs so one case stays well under a
+            // second (2 * ctx * heads * 1088 per row).
+            if (want_mla && !want_dsa && 2.0 * b * c * h.q_heads * (h.k_dim + h.v_dim) > 4e11) {
+              continue;
+            }
+            AttnCaseSpec s;
+            s.kernel = want_dsa ? "dsa_decode_attention"
+                                : (want_mla ? "mla_decode_attention" : "paged_decode_attention");
+            s.variant = want_mla ? "absorbed_fma_v1" : "gqa_split_kv_fma_v1";
+            s.heads = h;
+            if (o.dry_run && want_dsa) s.heads.topk = 64;  // tiny CPU case
+            s.dtype = dt;
+            s.page = page;
+            s.batch = b;
+            s.ctx = c;
+            out.push_back(s);
+          }
+        }
+      }
+    }
+    if (o.quick || o.dry_run) break;  // one head shape is enough for a smoke run
+  }
+  return out;
+}
+
+Status RunCases(const SuiteOptions& o, const std::vector<AttnCaseSpec>& cases,
+                MeasurementSink* sink) {
+  for (const auto& c : cases) {
+    if (o.OutOfTime()) break;
+    if (!o.Selected(c.Label())) continue;
+    CAPPLAN_RETURN_IF_ERROR(RunAttentionCase(o, c, sink).WithPrefix(c.Label()));
+  }
+  return Status::Ok();
+}
+
+Status DecodeSuite(const SuiteOptions& o, MeasurementSink* sink) {
+  CAPPLAN_ASSIGN_OR_RETURN(auto hs, CardShapes());
+  return RunCases(o, DecodeCases(o, hs, false, false), sink);
+}
+
+Status MlaSuite(const SuiteOptions& o, MeasurementSink* sink) {
+  CAPPLAN_ASSIGN_OR_RETURN(auto hs, CardShapes());
+  std::vector<AttnCaseSpec> cases = DecodeCases(o, hs, true, false);
+  // DP-attention deployments keep all 64-128 heads on one rank (kernels.md
+  // 1.2: DeepSeek decodes with h_q = 128): a few small cases.
+  if (!o.dry_run && !o.quick) {
+    for (int heads : {64, 128}) {
+      for (int b : {1, 16}) {
+        AttnCaseSpec s = cases.empty() ? AttnCaseSpec{} : cases.front();
+        if (cases.empty()) break;
+        s.heads.q_heads = heads;
+        s.heads.cards += " (all heads on one rank)";
+        s.batch = b;
+        s.ctx = 4096;
+        s.dtype = KvDtype::kBf16;
+        cases.push_back(s);
+      }
+    }
+  }
+  return RunCases(o, cases, sink);
+}
+
+Status DsaSuite(const SuiteOptions& o, MeasurementSink* sink) {
+  CAPPLAN_ASSIGN_OR_RETURN(auto hs, CardShapes());
+  return RunCases(o, DecodeCases(o, hs, true, true), sink);
+}
+
+Status PrefillSuite(const SuiteOptions& o, MeasurementSink* sink) {
+  CAPPLAN_ASSIGN_OR_RETURN(auto hs, CardShapes());
+  std::vector<AttnCaseSpec> cases;
+  for (const auto& h : hs) {
+    if (h.mla) continue;
+    // (chunk, total context): a first chunk and a chunk after a long prefix.
+    std::vector<std::pair<int, int>> cc = {{512, 512}, {512, 8192}, {2048, 2048}, {2048, 16384}};
+    if (o.dry_run || o.quick) cc = {{o.dry_run ? 16 : 512, o.dry_run ? 64 : 4096}};
+    for (auto [chunk, ctx] : cc) {
+      AttnCaseSpec s;
+      s.kernel = "prefill_attention";
+      s.variant = "causal_chunk_rows_fma_v1";
+      s.heads = h;
+      s.dtype = KvDtype::kBf16;
+      s.page = 16;
+      s.batch = 1;
+      s.ctx = ctx;
+      s.chunk = chunk;
+      cases.push_back(s);
+    }
+    break;  // one GQA shape: FMA prefill is a correctness reference, not a speed path
+  }
+  return RunCases(o, cases, sink);
+}
+
+Status AppendSuite(const SuiteOptions& o, MeasurementSink* sink) {
+  CAPPLAN_ASSIGN_OR_RETURN(auto hs, CardShapes());
+  std::vector<int> ns = {1, 16, 64, 256, 2048, 8192};
+  if (o.dry_run || o.quick) ns = {16};
+  for (const auto& h : hs) {
+    if (h.topk > 0) continue;
+    for (KvDtype dt : {KvDtype::kBf16, KvDtype::kFp8}) {
+      for (int n : ns) {
+        if (o.OutOfTime()) return Status::Ok();
+        AttnCaseSpec s;
+        s.kernel = "paged_kv_append";
+        s.heads = h;
+        s.dtype = dt;
+        s.page = h.mla ? 64 : 16;
+        s.batch = n;
+        if (!o.Selected(s.Label())) continue;
+        CAPPLAN_RETURN_IF_ERROR(RunAppendCase(o, s, sink).WithPrefix(s.Label()));
+      }
+    }
+    if (o.dry_run || o.quick) break;
+  }
+  return Status::Ok();
+}
+
+Status VerifySuite(const SuiteOptions& o, MeasurementSink* sink) {
+  std::vector<int> batches = {1, 16, 64, 256}, ctxs = {4096, 32768, 131072}, pages = {16, 64};
+  if (o.dry_run || o.quick) {
+    batches = {4};
+    ctxs = {1024};
+    pages = {16};
+  }
+  for (int page : pages) {
+    for (int b : batches) {
+      for (int c : ctxs) {
+        if (o.OutOfTime()) return Status::Ok();
+        if (static_cast<int64_t>(b) * c > kMaxKvTokens) continue;
+        AttnCaseSpec s;
+        s.kernel = "kv_integrity_verify";
+        s.page = page;
+        s.batch = b;
+        s.ctx = c;
+        if (!o.Selected(s.Label())) continue;
+        CAPPLAN_RETURN_IF_ERROR(RunVerifyCase(o, s, sink).WithPrefix(s.Label()));
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+Status ElementwiseSuite(const SuiteOptions& o, MeasurementSink* sink) {
+  std::vector<int> ns = {1, 16, 256, 4096, 16384};
+  if (o.dry_run || o.quick) ns = {16};
+  // Widths: hidden 4096 (llama-3.1-8b, qwen3-235b cards) and 7168 (kimi-k2.6,
+  // deepseek-v3 cards) for RMSNorm; per-rank dense FFN widths at TP8 for
+  // SiLU-mul: 18432/8 = 2304 (kimi-k2.6) and 28672/8 = 3584 (llama-3.1-70b).
+  const std::vector<std::pair<std::string, int>> ops = {
+      {"rmsnorm", 4096}, {"rmsnorm", 7168}, {"silu_mul", 2304}, {"silu_mul", 3584},
+      {"rope_gqa", 128}, {"rope_mla", 576}};
+  for (const auto& [op, width] : ops) {
+    for (int n : ns) {
+      if (o.OutOfTime()) return Status::Ok();
+      ElementwiseCaseSpec s{op, n, width};
+      if (!o.Selected(s.Label())) continue;
+      CAPPLAN_RETURN_IF_ERROR(RunElementwiseCase(o, s, sink).WithPrefix(s.Label()));
+    }
+    if (o.dry_run || o.quick) {
+      // keep one width per op in smoke runs
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+void RegisterAttentionSuites() {
+  RegisterSuite("paged_decode_attention", DecodeSuite,
+                "GQA/MHA decode over the paged cache, BF16/FP8 KV, pages 16/64 (cards at TP8)");
+  RegisterSuite("mla_decode_attention", MlaSuite,
+                "MLA absorbed decode (latent 512 + rope 64), BF16/FP8 latent");
+  RegisterSuite("dsa_decode_attention", DsaSuite,
+                "MLA decode over a DSA top-k token set (index_topk from the card)");
+  RegisterSuite("prefill_attention", PrefillSuite,
+                "causal chunked prefill over the paged prefix (GQA)");
+  RegisterSuite("paged_kv_append", AppendSuite, "KV append with FP8 quantisation and tag stamps");
+  RegisterSuite("kv_integrity_verify", VerifySuite,
+                "page-tag verification of a batch's page table");
+  RegisterSuite("elementwise", ElementwiseSuite, "fused add+RMSNorm, SiLU-and-mul, RoPE");
+}
 
 }  // namespace capplan::kernels

@@ -43,7 +43,14 @@ Result<SuiteRun> RunSuites(const std::vector<std::string>& names, const SuiteOpt
       run.suites_cut.push_back(todo[i]);
       continue;
     }
-    CAPPLAN_RETURN_IF_ERROR(fns[i](opt, &sink).WithPrefix("suite " + todo[i]));
+    // Share what is left of the budget evenly among the suites still to run,
+    // so one long sweep cannot starve the others.
+    SuiteOptions mine = opt;
+    if (opt.deadline != std::chrono::steady_clock::time_point::max()) {
+      const auto now = std::chrono::steady_clock::now();
+      mine.deadline = now + (opt.deadline - now) / static_cast<int>(fns.size() - i);
+    }
+    CAPPLAN_RETURN_IF_ERROR(fns[i](mine, &sink).WithPrefix("suite " + todo[i]));
     run.suites_run.push_back(todo[i]);
   }
   run.records = sink.records();

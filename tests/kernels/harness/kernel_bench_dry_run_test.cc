@@ -1,0 +1,86 @@
+// Runs capplan-kernel-bench as the device script does, in --dry-run --quick
+// mode (CPU references only), and validates the measurements file it writes.
+#include <cstdio>
+#include <cstdlib>
+#include <set>
+#include <string>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "common/json_util.h"
+#include "kernels/harness/measurement.h"
+
+namespace capplan::kernels {
+namespace {
+
+std::string TempPath(const std::string& name) {
+  const char* t = std::getenv("TMPDIR");
+  return std::string(t ? t : "/tmp") + "/capplan_k1_" + std::to_string(::getpid()) + "_" + name;
+}
+
+int RunBench(const std::string& args, std::string* output) {
+  const std::string log = TempPath("bench.log");
+  const std::string cmd = std::string(CAPPLAN_KERNEL_BENCH_BIN) + " " + args + " >" + log + " 2>&1";
+  const int rc = std::system(cmd.c_str());
+  FILE* f = std::fopen(log.c_str(), "r");
+  output->clear();
+  if (f) {
+    char buf[4096];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) output->append(buf, n);
+    std::fclose(f);
+  }
+  std::remove(log.c_str());
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+TEST(KernelBenchDryRun, WritesValidMeasurementsForAttentionSuites) {
+  const std::string out = TempPath("m.json");
+  std::string log;
+  const int rc = RunBench("--dry-run --quick --commit abc1234 --suite paged_decode_attention "
+                     "--suite mla_decode_attention --suite dsa_decode_attention "
+                     "--suite prefill_attention --suite paged_kv_append "
+                     "--suite kv_integrity_verify --suite elementwise --out " + out, &log);
+  ASSERT_EQ(rc, 0) << log;
+  auto doc = ReadJsonFile(out);
+  ASSERT_TRUE(doc.ok()) << doc.status().ToString();
+  const Status st = ValidateMeasurementsJson(*doc, out);
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ((*doc)["dry_run"], true);
+  EXPECT_EQ((*doc)["gpu"], "cpu");
+  EXPECT_EQ((*doc)["commit"], "abc1234");
+  std::set<std::string> kernels, kv;
+  for (const auto& r : (*doc)["records"]) {
+    kernels.insert(r["kernel"].get<std::string>());
+    if (r.contains("kv_dtype")) kv.insert(r["kv_dtype"].get<std::string>());
+    EXPECT_GT(r["median_us"].get<double>(), 0.0);
+    EXPECT_GT(r["bytes"].get<double>(), 0.0);
+  }
+  for (const char* k : {"paged_decode_attention", "mla_decode_attention", "dsa_decode_attention",
+                        "prefill_attention", "paged_kv_append", "kv_integrity_verify",
+                        "fused_add_rmsnorm", "silu_and_mul", "rope"}) {
+    EXPECT_TRUE(kernels.count(k)) << "no record for " << k;
+  }
+  EXPECT_EQ(kv, (std::set<std::string>{"bf16", "fp8"}));
+  EXPECT_NE(log.find("DRY RUN"), std::string::npos) << log;
+  std::remove(out.c_str());
+}
+
+TEST(KernelBenchDryRun, UnknownSuiteIsAUsageErrorWithSuggestion) {
+  std::string log;
+  const int rc = RunBench("--dry-run --suite paged_decode_atention --out " + TempPath("x.json"), &log);
+  EXPECT_EQ(rc, 2) << log;
+  EXPECT_NE(log.find("paged_decode_attention"), std::string::npos) << log;
+}
+
+TEST(KernelBenchDryRun, MissingOutIsAUsageError) {
+  std::string log;
+  EXPECT_EQ(RunBench("--dry-run", &log), 2) << log;
+  EXPECT_NE(log.find("--out"), std::string::npos) << log;
+}
+
+}  // namespace
+}  // namespace capplan::kernels
