@@ -130,10 +130,12 @@ Status BatchLoop::Step() {
   for (const Planned& p : plan) {
     if (live(p.id)) items.push_back({p.id, p.start});
   }
-  for (const IntegrityViolation& v : tracker_->Verify(items, kv_)) {
-    if (live(v.request)) Fail(v.request, v.message);
+  if (tracker_->tags() != nullptr) {  // the no-op tracker launches nothing
+    for (const IntegrityViolation& v : tracker_->Verify(items, kv_)) {
+      if (live(v.request)) Fail(v.request, v.message);
+    }
+    rec.verify_us = MicrosSince(t0);
   }
-  rec.verify_us = MicrosSince(t0);
 
   std::vector<StepRequest> batch;
   for (const Planned& p : plan) {

@@ -77,6 +77,7 @@ nlohmann::json SelftestReport::ToJson() const {
   j["unaffected_total"] = unaffected_total;
   j["affected_total"] = affected_total;
   j["corrupted_without_verify"] = corrupted_without_verify;
+  j["affected_without_verify"] = affected_without_verify;
   j["injected_by_kind"] = injected_by_kind;
   j["detected_by_kind"] = detected_by_kind;
   j["passed"] = Passed();
@@ -141,6 +142,7 @@ Result<SelftestReport> RunIntegritySelftest(const SelftestOptions& o) {
   // count the affected requests whose tokens silently changed.
   for (const InjectedFault& f : raw.faults) {
     for (int64_t id : f.affected) {
+      ++rep.affected_without_verify;
       if (raw.results.at(id).output != ref.results.at(id).output) ++rep.corrupted_without_verify;
     }
   }

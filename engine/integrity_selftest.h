@@ -42,6 +42,7 @@ struct SelftestReport {
   int unaffected_total = 0;
   int affected_total = 0;
   int corrupted_without_verify = 0;  // unguarded run: affected outputs that changed
+  int affected_without_verify = 0;   // unguarded run: requests its faults touched
   std::map<std::string, int> injected_by_kind, detected_by_kind;
   std::vector<std::string> failures;  // error messages of failed requests (faulted run)
   bool Passed() const {

@@ -85,7 +85,11 @@ Result<SliceConfig> MakeSliceConfig(const ModelCard& card, int tp, int layers,
   s.tp = tp;
   s.layers = layers;
   s.attention = card.attention;
-  s.first_k_dense = card.IsMoe() ? card.first_k_dense : 0;
+  // Keep at most one of the card's leading dense layers: MoE layers are
+  // what both motivating models are made of (Kimi K2.6 1 dense of 61, GLM-5.2
+  // 3 of 78, models.md 1.1), so a 2-layer slice is one dense + one MoE layer
+  // and a 1-layer slice is one MoE layer.
+  s.first_k_dense = card.IsMoe() ? std::min(card.first_k_dense, layers > 1 ? 1 : 0) : 0;
   s.scoring = card.scoring_func;
   s.routed_scaling = card.routed_scaling_factor;
   s.kv_dtype = choice.kv_cache;

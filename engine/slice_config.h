@@ -44,7 +44,7 @@ struct SliceConfig {
   int index_topk = 0;
   // FFN
   int dense_intermediate = 0;  // per rank
-  int first_k_dense = 0;
+  int first_k_dense = 0;  // dense layers leading the slice (at most 1 for MoE)
   int n_experts = 0;  // 0: dense model
   int top_k = 0;
   int n_shared = 0;

@@ -1,4 +1,0 @@
-#include "engine/commands.h"
-namespace capplan {
-void RegisterEngineCommands(CommandTable*) {}
-}  // namespace capplan

@@ -1,0 +1,261 @@
+#include "engine/serve_bench.h"
+
+#include <cstdio>
+
+#include "common/data_path.h"
+#include "common/json_util.h"
+#include "engine/cpu_backend.h"
+#include "engine/integrity_selftest.h"
+#include "engine/splitmix.h"
+#include "kernels/gemm/gemm_cost.h"
+#include "kernels/harness/measurement.h"
+#include "models/card.h"
+
+namespace capplan {
+namespace {
+
+Result<EngineLengthDist> ReadLength(JsonObject* parent, const std::string& key) {
+  CAPPLAN_ASSIGN_OR_RETURN(JsonObject o, parent->Child(key, /*required=*/true));
+  EngineLengthDist d;
+  CAPPLAN_RETURN_IF_ERROR(o.Get("dist", &d.dist, true));
+  if (d.dist == "fixed") {
+    CAPPLAN_RETURN_IF_ERROR(o.Get("value", &d.min, true));
+    d.max = d.min;
+  } else if (d.dist == "uniform" && o.Has("min")) {
+    CAPPLAN_RETURN_IF_ERROR(o.Get("min", &d.min, true));
+    CAPPLAN_RETURN_IF_ERROR(o.Get("max", &d.max, true));
+  } else {
+    return o.Error("dist", "engine serve-bench draws only 'fixed' or 'uniform' {min, max} "
+                           "lengths; override with --input-len/--output-len");
+  }
+  if (d.min < 1 || d.max < d.min) return o.Error("dist", "need 1 <= min <= max");
+  return d;
+}
+
+}  // namespace
+
+nlohmann::json EngineLengthDist::ToJson() const {
+  if (dist == "fixed") return {{"dist", "fixed"}, {"value", min}};
+  return {{"dist", "uniform"}, {"min", min}, {"max", max}};
+}
+
+Result<EngineScenario> ReadEngineScenario(const std::string& path) {
+  CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json doc, ReadJsonFile(path));
+  JsonObject root(doc, path, "");
+  CAPPLAN_RETURN_IF_ERROR(root.CheckObject());
+  EngineScenario s;
+  s.path = path;
+  CAPPLAN_RETURN_IF_ERROR(root.Get("name", &s.name));
+  CAPPLAN_RETURN_IF_ERROR(root.Get("model", &s.model, true));
+  CAPPLAN_ASSIGN_OR_RETURN(JsonObject dep, root.Child("deployment", true));
+  CAPPLAN_RETURN_IF_ERROR(dep.Get("tp", &s.tp));
+  CAPPLAN_RETURN_IF_ERROR(dep.CheckRange("tp", s.tp, 1, 1024));
+  CAPPLAN_RETURN_IF_ERROR(dep.Get("weights", &s.weights));
+  CAPPLAN_RETURN_IF_ERROR(dep.CheckOneOf("weights", s.weights, {"default", "bf16", "fp8", "int4"}));
+  s.choice.weights = s.weights;
+  if (const nlohmann::json* pc = dep.Raw("weights_per_component"); pc && pc->is_object()) {
+    for (const auto& [k, v] : pc->items()) {
+      auto c = ParseComponent(k);
+      if (!c.ok() || !v.is_string()) {
+        return dep.Error("weights_per_component", "bad entry '" + k + "'");
+      }
+      s.choice.per_component[*c] = v.get<std::string>();
+    }
+  }
+  std::string kv = "bf16";
+  CAPPLAN_RETURN_IF_ERROR(dep.Get("kv_cache", &kv));
+  auto kvd = ParseDtype(kv);
+  if (!kvd.ok()) return dep.Error("kv_cache", kvd.status().message());
+  s.choice.kv_cache = *kvd;
+  int page = 64;
+  CAPPLAN_RETURN_IF_ERROR(dep.Get("page_size", &page));
+  CAPPLAN_RETURN_IF_ERROR(dep.CheckRange("page_size", page, 1, 4096));
+  s.page_size = page;
+  CAPPLAN_RETURN_IF_ERROR(dep.Get("chunked_prefill_tokens", &s.chunked_prefill_tokens));
+  CAPPLAN_RETURN_IF_ERROR(dep.CheckRange("chunked_prefill_tokens",
+                                         static_cast<double>(s.chunked_prefill_tokens), 1, 1e9));
+  CAPPLAN_RETURN_IF_ERROR(dep.Get("kv_integrity", &s.kv_integrity));
+  CAPPLAN_RETURN_IF_ERROR(dep.CheckOneOf("kv_integrity", s.kv_integrity, {"none", "verify"}));
+  CAPPLAN_ASSIGN_OR_RETURN(JsonObject wl, root.Child("workload", true));
+  CAPPLAN_RETURN_IF_ERROR(wl.Get("concurrency", &s.concurrency));
+  CAPPLAN_RETURN_IF_ERROR(wl.CheckRange("concurrency", s.concurrency, 1, 1 << 20));
+  CAPPLAN_RETURN_IF_ERROR(wl.Get("num_requests", &s.num_requests));
+  CAPPLAN_RETURN_IF_ERROR(wl.CheckRange("num_requests", s.num_requests, 1, 1 << 24));
+  int64_t seed = 1;
+  CAPPLAN_RETURN_IF_ERROR(wl.Get("seed", &seed));
+  s.seed = static_cast<uint64_t>(seed);
+  CAPPLAN_ASSIGN_OR_RETURN(s.input, ReadLength(&wl, "input_tokens"));
+  CAPPLAN_ASSIGN_OR_RETURN(s.output, ReadLength(&wl, "output_tokens"));
+  return s;
+}
+
+nlohmann::json IterationsToJson(const std::vector<IterationRecord>& its) {
+  nlohmann::json arr = nlohmann::json::array();
+  for (const IterationRecord& it : its) {
+    nlohmann::json prefill = nlohmann::json::array();
+    for (const auto& c : it.batch.prefill) {
+      prefill.push_back({{"new_tokens", c.new_tokens}, {"cached_tokens", c.cached_tokens}});
+    }
+    arr.push_back({{"prefill", prefill},
+                   {"decode_contexts", it.batch.decode_context},
+                   {"measured_us", it.measured_us},
+                   {"verify_us", it.verify_us},
+                   {"forward_us", it.forward_us}});
+  }
+  return arr;
+}
+
+nlohmann::json SliceToJson(const SliceConfig& s) {
+  nlohmann::json j = {{"dims", s.dims},
+                      {"tp", s.tp},
+                      {"layers", s.layers},
+                      {"hidden", s.hidden},
+                      {"vocab", s.vocab},
+                      {"attention", s.attention == AttentionKind::kMla ? "mla" : "gqa"},
+                      {"q_heads", s.q_heads},
+                      {"kv_dtype", DtypeName(s.kv_dtype)},
+                      {"attention_weights", kernels::GemmWeightFormatName(s.attention_format)},
+                      {"experts_weights", kernels::GemmWeightFormatName(s.experts_format)},
+                      {"shared_weights", kernels::GemmWeightFormatName(s.shared_format)},
+                      {"dense_ffn_weights", kernels::GemmWeightFormatName(s.dense_ffn_format)},
+                      {"int4_group", s.int4_group},
+                      {"first_k_dense", s.first_k_dense},
+                      {"seed", s.seed}};
+  if (s.attention == AttentionKind::kGqa) {
+    j["kv_heads"] = s.kv_heads;
+    j["head_dim"] = s.head_dim;
+  } else {
+    j["q_lora_rank"] = s.q_lora_rank;
+    j["kv_lora_rank"] = s.kv_lora_rank;
+    j["qk_nope_head_dim"] = s.qk_nope;
+    j["qk_rope_head_dim"] = s.qk_rope;
+    j["v_head_dim"] = s.v_head_dim;
+    if (s.index_topk > 0) {
+      j["index_n_heads"] = s.index_heads;
+      j["index_head_dim"] = s.index_head_dim;
+      j["index_topk"] = s.index_topk;
+    }
+  }
+  if (s.n_experts > 0) {
+    j["n_routed_experts"] = s.n_experts;
+    j["experts_per_token"] = s.top_k;
+    j["n_shared_experts"] = s.n_shared;
+    j["moe_intermediate_size"] = s.moe_intermediate;
+  } else {
+    j["intermediate_size"] = s.dense_intermediate;
+  }
+  return j;
+}
+
+std::string SourceCommit() {
+  const std::string cmd = "git -C '" + DataRoot() + "' rev-parse --short HEAD 2>/dev/null";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return "unknown";
+  char buf[64] = {0};
+  std::string out = fgets(buf, sizeof(buf), p) != nullptr ? buf : "";
+  pclose(p);
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+  return out.empty() ? "unknown" : out;
+}
+
+Result<ServeBenchRun> RunServeBench(const EngineScenario& sc, const ServeBenchOptions& o) {
+  if (o.backend != "cpu") {
+    return Status::Unavailable("engine serve-bench: backend '" + o.backend +
+                               "' is not built yet; only --backend cpu runs (times are CPU "
+                               "times of the slice, never GPU times)");
+  }
+  CAPPLAN_ASSIGN_OR_RETURN(ModelCard card, LoadModelCard(sc.model));
+  CAPPLAN_ASSIGN_OR_RETURN(SliceConfig slice,
+                           MakeSliceConfig(card, sc.tp, o.layers, o.dims, sc.choice, sc.seed));
+  const int n = o.num_requests.value_or(sc.num_requests);
+  const int conc = o.concurrency.value_or(sc.concurrency);
+  EngineLengthDist in = sc.input, out = sc.output;
+  if (o.input_len) in = EngineLengthDist{"fixed", *o.input_len, *o.input_len};
+  if (o.output_len) out = EngineLengthDist{"fixed", *o.output_len, *o.output_len};
+  if (n < 1 || conc < 1 || in.min < 1 || out.min < 1) {
+    return Status::Usage("engine serve-bench: requests, concurrency and lengths must be >= 1");
+  }
+  const std::string integrity = o.kv_integrity.value_or(sc.kv_integrity);
+
+  // Requests: lengths from the scenario's distributions, synthetic prompt ids.
+  uint64_t rng = sc.seed * 0x9E3779B97F4A7C15ull + 1;
+  std::vector<EngineRequest> reqs;
+  int64_t max_tokens = 0;
+  for (int i = 0; i < n; ++i) {
+    EngineRequest r;
+    r.id = i;
+    const int64_t li = in.min + static_cast<int64_t>(NextRandom(&rng) % (in.max - in.min + 1));
+    r.output_len = out.min + static_cast<int64_t>(NextRandom(&rng) % (out.max - out.min + 1));
+    for (int64_t t = 0; t < li; ++t) {
+      r.prompt.push_back(static_cast<int32_t>(NextRandom(&rng) % slice.vocab));
+    }
+    max_tokens = std::max<int64_t>(max_tokens, li + r.output_len);
+    reqs.push_back(std::move(r));
+  }
+  LoopOptions lo;
+  lo.page_size = sc.page_size;
+  lo.chunked_prefill_tokens = sc.chunked_prefill_tokens;
+  lo.max_running = conc;
+  const int64_t pages_per_req = (max_tokens + sc.page_size - 1) / sc.page_size;
+  const int64_t pages = o.kv_pages > 0 ? o.kv_pages : 1 + conc * pages_per_req;
+  if (pages > (1 << 26)) return Status::Invalid("engine serve-bench: KV pool too large");
+  lo.num_pages = static_cast<int32_t>(pages);
+
+  CAPPLAN_ASSIGN_OR_RETURN(auto backend, CpuBackend::Create(slice, lo.num_pages, lo.page_size));
+  CAPPLAN_ASSIGN_OR_RETURN(auto tracker, MakeIntegrityTracker(integrity, lo.num_pages));
+  BatchLoop loop(backend.get(), tracker.get(), lo);
+  for (auto& r : reqs) loop.Submit(std::move(r));
+  CAPPLAN_RETURN_IF_ERROR(loop.Run());
+
+  ServeBenchRun run;
+  int64_t out_tokens = 0, prefill_tokens = 0;
+  double verify_us = 0;
+  for (const auto& [id, r] : loop.results()) {
+    r.failed ? ++run.failed : ++run.completed;
+    out_tokens += static_cast<int64_t>(r.output.size());
+  }
+  for (const auto& it : loop.iterations()) {
+    for (const auto& c : it.batch.prefill) prefill_tokens += c.new_tokens;
+    verify_us += it.verify_us;
+  }
+  const double secs = loop.total_us() * 1e-6;
+  run.output_tokens_per_s = secs > 0 ? out_tokens / secs : 0;
+  run.total_tokens_per_s = secs > 0 ? (out_tokens + prefill_tokens) / secs : 0;
+  nlohmann::json& d = run.doc;
+  d["format"] = "capplan.engine_run.v1";
+  d["backend"] = backend->name();
+  d["gpu"] = "cpu";
+  d["driver"] = "";
+  d["cuda"] = "";
+  d["commit"] = SourceCommit();
+  d["date"] = kernels::UtcNowIso8601();
+  d["scenario"] = {{"path", sc.path}, {"name", sc.name}};
+  d["model"] = sc.model;
+  d["layers"] = o.layers;
+  d["slice"] = SliceToJson(slice);
+  d["deployment"] = {{"tp", sc.tp},
+                     {"weights", sc.weights},
+                     {"kv_cache", DtypeName(sc.choice.kv_cache)},
+                     {"page_size", sc.page_size},
+                     {"chunked_prefill_tokens", sc.chunked_prefill_tokens},
+                     {"kv_integrity", integrity},
+                     {"max_running_requests", conc}};
+  d["workload"] = {{"num_requests", n},
+                   {"concurrency", conc},
+                   {"seed", sc.seed},
+                   {"input_tokens", in.ToJson()},
+                   {"output_tokens", out.ToJson()}};
+  d["kv_pages"] = lo.num_pages;
+  d["iterations"] = IterationsToJson(loop.iterations());
+  d["completed"] = run.completed;
+  d["failed"] = run.failed;
+  d["prefill_tokens"] = prefill_tokens;
+  d["output_tokens"] = out_tokens;
+  d["total_measured_us"] = loop.total_us();
+  d["verify_us"] = verify_us;
+  d["output_tokens_per_s"] = run.output_tokens_per_s;
+  d["total_tokens_per_s"] = run.total_tokens_per_s;
+  return run;
+}
+
+}  // namespace capplan

@@ -1,0 +1,142 @@
+// serve-bench (scenario reading, the ENGINE_RUN file) and numerics on the CPU
+// backend.
+#include "engine/serve_bench.h"
+
+#include <cstdio>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "common/data_path.h"
+#include "engine/numerics.h"
+#include "models/card.h"
+
+namespace capplan {
+namespace {
+
+std::string WriteTemp(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+const char* kScenario = R"({
+  "name": "t", "model": "kimi-k2.6", "hardware": "h200-sxm",
+  "deployment": {"tp": 8, "weights": "default", "kv_cache": "fp8", "page_size": 16,
+                 "chunked_prefill_tokens": 48, "kv_integrity": "verify", "engine": "sglang"},
+  "workload": {"kind": "closed_loop", "concurrency": 4,
+               "input_tokens": {"dist": "uniform", "min": 20, "max": 40},
+               "output_tokens": {"dist": "fixed", "value": 6},
+               "num_requests": 10, "seed": 3}
+})";
+
+TEST(ReadEngineScenarioTest, ShippedScenarioReads) {
+  auto s = ReadEngineScenario(DataPath("scenarios/kimi-k2.6-kv-fp8.json"));
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->model, "kimi-k2.6");
+  EXPECT_EQ(s->tp, 8);
+  EXPECT_EQ(s->choice.kv_cache, Dtype::kFp8E4m3);
+  EXPECT_GE(s->input.min, 1);
+}
+
+TEST(ReadEngineScenarioTest, ErrorsNameFileAndPath) {
+  std::string bad = kScenario;
+  bad.replace(bad.find("\"uniform\""), 9, "\"lognormal\"");
+  const std::string path = WriteTemp("bad_dist.json", bad);
+  auto s = ReadEngineScenario(path);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kUsage);
+  EXPECT_NE(s.status().message().find(path + ": /workload/input_tokens/dist"), std::string::npos)
+      << s.status().message();
+
+  std::string typo = kScenario;
+  typo.replace(typo.find("\"verify\""), 8, "\"verfy\"");
+  auto t = ReadEngineScenario(WriteTemp("typo.json", typo));
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("/deployment/kv_integrity"), std::string::npos)
+      << t.status().message();
+  EXPECT_NE(t.status().message().find("did you mean 'verify'"), std::string::npos)
+      << t.status().message();
+}
+
+TEST(ServeBenchTest, EngineRunFileMapsOntoBatchShapes) {
+  auto sc = ReadEngineScenario(WriteTemp("ok.json", kScenario));
+  ASSERT_TRUE(sc.ok()) << sc.status().message();
+  ServeBenchOptions o;
+  o.layers = 2;
+  auto run = RunServeBench(*sc, o);
+  ASSERT_TRUE(run.ok()) << run.status().message();
+  const nlohmann::json& d = run->doc;
+  EXPECT_EQ(d["format"], "capplan.engine_run.v1");
+  EXPECT_EQ(d["backend"], "cpu");
+  EXPECT_EQ(d["gpu"], "cpu");
+  EXPECT_EQ(d["slice"]["dims"], "small");
+  EXPECT_EQ(d["deployment"]["kv_integrity"], "verify");
+  EXPECT_EQ(d["completed"], 10);
+  EXPECT_EQ(d["failed"], 0);
+  int64_t prefill = 0, decode = 0;
+  double total = 0;
+  ASSERT_FALSE(d["iterations"].empty());
+  for (const auto& it : d["iterations"]) {
+    int64_t step_prefill = 0;
+    for (const auto& c : it["prefill"]) {
+      step_prefill += c["new_tokens"].get<int64_t>();
+      EXPECT_GE(c["cached_tokens"].get<int64_t>(), 0);
+    }
+    EXPECT_LE(step_prefill, 48);
+    prefill += step_prefill;
+    decode += it["decode_contexts"].size();
+    EXPECT_GT(it["verify_us"].get<double>(), 0.0);
+    total += it["measured_us"].get<double>();
+  }
+  EXPECT_EQ(prefill, d["prefill_tokens"].get<int64_t>());
+  EXPECT_EQ(decode, 10 * (6 - 1));
+  EXPECT_EQ(d["output_tokens"], 60);
+  EXPECT_NEAR(total, d["total_measured_us"].get<double>(), 1e-6 * total);
+  EXPECT_GT(run->output_tokens_per_s, 0.0);
+}
+
+TEST(ServeBenchTest, NoneIntegrityCostsNothingAndCudaIsUnavailable) {
+  auto sc = ReadEngineScenario(WriteTemp("ok2.json", kScenario));
+  ASSERT_TRUE(sc.ok());
+  ServeBenchOptions o;
+  o.layers = 1;
+  o.kv_integrity = "none";
+  o.num_requests = 3;
+  auto run = RunServeBench(*sc, o);
+  ASSERT_TRUE(run.ok()) << run.status().message();
+  for (const auto& it : run->doc["iterations"]) EXPECT_EQ(it["verify_us"].get<double>(), 0.0);
+  o.backend = "cuda";
+  auto cuda = RunServeBench(*sc, o);
+  ASSERT_FALSE(cuda.ok());
+  EXPECT_EQ(cuda.status().code(), StatusCode::kUnavailable);
+}
+
+TEST(NumericsTest, FormatsPerturbButDoNotDestroyAndAreReproducible) {
+  auto card = LoadModelCard("kimi-k2.6");
+  ASSERT_TRUE(card.ok());
+  NumericsOptions o;
+  o.streams = 2;
+  o.prompt_tokens = 12;
+  o.generated_tokens = 8;
+  auto a = RunNumerics(*card, o);
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  ASSERT_EQ(a->comparisons.size(), 2u);
+  for (const auto& c : a->comparisons) {
+    EXPECT_EQ(c.positions, 2 * (8 + 1)) << c.name;
+    ASSERT_EQ(c.layer_rel_err.size(), 2u);
+    for (double e : c.layer_rel_err) {
+      EXPECT_GT(e, 0.0) << c.name;  // the format did change the math
+      EXPECT_LT(e, 0.5) << c.name;  // but not beyond recognition
+    }
+    EXPECT_GE(c.Top1Agreement(), 0.0);
+    EXPECT_LE(c.Top1Agreement(), 1.0);
+  }
+  auto b = RunNumerics(*card, o);
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(a->ToJson(), b->ToJson());
+  EXPECT_NE(a->ToJson()["label"].get<std::string>().find("synthetic-weight"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace capplan
