@@ -10,7 +10,13 @@
 //    CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F / VEC128_32F, but we could
 //    not verify on a device that sm_90 accepts them nor pin the scale-tensor
 //    layout they expect, so the block path does not depend on them.
-//  - W4A16: the same own kernel on prepacked INT4 (int4_prepack.h).
+//  - W4A16: the same own kernel on prepacked INT4 (int4_prepack.h), tuned
+//    for decode (M <= 64: one 32-row tile or two, split-K to fill the SMs),
+//    correct for any M. It must lose to FP8 at large M: its MMAs are BF16
+//    (989 TFLOPS dense ceiling) and every CTA repeats the INT4->BF16 dequant
+//    for each M tile, while FP8 W8A8 runs at 1979 TFLOPS with scales applied
+//    once per block; INT4 wins only where weight bytes dominate (4x fewer
+//    than BF16, 2x fewer than FP8; kernels.md §2.6).
 // The own kernel widens every operand to BF16 in shared memory and runs
 // BF16 tensor-core MMAs (WMMA 16x16x16), so it never reaches the FP8 rate:
 // it is the readable reference rung of the ladder in kernels.md §7.2, not
