@@ -91,7 +91,7 @@ Status ParseRule(JsonObject& r, const std::string& engine, EngineRule* out) {
     CAPPLAN_RETURN_IF_ERROR(r.Get("logits_bytes_per_element", &out->logits_bytes_per_element, true));
     CAPPLAN_RETURN_IF_ERROR(r.Get("non_torch_bytes", &out->non_torch_bytes, true));
     CAPPLAN_RETURN_IF_ERROR(r.Get("cudagraph_bytes", &out->cudagraph_bytes, true));
-    for (const char* k : {"utilization_source", "null_block_source", "max_num_seqs_source",
+    for (const char* k : {"version_source", "utilization_source", "null_block_source", "max_num_seqs_source",
                           "activation_source", "non_torch_source", "cudagraph_source"}) {
       std::string s;
       CAPPLAN_RETURN_IF_ERROR(r.Get(k, &s, true));  // every constant names its source
@@ -112,6 +112,8 @@ Result<EngineRules> ParseEngineRules(const std::string& json_text, const std::st
   for (const std::string engine : {"sglang", "vllm"}) {
     CAPPLAN_ASSIGN_OR_RETURN(JsonObject e, root.Child(engine, true));
     CAPPLAN_RETURN_IF_ERROR(e.Get("latest", &out.latest[engine], true));
+    std::string latest_source;
+    CAPPLAN_RETURN_IF_ERROR(e.Get("latest_source", &latest_source, true));
     if (engine == "sglang") {
       CAPPLAN_RETURN_IF_ERROR(e.Get("page_align", &out.sglang_page_align, true));
       CAPPLAN_RETURN_IF_ERROR(e.Get("round_mem_fraction_decimals", &out.sglang_round_decimals, true));

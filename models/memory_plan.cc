@@ -184,7 +184,9 @@ Result<MemoryPlan> PlanMemoryAllowShortfall(const ModelCard& card, const Paralle
     p.weights_shortfall_bytes = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(-kv_room)));
     return p;  // KV fields stay 0
   }
-  const int64_t page = opt.page_size;
+  // SGLang rounds its pool down to whole pages (page_align); vLLM allocates
+  // whole blocks.
+  const int64_t page = opt.engine == "sglang" && !rules->sglang_page_align ? 1 : opt.page_size;
   int64_t pages = static_cast<int64_t>(kv_room / static_cast<double>(bytes_per_token * page));
   pages -= reserved_pages;
   if (pages < 1) {
