@@ -50,6 +50,13 @@ Status ReadCurve(JsonObject& parent, const std::string& key, EfficiencyCurve* c)
   c->valid_lo = valid[0];
   c->valid_hi = valid[1];
   CAPPLAN_RETURN_IF_ERROR(ReadProvenance(o, &c->provenance));
+  if (o.Has("fit")) {
+    CAPPLAN_ASSIGN_OR_RETURN(JsonObject f, o.Child("fit", true));
+    CAPPLAN_RETURN_IF_ERROR(f.Get("points", &c->fit_points, true));
+    CAPPLAN_RETURN_IF_ERROR(f.Get("loo_median_rel_err", &c->loo_median_rel_err, true));
+    CAPPLAN_RETURN_IF_ERROR(f.Get("loo_p90_rel_err", &c->loo_p90_rel_err, true));
+    CAPPLAN_RETURN_IF_ERROR(f.Finish());
+  }
   return o.Finish();
 }
 

@@ -36,6 +36,10 @@ struct EfficiencyCurve {
   std::string x;  // name of the shape variable ("m", "bytes", ...)
   double valid_lo = 0, valid_hi = 1e300;
   Provenance provenance;
+  // Written by `capplan calibrate` (optional "fit" object): records fitted
+  // on and leave-one-out relative time error; -1 when not fitted.
+  int fit_points = 0;
+  double loo_median_rel_err = -1, loo_p90_rel_err = -1;
   double At(double v) const { return v <= 0 ? max : max * v / (v + half); }
   bool InRange(double v) const { return v >= valid_lo && v <= valid_hi; }
 };

@@ -1,0 +1,140 @@
+// `capplan calibrate MEASUREMENTS.json... [--base PROFILE] --out PROFILE.json
+//  [--report FILE.md] [--allow-dry-run]` and
+// `capplan validate ENGINE_RUN.json [--profile P] [--json]`.
+#include "calibrate/commands.h"
+
+#include <filesystem>
+
+#include "calibrate/fit.h"
+#include "calibrate/measurements.h"
+#include "calibrate/profile.h"
+#include "calibrate/refit.h"
+#include "calibrate/validate.h"
+#include "common/atomic_file.h"
+#include "common/data_path.h"
+#include "common/json_util.h"
+
+namespace capplan {
+
+namespace po = boost::program_options;
+
+namespace {
+
+// Path of a profile given by name or path (LoadHardwareProfile's rule).
+std::string ProfilePath(const std::string& name_or_path) {
+  if (name_or_path.find('/') == std::string::npos &&
+      name_or_path.find(".json") == std::string::npos) {
+    return DataPath("calibrate/profiles/" + name_or_path + ".json");
+  }
+  return name_or_path;
+}
+
+Status RunCalibrate(const std::vector<std::string>& args, CommandContext& ctx) {
+  po::options_description desc(
+      "capplan calibrate MEASUREMENTS.json... --out PROFILE.json [options]\n"
+      "Fits the hardware profile's efficiency curves and overheads to measurement files\n"
+      "(calibrate/MEASUREMENTS.md, calibrate/README.md).\nOptions");
+  desc.add_options()("help,h", "show this help")(
+      "measurements", po::value<std::vector<std::string>>(), "measurement files")(
+      "base", po::value<std::string>()->default_value("h200-sxm"),
+      "profile (name or path) supplying ceilings and every parameter not fitted")(
+      "out", po::value<std::string>(), "profile JSON to write")(
+      "name", po::value<std::string>(), "profile name to write (default: --out file stem)")(
+      "report", po::value<std::string>(), "write the fit report (Markdown) to FILE")(
+      "allow-dry-run",
+      "fit dry-run (CPU) files anyway; every fitted parameter is marked 'dry-run CPU timings, "
+      "not a GPU'");
+  po::positional_options_description pos;
+  pos.add("measurements", -1);
+  po::variables_map vm;
+  CAPPLAN_RETURN_IF_ERROR(ParseCommandLine("calibrate", args, desc, &pos, &vm));
+  if (vm.count("help")) {
+    *ctx.out << desc << "\n";
+    return Status::Ok();
+  }
+  if (!vm.count("measurements")) {
+    return Status::Usage(
+        "calibrate: missing MEASUREMENTS.json; e.g. capplan calibrate "
+        "calibrate/measurements/<gpu>-<date>-<commit>.json --out my.json");
+  }
+  if (!vm.count("out")) return Status::Usage("calibrate: missing --out PROFILE.json");
+  const std::string out = vm["out"].as<std::string>();
+  ReadOptions ro;
+  ro.allow_dry_run = vm.count("allow-dry-run") > 0;
+  CAPPLAN_ASSIGN_OR_RETURN(MeasurementSet set,
+                           ReadMeasurements(vm["measurements"].as<std::vector<std::string>>(), ro));
+  const std::string base_path = ProfilePath(vm["base"].as<std::string>());
+  CAPPLAN_ASSIGN_OR_RETURN(HardwareProfile base, LoadHardwareProfile(base_path));
+  CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json base_doc, ReadJsonFile(base_path));
+  CAPPLAN_ASSIGN_OR_RETURN(CalibrationFit fit, FitMeasurements(set, base));
+  RefitOptions opt;
+  opt.name =
+      vm.count("name") ? vm["name"].as<std::string>() : std::filesystem::path(out).stem().string();
+  CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json doc, ApplyFit(base_doc, base_path, fit, set, opt));
+  CAPPLAN_RETURN_IF_ERROR(WriteFileAtomic(out, DumpJson(doc) + "\n"));
+  if (vm.count("report")) {
+    CAPPLAN_RETURN_IF_ERROR(
+        WriteFileAtomic(vm["report"].as<std::string>(), FitReportMarkdown(base, fit, set)));
+  }
+  int curves = 0;
+  for (const auto& [k, cf] : fit.classes) curves += cf.compute.fitted + cf.memory.fitted;
+  *ctx.out << "calibrate: " << set.records.size() << " records from " << set.sources.size()
+           << " file(s) -> " << curves << " curves in " << fit.classes.size() << " classes fitted, "
+           << fit.unused.size() << " records unused; wrote " << out << "\n";
+  for (const auto& [k, cf] : fit.classes) {
+    char buf[256];
+    std::snprintf(buf, sizeof(buf), "  %-18s %3zu records  LOO median %6.1f%%  p90 %6.1f%%\n",
+                  k.c_str(), cf.points.size(), 100 * cf.loo_median, 100 * cf.loo_p90);
+    *ctx.out << buf;
+  }
+  if (set.sources.front().dry_run) {
+    *ctx.err << "warning: fitted from dry-run CPU timings; this profile does not describe a GPU\n";
+  }
+  return Status::Ok();
+}
+
+Status RunValidate(const std::vector<std::string>& args, CommandContext& ctx) {
+  po::options_description desc(
+      "capplan validate ENGINE_RUN.json [options]\n"
+      "Replays an engine serve-bench run's batches through the simulator's step cost model\n"
+      "and prints the per-iteration and tokens/s error.\nOptions");
+  desc.add_options()("help,h", "show this help")("run", po::value<std::string>(),
+                                                 "ENGINE_RUN file (capplan engine serve-bench)")(
+      "profile", po::value<std::string>()->default_value("h200-sxm"),
+      "hardware profile (name or path)")("json", "print the result as JSON");
+  po::positional_options_description pos;
+  pos.add("run", 1);
+  po::variables_map vm;
+  CAPPLAN_RETURN_IF_ERROR(ParseCommandLine("validate", args, desc, &pos, &vm));
+  if (vm.count("help")) {
+    *ctx.out << desc << "\n";
+    return Status::Ok();
+  }
+  if (!vm.count("run")) {
+    return Status::Usage(
+        "validate: missing ENGINE_RUN.json; write one with capplan engine "
+        "serve-bench --out run.json");
+  }
+  const std::string path = vm["run"].as<std::string>();
+  CAPPLAN_ASSIGN_OR_RETURN(HardwareProfile profile,
+                           LoadHardwareProfile(vm["profile"].as<std::string>()));
+  CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json run, ReadJsonFile(path));
+  CAPPLAN_ASSIGN_OR_RETURN(ReplayResult r, ReplayEngineRun(run, path, profile));
+  if (vm.count("json")) {
+    *ctx.out << DumpJson(ReplayToJson(r, path, profile)) << "\n";
+  } else {
+    *ctx.out << FormatReplay(r, path, profile);
+  }
+  for (const auto& w : r.warnings) *ctx.err << "warning: " << w << "\n";
+  return Status::Ok();
+}
+
+}  // namespace
+
+void RegisterCalibrateCommands(CommandTable* table) {
+  table->Add({"calibrate", "fit a hardware profile to kernel measurement files", RunCalibrate});
+  table->Add(
+      {"validate", "replay an engine serve-bench run through the step cost model", RunValidate});
+}
+
+}  // namespace capplan

@@ -1,4 +1,0 @@
-#include "calibrate/commands.h"
-namespace capplan {
-void RegisterCalibrateCommands(CommandTable*) {}
-}  // namespace capplan

@@ -1,0 +1,360 @@
+#include "calibrate/fit.h"
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+namespace capplan {
+
+namespace {
+
+// A curve's linear form t = A*u + B*v (see fit.h): u, v per point.
+struct Lin {
+  double u, v, t;
+};
+
+double SumSqLog(const std::vector<Lin>& rows, double a, double b) {
+  double s = 0;
+  for (const Lin& r : rows) {
+    const double p = a * r.u + b * r.v;
+    if (p <= 0) return 1e300;
+    const double d = std::log(p / r.t);
+    s += d * d;
+  }
+  return s;
+}
+
+// Relative least squares, then Gauss-Newton in log space; B >= 0 (a negative
+// half-saturation point has no meaning), A > 0. `fix_ratio` >= 0 holds
+// B = fix_ratio * A (one free parameter) when the points cannot separate them.
+bool SolveLinear(const std::vector<Lin>& rows, double fix_ratio, double* a, double* b) {
+  const int n = static_cast<int>(rows.size());
+  if (n == 0) return false;
+  if (fix_ratio >= 0) {
+    // t = A * (u + ratio * v): relative LS has a closed form.
+    double num = 0, den = 0;
+    for (const Lin& r : rows) {
+      const double w = (r.u + fix_ratio * r.v) / r.t;
+      num += w;
+      den += w * w;
+    }
+    if (den <= 0) return false;
+    *a = num / den;
+    *b = fix_ratio * *a;
+    return *a > 0;
+  }
+  Eigen::MatrixXd m(n, 2);
+  Eigen::VectorXd rhs = Eigen::VectorXd::Ones(n);
+  for (int i = 0; i < n; ++i) {
+    m(i, 0) = rows[i].u / rows[i].t;
+    m(i, 1) = rows[i].v / rows[i].t;
+  }
+  Eigen::Vector2d s = m.colPivHouseholderQr().solve(rhs);
+  double A = s(0), B = s(1);
+  if (!(B >= 0) || !(A > 0)) {
+    // Clamp to the boundary and refit the free parameter.
+    if (!(B >= 0)) {
+      B = 0;
+      double num = 0, den = 0;
+      for (int i = 0; i < n; ++i) num += m(i, 0), den += m(i, 0) * m(i, 0);
+      A = den > 0 ? num / den : 0;
+    }
+    if (!(A > 0)) return false;
+  }
+  // Gauss-Newton on sum (log(A u + B v) - log t)^2 with step halving.
+  double cost = SumSqLog(rows, A, B);
+  for (int iter = 0; iter < 30; ++iter) {
+    Eigen::MatrixXd j(n, 2);
+    Eigen::VectorXd r(n);
+    for (int i = 0; i < n; ++i) {
+      const double p = A * rows[i].u + B * rows[i].v;
+      j(i, 0) = rows[i].u / p;
+      j(i, 1) = rows[i].v / p;
+      r(i) = std::log(p / rows[i].t);
+    }
+    Eigen::Vector2d d = (j.transpose() * j).ldlt().solve(-j.transpose() * r);
+    if (!d.allFinite()) break;
+    double step = 1;
+    bool improved = false;
+    for (int h = 0; h < 20; ++h, step *= 0.5) {
+      const double na = A + step * d(0), nb = std::max(0.0, B + step * d(1));
+      if (na <= 0) continue;
+      const double c = SumSqLog(rows, na, nb);
+      if (c < cost) {
+        improved = cost - c > 1e-15 * (1 + cost);
+        A = na, B = nb, cost = c;
+        break;
+      }
+    }
+    if (!improved) break;
+  }
+  *a = A;
+  *b = B;
+  return true;
+}
+
+// Fits one curve on its points. `memory`: x is bytes, u = bytes/hbm, v = 1/hbm;
+// compute: u = flops/rate, v = flops/(rate*x).
+CurveFit FitCurve(const std::vector<const FitPoint*>& pts, bool memory, double hbm,
+                  const EfficiencyCurve& base) {
+  CurveFit f;
+  f.points = static_cast<int>(pts.size());
+  if (pts.empty()) {
+    f.note = "no records bound by this term; kept from the base profile";
+    return f;
+  }
+  std::vector<Lin> rows;
+  std::set<double> xs;
+  f.lo = 1e300, f.hi = 0;
+  for (const FitPoint* p : pts) {
+    const double x = memory ? p->bytes : p->x;
+    xs.insert(x);
+    f.lo = std::min(f.lo, x);
+    f.hi = std::max(f.hi, x);
+    if (memory) {
+      rows.push_back({p->bytes / hbm, 1.0 / hbm, p->t_s});
+    } else {
+      rows.push_back({p->flops / p->rate, p->flops / (p->rate * x), p->t_s});
+    }
+  }
+  double a = 0, b = 0;
+  const bool one_shape = xs.size() < 2;
+  if (!SolveLinear(rows, one_shape ? base.half : -1.0, &a, &b)) {
+    f.note = "least squares found no positive solution; kept from the base profile";
+    return f;
+  }
+  if (one_shape) f.note = "one distinct shape: half-saturation held at the base profile's";
+  f.fitted = true;
+  f.max = 1.0 / a;
+  f.half = b / a;
+  if (f.max > 1.0) {
+    // More than the ceiling: the ceiling (measured copy / datasheet rate) is
+    // too low for this kernel; a profile cannot say eff > 1.
+    f.note += std::string(f.note.empty() ? "" : "; ") + "fitted max " + std::to_string(f.max) +
+              " > 1 clamped to 1 (ceiling below what the kernel reached)";
+    f.max = 1.0;
+  }
+  return f;
+}
+
+EfficiencyCurve AsCurve(const CurveFit& f, const EfficiencyCurve& base) {
+  if (!f.fitted) return base;
+  EfficiencyCurve c = base;
+  c.max = f.max;
+  c.half = f.half;
+  return c;
+}
+
+double TermSeconds(const FitPoint& p, const EfficiencyCurve& c, bool memory, double hbm) {
+  if (memory) return p.bytes > 0 ? p.bytes / (hbm * c.At(p.bytes)) : 0;
+  return p.flops > 0 ? p.flops / (p.rate * c.At(p.x)) : 0;
+}
+
+// Fit without LOO; returns the fitted curves (base where not fitted).
+ClassFit FitOnce(const std::string& key, const std::vector<FitPoint>& points,
+                 const OpEfficiency& base, double hbm) {
+  ClassFit cf;
+  cf.key = key;
+  cf.points = points;
+  EfficiencyCurve comp = base.compute, mem = base.memory;
+  std::vector<int> bound(points.size(), -1);  // 1 memory, 0 compute
+  for (int iter = 0; iter < 20; ++iter) {
+    bool changed = false;
+    std::vector<const FitPoint*> cp, mp;
+    for (size_t i = 0; i < points.size(); ++i) {
+      const int m =
+          TermSeconds(points[i], mem, true, hbm) >= TermSeconds(points[i], comp, false, hbm) ? 1
+                                                                                             : 0;
+      changed |= m != bound[i];
+      bound[i] = m;
+      (m ? mp : cp).push_back(&points[i]);
+    }
+    if (!changed) break;
+    cf.compute = FitCurve(cp, false, hbm, base.compute);
+    cf.memory = FitCurve(mp, true, hbm, base.memory);
+    comp = AsCurve(cf.compute, base.compute);
+    mem = AsCurve(cf.memory, base.memory);
+  }
+  return cf;
+}
+
+}  // namespace
+
+double Percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const double pos = p * (v.size() - 1);
+  const size_t lo = static_cast<size_t>(std::floor(pos));
+  const size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (pos - lo) * (v[hi] - v[lo]);
+}
+
+double PredictSeconds(const FitPoint& p, const EfficiencyCurve& compute,
+                      const EfficiencyCurve& memory, double hbm) {
+  return std::max(TermSeconds(p, compute, false, hbm), TermSeconds(p, memory, true, hbm));
+}
+
+ClassFit FitClass(const std::string& key, const std::vector<FitPoint>& points,
+                  const OpEfficiency& base, double hbm, bool with_loo) {
+  ClassFit cf = FitOnce(key, points, base, hbm);
+  const EfficiencyCurve comp = AsCurve(cf.compute, base.compute);
+  const EfficiencyCurve mem = AsCurve(cf.memory, base.memory);
+  std::vector<double> self;
+  for (const FitPoint& p : points) {
+    self.push_back(std::fabs(PredictSeconds(p, comp, mem, hbm) - p.t_s) / p.t_s);
+  }
+  cf.fit_median = Percentile(self, 0.5);
+  if (!with_loo || points.size() < 2) return cf;
+  for (size_t i = 0; i < points.size(); ++i) {
+    std::vector<FitPoint> rest;
+    for (size_t j = 0; j < points.size(); ++j) {
+      if (j != i) rest.push_back(points[j]);
+    }
+    const ClassFit loo = FitOnce(key, rest, base, hbm);
+    const double pred = PredictSeconds(points[i], AsCurve(loo.compute, base.compute),
+                                       AsCurve(loo.memory, base.memory), hbm);
+    cf.loo_rel_err.push_back(std::fabs(pred - points[i].t_s) / points[i].t_s);
+  }
+  cf.loo_median = Percentile(cf.loo_rel_err, 0.5);
+  cf.loo_p90 = Percentile(cf.loo_rel_err, 0.9);
+  return cf;
+}
+
+namespace {
+
+bool StartsWith(const std::string& s, const std::string& p) { return s.rfind(p, 0) == 0; }
+
+double RateOf(const std::string& dtype, const HardwareProfile& p) {
+  if (StartsWith(dtype, "fp8")) return p.fp8_flops_per_s;
+  if (dtype == "fp32" || dtype == "float32" || dtype == "int32") return p.fp32_flops_per_s;
+  return p.bf16_flops_per_s;  // bf16, fp16; W4A16 multiplies at the 16-bit rate
+}
+
+// The class sim/cost_model.cc prices this record's op with, its compute
+// shape variable and rate; "" + reason when calibration cannot use it.
+std::string Classify(const MeasuredKernel& k, const HardwareProfile& p, FitPoint* fp,
+                     std::string* why) {
+  const bool int4 = k.weight_dtype == "int4";
+  fp->rate = RateOf(k.dtype, p) / (int4 ? 1 + p.int4_dequant_compute_overhead : 1.0);
+  if (k.op_class == "dense_gemm") {
+    fp->x = static_cast<double>(k.Shape("m"));
+    if (fp->x <= 0) return *why = "dense_gemm record without shape.m", "";
+    if (int4) return "gemm_int4";
+    return StartsWith(k.weight_dtype, "fp8") && StartsWith(k.dtype, "fp8") ? "gemm_fp8"
+                                                                           : "gemm_bf16";
+  }
+  if (k.op_class == "moe") {
+    const int64_t rows = k.Shape("rows", k.Shape("tokens"));
+    const int64_t groups = k.Shape("touched_experts");
+    if (rows <= 0 || groups <= 0) {
+      return *why = "moe record without shape.rows and shape.touched_experts", "";
+    }
+    fp->x = static_cast<double>(rows) / groups;
+    return "grouped_gemm";
+  }
+  if (k.op_class == "attention") {
+    if (k.kernel == "paged_kv_append") {  // kKvAppend: elementwise curves
+      fp->x = static_cast<double>(std::max<int64_t>(k.Shape("tokens"), 1));
+      return "elementwise";
+    }
+    const int64_t batch = std::max<int64_t>(k.Shape("batch", 1), 1);
+    if (k.kernel.find("prefill") != std::string::npos) {
+      const int64_t chunk = k.Shape("chunk", k.Shape("context"));
+      fp->x = static_cast<double>(batch * std::max<int64_t>(chunk, 1));
+      return "attention_prefill";
+    }
+    fp->x = static_cast<double>(std::max<int64_t>(k.Shape("q_heads", 1), 1) * batch);
+    return "attention_decode";
+  }
+  if (k.op_class == "elementwise") {
+    fp->x = static_cast<double>(std::max<int64_t>(k.Shape("tokens"), 1));
+    return "elementwise";
+  }
+  if (k.op_class == "overhead" && k.kernel == "kv_integrity_verify") {
+    // kKvVerify is priced with attention_decode curves, heads 1 x batch.
+    fp->x = static_cast<double>(std::max<int64_t>(k.Shape("batch", 1), 1));
+    return "attention_decode";
+  }
+  if (k.op_class == "communication") {
+    return *why = "collectives are not fitted from these records (profile keeps them)", "";
+  }
+  return *why = "no efficiency class prices kernel '" + k.kernel + "'", "";
+}
+
+}  // namespace
+
+Result<CalibrationFit> FitMeasurements(const MeasurementSet& set, const HardwareProfile& base) {
+  if (!base.has_cost_model) {
+    return Status::Invalid(base.path + ": base profile has no cost-model parameters to refit");
+  }
+  CalibrationFit out;
+  std::map<std::string, std::vector<FitPoint>> by_class;
+  std::vector<double> launch;
+  std::vector<std::pair<double, double>> graph;  // nodes, seconds
+  for (size_t i = 0; i < set.records.size(); ++i) {
+    const MeasuredKernel& k = set.records[i];
+    if (k.op_class == "overhead" && k.kernel == "kernel_launch") {
+      launch.push_back(k.median_us * 1e-6);
+      continue;
+    }
+    if (k.op_class == "overhead" && k.kernel == "graph_launch") {
+      if (k.Shape("nodes") <= 0) {
+        out.unused.push_back({static_cast<int>(i), "graph_launch without shape.nodes"});
+      } else {
+        graph.push_back({static_cast<double>(k.Shape("nodes")), k.median_us * 1e-6});
+      }
+      continue;
+    }
+    FitPoint fp;
+    fp.t_s = k.median_us * 1e-6;
+    fp.flops = k.flops;
+    fp.bytes = k.bytes;
+    fp.record = static_cast<int>(i);
+    std::string why;
+    const std::string key = Classify(k, base, &fp, &why);
+    if (key.empty()) {
+      out.unused.push_back({static_cast<int>(i), why});
+      continue;
+    }
+    if (fp.flops <= 0 && fp.bytes <= 0) {
+      out.unused.push_back({static_cast<int>(i), "neither bytes nor flops: nothing to price"});
+      continue;
+    }
+    by_class[key].push_back(fp);
+  }
+  for (const auto& [key, pts] : by_class) {
+    auto it = base.efficiency.find(key);
+    if (it == base.efficiency.end()) return Status::Internal("no base curve for " + key);
+    out.classes[key] = FitClass(key, pts, it->second, base.hbm_bytes_per_s);
+  }
+  OverheadFit& o = out.overheads;
+  if (!launch.empty()) {
+    o.kernel_launch = true;
+    o.kernel_launch_s = Percentile(launch, 0.5);
+    o.kernel_launch_points = static_cast<int>(launch.size());
+  }
+  std::set<double> nodes;
+  for (const auto& g : graph) nodes.insert(g.first);
+  if (nodes.size() >= 2) {
+    Eigen::MatrixXd m(graph.size(), 2);
+    Eigen::VectorXd t(graph.size());
+    for (size_t i = 0; i < graph.size(); ++i) {
+      m(i, 0) = 1, m(i, 1) = graph[i].first, t(i) = graph[i].second;
+    }
+    Eigen::Vector2d s = m.colPivHouseholderQr().solve(t);
+    o.graph = true;
+    o.graph_launch_s = std::max(0.0, s(0));
+    o.graph_node_s = std::max(0.0, s(1));
+    o.graph_points = static_cast<int>(graph.size());
+  } else if (!graph.empty()) {
+    o.note = "graph_launch records need at least 2 distinct node counts; graph overheads kept";
+  }
+  if (out.classes.empty() && !o.kernel_launch && !o.graph) {
+    return Status::Invalid("calibrate: no record could be used for any fit (" +
+                           std::to_string(out.unused.size()) + " records unused)");
+  }
+  return out;
+}
+
+}  // namespace capplan

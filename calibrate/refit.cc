@@ -1,0 +1,138 @@
+#include "calibrate/refit.h"
+
+#include <cstdio>
+#include <sstream>
+
+#include "calibrate/profile.h"
+
+namespace capplan {
+
+namespace {
+
+// "fitted by capplan calibrate from A (gpu ...), B (...)": names every file.
+std::string SourcesLine(const MeasurementSet& set) {
+  std::string s;
+  for (size_t i = 0; i < set.sources.size(); ++i) {
+    s += (i ? "; " : "") + set.sources[i].Describe();
+  }
+  return s;
+}
+
+bool AnyDryRun(const MeasurementSet& set) {
+  for (const auto& s : set.sources) {
+    if (s.dry_run) return true;
+  }
+  return false;
+}
+
+std::string Prefix(const MeasurementSet& set) {
+  return AnyDryRun(set) ? "dry-run CPU timings, not a GPU: " : "";
+}
+
+std::string Fmt(double v) {
+  char b[64];
+  std::snprintf(b, sizeof(b), "%.4g", v);
+  return b;
+}
+
+}  // namespace
+
+Result<nlohmann::json> ApplyFit(const nlohmann::json& base_doc, const std::string& base_origin,
+                                const CalibrationFit& fit, const MeasurementSet& set,
+                                const RefitOptions& options) {
+  nlohmann::json doc = base_doc;
+  if (!options.name.empty()) doc["name"] = options.name;
+  doc["gpu"] = set.sources.front().gpu;
+  const std::string from = Prefix(set) + "fitted by capplan calibrate from " + SourcesLine(set);
+  for (const auto& [key, cf] : fit.classes) {
+    nlohmann::json* eff = &doc["efficiency"][key];
+    for (const auto* c : {&cf.compute, &cf.memory}) {
+      if (!c->fitted) continue;
+      const bool memory = c == &cf.memory;
+      nlohmann::json& j = (*eff)[memory ? "memory" : "compute"];
+      j["max"] = c->max;
+      j["half"] = c->half;
+      j["valid"] = {c->lo, c->hi};
+      std::string src = from + "; " + std::to_string(c->points) + " records bound by this term";
+      if (!c->note.empty()) src += "; " + c->note;
+      j["provenance"] = {{"kind", "fitted"}, {"source", src}};
+      // LOO is over the whole class (both terms predict each point together).
+      j["fit"] = {{"points", c->points},
+                  {"loo_median_rel_err", cf.loo_rel_err.empty() ? -1.0 : cf.loo_median},
+                  {"loo_p90_rel_err", cf.loo_rel_err.empty() ? -1.0 : cf.loo_p90}};
+    }
+  }
+  const OverheadFit& o = fit.overheads;
+  auto set_param = [&](const char* key, double v, const std::string& what) {
+    doc["overheads"][key] = {{"value", v},
+                             {"provenance", {{"kind", "fitted"}, {"source", from + "; " + what}}}};
+  };
+  if (o.kernel_launch) {
+    set_param("kernel_launch_s", o.kernel_launch_s,
+              "median of " + std::to_string(o.kernel_launch_points) + " kernel_launch records");
+  }
+  if (o.graph) {
+    const std::string what = "least squares over " + std::to_string(o.graph_points) +
+                             " graph_launch records (t = launch + nodes * node)";
+    set_param("graph_launch_s", o.graph_launch_s, what);
+    set_param("graph_node_s", o.graph_node_s, what);
+  }
+  auto parsed = ParseHardwareProfile(doc, base_origin + " (refitted)");
+  if (!parsed.ok()) {
+    return Status::Internal("calibrate produced a profile that does not load: " +
+                            parsed.status().message());
+  }
+  return doc;
+}
+
+std::string FitReportMarkdown(const HardwareProfile& base, const CalibrationFit& fit,
+                              const MeasurementSet& set) {
+  std::ostringstream os;
+  os << "# Calibration fit\n\n";
+  if (AnyDryRun(set)) {
+    os << "**Dry run: these are CPU timings, not GPU times. Nothing here describes a GPU.**\n\n";
+  }
+  os << "Base profile: `" << base.path << "`. Measurements:\n\n";
+  for (const auto& s : set.sources) os << "- " << s.Describe() << "\n";
+  os << "\nModel per op (sim/cost_model.h): t = max(flops / (rate * eff_c(x)), bytes / (hbm * "
+        "eff_m(bytes))), eff(x) = max * x / (x + half). LOO: each record predicted by a fit "
+        "without it; relative time error |pred - t| / t.\n\n";
+  os << "| class | term | records | max (base) | half (base) | fitted range | LOO median | "
+        "LOO p90 | note |\n|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& [key, cf] : fit.classes) {
+    const OpEfficiency& b = base.efficiency.at(key);
+    for (const auto* c : {&cf.compute, &cf.memory}) {
+      const bool memory = c == &cf.memory;
+      const EfficiencyCurve& bc = memory ? b.memory : b.compute;
+      os << "| " << key << " | " << (memory ? "memory" : "compute") << " | " << c->points << " | ";
+      if (c->fitted) {
+        os << Fmt(c->max) << " (" << Fmt(bc.max) << ") | " << Fmt(c->half) << " (" << Fmt(bc.half)
+           << ") | " << bc.x << " in [" << Fmt(c->lo) << ", " << Fmt(c->hi) << "] | ";
+      } else {
+        os << "kept " << Fmt(bc.max) << " | kept " << Fmt(bc.half) << " | - | ";
+      }
+      if (cf.loo_rel_err.empty()) {
+        os << "- | - | ";
+      } else {
+        os << Fmt(100 * cf.loo_median) << "% | " << Fmt(100 * cf.loo_p90) << "% | ";
+      }
+      os << c->note << " |\n";
+    }
+  }
+  const OverheadFit& o = fit.overheads;
+  os << "\nOverheads: kernel_launch_s "
+     << (o.kernel_launch ? Fmt(o.kernel_launch_s) + " (fitted)" : "kept") << ", graph_launch_s "
+     << (o.graph ? Fmt(o.graph_launch_s) + " (fitted)" : "kept") << ", graph_node_s "
+     << (o.graph ? Fmt(o.graph_node_s) + " (fitted)" : "kept") << ". " << o.note << "\n";
+  if (!fit.unused.empty()) {
+    os << "\nRecords not used (" << fit.unused.size() << "):\n\n";
+    for (const auto& [i, why] : fit.unused) {
+      const MeasuredKernel& k = set.records[i];
+      os << "- " << set.sources[k.source].path << " /records/" << k.index << " (" << k.kernel
+         << "): " << why << "\n";
+    }
+  }
+  return os.str();
+}
+
+}  // namespace capplan

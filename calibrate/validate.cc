@@ -1,0 +1,256 @@
+#include "calibrate/validate.h"
+
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "calibrate/fit.h"
+#include "common/json_util.h"
+#include "models/card.h"
+#include "models/ops.h"
+#include "sim/cost_model.h"
+
+namespace capplan {
+
+namespace {
+
+// The card the engine's slice ran: its layer count and, for small dims, its
+// per-rank widths scaled back to whole-model widths so ShardModel's TP split
+// lands on the slice's per-rank shapes.
+Result<ModelCard> SliceCard(JsonObject& root, const std::string& model, int layers, int tp,
+                            std::string* dims, std::set<std::string>* warnings) {
+  CAPPLAN_ASSIGN_OR_RETURN(ModelCard card, LoadModelCard(model));
+  CAPPLAN_ASSIGN_OR_RETURN(JsonObject s, root.Child("slice", true));
+  CAPPLAN_RETURN_IF_ERROR(s.Get("dims", dims, true));
+  CAPPLAN_RETURN_IF_ERROR(s.CheckOneOf("dims", *dims, {"small", "full"}));
+  card.num_layers = layers;
+  int first_k_dense = card.first_k_dense;
+  CAPPLAN_RETURN_IF_ERROR(s.Get("first_k_dense", &first_k_dense));
+  card.first_k_dense = first_k_dense;
+  if (*dims == "small") {
+    auto geti = [&](const char* key, int* field, int scale) -> Status {
+      if (!s.Has(key)) return Status::Ok();
+      int v = 0;
+      CAPPLAN_RETURN_IF_ERROR(s.Get(key, &v, true));
+      *field = v * scale;
+      return Status::Ok();
+    };
+    CAPPLAN_RETURN_IF_ERROR(geti("hidden", &card.hidden_size, 1));
+    CAPPLAN_RETURN_IF_ERROR(geti("vocab", &card.vocab_size, tp));
+    CAPPLAN_RETURN_IF_ERROR(geti("q_heads", &card.num_heads, tp));
+    CAPPLAN_RETURN_IF_ERROR(geti("kv_heads", &card.num_kv_heads, tp));
+    CAPPLAN_RETURN_IF_ERROR(geti("head_dim", &card.head_dim, 1));
+    CAPPLAN_RETURN_IF_ERROR(geti("q_lora_rank", &card.q_lora_rank, 1));
+    CAPPLAN_RETURN_IF_ERROR(geti("kv_lora_rank", &card.kv_lora_rank, 1));
+    CAPPLAN_RETURN_IF_ERROR(geti("qk_nope_head_dim", &card.qk_nope_head_dim, 1));
+    CAPPLAN_RETURN_IF_ERROR(geti("qk_rope_head_dim", &card.qk_rope_head_dim, 1));
+    CAPPLAN_RETURN_IF_ERROR(geti("v_head_dim", &card.v_head_dim, 1));
+    CAPPLAN_RETURN_IF_ERROR(geti("index_n_heads", &card.index_n_heads, 1));
+    CAPPLAN_RETURN_IF_ERROR(geti("index_head_dim", &card.index_head_dim, 1));
+    CAPPLAN_RETURN_IF_ERROR(geti("index_topk", &card.index_topk, 1));
+    CAPPLAN_RETURN_IF_ERROR(geti("n_routed_experts", &card.n_routed_experts, 1));
+    CAPPLAN_RETURN_IF_ERROR(geti("experts_per_token", &card.experts_per_token, 1));
+    CAPPLAN_RETURN_IF_ERROR(geti("n_shared_experts", &card.n_shared_experts, 1));
+    CAPPLAN_RETURN_IF_ERROR(geti("moe_intermediate_size", &card.moe_intermediate_size, tp));
+    CAPPLAN_RETURN_IF_ERROR(geti("intermediate_size", &card.intermediate_size, tp));
+    if (card.IsMoe() && card.first_k_dense > 0 && !s.Has("intermediate_size")) {
+      warnings->insert(
+          "engine run's slice has no intermediate_size: its leading dense "
+          "layers are priced at the card's full width");
+    }
+  }
+  return card;
+}
+
+Result<BatchShape> ReadBatch(const nlohmann::json& it, const std::string& origin,
+                             const std::string& ptr) {
+  JsonObject o(it, origin, ptr);
+  CAPPLAN_RETURN_IF_ERROR(o.CheckObject());
+  BatchShape b;
+  const nlohmann::json* pre = o.Raw("prefill");
+  if (pre == nullptr || !pre->is_array()) return o.Error("prefill", "must be an array");
+  for (size_t i = 0; i < pre->size(); ++i) {
+    JsonObject c((*pre)[i], origin, ptr + "/prefill/" + std::to_string(i));
+    BatchShape::Chunk ch;
+    CAPPLAN_RETURN_IF_ERROR(c.Get("new_tokens", &ch.new_tokens, true));
+    CAPPLAN_RETURN_IF_ERROR(c.Get("cached_tokens", &ch.cached_tokens, true));
+    if (ch.new_tokens < 1 || ch.cached_tokens < 0) {
+      return c.Error("new_tokens", "need new_tokens >= 1 and cached_tokens >= 0");
+    }
+    b.prefill.push_back(ch);
+  }
+  const nlohmann::json* dec = o.Raw("decode_contexts");
+  if (dec == nullptr || !dec->is_array()) return o.Error("decode_contexts", "must be an array");
+  for (const auto& v : *dec) {
+    if (!v.is_number_integer() || v.get<int64_t>() < 1) {
+      return o.Error("decode_contexts", "every context must be an integer >= 1");
+    }
+    b.decode_context.push_back(v.get<int64_t>());
+  }
+  return b;
+}
+
+}  // namespace
+
+Result<ReplayResult> ReplayEngineRun(const nlohmann::json& run, const std::string& origin,
+                                     const HardwareProfile& profile) {
+  JsonObject root(run, origin, "");
+  CAPPLAN_RETURN_IF_ERROR(root.CheckObject());
+  std::string format;
+  CAPPLAN_RETURN_IF_ERROR(root.Get("format", &format, true));
+  if (format != "capplan.engine_run.v1") {
+    return root.Error("format", "expected 'capplan.engine_run.v1', got '" + format + "'");
+  }
+  ReplayResult r;
+  CAPPLAN_RETURN_IF_ERROR(root.Get("backend", &r.backend, true));
+  CAPPLAN_RETURN_IF_ERROR(root.Get("model", &r.model, true));
+  CAPPLAN_RETURN_IF_ERROR(root.Get("layers", &r.layers, true));
+  CAPPLAN_RETURN_IF_ERROR(root.CheckRange("layers", r.layers, 1, 1000));
+  CAPPLAN_ASSIGN_OR_RETURN(JsonObject dep, root.Child("deployment", true));
+  CAPPLAN_RETURN_IF_ERROR(dep.Get("tp", &r.tp, true));
+  CAPPLAN_RETURN_IF_ERROR(dep.CheckRange("tp", r.tp, 1, 1024));
+  PrecisionChoice choice;
+  CAPPLAN_RETURN_IF_ERROR(dep.Get("weights", &choice.weights, true));
+  std::string kv = "bf16", integrity = "none";
+  CAPPLAN_RETURN_IF_ERROR(dep.Get("kv_cache", &kv, true));
+  auto kvd = ParseDtype(kv);
+  if (!kvd.ok()) return dep.Error("kv_cache", kvd.status().message());
+  choice.kv_cache = *kvd;
+  int64_t page_size = 64;
+  CAPPLAN_RETURN_IF_ERROR(dep.Get("page_size", &page_size, true));
+  CAPPLAN_RETURN_IF_ERROR(dep.CheckRange("page_size", static_cast<double>(page_size), 1, 1e6));
+  CAPPLAN_RETURN_IF_ERROR(dep.Get("kv_integrity", &integrity));
+  CAPPLAN_ASSIGN_OR_RETURN(ModelCard card,
+                           SliceCard(root, r.model, r.layers, r.tp, &r.dims, &r.warnings));
+  ParallelLayout layout;
+  layout.gpus = r.tp;
+  layout.tp = r.tp;
+  auto sharded = ShardModel(card, layout, choice);
+  if (!sharded.ok()) {
+    return Status::Invalid(origin +
+                           ": cannot rebuild the run's model slice: " + sharded.status().message());
+  }
+  // measured_us is verify + forward: no CPU scheduling in it.
+  HardwareProfile p = profile;
+  p.cpu_schedule_s = 0;
+  p.cpu_schedule_per_request_s = 0;
+  CAPPLAN_ASSIGN_OR_RETURN(auto model, MakeCostModel("roofline", p));
+
+  const nlohmann::json* its = root.Raw("iterations");
+  if (its == nullptr || !its->is_array() || its->empty()) {
+    return root.Error("iterations", "must be a non-empty array");
+  }
+  std::vector<Op> ops;
+  double meas_sum = 0, pred_sum = 0;
+  for (size_t i = 0; i < its->size(); ++i) {
+    const std::string ptr = "/iterations/" + std::to_string(i);
+    CAPPLAN_ASSIGN_OR_RETURN(BatchShape b, ReadBatch((*its)[i], origin, ptr));
+    JsonObject io((*its)[i], origin, ptr);
+    double us = 0;
+    CAPPLAN_RETURN_IF_ERROR(io.Get("measured_us", &us, true));
+    if (!(us > 0)) return io.Error("measured_us", "must be > 0");
+    BuildStepOps(*sharded, b, &ops);
+    if (integrity == "verify" && !b.decode_context.empty()) {
+      // The same verification op the simulator adds (sim/step_pricer.cc),
+      // with the exact pages of this batch instead of an expectation.
+      double pages = 0;
+      for (int64_t c : b.decode_context) pages += (c + page_size - 1) / page_size;
+      Op v;
+      v.kind = OpKind::kKvVerify;
+      v.op_class = OpClass::kAttention;
+      v.name = "kv.verify";
+      v.count = std::max<int64_t>(1, static_cast<int64_t>(p.kv_verify_kernels_per_step));
+      v.bytes = pages * card.num_layers * p.kv_verify_tag_bytes_per_page_per_layer / v.count;
+      v.batch = static_cast<int64_t>(b.decode_context.size());
+      v.q_tokens = v.batch;
+      v.heads = 1;
+      ops.push_back(v);
+    }
+    StepContext ctx;
+    ctx.requests = static_cast<int64_t>(b.prefill.size() + b.decode_context.size());
+    const StepCost c = model->PriceOps(ops, ctx, &r.warnings);
+    const double meas = us * 1e-6;
+    r.measured_s.push_back(meas);
+    r.predicted_s.push_back(c.seconds);
+    r.rel_err.push_back(c.seconds / meas - 1);
+    r.tokens += b.TotalTokens();
+    meas_sum += meas;
+    pred_sum += c.seconds;
+  }
+  std::vector<double> abs_err;
+  for (size_t i = 0; i < r.rel_err.size(); ++i) {
+    abs_err.push_back(std::fabs(r.rel_err[i]));
+    if (abs_err.back() >= r.worst_abs_err) {
+      r.worst_abs_err = abs_err.back();
+      r.worst_iteration = static_cast<int>(i);
+    }
+  }
+  r.median_abs_err = Percentile(abs_err, 0.5);
+  r.p90_abs_err = Percentile(abs_err, 0.9);
+  r.median_signed_err = Percentile(r.rel_err, 0.5);
+  r.measured_tokens_per_s = r.tokens / meas_sum;
+  r.predicted_tokens_per_s = pred_sum > 0 ? r.tokens / pred_sum : 0;
+  r.tokens_per_s_rel_err = r.predicted_tokens_per_s / r.measured_tokens_per_s - 1;
+  return r;
+}
+
+std::string FormatReplay(const ReplayResult& r, const std::string& run_path,
+                         const HardwareProfile& profile) {
+  std::ostringstream os;
+  char buf[512];
+  std::snprintf(buf, sizeof(buf),
+                "validate %s: %zu iterations of %s (%d layers, %s dims, tp %d, backend %s) "
+                "replayed with profile %s (%s)\n",
+                run_path.c_str(), r.rel_err.size(), r.model.c_str(), r.layers, r.dims.c_str(), r.tp,
+                r.backend.c_str(), profile.name.c_str(), profile.path.c_str());
+  os << buf;
+  std::snprintf(buf, sizeof(buf),
+                "per-iteration error |pred/meas - 1|: median %.1f%%, p90 %.1f%%, worst %.1f%% "
+                "(iteration %d); median signed %+.1f%%\n",
+                100 * r.median_abs_err, 100 * r.p90_abs_err, 100 * r.worst_abs_err,
+                r.worst_iteration, 100 * r.median_signed_err);
+  os << buf;
+  std::snprintf(buf, sizeof(buf),
+                "tokens/s: measured %.1f, predicted %.1f (error %+.1f%%) over %lld tokens\n",
+                r.measured_tokens_per_s, r.predicted_tokens_per_s, 100 * r.tokens_per_s_rel_err,
+                static_cast<long long>(r.tokens));
+  os << buf;
+  if (r.backend == "cpu") {
+    os << "note: this run used the CPU backend" << (r.dims == "small" ? " with small dims" : "")
+       << "; its times are CPU times of a model slice, so a GPU profile is not expected to "
+          "match them. This checks the replay mechanics, not the profile.\n";
+  }
+  return os.str();
+}
+
+nlohmann::json ReplayToJson(const ReplayResult& r, const std::string& run_path,
+                            const HardwareProfile& profile) {
+  nlohmann::json j = {{"engine_run", run_path},
+                      {"profile", profile.name},
+                      {"profile_path", profile.path},
+                      {"backend", r.backend},
+                      {"model", r.model},
+                      {"dims", r.dims},
+                      {"layers", r.layers},
+                      {"iterations", r.rel_err.size()},
+                      {"median_abs_rel_err", r.median_abs_err},
+                      {"p90_abs_rel_err", r.p90_abs_err},
+                      {"worst_abs_rel_err", r.worst_abs_err},
+                      {"worst_iteration", r.worst_iteration},
+                      {"median_signed_rel_err", r.median_signed_err},
+                      {"tokens", r.tokens},
+                      {"measured_tokens_per_s", r.measured_tokens_per_s},
+                      {"predicted_tokens_per_s", r.predicted_tokens_per_s},
+                      {"tokens_per_s_rel_err", r.tokens_per_s_rel_err}};
+  nlohmann::json per = nlohmann::json::array();
+  for (size_t i = 0; i < r.rel_err.size(); ++i) {
+    per.push_back({{"measured_us", r.measured_s[i] * 1e6},
+                   {"predicted_us", r.predicted_s[i] * 1e6},
+                   {"rel_err", r.rel_err[i]}});
+  }
+  j["per_iteration"] = per;
+  j["warnings"] = r.warnings;
+  return j;
+}
+
+}  // namespace capplan

@@ -1,0 +1,50 @@
+// `capplan validate`: replays the exact batches an engine serve-bench run
+// recorded (calibrate/ENGINE_RUN.md, engine/serve_bench.cc) through the
+// simulator's step cost model and compares with the measured iteration times.
+#ifndef CAPPLAN_CALIBRATE_VALIDATE_H_
+#define CAPPLAN_CALIBRATE_VALIDATE_H_
+
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "calibrate/profile.h"
+#include "common/status.h"
+
+namespace capplan {
+
+struct ReplayResult {
+  std::string backend, model, dims;
+  int layers = 0;
+  int tp = 1;
+  std::vector<double> measured_s, predicted_s;
+  // Per iteration: predicted / measured - 1 (signed).
+  std::vector<double> rel_err;
+  // Of |rel_err|.
+  double median_abs_err = 0, p90_abs_err = 0, worst_abs_err = 0;
+  double median_signed_err = 0;  // bias: > 0 means the model is slow
+  int worst_iteration = -1;
+  int64_t tokens = 0;  // prefill + decode tokens over all iterations
+  double measured_tokens_per_s = 0, predicted_tokens_per_s = 0;
+  double tokens_per_s_rel_err = 0;  // predicted / measured - 1
+  std::set<std::string> warnings;   // shapes outside the profile's fitted ranges
+};
+
+// `run` is an ENGINE_RUN document read from `origin` (errors name it and the
+// JSON path). The model is the run's card with the slice's layer count and,
+// for "small" dims, the slice's widths; iterations are priced eagerly (no
+// CUDA graph) without CPU scheduling, because the engine's measured_us
+// covers verify + forward only (engine/batch_loop.h).
+Result<ReplayResult> ReplayEngineRun(const nlohmann::json& run, const std::string& origin,
+                                     const HardwareProfile& profile);
+
+// The one-screen text `capplan validate` prints.
+std::string FormatReplay(const ReplayResult& r, const std::string& run_path,
+                         const HardwareProfile& profile);
+nlohmann::json ReplayToJson(const ReplayResult& r, const std::string& run_path,
+                            const HardwareProfile& profile);
+
+}  // namespace capplan
+
+#endif  // CAPPLAN_CALIBRATE_VALIDATE_H_

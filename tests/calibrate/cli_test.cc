@@ -1,0 +1,182 @@
+// `capplan calibrate` and `capplan validate` as a user runs them.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "calibrate/profile.h"
+#include "common/data_path.h"
+#include "common/json_util.h"
+
+namespace capplan {
+namespace {
+
+int Sh(const std::string& cmd, std::string* out = nullptr) {
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  std::string s;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) s.append(buf, n);
+  const int st = pclose(p);
+  if (out) *out = s;
+  return WEXITSTATUS(st);
+}
+
+std::string Tmp(const std::string& name) { return ::testing::TempDir() + "calib_cli_" + name; }
+
+// Synthetic GEMM + elementwise + launch records generated from known curves
+// (eff(x) = max x / (x + half)) with the shipped profile's ceilings.
+nlohmann::json Synthetic(bool dry_run) {
+  const double hbm = 4.3e12, rate = 989.5e12;  // calibrate/profiles/h200-sxm.json ceilings
+  nlohmann::json recs = nlohmann::json::array();
+  for (int nk : {512, 4096}) {
+    for (int m = 1; m <= 8192; m *= 4) {
+      const double flops = 2.0 * m * nk * nk, bytes = 2.0 * (2.0 * m * nk + 1.0 * nk * nk);
+      const double tc = flops / (rate * 0.7 * m / (m + 100.0));
+      const double tm = bytes / (hbm * 0.85 * bytes / (bytes + 3e6));
+      recs.push_back({{"kernel", "gemm_bf16"},
+                      {"op_class", "dense_gemm"},
+                      {"dtype", "bf16"},
+                      {"weight_dtype", "bf16"},
+                      {"shape", {{"m", m}, {"n", nk}, {"k", nk}}},
+                      {"median_us", std::max(tc, tm) * 1e6},
+                      {"bytes", bytes},
+                      {"flops", flops}});
+    }
+  }
+  for (double mb : {0.1, 1.0, 10.0, 100.0}) {
+    const double bytes = mb * 1e6;
+    recs.push_back({{"kernel", "fused_add_rmsnorm"},
+                    {"op_class", "elementwise"},
+                    {"dtype", "bf16"},
+                    {"shape", {{"tokens", 64}, {"hidden", 7168}}},
+                    {"median_us", (bytes + 2e6) / (hbm * 0.9) * 1e6},
+                    {"bytes", bytes},
+                    {"flops", 0.0}});
+  }
+  for (double us : {3.5, 4.5}) {
+    recs.push_back({{"kernel", "kernel_launch"},
+                    {"op_class", "overhead"},
+                    {"dtype", "none"},
+                    {"shape", nlohmann::json::object()},
+                    {"median_us", us},
+                    {"bytes", 0.0},
+                    {"flops", 0.0}});
+  }
+  recs.push_back({{"kernel", "all_reduce"},
+                  {"op_class", "communication"},
+                  {"dtype", "bf16"},
+                  {"shape", {{"bytes", 1024}}},
+                  {"median_us", 9.0},
+                  {"bytes", 1024.0},
+                  {"flops", 0.0}});
+  return {{"format", "capplan.measurements.v1"},
+          {"gpu", dry_run ? "cpu" : "NVIDIA H200"},
+          {"driver", dry_run ? "" : "580.1"},
+          {"cuda", "13.0"},
+          {"commit", "abc1234"},
+          {"date", "2026-11-29T23:10:00Z"},
+          {"dry_run", dry_run},
+          {"records", recs}};
+}
+
+TEST(CalibCli, CalibrateWritesAProfileWithProvenanceAndReport) {
+  const std::string meas = Tmp("h200.json"), out = Tmp("fitted.json"), rep = Tmp("fit.md");
+  std::ofstream(meas) << Synthetic(false).dump(1);
+  std::string log;
+  ASSERT_EQ(
+      Sh(std::string(CAPPLAN_BIN) + " calibrate " + meas + " --out " + out + " --report " + rep,
+         &log),
+      0)
+      << log;
+  EXPECT_NE(log.find("gemm_bf16"), std::string::npos) << log;
+  auto p = LoadHardwareProfile(out);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  const EfficiencyCurve& c = p->efficiency.at("gemm_bf16").compute;
+  EXPECT_EQ(c.provenance.kind, "fitted");
+  EXPECT_NE(c.provenance.source.find("h200.json (gpu NVIDIA H200, driver 580.1"), std::string::npos)
+      << c.provenance.source;
+  EXPECT_NEAR(c.max, 0.7, 0.01);
+  EXPECT_GE(c.fit_points, 2);
+  EXPECT_GE(c.loo_median_rel_err, 0);
+  EXPECT_LT(c.loo_median_rel_err, 0.01);  // noise-free: held-out points predicted exactly
+  EXPECT_NEAR(p->efficiency.at("elementwise").memory.max, 0.9, 0.01);
+  EXPECT_DOUBLE_EQ(p->efficiency.at("elementwise").memory.valid_lo, 1e5);
+  EXPECT_NEAR(p->kernel_launch_s, 4e-6, 1e-12);
+  EXPECT_EQ(p->provenance.at("overheads.kernel_launch_s").kind, "fitted");
+  // Not fitted: keeps the base profile's provenance.
+  EXPECT_EQ(p->efficiency.at("grouped_gemm").compute.provenance.kind, "anchor");
+  EXPECT_EQ(p->provenance.at("collectives.all_reduce.latency_s").kind, "anchor");
+  std::ifstream in(rep);
+  const std::string md((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_NE(md.find("| gemm_bf16 | compute |"), std::string::npos) << md;
+  EXPECT_NE(md.find("collectives are not fitted"), std::string::npos) << md;
+
+  // The simulator runs on it and names its provenance.
+  ASSERT_EQ(Sh(std::string(CAPPLAN_BIN) + " simulate " +
+                   DataPath("scenarios/kimi-k2.6-kv-fp8.json") + " --set hardware=" + out +
+                   " --set workload.num_requests=8 --set workload.warmup_requests=0"
+                   " --set workload.concurrency=4 --json",
+               &log),
+            0)
+      << log;
+  EXPECT_NE(log.find("\"fitted\""), std::string::npos) << log.substr(0, 2000);
+}
+
+TEST(CalibCli, DryRunRefusedThenMarked) {
+  const std::string meas = Tmp("dry.json"), out = Tmp("dry_profile.json");
+  std::ofstream(meas) << Synthetic(true).dump();
+  std::string log;
+  EXPECT_EQ(Sh(std::string(CAPPLAN_BIN) + " calibrate " + meas + " --out " + out, &log), 1);
+  EXPECT_NE(log.find("dry-run"), std::string::npos) << log;
+  EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 1) << log;
+  ASSERT_EQ(
+      Sh(std::string(CAPPLAN_BIN) + " calibrate " + meas + " --allow-dry-run --out " + out, &log),
+      0)
+      << log;
+  auto p = LoadHardwareProfile(out);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->efficiency.at("gemm_bf16")
+                .memory.provenance.source.rfind("dry-run CPU timings, not a GPU", 0),
+            0u);
+  EXPECT_EQ(p->gpu, "cpu");
+}
+
+TEST(CalibCli, BadInputsAreOneLineErrors) {
+  const std::string meas = Tmp("bad.json");
+  nlohmann::json d = Synthetic(false);
+  d["records"][3]["median_us"] = -1.0;
+  std::ofstream(meas) << d.dump();
+  std::string log;
+  EXPECT_EQ(Sh(std::string(CAPPLAN_BIN) + " calibrate " + meas + " --out " + Tmp("x.json"), &log),
+            2);
+  EXPECT_NE(log.find("bad.json: /records/3/median_us"), std::string::npos) << log;
+  EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 1) << log;
+  EXPECT_EQ(Sh(std::string(CAPPLAN_BIN) + " calibrate " + meas, &log), 2);
+  EXPECT_NE(log.find("--out"), std::string::npos) << log;
+}
+
+TEST(CalibCli, ValidateRoundTripsACpuEngineRun) {
+  const std::string run = Tmp("run.json");
+  std::string log;
+  ASSERT_EQ(Sh(std::string(CAPPLAN_BIN) + " engine serve-bench --scenario " +
+                   DataPath("scenarios/kimi-k2.6-kv-fp8.json") +
+                   " --num-requests 3 --concurrency 2 --input-len 24 --output-len 3 --out " + run,
+               &log),
+            0)
+      << log;
+  ASSERT_EQ(Sh(std::string(CAPPLAN_BIN) + " validate " + run, &log), 0) << log;
+  EXPECT_NE(log.find("per-iteration error"), std::string::npos) << log;
+  EXPECT_NE(log.find("note: this run used the CPU backend"), std::string::npos) << log;
+  ASSERT_EQ(Sh(std::string(CAPPLAN_BIN) + " validate " + run + " --json 2>/dev/null", &log), 0);
+  auto j = ParseJson(log, "stdout");
+  ASSERT_TRUE(j.ok()) << log;
+  auto doc = ReadJsonFile(run);
+  ASSERT_TRUE(doc.ok());
+  EXPECT_EQ((*j)["iterations"], (*doc)["iterations"].size());
+  EXPECT_EQ(Sh(std::string(CAPPLAN_BIN) + " validate " + Tmp("nope.json"), &log) != 0, true);
+}
+
+}  // namespace
+}  // namespace capplan

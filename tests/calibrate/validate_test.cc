@@ -1,0 +1,112 @@
+// `capplan validate` mechanics: a real CPU-backend engine run is replayed
+// iteration by iteration; with measured times rewritten to a known multiple
+// of the model's prediction the reported errors are known exactly.
+#include "calibrate/validate.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "engine/serve_bench.h"
+
+namespace capplan {
+namespace {
+
+std::string WriteTemp(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+nlohmann::json EngineRun(const std::string& model, int tp, const std::string& integrity) {
+  const std::string sc = R"({
+    "name": "t", "model": ")" +
+                         model + R"(", "hardware": "h200-sxm",
+    "deployment": {"tp": )" +
+                         std::to_string(tp) +
+                         R"(, "weights": "default", "kv_cache": "fp8", "page_size": 16,
+                   "chunked_prefill_tokens": 32, "kv_integrity": ")" +
+                         integrity + R"("},
+    "workload": {"kind": "closed_loop", "concurrency": 3,
+                 "input_tokens": {"dist": "uniform", "min": 20, "max": 40},
+                 "output_tokens": {"dist": "fixed", "value": 4},
+                 "num_requests": 5, "seed": 7}
+  })";
+  auto s = ReadEngineScenario(WriteTemp(model + "_sc.json", sc));
+  EXPECT_TRUE(s.ok()) << s.status().message();
+  ServeBenchOptions o;
+  o.layers = 2;
+  auto run = RunServeBench(*s, o);
+  EXPECT_TRUE(run.ok()) << run.status().message();
+  return run->doc;
+}
+
+HardwareProfile Shipped() {
+  auto p = LoadHardwareProfile("h200-sxm");
+  EXPECT_TRUE(p.ok()) << p.status().message();
+  return *p;
+}
+
+TEST(CalibValidate, ReplaysEveryIterationOfACpuRun) {
+  const nlohmann::json run = EngineRun("kimi-k2.6", 8, "verify");
+  auto r = ReplayEngineRun(run, "run.json", Shipped());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->rel_err.size(), run["iterations"].size());
+  EXPECT_EQ(r->backend, "cpu");
+  EXPECT_EQ(r->dims, "small");
+  int64_t tokens = 0;
+  for (size_t i = 0; i < r->rel_err.size(); ++i) {
+    EXPECT_GT(r->predicted_s[i], 0);
+    EXPECT_DOUBLE_EQ(r->measured_s[i], run["iterations"][i]["measured_us"].get<double>() * 1e-6);
+    for (const auto& c : run["iterations"][i]["prefill"]) tokens += c["new_tokens"].get<int64_t>();
+    tokens += static_cast<int64_t>(run["iterations"][i]["decode_contexts"].size());
+  }
+  EXPECT_EQ(r->tokens, tokens);
+  EXPECT_NE(FormatReplay(*r, "run.json", Shipped()).find("CPU backend"), std::string::npos);
+}
+
+TEST(CalibValidate, KnownErrorsWhenMeasuredIsAMultipleOfPredicted) {
+  for (const auto& [model, tp] :
+       {std::pair<std::string, int>{"kimi-k2.6", 8}, {"glm-5.2", 8}, {"llama-3.1-8b", 1}}) {
+    SCOPED_TRACE(model);
+    nlohmann::json run = EngineRun(model, tp, "none");
+    const HardwareProfile prof = Shipped();
+    auto first = ReplayEngineRun(run, "run.json", prof);
+    ASSERT_TRUE(first.ok()) << first.status().message();
+    const size_t n = first->predicted_s.size();
+    ASSERT_GE(n, 3u);
+    // Every iteration measured 1.25x the prediction, one 2x.
+    for (size_t i = 0; i < n; ++i) {
+      run["iterations"][i]["measured_us"] = first->predicted_s[i] * 1e6 * (i == 2 ? 2.0 : 1.25);
+    }
+    auto r = ReplayEngineRun(run, "run.json", prof);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    for (size_t i = 0; i < n; ++i) {
+      EXPECT_NEAR(r->rel_err[i], i == 2 ? -0.5 : -0.2, 1e-9) << i;
+    }
+    EXPECT_NEAR(r->median_abs_err, 0.2, 1e-9);
+    EXPECT_NEAR(r->worst_abs_err, 0.5, 1e-9);
+    EXPECT_EQ(r->worst_iteration, 2);
+    double meas = 0, pred = 0;
+    for (size_t i = 0; i < n; ++i) meas += r->measured_s[i], pred += r->predicted_s[i];
+    EXPECT_NEAR(r->tokens_per_s_rel_err, meas / pred - 1, 1e-9);
+    EXPECT_GT(r->tokens_per_s_rel_err, 0.25);  // the model is faster than "measured"
+  }
+}
+
+TEST(CalibValidate, BadRunNamesIterationAndField) {
+  nlohmann::json run = EngineRun("llama-3.1-8b", 1, "none");
+  run["iterations"][1]["measured_us"] = 0.0;
+  auto r = ReplayEngineRun(run, "run.json", Shipped());
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("run.json: /iterations/1/measured_us"), std::string::npos)
+      << r.status().message();
+  run = EngineRun("llama-3.1-8b", 1, "none");
+  run.erase("slice");
+  r = ReplayEngineRun(run, "run.json", Shipped());
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("/slice"), std::string::npos) << r.status().message();
+}
+
+}  // namespace
+}  // namespace capplan
