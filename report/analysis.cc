@@ -12,9 +12,10 @@
 namespace capplan::report {
 namespace {
 
-// Results that differ only in offered load belong to one configuration.
+// Results that differ only in offered load belong to one configuration; two
+// scenarios with the same deployment (say, with and without SLOs) do not.
 std::string ConfigKey(const Summary& s) {
-  return s.model + "\n" + s.hardware + "\n" + s.profile_name + "\n" + std::to_string(s.gpus) +
+  return s.id + "\n" + s.model + "\n" + s.hardware + "\n" + s.profile_name + "\n" + std::to_string(s.gpus) +
          "\n" + s.deployment.dump();
 }
 
@@ -117,6 +118,10 @@ Binding AnalyzeBinding(const Summary& s) {
   for (const auto& [k, v] : shares) {
     if (v > 0) parts.push_back(ShareText(k, v));
   }
+  if (s.kv_verify_time_share && *s.kv_verify_time_share > 0) {
+    parts.push_back("KV integrity verify " + FormatPercent(*s.kv_verify_time_share) +
+                    " of step time");
+  }
 
   if (!s.slo_ms.empty()) {
     double worst = 0;
@@ -133,8 +138,10 @@ Binding AnalyzeBinding(const Summary& s) {
       }
     }
     double good_fraction = 1.0;
-    if (s.request_goodput && s.request_throughput > 0) {
-      good_fraction = *s.request_goodput / s.request_throughput;
+    const bool have_good = s.good_fraction || (s.request_goodput && s.request_throughput > 0);
+    if (have_good) {
+      good_fraction = s.good_fraction ? *s.good_fraction
+                                      : *s.request_goodput / s.request_throughput;
       if (!worst_text.empty()) worst_text += ", ";
       worst_text += "goodput " + FormatPercent(good_fraction) + " of requests";
     }
@@ -201,7 +208,7 @@ Result<Analysis> Analyze(std::vector<Summary> results, const ReportOptions& opti
     const Summary& s = a.results[i];
     const std::string key = ConfigKey(s);
     auto [it, inserted] = config_of_key.emplace(key, static_cast<int>(a.configs.size()));
-    if (inserted) a.configs.push_back(Config{"", {}, &s});
+    if (inserted) a.configs.push_back(Config{"", 0, {}, &s});
     Point p;
     p.summary = &s;
     p.config = it->second;
@@ -219,22 +226,34 @@ Result<Analysis> Analyze(std::vector<Summary> results, const ReportOptions& opti
     });
   }
 
-  if (!options.baseline.empty()) {
-    std::vector<std::string> labels;
+  std::vector<std::string> labels;
+  for (const auto& c : a.configs) labels.push_back(c.label);
+  for (const auto& name : options.baselines) {
     int found = -1;
     for (size_t i = 0; i < a.configs.size(); ++i) {
-      labels.push_back(a.configs[i].label);
-      if (a.configs[i].label == options.baseline) found = static_cast<int>(i);
+      if (a.configs[i].label == name) found = static_cast<int>(i);
     }
     // A result's own name (scenario, label) also picks its configuration.
     for (size_t i = 0; found < 0 && i < a.points.size(); ++i) {
-      if (a.results[i].id == options.baseline) found = a.points[i].config;
+      if (a.results[i].id == name) found = a.points[i].config;
     }
     if (found < 0) {
-      return Status::Usage("report: --baseline: unknown configuration '" + options.baseline +
-                           "'" + DidYouMean(options.baseline, labels));
+      return Status::Usage("report: --baseline: unknown configuration '" + name + "'" +
+                           DidYouMean(name, labels));
     }
-    a.baseline_config = found;
+    a.baseline_configs.push_back(found);
+  }
+  if (a.baseline_configs.empty()) a.baseline_configs.push_back(0);
+  std::sort(a.baseline_configs.begin(), a.baseline_configs.end());
+  a.baseline_configs.erase(std::unique(a.baseline_configs.begin(), a.baseline_configs.end()),
+                           a.baseline_configs.end());
+  // Configurations are numbered in input order, so "listed before" is "<".
+  for (size_t c = 0; c < a.configs.size(); ++c) {
+    int base = a.baseline_configs.front();
+    for (int b : a.baseline_configs) {
+      if (b <= static_cast<int>(c)) base = b;
+    }
+    a.configs[c].baseline = base;
   }
 
   for (auto& p : a.points) {
@@ -260,10 +279,10 @@ Result<Analysis> Analyze(std::vector<Summary> results, const ReportOptions& opti
   // Compare each point with the baseline configuration at the nearest
   // offered concurrency: cost per token moves with load, so comparing a
   // lightly loaded point with a saturated one would credit the wrong lever.
-  const Config& base = a.configs[a.baseline_config];
   for (size_t i = 0; i < a.points.size(); ++i) {
     Point& p = a.points[i];
-    if (p.config == a.baseline_config) continue;
+    const Config& base = a.configs[a.configs[p.config].baseline];
+    if (&base == &a.configs[p.config]) continue;
     int best = base.points.front();
     double best_d = std::numeric_limits<double>::infinity();
     for (int j : base.points) {

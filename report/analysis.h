@@ -17,7 +17,10 @@ namespace capplan::report {
 
 struct ReportOptions {
   std::string title = "capplan planning report";
-  std::string baseline;                     // configuration label; "" = the first result's
+  // Baseline configurations (labels or result names). Each configuration is
+  // compared with the nearest baseline listed before it in the inputs (the
+  // first baseline when none precedes it); empty = the first configuration.
+  std::vector<std::string> baselines;
   std::optional<double> usd_per_gpu_hour;   // overrides the summaries' price
   // Which tokens the Pareto chart's y axis counts: "output" or "total"
   // (input + output), see conventions.md on InferenceMAX issue #293.
@@ -54,12 +57,13 @@ struct Point {
   // Relative change of cost per output / total token vs the baseline point
   // (-0.31 = 31% cheaper); absent for the baseline itself or without prices.
   std::optional<double> output_cost_change, total_cost_change;
-  int baseline_point = -1;  // index into Analysis::points
+  int baseline_point = -1;  // index into Analysis::points; -1 for baselines
   Binding binding;
 };
 
 struct Config {
   std::string label;
+  int baseline = 0;  // index of the configuration this one is compared with
   std::vector<int> points;  // indices into Analysis::points, by concurrency
   const Summary* first = nullptr;
 };
@@ -77,11 +81,11 @@ struct Analysis {
   std::vector<Summary> results;
   std::vector<Config> configs;
   std::vector<Point> points;  // one per result, in input order
-  int baseline_config = 0;
+  std::vector<int> baseline_configs;  // in input order
   std::string concurrency_source;  // how the x of throughput-vs-concurrency was read
 };
 
-// Groups, labels, prices and compares. Usage error for an unknown --baseline
+// Groups, labels, prices and compares. Usage error for an unknown baseline
 // (with "did you mean") or a non-positive price.
 Result<Analysis> Analyze(std::vector<Summary> results, const ReportOptions& options);
 

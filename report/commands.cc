@@ -12,7 +12,8 @@ namespace po = boost::program_options;
 
 Status RunReport(const std::vector<std::string>& args, CommandContext& ctx) {
   std::vector<std::string> inputs;
-  std::string out, format, baseline, title, pareto_tokens = "output";
+  std::string out, format, title, pareto_tokens = "output";
+  std::vector<std::string> baselines;
   double usd = 0;
   po::options_description desc(
       "capplan report RESULT... --out FILE [options]\n"
@@ -22,8 +23,10 @@ Status RunReport(const std::vector<std::string>& args, CommandContext& ctx) {
       "out", po::value(&out), "report file to write (required; written atomically)")(
       "format", po::value(&format),
       "html, md or csv (default: from the --out extension, else html)")(
-      "baseline", po::value(&baseline),
-      "configuration the cost ratios compare against (default: the first result's)")(
+      "baseline", po::value(&baselines),
+      "configuration the cost ratios compare against (repeatable: each configuration is "
+      "compared with the nearest baseline given before it in RESULT order; default: the "
+      "first configuration)")(
       "usd-per-gpu-hour", po::value(&usd),
       "GPU price for the cost figures (default: each summary's usd_per_gpu_hour)")(
       "pareto-tokens", po::value(&pareto_tokens),
@@ -50,7 +53,7 @@ Status RunReport(const std::vector<std::string>& args, CommandContext& ctx) {
                          "simulate/sweep --out' directories before --out");
   }
   report::ReportOptions options;
-  options.baseline = baseline;
+  options.baselines = baselines;
   options.pareto_tokens = pareto_tokens;
   if (!title.empty()) options.title = title;
   if (vm.count("usd-per-gpu-hour")) {

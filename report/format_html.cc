@@ -32,7 +32,8 @@ svg.chart .front { fill: none; stroke: #222; stroke-width: 1.5; stroke-dasharray
 table { border-collapse: collapse; width: 100%; font-size: 0.85em; margin: 0.5em 0; }
 th, td { border: 1px solid #ccc; padding: 3px 6px; text-align: left; vertical-align: top;
          overflow-wrap: anywhere; }
-th { background: #f2f2f2; }
+th { background: #f2f2f2; overflow-wrap: normal; }
+@media (max-width: 800px) { th { overflow-wrap: anywhere; } }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 ul.headlines li { font-weight: 600; }
 footer { margin-top: 2em; font-size: 0.8em; color: #555; overflow-wrap: anywhere; }
@@ -81,7 +82,14 @@ bool LooksNumeric(const std::string& s) {
 
 void WriteTable(std::ostringstream& os, const Table& t) {
   os << "<table id=\"table-" << HtmlEscape(t.id) << "\"><thead><tr>";
-  for (const auto& c : t.columns) os << "<th>" << HtmlEscape(c) << "</th>";
+  // Break long snake_case headers at underscores rather than mid-word.
+  for (const auto& c : t.columns) {
+    std::string h = HtmlEscape(c);
+    for (size_t p = h.find('_'); p != std::string::npos; p = h.find('_', p + 6)) {
+      h.insert(p + 1, "<wbr>");
+    }
+    os << "<th>" << h << "</th>";
+  }
   os << "</tr></thead><tbody>";
   for (const auto& row : t.rows) {
     os << "<tr>";

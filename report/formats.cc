@@ -15,9 +15,9 @@ const Registry<Renderer>& ReportFormats() {
 
 std::vector<std::string> Headlines(const Analysis& a) {
   std::vector<std::string> out;
-  const std::string& base = a.configs[a.baseline_config].label;
   for (size_t c = 0; c < a.configs.size(); ++c) {
-    if (static_cast<int>(c) == a.baseline_config) continue;
+    if (a.configs[c].baseline == static_cast<int>(c)) continue;
+    const std::string& base = a.configs[a.configs[c].baseline].label;
     const Point& p = a.points[a.configs[c].points.back()];
     std::string line = a.configs[c].label;
     if (p.summary->concurrency) line += " at concurrency " + ConcurrencyText(*p.summary);

@@ -62,6 +62,7 @@ Status ParseGoodput(JsonObject& root, Summary* s) {
   if (!root.Has("goodput")) return Status::Ok();
   CAPPLAN_ASSIGN_OR_RETURN(JsonObject g, root.Child("goodput"));
   CAPPLAN_RETURN_IF_ERROR(g.Get("request_goodput", &s->request_goodput));
+  CAPPLAN_RETURN_IF_ERROR(g.Get("good_fraction", &s->good_fraction));
   if (g.Has("slo")) {
     CAPPLAN_ASSIGN_OR_RETURN(JsonObject slo, g.Child("slo"));
     for (auto it = slo.json().begin(); it != slo.json().end(); ++it) {
@@ -82,12 +83,16 @@ Status ParseGoodput(JsonObject& root, Summary* s) {
 Status ParseConcurrency(JsonObject& root, Summary* s) {
   if (root.Has("workload")) {
     CAPPLAN_ASSIGN_OR_RETURN(JsonObject w, root.Child("workload"));
-    std::optional<double> c;
-    CAPPLAN_RETURN_IF_ERROR(w.Get("max_concurrency", &c));
-    if (c) {
-      s->concurrency = c;
-      s->concurrency_source = "workload.max_concurrency";
-      return Status::Ok();
+    // capplan simulate echoes the closed-loop (or capped open-loop)
+    // concurrency as workload.concurrency; vLLM's name is max_concurrency.
+    for (const char* key : {"concurrency", "max_concurrency"}) {
+      std::optional<double> c;
+      CAPPLAN_RETURN_IF_ERROR(w.Get(key, &c));
+      if (c && *c > 0) {
+        s->concurrency = c;
+        s->concurrency_source = std::string("workload.") + key;
+        return Status::Ok();
+      }
     }
   }
   for (const char* key : {"max_concurrency", "concurrency"}) {
@@ -104,6 +109,23 @@ Status ParseConcurrency(JsonObject& root, Summary* s) {
     s->concurrency_source = "max_concurrent_requests";
   }
   return Status::Ok();
+}
+
+// A profile's provenance is either a sentence or, as capplan simulate
+// writes it, {parameter: kind}; a table cell shows the kinds with counts
+// ("datasheet x5, measured x3") rather than every parameter.
+std::string DescribeProvenance(const nlohmann::json& prov) {
+  if (prov.is_string()) return prov.get<std::string>();
+  if (!prov.is_object()) return prov.dump();
+  std::map<std::string, int> kinds;
+  for (auto it = prov.begin(); it != prov.end(); ++it) {
+    ++kinds[it->is_string() ? it->get<std::string>() : it->dump()];
+  }
+  std::string out;
+  for (const auto& [k, n] : kinds) {
+    out += (out.empty() ? "" : ", ") + k + " x" + std::to_string(n);
+  }
+  return out;
 }
 
 }  // namespace
@@ -147,7 +169,7 @@ Result<Summary> ParseSummary(const nlohmann::json& doc, const std::string& origi
       CAPPLAN_RETURN_IF_ERROR(po.Get("path", &s.profile_path));
       const nlohmann::json* prov = po.Raw("provenance");
       if (prov != nullptr && !prov->is_null()) {
-        s.profile_provenance = prov->is_string() ? prov->get<std::string>() : prov->dump();
+        s.profile_provenance = DescribeProvenance(*prov);
       }
     }
   }
@@ -179,6 +201,7 @@ Result<Summary> ParseSummary(const nlohmann::json& doc, const std::string& origi
   CAPPLAN_RETURN_IF_ERROR(root.Get("max_concurrent_requests", &s.max_concurrent_requests));
   CAPPLAN_RETURN_IF_ERROR(root.Get("retractions", &s.retractions));
   CAPPLAN_RETURN_IF_ERROR(root.Get("kv_bound", &s.kv_bound));
+  CAPPLAN_RETURN_IF_ERROR(root.Get("kv_verify_time_share", &s.kv_verify_time_share));
   CAPPLAN_RETURN_IF_ERROR(ParseMemory(root, &s));
   if (root.Has("bound_time_share")) {
     CAPPLAN_ASSIGN_OR_RETURN(JsonObject b, root.Child("bound_time_share"));

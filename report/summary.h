@@ -62,6 +62,9 @@ struct Summary {
   // SLO metric (ttft_ms, tpot_ms, ...) -> limit in ms, when goodput was asked.
   std::map<std::string, double> slo_ms;
   std::optional<double> request_goodput;
+  std::optional<double> good_fraction;  // requests within every SLO / completed
+  // Share of busy time spent verifying KV page integrity (kv_integrity verify).
+  std::optional<double> kv_verify_time_share;
   std::vector<std::string> warnings;
 
   // Deployment field as display text ("" when absent).

@@ -40,9 +40,11 @@ std::string ConcurrencyText(const Summary& s) {
 
 std::vector<std::string> ReportNotes(const Analysis& a) {
   std::vector<std::string> n;
+  std::string bases;
+  for (int b : a.baseline_configs) bases += (bases.empty() ? "" : ", ") + a.configs[b].label;
   n.push_back(std::to_string(a.results.size()) + " result(s) in " +
-              std::to_string(a.configs.size()) + " configuration(s); baseline: " +
-              a.configs[a.baseline_config].label + ".");
+              std::to_string(a.configs.size()) + " configuration(s); baseline(s): " + bases +
+              " (each configuration is compared with the nearest baseline listed before it).");
   n.push_back("Output tok/s counts generated tokens only; input+output tok/s counts prompt and "
               "generated tokens (vLLM total_token_throughput). Per-GPU figures divide by every "
               "GPU of the deployment.");
@@ -60,7 +62,6 @@ std::vector<std::string> ReportNotes(const Analysis& a) {
 
 std::vector<Table> BuildTables(const Analysis& a) {
   std::vector<Table> tables;
-  const std::string& base_label = a.configs[a.baseline_config].label;
 
   Table dep{"deployments", "Deployments compared",
             "One row per configuration; results that differ only in offered load share one.",
@@ -135,8 +136,8 @@ std::vector<Table> BuildTables(const Analysis& a) {
              "p99_ms"},
             {}};
   Table cost{"cost", "Cost per million tokens",
-             "USD; the change is against the baseline configuration (" + base_label +
-                 ") at the nearest concurrency.",
+             "USD; the change is against the configuration's baseline at the nearest "
+             "offered concurrency.",
              {"configuration", "concurrency", "usd_per_gpu_hour", "gpus",
               "usd_per_million_output_tokens", "usd_per_million_total_tokens",
               "vs_baseline_output", "vs_baseline_total"},
@@ -177,7 +178,8 @@ std::vector<Table> BuildTables(const Analysis& a) {
       } else {
         crow.insert(crow.end(), {"n/a", std::to_string(s.gpus), "n/a", "n/a"});
       }
-      if (p.config == a.baseline_config) {
+      const std::string& base_label = a.configs[c.baseline].label;
+      if (p.baseline_point < 0) {
         crow.push_back("baseline");
         crow.push_back("baseline");
       } else {

@@ -36,7 +36,7 @@ TEST(ReportAnalysis, GroupsByConfigurationAndSortsByConcurrency) {
   ASSERT_EQ(a->configs.size(), 2u);
   EXPECT_EQ(a->configs[0].label, "bf16 KV");
   EXPECT_EQ(a->configs[1].label, "fp8 KV");
-  EXPECT_EQ(a->baseline_config, 0);
+  EXPECT_EQ(a->baseline_configs, std::vector<int>{0});
   ASSERT_EQ(a->configs[1].points.size(), 2u);
   EXPECT_EQ(*a->results[a->configs[1].points[0]].concurrency, 16);
 }
@@ -59,11 +59,11 @@ TEST(ReportAnalysis, CostChangeIsAgainstBaselineAtSameConcurrency) {
 
 TEST(ReportAnalysis, BaselineFlagAndPriceOverride) {
   ReportOptions o;
-  o.baseline = "fp8 KV";
+  o.baselines = {"fp8 KV"};
   o.usd_per_gpu_hour = 3.5;
   auto a = Analyze(Kimi(), o);
   ASSERT_TRUE(a.ok()) << a.status().message();
-  EXPECT_EQ(a->baseline_config, 1);
+  EXPECT_EQ(a->baseline_configs, std::vector<int>{1});
   const Point& bf16_64 = PointOf(*a, "bf16 KV", 64);
   EXPECT_NEAR(*bf16_64.output_cost_change, 3200.0 / 2000.0 - 1, 1e-9);
   EXPECT_NEAR(bf16_64.cost->usd_per_million_output, 3.5 * 8 / 3600 / 2000 * 1e6, 1e-9);
@@ -71,7 +71,7 @@ TEST(ReportAnalysis, BaselineFlagAndPriceOverride) {
 
 TEST(ReportAnalysis, UnknownBaselineSuggestsTheClosestLabel) {
   ReportOptions o;
-  o.baseline = "fp8-kv";
+  o.baselines = {"fp8-kv"};
   auto a = Analyze(Kimi(), o);
   ASSERT_FALSE(a.ok());
   EXPECT_EQ(a.status().ExitCode(), 2);
@@ -135,6 +135,29 @@ TEST(ReportAnalysis, SweepConfigurationsAreNamedByWhatDiffers) {
   ASSERT_EQ(a->configs.size(), 2u);
   EXPECT_EQ(a->configs[0].label, "glm-5.2-sweep (weights=fp8)");
   EXPECT_EQ(a->configs[1].label, "glm-5.2-sweep (weights=int4)");
+}
+
+}  // namespace
+}  // namespace capplan::report
+
+namespace capplan::report {
+namespace {
+
+TEST(ReportAnalysis, EachConfigurationUsesTheNearestEarlierBaseline) {
+  auto r = LoadResults({kData + "/kimi_bf16_kv_c16.json", kData + "/kimi_fp8_kv_c16.json",
+                        kData + "/sweep"});
+  ASSERT_TRUE(r.ok());
+  ReportOptions o;
+  o.baselines = {"glm-5.2-sweep (weights=fp8)", "bf16 KV"};
+  auto a = Analyze(std::move(r).value(), o);
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  ASSERT_EQ(a->configs.size(), 4u);
+  EXPECT_EQ(a->configs[1].baseline, 0);  // fp8 KV vs bf16 KV
+  EXPECT_EQ(a->configs[3].baseline, 2);  // int4 vs fp8 weights
+  EXPECT_EQ(a->points[a->configs[2].points[0]].baseline_point, -1);
+  // int4 at concurrency 32 (1900 tok/s) vs fp8 at 32 (1500 tok/s).
+  const Point& int4_32 = a->points[a->configs[3].points[1]];
+  EXPECT_NEAR(*int4_32.output_cost_change, 1500.0 / 1900.0 - 1, 1e-9);
 }
 
 }  // namespace
