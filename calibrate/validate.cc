@@ -1,6 +1,7 @@
 #include "calibrate/validate.h"
 
 #include <cmath>
+#include <vector>
 #include <cstdio>
 #include <sstream>
 
@@ -150,6 +151,12 @@ Result<ReplayResult> ReplayEngineRun(const nlohmann::json& run, const std::strin
     CAPPLAN_RETURN_IF_ERROR(io.Get("measured_us", &us, true));
     if (!(us > 0)) return io.Error("measured_us", "must be > 0");
     BuildStepOps(*sharded, b, &ops);
+    // The slice is one rank and runs no collectives (ENGINE_RUN.md), so
+    // pricing them would charge for work the measurement never did.
+    std::erase_if(ops, [](const Op& op) {
+      return op.kind == OpKind::kAllReduce || op.kind == OpKind::kAllGather ||
+             op.kind == OpKind::kReduceScatter || op.kind == OpKind::kAllToAll;
+    });
     if (integrity == "verify" && !b.decode_context.empty()) {
       // The same verification op the simulator adds (sim/step_pricer.cc),
       // with the exact pages of this batch instead of an expectation.

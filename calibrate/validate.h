@@ -34,8 +34,9 @@ struct ReplayResult {
 // `run` is an ENGINE_RUN document read from `origin` (errors name it and the
 // JSON path). The model is the run's card with the slice's layer count and,
 // for "small" dims, the slice's widths; iterations are priced eagerly (no
-// CUDA graph) without CPU scheduling, because the engine's measured_us
-// covers verify + forward only (engine/batch_loop.h).
+// CUDA graph), without CPU scheduling and without collectives, because the
+// engine's measured_us covers one rank's verify + forward only
+// (calibrate/ENGINE_RUN.md).
 Result<ReplayResult> ReplayEngineRun(const nlohmann::json& run, const std::string& origin,
                                      const HardwareProfile& profile);
 
