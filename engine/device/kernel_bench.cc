@@ -9,12 +9,11 @@
 // warm-up, L2 flush, median). With --dry-run it runs only the CPU references
 // on small shapes and records their wall-clock time, in a file marked
 // "dry_run": true with gpu "cpu", so the JSON shape is exercised anywhere.
+#include <boost/program_options.hpp>
 #include <chrono>
 #include <iostream>
 #include <string>
 #include <vector>
-
-#include <boost/program_options.hpp>
 
 #include "common/cli.h"
 #include "kernels/harness/all_suites.h"
@@ -77,9 +76,8 @@ Status Main(const std::vector<std::string>& args) {
   }
   std::vector<std::string> suites;
   if (vm.count("suite")) suites = vm["suite"].as<std::vector<std::string>>();
-  CAPPLAN_ASSIGN_OR_RETURN(
-      SuiteRun run, RunSuites(suites, opt, vm["commit"].as<std::string>(),
-                              vm["driver"].as<std::string>()));
+  CAPPLAN_ASSIGN_OR_RETURN(SuiteRun run, RunSuites(suites, opt, vm["commit"].as<std::string>(),
+                                                   vm["driver"].as<std::string>()));
   const std::string out = vm["out"].as<std::string>();
   CAPPLAN_RETURN_IF_ERROR(WriteMeasurements(out, run.info, run.records));
   const std::string cpath = vm["ceilings"].as<std::string>();

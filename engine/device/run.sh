@@ -52,7 +52,7 @@ elapsed() { echo $(( $(date +%s) - START )); }
 log() { echo "[run.sh +$(elapsed)s] $*"; }
 
 # --- 1. build -------------------------------------------------------------
-gpu_targets() { cmake --build "$BUILD" --target help 2>/dev/null | sed -n 's/^\.\.\. \([a-z0-9_]*_gpu_test\).*/\1/p'; }
+gpu_targets() { cmake --build "$BUILD" --target help 2>/dev/null | sed -n -e 's/^\.\.\. \([a-z0-9_]*_gpu_test\).*/\1/p' -e 's/^\([a-z0-9_]*_gpu_test\): .*/\1/p'; }
 if [ "${CAPPLAN_PREBUILT:-0}" = 1 ]; then
   log "using prebuilt binaries in $BUILD"
 else
@@ -104,6 +104,7 @@ BENCH_ARGS=(--out "$OUTDIR/measurements.json" --commit "$COMMIT" --driver "${DRI
 log "capplan-kernel-bench (budget ${LEFT}s)"
 "$BENCH" "${BENCH_ARGS[@]}" >"$OUTDIR/bench.log" 2>&1
 RC=$?
+"$ROOT/engine/device/serve_bench.sh" --out "$OUTDIR" --build "$BUILD" --deadline $(( START + BUDGET )) $([ $DRY = 1 ] && echo --dry-run) >"$OUTDIR/serve_bench.log" 2>&1 || true  # >>> ENGINE serve-bench (issue #6; engine/device/serve_bench.sh, engine engineer's one line)
 # --- 4. the short table, last ---------------------------------------------
 cat "$OUTDIR/bench.log"
 log "done: $OUTDIR/measurements.json, $OUTDIR/gpu_tests.log (rc=$RC)"

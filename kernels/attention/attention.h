@@ -39,14 +39,14 @@ struct AttentionProblem {
   int q_heads = 0;
   int kv_heads = 0;
   int k_dim = 0;
-  int v_dim = 0;           // output width (MLA: 512)
-  bool v_from_k = false;   // MLA: V = K row[0:v_dim]
-  float sm_scale = 0.0f;   // softmax scale, before folding k_scale
+  int v_dim = 0;          // output width (MLA: 512)
+  bool v_from_k = false;  // MLA: V = K row[0:v_dim]
+  float sm_scale = 0.0f;  // softmax scale, before folding k_scale
   float k_scale = 1.0f;
   float v_scale = 1.0f;
   int page_size = 16;
-  int max_pages = 0;       // page-table row stride
-  int topk = 0;            // DSA: tokens listed per row; 0 = all ctx tokens
+  int max_pages = 0;  // page-table row stride
+  int topk = 0;       // DSA: tokens listed per row; 0 = all ctx tokens
   KvDtype kv_dtype = KvDtype::kBf16;
 
   Status Validate() const;
@@ -56,9 +56,9 @@ struct AttentionProblem {
 // Per-row indexing arrays (host pointers for the CPU reference, device
 // pointers for the CUDA kernel).
 struct AttentionRows {
-  const int32_t* row_seq = nullptr;   // [rows] page-table row of each query row
-  const int32_t* row_ctx = nullptr;   // [rows] tokens visible to the row
-  const int32_t* topk_idx = nullptr;  // [rows, topk] positions, -1 = none; or null
+  const int32_t* row_seq = nullptr;     // [rows] page-table row of each query row
+  const int32_t* row_ctx = nullptr;     // [rows] tokens visible to the row
+  const int32_t* topk_idx = nullptr;    // [rows, topk] positions, -1 = none; or null
   const int32_t* page_table = nullptr;  // [*, max_pages]
 };
 

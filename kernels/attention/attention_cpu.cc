@@ -47,17 +47,20 @@ Status PagedAttentionCpu(const AttentionProblem& p, const AttentionRows& r, cons
       s.assign(pos.size(), 0.0);
       double m = -std::numeric_limits<double>::infinity();
       for (size_t t = 0; t < pos.size(); ++t) {
-        const int page = r.page_table[static_cast<size_t>(seq) * p.max_pages + pos[t] / p.page_size];
+        const int page =
+            r.page_table[static_cast<size_t>(seq) * p.max_pages + pos[t] / p.page_size];
         const int slot = pos[t] % p.page_size;
         double dot = 0;
-        for (int d = 0; d < p.k_dim; ++d) dot += double(ToFloat(qh[d])) * cache.KAt(page, slot, kvh, d);
+        for (int d = 0; d < p.k_dim; ++d)
+          dot += double(ToFloat(qh[d])) * cache.KAt(page, slot, kvh, d);
         s[t] = dot * p.sm_scale;
         m = std::max(m, s[t]);
       }
       std::fill(acc.begin(), acc.end(), 0.0);
       double l = 0;
       for (size_t t = 0; t < pos.size(); ++t) {
-        const int page = r.page_table[static_cast<size_t>(seq) * p.max_pages + pos[t] / p.page_size];
+        const int page =
+            r.page_table[static_cast<size_t>(seq) * p.max_pages + pos[t] / p.page_size];
         const int slot = pos[t] % p.page_size;
         const double w = std::exp(s[t] - m);
         l += w;

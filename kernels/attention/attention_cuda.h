@@ -20,8 +20,8 @@ namespace capplan::kernels {
 
 struct PagedKvDevice {
   PagedKvLayout layout;
-  void* k = nullptr;  // KElems() elements of layout.dtype
-  void* v = nullptr;  // VElems() elements (null for MLA)
+  void* k = nullptr;          // KElems() elements of layout.dtype
+  void* v = nullptr;          // VElems() elements (null for MLA)
   KvPageTag* tags = nullptr;  // num_pages
   float k_scale = 1.0f;
   float v_scale = 1.0f;
@@ -30,18 +30,18 @@ struct PagedKvDevice {
 struct PageTableDevice {
   int batch = 0;
   int max_pages = 0;
-  const int32_t* pages = nullptr;       // [batch, max_pages]
-  const uint32_t* epochs = nullptr;     // [batch, max_pages]
-  const int64_t* request_ids = nullptr; // [batch]
-  const int32_t* seq_lens = nullptr;    // [batch]
+  const int32_t* pages = nullptr;        // [batch, max_pages]
+  const uint32_t* epochs = nullptr;      // [batch, max_pages]
+  const int64_t* request_ids = nullptr;  // [batch]
+  const int32_t* seq_lens = nullptr;     // [batch]
 };
 
 // paged_kv.cu. Tokens whose position maps outside the page table or to the
 // poison page are skipped and counted in *bad_tokens (when not null; the
 // caller zeroes it).
-Status LaunchAppendKv(int n_tokens, const Bf16* k_new, const Bf16* v_new,
-                      const int32_t* token_row, const int32_t* token_pos,
-                      const PageTableDevice& pt, const PagedKvDevice& cache, int* bad_tokens);
+Status LaunchAppendKv(int n_tokens, const Bf16* k_new, const Bf16* v_new, const int32_t* token_row,
+                      const int32_t* token_pos, const PageTableDevice& pt,
+                      const PagedKvDevice& cache, int* bad_tokens);
 // paged_kv.cu. Zeroes *count (async), then records up to `cap` mismatches.
 // Output order is not deterministic; the count is.
 Status LaunchVerifyKvIntegrity(const PageTableDevice& pt, const KvPageTag* tags, int num_pages,
@@ -59,12 +59,12 @@ AttentionPlan PlanPagedAttention(const AttentionProblem& p, int max_row_tokens, 
 // out [rows, q_heads, v_dim] BF16; q [rows, q_heads, k_dim] BF16. `rows`
 // holds device pointers. workspace: plan.workspace_bytes (may be null when 0).
 Status LaunchPagedAttention(const AttentionProblem& p, const AttentionRows& rows, const Bf16* q,
-                            const PagedKvDevice& cache, const AttentionPlan& plan,
-                            void* workspace, Bf16* out);
+                            const PagedKvDevice& cache, const AttentionPlan& plan, void* workspace,
+                            Bf16* out);
 
 // elementwise.cu. Outputs BF16.
-Status LaunchFusedAddRmsNorm(int n, int d, float eps, const Bf16* x, Bf16* residual,
-                             const Bf16* w, Bf16* y);
+Status LaunchFusedAddRmsNorm(int n, int d, float eps, const Bf16* x, Bf16* residual, const Bf16* w,
+                             Bf16* y);
 Status LaunchSiluMul(int n, int d, const Bf16* gate_up, Bf16* y);
 // In place on x [n, heads, head_dim].
 Status LaunchRope(int n, int heads, int head_dim, int rope_offset, int rope_dim, float theta,

@@ -200,9 +200,9 @@ Status ElementwiseSuite(const SuiteOptions& o, MeasurementSink* sink) {
   // Widths: hidden 4096 (llama-3.1-8b, qwen3-235b cards) and 7168 (kimi-k2.6,
   // deepseek-v3 cards) for RMSNorm; per-rank dense FFN widths at TP8 for
   // SiLU-mul: 18432/8 = 2304 (kimi-k2.6) and 28672/8 = 3584 (llama-3.1-70b).
-  const std::vector<std::pair<std::string, int>> ops = {
-      {"rmsnorm", 4096}, {"rmsnorm", 7168}, {"silu_mul", 2304}, {"silu_mul", 3584},
-      {"rope_gqa", 128}, {"rope_mla", 576}};
+  const std::vector<std::pair<std::string, int>> ops = {{"rmsnorm", 4096},  {"rmsnorm", 7168},
+                                                        {"silu_mul", 2304}, {"silu_mul", 3584},
+                                                        {"rope_gqa", 128},  {"rope_mla", 576}};
   for (const auto& [op, width] : ops) {
     for (int n : ns) {
       if (o.OutOfTime()) return Status::Ok();

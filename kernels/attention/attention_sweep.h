@@ -17,11 +17,11 @@ namespace capplan::kernels {
 struct AttnHeadShape {
   std::string cards;  // card names this shape comes from, comma separated
   bool mla = false;
-  int q_heads = 0;    // per rank
-  int kv_heads = 0;   // per rank
+  int q_heads = 0;   // per rank
+  int kv_heads = 0;  // per rank
   int k_dim = 0;
-  int v_dim = 0;      // output width (MLA: latent)
-  int topk = 0;       // DSA index_topk, 0 otherwise
+  int v_dim = 0;  // output width (MLA: latent)
+  int topk = 0;   // DSA index_topk, 0 otherwise
   float sm_scale = 0;
 };
 

@@ -43,7 +43,8 @@ __global__ void FusedAddRmsNormKernel(int d, float eps, const uint16_t* __restri
   __syncthreads();
   const float inv = rsqrtf(warp_sums[0] / d + eps);
   for (int j = threadIdx.x; j < d; j += blockDim.x) {
-    y[base + j] = FloatToBf16Bits(Bf16BitsToFloat(residual[base + j]) * inv * Bf16BitsToFloat(w[j]));
+    y[base + j] =
+        FloatToBf16Bits(Bf16BitsToFloat(residual[base + j]) * inv * Bf16BitsToFloat(w[j]));
   }
 }
 
@@ -83,13 +84,12 @@ int Blocks(size_t n) { return static_cast<int>(std::min<size_t>((n + 255) / 256,
 
 }  // namespace
 
-Status LaunchFusedAddRmsNorm(int n, int d, float eps, const Bf16* x, Bf16* residual,
-                             const Bf16* w, Bf16* y) {
+Status LaunchFusedAddRmsNorm(int n, int d, float eps, const Bf16* x, Bf16* residual, const Bf16* w,
+                             Bf16* y) {
   if (n <= 0) return Status::Ok();
-  FusedAddRmsNormKernel<<<n, 256>>>(d, eps, reinterpret_cast<const uint16_t*>(x),
-                                    reinterpret_cast<uint16_t*>(residual),
-                                    reinterpret_cast<const uint16_t*>(w),
-                                    reinterpret_cast<uint16_t*>(y));
+  FusedAddRmsNormKernel<<<n, 256>>>(
+      d, eps, reinterpret_cast<const uint16_t*>(x), reinterpret_cast<uint16_t*>(residual),
+      reinterpret_cast<const uint16_t*>(w), reinterpret_cast<uint16_t*>(y));
   return CudaLastError("FusedAddRmsNormKernel launch");
 }
 

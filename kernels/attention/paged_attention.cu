@@ -53,9 +53,13 @@ constexpr float kLog2e = 1.4426950408889634f;
 template <typename KvT>
 __device__ __forceinline__ float Widen(KvT x);
 template <>
-__device__ __forceinline__ float Widen<uint16_t>(uint16_t x) { return Bf16BitsToFloat(x); }
+__device__ __forceinline__ float Widen<uint16_t>(uint16_t x) {
+  return Bf16BitsToFloat(x);
+}
 template <>
-__device__ __forceinline__ float Widen<uint8_t>(uint8_t x) { return Fp8E4m3ToFloat(x); }
+__device__ __forceinline__ float Widen<uint8_t>(uint8_t x) {
+  return Fp8E4m3ToFloat(x);
+}
 
 struct KernelArgs {
   AttentionProblem p;
@@ -72,11 +76,11 @@ struct KernelArgs {
 };
 
 size_t SmemFloats(const AttentionProblem& p) {
-  return static_cast<size_t>(kHeadTile) * p.k_dim          // q
-         + static_cast<size_t>(kTile) * (p.k_dim + 1)      // K tile (padded)
+  return static_cast<size_t>(kHeadTile) * p.k_dim                         // q
+         + static_cast<size_t>(kTile) * (p.k_dim + 1)                     // K tile (padded)
          + (p.v_from_k ? 0 : static_cast<size_t>(kTile) * (p.v_dim + 1))  // V tile
-         + static_cast<size_t>(kHeadTile) * p.v_dim        // accumulator
-         + kHeadTile * kTile + 3 * kHeadTile;              // scores, m, l, alpha
+         + static_cast<size_t>(kHeadTile) * p.v_dim                       // accumulator
+         + kHeadTile * kTile + 3 * kHeadTile;                             // scores, m, l, alpha
 }
 
 template <typename KvT>
@@ -127,10 +131,13 @@ __global__ void __launch_bounds__(kThreads) PagedAttentionKernel(KernelArgs a) {
     if (tid < kTile) {
       long long base = -1;
       if (tid < nt) {
-        int pos = p.topk > 0 ? a.r.topk_idx[static_cast<size_t>(row) * p.topk + t0 + tid] : t0 + tid;
+        int pos =
+            p.topk > 0 ? a.r.topk_idx[static_cast<size_t>(row) * p.topk + t0 + tid] : t0 + tid;
         if (pos >= 0 && pos < ctx) {
-          const int page = a.r.page_table[static_cast<size_t>(seq) * p.max_pages + pos / p.page_size];
-          base = (static_cast<long long>(page) * p.page_size + pos % p.page_size) * p.kv_heads + kvh;
+          const int page =
+              a.r.page_table[static_cast<size_t>(seq) * p.max_pages + pos / p.page_size];
+          base =
+              (static_cast<long long>(page) * p.page_size + pos % p.page_size) * p.kv_heads + kvh;
         }
       }
       base_s[tid] = base;
@@ -248,16 +255,15 @@ AttentionPlan PlanPagedAttention(const AttentionProblem& p, int max_row_tokens, 
   per = (per + kTile - 1) / kTile * kTile;
   plan.num_splits = (std::max(max_row_tokens, 1) + per - 1) / per;
   plan.split_tokens = per;
-  plan.workspace_bytes =
-      plan.num_splits > 1
-          ? static_cast<size_t>(plan.num_splits) * p.rows * p.q_heads * (p.v_dim + 1) * sizeof(float)
-          : 0;
+  plan.workspace_bytes = plan.num_splits > 1 ? static_cast<size_t>(plan.num_splits) * p.rows *
+                                                   p.q_heads * (p.v_dim + 1) * sizeof(float)
+                                             : 0;
   return plan;
 }
 
 Status LaunchPagedAttention(const AttentionProblem& p, const AttentionRows& rows, const Bf16* q,
-                            const PagedKvDevice& cache, const AttentionPlan& plan,
-                            void* workspace, Bf16* out) {
+                            const PagedKvDevice& cache, const AttentionPlan& plan, void* workspace,
+                            Bf16* out) {
   CAPPLAN_RETURN_IF_ERROR(p.Validate());
   if (p.rows == 0) return Status::Ok();
   if (plan.num_splits > 1 && workspace == nullptr) {
@@ -282,13 +288,15 @@ Status LaunchPagedAttention(const AttentionProblem& p, const AttentionRows& rows
   if (p.kv_dtype == KvDtype::kFp8) {
     if (smem > 48 * 1024) {
       (void)cudaFuncSetAttribute(PagedAttentionKernel<uint8_t>,
-                           cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 static_cast<int>(smem));
     }
     PagedAttentionKernel<uint8_t><<<grid, kThreads, smem>>>(a);
   } else {
     if (smem > 48 * 1024) {
       (void)cudaFuncSetAttribute(PagedAttentionKernel<uint16_t>,
-                           cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 static_cast<int>(smem));
     }
     PagedAttentionKernel<uint16_t><<<grid, kThreads, smem>>>(a);
   }

@@ -29,14 +29,17 @@ namespace {
 template <typename KvT>
 __device__ __forceinline__ KvT Narrow(uint16_t bf16_bits, float inv_scale);
 template <>
-__device__ __forceinline__ uint16_t Narrow<uint16_t>(uint16_t b, float) { return b; }
+__device__ __forceinline__ uint16_t Narrow<uint16_t>(uint16_t b, float) {
+  return b;
+}
 template <>
 __device__ __forceinline__ uint8_t Narrow<uint8_t>(uint16_t b, float inv_scale) {
   return FloatToFp8E4m3(Bf16BitsToFloat(b) * inv_scale);
 }
 
 template <typename KvT>
-__global__ void AppendKvKernel(const uint16_t* __restrict__ k_new, const uint16_t* __restrict__ v_new,
+__global__ void AppendKvKernel(const uint16_t* __restrict__ k_new,
+                               const uint16_t* __restrict__ v_new,
                                const int32_t* __restrict__ token_row,
                                const int32_t* __restrict__ token_pos, PageTableDevice pt,
                                PagedKvLayout l, KvT* __restrict__ k, KvT* __restrict__ v,
@@ -62,8 +65,8 @@ __global__ void AppendKvKernel(const uint16_t* __restrict__ k_new, const uint16_
     v[vdst + e] = Narrow<KvT>(v_new[i * vn + e], inv_v);
   }
   if (threadIdx.x == 0) {
-    tags[page] = KvPageTag{pt.request_ids[row], lp,
-                           pt.epochs[static_cast<size_t>(row) * pt.max_pages + lp]};
+    tags[page] =
+        KvPageTag{pt.request_ids[row], lp, pt.epochs[static_cast<size_t>(row) * pt.max_pages + lp]};
   }
 }
 
@@ -92,24 +95,22 @@ __global__ void VerifyKernel(PageTableDevice pt, const KvPageTag* __restrict__ t
 
 }  // namespace
 
-Status LaunchAppendKv(int n_tokens, const Bf16* k_new, const Bf16* v_new,
-                      const int32_t* token_row, const int32_t* token_pos,
-                      const PageTableDevice& pt, const PagedKvDevice& cache, int* bad_tokens) {
+Status LaunchAppendKv(int n_tokens, const Bf16* k_new, const Bf16* v_new, const int32_t* token_row,
+                      const int32_t* token_pos, const PageTableDevice& pt,
+                      const PagedKvDevice& cache, int* bad_tokens) {
   if (n_tokens <= 0) return Status::Ok();
   const PagedKvLayout& l = cache.layout;
   const auto* kn = reinterpret_cast<const uint16_t*>(k_new);
   const auto* vn = reinterpret_cast<const uint16_t*>(v_new);
   const float ik = 1.0f / cache.k_scale, iv = 1.0f / cache.v_scale;
   if (l.dtype == KvDtype::kFp8) {
-    AppendKvKernel<uint8_t><<<n_tokens, 128>>>(kn, vn, token_row, token_pos, pt, l,
-                                               static_cast<uint8_t*>(cache.k),
-                                               static_cast<uint8_t*>(cache.v), cache.tags, ik, iv,
-                                               bad_tokens);
+    AppendKvKernel<uint8_t>
+        <<<n_tokens, 128>>>(kn, vn, token_row, token_pos, pt, l, static_cast<uint8_t*>(cache.k),
+                            static_cast<uint8_t*>(cache.v), cache.tags, ik, iv, bad_tokens);
   } else {
-    AppendKvKernel<uint16_t><<<n_tokens, 128>>>(kn, vn, token_row, token_pos, pt, l,
-                                                static_cast<uint16_t*>(cache.k),
-                                                static_cast<uint16_t*>(cache.v), cache.tags, ik,
-                                                iv, bad_tokens);
+    AppendKvKernel<uint16_t>
+        <<<n_tokens, 128>>>(kn, vn, token_row, token_pos, pt, l, static_cast<uint16_t*>(cache.k),
+                            static_cast<uint16_t*>(cache.v), cache.tags, ik, iv, bad_tokens);
   }
   return CudaLastError("AppendKvKernel launch");
 }

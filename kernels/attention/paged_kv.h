@@ -70,8 +70,8 @@ struct PagedKvLayout {
 // to and from a device buffer.
 struct HostPagedKv {
   PagedKvLayout layout;
-  std::vector<uint8_t> k;  // KElems() * elem bytes
-  std::vector<uint8_t> v;  // VElems() * elem bytes (empty for MLA)
+  std::vector<uint8_t> k;       // KElems() * elem bytes
+  std::vector<uint8_t> v;       // VElems() * elem bytes (empty for MLA)
   std::vector<KvPageTag> tags;  // num_pages
   float k_scale = 1.0f;
   float v_scale = 1.0f;
@@ -95,8 +95,8 @@ struct PageTable {
 
 // Builds a page table for `seq_lens` whose physical pages are a random
 // permutation of 1..total (page 0 stays poison), epochs random.
-PageTable MakeRandomPageTable(const std::vector<int32_t>& seq_lens, int page_size,
-                              uint32_t seed, int* num_pages_needed);
+PageTable MakeRandomPageTable(const std::vector<int32_t>& seq_lens, int page_size, uint32_t seed,
+                              int* num_pages_needed);
 
 // New tokens to append: token i belongs to page-table row token_row[i] at
 // position token_pos[i]. k_new [n, kv_heads, k_dim], v_new [n, kv_heads,
@@ -121,7 +121,7 @@ struct IntegrityMismatch {
   KvPageTag found{};
 };
 struct IntegrityReport {
-  int count = 0;  // all mismatches, even past the cap
+  int count = 0;                         // all mismatches, even past the cap
   std::vector<IntegrityMismatch> first;  // up to cap, in (row, page) order
 };
 

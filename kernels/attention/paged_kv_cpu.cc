@@ -44,12 +44,13 @@ float HostPagedKv::KAt(int page, int slot, int head, int d) const {
 }
 
 float HostPagedKv::VAt(int page, int slot, int head, int d) const {
-  if (layout.v_dim == 0) return Load(k, layout.KOffset(page, slot, head) + d, layout.dtype) * k_scale;
+  if (layout.v_dim == 0)
+    return Load(k, layout.KOffset(page, slot, head) + d, layout.dtype) * k_scale;
   return Load(v, layout.VOffset(page, slot, head) + d, layout.dtype) * v_scale;
 }
 
-PageTable MakeRandomPageTable(const std::vector<int32_t>& seq_lens, int page_size,
-                              uint32_t seed, int* num_pages_needed) {
+PageTable MakeRandomPageTable(const std::vector<int32_t>& seq_lens, int page_size, uint32_t seed,
+                              int* num_pages_needed) {
   PageTable pt;
   pt.batch = static_cast<int>(seq_lens.size());
   pt.seq_lens = seq_lens;
@@ -106,8 +107,8 @@ Status AppendKvCpu(const AppendBatch& batch, const PageTable& pt, HostPagedKv* c
               batch.v_new[(static_cast<size_t>(i) * l.kv_heads + h) * l.v_dim + d], inv_v);
       }
     }
-    cache->tags[page] = KvPageTag{pt.request_ids[row], lp,
-                                  pt.epochs[static_cast<size_t>(row) * pt.max_pages + lp]};
+    cache->tags[page] =
+        KvPageTag{pt.request_ids[row], lp, pt.epochs[static_cast<size_t>(row) * pt.max_pages + lp]};
   }
   return Status::Ok();
 }

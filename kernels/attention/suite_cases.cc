@@ -84,8 +84,8 @@ MeasurementRecord AttentionRecord(const AttnCaseSpec& s, const AttentionProblem&
   r.variant = s.variant;
   r.dtype = CaseDtype();
   r.kv_dtype = KvDtypeName(s.dtype);
-  r.shape = {{"batch", s.batch},         {"context", s.ctx},     {"q_heads", p.q_heads},
-             {"kv_heads", p.kv_heads},   {"head_dim", p.k_dim},  {"v_head_dim", p.v_dim},
+  r.shape = {{"batch", s.batch},       {"context", s.ctx},    {"q_heads", p.q_heads},
+             {"kv_heads", p.kv_heads}, {"head_dim", p.k_dim}, {"v_head_dim", p.v_dim},
              {"page_size", s.page}};
   if (p.topk) r.shape.push_back({"topk", p.topk});
   if (s.chunk) r.shape.push_back({"chunk", s.chunk});
@@ -102,8 +102,11 @@ MeasurementRecord AppendRecord(const AttnCaseSpec& s) {
   r.dtype = "bf16";
   r.kv_dtype = KvDtypeName(s.dtype);
   const int vd = s.heads.mla ? 0 : s.heads.v_dim;
-  r.shape = {{"tokens", s.batch}, {"kv_heads", s.heads.kv_heads}, {"head_dim", s.heads.k_dim},
-             {"v_head_dim", vd}, {"page_size", s.page}};
+  r.shape = {{"tokens", s.batch},
+             {"kv_heads", s.heads.kv_heads},
+             {"head_dim", s.heads.k_dim},
+             {"v_head_dim", vd},
+             {"page_size", s.page}};
   const double elems = static_cast<double>(s.batch) * s.heads.kv_heads * (s.heads.k_dim + vd);
   // BF16 in, cache element out, plus row/pos (8 B), page-table entry and
   // epoch (8 B) and the 16-B tag per token.
@@ -126,7 +129,8 @@ MeasurementRecord VerifyRecord(const AttnCaseSpec& s, int max_pages) {
 
 MeasurementRecord ElementwiseRecord(const ElementwiseCaseSpec& s) {
   MeasurementRecord r;
-  r.kernel = s.op == "rmsnorm" ? "fused_add_rmsnorm" : (s.op == "silu_mul" ? "silu_and_mul" : "rope");
+  r.kernel =
+      s.op == "rmsnorm" ? "fused_add_rmsnorm" : (s.op == "silu_mul" ? "silu_and_mul" : "rope");
   r.op_class = "elementwise";
   r.dtype = "bf16";
   const double n = s.n, w = s.width;
@@ -235,7 +239,8 @@ Status RunVerifyCaseCpu(const SuiteOptions& o, const AttnCaseSpec& s, Measuremen
   std::vector<KvPageTag> tags(num_pages, KvPageTag{kKvNoRequest, -1, 0});
   for (int b = 0; b < pt.batch; ++b) {
     for (int j = 0; j * s.page < s.ctx; ++j) {
-      tags[pt.Page(b, j)] = {pt.request_ids[b], j, pt.epochs[static_cast<size_t>(b) * pt.max_pages + j]};
+      tags[pt.Page(b, j)] = {pt.request_ids[b], j,
+                             pt.epochs[static_cast<size_t>(b) * pt.max_pages + j]};
     }
   }
   IntegrityReport rep;
@@ -255,8 +260,9 @@ Status RunElementwiseCaseCpu(const SuiteOptions& o, const ElementwiseCaseSpec& s
     auto res = RandomBf16Vec(static_cast<size_t>(s.n) * s.width, 2);
     const auto w = RandomBf16Vec(s.width, 3);
     std::vector<float> y(x.size());
-    rec.timing = TimeCpu([&] { FusedAddRmsNormCpu(s.n, s.width, 1e-6f, x.data(), res.data(), w.data(), y.data()); },
-                         0, kCpuRepeats);
+    rec.timing = TimeCpu(
+        [&] { FusedAddRmsNormCpu(s.n, s.width, 1e-6f, x.data(), res.data(), w.data(), y.data()); },
+        0, kCpuRepeats);
   } else if (s.op == "silu_mul") {
     const auto gu = RandomBf16Vec(static_cast<size_t>(s.n) * 2 * s.width, 4);
     std::vector<float> y(static_cast<size_t>(s.n) * s.width);
@@ -267,8 +273,12 @@ Status RunElementwiseCaseCpu(const SuiteOptions& o, const ElementwiseCaseSpec& s
     std::vector<int32_t> pos(s.n);
     for (int i = 0; i < s.n; ++i) pos[i] = i;
     std::vector<float> y(x.size());
-    rec.timing = TimeCpu([&] { RopeCpu(s.n, heads, s.width, s.width - rope, rope, 10000.0f, pos.data(), x.data(), y.data()); },
-                         0, kCpuRepeats);
+    rec.timing = TimeCpu(
+        [&] {
+          RopeCpu(s.n, heads, s.width, s.width - rope, rope, 10000.0f, pos.data(), x.data(),
+                  y.data());
+        },
+        0, kCpuRepeats);
   }
   rec.check = "skipped";
   sink->Add(rec);
@@ -276,9 +286,7 @@ Status RunElementwiseCaseCpu(const SuiteOptions& o, const ElementwiseCaseSpec& s
 }
 
 #ifndef CAPPLAN_HAVE_CUDA
-Status NoCuda() {
-  return Status::Unavailable("built without CUDA kernels; run with --dry-run");
-}
+Status NoCuda() { return Status::Unavailable("built without CUDA kernels; run with --dry-run"); }
 #endif
 
 }  // namespace

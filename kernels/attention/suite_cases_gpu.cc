@@ -143,8 +143,9 @@ Status RunAppendCaseGpu(const SuiteOptions& o, const AttnCaseSpec& s, Measuremen
   CAPPLAN_RETURN_IF_ERROR(req.Upload(pt.request_ids));
   CAPPLAN_RETURN_IF_ERROR(slen.Upload(pt.seq_lens));
   CAPPLAN_RETURN_IF_ERROR(bad.Upload(std::vector<int>{0}));
-  const PageTableDevice ptd{pt.batch, pt.max_pages, pages.as<int32_t>(), epochs.as<uint32_t>(),
-                            req.as<int64_t>(), slen.as<int32_t>()};
+  const PageTableDevice ptd{
+      pt.batch,          pt.max_pages,      pages.as<int32_t>(), epochs.as<uint32_t>(),
+      req.as<int64_t>(), slen.as<int32_t>()};
   const PagedKvDevice cache{l, k.get(), v.get(), tags.as<KvPageTag>(), scale, scale};
   auto launch = [&] {
     return LaunchAppendKv(s.batch, kn_d.as<Bf16>(), vd ? vn_d.as<Bf16>() : nullptr,
@@ -196,7 +197,7 @@ Status RunVerifyCaseGpu(const SuiteOptions& o, const AttnCaseSpec& s, Measuremen
   CAPPLAN_RETURN_IF_ERROR(dtags.Upload(tags));
   CAPPLAN_RETURN_IF_ERROR(outb.Allocate(64 * sizeof(IntegrityMismatch)));
   CAPPLAN_RETURN_IF_ERROR(count.Allocate(sizeof(int)));
-  const PageTableDevice ptd{bad_pt.batch, bad_pt.max_pages, pages.as<int32_t>(),
+  const PageTableDevice ptd{bad_pt.batch,          bad_pt.max_pages,  pages.as<int32_t>(),
                             epochs.as<uint32_t>(), req.as<int64_t>(), slen.as<int32_t>()};
   auto launch = [&] {
     return LaunchVerifyKvIntegrity(ptd, dtags.as<KvPageTag>(), num_pages, s.page, 64,
@@ -229,8 +230,8 @@ Status RunElementwiseCaseGpu(const SuiteOptions& o, const ElementwiseCaseSpec& s
     CAPPLAN_RETURN_IF_ERROR(FillRandomBf16Device(res.get(), nw, o.seed + 2, 1.0f));
     CAPPLAN_RETURN_IF_ERROR(FillRandomBf16Device(w.get(), s.width, o.seed + 3, 1.0f));
     auto launch = [&] {
-      return LaunchFusedAddRmsNorm(s.n, s.width, 1e-6f, x.as<Bf16>(), res.as<Bf16>(),
-                                   w.as<Bf16>(), y.as<Bf16>());
+      return LaunchFusedAddRmsNorm(s.n, s.width, 1e-6f, x.as<Bf16>(), res.as<Bf16>(), w.as<Bf16>(),
+                                   y.as<Bf16>());
     };
     if (check) {
       std::vector<uint16_t> xh, rh, wh, yh;

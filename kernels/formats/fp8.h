@@ -27,8 +27,8 @@ namespace capplan::kernels {
 // Format constants, all derived from the bit layout above (OCP FP8 v1.0).
 inline constexpr int kFp8E4m3ExpBias = 7;
 inline constexpr int kFp8E4m3MantBits = 3;
-inline constexpr uint8_t kFp8E4m3MaxCode = 0x7e;  // S.1111.110
-inline constexpr uint8_t kFp8E4m3NanCode = 0x7f;  // S.1111.111
+inline constexpr uint8_t kFp8E4m3MaxCode = 0x7e;      // S.1111.110
+inline constexpr uint8_t kFp8E4m3NanCode = 0x7f;      // S.1111.111
 inline constexpr float kFp8E4m3Max = 1.75f * 256.0f;  // = 448
 // Relative spacing of normal codes: 2^-3, so round-to-nearest error <= 2^-4.
 inline constexpr float kFp8E4m3RelErr = 1.0f / 16.0f;
@@ -76,17 +76,17 @@ struct Fp8Blocking {
   int block_rows = 0;  // <= 0 means "all rows"
   int block_cols = 0;  // <= 0 means "all cols"
   static Fp8Blocking PerTensor() { return {0, 0}; }
-  static Fp8Blocking PerToken() { return {1, 0}; }           // one scale per row
-  static Fp8Blocking TokenGroup(int g) { return {1, g}; }   // 1 x g (activations, MLA latent)
-  static Fp8Blocking Block128() { return {128, 128}; }      // 128 x 128 (weights)
+  static Fp8Blocking PerToken() { return {1, 0}; }         // one scale per row
+  static Fp8Blocking TokenGroup(int g) { return {1, g}; }  // 1 x g (activations, MLA latent)
+  static Fp8Blocking Block128() { return {128, 128}; }     // 128 x 128 (weights)
 };
 
 struct Fp8Tensor {
   int rows = 0;
   int cols = 0;
   Fp8Blocking blocking;
-  int scale_rows = 0;  // number of row blocks
-  int scale_cols = 0;  // number of column blocks
+  int scale_rows = 0;          // number of row blocks
+  int scale_cols = 0;          // number of column blocks
   std::vector<uint8_t> codes;  // rows * cols, row-major
   std::vector<float> scales;   // scale_rows * scale_cols, row-major
   float ScaleAt(int r, int c) const;

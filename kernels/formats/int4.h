@@ -29,7 +29,7 @@ inline constexpr int kInt4SymBias = 8;  // uint4b8
 struct Int4Weights {
   int rows = 0;
   int cols = 0;
-  int group = 0;        // 32 or 128
+  int group = 0;  // 32 or 128
   bool symmetric = true;
   std::vector<uint8_t> packed;  // rows * cols / 2
   std::vector<Bf16> scales;     // rows * (cols / group)

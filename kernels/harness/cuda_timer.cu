@@ -1,9 +1,9 @@
 // CUDA event timer and device queries; see cuda_timer.h.
-#include "kernels/harness/cuda_timer.h"
-
 #include <cuda_runtime.h>
 
 #include <vector>
+
+#include "kernels/harness/cuda_timer.h"
 
 namespace capplan::kernels {
 
@@ -80,7 +80,8 @@ Result<TimingStats> TimeCuda(const std::function<Status()>& launch, const CudaTi
       CAPPLAN_RETURN_IF_ERROR(Check(cudaEventRecord(stop), "cudaEventRecord"));
       CAPPLAN_RETURN_IF_ERROR(Check(cudaEventSynchronize(stop), "kernel run"));
       float ms = 0.0f;
-      CAPPLAN_RETURN_IF_ERROR(Check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime"));
+      CAPPLAN_RETURN_IF_ERROR(
+          Check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime"));
       us.push_back(1000.0 * ms);
     }
     return Status::Ok();

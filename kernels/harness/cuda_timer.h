@@ -30,8 +30,8 @@ Result<TimingStats> TimeCuda(const std::function<Status()>& launch, const CudaTi
 // Device facts the harness and planners need, read from the driver.
 struct CudaDeviceInfo {
   std::string name;
-  std::string driver;  // e.g. "580.159" (from cudaDriverGetVersion: major.minor)
-  std::string runtime; // e.g. "13.0"
+  std::string driver;   // e.g. "580.159" (from cudaDriverGetVersion: major.minor)
+  std::string runtime;  // e.g. "13.0"
   int sm_count = 0;
   int l2_bytes = 0;
   int sm_clock_mhz = 0;

@@ -34,7 +34,8 @@ class DeviceBuffer {
     const cudaError_t e = cudaMalloc(&ptr_, bytes);
     if (e != cudaSuccess) {
       ptr_ = nullptr;
-      return Status::Internal("cudaMalloc(" + std::to_string(bytes) + "): " + cudaGetErrorString(e));
+      return Status::Internal("cudaMalloc(" + std::to_string(bytes) +
+                              "): " + cudaGetErrorString(e));
     }
     bytes_ = bytes;
     return Status::Ok();
@@ -42,19 +43,27 @@ class DeviceBuffer {
   template <typename T>
   Status Upload(const std::vector<T>& host) {
     CAPPLAN_RETURN_IF_ERROR(Allocate(host.size() * sizeof(T)));
+    if (bytes_ == 0) return Status::Ok();
     return Wrap(cudaMemcpy(ptr_, host.data(), bytes_, cudaMemcpyHostToDevice), "upload");
   }
   template <typename T>
   Status Download(std::vector<T>* host) const {
     host->resize(bytes_ / sizeof(T));
+    if (bytes_ == 0) return Status::Ok();
     return Wrap(cudaMemcpy(host->data(), ptr_, bytes_, cudaMemcpyDeviceToHost), "download");
   }
   // memset 0xff: NaN in FP32, BF16 and FP8 E4M3 (the poison value).
-  Status Poison() { return Wrap(cudaMemset(ptr_, 0xff, bytes_), "poison memset"); }
-  Status Zero() { return Wrap(cudaMemset(ptr_, 0, bytes_), "zero memset"); }
+  Status Poison() {
+    return bytes_ == 0 ? Status::Ok() : Wrap(cudaMemset(ptr_, 0xff, bytes_), "poison memset");
+  }
+  Status Zero() {
+    return bytes_ == 0 ? Status::Ok() : Wrap(cudaMemset(ptr_, 0, bytes_), "zero memset");
+  }
 
   template <typename T>
-  T* as() const { return static_cast<T*>(ptr_); }
+  T* as() const {
+    return static_cast<T*>(ptr_);
+  }
   void* get() const { return ptr_; }
   size_t bytes() const { return bytes_; }
   void Reset() {

@@ -5,12 +5,11 @@
 #define CAPPLAN_KERNELS_HARNESS_MEASUREMENT_H_
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "common/status.h"
 #include "kernels/harness/timing.h"
@@ -18,10 +17,10 @@
 namespace capplan::kernels {
 
 struct MeasurementRecord {
-  std::string kernel;    // kernel family, e.g. "paged_decode_attention"
-  std::string op_class;  // attention|dense_gemm|moe|communication|elementwise|overhead
-  std::string variant;   // optional
-  std::string dtype;     // compute dtype
+  std::string kernel;        // kernel family, e.g. "paged_decode_attention"
+  std::string op_class;      // attention|dense_gemm|moe|communication|elementwise|overhead
+  std::string variant;       // optional
+  std::string dtype;         // compute dtype
   std::string weight_dtype;  // optional (GEMMs)
   std::string kv_dtype;      // optional (attention)
   std::vector<std::pair<std::string, int64_t>> shape;  // ordered as given

@@ -30,8 +30,8 @@ Result<Ceilings> LoadCeilings(const std::string& path) {
   for (const char* k : {"hbm_source", "bf16_source", "fp8_source", "fp32_source"}) {
     CAPPLAN_RETURN_IF_ERROR(o.Get(k, &ignored, true));
   }
-  for (const char* k : {"hbm_bytes_per_s", "bf16_flops_per_s", "fp8_flops_per_s",
-                        "fp32_flops_per_s"}) {
+  for (const char* k :
+       {"hbm_bytes_per_s", "bf16_flops_per_s", "fp8_flops_per_s", "fp32_flops_per_s"}) {
     CAPPLAN_RETURN_IF_ERROR(o.CheckRange(k, doc[k].get<double>(), 1e9, 1e17));
   }
   CAPPLAN_RETURN_IF_ERROR(o.Finish());

@@ -28,11 +28,11 @@ Result<Ceilings> LoadCeilings(const std::string& path);
 Result<Ceilings> LoadDefaultCeilings();
 
 struct Roofline {
-  double gb_per_s = 0;      // achieved
-  double tflop_per_s = 0;   // achieved
-  double ideal_us = 0;      // max of the two floors
-  double fraction = 0;      // ideal_us / median_us
-  bool memory_bound = true; // which floor is larger
+  double gb_per_s = 0;       // achieved
+  double tflop_per_s = 0;    // achieved
+  double ideal_us = 0;       // max of the two floors
+  double fraction = 0;       // ideal_us / median_us
+  bool memory_bound = true;  // which floor is larger
 };
 
 Roofline ComputeRoofline(double bytes, double flops, double median_us, const Ceilings& c,

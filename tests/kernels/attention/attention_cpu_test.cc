@@ -1,9 +1,9 @@
 // CPU references against float64 ground truth, FP8 vs BF16 KV, page-table
 // invariance, and integrity verification.
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <gtest/gtest.h>
 
 #include "kernels/attention/attention.h"
 #include "kernels/attention/paged_kv.h"
@@ -63,9 +63,10 @@ std::vector<double> Truth(const Filled& f, const AttentionProblem& p, const std:
       kt[d] = ToFloat(f.k_src[seq][(static_cast<size_t>(t) * l.kv_heads + kvh) * l.k_dim + d]);
     }
     for (int d = 0; d < p.v_dim; ++d) {
-      vt[d] = p.v_from_k ? kt[d]
-                         : ToFloat(f.v_src[seq][(static_cast<size_t>(t) * l.kv_heads + kvh) *
-                                                    l.v_dim + d]);
+      vt[d] =
+          p.v_from_k
+              ? kt[d]
+              : ToFloat(f.v_src[seq][(static_cast<size_t>(t) * l.kv_heads + kvh) * l.v_dim + d]);
     }
     k.push_back(kt);
     v.push_back(vt);
@@ -102,9 +103,12 @@ TEST(PagedKvCpu, AppendQuantisesFp8WithScale) {
     for (int d = 0; d < 128; ++d) {
       const float src = ToFloat(f.k_src[0][static_cast<size_t>(t) * 128 + d]);
       const float got = f.cache.KAt(page, t % 16, 0, d);
-      const float bound = std::min(std::fabs(src), 4.0f) * kFp8E4m3RelErr + ks * std::ldexp(1.0f, -10);
-      if (std::fabs(src) <= 4.0f) ASSERT_LE(std::fabs(got - src), bound + 1e-7f) << t << "," << d;
-      else ASSERT_NEAR(std::fabs(got), 4.0f, 1e-6f);  // saturated at 448 * scale
+      const float bound =
+          std::min(std::fabs(src), 4.0f) * kFp8E4m3RelErr + ks * std::ldexp(1.0f, -10);
+      if (std::fabs(src) <= 4.0f)
+        ASSERT_LE(std::fabs(got - src), bound + 1e-7f) << t << "," << d;
+      else
+        ASSERT_NEAR(std::fabs(got), 4.0f, 1e-6f);  // saturated at 448 * scale
     }
   }
 }
@@ -211,15 +215,18 @@ TEST(AttentionCpu, Fp8KvWithinDocumentedToleranceOfBf16) {
   const std::vector<int32_t> lens = {256, 700};
   const float amax = 4.5f;  // ~4.5 sigma of N(0,1): calibrated per-tensor scale
   const Filled bf = FillCache(lens, Gqa(1, 64, KvDtype::kBf16), 1, 1, 31);
-  Filled f8 = FillCache(lens, Gqa(1, 64, KvDtype::kFp8), amax / kFp8E4m3Max, amax / kFp8E4m3Max, 31);
+  Filled f8 =
+      FillCache(lens, Gqa(1, 64, KvDtype::kFp8), amax / kFp8E4m3Max, amax / kFp8E4m3Max, 31);
   AttentionProblem pb = ProblemFor(bf, 2, 8), p8 = ProblemFor(f8, 2, 8);
   const auto q = RandomBf16(2 * 8 * 128, 37);
   std::vector<int32_t> seq = {0, 1};
   std::vector<float> ob(2 * 8 * 128), o8(ob.size());
   ASSERT_TRUE(PagedAttentionCpu(pb, {seq.data(), lens.data(), nullptr, bf.pt.pages.data()},
-                                q.data(), bf.cache, ob.data()).ok());
+                                q.data(), bf.cache, ob.data())
+                  .ok());
   ASSERT_TRUE(PagedAttentionCpu(p8, {seq.data(), lens.data(), nullptr, f8.pt.pages.data()},
-                                q.data(), f8.cache, o8.data()).ok());
+                                q.data(), f8.cache, o8.data())
+                  .ok());
   const double rel = RelativeL2Error(o8.data(), ob.data(), ob.size());
   EXPECT_LT(rel, kFp8E4m3RelErr) << "relative L2 error " << rel;
   EXPECT_GT(rel, 0.0);  // FP8 really was used
@@ -247,7 +254,8 @@ TEST(AttentionCpu, MlaAbsorbedAndDsaTopkMatchDenseTruth) {
   std::vector<int32_t> seq = {0, 1};
   std::vector<float> out(2 * 16 * 512);
   ASSERT_TRUE(PagedAttentionCpu(p, {seq.data(), lens.data(), nullptr, f.pt.pages.data()}, q.data(),
-                                f.cache, out.data()).ok());
+                                f.cache, out.data())
+                  .ok());
   std::vector<int> all(lens[1]);
   for (int i = 0; i < lens[1]; ++i) all[i] = i;
   const auto t = Truth(f, p, q, 1, 1, 5, all);
@@ -255,10 +263,11 @@ TEST(AttentionCpu, MlaAbsorbedAndDsaTopkMatchDenseTruth) {
 
   // DSA: each row sees only its top-k list (with -1 padding).
   p.topk = 8;
-  std::vector<int32_t> idx = {3, 60, 1, 69, -1, 10, 11, -1,  // row 0 (6 real)
-                              0, 129, 64, 65, 7, 100, 5, 128};
+  std::vector<int32_t> idx = {3, 60,  1,  69, -1, 10,  11, -1,  // row 0 (6 real)
+                              0, 129, 64, 65, 7,  100, 5,  128};
   ASSERT_TRUE(PagedAttentionCpu(p, {seq.data(), lens.data(), idx.data(), f.pt.pages.data()},
-                                q.data(), f.cache, out.data()).ok());
+                                q.data(), f.cache, out.data())
+                  .ok());
   const auto t0 = Truth(f, p, q, 0, 0, 15, {3, 60, 1, 69, 10, 11});
   for (int d = 0; d < 512; ++d) ASSERT_NEAR(out[15 * 512 + d], t0[d], 1e-5) << d;
 }
@@ -272,7 +281,8 @@ TEST(AttentionCpu, PrefillChunkIsCausalOverThePagedPrefix) {
   const auto q = RandomBf16(30 * 8 * 128, 53);
   std::vector<float> out(30 * 8 * 128);
   ASSERT_TRUE(PagedAttentionCpu(p, {rseq.data(), rctx.data(), nullptr, f.pt.pages.data()}, q.data(),
-                                f.cache, out.data()).ok());
+                                f.cache, out.data())
+                  .ok());
   for (int i : {0, 13, 29}) {
     std::vector<int> pos(61 + i);
     for (int k = 0; k < 61 + i; ++k) pos[k] = k;

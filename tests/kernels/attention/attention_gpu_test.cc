@@ -1,11 +1,11 @@
 // Every attention-side CUDA kernel against its CPU reference on random
 // shapes (label: gpu; skipped without a device).
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <tuple>
-
-#include <gtest/gtest.h>
 
 #include "kernels/attention/attention.h"
 #include "kernels/attention/attention_cuda.h"
@@ -38,9 +38,9 @@ struct DeviceCache {
     CAPPLAN_RETURN_IF_ERROR(epochs.Upload(f.pt.epochs));
     CAPPLAN_RETURN_IF_ERROR(req.Upload(f.pt.request_ids));
     CAPPLAN_RETURN_IF_ERROR(lens.Upload(f.pt.seq_lens));
-    cache = {f.cache.layout, k.get(), v.get(), tags.as<KvPageTag>(), f.cache.k_scale,
-             f.cache.v_scale};
-    pt = {f.pt.batch, f.pt.max_pages, pages.as<int32_t>(), epochs.as<uint32_t>(),
+    cache = {f.cache.layout,       k.get(),         v.get(),
+             tags.as<KvPageTag>(), f.cache.k_scale, f.cache.v_scale};
+    pt = {f.pt.batch,        f.pt.max_pages,    pages.as<int32_t>(), epochs.as<uint32_t>(),
           req.as<int64_t>(), lens.as<int32_t>()};
     return Status::Ok();
   }
@@ -59,7 +59,8 @@ PagedKvLayout Layout(int kv_heads, int k_dim, int v_dim, int page, KvDtype dt) {
 TEST(AppendKvGpu, MatchesCpuBytesAndTags) {
   CAPPLAN_REQUIRE_CUDA_DEVICE();
   for (KvDtype dt : {KvDtype::kBf16, KvDtype::kFp8}) {
-    for (auto [kvh, kd, vd, ps] : {std::make_tuple(2, 128, 128, 16), std::make_tuple(1, 576, 0, 64)}) {
+    for (auto [kvh, kd, vd, ps] :
+         {std::make_tuple(2, 128, 128, 16), std::make_tuple(1, 576, 0, 64)}) {
       // Start from an empty (poisoned) cache sized for these sequences.
       const std::vector<int32_t> lens = {40, 130, 7};
       const float scale = dt == KvDtype::kFp8 ? 4.5f / kFp8E4m3Max : 1.0f;
@@ -195,7 +196,8 @@ TEST_P(PagedAttentionGpu, MatchesCpuReference) {
       }
     }
   }
-  const auto q = RandomBf16(static_cast<size_t>(p.rows) * p.q_heads * p.k_dim, 73, mla ? 0.5f : 1.0f);
+  const auto q =
+      RandomBf16(static_cast<size_t>(p.rows) * p.q_heads * p.k_dim, 73, mla ? 0.5f : 1.0f);
   std::vector<float> ref(static_cast<size_t>(p.rows) * p.q_heads * p.v_dim);
   AttentionRows hr{row_seq.data(), row_ctx.data(), c.topk ? topk_idx.data() : nullptr,
                    f.pt.pages.data()};
@@ -213,10 +215,10 @@ TEST_P(PagedAttentionGpu, MatchesCpuReference) {
   const int max_tokens = c.topk ? c.topk : *std::max_element(row_ctx.begin(), row_ctx.end());
   const AttentionPlan plan = PlanPagedAttention(p, max_tokens, c.sm_count);
   CAPPLAN_ASSERT_OK(ws.Allocate(plan.workspace_bytes));
-  AttentionRows dr{dseq.as<int32_t>(), dctx.as<int32_t>(),
-                   c.topk ? dtopk.as<int32_t>() : nullptr, dc.pages.as<int32_t>()};
-  CAPPLAN_ASSERT_OK(LaunchPagedAttention(p, dr, dq.as<Bf16>(), dc.cache, plan, ws.get(),
-                                         dout.as<Bf16>()));
+  AttentionRows dr{dseq.as<int32_t>(), dctx.as<int32_t>(), c.topk ? dtopk.as<int32_t>() : nullptr,
+                   dc.pages.as<int32_t>()};
+  CAPPLAN_ASSERT_OK(
+      LaunchPagedAttention(p, dr, dq.as<Bf16>(), dc.cache, plan, ws.get(), dout.as<Bf16>()));
   std::vector<uint16_t> got_bits;
   CAPPLAN_ASSERT_OK(dout.Download(&got_bits));
   std::vector<float> got(got_bits.size());
@@ -311,7 +313,8 @@ TEST(ElementwiseGpu, MatchCpuReferences) {
   DeviceBuffer dqx, dpos;
   CAPPLAN_ASSERT_OK(dqx.Upload(qx));
   CAPPLAN_ASSERT_OK(dpos.Upload(pos));
-  CAPPLAN_ASSERT_OK(LaunchRope(n, heads, hd, 512, 64, 10000.0f, dpos.as<int32_t>(), dqx.as<Bf16>()));
+  CAPPLAN_ASSERT_OK(
+      LaunchRope(n, heads, hd, 512, 64, 10000.0f, dpos.as<int32_t>(), dqx.as<Bf16>()));
   std::vector<uint16_t> qb;
   CAPPLAN_ASSERT_OK(dqx.Download(&qb));
   r = Check(to_float(qb), r_ref, 2e-3, 1e-2);

@@ -53,8 +53,7 @@ inline Filled FillCache(const std::vector<int32_t>& seq_lens, const PagedKvLayou
 // Dense float64 attention of one query head over explicit token lists.
 inline std::vector<double> DenseAttention(const std::vector<double>& q,
                                           const std::vector<std::vector<double>>& k,
-                                          const std::vector<std::vector<double>>& v,
-                                          double scale) {
+                                          const std::vector<std::vector<double>>& v, double scale) {
   std::vector<double> out(v.empty() ? 0 : v[0].size(), 0.0);
   if (k.empty()) return out;
   std::vector<double> s(k.size());

@@ -1,7 +1,7 @@
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "kernels/attention/elementwise.h"
 #include "tests/kernels/attention/attention_test_util.h"

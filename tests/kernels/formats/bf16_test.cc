@@ -1,10 +1,10 @@
 #include "kernels/formats/bf16.h"
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <limits>
 #include <random>
-
-#include <gtest/gtest.h>
 
 namespace capplan::kernels {
 namespace {

@@ -1,10 +1,10 @@
 // Host and device conversions must agree bit for bit, and our FP8 encoder
 // must agree with CUDA's satfinite conversion (label: gpu).
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <limits>
 #include <random>
-
-#include <gtest/gtest.h>
 
 #include "kernels/formats/bf16.h"
 #include "kernels/formats/formats_device.h"

@@ -1,12 +1,12 @@
 // Exhaustive checks of FP8 E4M3 against a brute-force float64 oracle.
 #include "kernels/formats/fp8.h"
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <limits>
 #include <random>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 namespace capplan::kernels {
 namespace {

@@ -1,10 +1,10 @@
 #include "kernels/formats/int4.h"
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <random>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 namespace capplan::kernels {
 namespace {

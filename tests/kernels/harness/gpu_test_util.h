@@ -7,15 +7,15 @@
 
 #include "kernels/harness/cuda_timer.h"
 
-#define CAPPLAN_REQUIRE_CUDA_DEVICE()                                             \
-  do {                                                                            \
+#define CAPPLAN_REQUIRE_CUDA_DEVICE()                                                   \
+  do {                                                                                  \
     const std::string _capplan_why = ::capplan::kernels::CudaDeviceUnavailableReason(); \
-    if (!_capplan_why.empty()) GTEST_SKIP() << _capplan_why;                      \
+    if (!_capplan_why.empty()) GTEST_SKIP() << _capplan_why;                            \
   } while (0)
 
-#define CAPPLAN_ASSERT_OK(expr)                         \
-  do {                                                  \
-    const ::capplan::Status _capplan_s = (expr);        \
+#define CAPPLAN_ASSERT_OK(expr)                            \
+  do {                                                     \
+    const ::capplan::Status _capplan_s = (expr);           \
     ASSERT_TRUE(_capplan_s.ok()) << _capplan_s.ToString(); \
   } while (0)
 

@@ -1,14 +1,13 @@
 // Runs capplan-kernel-bench as the device script does, in --dry-run --quick
 // mode (CPU references only), and validates the measurements file it writes.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <set>
 #include <string>
-
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include "common/json_util.h"
 #include "kernels/harness/measurement.h"
@@ -40,10 +39,13 @@ int RunBench(const std::string& args, std::string* output) {
 TEST(KernelBenchDryRun, WritesValidMeasurementsForAttentionSuites) {
   const std::string out = TempPath("m.json");
   std::string log;
-  const int rc = RunBench("--dry-run --quick --commit abc1234 --suite paged_decode_attention "
-                     "--suite mla_decode_attention --suite dsa_decode_attention "
-                     "--suite prefill_attention --suite paged_kv_append "
-                     "--suite kv_integrity_verify --suite elementwise --out " + out, &log);
+  const int rc = RunBench(
+      "--dry-run --quick --commit abc1234 --suite paged_decode_attention "
+      "--suite mla_decode_attention --suite dsa_decode_attention "
+      "--suite prefill_attention --suite paged_kv_append "
+      "--suite kv_integrity_verify --suite elementwise --out " +
+          out,
+      &log);
   ASSERT_EQ(rc, 0) << log;
   auto doc = ReadJsonFile(out);
   ASSERT_TRUE(doc.ok()) << doc.status().ToString();
@@ -71,7 +73,8 @@ TEST(KernelBenchDryRun, WritesValidMeasurementsForAttentionSuites) {
 
 TEST(KernelBenchDryRun, UnknownSuiteIsAUsageErrorWithSuggestion) {
   std::string log;
-  const int rc = RunBench("--dry-run --suite paged_decode_atention --out " + TempPath("x.json"), &log);
+  const int rc =
+      RunBench("--dry-run --suite paged_decode_atention --out " + TempPath("x.json"), &log);
   EXPECT_EQ(rc, 2) << log;
   EXPECT_NE(log.find("paged_decode_attention"), std::string::npos) << log;
 }
