@@ -22,7 +22,8 @@ class DeviceBuffer {
  public:
   DeviceBuffer() = default;
   ~DeviceBuffer() { Reset(); }
-  DeviceBuffer(DeviceBuffer&& o) noexcept : p_(std::exchange(o.p_, nullptr)), n_(std::exchange(o.n_, 0)) {}
+  DeviceBuffer(DeviceBuffer&& o) noexcept
+      : p_(std::exchange(o.p_, nullptr)), n_(std::exchange(o.n_, 0)) {}
   DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
     if (this != &o) {
       Reset();
@@ -50,16 +51,18 @@ class DeviceBuffer {
     CAPPLAN_RETURN_IF_ERROR(Allocate(n));
     if (n == 0) return Status::Ok();
     const cudaError_t e = cudaMemcpy(p_, src, n * sizeof(T), cudaMemcpyHostToDevice);
-    return e == cudaSuccess ? Status::Ok()
-                            : Status::Internal(std::string("cudaMemcpy H2D: ") + cudaGetErrorString(e));
+    return e == cudaSuccess
+               ? Status::Ok()
+               : Status::Internal(std::string("cudaMemcpy H2D: ") + cudaGetErrorString(e));
   }
   Status Upload(const std::vector<T>& v) { return Upload(v.data(), v.size()); }
   Status Download(std::vector<T>* out) const {
     out->resize(n_);
     if (n_ == 0) return Status::Ok();
     const cudaError_t e = cudaMemcpy(out->data(), p_, n_ * sizeof(T), cudaMemcpyDeviceToHost);
-    return e == cudaSuccess ? Status::Ok()
-                            : Status::Internal(std::string("cudaMemcpy D2H: ") + cudaGetErrorString(e));
+    return e == cudaSuccess
+               ? Status::Ok()
+               : Status::Internal(std::string("cudaMemcpy D2H: ") + cudaGetErrorString(e));
   }
   // Poison: 0xff bytes are NaN in FP32, BF16 and e4m3 alike.
   Status Poison() {

@@ -44,8 +44,9 @@ Result<DeviceWeightSet> UploadWeightSet(const std::vector<const GemmWeights*>& m
       break;
     }
     case GemmWeightFormat::kFp8PerTensor:
-      return Status::Invalid("UploadWeightSet: FP8 per-tensor weights go through cuBLASLt; the "
-                             "grouped kernel needs 128x128 block scales (fp8_block)");
+      return Status::Invalid(
+          "UploadWeightSet: FP8 per-tensor weights go through cuBLASLt; the "
+          "grouped kernel needs 128x128 block scales (fp8_block)");
     case GemmWeightFormat::kFp8Block128: {
       std::vector<uint8_t> codes;
       std::vector<float> scales;

@@ -17,10 +17,14 @@ int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 const char* GemmWeightFormatName(GemmWeightFormat f) {
   switch (f) {
-    case GemmWeightFormat::kBf16: return "bf16";
-    case GemmWeightFormat::kFp8PerTensor: return "fp8";
-    case GemmWeightFormat::kFp8Block128: return "fp8_block";
-    case GemmWeightFormat::kInt4: return "int4";
+    case GemmWeightFormat::kBf16:
+      return "bf16";
+    case GemmWeightFormat::kFp8PerTensor:
+      return "fp8";
+    case GemmWeightFormat::kFp8Block128:
+      return "fp8_block";
+    case GemmWeightFormat::kInt4:
+      return "int4";
   }
   return "?";
 }
@@ -28,8 +32,10 @@ const char* GemmWeightFormatName(GemmWeightFormat f) {
 double WeightBytes(int64_t n, int64_t k, GemmWeightFormat f, int group, bool asymmetric) {
   const double nk = static_cast<double>(n) * static_cast<double>(k);
   switch (f) {
-    case GemmWeightFormat::kBf16: return nk * kBf16Bytes;
-    case GemmWeightFormat::kFp8PerTensor: return nk * kFp8Bytes + kFp32Bytes;
+    case GemmWeightFormat::kBf16:
+      return nk * kBf16Bytes;
+    case GemmWeightFormat::kFp8PerTensor:
+      return nk * kFp8Bytes + kFp32Bytes;
     case GemmWeightFormat::kFp8Block128:
       return nk * kFp8Bytes +
              kFp32Bytes * static_cast<double>(CeilDiv(n, kBlock) * CeilDiv(k, kBlock));
@@ -49,8 +55,12 @@ GemmCost DenseGemmCost(int64_t m, int64_t n, int64_t k, GemmWeightFormat f, int 
   const double mk = static_cast<double>(m) * static_cast<double>(k);
   switch (f) {
     case GemmWeightFormat::kBf16:
-    case GemmWeightFormat::kInt4: c.act_bytes = mk * kBf16Bytes; break;
-    case GemmWeightFormat::kFp8PerTensor: c.act_bytes = mk * kFp8Bytes + kFp32Bytes; break;
+    case GemmWeightFormat::kInt4:
+      c.act_bytes = mk * kBf16Bytes;
+      break;
+    case GemmWeightFormat::kFp8PerTensor:
+      c.act_bytes = mk * kFp8Bytes + kFp32Bytes;
+      break;
     case GemmWeightFormat::kFp8Block128:
       c.act_bytes = mk * kFp8Bytes + kFp32Bytes * static_cast<double>(m * CeilDiv(k, kBlock));
       break;

@@ -27,10 +27,10 @@ enum class GemmWeightFormat {
 const char* GemmWeightFormatName(GemmWeightFormat f);
 
 struct GemmCost {
-  double flops = 0;          // 2*M*N*K
-  double weight_bytes = 0;   // weights + their scales (+ zero points)
-  double act_bytes = 0;      // x (+ its scales)
-  double out_bytes = 0;      // y, BF16
+  double flops = 0;         // 2*M*N*K
+  double weight_bytes = 0;  // weights + their scales (+ zero points)
+  double act_bytes = 0;     // x (+ its scales)
+  double out_bytes = 0;     // y, BF16
   double bytes() const { return weight_bytes + act_bytes + out_bytes; }
 };
 

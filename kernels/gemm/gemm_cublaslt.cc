@@ -71,10 +71,10 @@ struct CublasLtGemm::Impl {
       // Placeholder pointers so the heuristic sees a scaled GEMM; the real
       // ones are set per call.
       const float* dummy = static_cast<const float*>(workspace);
-      CAPPLAN_LT(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER,
-                                                &dummy, sizeof(dummy)));
-      CAPPLAN_LT(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER,
-                                                &dummy, sizeof(dummy)));
+      CAPPLAN_LT(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &dummy,
+                                                sizeof(dummy)));
+      CAPPLAN_LT(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &dummy,
+                                                sizeof(dummy)));
     }
     CAPPLAN_LT(cublasLtMatrixLayoutCreate(&p->a, ab, k, n, k));
     CAPPLAN_LT(cublasLtMatrixLayoutCreate(&p->b, ab, k, m, k));

@@ -67,10 +67,10 @@ struct GroupedGemmArgs {
   GemmWeightFormat format = GemmWeightFormat::kBf16;  // kBf16, kFp8Block128 or kInt4
   int num_groups = 1;
   const int* row_offsets = nullptr;  // device, num_groups+1; nullptr: one group of m rows
-  int m = 0;                  // total rows
-  int max_rows_per_group = 0; // host-side bound for the grid (plan); m when one group
+  int m = 0;                         // total rows
+  int max_rows_per_group = 0;        // host-side bound for the grid (plan); m when one group
   int n = 0;
-  int k = 0;                  // multiple of 32
+  int k = 0;  // multiple of 32
   // Activations [m, k].
   const uint16_t* x_bf16 = nullptr;  // kBf16, kInt4
   const uint8_t* x_fp8 = nullptr;    // kFp8Block128

@@ -197,7 +197,8 @@ Status DeviceShape(const SuiteOptions& opt, const SweepModel& model, const Sweep
   for (const Variant& v : variants) {
     if (opt.OutOfTime()) break;
     CAPPLAN_ASSIGN_OR_RETURN(GemmWeights w, QuantizeGemmWeights(wf.data(), n, k, v.format, group));
-    CAPPLAN_ASSIGN_OR_RETURN(GemmActivations a, PrepareGemmActivations(xf.data(), m_max, k, v.format));
+    CAPPLAN_ASSIGN_OR_RETURN(GemmActivations a,
+                             PrepareGemmActivations(xf.data(), m_max, k, v.format));
     const bool cublas = std::string(v.variant).rfind("cublaslt", 0) == 0;
     DeviceBuffer<uint16_t> w16, x16;
     DeviceBuffer<uint8_t> w8, x8;
@@ -247,8 +248,8 @@ Status DeviceShape(const SuiteOptions& opt, const SweepModel& model, const Sweep
       // say) is a finding, not a reason to abort the sweep.
       if (Status probe = launch(); !probe.ok()) {
         if (probe.code() != StatusCode::kUnavailable) return probe;
-        std::fprintf(stderr, "gemm: %s %s m=%d n=%d k=%d skipped: %s\n", v.kernel, v.variant, m,
-                     n, k, probe.message().c_str());
+        std::fprintf(stderr, "gemm: %s %s m=%d n=%d k=%d skipped: %s\n", v.kernel, v.variant, m, n,
+                     k, probe.message().c_str());
         continue;
       }
       const bool check = m == todo.front() || m == 64;
@@ -285,9 +286,8 @@ Status DeviceSuite(const SuiteOptions& opt, const SweepShapes& shapes, Measureme
   const std::vector<int>& ms = opt.quick ? shapes.quick_m_values : shapes.m_values;
   for (const SweepModel& model : shapes.models) {
     for (const SweepDense& d : model.dense) {
-      CAPPLAN_RETURN_IF_ERROR(
-          DeviceShape(opt, model, d, ms, lt.get(), dev.sm_count, sink)
-              .WithPrefix(model.name + "." + d.name));
+      CAPPLAN_RETURN_IF_ERROR(DeviceShape(opt, model, d, ms, lt.get(), dev.sm_count, sink)
+                                  .WithPrefix(model.name + "." + d.name));
     }
   }
   return Status::Ok();

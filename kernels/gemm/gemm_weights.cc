@@ -13,8 +13,8 @@ double GemmWeights::StorageBytes() const {
 Result<GemmWeights> QuantizeGemmWeights(const float* w, int n, int k, GemmWeightFormat format,
                                         int group, bool symmetric) {
   if (n <= 0 || k <= 0) {
-    return Status::Invalid("QuantizeGemmWeights: shape must be positive, got " +
-                           std::to_string(n) + "x" + std::to_string(k));
+    return Status::Invalid("QuantizeGemmWeights: shape must be positive, got " + std::to_string(n) +
+                           "x" + std::to_string(k));
   }
   GemmWeights out;
   out.format = format;
@@ -48,8 +48,12 @@ std::vector<float> DequantizeGemmWeights(const GemmWeights& w) {
       for (size_t i = 0; i < out.size(); ++i) out[i] = ToFloat(w.bf16[i]);
       break;
     case GemmWeightFormat::kFp8PerTensor:
-    case GemmWeightFormat::kFp8Block128: DequantizeFp8(w.fp8, out.data()); break;
-    case GemmWeightFormat::kInt4: DequantizeInt4(w.int4, out.data()); break;
+    case GemmWeightFormat::kFp8Block128:
+      DequantizeFp8(w.fp8, out.data());
+      break;
+    case GemmWeightFormat::kInt4:
+      DequantizeInt4(w.int4, out.data());
+      break;
   }
   return out;
 }

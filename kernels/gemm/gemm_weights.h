@@ -18,8 +18,8 @@ namespace capplan::kernels {
 
 struct GemmWeights {
   GemmWeightFormat format = GemmWeightFormat::kBf16;
-  int n = 0;  // output features (rows)
-  int k = 0;  // input features (cols)
+  int n = 0;               // output features (rows)
+  int k = 0;               // input features (cols)
   std::vector<Bf16> bf16;  // kBf16: n*k row-major
   Fp8Tensor fp8;           // kFp8PerTensor (per-tensor) / kFp8Block128 (128x128)
   Int4Weights int4;        // kInt4

@@ -50,7 +50,7 @@ constexpr int kBk = kInt4TileK;  // 32: INT4 prepack tile K, divides 128 (FP8 bl
 constexpr int kLd = kBk + 8;     // BF16 smem row pitch: 80 B keeps WMMA's 32 B alignment
 constexpr int kLdc = kBn + 4;    // FP32 epilogue pitch
 constexpr int kThreads = 128;
-constexpr int kFp8Block = 128;   // 128x128 weight blocks, 1x128 act groups
+constexpr int kFp8Block = 128;  // 128x128 weight blocks, 1x128 act groups
 
 enum Kind { kKindBf16 = 0, kKindFp8 = 1, kKindInt4 = 2 };
 
@@ -146,12 +146,14 @@ __global__ void __launch_bounds__(kThreads) GroupedGemmKernel(KernelArgs a) {
         bd[i] = AsBf16(static_cast<float>(q - z) * s);
       }
     } else if (gn < a.n) {
-      const size_t off = static_cast<size_t>(group) * nk + static_cast<size_t>(gn) * a.k + k0 + b_col;
+      const size_t off =
+          static_cast<size_t>(group) * nk + static_cast<size_t>(gn) * a.k + k0 + b_col;
       if (K == kKindFp8) {
         const uint4 raw = *reinterpret_cast<const uint4*>(a.w_fp8 + off);
         const int n_blocks = (a.n + kFp8Block - 1) / kFp8Block;
-        const float s = a.w_scales[(static_cast<size_t>(group) * n_blocks + gn / kFp8Block) *
-                                       k_blocks + k0 / kFp8Block];
+        const float s =
+            a.w_scales[(static_cast<size_t>(group) * n_blocks + gn / kFp8Block) * k_blocks +
+                       k0 / kFp8Block];
         const uint8_t* b8 = reinterpret_cast<const uint8_t*>(&raw);
 #pragma unroll
         for (int i = 0; i < 16; ++i) bd[i] = AsBf16(Fp8E4m3ToFloat(b8[i]) * s);
@@ -229,8 +231,8 @@ int ChooseSplitK(int m, int n, int k, int sm_count) {
 
 Status LaunchGroupedGemm(const GroupedGemmArgs& g, cudaStream_t stream) {
   if (g.m < 0 || g.n <= 0 || g.k <= 0 || g.k % kBk != 0 || g.num_groups <= 0) {
-    return Status::Invalid("grouped GEMM: need n > 0, k a positive multiple of 32 (k=" +
-                           std::to_string(g.k) + ")");
+    return Status::Invalid(
+        "grouped GEMM: need n > 0, k a positive multiple of 32 (k=" + std::to_string(g.k) + ")");
   }
   if (g.m == 0) return Status::Ok();
   if (g.num_groups > 1 && g.row_offsets == nullptr) {
@@ -279,8 +281,9 @@ Status LaunchGroupedGemm(const GroupedGemmArgs& g, cudaStream_t stream) {
     case GemmWeightFormat::kInt4:
       if (!g.x_bf16 || !g.w_q || !g.w_s || g.n_padded < g.n || g.n_padded % kBn != 0 ||
           (g.int4_group != 32 && g.int4_group != 128) || g.k % g.int4_group != 0) {
-        return Status::Invalid("grouped GEMM int4: need prepacked weights (int4_prepack.h), "
-                               "group 32 or 128 dividing k");
+        return Status::Invalid(
+            "grouped GEMM int4: need prepacked weights (int4_prepack.h), "
+            "group 32 or 128 dividing k");
       }
       GroupedGemmKernel<kKindInt4><<<grid, kThreads, 0, stream>>>(a);
       break;

@@ -42,7 +42,8 @@ Result<SweepShapes> LoadSweepShapes(const std::string& path) {
     std::string note;
     CAPPLAN_RETURN_IF_ERROR(m.Get("name", &sm.name, true));
     CAPPLAN_RETURN_IF_ERROR(m.Get("int4_group", &sm.int4_group, true));
-    CAPPLAN_RETURN_IF_ERROR(m.CheckOneOf("int4_group", std::to_string(sm.int4_group), {"32", "128"}));
+    CAPPLAN_RETURN_IF_ERROR(
+        m.CheckOneOf("int4_group", std::to_string(sm.int4_group), {"32", "128"}));
     CAPPLAN_RETURN_IF_ERROR(m.Get("int4_note", &note));
     const nlohmann::json* dense = m.Raw("dense");
     if (!dense || !dense->is_array()) return m.Error("dense", "must be an array");
@@ -55,7 +56,8 @@ Result<SweepShapes> LoadSweepShapes(const std::string& path) {
       CAPPLAN_RETURN_IF_ERROR(d.Get("k", &sd.k, true));
       CAPPLAN_RETURN_IF_ERROR(d.CheckRange("n", sd.n, 1, 1 << 20));
       CAPPLAN_RETURN_IF_ERROR(d.CheckRange("k", sd.k, 128, 1 << 20));
-      if (sd.k % 128 != 0) return d.Error("k", "must be a multiple of 128 (FP8 blocks, INT4 groups)");
+      if (sd.k % 128 != 0)
+        return d.Error("k", "must be a multiple of 128 (FP8 blocks, INT4 groups)");
       CAPPLAN_RETURN_IF_ERROR(d.Get("note", &note));
       CAPPLAN_RETURN_IF_ERROR(d.Finish());
       sm.dense.push_back(sd);

@@ -21,8 +21,7 @@ GemmCost MoeExpertsCost(const MoeShape& s, int64_t touched, GemmWeightFormat f, 
 double ExpectedTouchedExperts(int64_t tokens, int64_t num_experts, int64_t top_k) {
   if (num_experts <= 0) return 0;
   const double p = static_cast<double>(top_k) / static_cast<double>(num_experts);
-  return static_cast<double>(num_experts) *
-         (1.0 - std::pow(1.0 - p, static_cast<double>(tokens)));
+  return static_cast<double>(num_experts) * (1.0 - std::pow(1.0 - p, static_cast<double>(tokens)));
 }
 
 }  // namespace capplan::kernels

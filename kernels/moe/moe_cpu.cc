@@ -35,9 +35,9 @@ Result<MoeExpertWeights> RandomExpert(int hidden, int inter, GemmWeightFormat f,
 
 }  // namespace
 
-Result<MoeWeights> RandomMoeWeights(int hidden, int intermediate, int num_experts,
-                                    int num_shared, GemmWeightFormat format, int group,
-                                    bool symmetric, unsigned seed) {
+Result<MoeWeights> RandomMoeWeights(int hidden, int intermediate, int num_experts, int num_shared,
+                                    GemmWeightFormat format, int group, bool symmetric,
+                                    unsigned seed) {
   if (hidden <= 0 || intermediate <= 0 || num_experts <= 0 || num_shared < 0) {
     return Status::Invalid("RandomMoeWeights: dimensions must be positive");
   }
@@ -74,7 +74,8 @@ Status ExpertForwardCpu(const MoeExpertWeights& e, const float* x, int rows, flo
   for (int r = 0; r < rows; ++r) {
     const float* g = gu.data() + static_cast<size_t>(r) * 2 * inter;
     for (int i = 0; i < inter; ++i) {
-      h[static_cast<size_t>(r) * inter + i] = SiluMulBf16(RoundToBf16(g[i]), RoundToBf16(g[inter + i]));
+      h[static_cast<size_t>(r) * inter + i] =
+          SiluMulBf16(RoundToBf16(g[i]), RoundToBf16(g[inter + i]));
     }
   }
   CAPPLAN_RETURN_IF_ERROR(GemmCpu(e.down, h.data(), rows, out));
@@ -117,7 +118,8 @@ Status MoeForwardCpu(const MoeWeights& w, const RouterConfig& rc, const float* x
     for (int j = 0; j < rc.top_k; ++j) {
       const size_t pair = static_cast<size_t>(t) * rc.top_k + j;
       const float* o = out.data() + static_cast<size_t>(perm.slot_row[pair]) * hidden;
-      for (int i = 0; i < hidden; ++i) acc[static_cast<size_t>(t) * hidden + i] += weights[pair] * static_cast<double>(o[i]);
+      for (int i = 0; i < hidden; ++i)
+        acc[static_cast<size_t>(t) * hidden + i] += weights[pair] * static_cast<double>(o[i]);
     }
   }
   std::vector<float> sh(static_cast<size_t>(tokens) * hidden);

@@ -33,18 +33,18 @@ struct MoeExpertWeights {
 
 struct MoeWeights {
   int hidden = 0;
-  int intermediate = 0;                  // routed experts' I
-  std::vector<float> router;             // [num_experts, hidden]
-  std::vector<MoeExpertWeights> experts; // num_experts
-  std::vector<MoeExpertWeights> shared;  // shared experts (any I, any format)
+  int intermediate = 0;                   // routed experts' I
+  std::vector<float> router;              // [num_experts, hidden]
+  std::vector<MoeExpertWeights> experts;  // num_experts
+  std::vector<MoeExpertWeights> shared;   // shared experts (any I, any format)
 };
 
 // Master float weights drawn from `seed` and quantized to `format`
 // (group/symmetric for kInt4); scales ~ 1/sqrt(fan_in) so activations stay O(1).
 // For tests, the dry device sweep and the engine's CPU backend.
-Result<MoeWeights> RandomMoeWeights(int hidden, int intermediate, int num_experts,
-                                    int num_shared, GemmWeightFormat format, int group,
-                                    bool symmetric, unsigned seed);
+Result<MoeWeights> RandomMoeWeights(int hidden, int intermediate, int num_experts, int num_shared,
+                                    GemmWeightFormat format, int group, bool symmetric,
+                                    unsigned seed);
 
 // One expert's MLP on `rows` prepared rows x [rows, H] -> out [rows, H],
 // BF16-rounded intermediates as described above.

@@ -109,15 +109,13 @@ Status LaunchQuantFp8Rowwise128(const uint16_t* x, int rows, int cols, uint8_t* 
   const long warps = static_cast<long>(rows) * ((cols + kGroup - 1) / kGroup);
   const long blocks = (warps * 32 + 255) / 256;
   if (blocks > 0x7fffffffL) return Status::Invalid("quant: too many rows");
-  QuantRowwise128Kernel<<<static_cast<unsigned>(blocks), 256, 0, s>>>(x, rows, cols, codes,
-                                                                       scales);
+  QuantRowwise128Kernel<<<static_cast<unsigned>(blocks), 256, 0, s>>>(x, rows, cols, codes, scales);
   return LaunchError("QuantRowwise128Kernel");
 }
 
 Status LaunchSiluMul(const uint16_t* gu, int rows, int inter, uint16_t* h, cudaStream_t s) {
   if (rows == 0) return Status::Ok();
-  SiluMulKernel<<<GridFor(static_cast<size_t>(rows) * inter, 256), 256, 0, s>>>(gu, rows, inter,
-                                                                                 h);
+  SiluMulKernel<<<GridFor(static_cast<size_t>(rows) * inter, 256), 256, 0, s>>>(gu, rows, inter, h);
   return LaunchError("SiluMulKernel");
 }
 

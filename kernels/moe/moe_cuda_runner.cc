@@ -25,8 +25,8 @@ struct MoeCuda::Impl {
   // One expert MLP over `rows` rows: x -> gu -> h -> out, grouped when
   // offsets != nullptr.
   Status Mlp(const DeviceWeightSet& w1, const DeviceWeightSet& w2, const int* offs, int groups,
-             int max_rows_per_group, const uint16_t* x, int rows, uint16_t* gu_buf,
-             uint16_t* h_buf, uint16_t* out, cudaStream_t s) {
+             int max_rows_per_group, const uint16_t* x, int rows, uint16_t* gu_buf, uint16_t* h_buf,
+             uint16_t* out, cudaStream_t s) {
     const int i_dim = w1.n / 2;
     const bool fp8 = w1.format == GemmWeightFormat::kFp8Block128;
     GroupedGemmArgs a;
@@ -52,7 +52,8 @@ struct MoeCuda::Impl {
     b.m = rows;
     b.max_rows_per_group = max_rows_per_group;
     if (fp8) {
-      CAPPLAN_RETURN_IF_ERROR(LaunchQuantFp8Rowwise128(h_buf, rows, i_dim, q_h.get(), s_h.get(), s));
+      CAPPLAN_RETURN_IF_ERROR(
+          LaunchQuantFp8Rowwise128(h_buf, rows, i_dim, q_h.get(), s_h.get(), s));
       b.x_fp8 = q_h.get();
       b.x_scales = s_h.get();
     } else {
@@ -97,7 +98,8 @@ Result<std::unique_ptr<MoeCuda>> MoeCuda::Create(const MoeWeights& w, int max_to
     max_inter = std::max(max_inter, m->shared_inter);
     CAPPLAN_ASSIGN_OR_RETURN(m->sh_gate_up, UploadWeightSet({&w.shared[0].gate_up}));
     CAPPLAN_ASSIGN_OR_RETURN(m->sh_down, UploadWeightSet({&w.shared[0].down}));
-    CAPPLAN_RETURN_IF_ERROR(m->sh_gu.Allocate(static_cast<size_t>(max_tokens) * 2 * m->shared_inter));
+    CAPPLAN_RETURN_IF_ERROR(
+        m->sh_gu.Allocate(static_cast<size_t>(max_tokens) * 2 * m->shared_inter));
     CAPPLAN_RETURN_IF_ERROR(m->sh_h.Allocate(static_cast<size_t>(max_tokens) * m->shared_inter));
     CAPPLAN_RETURN_IF_ERROR(m->sh_o.Allocate(static_cast<size_t>(max_tokens) * hd));
   }
@@ -149,8 +151,7 @@ Status MoeCuda::Run(const uint16_t* x, uint16_t* y, cudaStream_t s) {
                                   m.sh_gu.get(), m.sh_h.get(), m.sh_o.get(), s));
   }
   return LaunchMoeCombine(m.o.get(), m.slot_row.get(), m.weights.get(),
-                          m.has_shared ? m.sh_o.get() : nullptr, m.tokens, m.top_k, m.hidden, y,
-                          s);
+                          m.has_shared ? m.sh_o.get() : nullptr, m.tokens, m.top_k, m.hidden, y, s);
 }
 
 }  // namespace capplan::kernels

@@ -24,12 +24,11 @@ struct MoePermutation {
   std::vector<int> row_token;       // tokens*top_k: source token of permuted row p
   std::vector<int> slot_row;        // tokens*top_k: permuted row of (token t, slot j) at t*k+j
   int RowsOf(int e) const { return expert_offsets[e + 1] - expert_offsets[e]; }
-  int TouchedExperts() const;       // experts with at least one row
+  int TouchedExperts() const;  // experts with at least one row
 };
 
 // Invalid when an id is outside [0, num_experts).
-Result<MoePermutation> PermuteByExpert(const int* topk_ids, int tokens, int top_k,
-                                       int num_experts);
+Result<MoePermutation> PermuteByExpert(const int* topk_ids, int tokens, int top_k, int num_experts);
 
 }  // namespace capplan::kernels
 

@@ -24,8 +24,7 @@ Status ValidateRouterConfig(const RouterConfig& c) {
   if (c.topk_group * (c.num_experts / c.n_group) < c.top_k) {
     return Status::Invalid("router: topk_group groups hold fewer experts than top_k");
   }
-  if (!c.correction_bias.empty() &&
-      static_cast<int>(c.correction_bias.size()) != c.num_experts) {
+  if (!c.correction_bias.empty() && static_cast<int>(c.correction_bias.size()) != c.num_experts) {
     return Status::Invalid("router: correction_bias must have num_experts entries");
   }
   return Status::Ok();
@@ -48,7 +47,8 @@ Status RouteCpu(const RouterConfig& c, const float* logits, int tokens, int* top
       for (int e = 0; e < e_count; ++e) sum += score[e] = std::exp(l[e] - mx);
       for (int e = 0; e < e_count; ++e) score[e] /= sum;
     } else {
-      for (int e = 0; e < e_count; ++e) score[e] = 1.0 / (1.0 + std::exp(-static_cast<double>(l[e])));
+      for (int e = 0; e < e_count; ++e)
+        score[e] = 1.0 / (1.0 + std::exp(-static_cast<double>(l[e])));
     }
     for (int e = 0; e < e_count; ++e) {
       choice[e] = score[e] + (c.correction_bias.empty() ? 0.0 : c.correction_bias[e]);

@@ -33,11 +33,11 @@ struct RouterConfig {
   int num_experts = 0;
   int top_k = 0;
   MoeScoring scoring = MoeScoring::kSoftmax;
-  bool renormalize = true;              // norm_topk_prob
-  double routed_scaling_factor = 1.0;   // applied after renormalization
-  int n_group = 1;                      // group-limited routing (1 = off)
+  bool renormalize = true;             // norm_topk_prob
+  double routed_scaling_factor = 1.0;  // applied after renormalization
+  int n_group = 1;                     // group-limited routing (1 = off)
   int topk_group = 1;
-  std::vector<float> correction_bias;   // empty or num_experts (sigmoid only)
+  std::vector<float> correction_bias;  // empty or num_experts (sigmoid only)
 };
 
 // Parses "softmax" | "sigmoid" (the card's scoring_func); Usage otherwise.

@@ -65,16 +65,16 @@ const Flavor kFlavors[] = {
     {"moe_grouped_w4a16", "int4", GemmWeightFormat::kInt4},
 };
 
-MeasurementRecord MakeRecord(const Flavor& f, const char* variant, int tokens, int rows,
-                             int hidden, int inter, int experts, int touched, int top_k,
-                             int group, const TimingStats& t) {
+MeasurementRecord MakeRecord(const Flavor& f, const char* variant, int tokens, int rows, int hidden,
+                             int inter, int experts, int touched, int top_k, int group,
+                             const TimingStats& t) {
   MeasurementRecord r;
   r.kernel = f.kernel;
   r.op_class = "moe";
   r.variant = variant;
   r.dtype = "bf16";
   r.weight_dtype = f.weight_dtype;
-  r.shape = {{"tokens", tokens}, {"rows", rows},         {"hidden", hidden},
+  r.shape = {{"tokens", tokens},      {"rows", rows},       {"hidden", hidden},
              {"intermediate", inter}, {"experts", experts}, {"touched_experts", touched},
              {"top_k", top_k}};
   if (f.format == GemmWeightFormat::kInt4) r.shape.push_back({"group", group});
@@ -95,17 +95,16 @@ Status DrySuite(const SuiteOptions& opt, const SweepShapes& shapes, MeasurementS
   rc.scoring = MoeScoring::kSigmoid;
   rc.routed_scaling_factor = 2.827;  // Kimi K2 (facts/models.md 1.1)
   for (const Flavor& f : kFlavors) {
-    CAPPLAN_ASSIGN_OR_RETURN(MoeWeights w,
-                             RandomMoeWeights(hidden, inter, experts, 1, f.format, 128, true,
-                                              opt.seed));
+    CAPPLAN_ASSIGN_OR_RETURN(
+        MoeWeights w, RandomMoeWeights(hidden, inter, experts, 1, f.format, 128, true, opt.seed));
     for (int tokens : shapes.dry_m_values) {
       if (opt.OutOfTime() || !opt.Selected("dry.t" + std::to_string(tokens))) continue;
       std::vector<float> x(static_cast<size_t>(tokens) * hidden), y(x.size());
       FillUniform(&x, opt.seed + tokens, 1.0f);
       MoePermutation perm;
       Status st;
-      const TimingStats t = TimeCpu(
-          [&] { st = MoeForwardCpu(w, rc, x.data(), tokens, y.data(), &perm); }, 1, 3);
+      const TimingStats t =
+          TimeCpu([&] { st = MoeForwardCpu(w, rc, x.data(), tokens, y.data(), &perm); }, 1, 3);
       CAPPLAN_RETURN_IF_ERROR(st);
       MeasurementRecord r = MakeRecord(f, "cpu_reference", tokens, tokens * top_k, hidden, inter,
                                        experts, perm.TouchedExperts(), top_k, 128, t);
@@ -206,9 +205,9 @@ Status DeviceModel(const SuiteOptions& opt, const SweepModel& model, const std::
         rms = std::sqrt(rms / ref.size());
         cr = Check(got, ref, 3e-2 * rms, 3e-2);  // as tests/kernels/moe/moe_gpu_test.cc
       }
-      CAPPLAN_ASSIGN_OR_RETURN(
-          TimingStats t, TimeCuda([&] { return moe->RunExperts(x.get()); },
-                                  {opt.timing_warmup, opt.timing_repeats, true}));
+      CAPPLAN_ASSIGN_OR_RETURN(TimingStats t,
+                               TimeCuda([&] { return moe->RunExperts(x.get()); },
+                                        {opt.timing_warmup, opt.timing_repeats, true}));
       r = MakeRecord(f, "own_wmma_gather_gateup_silu_down", todo[i], rows, hidden, inter, local,
                      p.TouchedExperts(), mo.top_k, model.int4_group, t);
       if (cr) {

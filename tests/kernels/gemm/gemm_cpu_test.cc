@@ -19,8 +19,12 @@ struct Problem {
 };
 
 Problem MakeProblem(int m, int n, int k, unsigned seed) {
-  Problem p{m, n, k, RandomVector(static_cast<size_t>(n) * k, seed, 0.05f),
-            RandomVector(static_cast<size_t>(m) * k, seed + 1), {}};
+  Problem p{m,
+            n,
+            k,
+            RandomVector(static_cast<size_t>(n) * k, seed, 0.05f),
+            RandomVector(static_cast<size_t>(m) * k, seed + 1),
+            {}};
   p.exact.resize(static_cast<size_t>(m) * n);
   GemmCpuExact(p.w.data(), p.x.data(), m, n, k, p.exact.data());
   return p;

@@ -17,10 +17,10 @@
 namespace capplan::kernels {
 namespace {
 
-#define SKIP_WITHOUT_DEVICE()                                         \
-  do {                                                                \
-    const std::string why = CudaDeviceUnavailableReason();            \
-    if (!why.empty()) GTEST_SKIP() << "no CUDA device: " << why;      \
+#define SKIP_WITHOUT_DEVICE()                                    \
+  do {                                                           \
+    const std::string why = CudaDeviceUnavailableReason();       \
+    if (!why.empty()) GTEST_SKIP() << "no CUDA device: " << why; \
   } while (0)
 
 std::vector<uint16_t> Bits(const std::vector<Bf16>& v) {
@@ -44,7 +44,8 @@ void ExpectClose(const std::vector<float>& out, const std::vector<float>& ref, c
   rms = std::sqrt(rms / ref.size());
   const CheckResult c = Check(out, ref, 2e-2 * rms, 2e-2);
   EXPECT_TRUE(c.pass) << what << ": " << c.mismatches << " mismatches, " << c.unwritten
-                      << " unwritten\n" << c.report;
+                      << " unwritten\n"
+                      << c.report;
   EXPECT_LT(RelativeL2Error(out.data(), ref.data(), ref.size()), 1e-2) << what;
 }
 
@@ -53,8 +54,7 @@ struct Case {
 };
 const Case kCases[] = {{1, 64, 256}, {7, 200, 384}, {33, 128, 256}, {100, 72, 512}};
 
-class OwnGemmGpuTest
-    : public ::testing::TestWithParam<std::tuple<GemmWeightFormat, int, bool>> {};
+class OwnGemmGpuTest : public ::testing::TestWithParam<std::tuple<GemmWeightFormat, int, bool>> {};
 
 TEST_P(OwnGemmGpuTest, MatchesCpuReference) {
   SKIP_WITHOUT_DEVICE();
@@ -117,15 +117,15 @@ std::string ParamName(
          std::to_string(std::get<1>(info.param)) + (std::get<2>(info.param) ? "_sym" : "_asym");
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Formats, OwnGemmGpuTest,
-    ::testing::Values(std::make_tuple(GemmWeightFormat::kBf16, 128, true),
-                      std::make_tuple(GemmWeightFormat::kFp8Block128, 128, true),
-                      std::make_tuple(GemmWeightFormat::kInt4, 32, true),
-                      std::make_tuple(GemmWeightFormat::kInt4, 128, true),
-                      std::make_tuple(GemmWeightFormat::kInt4, 32, false),
-                      std::make_tuple(GemmWeightFormat::kInt4, 128, false)),
-    ParamName);
+INSTANTIATE_TEST_SUITE_P(Formats, OwnGemmGpuTest,
+                         ::testing::Values(std::make_tuple(GemmWeightFormat::kBf16, 128, true),
+                                           std::make_tuple(GemmWeightFormat::kFp8Block128, 128,
+                                                           true),
+                                           std::make_tuple(GemmWeightFormat::kInt4, 32, true),
+                                           std::make_tuple(GemmWeightFormat::kInt4, 128, true),
+                                           std::make_tuple(GemmWeightFormat::kInt4, 32, false),
+                                           std::make_tuple(GemmWeightFormat::kInt4, 128, false)),
+                         ParamName);
 
 TEST(CublasLtGemmGpuTest, Bf16AndFp8PerTensorMatchCpu) {
   SKIP_WITHOUT_DEVICE();

@@ -72,8 +72,9 @@ TEST_P(MoeGpuTest, MatchesCpuReference) {
     // Two chained GEMMs, each with BF16-widened operands and BF16 outputs,
     // plus BF16 intermediates: a few 2^-8 relative errors compound.
     const CheckResult c = Check(got, ref, 3e-2 * rms, 3e-2);
-    EXPECT_TRUE(c.pass) << GemmWeightFormatName(fmt) << " tokens=" << tokens << ": "
-                        << c.mismatches << " mismatches\n" << c.report;
+    EXPECT_TRUE(c.pass) << GemmWeightFormatName(fmt) << " tokens=" << tokens << ": " << c.mismatches
+                        << " mismatches\n"
+                        << c.report;
     EXPECT_LT(RelativeL2Error(got.data(), ref.data(), ref.size()), 2e-2);
   }
 }
@@ -84,13 +85,13 @@ std::string ParamName(
          std::to_string(std::get<1>(info.param)) + (std::get<2>(info.param) ? "_sym" : "_asym");
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Formats, MoeGpuTest,
-    ::testing::Values(std::make_tuple(GemmWeightFormat::kBf16, 128, true),
-                      std::make_tuple(GemmWeightFormat::kFp8Block128, 128, true),
-                      std::make_tuple(GemmWeightFormat::kInt4, 32, true),
-                      std::make_tuple(GemmWeightFormat::kInt4, 128, false)),
-    ParamName);
+INSTANTIATE_TEST_SUITE_P(Formats, MoeGpuTest,
+                         ::testing::Values(std::make_tuple(GemmWeightFormat::kBf16, 128, true),
+                                           std::make_tuple(GemmWeightFormat::kFp8Block128, 128,
+                                                           true),
+                                           std::make_tuple(GemmWeightFormat::kInt4, 32, true),
+                                           std::make_tuple(GemmWeightFormat::kInt4, 128, false)),
+                         ParamName);
 
 }  // namespace
 }  // namespace capplan::kernels

@@ -1,8 +1,8 @@
 #include "kernels/moe/moe_permute.h"
 
-#include <random>
-
 #include <gtest/gtest.h>
+
+#include <random>
 
 namespace capplan::kernels {
 namespace {

@@ -1,8 +1,8 @@
 #include "kernels/moe/moe_router.h"
 
-#include <cmath>
-
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 namespace capplan::kernels {
 namespace {
