@@ -26,6 +26,7 @@ Status RunSimulate(const std::vector<std::string>& args, CommandContext& ctx) {
       "override a field: dotted.path=value (repeatable), e.g. --set workload.concurrency=8")(
       "out", po::value<std::string>(), "write DIR/summary.json and DIR/requests.csv")(
       "json", "print the summary JSON to stdout")(
+      "row", "print one compact comparison row (for tables of runs)")(
       "trace-out", po::value<std::string>(), "write a Chrome/Perfetto trace JSON to FILE");
   po::positional_options_description pos;
   pos.add("scenario", 1);
@@ -59,6 +60,20 @@ Status RunSimulate(const std::vector<std::string>& args, CommandContext& ctx) {
   const nlohmann::json& s = r.summary;
   if (vm.count("json")) {
     *ctx.out << DumpJson(s) << "\n";
+  } else if (vm.count("row")) {
+    char buf[512];
+    std::snprintf(buf, sizeof(buf),
+                  "%-28s conc %4lld | out %9.1f tok/s (%7.1f /GPU) | TTFT p50 %9.1f ms | TPOT p50 "
+                  "%7.2f ms | KV peak %5.1f%% | retract %4lld%s | $%.3f /M out\n",
+                  s["scenario"].get<std::string>().c_str(),
+                  static_cast<long long>(s["workload"]["concurrency"].get<int64_t>()),
+                  s["output_throughput"].get<double>(), s["output_throughput_per_gpu"].get<double>(),
+                  s["median_ttft_ms"].get<double>(), s["median_tpot_ms"].get<double>(),
+                  100.0 * s["peak_kv_fraction"].get<double>(),
+                  static_cast<long long>(s["retractions"].get<int64_t>()),
+                  s["kv_bound"].get<bool>() ? " KV-bound" : "",
+                  s["cost_usd_per_million_output_tokens"].get<double>());
+    *ctx.out << buf;
   } else {
     char buf[1024];
     std::snprintf(buf, sizeof(buf),

@@ -35,7 +35,10 @@ void Scheduler::Fail(RankState& rank, SchedulerEnv& env, int32_t idx) {
 
 bool Scheduler::TooLarge(const RankState& rank, const ReqState& r) const {
   const int64_t out_left = cfg_.phase == Phase::kPrefillOnly ? 0 : r.output - r.generated;
-  return rank.pool.PagesFor(r.prompt_target + out_left) > rank.pool.total_pages();
+  // Page-rounded prompt and output separately: the SGLang reservation rounds
+  // the prompt up to pages, so this bound keeps a lone request admissible.
+  return rank.pool.PagesFor(r.prompt_target) + rank.pool.PagesFor(out_left) >
+         rank.pool.total_pages();
 }
 
 void Scheduler::Admit(RankState& rank, SchedulerEnv& env, int32_t idx) {
