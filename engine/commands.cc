@@ -128,7 +128,7 @@ Status Microbench(const std::vector<std::string>& args, CommandContext& ctx) {
 
 Status ServeBench(const std::vector<std::string>& args, CommandContext& ctx) {
   const std::string cmd = "engine serve-bench";
-  std::string scenario, out, integrity;
+  std::string scenario, out, integrity, weights, kv;
   ServeBenchOptions o;
   int num_requests = 0, concurrency = 0;
   int64_t input_len = 0, output_len = 0;
@@ -144,6 +144,8 @@ Status ServeBench(const std::vector<std::string>& args, CommandContext& ctx) {
       "input-len", po::value(&input_len), "override input lengths (fixed)")(
       "output-len", po::value(&output_len), "override output lengths (fixed)")(
       "kv-integrity", po::value(&integrity), "override deployment.kv_integrity (none|verify)")(
+      "weights", po::value(&weights), "override deployment.weights (default|bf16|fp8|int4)")(
+      "kv-cache", po::value(&kv), "override deployment.kv_cache (bf16|fp8)")(
       "kv-pages", po::value(&o.kv_pages), "KV pool pages (default: concurrency x longest)")(
       "json", "print the run summary as JSON");
   po::variables_map vm;
@@ -160,6 +162,16 @@ Status ServeBench(const std::vector<std::string>& args, CommandContext& ctx) {
       return Status::Usage("--kv-integrity: must be none or verify, got '" + integrity + "'");
     }
     o.kv_integrity = integrity;
+  }
+  if (vm.count("weights")) {
+    if (weights != "default" && weights != "bf16" && weights != "fp8" && weights != "int4") {
+      return Status::Usage("--weights: must be default, bf16, fp8 or int4, got '" + weights + "'");
+    }
+    o.weights = weights;
+  }
+  if (vm.count("kv-cache")) {
+    CAPPLAN_ASSIGN_OR_RETURN(Dtype d, KvDtype(kv));
+    o.kv_cache = d;
   }
   CAPPLAN_ASSIGN_OR_RETURN(EngineScenario sc, ReadEngineScenario(scenario));
   CAPPLAN_ASSIGN_OR_RETURN(ServeBenchRun run, RunServeBench(sc, o));

@@ -164,9 +164,12 @@ Result<ServeBenchRun> RunServeBench(const EngineScenario& sc, const ServeBenchOp
                                "' is not built yet; only --backend cpu runs (times are CPU "
                                "times of the slice, never GPU times)");
   }
+  EngineScenario scn = sc;
+  if (o.weights) scn.weights = scn.choice.weights = *o.weights;
+  if (o.kv_cache) scn.choice.kv_cache = *o.kv_cache;
   CAPPLAN_ASSIGN_OR_RETURN(ModelCard card, LoadModelCard(sc.model));
   CAPPLAN_ASSIGN_OR_RETURN(SliceConfig slice,
-                           MakeSliceConfig(card, sc.tp, o.layers, o.dims, sc.choice, sc.seed));
+                           MakeSliceConfig(card, sc.tp, o.layers, o.dims, scn.choice, sc.seed));
   const int n = o.num_requests.value_or(sc.num_requests);
   const int conc = o.concurrency.value_or(sc.concurrency);
   EngineLengthDist in = sc.input, out = sc.output;
@@ -234,8 +237,8 @@ Result<ServeBenchRun> RunServeBench(const EngineScenario& sc, const ServeBenchOp
   d["layers"] = o.layers;
   d["slice"] = SliceToJson(slice);
   d["deployment"] = {{"tp", sc.tp},
-                     {"weights", sc.weights},
-                     {"kv_cache", DtypeName(sc.choice.kv_cache)},
+                     {"weights", scn.weights},
+                     {"kv_cache", DtypeName(scn.choice.kv_cache)},
                      {"page_size", sc.page_size},
                      {"chunked_prefill_tokens", sc.chunked_prefill_tokens},
                      {"kv_integrity", integrity},

@@ -54,6 +54,8 @@ struct ServeBenchOptions {
   std::optional<int> num_requests, concurrency;
   std::optional<int64_t> input_len, output_len;
   std::optional<std::string> kv_integrity;
+  std::optional<std::string> weights;  // default | bf16 | fp8 | int4
+  std::optional<Dtype> kv_cache;
   int64_t kv_pages = 0;  // 0: enough for `concurrency` full-length requests
 };
 
