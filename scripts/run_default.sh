@@ -5,3 +5,33 @@ BUILD=${1:-build}
 CAPPLAN="$BUILD/capplan"
 echo "== KV capacity of the shipped model cards on 8x H200 (SGLang defaults) =="
 "$CAPPLAN" capacity --table --gpus 8 --tp 8
+
+# ---- Planning report of the motivating study (report/; owner: report) ----
+# Re-runs the study's simulations with --out (the blocks above print rows
+# only) and turns them into one HTML report plus its Markdown twin. Each
+# configuration is compared with the nearest baseline listed before it:
+# FP8 KV vs BF16 KV, INT4 vs FP8 weights, verify vs none.
+STUDY="$BUILD/study"
+rm -rf "$STUDY"
+study_sim() {  # scenario concurrency
+  "$CAPPLAN" simulate "scenarios/$1.json" --set workload.concurrency="$2" \
+    --set workload.num_requests=$(($2 * 4)) --set workload.warmup_requests="$2" \
+    --out "$STUDY/$1-c$2" >/dev/null
+}
+echo
+echo "== Planning report: Kimi K2.6 BF16 vs FP8 KV; GLM-5.2 FP8 vs INT4 weights; KV integrity none vs verify =="
+for kv in bf16 fp8; do for c in 16 64; do study_sim kimi-k2.6-kv-$kv $c; done; done
+for w in fp8 int4; do for c in 8 64; do study_sim glm-5.2-decode-$w $c; done; done
+for m in none verify; do study_sim kimi-k2.6-integrity-$m 64; done
+results=()
+for s in kimi-k2.6-kv-bf16 kimi-k2.6-kv-fp8 glm-5.2-decode-fp8 glm-5.2-decode-int4 \
+         kimi-k2.6-integrity-none kimi-k2.6-integrity-verify; do
+  results+=("$STUDY"/"$s"-c*)
+done
+for fmt in html md; do
+  "$CAPPLAN" report "${results[@]}" --out "$STUDY/report.$fmt" \
+    --title "Motivating study: Kimi K2.6 and GLM-5.2 on 8x H200 (simulated)" \
+    --baseline kimi-k2.6-kv-bf16 --baseline glm-5.2-decode-fp8 \
+    --baseline kimi-k2.6-integrity-none >/dev/null
+done
+echo "Planning report: $(cd "$STUDY" && pwd)/report.html (Markdown: report.md)"
