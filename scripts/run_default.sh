@@ -6,6 +6,37 @@ CAPPLAN="$BUILD/capplan"
 echo "== KV capacity of the shipped model cards on 8x H200 (SGLang defaults) =="
 "$CAPPLAN" capacity --table --gpus 8 --tp 8
 
+# ---- Simulated serving: the motivating study (sim/, scenarios/) ----
+# Model outputs from the facts-only H200 profile (calibrate/PROFILE.md), not
+# measurements. Each row: capplan simulate SCENARIO --set ... --row
+SIM="$CAPPLAN simulate"
+echo
+echo "== (a) Kimi K2.6 decode pool, 8x H200 TP8, 16K in / 1K out: BF16 vs FP8 KV =="
+for kv in bf16 fp8; do
+  for c in 1 16 64; do
+    $SIM scenarios/kimi-k2.6-kv-$kv.json --set workload.concurrency=$c \
+      --set workload.num_requests=$((c * 4)) --set workload.warmup_requests=$c --row
+  done
+done
+echo
+echo "== (b) GLM-5.2 decode, 8K in / 1K out: FP8 vs INT4 weights =="
+for w in fp8 int4; do
+  for c in 1 8 64; do
+    $SIM scenarios/glm-5.2-decode-$w.json --set workload.concurrency=$c \
+      --set workload.num_requests=$((c * 4)) --set workload.warmup_requests=$c --row
+  done
+done
+echo
+echo "== (c) GLM-5.2 prefill pool, 8K prompts: FP8 vs INT4 weights (input tokens/s) =="
+for w in fp8 int4; do
+  $SIM scenarios/glm-5.2-prefill-$w.json --json | grep -E '"(scenario|input_throughput|mean_ttft_ms)"' | tr -d '\n'; echo
+done
+echo
+echo "== (d) KV integrity verification on the Kimi K2.6 FP8-KV decode pool, concurrency 64 =="
+for m in none verify; do
+  $SIM scenarios/kimi-k2.6-integrity-$m.json --row
+done
+
 # ---- Planning report of the motivating study (report/; owner: report) ----
 # Re-runs the study's simulations with --out (the blocks above print rows
 # only) and turns them into one HTML report plus its Markdown twin. Each
