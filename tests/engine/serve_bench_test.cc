@@ -9,6 +9,10 @@
 
 #include "common/data_path.h"
 #include "engine/numerics.h"
+#include "kernels/harness/measurement.h"
+#include "kernels/harness/all_suites.h"
+#include "kernels/harness/run_suites.h"
+#include "kernels/harness/suite.h"
 #include "models/card.h"
 
 namespace capplan {
@@ -136,6 +140,33 @@ TEST(NumericsTest, FormatsPerturbButDoNotDestroyAndAreReproducible) {
   ASSERT_TRUE(b.ok());
   EXPECT_EQ(a->ToJson(), b->ToJson());
   EXPECT_NE(a->ToJson()["label"].get<std::string>().find("synthetic-weight"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace capplan
+
+namespace capplan {
+namespace {
+
+// `capplan engine microbench` writes what calibration reads: run one quick
+// dry suite through the same path and validate the file.
+TEST(MicrobenchTest, DryRunWritesAValidMeasurementFile) {
+  kernels::SuiteOptions opt;
+  opt.dry_run = true;
+  opt.quick = true;
+  kernels::RegisterAllSuites();
+  const std::vector<std::string> names = kernels::SuiteRegistry().Names();
+  ASSERT_FALSE(names.empty());
+  auto run = kernels::RunSuites({names.front()}, opt, "test", "");  // one suite: keep it fast
+  ASSERT_TRUE(run.ok()) << run.status().message();
+  ASSERT_FALSE(run->records.empty());
+  const std::string path = ::testing::TempDir() + "mb.json";
+  ASSERT_TRUE(kernels::WriteMeasurements(path, run->info, run->records).ok());
+  std::ifstream in(path);
+  const nlohmann::json doc = nlohmann::json::parse(in);
+  EXPECT_TRUE(kernels::ValidateMeasurementsJson(doc, path).ok());
+  EXPECT_EQ(doc["dry_run"], true);
+  EXPECT_EQ(doc["gpu"], "cpu");
 }
 
 }  // namespace
