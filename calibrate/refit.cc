@@ -1,5 +1,6 @@
 #include "calibrate/refit.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -52,7 +53,18 @@ Result<nlohmann::json> ApplyFit(const nlohmann::json& base_doc, const std::strin
       nlohmann::json& j = (*eff)[memory ? "memory" : "compute"];
       j["max"] = c->max;
       j["half"] = c->half;
-      j["valid"] = {c->lo, c->hi};
+      // Valid over every record of the class, not only those this term
+      // bound: the roofline was fitted to all of them (a memory-bound record
+      // constrains the compute curve too), and a narrower range would warn on
+      // every small-M decode GEMM whose compute term never binds.
+      double lo = 1e300, hi = 0;
+      for (const FitPoint& p : cf.points) {
+        const double x = memory ? p.bytes : p.x;
+        if (memory ? p.bytes <= 0 : p.flops <= 0) continue;
+        lo = std::min(lo, x);
+        hi = std::max(hi, x);
+      }
+      j["valid"] = {std::min(lo, c->lo), std::max(hi, c->hi)};
       std::string src = from + "; " + std::to_string(c->points) + " records bound by this term";
       if (!c->note.empty()) src += "; " + c->note;
       j["provenance"] = {{"kind", "fitted"}, {"source", src}};
@@ -97,7 +109,8 @@ std::string FitReportMarkdown(const HardwareProfile& base, const CalibrationFit&
   os << "\nModel per op (sim/cost_model.h): t = max(flops / (rate * eff_c(x)), bytes / (hbm * "
         "eff_m(bytes))), eff(x) = max * x / (x + half). LOO: each record predicted by a fit "
         "without it; relative time error |pred - t| / t.\n\n";
-  os << "| class | term | records | max (base) | half (base) | fitted range | LOO median | "
+  os << "| class | term | records bound | max (base) | half (base) | range bound by this term | "
+        "LOO median | "
         "LOO p90 | note |\n|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& [key, cf] : fit.classes) {
     const OpEfficiency& b = base.efficiency.at(key);

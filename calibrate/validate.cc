@@ -1,9 +1,9 @@
 #include "calibrate/validate.h"
 
 #include <cmath>
-#include <vector>
 #include <cstdio>
 #include <sstream>
+#include <vector>
 
 #include "calibrate/fit.h"
 #include "common/json_util.h"
