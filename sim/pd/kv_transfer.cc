@@ -1,0 +1,65 @@
+#include "sim/pd/kv_transfer.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "common/data_path.h"
+#include "common/json_util.h"
+#include "models/memory.h"
+
+namespace capplan {
+
+int64_t KvTransferPlan::ExposedNs(int64_t tokens) const {
+  double bytes = static_cast<double>(WireBytes(tokens));
+  if (layerwise_overlap) bytes /= std::max(1, num_layers);
+  const double s = latency_s + (bandwidth_bytes_per_s > 0 ? bytes / bandwidth_bytes_per_s : 0);
+  return static_cast<int64_t>(std::llround(s * 1e9));
+}
+
+Result<KvTransferPlan> PlanKvTransfer(const ModelCard& card, const ParallelLayout& decode,
+                                      Dtype src, Dtype dst, const KvTransferSpec& spec,
+                                      const HardwareProfile& profile) {
+  KvTransferPlan p;
+  p.link = spec.link;
+  p.layerwise_overlap = spec.layerwise_overlap;
+  p.src_dtype = src;
+  p.dst_dtype = dst;
+  p.num_layers = std::max(1, card.num_layers);
+  CAPPLAN_ASSIGN_OR_RETURN(KvLayout s, ComputeKvLayout(card, decode, src));
+  CAPPLAN_ASSIGN_OR_RETURN(KvLayout d, ComputeKvLayout(card, decode, dst));
+  p.src_bytes_per_token = s.bytes_per_token;
+  p.dst_bytes_per_token = d.bytes_per_token;
+  p.wire_bytes_per_token = std::min(s.bytes_per_token, d.bytes_per_token);
+
+  const std::string path = DataPath("sim/pd/link_defaults.json");
+  CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json doc, ReadJsonFile(path));
+  JsonObject root(doc, path, "");
+  root.Touch("_comment");
+  for (const char* l : {"nvlink", "rdma"}) {
+    CAPPLAN_ASSIGN_OR_RETURN(JsonObject o, root.Child(l, true));
+    double lat = 0;
+    std::string src_note;
+    CAPPLAN_RETURN_IF_ERROR(o.Get("latency_s", &lat, true));
+    CAPPLAN_RETURN_IF_ERROR(o.Get("source", &src_note, true));
+    CAPPLAN_RETURN_IF_ERROR(o.Finish());
+    if (spec.link == l) {
+      p.latency_s = lat;
+      p.latency_source = src_note;
+    }
+  }
+  CAPPLAN_RETURN_IF_ERROR(root.Finish());
+  if (spec.link == "nvlink") {
+    p.bandwidth_bytes_per_s = profile.nvlink_bytes_per_s;
+  } else if (spec.link == "rdma") {
+    p.bandwidth_bytes_per_s = profile.rdma_bytes_per_s;
+  } else {
+    return Status::Usage("link must be nvlink or rdma, got \"" + spec.link + "\"");
+  }
+  if (p.bandwidth_bytes_per_s <= 0) {
+    return Status::Invalid("hardware profile " + profile.path + " has no " + spec.link +
+                           " bandwidth; add it to the profile's links");
+  }
+  return p;
+}
+
+}  // namespace capplan

@@ -1,0 +1,61 @@
+// The prompt's KV moving from the prefill pool to the decode pool.
+//
+// Bytes come from the models/ KV layout (sim/pd/README.md): every decode
+// attention rank must receive the KV it will hold, i.e. its own layout's
+// bytes per token (all layers, DSA indexer keys and FP8 scales included).
+// When the pools' KV dtypes differ, the narrower side's bytes go on the wire:
+// a BF16 prefill pool quantizes to FP8 before sending (the receiver could
+// not use the BF16 bytes anyway), an FP8 prefill feeding a BF16 decode pool
+// sends FP8 and the receiver widens. Ranks receive in parallel, each over its
+// own link (one NIC per GPU on an HGX H200 box for RDMA; NVLink per GPU).
+//
+// Time = link latency + wire bytes / link bandwidth. With layer-by-layer
+// overlap the prefill sends each layer's KV as soon as that layer is done,
+// so only the last layer's share is exposed after the prefill ends; this
+// assumes sending one layer takes no longer than computing one, which holds
+// for prompts long enough to matter and is reported, not checked.
+#ifndef CAPPLAN_SIM_PD_KV_TRANSFER_H_
+#define CAPPLAN_SIM_PD_KV_TRANSFER_H_
+
+#include <cstdint>
+#include <string>
+
+#include "calibrate/profile.h"
+#include "common/status.h"
+#include "models/card.h"
+#include "models/types.h"
+
+namespace capplan {
+
+struct KvTransferSpec {
+  std::string link = "rdma";  // nvlink (same box) | rdma (between boxes)
+  bool layerwise_overlap = true;
+};
+
+struct KvTransferPlan {
+  std::string link;
+  bool layerwise_overlap = true;
+  Dtype src_dtype = Dtype::kBf16, dst_dtype = Dtype::kBf16;
+  // Per decode attention rank, per prompt token.
+  int64_t src_bytes_per_token = 0;   // in the prefill pool's dtype
+  int64_t dst_bytes_per_token = 0;   // in the decode pool's dtype
+  int64_t wire_bytes_per_token = 0;  // min of the two (see header)
+  int num_layers = 1;
+  double bandwidth_bytes_per_s = 0;
+  double latency_s = 0;
+  std::string latency_source;
+
+  int64_t WireBytes(int64_t tokens) const { return tokens * wire_bytes_per_token; }
+  // Transfer time exposed after the prompt's prefill ends.
+  int64_t ExposedNs(int64_t tokens) const;
+};
+
+// `decode` is the decode pool's layout: it decides which KV each receiving
+// rank holds (GQA heads are sharded over attention TP, MLA latents are not).
+Result<KvTransferPlan> PlanKvTransfer(const ModelCard& card, const ParallelLayout& decode,
+                                      Dtype src, Dtype dst, const KvTransferSpec& spec,
+                                      const HardwareProfile& profile);
+
+}  // namespace capplan
+
+#endif  // CAPPLAN_SIM_PD_KV_TRANSFER_H_
