@@ -3,7 +3,7 @@
 #   make test  installs missing Debian packages, builds, runs the whole test suite (ctest)
 BUILD ?= build
 JOBS ?= $(shell nproc)
-CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
+CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release
 
 .PHONY: all deps deps-test configure build run test clean
 
