@@ -6,6 +6,7 @@
 
 #include "common/atomic_file.h"
 #include "common/json_util.h"
+#include "sim/pd/pd_command.h"
 #include "sim/scenario.h"
 #include "sim/simulate.h"
 #include "sim/sweep/commands.h"
@@ -42,6 +43,14 @@ Status RunSimulate(const std::vector<std::string>& args, CommandContext& ctx) {
   }
   std::vector<std::string> sets;
   if (vm.count("set")) sets = vm["set"].as<std::vector<std::string>>();
+  // PD scenarios (`pd` instead of `deployment`) run through sim/pd (issue #10).
+  if (IsPdScenarioFile(vm["scenario"].as<std::string>())) {
+    PdCommandOptions pdo;
+    if (vm.count("out")) pdo.out_dir = vm["out"].as<std::string>();
+    if (vm.count("trace-out")) pdo.trace_out = vm["trace-out"].as<std::string>();
+    pdo.json = vm.count("json") > 0;
+    return RunPdSimulateCommand(vm["scenario"].as<std::string>(), sets, pdo, ctx);
+  }
   CAPPLAN_ASSIGN_OR_RETURN(auto scenario,
                            LoadScenarioFile(vm["scenario"].as<std::string>(), sets));
   RunOptions opt;

@@ -187,6 +187,7 @@ Result<RunResult> RunScenario(const Scenario& sc, const RunOptions& options) {
   cfg.kv_tokens_per_rank = plan.kv_tokens_per_rank;
   cfg.page_size = d.page_size;
   cfg.concurrency = sc.workload.concurrency;
+  if (options.specs_override != nullptr) cfg.concurrency = 0;  // sim/pd hook (simulate.h)
   cfg.want_trace = options.want_trace;
   cfg.progress = options.progress;
   cfg.sched.phase = d.phase == "decode_only"    ? Phase::kDecodeOnly
@@ -211,6 +212,7 @@ Result<RunResult> RunScenario(const Scenario& sc, const RunOptions& options) {
     specs.push_back({r.id, r.arrival_ns, r.input_tokens, r.output_tokens,
                      static_cast<int64_t>(i) < sc.workload.warmup_requests});
   }
+  if (options.specs_override != nullptr) specs = *options.specs_override;  // sim/pd hook
   auto sim_r = Simulate(cfg, specs, pricer);
   if (!sim_r.ok()) return sim_r.status().WithPrefix(origin);
   const SimResult& sim = *sim_r;
@@ -368,6 +370,7 @@ Result<RunResult> RunScenario(const Scenario& sc, const RunOptions& options) {
   if (sim.trace_truncated) warnings.push_back("trace truncated to the first iterations");
   s["warnings"] = warnings;
 
+  if (options.requests_out != nullptr) *options.requests_out = sim.requests;  // sim/pd hook
   RunResult out;
   out.summary = std::move(s);
   if (options.want_requests_csv) out.requests_csv = Csv(sim.requests);

@@ -41,7 +41,9 @@
 
 namespace capplan {
 
-struct Scenario;  // sim/scenario.h
+struct Scenario;        // sim/scenario.h
+struct SimRequestSpec;  // sim/simulator.h
+struct ReqState;        // sim/sim_state.h
 
 // Parses a scenario document; `origin` (a file name) prefixes every error,
 // with the JSON path of the offending field.
@@ -55,6 +57,13 @@ struct RunOptions {
   std::ostream* progress = nullptr;  // progress bar target (a terminal), or null
   bool want_requests_csv = false;
   bool want_trace = false;  // Chrome/Perfetto trace JSON
+  // Hooks for sim/pd (prefill/decode disaggregation runs one pool after the
+  // other). When set, these requests replace the workload's (the decode pool
+  // sees arrivals the prefill pool produced) and no concurrency cap applies,
+  // because a cap is end to end and the pool sees only its half.
+  const std::vector<SimRequestSpec>* specs_override = nullptr;
+  // When set, receives every request's final state, in spec order.
+  std::vector<ReqState>* requests_out = nullptr;
 };
 
 struct RunResult {
