@@ -181,7 +181,7 @@ ClassFit FitOnce(const std::string& key, const std::vector<FitPoint>& points,
 
 }  // namespace
 
-double Percentile(std::vector<double> v, double p) {
+double Quantile(std::vector<double> v, double p) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   const double pos = p * (v.size() - 1);
@@ -204,7 +204,7 @@ ClassFit FitClass(const std::string& key, const std::vector<FitPoint>& points,
   for (const FitPoint& p : points) {
     self.push_back(std::fabs(PredictSeconds(p, comp, mem, hbm) - p.t_s) / p.t_s);
   }
-  cf.fit_median = Percentile(self, 0.5);
+  cf.fit_median = Quantile(self, 0.5);
   if (!with_loo || points.size() < 2) return cf;
   for (size_t i = 0; i < points.size(); ++i) {
     std::vector<FitPoint> rest;
@@ -216,8 +216,8 @@ ClassFit FitClass(const std::string& key, const std::vector<FitPoint>& points,
                                        AsCurve(loo.memory, base.memory), hbm);
     cf.loo_rel_err.push_back(std::fabs(pred - points[i].t_s) / points[i].t_s);
   }
-  cf.loo_median = Percentile(cf.loo_rel_err, 0.5);
-  cf.loo_p90 = Percentile(cf.loo_rel_err, 0.9);
+  cf.loo_median = Quantile(cf.loo_rel_err, 0.5);
+  cf.loo_p90 = Quantile(cf.loo_rel_err, 0.9);
   return cf;
 }
 
@@ -331,7 +331,7 @@ Result<CalibrationFit> FitMeasurements(const MeasurementSet& set, const Hardware
   OverheadFit& o = out.overheads;
   if (!launch.empty()) {
     o.kernel_launch = true;
-    o.kernel_launch_s = Percentile(launch, 0.5);
+    o.kernel_launch_s = Quantile(launch, 0.5);
     o.kernel_launch_points = static_cast<int>(launch.size());
   }
   std::set<double> nodes;

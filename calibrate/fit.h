@@ -54,7 +54,7 @@ struct ClassFit {
 
 // Median / percentile with linear interpolation between order statistics
 // (p in [0, 1]); 0 for an empty vector.
-double Percentile(std::vector<double> v, double p);
+double Quantile(std::vector<double> v, double p);
 
 // Predicted time of a point under the roofline with these curves.
 double PredictSeconds(const FitPoint& p, const EfficiencyCurve& compute,

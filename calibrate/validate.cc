@@ -192,9 +192,9 @@ Result<ReplayResult> ReplayEngineRun(const nlohmann::json& run, const std::strin
       r.worst_iteration = static_cast<int>(i);
     }
   }
-  r.median_abs_err = Percentile(abs_err, 0.5);
-  r.p90_abs_err = Percentile(abs_err, 0.9);
-  r.median_signed_err = Percentile(r.rel_err, 0.5);
+  r.median_abs_err = Quantile(abs_err, 0.5);
+  r.p90_abs_err = Quantile(abs_err, 0.9);
+  r.median_signed_err = Quantile(r.rel_err, 0.5);
   r.measured_tokens_per_s = r.tokens / meas_sum;
   r.predicted_tokens_per_s = pred_sum > 0 ? r.tokens / pred_sum : 0;
   r.tokens_per_s_rel_err = r.predicted_tokens_per_s / r.measured_tokens_per_s - 1;

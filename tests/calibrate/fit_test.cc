@@ -12,9 +12,9 @@ namespace capplan {
 namespace {
 
 TEST(CalibFit, PercentileInterpolates) {
-  EXPECT_DOUBLE_EQ(Percentile({3, 1, 2}, 0.5), 2);
-  EXPECT_NEAR(Percentile({1, 2, 3, 4}, 0.9), 3.7, 1e-12);
-  EXPECT_DOUBLE_EQ(Percentile({}, 0.5), 0);
+  EXPECT_DOUBLE_EQ(Quantile({3, 1, 2}, 0.5), 2);
+  EXPECT_NEAR(Quantile({1, 2, 3, 4}, 0.9), 3.7, 1e-12);
+  EXPECT_DOUBLE_EQ(Quantile({}, 0.5), 0);
 }
 
 // Three memory-bound points on no common line: each LOO fit is the exact line
