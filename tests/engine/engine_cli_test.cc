@@ -12,7 +12,7 @@ struct Out {
   std::string text;
 };
 
-Out Run(const std::string& args) {
+Out RunCapplan(const std::string& args) {
   const std::string cmd = std::string(CAPPLAN_BIN) + " " + args + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   std::string text;
@@ -23,7 +23,7 @@ Out Run(const std::string& args) {
 }
 
 TEST(EngineCliTest, IntegritySelftestJson) {
-  const Out o = Run("engine integrity-selftest --faults 1 --json");
+  const Out o = RunCapplan("engine integrity-selftest --faults 1 --json");
   ASSERT_EQ(o.rc, 0) << o.text;
   const auto j = nlohmann::json::parse(o.text);
   EXPECT_EQ(j["injected"], 3);
@@ -33,13 +33,13 @@ TEST(EngineCliTest, IntegritySelftestJson) {
 }
 
 TEST(EngineCliTest, UsageErrorsExitTwoWithAHint) {
-  Out o = Run("engine serve-bench --scenario x.json");
+  Out o = RunCapplan("engine serve-bench --scenario x.json");
   EXPECT_EQ(o.rc, 2) << o.text;
   EXPECT_NE(o.text.find("--out FILE.json is required"), std::string::npos) << o.text;
-  o = Run("engine integrity-selftest --falts 2");
+  o = RunCapplan("engine integrity-selftest --falts 2");
   EXPECT_EQ(o.rc, 2) << o.text;
   EXPECT_NE(o.text.find("did you mean '--faults'"), std::string::npos) << o.text;
-  o = Run("engine serve-bnch");
+  o = RunCapplan("engine serve-bnch");
   EXPECT_EQ(o.rc, 2) << o.text;
   EXPECT_NE(o.text.find("did you mean 'serve-bench'"), std::string::npos) << o.text;
 }
