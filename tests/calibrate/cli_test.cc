@@ -1,5 +1,6 @@
 // `capplan calibrate` and `capplan validate` as a user runs them.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
@@ -23,7 +24,7 @@ int Sh(const std::string& cmd, std::string* out = nullptr) {
   return WEXITSTATUS(st);
 }
 
-std::string Tmp(const std::string& name) { return ::testing::TempDir() + "calib_cli_" + name; }
+std::string Tmp(const std::string& name) { return ::testing::TempDir() + "calib_cli_" + std::to_string(::getpid()) + "_" + name; }
 
 // Synthetic GEMM + elementwise + launch records generated from known curves
 // (eff(x) = max x / (x + half)) with the shipped profile's ceilings.
@@ -169,7 +170,7 @@ TEST(CalibCli, ValidateRoundTripsACpuEngineRun) {
   ASSERT_EQ(Sh(std::string(CAPPLAN_BIN) + " validate " + run, &log), 0) << log;
   EXPECT_NE(log.find("per-iteration error"), std::string::npos) << log;
   EXPECT_NE(log.find("note: this run used the CPU backend"), std::string::npos) << log;
-  ASSERT_EQ(Sh(std::string(CAPPLAN_BIN) + " validate " + run + " --json 2>/dev/null", &log), 0);
+  ASSERT_EQ(Sh("(" + std::string(CAPPLAN_BIN) + " validate " + run + " --json 2>/dev/null)", &log), 0);
   auto j = ParseJson(log, "stdout");
   ASSERT_TRUE(j.ok()) << log;
   auto doc = ReadJsonFile(run);
