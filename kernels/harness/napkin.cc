@@ -14,32 +14,40 @@ double Ceilings::FlopsFor(const std::string& compute) const {
   return bf16_flops_per_s;
 }
 
+namespace {
+
+// One `{value, provenance}` parameter of a profile section (calibrate/PROFILE.md).
+Status ProfileValue(JsonObject& section, const char* key, double* out) {
+  CAPPLAN_ASSIGN_OR_RETURN(JsonObject param, section.Child(key, true));
+  CAPPLAN_RETURN_IF_ERROR(param.Get("value", out, true));
+  return param.CheckRange("value", *out, 1e9, 1e17);
+}
+
+}  // namespace
+
+// The ceilings are the hardware profile's own (one source of truth for the
+// simulator's roofline and the kernels' fraction of roofline); only the keys
+// read here are checked, the rest of the profile is the calibrator's business.
 Result<Ceilings> LoadCeilings(const std::string& path) {
   CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json doc, ReadJsonFile(path));
   JsonObject o(doc, path, "");
   CAPPLAN_RETURN_IF_ERROR(o.CheckObject());
-  std::string format, ignored;
+  std::string format;
   CAPPLAN_RETURN_IF_ERROR(o.Get("format", &format, true));
-  CAPPLAN_RETURN_IF_ERROR(o.CheckOneOf("format", format, {"capplan.ceilings.v1"}));
+  CAPPLAN_RETURN_IF_ERROR(o.CheckOneOf("format", format, {"capplan.profile.v1"}));
   Ceilings c;
   CAPPLAN_RETURN_IF_ERROR(o.Get("gpu", &c.gpu, true));
-  CAPPLAN_RETURN_IF_ERROR(o.Get("hbm_bytes_per_s", &c.hbm_bytes_per_s, true));
-  CAPPLAN_RETURN_IF_ERROR(o.Get("bf16_flops_per_s", &c.bf16_flops_per_s, true));
-  CAPPLAN_RETURN_IF_ERROR(o.Get("fp8_flops_per_s", &c.fp8_flops_per_s, true));
-  CAPPLAN_RETURN_IF_ERROR(o.Get("fp32_flops_per_s", &c.fp32_flops_per_s, true));
-  for (const char* k : {"hbm_source", "bf16_source", "fp8_source", "fp32_source"}) {
-    CAPPLAN_RETURN_IF_ERROR(o.Get(k, &ignored, true));
-  }
-  for (const char* k :
-       {"hbm_bytes_per_s", "bf16_flops_per_s", "fp8_flops_per_s", "fp32_flops_per_s"}) {
-    CAPPLAN_RETURN_IF_ERROR(o.CheckRange(k, doc[k].get<double>(), 1e9, 1e17));
-  }
-  CAPPLAN_RETURN_IF_ERROR(o.Finish());
+  CAPPLAN_ASSIGN_OR_RETURN(JsonObject memory, o.Child("memory", true));
+  CAPPLAN_RETURN_IF_ERROR(ProfileValue(memory, "hbm_bandwidth_bytes_per_s", &c.hbm_bytes_per_s));
+  CAPPLAN_ASSIGN_OR_RETURN(JsonObject compute, o.Child("compute", true));
+  CAPPLAN_RETURN_IF_ERROR(ProfileValue(compute, "bf16_flops_per_s", &c.bf16_flops_per_s));
+  CAPPLAN_RETURN_IF_ERROR(ProfileValue(compute, "fp8_flops_per_s", &c.fp8_flops_per_s));
+  CAPPLAN_RETURN_IF_ERROR(ProfileValue(compute, "fp32_flops_per_s", &c.fp32_flops_per_s));
   return c;
 }
 
 Result<Ceilings> LoadDefaultCeilings() {
-  return LoadCeilings(DataPath("kernels/harness/h200_ceilings.json"));
+  return LoadCeilings(DataPath("calibrate/profiles/h200-sxm.json"));
 }
 
 Roofline ComputeRoofline(double bytes, double flops, double median_us, const Ceilings& c,

@@ -1,7 +1,7 @@
 // Napkin math: achieved GB/s and TFLOP/s from the bytes and FLOPs a kernel
-// must move/do and its median time, against ceilings read from a data file
-// (kernels/harness/h200_ceilings.json by default; each figure names its
-// source there). Fraction of roofline = ideal time / measured time, where
+// must move/do and its median time, against the ceilings of a hardware
+// profile (calibrate/profiles/h200-sxm.json by default, the file the
+// simulator prices steps with; each figure names its source there). Fraction of roofline = ideal time / measured time, where
 // ideal time = max(bytes / HBM bandwidth, flops / compute rate).
 #ifndef CAPPLAN_KERNELS_HARNESS_NAPKIN_H_
 #define CAPPLAN_KERNELS_HARNESS_NAPKIN_H_
@@ -22,9 +22,11 @@ struct Ceilings {
   double FlopsFor(const std::string& compute) const;
 };
 
-// Reads a capplan.ceilings.v1 file; errors name the file and JSON path.
+// Reads the ceilings (memory.hbm_bandwidth_bytes_per_s, compute.{bf16,fp8,
+// fp32}_flops_per_s) of a capplan.profile.v1 file; errors name the file and
+// JSON path.
 Result<Ceilings> LoadCeilings(const std::string& path);
-// DataPath("kernels/harness/h200_ceilings.json").
+// DataPath("calibrate/profiles/h200-sxm.json").
 Result<Ceilings> LoadDefaultCeilings();
 
 struct Roofline {

@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
+#include <cstdio>
+#include <fstream>
 #include <limits>
 #include <vector>
 
@@ -89,6 +92,25 @@ TEST(Napkin, BadCeilingsFileNamesPath) {
   auto c = LoadCeilings("/nonexistent/ceilings.json");
   EXPECT_FALSE(c.ok());
   EXPECT_NE(c.status().message().find("/nonexistent/ceilings.json"), std::string::npos);
+}
+
+// The ceilings come from the hardware profile; a profile missing one names
+// the JSON path, so a hand-edited profile fails loudly, not with a 0 ceiling.
+TEST(Napkin, ProfileMissingCeilingNamesJsonPath) {
+  const std::string path = ::testing::TempDir() + "/profile_no_fp8_" +
+                           std::to_string(::getpid()) + ".json";
+  {
+    std::ofstream f(path);
+    f << R"({"format": "capplan.profile.v1", "gpu": "X",
+             "memory": {"hbm_bandwidth_bytes_per_s": {"value": 4.3e12}},
+             "compute": {"bf16_flops_per_s": {"value": 989.5e12},
+                         "fp32_flops_per_s": {"value": 67e12}}})";
+  }
+  auto c = LoadCeilings(path);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("/compute/fp8_flops_per_s"), std::string::npos)
+      << c.status().ToString();
+  std::remove(path.c_str());
 }
 
 MeasurementRecord SampleRecord() {
