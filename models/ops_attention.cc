@@ -17,6 +17,28 @@ double CausalPairs(int64_t cached, int64_t n, int64_t cap) {
   return below + static_cast<double>(cap) * (b - cap);
 }
 
+namespace {
+
+// The fields every attention op sets; callers add FLOPs and bytes.
+Op AttentionOp(OpKind kind, const char* name, int64_t count, int64_t batch, int64_t q_tokens,
+               int64_t kv_tokens, int heads, int kv_heads, int head_dim, Dtype kv_dtype) {
+  Op op;
+  op.kind = kind;
+  op.op_class = OpClass::kAttention;
+  op.name = name;
+  op.count = count;
+  op.batch = batch;
+  op.q_tokens = q_tokens;
+  op.kv_tokens = kv_tokens;
+  op.heads = heads;
+  op.kv_heads = kv_heads;
+  op.head_dim = head_dim;
+  op.kv_dtype = kv_dtype;
+  return op;
+}
+
+}  // namespace
+
 void AppendAttentionOps(const StepContext& c, const BatchShape& batch) {
   const ModelCard& card = c.m->card;
   const KvLayout& kv = c.m->kv;
@@ -63,17 +85,10 @@ void AppendAttentionOps(const StepContext& c, const BatchShape& batch) {
       pairs += CausalPairs(ch.cached_tokens, ch.new_tokens, 0);
       keys_read += ch.cached_tokens + ch.new_tokens;
     }
-    Op op;
-    op.kind = OpKind::kDsaIndexer;
-    op.op_class = OpClass::kAttention;
-    op.name = "attn.indexer";
-    op.count = fresh;
-    op.batch = n_decode + static_cast<int64_t>(batch.prefill.size());
-    op.q_tokens = c.attn_tokens;
-    op.kv_tokens = static_cast<int64_t>(keys_read);
-    op.heads = card.index_n_heads;
-    op.head_dim = card.index_head_dim;
-    op.kv_dtype = c.facts->indexer_key_dtype;
+    Op op = AttentionOp(OpKind::kDsaIndexer, "attn.indexer", fresh,
+                        n_decode + static_cast<int64_t>(batch.prefill.size()), c.attn_tokens,
+                        static_cast<int64_t>(keys_read), card.index_n_heads, 0, card.index_head_dim,
+                        c.facts->indexer_key_dtype);
     op.flops = 2.0 * card.index_n_heads * card.index_head_dim * pairs;
     op.bytes = keys_read * index_per_layer +
                c.attn_tokens * static_cast<double>(card.index_n_heads) * card.index_head_dim * a;
@@ -87,20 +102,12 @@ void AppendAttentionOps(const StepContext& c, const BatchShape& batch) {
       // scores (lora + rope) elements per cached token and accumulates lora
       // elements of the latent as its value: 2*heads*(lora+rope)*ctx +
       // 2*heads*lora*ctx FLOPs. DSA reads only min(ctx, index_topk) tokens.
-      Op op;
-      op.kind = OpKind::kMlaDecode;
-      op.op_class = OpClass::kAttention;
-      op.name = "attn.mla_decode";
-      op.count = L;
-      op.batch = n_decode;
-      op.q_tokens = n_decode;
-      op.kv_tokens = decode_ctx_capped;
-      op.heads = heads;
-      op.kv_heads = 1;
-      op.head_dim = static_cast<int>(lora + rope);
-      op.kv_dtype = kv.dtype;
-      op.flops = 2.0 * heads * (lora + rope) * decode_ctx_capped + 2.0 * heads * lora * decode_ctx_capped;
-      op.bytes = decode_ctx_capped * main_per_layer + n_decode * static_cast<double>(heads) * (lora + rope) * a +
+      Op op = AttentionOp(OpKind::kMlaDecode, "attn.mla_decode", L, n_decode, n_decode,
+                          decode_ctx_capped, heads, 1, static_cast<int>(lora + rope), kv.dtype);
+      op.flops =
+          2.0 * heads * (lora + rope) * decode_ctx_capped + 2.0 * heads * lora * decode_ctx_capped;
+      op.bytes = decode_ctx_capped * main_per_layer +
+                 n_decode * static_cast<double>(heads) * (lora + rope) * a +
                  n_decode * static_cast<double>(heads) * lora * a;
       c.out->push_back(std::move(op));
     }
@@ -116,18 +123,10 @@ void AppendAttentionOps(const StepContext& c, const BatchShape& batch) {
         new_tokens += ch.new_tokens;
         cached += ch.cached_tokens;
       }
-      Op op;
-      op.kind = OpKind::kMlaPrefill;
-      op.op_class = OpClass::kAttention;
-      op.name = "attn.mla_prefill";
-      op.count = L;
-      op.batch = static_cast<int64_t>(batch.prefill.size());
-      op.q_tokens = static_cast<int64_t>(new_tokens);
-      op.kv_tokens = static_cast<int64_t>(kv_tokens);
-      op.heads = heads;
-      op.kv_heads = heads;
-      op.head_dim = static_cast<int>(qk);
-      op.kv_dtype = kv.dtype;
+      Op op = AttentionOp(OpKind::kMlaPrefill, "attn.mla_prefill", L,
+                          static_cast<int64_t>(batch.prefill.size()),
+                          static_cast<int64_t>(new_tokens), static_cast<int64_t>(kv_tokens), heads,
+                          heads, static_cast<int>(qk), kv.dtype);
       op.flops = 2.0 * heads * (qk + v) * pairs;
       // Cached latents read from the pool, expanded K/V read by the kernel,
       // Q read and O written.
@@ -142,18 +141,8 @@ void AppendAttentionOps(const StepContext& c, const BatchShape& batch) {
   const int kvh = kv.kv_heads_per_rank;
   const int64_t hd = card.head_dim;
   if (n_decode > 0) {
-    Op op;
-    op.kind = OpKind::kAttentionDecode;
-    op.op_class = OpClass::kAttention;
-    op.name = "attn.decode";
-    op.count = L;
-    op.batch = n_decode;
-    op.q_tokens = n_decode;
-    op.kv_tokens = decode_ctx;
-    op.heads = heads;
-    op.kv_heads = kvh;
-    op.head_dim = static_cast<int>(hd);
-    op.kv_dtype = kv.dtype;
+    Op op = AttentionOp(OpKind::kAttentionDecode, "attn.decode", L, n_decode, n_decode, decode_ctx,
+                        heads, kvh, static_cast<int>(hd), kv.dtype);
     op.flops = 4.0 * heads * hd * decode_ctx;
     op.bytes = decode_ctx * main_per_layer + 2.0 * n_decode * heads * hd * a;
     c.out->push_back(std::move(op));
@@ -165,18 +154,10 @@ void AppendAttentionOps(const StepContext& c, const BatchShape& batch) {
       cached += ch.cached_tokens;
       new_tokens += ch.new_tokens;
     }
-    Op op;
-    op.kind = OpKind::kAttentionPrefill;
-    op.op_class = OpClass::kAttention;
-    op.name = "attn.prefill";
-    op.count = L;
-    op.batch = static_cast<int64_t>(batch.prefill.size());
-    op.q_tokens = static_cast<int64_t>(new_tokens);
-    op.kv_tokens = static_cast<int64_t>(cached + new_tokens);
-    op.heads = heads;
-    op.kv_heads = kvh;
-    op.head_dim = static_cast<int>(hd);
-    op.kv_dtype = kv.dtype;
+    Op op = AttentionOp(OpKind::kAttentionPrefill, "attn.prefill", L,
+                        static_cast<int64_t>(batch.prefill.size()),
+                        static_cast<int64_t>(new_tokens), static_cast<int64_t>(cached + new_tokens),
+                        heads, kvh, static_cast<int>(hd), kv.dtype);
     op.flops = 4.0 * heads * hd * pairs;
     // Cached K/V from the pool; new K/V, Q read and O written as BF16.
     op.bytes = cached * main_per_layer + new_tokens * (2.0 * kvh * hd + 2.0 * heads * hd) * a;
