@@ -115,6 +115,20 @@ MeasurementRecord AppendRecord(const AttnCaseSpec& s) {
   return r;
 }
 
+PageTable CleanVerifyCase(const AttnCaseSpec& s, uint32_t seed, std::vector<KvPageTag>* tags) {
+  const std::vector<int32_t> lens(s.batch, s.ctx);
+  int num_pages = 0;
+  PageTable pt = MakeRandomPageTable(lens, s.page, seed, &num_pages);
+  tags->assign(num_pages, KvPageTag{kKvNoRequest, -1, 0});
+  for (int b = 0; b < pt.batch; ++b) {
+    for (int j = 0; j * s.page < s.ctx; ++j) {
+      (*tags)[pt.Page(b, j)] = {pt.request_ids[b], j,
+                                pt.epochs[static_cast<size_t>(b) * pt.max_pages + j]};
+    }
+  }
+  return pt;
+}
+
 MeasurementRecord VerifyRecord(const AttnCaseSpec& s, int max_pages) {
   MeasurementRecord r;
   r.kernel = s.kernel;
@@ -233,16 +247,8 @@ Status RunAppendCaseCpu(const SuiteOptions& o, const AttnCaseSpec& s, Measuremen
 }
 
 Status RunVerifyCaseCpu(const SuiteOptions& o, const AttnCaseSpec& s, MeasurementSink* sink) {
-  const std::vector<int32_t> lens(s.batch, s.ctx);
-  int num_pages = 0;
-  const PageTable pt = MakeRandomPageTable(lens, s.page, o.seed, &num_pages);
-  std::vector<KvPageTag> tags(num_pages, KvPageTag{kKvNoRequest, -1, 0});
-  for (int b = 0; b < pt.batch; ++b) {
-    for (int j = 0; j * s.page < s.ctx; ++j) {
-      tags[pt.Page(b, j)] = {pt.request_ids[b], j,
-                             pt.epochs[static_cast<size_t>(b) * pt.max_pages + j]};
-    }
-  }
+  std::vector<KvPageTag> tags;
+  const PageTable pt = CleanVerifyCase(s, o.seed, &tags);
   IntegrityReport rep;
   MeasurementRecord rec = VerifyRecord(s, pt.max_pages);
   rec.timing = TimeCpu([&] { rep = VerifyKvIntegrityCpu(pt, tags, s.page, 64); }, 0, kCpuRepeats);

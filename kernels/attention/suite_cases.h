@@ -54,6 +54,9 @@ MeasurementRecord AttentionRecord(const AttnCaseSpec& s, const AttentionProblem&
 MeasurementRecord AppendRecord(const AttnCaseSpec& s);
 MeasurementRecord VerifyRecord(const AttnCaseSpec& s, int max_pages);
 MeasurementRecord ElementwiseRecord(const ElementwiseCaseSpec& s);
+// The verification case's clean state: batch sequences of ctx tokens on a
+// random page table, and a tag array whose every used page matches it.
+PageTable CleanVerifyCase(const AttnCaseSpec& s, uint32_t seed, std::vector<KvPageTag>* tags);
 // FP8 per-tensor scale used by every FP8 case: N(0,1) data, 4.5 sigma at 448.
 inline float SuiteFp8Scale() { return 4.5f / 448.0f; }
 

@@ -176,16 +176,8 @@ Status RunAppendCaseGpu(const SuiteOptions& o, const AttnCaseSpec& s, Measuremen
 }
 
 Status RunVerifyCaseGpu(const SuiteOptions& o, const AttnCaseSpec& s, MeasurementSink* sink) {
-  const std::vector<int32_t> lens(s.batch, s.ctx);
-  int num_pages = 0;
-  const PageTable pt = MakeRandomPageTable(lens, s.page, o.seed, &num_pages);
-  std::vector<KvPageTag> tags(num_pages, KvPageTag{kKvNoRequest, -1, 0});
-  for (int b = 0; b < pt.batch; ++b) {
-    for (int j = 0; j * s.page < s.ctx; ++j) {
-      tags[pt.Page(b, j)] = {pt.request_ids[b], j,
-                             pt.epochs[static_cast<size_t>(b) * pt.max_pages + j]};
-    }
-  }
+  std::vector<KvPageTag> tags;
+  const PageTable pt = CleanVerifyCase(s, o.seed, &tags);
   // One planted stale entry, so the check proves detection, not silence.
   PageTable bad_pt = pt;
   bad_pt.epochs[0] += 1;
@@ -200,8 +192,8 @@ Status RunVerifyCaseGpu(const SuiteOptions& o, const AttnCaseSpec& s, Measuremen
   const PageTableDevice ptd{bad_pt.batch,          bad_pt.max_pages,  pages.as<int32_t>(),
                             epochs.as<uint32_t>(), req.as<int64_t>(), slen.as<int32_t>()};
   auto launch = [&] {
-    return LaunchVerifyKvIntegrity(ptd, dtags.as<KvPageTag>(), num_pages, s.page, 64,
-                                   outb.as<IntegrityMismatch>(), count.as<int>());
+    return LaunchVerifyKvIntegrity(ptd, dtags.as<KvPageTag>(), static_cast<int>(tags.size()),
+                                   s.page, 64, outb.as<IntegrityMismatch>(), count.as<int>());
   };
   MeasurementRecord rec = VerifyRecord(s, pt.max_pages);
   CAPPLAN_RETURN_IF_ERROR(launch());
