@@ -10,7 +10,11 @@
 #define CAPPLAN_SIM_METRICS_H_
 
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 namespace capplan {
 
@@ -35,6 +39,41 @@ class LogHistogram {
   int64_t count_ = 0;
   double sum_ = 0;
 };
+
+// Writes {mean,median,p90,p99}_<metric>_ms of `v` (milliseconds) into s.
+void AddStats(nlohmann::json& s, const std::string& metric, const std::vector<double>& v);
+
+// One request as the end-to-end (client-side) metrics see it: sent at
+// send_ns (the TTFT/E2EL origin), first token, last token.
+struct E2eRequest {
+  int64_t send_ns = 0;
+  int64_t first_token_ns = -1;
+  int64_t finish_ns = -1;
+  int64_t input = 0;
+  int64_t generated = 0;
+  bool done = false;  // completed; anything else counts as failed
+  bool warmup = false;
+};
+
+// SLOs for goodput, in milliseconds (a scenario's `slo`).
+struct SloLimits {
+  std::optional<double> ttft_ms, tpot_ms, e2el_ms;
+  bool any() const { return ttft_ms || tpot_ms || e2el_ms; }
+};
+
+struct E2eTotals {
+  int64_t completed = 0, failed = 0, input_tokens = 0, output_tokens = 0;
+  double duration_s = 0;
+  double cost_usd = 0;
+};
+
+// The end-to-end block every run reports (sim/simulate.h contract):
+// completed, failed, duration_s, total_{input,output}_tokens, throughputs
+// (per GPU too), {mean,median,p90,p99}_{ttft,tpot,e2el}_ms, goodput (when
+// SLOs are given), gpus, usd_per_gpu_hour, cost_usd and cost per million
+// tokens. Warmup requests count in neither statistics nor totals.
+E2eTotals AddEndToEndSummary(const std::vector<E2eRequest>& reqs, int gpus,
+                             double usd_per_gpu_hour, const SloLimits& slo, nlohmann::json* s);
 
 }  // namespace capplan
 

@@ -41,6 +41,16 @@ bool Scheduler::TooLarge(const RankState& rank, const ReqState& r) const {
          rank.pool.total_pages();
 }
 
+bool Scheduler::FailHeadIfTooLarge(RankState& rank, SchedulerEnv& env) {
+  const int32_t idx = rank.waiting.front();
+  const ReqState& r = (*env.reqs)[idx];
+  if (!TooLarge(rank, r)) return false;
+  rank.waiting.pop_front();
+  rank.queued_tokens -= r.prompt_target;
+  Fail(rank, env, idx);
+  return true;
+}
+
 void Scheduler::Admit(RankState& rank, SchedulerEnv& env, int32_t idx) {
   ReqState& r = (*env.reqs)[idx];
   r.admit_seq = (*env.admit_counter)++;
@@ -134,14 +144,9 @@ class SglangScheduler : public Scheduler {
              static_cast<int64_t>(rank.running.size() + rank.prefilling.size()) <
                  cfg_.max_running_requests &&
              (budget > 0 || cfg_.phase == Phase::kDecodeOnly)) {
+        if (FailHeadIfTooLarge(rank, env)) continue;
         const int32_t idx = rank.waiting.front();
         ReqState& r = reqs[idx];
-        if (TooLarge(rank, r)) {
-          rank.waiting.pop_front();
-          rank.queued_tokens -= r.prompt_target;
-          Fail(rank, env, idx);
-          continue;
-        }
         const int64_t out_left =
             cfg_.phase == Phase::kPrefillOnly ? 0 : std::min(r.output - r.generated, cfg_.clip_max_new_tokens);
         // Page rounding of the prompt counts against the pool too.
@@ -186,14 +191,9 @@ class VllmScheduler : public Scheduler {
       // Resident prompts: admit while their pages (and one to grow) are free.
       while (!rank.waiting.empty() &&
              static_cast<int64_t>(rank.running.size()) < cfg_.max_running_requests) {
+        if (FailHeadIfTooLarge(rank, env)) continue;
         const int32_t idx = rank.waiting.front();
         ReqState& r = reqs[idx];
-        if (TooLarge(rank, r)) {
-          rank.waiting.pop_front();
-          rank.queued_tokens -= r.prompt_target;
-          Fail(rank, env, idx);
-          continue;
-        }
         if (rank.pool.PagesFor(r.prompt_target + 1) > rank.pool.free_pages()) {
           rank.kv_bound = true;
           break;
@@ -227,14 +227,9 @@ class VllmScheduler : public Scheduler {
     while (budget > 0 && !rank.waiting.empty() &&
            static_cast<int64_t>(rank.running.size() + rank.prefilling.size()) <
                cfg_.max_running_requests) {
+      if (FailHeadIfTooLarge(rank, env)) continue;
       const int32_t idx = rank.waiting.front();
       ReqState& r = reqs[idx];
-      if (TooLarge(rank, r)) {
-        rank.waiting.pop_front();
-        rank.queued_tokens -= r.prompt_target;
-        Fail(rank, env, idx);
-        continue;
-      }
       const int64_t chunk = std::min(r.prompt_target, budget);
       if (rank.pool.PagesFor(chunk) > rank.pool.free_pages()) {
         rank.kv_bound = true;

@@ -58,6 +58,9 @@ class Scheduler {
   void Admit(RankState& rank, SchedulerEnv& env, int32_t idx);
   // True when the request can never fit the rank's pool.
   bool TooLarge(const RankState& rank, const ReqState& r) const;
+  // Fails the head of the waiting queue when it can never fit the rank's
+  // pool; true when it did (the caller looks at the new head).
+  bool FailHeadIfTooLarge(RankState& rank, SchedulerEnv& env);
   // Adds a prompt chunk of up to `budget` tokens for r; false (nothing
   // added) when the pages for it are not free.
   bool AddChunk(RankState& rank, SchedulerEnv& env, int32_t idx, int64_t budget, RankBatch* out);

@@ -64,13 +64,6 @@ Result<EngineDefaults> LoadEngineDefaults(const std::string& engine) {
 
 double Ms(int64_t ns) { return static_cast<double>(ns) / 1e6; }
 
-void AddStats(nlohmann::json& s, const std::string& metric, const std::vector<double>& v) {
-  s["mean_" + metric + "_ms"] = Mean(v);
-  s["median_" + metric + "_ms"] = Percentile(v, 50);
-  s["p90_" + metric + "_ms"] = Percentile(v, 90);
-  s["p99_" + metric + "_ms"] = Percentile(v, 99);
-}
-
 // vLLM's max_concurrent_requests: peak of requests in flight (sent, not
 // finished), by a sweep line over [send, finish).
 int64_t PeakInFlight(const std::vector<ReqState>& reqs) {
@@ -218,34 +211,12 @@ Result<RunResult> RunScenario(const Scenario& sc, const RunOptions& options) {
   const SimResult& sim = *sim_r;
 
   // ---- Summary ----
-  std::vector<double> ttft, tpot, e2el;
-  int64_t completed = 0, failed = 0, in_tok = 0, out_tok = 0, good = 0;
-  int64_t t0 = INT64_MAX, t1 = 0;
+  std::vector<E2eRequest> e2e;
+  e2e.reserve(sim.requests.size());
   for (const auto& r : sim.requests) {
-    if (r.status == ReqStatus::kFailed) ++failed;
-    if (r.warmup || r.status != ReqStatus::kDone) continue;
-    ++completed;
-    in_tok += r.input;
-    out_tok += r.generated;
-    t0 = std::min(t0, r.arrival_ns);
-    t1 = std::max(t1, r.finish_ns);
-    const double tt = Ms(r.first_token_ns - r.arrival_ns);
-    const double ee = Ms(r.finish_ns - r.arrival_ns);
-    const double tp = r.generated > 1 ? (ee - tt) / (r.generated - 1) : 0;
-    ttft.push_back(tt);
-    e2el.push_back(ee);
-    if (r.generated > 1) tpot.push_back(tp);
-    if (sc.slo.any()) {
-      // DistServe/vLLM goodput: every listed metric within its SLO; TPOT
-      // counts as 0 for requests with <= 1 output token.
-      const bool ok = (!sc.slo.ttft_ms || tt <= *sc.slo.ttft_ms) &&
-                      (!sc.slo.tpot_ms || tp <= *sc.slo.tpot_ms) &&
-                      (!sc.slo.e2el_ms || ee <= *sc.slo.e2el_ms);
-      good += ok;
-    }
+    e2e.push_back({r.arrival_ns, r.first_token_ns, r.finish_ns, r.input, r.generated,
+                   r.status == ReqStatus::kDone, r.warmup});
   }
-  const double duration = completed > 0 ? static_cast<double>(t1 - t0) / 1e9 : 0;
-  auto per_s = [&](double x) { return duration > 0 ? x / duration : 0.0; };
   const int total_gpus = d.gpus * d.replicas;
 
   nlohmann::json s;
@@ -283,34 +254,12 @@ Result<RunResult> RunScenario(const Scenario& sc, const RunOptions& options) {
                    {"num_requests", static_cast<int64_t>(sc.workload.requests.size())},
                    {"warmup_requests", sc.workload.warmup_requests},
                    {"description", DescribeWorkload(sc.workload)}};
-  s["completed"] = completed;
-  s["failed"] = failed;
-  s["duration_s"] = duration;
-  s["total_input_tokens"] = in_tok;
-  s["total_output_tokens"] = out_tok;
-  s["request_throughput"] = per_s(completed);
-  s["input_throughput"] = per_s(in_tok);
-  s["output_throughput"] = per_s(out_tok);
-  s["total_token_throughput"] = per_s(in_tok + out_tok);
-  s["output_throughput_per_gpu"] = per_s(out_tok) / total_gpus;
-  s["total_token_throughput_per_gpu"] = per_s(in_tok + out_tok) / total_gpus;
-  AddStats(s, "ttft", ttft);
-  AddStats(s, "tpot", tpot);
-  AddStats(s, "e2el", e2el);
+  const E2eTotals totals = AddEndToEndSummary(
+      e2e, total_gpus, sc.usd_per_gpu_hour, {sc.slo.ttft_ms, sc.slo.tpot_ms, sc.slo.e2el_ms}, &s);
   s["mean_itl_ms"] = sim.itl_ns.mean() / 1e6;
   s["median_itl_ms"] = sim.itl_ns.Percentile(50) / 1e6;
   s["p90_itl_ms"] = sim.itl_ns.Percentile(90) / 1e6;
   s["p99_itl_ms"] = sim.itl_ns.Percentile(99) / 1e6;
-  if (sc.slo.any()) {
-    nlohmann::json slo = nlohmann::json::object();
-    if (sc.slo.ttft_ms) slo["ttft_ms"] = *sc.slo.ttft_ms;
-    if (sc.slo.tpot_ms) slo["tpot_ms"] = *sc.slo.tpot_ms;
-    if (sc.slo.e2el_ms) slo["e2el_ms"] = *sc.slo.e2el_ms;
-    s["goodput"] = {{"slo", slo},
-                    {"good_requests", good},
-                    {"request_goodput", per_s(good)},
-                    {"good_fraction", completed ? static_cast<double>(good) / completed : 0.0}};
-  }
   s["kv_capacity_tokens"] = sim.kv_capacity_tokens_per_replica;
   s["kv_bytes_per_token"] = plan.kv.bytes_per_token;
   s["peak_kv_tokens"] = sim.peak_kv_tokens;
@@ -321,15 +270,6 @@ Result<RunResult> RunScenario(const Scenario& sc, const RunOptions& options) {
   s["max_running_requests_observed"] = sim.max_running_requests;
   s["retractions"] = sim.retractions;
   s["kv_bound"] = sim.kv_bound;
-  s["gpus"] = total_gpus;
-  s["usd_per_gpu_hour"] = sc.usd_per_gpu_hour;
-  const double usd = sc.usd_per_gpu_hour * total_gpus * duration / 3600.0;
-  s["cost_usd"] = usd;
-  s["cost_usd_per_million_output_tokens"] = out_tok ? usd / out_tok * 1e6 : 0.0;
-  s["cost_usd_per_million_total_tokens"] = (in_tok + out_tok) ? usd / (in_tok + out_tok) * 1e6 : 0.0;
-  s["cost_tokens_note"] =
-      "output: output tokens only; total: input + output tokens; usd = usd_per_gpu_hour * gpus * "
-      "duration_s / 3600";
   nlohmann::json comps = nlohmann::json::object();
   for (const auto& c : plan.weights.components) {
     comps[ComponentName(c.component)] = c.bytes_per_gpu + c.scale_bytes_per_gpu;
@@ -362,8 +302,8 @@ Result<RunResult> RunScenario(const Scenario& sc, const RunOptions& options) {
                     {"simulated_end_s", static_cast<double>(sim.end_ns) / 1e9}};
   nlohmann::json warnings = nlohmann::json::array();
   for (const auto& w : pricer.warnings()) warnings.push_back(w);
-  if (failed > 0) {
-    warnings.push_back(std::to_string(failed) +
+  if (totals.failed > 0) {
+    warnings.push_back(std::to_string(totals.failed) +
                        " request(s) failed: they can never fit one attention rank's KV pool (" +
                        std::to_string(plan.kv_tokens_per_rank) + " tokens)");
   }

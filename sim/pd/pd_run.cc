@@ -1,7 +1,6 @@
 #include "sim/pd/pd_run.h"
 
 #include <algorithm>
-#include <climits>
 
 #include "calibrate/profile.h"
 #include "models/card.h"
@@ -15,13 +14,6 @@ namespace capplan {
 namespace {
 
 double Ms(int64_t ns) { return static_cast<double>(ns) / 1e6; }
-
-void AddStats(nlohmann::json& s, const std::string& metric, const std::vector<double>& v) {
-  s["mean_" + metric + "_ms"] = Mean(v);
-  s["median_" + metric + "_ms"] = Percentile(v, 50);
-  s["p90_" + metric + "_ms"] = Percentile(v, 90);
-  s["p99_" + metric + "_ms"] = Percentile(v, 99);
-}
 
 ParallelLayout LayoutOf(const DeploymentSpec& d) {
   ParallelLayout l;
@@ -117,37 +109,19 @@ Result<PdRunResult> RunPd(const PdScenario& pd) {
   }
 
   // ---- End to end ----
-  std::vector<double> ttft, tpot, e2el, t_pre, t_xfer, t_dec_first;
-  int64_t completed = 0, failed = 0, in_tok = 0, out_tok = 0, good = 0;
-  int64_t t0 = INT64_MAX, t1 = 0;
-  const SloSpec& slo = ps.slo;
+  std::vector<E2eRequest> e2e;
+  std::vector<double> t_pre, t_xfer, t_dec_first;
   for (const PdRequest& q : out.requests) {
-    if (!q.done) ++failed;
+    e2e.push_back({q.arrival_ns, q.first_token_ns, q.finish_ns, q.input, q.generated, q.done,
+                   q.warmup});
     if (q.warmup || !q.done) continue;
-    ++completed;
-    in_tok += q.input;
-    out_tok += q.generated;
-    t0 = std::min(t0, q.arrival_ns);
-    t1 = std::max(t1, q.finish_ns);
-    const double tt = Ms(q.first_token_ns - q.arrival_ns);
-    const double ee = Ms(q.finish_ns - q.arrival_ns);
-    const double tpo = q.generated > 1 ? (ee - tt) / (q.generated - 1) : 0;
-    ttft.push_back(tt);
-    e2el.push_back(ee);
-    if (q.generated > 1) tpot.push_back(tpo);
     t_pre.push_back(Ms(q.prefill_done_ns - q.arrival_ns));
     t_xfer.push_back(Ms(q.transfer_ns));
     t_dec_first.push_back(Ms(q.first_token_ns - q.decode_arrival_ns));
-    if (slo.any()) {
-      good += (!slo.ttft_ms || tt <= *slo.ttft_ms) && (!slo.tpot_ms || tpo <= *slo.tpot_ms) &&
-              (!slo.e2el_ms || ee <= *slo.e2el_ms);
-    }
   }
-  const double duration = completed > 0 ? static_cast<double>(t1 - t0) / 1e9 : 0;
-  auto per_s = [&](double x) { return duration > 0 ? x / duration : 0.0; };
   const int pre_gpus = ps.deployment.gpus * ps.deployment.replicas;
   const int dec_gpus = ds.deployment.gpus * ds.deployment.replicas;
-  const int gpus = pre_gpus + dec_gpus;
+  const SloLimits slo{ps.slo.ttft_ms, ps.slo.tpot_ms, ps.slo.e2el_ms};
 
   nlohmann::json s;
   s["scenario"] = pd.name;
@@ -155,39 +129,12 @@ Result<PdRunResult> RunPd(const PdScenario& pd) {
   s["hardware"] = ps.hardware;
   s["disaggregated"] = true;
   s["workload"] = pre_r->summary["workload"];
-  s["completed"] = completed;
-  s["failed"] = failed;
-  s["duration_s"] = duration;
-  s["total_input_tokens"] = in_tok;
-  s["total_output_tokens"] = out_tok;
-  s["request_throughput"] = per_s(completed);
-  s["input_throughput"] = per_s(in_tok);
-  s["output_throughput"] = per_s(out_tok);
-  s["total_token_throughput"] = per_s(in_tok + out_tok);
-  s["output_throughput_per_gpu"] = per_s(out_tok) / gpus;
-  s["total_token_throughput_per_gpu"] = per_s(in_tok + out_tok) / gpus;
-  AddStats(s, "ttft", ttft);
-  AddStats(s, "tpot", tpot);
-  AddStats(s, "e2el", e2el);
-  if (slo.any()) {
-    nlohmann::json sl = nlohmann::json::object();
-    if (slo.ttft_ms) sl["ttft_ms"] = *slo.ttft_ms;
-    if (slo.tpot_ms) sl["tpot_ms"] = *slo.tpot_ms;
-    if (slo.e2el_ms) sl["e2el_ms"] = *slo.e2el_ms;
-    s["goodput"] = {{"slo", sl},
-                    {"good_requests", good},
-                    {"request_goodput", per_s(good)},
-                    {"good_fraction", completed ? static_cast<double>(good) / completed : 0.0}};
-  }
   // GPU-hours of both pools over the run, whether busy or not.
-  s["gpus"] = gpus;
-  s["usd_per_gpu_hour"] = ps.usd_per_gpu_hour;
-  const double usd = ps.usd_per_gpu_hour * gpus * duration / 3600.0;
-  s["cost_usd"] = usd;
+  const E2eTotals totals =
+      AddEndToEndSummary(e2e, pre_gpus + dec_gpus, ps.usd_per_gpu_hour, slo, &s);
+  const double duration = totals.duration_s;
   s["cost_usd_prefill_pool"] = ps.usd_per_gpu_hour * pre_gpus * duration / 3600.0;
   s["cost_usd_decode_pool"] = ps.usd_per_gpu_hour * dec_gpus * duration / 3600.0;
-  s["cost_usd_per_million_output_tokens"] = out_tok ? usd / out_tok * 1e6 : 0.0;
-  s["cost_usd_per_million_total_tokens"] = (in_tok + out_tok) ? usd / (in_tok + out_tok) * 1e6 : 0.0;
 
   nlohmann::json pools;
   pools["prefill"] = PoolSummary(pre_r->summary, ps.deployment, duration, t_pre);
