@@ -3,8 +3,10 @@
 #ifndef CAPPLAN_ENGINE_BACKEND_H_
 #define CAPPLAN_ENGINE_BACKEND_H_
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -39,6 +41,29 @@ class EngineBackend {
   // request (numerics compares them across formats).
   virtual const std::vector<std::vector<float>>& last_logits() const = 0;
   virtual void set_probe(LayerProbe probe) = 0;
+
+  // The engine's own timer around one span of backend work (a verification
+  // batch, a forward step). The CPU backend reads the host clock; the CUDA
+  // backend records CUDA events on its stream, so GPU time is what it
+  // reports, never the host's view of asynchronous launches.
+  virtual void StartTimer() { t0_ = std::chrono::steady_clock::now(); }
+  virtual double StopTimerUs() {
+    return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0_)
+        .count();
+  }
+  // The tracker for this backend: "verify" must check the tag array the
+  // backend's append path stamps (host tags here; device tags on CUDA).
+  virtual Result<std::unique_ptr<IntegrityTracker>> MakeTracker(const std::string& name,
+                                                                int32_t num_pages) {
+    return MakeIntegrityTracker(name, num_pages);
+  }
+  // What the run file records about the hardware ("cpu" for the CPU backend).
+  virtual std::string gpu_name() const { return "cpu"; }
+  virtual std::string driver_version() const { return ""; }
+  virtual std::string cuda_version() const { return ""; }
+
+ private:
+  std::chrono::steady_clock::time_point t0_{};
 };
 
 }  // namespace capplan

@@ -37,10 +37,11 @@ Status IntegritySelftest(const std::vector<std::string>& args, CommandContext& c
   const std::string cmd = "engine integrity-selftest";
   int faults = 3, layers = 2, tp = 8;
   int64_t seed = 1;
-  std::string model = "kimi-k2.6", kv = "fp8", dims = "small";
+  std::string model = "kimi-k2.6", kv = "fp8", dims = "small", backend = "cpu";
   po::options_description desc("options");
   desc.add_options()("help", "this help")(
       "faults", po::value(&faults), "faults injected per kind (mis_map, swap, stale_reuse)")(
+      "backend", po::value(&backend), "cpu (default) | cuda (needs a GPU; never falls back)")(
       "model", po::value(&model), "model card (name or path), default kimi-k2.6")(
       "layers", po::value(&layers), "layers of the slice (default 2)")(
       "tp", po::value(&tp), "tensor-parallel degree of the shard (default 8)")(
@@ -57,6 +58,7 @@ Status IntegritySelftest(const std::vector<std::string>& args, CommandContext& c
   SelftestOptions o;
   CAPPLAN_ASSIGN_OR_RETURN(o.slice, MakeSliceConfig(card, tp, layers, dims, choice, seed));
   o.faults_per_kind = faults;
+  o.backend = backend;
   o.seed = static_cast<uint64_t>(seed);
   CAPPLAN_ASSIGN_OR_RETURN(SelftestReport rep, RunIntegritySelftest(o));
   if (vm.count("json")) {
@@ -137,8 +139,10 @@ Status ServeBench(const std::vector<std::string>& args, CommandContext& ctx) {
                                           "scenario JSON (scenarios/README.md)")(
       "layers", po::value(&o.layers), "layers of the model slice (default 2)")(
       "out", po::value(&out), "ENGINE_RUN file to write (calibrate/ENGINE_RUN.md)")(
-      "backend", po::value(&o.backend), "cpu (default; cuda is not built yet)")(
-      "cpu-dims", po::value(&o.dims), "small (default) | full: slice widths on the CPU")(
+      "backend", po::value(&o.backend), "cpu (default) | cuda: the GPU, timed with CUDA events; without a device "
+      "it is an error, never a CPU fallback")(
+      "cpu-dims", po::value(&o.dims),
+      "small | full: slice widths (default small on cpu, full on cuda: the real per-GPU shapes)")(
       "num-requests", po::value(&num_requests), "override workload.num_requests")(
       "concurrency", po::value(&concurrency), "override workload.concurrency")(
       "input-len", po::value(&input_len), "override input lengths (fixed)")(
@@ -153,6 +157,7 @@ Status ServeBench(const std::vector<std::string>& args, CommandContext& ctx) {
   if (vm.count("help")) return Help(cmd, desc, ctx);
   if (scenario.empty()) return Status::Usage(cmd + ": --scenario S.json is required");
   if (out.empty()) return Status::Usage(cmd + ": --out FILE.json is required");
+  if (!vm.count("cpu-dims") && o.backend == "cuda") o.dims = "full";
   if (vm.count("num-requests")) o.num_requests = num_requests;
   if (vm.count("concurrency")) o.concurrency = concurrency;
   if (vm.count("input-len")) o.input_len = input_len;

@@ -85,6 +85,9 @@ Status CpuBackend::MlaAttention(int layer, const std::vector<StepRequest>& batch
   const int lora = c.kv_lora_rank, rope = c.qk_rope, nope = c.qk_nope, qk = nope + rope;
   const int idim = c.index_head_dim;
   const bool dsa = c.index_topk > 0;
+  // IndexShare: only "fresh" layers run the indexer; the others reuse the
+  // selection of the last fresh layer of this step (same rows, same order).
+  const bool fresh = c.IndexFresh(layer);
   std::vector<float> q;
   if (c.q_lora_rank > 0) {
     CAPPLAN_ASSIGN_OR_RETURN(std::vector<float> cq, Gemm(L.wq_a, h, n));
@@ -95,7 +98,7 @@ Status CpuBackend::MlaAttention(int layer, const std::vector<StepRequest>& batch
   }
   CAPPLAN_ASSIGN_OR_RETURN(std::vector<float> kv, Gemm(L.wkv_a, h, n));
   std::vector<float> iq, ik, iw;
-  if (dsa) {
+  if (fresh) {
     CAPPLAN_ASSIGN_OR_RETURN(iq, Gemm(L.wi_q, h, n));
     CAPPLAN_ASSIGN_OR_RETURN(ik, Gemm(L.wi_k, h, n));
     CAPPLAN_ASSIGN_OR_RETURN(iw, Gemm(L.wi_w, h, n));
@@ -110,7 +113,7 @@ Status CpuBackend::MlaAttention(int layer, const std::vector<StepRequest>& batch
     float* slot = Slot(layer, page, pos);
     StoreKv(row, lora, c.kv_dtype, slot);                 // latent: FP8 when asked
     StoreKv(row + lora, rope, Dtype::kBf16, slot + lora);  // rope stays BF16 (FlashMLA [S5])
-    if (dsa) StoreKv(&ik[i * idim], idim, c.kv_dtype, slot + lora + rope);
+    if (fresh) StoreKv(&ik[i * idim], idim, c.kv_dtype, slot + lora + rope);
     StampPage(tags, r.request, static_cast<int32_t>(pos / page_size_), page);
   }
   attn->assign(static_cast<size_t>(n) * c.q_heads * c.v_head_dim, 0.0f);
@@ -118,12 +121,18 @@ Status CpuBackend::MlaAttention(int layer, const std::vector<StepRequest>& batch
   std::vector<int64_t> sel;
   std::vector<double> s, score;
   std::vector<float> q_lat(lora), q_rope(rope), o_lat(lora);
+  if (fresh) shared_sel_.assign(n, {});
   for (int i = 0; i < n; ++i) {
     const StepRequest& r = batch[rows[i].req];
     const int64_t ctx = rows[i].position + 1;
     sel.resize(ctx);
     std::iota(sel.begin(), sel.end(), 0);
-    if (dsa && ctx > c.index_topk) {
+    if (dsa && !fresh) {
+      if (shared_sel_.size() != static_cast<size_t>(n)) {
+        return Status::Internal("CPU backend: IndexShare layer before any fresh indexer layer");
+      }
+      sel = shared_sel_[i];
+    } else if (dsa && ctx > c.index_topk) {
       // DSA: score every cached token with the indexer, keep the top-k
       // (ties to the earlier position, so selection is deterministic).
       score.assign(ctx, 0.0);
@@ -143,6 +152,7 @@ Status CpuBackend::MlaAttention(int layer, const std::vector<StepRequest>& batch
       sel.resize(c.index_topk);
       std::sort(sel.begin(), sel.end());
     }
+    if (fresh) shared_sel_[i] = sel;
     for (int hq = 0; hq < c.q_heads; ++hq) {
       const float* qh = &q[(i * c.q_heads + hq) * qk];
       for (int d = 0; d < rope; ++d) q_rope[d] = qh[nope + d];

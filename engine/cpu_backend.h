@@ -87,6 +87,9 @@ class CpuBackend final : public EngineBackend {
   std::vector<std::vector<float>> cache_;  // per layer [pages][page_size][width]
   std::vector<std::vector<float>> logits_;
   LayerProbe probe_;
+  // The DSA selection of the step's last fresh indexer layer, per row
+  // (IndexShare layers reuse it).
+  std::vector<std::vector<int64_t>> shared_sel_;
 };
 
 }  // namespace capplan

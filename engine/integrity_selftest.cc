@@ -2,7 +2,7 @@
 
 #include <set>
 
-#include "engine/cpu_backend.h"
+#include "engine/backend_factory.h"
 
 namespace capplan {
 namespace {
@@ -17,8 +17,14 @@ struct RunOutcome {
 Result<RunOutcome> RunOnce(const SelftestOptions& o, const std::vector<EngineRequest>& reqs,
                            const LoopOptions& lo, const std::string& tracker_name,
                            int faults_per_kind) {
-  CAPPLAN_ASSIGN_OR_RETURN(auto backend, CpuBackend::Create(o.slice, lo.num_pages, lo.page_size));
-  CAPPLAN_ASSIGN_OR_RETURN(auto tracker, MakeIntegrityTracker(tracker_name, lo.num_pages));
+  BackendOptions bo;
+  bo.name = o.backend;
+  bo.num_pages = lo.num_pages;
+  bo.page_size = lo.page_size;
+  bo.max_step_tokens = lo.chunked_prefill_tokens + lo.max_running;
+  bo.batch_invariant = true;  // unaffected requests must match bit for bit
+  CAPPLAN_ASSIGN_OR_RETURN(auto backend, MakeEngineBackend(o.slice, bo));
+  CAPPLAN_ASSIGN_OR_RETURN(auto tracker, backend->MakeTracker(tracker_name, lo.num_pages));
   BatchLoop loop(backend.get(), tracker.get(), lo);
   for (const EngineRequest& r : reqs) loop.Submit(r);
   RunOutcome out;
@@ -101,6 +107,7 @@ Result<SelftestReport> RunIntegritySelftest(const SelftestOptions& o) {
   lo.num_pages = 1 + count * ((40 + 24) / o.page_size + 2);
 
   SelftestReport rep;
+  rep.backend = o.backend;
   rep.slice = o.slice.Describe();
   rep.requests = count;
   CAPPLAN_ASSIGN_OR_RETURN(RunOutcome ref, RunOnce(o, reqs, lo, "verify", 0));

@@ -26,6 +26,7 @@ namespace capplan {
 
 struct SelftestOptions {
   SliceConfig slice;
+  std::string backend = "cpu";  // cpu | cuda (engine/backend_factory.h)
   int faults_per_kind = 3;
   uint64_t seed = 1;
   int32_t page_size = 4;  // small pages: many pages per request to hit

@@ -3,7 +3,6 @@
 #include "common/did_you_mean.h"
 
 namespace capplan {
-namespace {
 
 std::string PageName(int64_t request, size_t logical, const PageRef& ref) {
   return "request " + std::to_string(request) + " logical page " + std::to_string(logical) +
@@ -11,45 +10,45 @@ std::string PageName(int64_t request, size_t logical, const PageRef& ref) {
          std::to_string(ref.epoch) + ")";
 }
 
-}  // namespace
+void CheckRequestPages(const VerifyItem& item, const KvPageManager& kv, const PageTags& tags,
+                       bool skip_written, std::vector<IntegrityViolation>* out) {
+  const std::vector<PageRef>& table = kv.PageTable(item.request);
+  const int64_t written = kv.PagesFor(item.cached_tokens);
+  for (size_t j = 0; j < table.size(); ++j) {
+    const PageRef& ref = table[j];
+    const bool is_written = static_cast<int64_t>(j) < written;
+    if (skip_written && is_written) continue;
+    if (ref.physical == kPoisonPage) {
+      out->push_back({item.request, "KV integrity: " + PageName(item.request, j, ref) +
+                                        " is the poison page"});
+      break;
+    }
+    const PageTag& tag = tags[ref.physical];
+    if (is_written) {
+      const PageTag expected{item.request, static_cast<int32_t>(j), ref.epoch};
+      if (tag != expected) {
+        out->push_back({item.request, "KV integrity: " + PageName(item.request, j, ref) +
+                                          " holds " + TagToString(tag) +
+                                          ", not this request's data"});
+        break;  // one message per request is enough
+      }
+    } else if (tag.request != kNoRequest && tag.epoch >= ref.epoch) {
+      // A page about to be written must be a newer incarnation than the
+      // data on it; the same epoch means it was handed out again without a
+      // bump while its previous owner may still map it. The previous owner
+      // is the victim: its data is what this request will overwrite.
+      out->push_back({tag.request, "KV integrity: physical page " + std::to_string(ref.physical) +
+                                       " was reused by request " + std::to_string(item.request) +
+                                       " without bumping its epoch (" + std::to_string(ref.epoch) +
+                                       ") while it still held " + TagToString(tag)});
+    }
+  }
+}
 
 std::vector<IntegrityViolation> VerifyingTracker::Verify(const std::vector<VerifyItem>& batch,
                                                          const KvPageManager& kv) {
   std::vector<IntegrityViolation> out;
-  for (const VerifyItem& item : batch) {
-    const std::vector<PageRef>& table = kv.PageTable(item.request);
-    const int64_t written = kv.PagesFor(item.cached_tokens);
-    for (size_t j = 0; j < table.size(); ++j) {
-      const PageRef& ref = table[j];
-      if (ref.physical == kPoisonPage) {
-        out.push_back({item.request, "KV integrity: " + PageName(item.request, j, ref) +
-                                         " is the poison page"});
-        break;
-      }
-      const PageTag& tag = tags_[ref.physical];
-      if (static_cast<int64_t>(j) < written) {
-        const PageTag expected{item.request, static_cast<int32_t>(j), ref.epoch};
-        if (tag != expected) {
-          out.push_back({item.request, "KV integrity: " + PageName(item.request, j, ref) +
-                                           " holds " + TagToString(tag) +
-                                           ", not this request's data"});
-          break;  // one message per request is enough
-        }
-      } else if (tag.request != kNoRequest && tag.epoch >= ref.epoch) {
-        // A page about to be written must be a newer incarnation than the
-        // data on it; the same epoch means it was handed out again without a
-        // bump while its previous owner may still map it. The previous owner
-        // is the victim: its data is what this request will overwrite.
-        out.push_back({tag.request, "KV integrity: physical page " +
-                                        std::to_string(ref.physical) +
-                                        " was reused by request " +
-                                        std::to_string(item.request) +
-                                        " without bumping its epoch (" +
-                                        std::to_string(ref.epoch) + ") while it still held " +
-                                        TagToString(tag)});
-      }
-    }
-  }
+  for (const VerifyItem& item : batch) CheckRequestPages(item, kv, tags_, false, &out);
   return out;
 }
 

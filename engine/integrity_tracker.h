@@ -73,6 +73,16 @@ inline void StampPage(PageTags* tags, int64_t request, int32_t logical_page, con
   if (tags != nullptr) (*tags)[ref.physical] = PageTag{request, logical_page, ref.epoch};
 }
 
+// The host check of one request's page table against `tags`: written pages
+// must carry (request, logical page, epoch); a page about to be written must
+// not still hold same-or-newer-epoch data of another owner (stale reuse).
+// skip_written: the written pages were checked elsewhere (the CUDA tracker's
+// verification kernel), only the about-to-be-written ones are checked here.
+void CheckRequestPages(const VerifyItem& item, const KvPageManager& kv, const PageTags& tags,
+                       bool skip_written, std::vector<IntegrityViolation>* out);
+// "request 3 logical page 2 -> physical page 17 (epoch 4)"
+std::string PageName(int64_t request, size_t logical, const PageRef& ref);
+
 // "none" | "verify"; unknown names are Usage errors with "did you mean".
 Result<std::unique_ptr<IntegrityTracker>> MakeIntegrityTracker(const std::string& name,
                                                                int32_t num_pages);

@@ -4,7 +4,7 @@
 
 #include "common/data_path.h"
 #include "common/json_util.h"
-#include "engine/cpu_backend.h"
+#include "engine/backend_factory.h"
 #include "engine/integrity_selftest.h"
 #include "engine/splitmix.h"
 #include "kernels/gemm/gemm_cost.h"
@@ -134,6 +134,7 @@ nlohmann::json SliceToJson(const SliceConfig& s) {
       j["index_n_heads"] = s.index_heads;
       j["index_head_dim"] = s.index_head_dim;
       j["index_topk"] = s.index_topk;
+      j["index_share_every"] = s.index_share_every;
     }
   }
   if (s.n_experts > 0) {
@@ -141,9 +142,9 @@ nlohmann::json SliceToJson(const SliceConfig& s) {
     j["experts_per_token"] = s.top_k;
     j["n_shared_experts"] = s.n_shared;
     j["moe_intermediate_size"] = s.moe_intermediate;
-  } else {
-    j["intermediate_size"] = s.dense_intermediate;
   }
+  // Per rank; the dense FFN of the leading dense layer of a MoE slice too.
+  j["intermediate_size"] = s.dense_intermediate;
   return j;
 }
 
@@ -159,11 +160,6 @@ std::string SourceCommit() {
 }
 
 Result<ServeBenchRun> RunServeBench(const EngineScenario& sc, const ServeBenchOptions& o) {
-  if (o.backend != "cpu") {
-    return Status::Unavailable("engine serve-bench: backend '" + o.backend +
-                               "' is not built yet; only --backend cpu runs (times are CPU "
-                               "times of the slice, never GPU times)");
-  }
   EngineScenario scn = sc;
   if (o.weights) scn.weights = scn.choice.weights = *o.weights;
   if (o.kv_cache) scn.choice.kv_cache = *o.kv_cache;
@@ -204,8 +200,15 @@ Result<ServeBenchRun> RunServeBench(const EngineScenario& sc, const ServeBenchOp
   if (pages > (1 << 26)) return Status::Invalid("engine serve-bench: KV pool too large");
   lo.num_pages = static_cast<int32_t>(pages);
 
-  CAPPLAN_ASSIGN_OR_RETURN(auto backend, CpuBackend::Create(slice, lo.num_pages, lo.page_size));
-  CAPPLAN_ASSIGN_OR_RETURN(auto tracker, MakeIntegrityTracker(integrity, lo.num_pages));
+  BackendOptions bo;
+  bo.name = o.backend;
+  bo.num_pages = lo.num_pages;
+  bo.page_size = lo.page_size;
+  bo.max_step_tokens = lo.chunked_prefill_tokens + lo.max_running;
+  // serve-bench measures: the kernels' own split plans run (cuda_backend.h).
+  bo.batch_invariant = false;
+  CAPPLAN_ASSIGN_OR_RETURN(auto backend, MakeEngineBackend(slice, bo));
+  CAPPLAN_ASSIGN_OR_RETURN(auto tracker, backend->MakeTracker(integrity, lo.num_pages));
   BatchLoop loop(backend.get(), tracker.get(), lo);
   for (auto& r : reqs) loop.Submit(std::move(r));
   CAPPLAN_RETURN_IF_ERROR(loop.Run());
@@ -227,9 +230,9 @@ Result<ServeBenchRun> RunServeBench(const EngineScenario& sc, const ServeBenchOp
   nlohmann::json& d = run.doc;
   d["format"] = "capplan.engine_run.v1";
   d["backend"] = backend->name();
-  d["gpu"] = "cpu";
-  d["driver"] = "";
-  d["cuda"] = "";
+  d["gpu"] = backend->gpu_name();
+  d["driver"] = backend->driver_version();
+  d["cuda"] = backend->cuda_version();
   d["commit"] = SourceCommit();
   d["date"] = kernels::UtcNowIso8601();
   d["scenario"] = {{"path", sc.path}, {"name", sc.name}};

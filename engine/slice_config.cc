@@ -148,6 +148,8 @@ Result<SliceConfig> MakeSliceConfig(const ModelCard& card, int tp, int layers,
     s.int4_group = std::min(s.int4_group, 32);
   }
   if (!dsa) s.index_topk = 0;
+  // Kept at small dims too: sharing is architecture, not width.
+  s.index_share_every = dsa && card.index_share_every > 0 ? card.index_share_every : 1;
   return s;
 }
 

@@ -42,6 +42,9 @@ struct SliceConfig {
   int index_heads = 0;
   int index_head_dim = 0;
   int index_topk = 0;
+  // IndexShare (GLM-5.2, models.md 1.1): a fresh indexer top-k only every
+  // this many layers; the layers between reuse it. 1: every layer.
+  int index_share_every = 1;
   // FFN
   int dense_intermediate = 0;  // per rank
   int first_k_dense = 0;  // dense layers leading the slice (at most 1 for MoE)
@@ -61,6 +64,10 @@ struct SliceConfig {
   uint64_t seed = 1;
 
   bool IsMoeLayer(int layer) const { return n_experts > 0 && layer >= first_k_dense; }
+  // Does `layer` compute its own DSA top-k (and hold indexer weights)?
+  bool IndexFresh(int layer) const {
+    return index_topk > 0 && layer % (index_share_every > 0 ? index_share_every : 1) == 0;
+  }
   // Floats per token per layer in the KV cache (values as stored, after
   // rounding to the KV dtype): GQA K and V; MLA latent + rope + index key.
   int KvEntryWidth() const;

@@ -4,9 +4,14 @@
 #   2. runs the gpu-labelled tests (log: $OUT/gpu_tests.log),
 #   3. times every registered kernel suite over its shape sweep under a time
 #      budget and writes $OUT/measurements.json (calibrate/MEASUREMENTS.md),
-#   4. prints a short table last (kernel, shape, median us, GB/s, TFLOP/s,
+#   4. runs the engine's serve-bench matrix with the CUDA backend
+#      (engine/device/serve_bench.sh; $OUT/engine_runs.tar.gz, serve_bench.log)
+#      in a reserved share of the budget (CAPPLAN_SERVE_BENCH_S, default 150),
+#   5. prints a short table last (kernel, shape, median us, GB/s, TFLOP/s,
 #      % of roofline).
-# The whole run stays under 8 minutes (CAPPLAN_DEVICE_BUDGET_S, default 450).
+# The whole run stays under 8 minutes (CAPPLAN_DEVICE_BUDGET_S, default 450):
+# build and gpu tests first, then the kernel sweep gets what is left minus the
+# serve-bench share, and serve-bench runs until the overall deadline.
 #
 # Usage: engine/device/run.sh [--dry-run] [--out DIR] [--build DIR] [--commit SHA]
 #   --dry-run  no GPU: build here if needed, run the CPU reference paths only
@@ -20,7 +25,7 @@
 # with static runtimes and carry the folder:
 #   cmake -S engine/device/kernels_only -B build-device -DCMAKE_BUILD_TYPE=Release \
 #         -DCAPPLAN_STATIC_RUNTIME=ON && cmake --build build-device -j2 \
-#         --target capplan_kernel_bench $(gpu test targets)
+#         --target capplan_kernel_bench capplan-engine $(gpu test targets)
 #   device run: CAPPLAN_PREBUILT=1 engine/device/run.sh --build build-device --commit SHA
 set -uo pipefail
 START=$(date +%s)
@@ -36,7 +41,7 @@ while [ $# -gt 0 ]; do
     --out) OUTDIR=$2; shift ;;
     --build) BUILD=$2; shift ;;
     --commit) COMMIT=$2; shift ;;
-    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
   shift
@@ -65,7 +70,7 @@ else
       "${ARCH_FLAGS[@]}" >"$OUTDIR/build.log" 2>&1; then
     tail -30 "$OUTDIR/build.log"; echo "run.sh: configure failed (log: $OUTDIR/build.log)" >&2; exit 1
   fi
-  TARGETS=(capplan_kernel_bench)
+  TARGETS=(capplan_kernel_bench capplan-engine)
   [ $DRY = 0 ] && TARGETS+=($(gpu_targets))
   log "building ${TARGETS[*]} with $JOBS jobs"
   if ! cmake --build "$BUILD" -j "$JOBS" --target "${TARGETS[@]}" >>"$OUTDIR/build.log" 2>&1; then
@@ -95,7 +100,8 @@ fi
 grep -E "tests passed|FAILED|\[  FAILED  \]|PASSED" "$OUTDIR/gpu_tests.log" | tail -15
 
 # --- 3. measurements ------------------------------------------------------
-LEFT=$(( BUDGET - $(elapsed) - 30 ))
+SERVE_S=${CAPPLAN_SERVE_BENCH_S:-150}  # reserved for serve-bench (step 4)
+LEFT=$(( BUDGET - $(elapsed) - 30 - SERVE_S ))
 [ $LEFT -lt 20 ] && LEFT=20
 DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -1)
 BENCH_ARGS=(--out "$OUTDIR/measurements.json" --commit "$COMMIT" --driver "${DRIVER:-}"
@@ -104,8 +110,13 @@ BENCH_ARGS=(--out "$OUTDIR/measurements.json" --commit "$COMMIT" --driver "${DRI
 log "capplan-kernel-bench (budget ${LEFT}s)"
 "$BENCH" "${BENCH_ARGS[@]}" >"$OUTDIR/bench.log" 2>&1
 RC=$?
-"$ROOT/engine/device/serve_bench.sh" --out "$OUTDIR" --build "$BUILD" --deadline $(( START + BUDGET )) $([ $DRY = 1 ] && echo --dry-run) >"$OUTDIR/serve_bench.log" 2>&1 || true  # >>> ENGINE serve-bench (issue #6; engine/device/serve_bench.sh, engine engineer's one line)
-# --- 4. the short table, last ---------------------------------------------
+# --- 4. serve-bench (engine) --------------------------------------------
+log "serve-bench until the deadline ($(( START + BUDGET - $(date +%s) ))s left)"
+SB_ARGS=(--out "$OUTDIR" --build "$BUILD" --deadline $(( START + BUDGET - 10 )))
+[ $DRY = 1 ] && SB_ARGS+=(--dry-run --max-runs "${CAPPLAN_SERVE_BENCH_DRY_RUNS:-2}")
+"$ROOT/engine/device/serve_bench.sh" "${SB_ARGS[@]}" >"$OUTDIR/serve_bench.log" 2>&1 || true
+cat "$OUTDIR/serve_bench.log"
+# --- 5. the short table, last ---------------------------------------------
 cat "$OUTDIR/bench.log"
 log "done: $OUTDIR/measurements.json, $OUTDIR/gpu_tests.log (rc=$RC)"
 exit $RC

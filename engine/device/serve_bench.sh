@@ -2,74 +2,119 @@
 # Engine serve-bench runs for the one-call device script (issue #6), called
 # from engine/device/run.sh. Matrix: Kimi K2.6 and GLM-5.2 TP8 slices x
 # BF16/FP8 KV x INT4/FP8 weights x kv_integrity none/verify x concurrency
-# 1/8/64, each a short closed-loop run, all within the time left before
-# --deadline (epoch seconds). Writes $OUT_DIR/engine_runs/<label>.json
-# (calibrate/ENGINE_RUN.md) and a one-line-per-run table to stdout.
+# 1/8/64, each a short closed-loop run, most important first:
+#   1-2  kimi-k2.6 FP8 vs BF16 KV at concurrency 64
+#   3-4  glm-5.2 INT4 vs FP8 weights at concurrency 64
+#   5-6  kv_integrity verify (vs runs 1 and 3) at concurrency 64
+#   then concurrency 1 and 8 of those, then the rest of the cross product,
+# all within the time left before --deadline (epoch seconds). Each run is one
+# process: building a full-dims slice (synthetic weights for every expert)
+# costs seconds before its first timed step, so the budget holds few runs.
 #
-# It needs a `capplan` binary whose engine has the CUDA backend. That backend
-# is NOT written yet: the first run answers "not built yet" and the script
-# stops after recording the skip, spending a second of device time. It never
-# falls back to the CPU backend, so no CPU time is ever reported as GPU time.
+# Outputs (the device tool returns at most 8 files from $OUT): per-run
+# ENGINE_RUN files (calibrate/ENGINE_RUN.md) and logs under --work, packed
+# after every run into $OUT_DIR/engine_runs.tar.gz; a one-line-per-run table
+# on stdout.
+#
+# It needs `capplan` or `capplan-engine` (the kernels-only device build) in
+# --build, with the CUDA backend. Without a device the first run answers "no
+# CUDA device: use --backend cpu" and the script stops: it never falls back
+# to the CPU backend, so no CPU time is ever reported as GPU time.
 #
 # Usage: engine/device/serve_bench.sh --out DIR --build DIR [--deadline EPOCH_S]
-#        [--layers N] [--dry-run]   (--dry-run: CPU backend, small dims, labelled cpu)
+#        [--layers N] [--work DIR] [--max-runs N] [--dry-run]
+#   --dry-run  CPU backend, small dims, tiny workload, labelled cpu (checks
+#              the script and the file format here; never device numbers)
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 OUT_DIR=${OUT:-$ROOT/out/device}
 BUILD=$ROOT/build-device
 DEADLINE=$(( $(date +%s) + 300 ))
-LAYERS=4
+LAYERS=2
 DRY=0
+WORK=""
+MAX_RUNS=1000
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) OUT_DIR=$2; shift ;;
     --build) BUILD=$2; shift ;;
     --deadline) DEADLINE=$2; shift ;;
     --layers) LAYERS=$2; shift ;;
+    --work) WORK=$2; shift ;;
+    --max-runs) MAX_RUNS=$2; shift ;;
     --dry-run) DRY=1 ;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
-    *) echo "serve_bench.sh: unknown argument '$1'" >&2; exit 2 ;;
+    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+    *) echo "serve_bench.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
   shift
 done
+[ -n "$WORK" ] || WORK=$BUILD/engine_runs
+mkdir -p "$OUT_DIR" "$WORK" || { echo "serve_bench.sh: cannot create $OUT_DIR / $WORK" >&2; exit 1; }
 CAPPLAN=$BUILD/capplan
-mkdir -p "$OUT_DIR/engine_runs"
+[ -x "$CAPPLAN" ] || CAPPLAN=$BUILD/capplan-engine
 if [ ! -x "$CAPPLAN" ]; then
-  echo "serve_bench.sh: skipped: $CAPPLAN not built (the kernels-only device build has no CLI)"
+  echo "serve_bench.sh: skipped: neither $BUILD/capplan nor $BUILD/capplan-engine is built"
   exit 0
 fi
-if [ $DRY = 1 ]; then BACKEND=(--backend cpu --cpu-dims small); else BACKEND=(--backend cuda --cpu-dims full); fi
+export CAPPLAN_DATA_DIR=${CAPPLAN_DATA_DIR:-$ROOT}
+if [ $DRY = 1 ]; then
+  BACKEND=(--backend cpu --cpu-dims small)
+  IN=48; OUTLEN=4; CONCS="1 8"
+else
+  BACKEND=(--backend cuda --cpu-dims full)
+  IN=512; OUTLEN=32; CONCS="64 1 8"
+fi
 declare -A SCEN=([kimi-k2.6]=scenarios/kimi-k2.6-kv-fp8.json [glm-5.2]=scenarios/glm-5.2-decode-fp8.json)
-printf "%-40s %8s %12s %12s %10s\n" run iters out_tok_s tot_tok_s verify_us
+
+# The run list, most important first; the cross product follows, duplicates
+# dropped. Fields: model kv weights integrity concurrency.
+RUNS=()
+for c in $CONCS; do
+  RUNS+=("kimi-k2.6 fp8 int4 none $c" "kimi-k2.6 bf16 int4 none $c"
+         "glm-5.2 fp8 int4 none $c" "glm-5.2 fp8 fp8 none $c"
+         "kimi-k2.6 fp8 int4 verify $c" "glm-5.2 fp8 int4 verify $c")
+done
 for model in kimi-k2.6 glm-5.2; do
   for kv in bf16 fp8; do
     for w in int4 fp8; do
       for integ in none verify; do
-        for conc in 1 8 64; do
-          left=$(( DEADLINE - $(date +%s) ))
-          if [ $left -lt 15 ]; then echo "serve_bench.sh: budget spent, stopping"; exit 0; fi
-          label=$model-kv$kv-w$w-$integ-c$conc
-          # Short runs: 2 x concurrency requests, 1024 in / 32 out.
-          if ! timeout $(( left < 60 ? left : 60 )) "$CAPPLAN" engine serve-bench \
-              --scenario "$ROOT/${SCEN[$model]}" --layers "$LAYERS" "${BACKEND[@]}" \
-              --kv-cache $kv --weights $w --kv-integrity $integ --concurrency $conc \
-              --num-requests $(( 2 * conc )) --input-len 1024 --output-len 32 \
-              --out "$OUT_DIR/engine_runs/$label.json" --json >"$OUT_DIR/engine_runs/$label.log" 2>&1; then
-            if grep -q "not built yet" "$OUT_DIR/engine_runs/$label.log"; then
-              echo "serve_bench.sh: skipped: $(tail -1 "$OUT_DIR/engine_runs/$label.log")"
-              exit 0
-            fi
-            echo "$label FAILED: $(tail -1 "$OUT_DIR/engine_runs/$label.log")"
-            continue
-          fi
-          python3 - "$OUT_DIR/engine_runs/$label.log" "$label" <<'PY' 2>/dev/null || echo "$label (summary unreadable)"
-import json, sys
-s = json.load(open(sys.argv[1]))
-print("%-40s %8d %12.1f %12.1f %10.1f" % (sys.argv[2], s["iterations"], s["output_tokens_per_s"],
-      s["total_tokens_per_s"], s["verify_us"]))
-PY
-        done
+        for c in $CONCS; do RUNS+=("$model $kv $w $integ $c"); done
       done
     done
   done
 done
+
+declare -A DONE=()
+n=0
+printf "%-36s %6s %12s %12s %12s %10s\n" run iters out_tok_s tot_tok_s measured_s verify_us
+for spec in "${RUNS[@]}"; do
+  [ -n "${DONE[$spec]:-}" ] && continue
+  DONE[$spec]=1
+  [ $n -ge "$MAX_RUNS" ] && break
+  read -r model kv w integ conc <<<"$spec"
+  left=$(( DEADLINE - $(date +%s) ))
+  if [ $left -lt 20 ]; then echo "serve_bench.sh: budget spent after $n run(s), stopping"; break; fi
+  label=$model-kv$kv-w$w-$integ-c$conc
+  n=$((n + 1))
+  if ! timeout $(( left < 120 ? left : 120 )) "$CAPPLAN" engine serve-bench \
+      --scenario "$ROOT/${SCEN[$model]}" --layers "$LAYERS" "${BACKEND[@]}" \
+      --kv-cache "$kv" --weights "$w" --kv-integrity "$integ" --concurrency "$conc" \
+      --num-requests "$conc" --input-len $IN --output-len $OUTLEN \
+      --out "$WORK/$label.json" --json >"$WORK/$label.log" 2>&1; then
+    if grep -q "no CUDA device" "$WORK/$label.log"; then
+      echo "serve_bench.sh: skipped: $(tail -1 "$WORK/$label.log")"
+      break
+    fi
+    echo "$label FAILED: $(tail -1 "$WORK/$label.log")"
+  else
+    python3 - "$WORK/$label.log" "$label" <<'PY' 2>/dev/null || echo "$label (summary unreadable)"
+import json, sys
+s = json.load(open(sys.argv[1]))
+print("%-36s %6d %12.1f %12.1f %12.3f %10.1f" % (sys.argv[2], s["iterations"],
+      s["output_tokens_per_s"], s["total_tokens_per_s"], s["total_measured_us"] * 1e-6,
+      s["verify_us"]))
+PY
+  fi
+  tar -czf "$OUT_DIR/engine_runs.tar.gz" -C "$WORK" . 2>/dev/null || true
+done
+echo "serve_bench.sh: $n run(s); files: $OUT_DIR/engine_runs.tar.gz (ENGINE_RUN json + logs)"

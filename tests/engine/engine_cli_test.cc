@@ -1,5 +1,9 @@
 // `capplan engine ...` as a user runs it.
+#include <unistd.h>
+
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -12,14 +16,25 @@ struct Out {
   std::string text;
 };
 
-Out RunCapplan(const std::string& args) {
-  const std::string cmd = std::string(CAPPLAN_BIN) + " " + args + " 2>&1";
+Out RunShell(const std::string& cmd_line) {
+  const std::string cmd = cmd_line + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   std::string text;
   char buf[4096];
   while (size_t n = fread(buf, 1, sizeof(buf), p)) text.append(buf, n);
   const int st = pclose(p);
   return {WEXITSTATUS(st), text};
+}
+
+Out RunCapplan(const std::string& args) { return RunShell(std::string(CAPPLAN_BIN) + " " + args); }
+
+std::string TempPath(const std::string& name) {
+  return ::testing::TempDir() + "engine_cli_" + std::to_string(::getpid()) + "_" + name;
+}
+
+std::string BinDir() {
+  const std::string bin = CAPPLAN_BIN;
+  return bin.substr(0, bin.rfind('/'));
 }
 
 TEST(EngineCliTest, IntegritySelftestJson) {
@@ -42,6 +57,47 @@ TEST(EngineCliTest, UsageErrorsExitTwoWithAHint) {
   o = RunCapplan("engine serve-bnch");
   EXPECT_EQ(o.rc, 2) << o.text;
   EXPECT_NE(o.text.find("did you mean 'serve-bench'"), std::string::npos) << o.text;
+}
+
+TEST(EngineCliTest, CudaBackendRunsOnTheGpuOrFailsWithOneLineNeverFallsBack) {
+  const std::string out = TempPath("cuda_run.json");
+  const Out o = RunCapplan("engine serve-bench --scenario " + std::string(CAPPLAN_SOURCE_DIR) +
+                           "/scenarios/kimi-k2.6-kv-fp8.json --backend cuda --cpu-dims small"
+                           " --num-requests 2 --concurrency 2 --input-len 16 --output-len 2"
+                           " --out " + out);
+  if (o.rc == 0) {  // a device machine: the file must say the GPU ran it
+    std::ifstream in(out);
+    const auto j = nlohmann::json::parse(in);
+    EXPECT_EQ(j["backend"], "cuda");
+    EXPECT_NE(j["gpu"], "cpu");
+    std::remove(out.c_str());
+    return;
+  }
+  EXPECT_EQ(o.rc, 1) << o.text;
+  EXPECT_NE(o.text.find("no CUDA device: use --backend cpu"), std::string::npos) << o.text;
+  EXPECT_EQ(o.text.find('\n'), o.text.size() - 1) << "one line: " << o.text;
+  EXPECT_FALSE(std::ifstream(out).good()) << "no run file may be written";
+}
+
+TEST(EngineCliTest, DeviceServeBenchScriptDryRunWritesCpuLabelledRuns) {
+  // engine/device/serve_bench.sh --dry-run, as engine/device/run.sh --dry-run
+  // calls it: CPU backend, small dims, one run, packed into the tarball.
+  const std::string dir = TempPath("serve_bench_dry");
+  const Out o = RunShell(std::string(CAPPLAN_SOURCE_DIR) + "/engine/device/serve_bench.sh" +
+                         " --dry-run --max-runs 1 --build " + BinDir() + " --out " + dir +
+                         " --work " + dir + "/work");
+  ASSERT_EQ(o.rc, 0) << o.text;
+  EXPECT_NE(o.text.find("kimi-k2.6-kvfp8-wint4-none-c1"), std::string::npos) << o.text;
+  EXPECT_EQ(o.text.find("FAILED"), std::string::npos) << o.text;
+  std::ifstream in(dir + "/work/kimi-k2.6-kvfp8-wint4-none-c1.json");
+  ASSERT_TRUE(in.good()) << o.text;
+  const auto j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["format"], "capplan.engine_run.v1");
+  EXPECT_EQ(j["backend"], "cpu");
+  EXPECT_EQ(j["slice"]["dims"], "small");
+  EXPECT_EQ(j["slice"]["intermediate_size"].get<int>(), 96);
+  EXPECT_TRUE(std::ifstream(dir + "/engine_runs.tar.gz").good());
+  RunShell("rm -rf '" + dir + "'");
 }
 
 }  // namespace
