@@ -109,6 +109,19 @@ Binding AnalyzeBinding(const Summary& s) {
     kv = Limit{"KV capacity", 1.0, "KV full"};
   }
   if (kv) parts.push_back(kv->text);
+  // PD: which pool is busier decides whose step-time shares follow (the
+  // summary parser took them from that pool).
+  std::string pool_prefix;
+  if (s.pd) {
+    const bool prefill_busier = s.pd->prefill.utilization > s.pd->decode.utilization;
+    pool_prefix = prefill_busier ? "prefill pool: " : "decode pool: ";
+    parts.push_back("prefill pool busy " + FormatPercent(s.pd->prefill.utilization) +
+                    ", decode pool busy " + FormatPercent(s.pd->decode.utilization));
+    if (s.pd->mean_exposed_transfer_ms) {
+      parts.push_back("exposed KV transfer mean " +
+                      FormatNumber(*s.pd->mean_exposed_transfer_ms) + " ms");
+    }
+  }
 
   // Shares of step time, largest first.
   std::vector<std::pair<std::string, double>> shares(s.bound_time_share.begin(),
@@ -164,7 +177,7 @@ Binding AnalyzeBinding(const Summary& s) {
   } else if (slo && slo->used >= 1.0) {
     b.binds = "SLO";
   } else if (!shares.empty()) {
-    b.binds = ShareName(shares.front().first);
+    b.binds = pool_prefix + ShareName(shares.front().first);
   } else {
     b.binds = "unknown (summary has no bound_time_share)";
   }
@@ -177,7 +190,7 @@ Binding AnalyzeBinding(const Summary& s) {
   if (next) {
     b.next_limit = next->name + " (" + next->text + "; " +
                    FormatPercent(std::max(0.0, 1.0 - next->used)) + " headroom)";
-  } else if (!shares.empty() && ShareName(shares.front().first) != b.binds) {
+  } else if (!shares.empty() && pool_prefix + ShareName(shares.front().first) != b.binds) {
     b.next_limit = ShareName(shares.front().first) + " (" +
                    ShareText(shares.front().first, shares.front().second) + ")";
   } else if (shares.size() > 1) {

@@ -241,6 +241,10 @@ std::string RenderHtml(const Analysis& a, const std::vector<Table>& tables) {
   Section(os, tables, "cost");
   os << "\n<h2 id=\"binding\">What binds</h2>";
   Section(os, tables, "binding");
+  if (FindTable(tables, "pd_vs_colocated") != nullptr) {
+    os << "\n<h2 id=\"pd_vs_colocated\">PD vs co-located twin</h2>";
+    Section(os, tables, "pd_vs_colocated");
+  }
   if (FindTable(tables, "warnings") != nullptr) {
     os << "\n<h2 id=\"warnings\">Warnings</h2>";
     Section(os, tables, "warnings");

@@ -1,5 +1,7 @@
 #include "report/formats.h"
 
+#include "report/pd_compare.h"
+
 namespace capplan::report {
 
 const Registry<Renderer>& ReportFormats() {
@@ -30,6 +32,7 @@ std::vector<std::string> Headlines(const Analysis& a) {
     line += "; binds: " + p.binding.binds;
     out.push_back(line);
   }
+  for (auto& line : PdHeadlines(a)) out.push_back(std::move(line));
   return out;
 }
 

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "common/json_util.h"
+#include "report/pd_summary.h"
 
 namespace capplan::report {
 namespace {
@@ -145,7 +146,9 @@ Result<Summary> ParseSummary(const nlohmann::json& doc, const std::string& origi
   }
   // The keys every summary carries (sim/simulate.h); without them the file
   // is some other JSON (a scenario, a profile), and saying so is the fix.
-  for (const char* key : {"deployment", "output_throughput", "gpus"}) {
+  // A PD summary (sim/pd) carries pools instead of one deployment.
+  const bool pd = doc.value("disaggregated", false);
+  for (const char* key : {pd ? "pools" : "deployment", "output_throughput", "gpus"}) {
     if (!doc.contains(key)) {
       return Status::Usage(origin + ": /" + key +
                            ": required field is missing; not a simulation summary (pass "
@@ -173,9 +176,14 @@ Result<Summary> ParseSummary(const nlohmann::json& doc, const std::string& origi
       }
     }
   }
-  {
+  if (pd) {
+    CAPPLAN_RETURN_IF_ERROR(ParsePdFields(root, &s));
+  } else {
     CAPPLAN_ASSIGN_OR_RETURN(JsonObject d, root.Child("deployment", true));
     s.deployment = d.json();
+  }
+  if (const nlohmann::json* w = root.Raw("workload"); w != nullptr && w->is_object()) {
+    s.workload = *w;
   }
   CAPPLAN_RETURN_IF_ERROR(root.Get("gpus", &s.gpus, true));
   if (s.gpus < 1) return root.Error("gpus", "must be >= 1, got " + std::to_string(s.gpus));

@@ -26,6 +26,25 @@ struct MemoryPerGpu {
   double gpu_memory_bytes = 0;
 };
 
+// One pool of a prefill/decode-disaggregated run (RunPd's pools.<pool>).
+struct PdPool {
+  int replicas = 1;
+  int gpus = 0;             // all replicas of the pool
+  double utilization = 0;   // busy / (replicas x duration)
+  std::string weights, kv_cache;
+  std::optional<double> kv_capacity_tokens, peak_kv_tokens;
+  std::optional<double> mean_time_in_pool_ms;
+  std::map<std::string, double> bound_time_share;
+};
+
+// What a PD summary (`disaggregated: true`) adds: both pools and the KV
+// transfer between them.
+struct PdInfo {
+  PdPool prefill, decode;
+  std::string link;  // nvlink | rdma
+  std::optional<double> mean_exposed_transfer_ms, p99_exposed_transfer_ms;
+};
+
 struct Summary {
   std::string origin;  // file it came from (errors and provenance)
   std::string id;      // the result's own name: "label", else scenario, else file stem
@@ -66,6 +85,13 @@ struct Summary {
   // Share of busy time spent verifying KV page integrity (kv_integrity verify).
   std::optional<double> kv_verify_time_share;
   std::vector<std::string> warnings;
+  // Set for a prefill/decode-disaggregated run. Its `deployment` is then
+  // built from the pools: a field both pools share keeps its value, one they
+  // differ in reads "P:<prefill> D:<decode>", replicas read "1P:2D"; KV
+  // capacity and peak are the decode pool's (where KV accumulates).
+  std::optional<PdInfo> pd;
+  // The workload the summary echoes (pairs a PD run with its co-located twin).
+  nlohmann::json workload;
 
   // Deployment field as display text ("" when absent).
   std::string DeploymentField(const std::string& key) const;

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <set>
 
+#include "report/pd_compare.h"
 #include "report/text_util.h"
 
 namespace capplan::report {
@@ -201,6 +202,7 @@ std::vector<Table> BuildTables(const Analysis& a) {
   tables.push_back(std::move(lat));
   tables.push_back(std::move(cost));
   tables.push_back(std::move(bind));
+  if (auto pd = PdComparisonTable(a)) tables.push_back(std::move(*pd));
 
   Table warn{"warnings", "Simulator warnings", "Copied from the summaries.",
              {"configuration", "concurrency", "warning"}, {}};

@@ -24,19 +24,6 @@ std::vector<std::string> Strings(const po::variables_map& vm, const char* key) {
   return vm.count(key) ? vm[key].as<std::vector<std::string>>() : std::vector<std::string>{};
 }
 
-// The scenario document with --set applied, as LoadScenarioFile would see it.
-Result<nlohmann::json> LoadBase(const std::string& path, const std::vector<std::string>& sets) {
-  CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json doc, ReadJsonFile(path));
-  for (const std::string& s : sets) {
-    const size_t eq = s.find('=');
-    if (eq == std::string::npos) {
-      return Status::Usage("--set '" + s + "': expected dotted.path=value");
-    }
-    CAPPLAN_RETURN_IF_ERROR(SetDotted(&doc, s.substr(0, eq), s.substr(eq + 1), "--set"));
-  }
-  return doc;
-}
-
 Status RunSweepCommand(const std::vector<std::string>& args, CommandContext& ctx) {
   po::options_description desc(
       "capplan sweep SCENARIO.json --grid dotted.path=v1,v2,... [--grid ...] --out DIR\n"
@@ -90,7 +77,7 @@ Status RunSweepCommand(const std::vector<std::string>& args, CommandContext& ctx
     CAPPLAN_ASSIGN_OR_RETURN(GridAxis a, ParseGridFlag(g));
     axes.push_back(std::move(a));
   }
-  CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json base, LoadBase(path, Strings(vm, "set")));
+  CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json base, LoadBaseScenario(path, Strings(vm, "set")));
   const SimHooks hooks = RealSimHooks(path);
   CAPPLAN_ASSIGN_OR_RETURN(SweepPlan plan, BuildSweepPlan(base, path, axes, hooks.validate));
   if (vm.count("plan")) {
@@ -165,7 +152,7 @@ Status RunSearchCommand(const std::vector<std::string>& args, CommandContext& ct
   opt.progress = ctx.stderr_is_tty ? ctx.err : nullptr;
   CAPPLAN_ASSIGN_OR_RETURN(SearchSpace space, LoadSearchSpace(vm["space"].as<std::string>()));
   const std::string path = vm["scenario"].as<std::string>();
-  CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json base, LoadBase(path, Strings(vm, "set")));
+  CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json base, LoadBaseScenario(path, Strings(vm, "set")));
   CAPPLAN_ASSIGN_OR_RETURN(SearchResult r, RunSearch(base, path, space, opt, RealSimHooks(path)));
   const std::string out = vm["out"].as<std::string>();
   CAPPLAN_RETURN_IF_ERROR(WriteSearchOutputs(r, out));

@@ -6,6 +6,7 @@
 
 #include "common/atomic_file.h"
 #include "common/json_util.h"
+#include "sim/sweep/pd_shape.h"
 #include "sim/sweep/sweep_files.h"
 
 namespace capplan {
@@ -22,14 +23,30 @@ std::string ValueText(const nlohmann::json& v) {
   return v.is_string() ? v.get<std::string>() : v.dump();
 }
 
-// "tp=8 weights=int4": the last path segment keeps the table narrow; the
-// full paths are in search.json.
+// The last `segments` dotted segments of a path: "pd.decode.weights" -> "weights" (1),
+// "decode.weights" (2).
+std::string Tail(const std::string& path, int segments) {
+  size_t at = path.size();
+  for (int i = 0; i < segments; ++i) {
+    if (at == 0) return path;
+    const size_t dot = path.rfind('.', at - 1);
+    if (dot == std::string::npos) return path;
+    at = dot;
+  }
+  return path.substr(at + 1);
+}
+
+// "tp=8 weights=int4": the last path segment keeps the table narrow (two
+// when one would be ambiguous, as pd.prefill.replicas vs pd.decode.replicas);
+// the full paths are in search.json.
 std::string ShortConfig(const GridAssignment& grid) {
   std::string s;
   for (const auto& [p, v] : grid) {
-    const size_t dot = p.rfind('.');
-    s += (s.empty() ? "" : " ") + (dot == std::string::npos ? p : p.substr(dot + 1)) + "=" +
-         ValueText(v);
+    int n = 1;
+    for (const auto& [q, w] : grid) {
+      if (q != p && Tail(q, 1) == Tail(p, 1)) n = 2;
+    }
+    s += (s.empty() ? "" : " ") + Tail(p, n) + "=" + ValueText(v);
   }
   return s.empty() ? "(base scenario)" : s;
 }
@@ -54,6 +71,7 @@ nlohmann::json ConfigJson(const FeasibleConfig& f, int rank, bool full) {
                         "cost_usd_per_million_output_tokens"}) {
     if (f.summary.contains(k)) j[k] = f.summary[k];
   }
+  if (auto pd = PdShapeOf(f.summary, f.binding)) j["pd"] = PdShapeJson(*pd);
   if (full) {
     j["slo_checks"] = f.checks;
     j["summary"] = f.summary;
@@ -94,16 +112,27 @@ void Table(std::ostream& os, const std::vector<std::string>& head,
   rule();
 }
 
-std::vector<std::string> Row(const FeasibleConfig& f, int rank, const std::string& objective) {
-  return {std::to_string(rank),
-          Fmt(f.output_throughput_per_gpu),
-          Fmt(f.tokens_per_s_per_user),
-          Fmt(f.rate, 3),
-          Fmt(Get(f.summary, "p90_ttft_ms")),
-          Fmt(Get(f.summary, "p90_tpot_ms"), 2),
-          Fmt(Get(f.summary, "gpus"), 0),
-          objective == "gpus" ? Fmt(f.objective, 0) : Fmt(f.objective, 3),
-          ShortConfig(f.grid)};
+// PD configurations add their prefill:decode ratio, the GPUs of each pool
+// and the pool that binds; `pd_columns` is set when any ranked one is PD.
+std::vector<std::string> Row(const FeasibleConfig& f, int rank, const std::string& objective,
+                             bool pd_columns) {
+  std::vector<std::string> row = {std::to_string(rank),
+                                  Fmt(f.output_throughput_per_gpu),
+                                  Fmt(f.tokens_per_s_per_user),
+                                  Fmt(f.rate, 3),
+                                  Fmt(Get(f.summary, "p90_ttft_ms")),
+                                  Fmt(Get(f.summary, "p90_tpot_ms"), 2),
+                                  Fmt(Get(f.summary, "gpus"), 0),
+                                  objective == "gpus" ? Fmt(f.objective, 0) : Fmt(f.objective, 3)};
+  if (pd_columns) {
+    const auto pd = PdShapeOf(f.summary, f.binding);
+    row.push_back(pd ? pd->ratio : "co-located");
+    row.push_back(pd ? std::to_string(pd->prefill.gpus) : "-");
+    row.push_back(pd ? std::to_string(pd->decode.gpus) : "-");
+    row.push_back(pd ? pd->binding_text : "-");
+  }
+  row.push_back(ShortConfig(f.grid));
+  return row;
 }
 
 }  // namespace
@@ -178,6 +207,11 @@ void PrintSearchReport(const SearchResult& r, std::ostream& os) {
                   Fmt(w.output_throughput_per_gpu) + " output tokens/s/gpu, " +
                   Fmt(w.tokens_per_s_per_user) + " tokens/s/user");
     box.push_back("Binding constraint: " + w.binding_text);
+    if (auto pd = PdShapeOf(w.summary, w.binding)) {
+      box.push_back("PD " + pd->ratio + ": " + std::to_string(pd->prefill.gpus) +
+                    " prefill GPUs + " + std::to_string(pd->decode.gpus) +
+                    " decode GPUs; binding pool: " + pd->binding_text);
+    }
   } else {
     box.push_back("No configuration meets the SLOs (see pruned.csv for why)");
   }
@@ -186,19 +220,24 @@ void PrintSearchReport(const SearchResult& r, std::ostream& os) {
   os << "+" << std::string(width + 2, '=') << "+\n";
   for (const auto& l : box) os << "| " << l << std::string(width - l.size(), ' ') << " |\n";
   os << "+" << std::string(width + 2, '=') << "+\n";
-  const std::vector<std::string> head = {"Rank",        "tokens/s/gpu", "tokens/s/user",
-                                         "req/s",       "TTFT p90 ms",  "TPOT p90 ms",
-                                         "total_gpus",  objective,      "config"};
+  bool pd_columns = false;
+  for (const auto& f : r.ranked) pd_columns = pd_columns || PdShapeOf(f.summary).has_value();
+  std::vector<std::string> head = {"Rank",        "tokens/s/gpu", "tokens/s/user", "req/s",
+                                   "TTFT p90 ms", "TPOT p90 ms",  "total_gpus",    objective};
+  if (pd_columns) {
+    head.insert(head.end(), {"P:D", "prefill_gpus", "decode_gpus", "binding pool"});
+  }
+  head.push_back("config");
   if (!r.ranked.empty()) {
     os << "\nTop configurations (each at the largest request rate meeting every SLO):\n";
     std::vector<std::vector<std::string>> rows;
     for (size_t i = 0; i < r.ranked.size() && i < static_cast<size_t>(r.top_n); ++i) {
-      rows.push_back(Row(r.ranked[i], static_cast<int>(i) + 1, objective));
+      rows.push_back(Row(r.ranked[i], static_cast<int>(i) + 1, objective, pd_columns));
     }
     Table(os, head, rows);
     os << "\nPareto set (output tokens/s/gpu vs tokens/s/user):\n";
     rows.clear();
-    for (int i : r.pareto) rows.push_back(Row(r.ranked[i], i + 1, objective));
+    for (int i : r.pareto) rows.push_back(Row(r.ranked[i], i + 1, objective, pd_columns));
     Table(os, head, rows);
   }
   if (!r.pruned.empty()) {
@@ -212,6 +251,11 @@ void PrintSearchReport(const SearchResult& r, std::ostream& os) {
   }
   os << "\ntokens/s/user = 1000 / mean TPOT (ms); tokens/s/gpu = output tokens/s / total_gpus;"
         " total_gpus = the summary's gpus (all replicas)\n";
+  if (pd_columns) {
+    os << "P:D = prefill replicas : decode replicas; total_gpus = prefill_gpus + decode_gpus;"
+          " binding pool = decode when a TPOT/ITL SLO binds, else the pool with the longer"
+          " mean queue (else the busier pool), at the configuration's max rate\n";
+  }
 }
 
 }  // namespace capplan

@@ -1,10 +1,14 @@
 #include "sim/sweep/sim_hooks.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "calibrate/profile.h"
+#include "common/json_util.h"
 #include "models/card.h"
 #include "models/memory.h"
+#include "sim/pd/pd_run.h"
+#include "sim/pd/pd_scenario.h"
 #include "sim/scenario.h"
 #include "sim/simulate.h"
 
@@ -18,13 +22,10 @@ std::string Gib(int64_t bytes) {
   return buf;
 }
 
-// The checks a planner does on paper before simulating: the layout is legal,
-// the weights fit in a GPU, and the KV pool holds the concurrency the
-// deployment asks for at the workload's mean context length.
-Result<PruneVerdict> CheapChecks(const Scenario& s) {
-  PruneVerdict v;
+// The models/ memory plan of one deployment, as RunScenario sizes it: the
+// engine's KV pool at the workload's mean context.
+Result<MemoryPlan> PlanDeploymentMemory(const Scenario& s, int64_t context) {
   const DeploymentSpec& d = s.deployment;
-  v.gpus = d.gpus * d.replicas;
   CAPPLAN_ASSIGN_OR_RETURN(ModelCard card, LoadModelCard(s.model));
   CAPPLAN_ASSIGN_OR_RETURN(HardwareProfile hw, LoadHardwareProfile(s.hardware));
   ParallelLayout layout;
@@ -47,19 +48,45 @@ Result<PruneVerdict> CheapChecks(const Scenario& s) {
   eng.chunked_prefill_tokens = static_cast<int>(d.chunked_prefill_tokens);
   eng.cuda_graph_max_bs = d.cuda_graph_max_bs ? static_cast<int>(*d.cuda_graph_max_bs) : 0;
   eng.page_size = static_cast<int>(d.page_size);
+  return PlanMemory(card, layout, choice, eng, hw.gpu_memory_bytes, context);
+}
+
+// The checks a planner does on paper before simulating one deployment: the
+// layout is legal, the weights fit in a GPU, the longest request fits in one
+// attention rank's KV pool (else it can never be admitted), and the pool
+// holds the concurrency the deployment asks for at the workload's mean
+// context. A request keeps input + output tokens in a co-located or decode
+// pool, its prompt only in a prefill pool (`prompt_only`).
+Result<PruneVerdict> CheapChecks(const Scenario& s, bool prompt_only) {
+  PruneVerdict v;
+  const DeploymentSpec& d = s.deployment;
+  v.gpus = d.gpus * d.replicas;
   double mean_context = 0;
+  int64_t longest = 0;
   for (const RequestSpec& r : s.workload.requests) {
-    mean_context += static_cast<double>(r.input_tokens + r.output_tokens);
+    const int64_t kept = r.input_tokens + (prompt_only ? 0 : r.output_tokens);
+    mean_context += static_cast<double>(kept);
+    longest = std::max(longest, kept);
   }
   if (!s.workload.requests.empty()) mean_context /= static_cast<double>(s.workload.requests.size());
   const int64_t context = std::max<int64_t>(1, static_cast<int64_t>(mean_context));
-  auto plan = PlanMemory(card, layout, choice, eng, hw.gpu_memory_bytes, context);
+  auto plan = PlanDeploymentMemory(s, context);
   if (!plan.ok()) {
     if (plan.status().code() == StatusCode::kInvalidConfig) {
       v.reason = plan.status().message();  // weights do not fit, TP does not divide heads, ...
       return v;
     }
     return plan.status();
+  }
+  char buf[320];
+  if (longest > plan->kv_tokens_per_rank) {
+    std::snprintf(buf, sizeof(buf),
+                  "KV pool holds %lld tokens per attention rank (%s per GPU), fewer than the "
+                  "longest request's %lld tokens: it could never be admitted",
+                  static_cast<long long>(plan->kv_tokens_per_rank),
+                  Gib(plan->kv_pool_bytes_per_gpu).c_str(), static_cast<long long>(longest));
+    v.reason = buf;
+    return v;
   }
   // The concurrency the deployment must hold per replica: its own cap when
   // set, else the closed-loop concurrency (or open-loop cap) spread over the
@@ -72,7 +99,6 @@ Result<PruneVerdict> CheapChecks(const Scenario& s) {
   }
   const double need = static_cast<double>(concurrency) * mean_context;
   if (concurrency > 0 && static_cast<double>(plan->kv_capacity_tokens) < need) {
-    char buf[256];
     std::snprintf(buf, sizeof(buf),
                   "KV pool holds %lld tokens per replica (%s per GPU), fewer than %lld "
                   "concurrent requests x %.0f mean context tokens = %.0f",
@@ -84,23 +110,62 @@ Result<PruneVerdict> CheapChecks(const Scenario& s) {
   return v;
 }
 
+// Both pools of a PD deployment: a point is dropped when either pool fails
+// its checks (the reason names the pool), and it uses the GPUs of both.
+Result<PruneVerdict> PdCheapChecks(const PdScenario& pd) {
+  CAPPLAN_ASSIGN_OR_RETURN(PruneVerdict pre, CheapChecks(*pd.prefill, /*prompt_only=*/true));
+  CAPPLAN_ASSIGN_OR_RETURN(PruneVerdict dec, CheapChecks(*pd.decode, /*prompt_only=*/false));
+  PruneVerdict v;
+  v.gpus = *pre.gpus + *dec.gpus;
+  if (pre.reason) {
+    v.reason = "prefill pool: " + *pre.reason;
+  } else if (dec.reason) {
+    v.reason = "decode pool: " + *dec.reason;
+  }
+  return v;
+}
+
 }  // namespace
 
 SimHooks RealSimHooks(const std::string& origin) {
   SimHooks h;
   h.validate = [origin](const nlohmann::json& doc) -> Status {
+    if (IsPdScenario(doc)) return ParsePdScenario(doc, origin).status();
     return ParseScenario(doc, origin).status();
   };
   h.run = [origin](const nlohmann::json& doc) -> Result<nlohmann::json> {
+    if (IsPdScenario(doc)) {
+      CAPPLAN_ASSIGN_OR_RETURN(auto pd, ParsePdScenario(doc, origin));
+      CAPPLAN_ASSIGN_OR_RETURN(PdRunResult r, RunPd(*pd));
+      return std::move(r.summary);
+    }
     CAPPLAN_ASSIGN_OR_RETURN(auto scenario, ParseScenario(doc, origin));
     CAPPLAN_ASSIGN_OR_RETURN(RunResult r, RunScenario(*scenario, RunOptions{}));
     return std::move(r.summary);
   };
   h.prune = [origin](const nlohmann::json& doc) -> Result<PruneVerdict> {
+    if (IsPdScenario(doc)) {
+      CAPPLAN_ASSIGN_OR_RETURN(auto pd, ParsePdScenario(doc, origin));
+      return PdCheapChecks(*pd);
+    }
     CAPPLAN_ASSIGN_OR_RETURN(auto scenario, ParseScenario(doc, origin));
-    return CheapChecks(*scenario);
+    return CheapChecks(*scenario, /*prompt_only=*/false);
   };
   return h;
+}
+
+// The base document exactly as `capplan simulate` reads it (the simulator's
+// own loaders apply --set and check it), so a search or sweep starts from the
+// same scenario a single run would.
+Result<nlohmann::json> LoadBaseScenario(const std::string& path,
+                                        const std::vector<std::string>& sets) {
+  CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json raw, ReadJsonFile(path));
+  if (IsPdScenario(raw)) {
+    CAPPLAN_ASSIGN_OR_RETURN(auto pd, LoadPdScenarioFile(path, sets));
+    return pd->doc;
+  }
+  CAPPLAN_ASSIGN_OR_RETURN(auto scenario, LoadScenarioFile(path, sets));
+  return scenario->doc;
 }
 
 }  // namespace capplan

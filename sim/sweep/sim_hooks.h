@@ -1,11 +1,15 @@
-// The real simulator behind the sweep/search hooks: ParseScenario as the
-// validator, RunScenario as the runner, and the models/ memory plan as the
-// cheap pruning check.
+// The real simulator behind the sweep/search hooks: ParseScenario (or, for a
+// document with `pd`, ParsePdScenario) as the validator, RunScenario (RunPd)
+// as the runner, and the models/ memory plan of every pool as the cheap
+// pruning check.
 #ifndef CAPPLAN_SIM_SWEEP_SIM_HOOKS_H_
 #define CAPPLAN_SIM_SWEEP_SIM_HOOKS_H_
 
+#include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
+#include "common/status.h"
 #include "sim/sweep/hooks.h"
 
 namespace capplan {
@@ -13,6 +17,12 @@ namespace capplan {
 // `origin` is the scenario file: errors name it, and relative trace paths
 // resolve against its directory.
 SimHooks RealSimHooks(const std::string& origin);
+
+// The scenario document at `path` with "dotted.path=value" overrides applied,
+// loaded and checked by the simulator's own loader (LoadScenarioFile, or
+// LoadPdScenarioFile for a PD scenario).
+Result<nlohmann::json> LoadBaseScenario(const std::string& path,
+                                        const std::vector<std::string>& sets);
 
 }  // namespace capplan
 
