@@ -54,15 +54,30 @@ echo "== Planning report: Kimi K2.6 BF16 vs FP8 KV; GLM-5.2 FP8 vs INT4 weights;
 for kv in bf16 fp8; do for c in 16 64; do study_sim kimi-k2.6-kv-$kv $c; done; done
 for w in fp8 int4; do for c in 8 64; do study_sim glm-5.2-decode-$w $c; done; done
 for m in none verify; do study_sim kimi-k2.6-integrity-$m 64; done
+# PD (prefill pool -> KV transfer -> decode pool) vs the same 16 GPUs
+# co-located, open loop at the scenarios' own rate. The report pairs a PD
+# result named S with the co-located result named S-colocated (table "PD vs
+# co-located twin"); each twin is also the cost baseline of its PD run.
+for s in pd-glm-5.2 pd-kimi-k2.6; do
+  for v in "$s-colocated" "$s"; do
+    "$CAPPLAN" simulate "scenarios/$v.json" --out "$STUDY/$v" >/dev/null
+  done
+done
 results=()
 for s in kimi-k2.6-kv-bf16 kimi-k2.6-kv-fp8 glm-5.2-decode-fp8 glm-5.2-decode-int4 \
          kimi-k2.6-integrity-none kimi-k2.6-integrity-verify; do
   results+=("$STUDY"/"$s"-c*)
 done
+results+=("$STUDY/pd-glm-5.2-colocated" "$STUDY/pd-glm-5.2" \
+          "$STUDY/pd-kimi-k2.6-colocated" "$STUDY/pd-kimi-k2.6")
 for fmt in html md; do
   "$CAPPLAN" report "${results[@]}" --out "$STUDY/report.$fmt" \
     --title "Motivating study: Kimi K2.6 and GLM-5.2 on 8x H200 (simulated)" \
     --baseline kimi-k2.6-kv-bf16 --baseline glm-5.2-decode-fp8 \
-    --baseline kimi-k2.6-integrity-none >/dev/null
+    --baseline kimi-k2.6-integrity-none --baseline pd-glm-5.2-colocated \
+    --baseline pd-kimi-k2.6-colocated >/dev/null
 done
+echo
+echo "== PD vs co-located on 16x H200 (from the planning report) =="
+sed -n '/^## PD vs co-located twin/,/^## /p' "$STUDY/report.md" | grep '^|' || true
 echo "Planning report: $(cd "$STUDY" && pwd)/report.html (Markdown: report.md)"

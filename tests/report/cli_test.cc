@@ -86,4 +86,27 @@ TEST_F(ReportCli, BadInputsAreOneLineUsageErrors) {
   }
 }
 
+TEST_F(ReportCli, RealPdRunAndItsTwinGetTheComparisonTable) {
+  // Real `capplan simulate --out` results, so the report reads the summary
+  // sim/pd writes today (not only the hand-made fixture).
+  const std::string root = CAPPLAN_SOURCE_DIR;
+  for (const char* s : {"pd-glm-5.2", "pd-glm-5.2-colocated"}) {
+    const CliRun sim = Capplan("simulate " + root + "/scenarios/" + s + ".json --set " +
+                               "workload.num_requests=30 --set workload.warmup_requests=3 --out " +
+                               (dir_ / s).string());
+    ASSERT_EQ(sim.exit_code, 0) << sim.err;
+  }
+  const std::string out = (dir_ / "pd.md").string();
+  const CliRun r = Capplan("report " + (dir_ / "pd-glm-5.2-colocated").string() + " " +
+                           (dir_ / "pd-glm-5.2").string() + " --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string md = Slurp(out);
+  EXPECT_NE(md.find("## PD vs co-located twin"), std::string::npos) << md;
+  EXPECT_NE(md.find("| pd-glm-5.2 | PD 1P:1D | 16 | 8P+8D |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| pd-glm-5.2 | PD vs twin | 0 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("pd-glm-5.2 (PD 1P:1D, 8P+8D GPUs) vs pd-glm-5.2-colocated:"),
+            std::string::npos)
+      << md;
+}
+
 }  // namespace

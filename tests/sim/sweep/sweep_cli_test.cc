@@ -144,5 +144,37 @@ TEST(SweepCliTest, SearchFindsAConfigurationAndExplainsPruning) {
   fs::remove_all(tmp);
 }
 
+TEST(SweepCliTest, ShippedPdRatioSearchRuns) {
+  // The search space shipped in scenarios/search/ on its documented base.
+  const std::string tmp = Fresh("pd_search");
+  const std::string root = CAPPLAN_SOURCE_DIR;
+  ProcRun r = Shell(kBin + " search " + root + "/scenarios/pd-glm-5.2.json --space " + root +
+                        "/scenarios/search/pd-glm-5.2-ratio.json --slo \"p90_ttft_ms<=2000\" "
+                        "--slo \"p90_tpot_ms<=50\" --jobs 2 --out " + tmp,
+                    tmp + "/search.log");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("| P:D "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("binding pool: "), std::string::npos) << r.out;
+  auto j = ReadJsonFile(tmp + "/search.json");
+  ASSERT_TRUE(j.ok()) << j.status().message();
+  EXPECT_EQ((*j)["configs"], 12);
+  // BF16 decode weights do not fit one 8xH200 pool: pruned before simulating.
+  int bf16 = 0;
+  for (const auto& p : (*j)["pruned_configs"]) {
+    if (p["config"]["pd.decode.weights"] != "bf16") continue;
+    ++bf16;
+    EXPECT_EQ(p["stage"], "cheap_check");
+    EXPECT_EQ(p["reason"].get<std::string>().rfind("decode pool: ", 0), 0u) << p.dump();
+  }
+  EXPECT_EQ(bf16, 4);
+  ASSERT_FALSE((*j)["winner"].is_null()) << j->dump(1);
+  const auto& w = (*j)["winner"];
+  EXPECT_EQ(w["gpus"].get<int>(),
+            w["pd"]["prefill_gpus"].get<int>() + w["pd"]["decode_gpus"].get<int>());
+  EXPECT_LE(w["p90_ttft_ms"].get<double>(), 2000);
+  EXPECT_LE(w["p90_tpot_ms"].get<double>(), 50);
+  fs::remove_all(tmp);
+}
+
 }  // namespace
 }  // namespace capplan
