@@ -31,8 +31,8 @@ Status RunSweepCommand(const std::vector<std::string>& args, CommandContext& ctx
       "Runs the cross product of the grids, one simulation per point, on a thread pool;\n"
       "writes DIR/<point-id>.json per point and DIR/sweep.csv; finished points are\n"
       "skipped, so an interrupted sweep resumes (sim/sweep/README.md).\nOptions");
-  desc.add_options()("help,h", "show this help")(
-      "scenario", po::value<std::string>(), "scenario JSON file")(
+  desc.add_options()("help,h", "show this help")("scenario", po::value<std::string>(),
+                                                 "scenario JSON file")(
       "grid", po::value<std::vector<std::string>>()->composing(),
       "dotted.path=v1,v2,... (repeatable); values parse like --set")(
       "set", po::value<std::vector<std::string>>()->composing(),
@@ -56,8 +56,9 @@ Status RunSweepCommand(const std::vector<std::string>& args, CommandContext& ctx
   }
   if (vm.count("merge")) {
     if (vm.count("scenario") || vm.count("grid") || vm.count("out")) {
-      return Status::Usage("sweep --merge DIR takes no scenario, --grid or --out; the "
-                           "manifest in DIR says what to merge");
+      return Status::Usage(
+          "sweep --merge DIR takes no scenario, --grid or --out; the "
+          "manifest in DIR says what to merge");
     }
     const std::string dir = vm["merge"].as<std::string>();
     CAPPLAN_ASSIGN_OR_RETURN(MergeStats m, MergeSweep(dir));
@@ -66,8 +67,9 @@ Status RunSweepCommand(const std::vector<std::string>& args, CommandContext& ctx
     return Status::Ok();
   }
   if (!vm.count("scenario")) {
-    return Status::Usage("sweep: missing SCENARIO.json; e.g. capplan sweep scenario.json "
-                         "--grid deployment.tp=4,8 --out sweep_out");
+    return Status::Usage(
+        "sweep: missing SCENARIO.json; e.g. capplan sweep scenario.json "
+        "--grid deployment.tp=4,8 --out sweep_out");
   }
   if (!vm.count("out")) return Status::Usage("sweep: --out DIR is required");
   const std::string path = vm["scenario"].as<std::string>();
@@ -79,7 +81,11 @@ Status RunSweepCommand(const std::vector<std::string>& args, CommandContext& ctx
   }
   CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json base, LoadBaseScenario(path, Strings(vm, "set")));
   const SimHooks hooks = RealSimHooks(path);
-  CAPPLAN_ASSIGN_OR_RETURN(SweepPlan plan, BuildSweepPlan(base, path, axes, hooks.validate));
+  // Each point is parsed once, by its run (in its shard, on the pool): the
+  // plan checks each --grid value alone, and a combination that only fails
+  // together is reported when its point runs (sweep_runner.h).
+  CAPPLAN_ASSIGN_OR_RETURN(SweepPlan plan, BuildSweepPlan(base, path, axes, hooks.validate,
+                                                          PointChecks::kAxisValuesOnly));
   if (vm.count("plan")) {
     CAPPLAN_RETURN_IF_ERROR(WriteSweepManifest(plan, out));
     *ctx.out << "wrote " << out << "/manifest.jsonl (" << plan.points.size() << " points)\n";
@@ -100,8 +106,8 @@ Status RunSweepCommand(const std::vector<std::string>& args, CommandContext& ctx
     *ctx.out << ", shard " << opt.shard.index << "/" << opt.shard.count << " (" << opt.shard.source
              << ") has " << s.in_shard;
   }
-  *ctx.out << "; simulated " << s.ran << ", skipped " << s.skipped << " already done, "
-           << s.invalid << " invalid";
+  *ctx.out << "; simulated " << s.ran << ", skipped " << s.skipped << " already done, " << s.invalid
+           << " invalid";
   if (s.merged) {
     *ctx.out << "; results in " << out << "/sweep.csv\n";
   } else {
@@ -116,8 +122,8 @@ Status RunSearchCommand(const std::vector<std::string>& args, CommandContext& ct
       "Finds the best configurations of the space under the SLOs: for each, the largest\n"
       "request rate meeting every SLO (bisection), after cheap pruning (weights fit, KV holds\n"
       "the concurrency). Writes DIR/search.json and DIR/pruned.csv.\nOptions");
-  desc.add_options()("help,h", "show this help")(
-      "scenario", po::value<std::string>(), "scenario JSON file")(
+  desc.add_options()("help,h", "show this help")("scenario", po::value<std::string>(),
+                                                 "scenario JSON file")(
       "slo", po::value<std::vector<std::string>>()->composing(),
       "METRIC<=VALUE (repeatable), e.g. ttft_p90_ms<=2000 tpot_p90_ms<=50")(
       "objective", po::value<std::string>()->default_value("cost_per_million_output_tokens"),
@@ -136,8 +142,9 @@ Status RunSearchCommand(const std::vector<std::string>& args, CommandContext& ct
     return Status::Ok();
   }
   if (!vm.count("scenario")) {
-    return Status::Usage("search: missing SCENARIO.json; e.g. capplan search scenario.json "
-                         "--slo ttft_p90_ms<=2000 --space space.json --out search_out");
+    return Status::Usage(
+        "search: missing SCENARIO.json; e.g. capplan search scenario.json "
+        "--slo ttft_p90_ms<=2000 --space space.json --out search_out");
   }
   if (!vm.count("space")) return Status::Usage("search: --space SPACE.json is required");
   if (!vm.count("out")) return Status::Usage("search: --out DIR is required");

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 
 #include <gtest/gtest.h>
@@ -166,6 +167,38 @@ TEST(SweepRunnerTest, InvalidPointsAreRecordedNotRun) {
   EXPECT_EQ(rec["status"], "invalid");
   EXPECT_NE(rec["error"].get<std::string>().find("does not divide"), std::string::npos);
   EXPECT_NE(Read(SweepCsvPath(dir)).find(",3,invalid,"), std::string::npos);
+}
+
+TEST(SweepRunnerTest, PointsParsedOnlyByTheirRunStillRecordInvalid) {
+  // PointChecks::kAxisValuesOnly (capplan sweep): the plan parses each grid
+  // value alone; the full point is parsed once, by its run.
+  const std::string dir = FreshDir("once");
+  std::atomic<int> validations{0}, runs{0};
+  SimHooks hooks;
+  hooks.validate = [&](const nlohmann::json& doc) {
+    ++validations;
+    return FakeValidate(doc);
+  };
+  hooks.run = [&](const nlohmann::json& doc) -> Result<nlohmann::json> {
+    ++runs;
+    CAPPLAN_RETURN_IF_ERROR(FakeValidate(doc));
+    return testing::FakeSummary(doc);
+  };
+  std::vector<GridAxis> axes = {ParseGridFlag("deployment.tp=2,3").value(),
+                                ParseGridFlag("workload.request_rate=1,2").value()};
+  auto plan = BuildSweepPlan(FakeBase(), "fake.json", axes, hooks.validate,
+                             PointChecks::kAxisValuesOnly);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  EXPECT_EQ(validations.load(), 4);  // the four grid values, no full point
+  for (const SweepPoint& p : plan->points) EXPECT_TRUE(p.invalid.empty());
+  auto stats = RunSweep(*plan, hooks, {dir, 2, {}, nullptr});
+  ASSERT_TRUE(stats.ok()) << stats.status().message();
+  EXPECT_EQ(validations.load(), 4);
+  EXPECT_EQ(runs.load(), 4);
+  EXPECT_EQ(stats->invalid, 2);  // tp=3 at both rates
+  auto rec = ReadJsonFile(PointPath(dir, plan->points[2].id)).value();
+  EXPECT_EQ(rec["status"], "invalid");
+  EXPECT_NE(rec["error"].get<std::string>().find("does not divide"), std::string::npos);
 }
 
 TEST(SweepRunnerTest, PlanOnlyWritesTheManifest) {
