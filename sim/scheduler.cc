@@ -51,17 +51,59 @@ bool Scheduler::FailHeadIfTooLarge(RankState& rank, SchedulerEnv& env) {
   return true;
 }
 
+double Scheduler::Promised(const RankState& rank, const std::vector<ReqState>& reqs) const {
+  double promised = 0;
+  for (int32_t i : rank.running) promised += rank.new_token_ratio * ClippedOutLeft(reqs[i]);
+  for (int32_t i : rank.prefilling) {
+    const ReqState& r = reqs[i];
+    promised += (r.prompt_target - r.prefilled) + rank.new_token_ratio * ClippedOutLeft(r);
+  }
+  // Zero outside PD runs, so co-located admission is unchanged to the bit.
+  if (rank.incoming_out_tokens > 0) promised += rank.new_token_ratio * rank.incoming_out_tokens;
+  return promised;
+}
+
+ReserveOutcome Scheduler::Reserve(RankState& rank, SchedulerEnv& env, int32_t idx) {
+  ReqState& r = (*env.reqs)[idx];
+  if (TooLarge(rank, r)) {
+    Fail(rank, env, idx);
+    return ReserveOutcome::kFailed;
+  }
+  const int64_t pages = rank.pool.PagesFor(r.prompt_target);
+  const double need = static_cast<double>(pages * rank.pool.page_size()) +
+                      rank.new_token_ratio * ClippedOutLeft(r);
+  const double avail = static_cast<double>(rank.pool.free_pages() * rank.pool.page_size()) -
+                       Promised(rank, *env.reqs);
+  if (need > avail || !rank.pool.Allocate(pages)) {
+    rank.kv_bound = true;
+    return ReserveOutcome::kNoRoom;
+  }
+  r.pages = pages;
+  rank.incoming_out_tokens += ClippedOutLeft(r);
+  return ReserveOutcome::kReserved;
+}
+
+void Scheduler::CancelReservation(RankState& rank, ReqState& r) {
+  rank.pool.Free(r.pages);
+  r.pages = 0;
+  rank.incoming_out_tokens -= ClippedOutLeft(r);
+}
+
 void Scheduler::Admit(RankState& rank, SchedulerEnv& env, int32_t idx) {
   ReqState& r = (*env.reqs)[idx];
   r.admit_seq = (*env.admit_counter)++;
   rank.queued_tokens -= r.prompt_target;
+  if (r.admit_ns < 0) r.admit_ns = env.now_ns;
   if (cfg_.phase == Phase::kDecodeOnly) {
     // The prompt's KV arrives with the request (a decode node of a PD pair).
-    r.pages = rank.pool.PagesFor(r.prompt_target);
-    rank.pool.Allocate(r.pages);  // the caller checked the pages are free
+    if (r.pages > 0) {
+      rank.incoming_out_tokens -= ClippedOutLeft(r);  // reserved: now promised as running
+    } else {
+      r.pages = rank.pool.PagesFor(r.prompt_target);
+      rank.pool.Allocate(r.pages);  // the caller checked the pages are free
+    }
     r.kv_tokens = r.prefilled = r.prompt_target;
     rank.kv_tokens += r.kv_tokens;
-    if (r.generated == 0) r.generated = 0;
     r.status = ReqStatus::kDecoding;
     rank.running.push_back(idx);
     return;
@@ -123,19 +165,7 @@ class SglangScheduler : public Scheduler {
     std::vector<ReqState>& reqs = *env.reqs;
     const int64_t page = rank.pool.page_size();
     if (!rank.waiting.empty()) {
-      // Tokens promised to requests already admitted.
-      double reserved = 0;
-      for (int32_t i : rank.running) {
-        const ReqState& r = reqs[i];
-        reserved += rank.new_token_ratio *
-                    std::min(r.output - r.generated, cfg_.clip_max_new_tokens);
-      }
-      for (int32_t i : rank.prefilling) {
-        const ReqState& r = reqs[i];
-        reserved += (r.prompt_target - r.prefilled) +
-                    rank.new_token_ratio * std::min(r.output - r.generated, cfg_.clip_max_new_tokens);
-      }
-      double avail = static_cast<double>(rank.pool.free_pages() * page) - reserved;
+      double avail = static_cast<double>(rank.pool.free_pages() * page) - Promised(rank, reqs);
       int64_t budget = cfg_.chunked_prefill_tokens;
       if (cfg_.phase != Phase::kDecodeOnly) {
         for (int32_t i : rank.prefilling) budget -= reqs[i].prompt_target - reqs[i].prefilled;
@@ -147,11 +177,12 @@ class SglangScheduler : public Scheduler {
         if (FailHeadIfTooLarge(rank, env)) continue;
         const int32_t idx = rank.waiting.front();
         ReqState& r = reqs[idx];
-        const int64_t out_left =
-            cfg_.phase == Phase::kPrefillOnly ? 0 : std::min(r.output - r.generated, cfg_.clip_max_new_tokens);
-        // Page rounding of the prompt counts against the pool too.
-        const double need = static_cast<double>(rank.pool.PagesFor(r.prompt_target) * page) +
-                            rank.new_token_ratio * out_left;
+        const int64_t out_left = cfg_.phase == Phase::kPrefillOnly ? 0 : ClippedOutLeft(r);
+        // Page rounding of the prompt counts against the pool too. A PD
+        // reservation (pages held) was checked when it was made.
+        const double need = r.pages > 0 ? 0.0
+                                        : static_cast<double>(rank.pool.PagesFor(r.prompt_target) * page) +
+                                              rank.new_token_ratio * out_left;
         if (need > avail) {  // FCFS: no request overtakes the head
           rank.kv_bound = true;  // admission waited on KV, not on a request cap
           break;
@@ -194,7 +225,7 @@ class VllmScheduler : public Scheduler {
         if (FailHeadIfTooLarge(rank, env)) continue;
         const int32_t idx = rank.waiting.front();
         ReqState& r = reqs[idx];
-        if (rank.pool.PagesFor(r.prompt_target + 1) > rank.pool.free_pages()) {
+        if (r.pages == 0 && rank.pool.PagesFor(r.prompt_target + 1) > rank.pool.free_pages()) {
           rank.kv_bound = true;
           break;
         }

@@ -27,9 +27,20 @@
 // (pages are allocated, no prefill is computed; the first token comes from
 // the first decode iteration); prefill_only ends every request after the
 // prefill that produces its first token.
+//
+// PD reservation (sim/serving_pool.h, both schedulers): a decode rank
+// reserves a request's prompt pages before the prefill pool computes it, when
+// free pages minus what admitted requests are promised (the sglang rule
+// above) cover the page-rounded prompt plus new_token_ratio * min(output,
+// clip_max_new_tokens). SGLang's own DecodePreallocQueue reserves prompt +
+// a fixed SGLANG_NUM_RESERVED_DECODE_TOKENS (its source marks "TODO: add
+// new_token ratio"); using the scheduler's ratio keeps one admission rule per
+// rank and one set of knobs. A reserved request is admitted later without a
+// KV check: its pages are held; only max_running_requests applies.
 #ifndef CAPPLAN_SIM_SCHEDULER_H_
 #define CAPPLAN_SIM_SCHEDULER_H_
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 
@@ -38,11 +49,19 @@
 
 namespace capplan {
 
+enum class ReserveOutcome { kReserved, kNoRoom, kFailed };
+
 class Scheduler {
  public:
   explicit Scheduler(const SchedulerConfig& c) : cfg_(c) {}
   virtual ~Scheduler() = default;
   virtual void FormBatch(RankState& rank, SchedulerEnv& env, RankBatch* out) = 0;
+  // PD decode rank: reserves the prompt's pages for request idx (see the
+  // header comment); kFailed when it can never fit (then failed like
+  // Fail()), kNoRoom when it must wait.
+  ReserveOutcome Reserve(RankState& rank, SchedulerEnv& env, int32_t idx);
+  // Gives a reservation back (the prefill pool failed the request).
+  void CancelReservation(RankState& rank, ReqState& r);
 
  protected:
   // Frees the request's pages and puts it at the front of the waiting queue.
@@ -56,6 +75,13 @@ class Scheduler {
   // Moves r from waiting to prefilling (or straight to running in
   // decode_only, with its prompt KV resident).
   void Admit(RankState& rank, SchedulerEnv& env, int32_t idx);
+  // KV tokens promised to requests already admitted or reserved (the sglang
+  // admission rule): the rest of their prompt plus new_token_ratio *
+  // min(remaining output, clip_max_new_tokens).
+  double Promised(const RankState& rank, const std::vector<ReqState>& reqs) const;
+  int64_t ClippedOutLeft(const ReqState& r) const {
+    return std::min(r.output - r.generated, cfg_.clip_max_new_tokens);
+  }
   // True when the request can never fit the rank's pool.
   bool TooLarge(const RankState& rank, const ReqState& r) const;
   // Fails the head of the waiting queue when it can never fit the rank's

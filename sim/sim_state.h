@@ -13,7 +13,21 @@ namespace capplan {
 
 enum class Phase { kBoth, kDecodeOnly, kPrefillOnly };
 
-enum class ReqStatus : uint8_t { kPending, kWaiting, kPrefilling, kDecoding, kDone, kFailed };
+// kPrealloc, kReserved and kHeld occur in PD runs only (sim/serving_pool.h):
+// waiting in a decode rank's prealloc queue, decode pages reserved while the
+// prompt is prefilled and sent, and prompt KV held by the prefill pool until
+// its transfer completes.
+enum class ReqStatus : uint8_t {
+  kPending,
+  kWaiting,
+  kPrefilling,
+  kDecoding,
+  kDone,
+  kFailed,
+  kPrealloc,
+  kReserved,
+  kHeld
+};
 
 struct ReqState {
   int64_t id = 0;
@@ -26,6 +40,7 @@ struct ReqState {
   int64_t kv_tokens = 0;      // tokens in the cache
   int64_t pages = 0;          // KV pages held
   int64_t admit_seq = 0;      // admission order (retraction picks the latest)
+  int64_t admit_ns = -1;  // first admission by the scheduler (queue time ends)
   int64_t first_token_ns = -1;
   int64_t last_token_ns = -1;
   int64_t finish_ns = -1;
@@ -71,10 +86,14 @@ struct RankBatch {
 struct RankState {
   KvPool pool;
   std::deque<int32_t> waiting;   // FCFS; retracted requests re-enter at the front
+  std::deque<int32_t> prealloc;  // PD decode rank: waiting for a page reservation, FIFO
   std::vector<int32_t> running;  // decoding, in admission order
   std::vector<int32_t> prefilling;  // admitted, prompt not complete, admission order
   int64_t kv_tokens = 0;            // tokens in the cache on this rank
   int64_t queued_tokens = 0;        // prompt tokens waiting (for the router)
+  // PD decode rank: min(output, clip_max_new_tokens) summed over requests
+  // with reserved pages not yet admitted; their new-token reservation.
+  int64_t incoming_out_tokens = 0;
   double new_token_ratio = 0.7;
   int64_t retractions = 0;
   bool kv_bound = false;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <mutex>
+#include <optional>
 #include <sstream>
 
 #include "calibrate/profile.h"
@@ -15,6 +16,7 @@
 #include "models/ops.h"
 #include "sim/cost_model.h"
 #include "sim/metrics.h"
+#include "sim/prepared_run.h"
 #include "sim/scenario.h"
 #include "sim/simulator.h"
 #include "sim/step_pricer.h"
@@ -104,7 +106,33 @@ std::string Csv(const std::vector<ReqState>& reqs) {
 
 }  // namespace
 
-Result<RunResult> RunScenario(const Scenario& sc, const RunOptions& options) {
+struct PreparedRun::State {
+  const Scenario* sc = nullptr;
+  RunOptions options;
+  ModelCard card;
+  HardwareProfile profile;
+  ParallelLayout layout;
+  std::optional<ShardedModel> sharded;
+  std::optional<MemoryPlan> plan;
+  std::unique_ptr<CostModel> cost;
+  std::unique_ptr<ModelStepPricer> pricer;
+  int64_t cgbs = 0;
+  bool overlap = false;
+  int64_t mrr = 0;
+  SimConfig cfg;
+  std::vector<SimRequestSpec> specs;
+};
+
+PreparedRun::PreparedRun(std::unique_ptr<State> st) : st_(std::move(st)) {}
+PreparedRun::~PreparedRun() = default;
+const SimConfig& PreparedRun::config() const { return st_->cfg; }
+const std::vector<SimRequestSpec>& PreparedRun::specs() const { return st_->specs; }
+StepPricer& PreparedRun::pricer() { return *st_->pricer; }
+
+Result<std::unique_ptr<PreparedRun>> PrepareRun(const Scenario& sc, const RunOptions& options) {
+  auto st = std::make_unique<PreparedRun::State>();
+  st->sc = &sc;
+  st->options = options;
   const DeploymentSpec& d = sc.deployment;
   const std::string& origin = sc.origin;
   auto at = [&](const std::string& ptr, const Status& st) {
@@ -112,12 +140,14 @@ Result<RunResult> RunScenario(const Scenario& sc, const RunOptions& options) {
   };
   auto card_r = LoadModelCard(sc.model);
   if (!card_r.ok()) return at("/model", card_r.status());
-  const ModelCard& card = *card_r;
+  st->card = std::move(*card_r);
+  const ModelCard& card = st->card;
   auto prof_r = LoadHardwareProfile(sc.hardware);
   if (!prof_r.ok()) return at("/hardware", prof_r.status());
-  const HardwareProfile& profile = *prof_r;
+  st->profile = std::move(*prof_r);
+  const HardwareProfile& profile = st->profile;
 
-  ParallelLayout layout;
+  ParallelLayout& layout = st->layout;
   layout.gpus = d.gpus;
   layout.tp = d.tp;
   layout.ep = d.ep;
@@ -136,10 +166,11 @@ Result<RunResult> RunScenario(const Scenario& sc, const RunOptions& options) {
 
   auto sharded_r = ShardModel(card, layout, choice);
   if (!sharded_r.ok()) return at("/deployment", sharded_r.status());
-  const ShardedModel& sharded = *sharded_r;
+  st->sharded.emplace(std::move(*sharded_r));
+  const ShardedModel& sharded = *st->sharded;
 
   CAPPLAN_ASSIGN_OR_RETURN(EngineDefaults ed, LoadEngineDefaults(d.engine));
-  const int64_t cgbs = d.cuda_graph_max_bs.value_or(d.tp >= ed.large_tp_from ? ed.cgbs_large_tp
+  const int64_t cgbs = st->cgbs = d.cuda_graph_max_bs.value_or(d.tp >= ed.large_tp_from ? ed.cgbs_large_tp
                                                                              : ed.cgbs_small_tp);
   EngineMemoryOptions eng;
   eng.engine = d.engine;
@@ -157,11 +188,13 @@ Result<RunResult> RunScenario(const Scenario& sc, const RunOptions& options) {
   }
   auto plan_r = PlanMemory(card, layout, choice, eng, profile.gpu_memory_bytes, mean_ctx);
   if (!plan_r.ok()) return at("/deployment", plan_r.status());
-  const MemoryPlan& plan = *plan_r;
+  st->plan.emplace(std::move(*plan_r));
+  const MemoryPlan& plan = *st->plan;
 
   auto cost_r = MakeCostModel(d.cost_model, profile);
   if (!cost_r.ok()) return at("/deployment/cost_model", cost_r.status());
-  const bool overlap = d.overlap_schedule.value_or(ed.overlap);
+  st->cost = std::move(*cost_r);
+  const bool overlap = st->overlap = d.overlap_schedule.value_or(ed.overlap);
   ModelPricerOptions po;
   po.cuda_graphs = d.cuda_graphs;
   po.cuda_graph_max_bs = cgbs;
@@ -170,9 +203,9 @@ Result<RunResult> RunScenario(const Scenario& sc, const RunOptions& options) {
   po.page_size = d.page_size;
   po.verify_tag_bytes_per_page_per_layer = profile.kv_verify_tag_bytes_per_page_per_layer;
   po.verify_kernels_per_step = static_cast<int64_t>(profile.kv_verify_kernels_per_step);
-  ModelStepPricer pricer(&sharded, cost_r->get(), po);
+  st->pricer = std::make_unique<ModelStepPricer>(&sharded, st->cost.get(), po);
 
-  SimConfig cfg;
+  SimConfig& cfg = st->cfg;
   cfg.scheduler = d.scheduler.empty() ? d.engine : d.scheduler;
   cfg.router = d.router;
   cfg.replicas = d.replicas;
@@ -180,14 +213,13 @@ Result<RunResult> RunScenario(const Scenario& sc, const RunOptions& options) {
   cfg.kv_tokens_per_rank = plan.kv_tokens_per_rank;
   cfg.page_size = d.page_size;
   cfg.concurrency = sc.workload.concurrency;
-  if (options.specs_override != nullptr) cfg.concurrency = 0;  // sim/pd hook (simulate.h)
   cfg.want_trace = options.want_trace;
   cfg.progress = options.progress;
   cfg.sched.phase = d.phase == "decode_only"    ? Phase::kDecodeOnly
                     : d.phase == "prefill_only" ? Phase::kPrefillOnly
                                                 : Phase::kBoth;
   cfg.sched.chunked_prefill_tokens = d.chunked_prefill_tokens;
-  int64_t mrr = 0;
+  int64_t& mrr = st->mrr;
   if (d.max_running_requests) {
     mrr = *d.max_running_requests;
   } else {
@@ -198,17 +230,27 @@ Result<RunResult> RunScenario(const Scenario& sc, const RunOptions& options) {
   // With DP attention the engine splits the cap over the ranks.
   cfg.sched.max_running_requests = std::max<int64_t>(1, mrr / cfg.ranks_per_replica);
 
-  std::vector<SimRequestSpec> specs;
+  std::vector<SimRequestSpec>& specs = st->specs;
   specs.reserve(sc.workload.requests.size());
   for (size_t i = 0; i < sc.workload.requests.size(); ++i) {
     const RequestSpec& r = sc.workload.requests[i];
     specs.push_back({r.id, r.arrival_ns, r.input_tokens, r.output_tokens,
                      static_cast<int64_t>(i) < sc.workload.warmup_requests});
   }
-  if (options.specs_override != nullptr) specs = *options.specs_override;  // sim/pd hook
-  auto sim_r = Simulate(cfg, specs, pricer);
-  if (!sim_r.ok()) return sim_r.status().WithPrefix(origin);
-  const SimResult& sim = *sim_r;
+  return std::make_unique<PreparedRun>(std::move(st));
+}
+
+RunResult PreparedRun::Summarize(const SimResult& sim) const {
+  const Scenario& sc = *st_->sc;
+  const RunOptions& options = st_->options;
+  const DeploymentSpec& d = sc.deployment;
+  const HardwareProfile& profile = st_->profile;
+  const ParallelLayout& layout = st_->layout;
+  const MemoryPlan& plan = *st_->plan;
+  const SimConfig& cfg = st_->cfg;
+  const ModelStepPricer& pricer = *st_->pricer;
+  const int64_t mrr = st_->mrr, cgbs = st_->cgbs;
+  const bool overlap = st_->overlap;
 
   // ---- Summary ----
   std::vector<E2eRequest> e2e;
@@ -310,7 +352,7 @@ Result<RunResult> RunScenario(const Scenario& sc, const RunOptions& options) {
   if (sim.trace_truncated) warnings.push_back("trace truncated to the first iterations");
   s["warnings"] = warnings;
 
-  if (options.requests_out != nullptr) *options.requests_out = sim.requests;  // sim/pd hook
+  if (options.requests_out != nullptr) *options.requests_out = sim.requests;
   RunResult out;
   out.summary = std::move(s);
   if (options.want_requests_csv) out.requests_csv = Csv(sim.requests);
@@ -324,6 +366,13 @@ Result<RunResult> RunScenario(const Scenario& sc, const RunOptions& options) {
     out.trace = {{"traceEvents", ev}, {"displayTimeUnit", "ms"}};
   }
   return out;
+}
+
+Result<RunResult> RunScenario(const Scenario& sc, const RunOptions& options) {
+  CAPPLAN_ASSIGN_OR_RETURN(std::unique_ptr<PreparedRun> prep, PrepareRun(sc, options));
+  auto sim_r = Simulate(prep->config(), prep->specs(), prep->pricer());
+  if (!sim_r.ok()) return sim_r.status().WithPrefix(sc.origin);
+  return prep->Summarize(*sim_r);
 }
 
 }  // namespace capplan

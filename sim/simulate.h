@@ -42,7 +42,6 @@
 namespace capplan {
 
 struct Scenario;        // sim/scenario.h
-struct SimRequestSpec;  // sim/simulator.h
 struct ReqState;        // sim/sim_state.h
 
 // Parses a scenario document; `origin` (a file name) prefixes every error,
@@ -57,12 +56,8 @@ struct RunOptions {
   std::ostream* progress = nullptr;  // progress bar target (a terminal), or null
   bool want_requests_csv = false;
   bool want_trace = false;  // Chrome/Perfetto trace JSON
-  // Hooks for sim/pd (prefill/decode disaggregation runs one pool after the
-  // other). When set, these requests replace the workload's (the decode pool
-  // sees arrivals the prefill pool produced) and no concurrency cap applies,
-  // because a cap is end to end and the pool sees only its half.
-  const std::vector<SimRequestSpec>* specs_override = nullptr;
-  // When set, receives every request's final state, in spec order.
+  // When set, receives every request's final state, in spec order (tests
+  // and tools that look at single requests).
   std::vector<ReqState>* requests_out = nullptr;
 };
 
@@ -72,6 +67,7 @@ struct RunResult {
   nlohmann::json trace;      // {"traceEvents": [...]} when asked for
 };
 
+// PrepareRun + Simulate + Summarize (sim/prepared_run.h).
 Result<RunResult> RunScenario(const Scenario& scenario, const RunOptions& options);
 
 }  // namespace capplan

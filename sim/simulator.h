@@ -3,6 +3,8 @@
 // iteration per replica (no per-token events: a decode iteration emits one
 // token for every running request). Event order: sim/event_queue.h.
 // Scheduling policy: sim/scheduler.h. Step prices: sim/step_pricer.h.
+// A pool of replicas is a sim/serving_pool.h ServingPool; Simulate drives
+// one pool alone, sim/pd drives a prefill and a decode pool in one loop.
 //
 // Conservation is checked at the end of every run: requests in = completed +
 // failed + in flight, and every KV page is back in its pool; a violation is
@@ -59,6 +61,9 @@ struct SimResult {
   bool kv_bound = false;
   int64_t kv_capacity_tokens_per_replica = 0;
   int64_t peak_kv_tokens = 0;       // max over replicas and time
+  int64_t kv_pages_per_rank = 0;
+  int64_t peak_kv_pages_per_rank = 0;  // max over ranks and time, reserved and held pages included
+  int64_t peak_transfer_pages = 0;     // PD: pages reserved before or held for a KV transfer, pool-wide
   int64_t max_running_requests = 0;  // peak admitted (prefilling + decoding), one replica
   StepCost busy;                    // sum over iterations of the priced step (slowest rank)
   int64_t end_ns = 0;

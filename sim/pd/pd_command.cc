@@ -16,7 +16,8 @@ double Ms(int64_t ns) { return static_cast<double>(ns) / 1e6; }
 std::string Csv(const std::vector<PdRequest>& reqs) {
   std::ostringstream os;
   os << "id,arrival_ms,prefill_done_ms,transfer_ms,decode_arrival_ms,first_token_ms,finish_ms,"
-        "input_tokens,output_tokens,ttft_ms,e2el_ms,warmup,status\n";
+        "input_tokens,output_tokens,ttft_ms,e2el_ms,warmup,status,reserve_ms,prefill_admit_ms,"
+        "decode_admit_ms\n";
   os.precision(9);
   for (const auto& q : reqs) {
     os << q.id << ',' << Ms(q.arrival_ns) << ',' << Ms(q.prefill_done_ns) << ','
@@ -24,7 +25,8 @@ std::string Csv(const std::vector<PdRequest>& reqs) {
        << ',' << Ms(q.finish_ns) << ',' << q.input << ',' << q.generated << ','
        << (q.done ? Ms(q.first_token_ns - q.arrival_ns) : 0) << ','
        << (q.done ? Ms(q.finish_ns - q.arrival_ns) : 0) << ',' << (q.warmup ? 1 : 0) << ','
-       << (q.done ? "completed" : "failed") << '\n';
+       << (q.done ? "completed" : "failed") << ',' << Ms(q.reserve_ns) << ','
+       << Ms(q.prefill_admit_ns) << ',' << Ms(q.decode_admit_ns) << '\n';
   }
   return os.str();
 }
@@ -33,16 +35,16 @@ std::string Csv(const std::vector<PdRequest>& reqs) {
 // request per stage: shows where requests wait.
 nlohmann::json Trace(const std::vector<PdRequest>& reqs) {
   nlohmann::json ev = nlohmann::json::array();
-  const char* names[3] = {"prefill pool (queue + prefill)", "kv transfer",
-                          "decode pool (queue + decode)"};
-  for (int i = 0; i < 3; ++i) {
+  const char* names[4] = {"decode reservation wait", "prefill pool (queue + prefill)",
+                          "kv transfer (prefill pool holds the KV)", "decode pool (queue + decode)"};
+  for (int i = 0; i < 4; ++i) {
     ev.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", i}, {"args", {{"name", names[i]}}}});
   }
   for (const auto& q : reqs) {
     if (q.decode_arrival_ns < 0) continue;
-    const int64_t t[4] = {q.arrival_ns, q.prefill_done_ns, q.decode_arrival_ns,
+    const int64_t t[5] = {q.arrival_ns, q.reserve_ns, q.prefill_done_ns, q.decode_arrival_ns,
                           q.finish_ns >= 0 ? q.finish_ns : q.decode_arrival_ns};
-    for (int i = 0; i < 3; ++i) {
+    for (int i = 0; i < 4; ++i) {
       ev.push_back({{"name", "req " + std::to_string(q.id)}, {"ph", "X"}, {"pid", i},
                     {"tid", q.id}, {"ts", t[i] / 1e3}, {"dur", (t[i + 1] - t[i]) / 1e3}});
     }

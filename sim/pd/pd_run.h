@@ -1,21 +1,17 @@
-// Runs a PD scenario: the prefill pool, then the KV transfer, then the
-// decode pool, and joins them end to end.
-//
-// The pools are simulated one after the other with the simulator core
-// (sim/simulate.h RunScenario, hooks specs_override / requests_out): the
-// prefill pool sees the workload's arrivals and ends each request when its
-// prompt is computed; the request then reaches the decode pool after the
-// exposed transfer time. The decode pool admits it when its scheduler can
-// reserve pages for the prompt (plus SGLang's new-token reservation); until
-// then it waits in the decode pool's queue, and nothing is dropped.
-// Its first token is the first decode step after admission, so
-//   TTFT = prefill queue + prefill + transfer + decode queue + first decode step.
-//
-// Not modelled (reported in the summary's pd.model_limits): the prefill
-// pool holding a finished prompt's KV until the decode pool accepts it
-// (here it frees at prefill end, so a full decode pool never back-pressures
-// prefill), and decode pages being reserved before rather than after the
-// transfer.
+// Runs a PD scenario: a prefill pool and a decode pool in one discrete-event
+// loop (sim/serving_pool.h pools on one EventQueue), on SGLang's
+// disaggregation protocol (sim/pd/README.md "Protocol"):
+//   arrival -> decode rank's prealloc queue (FIFO) -> pages reserved for the
+//   prompt -> prefill pool's waiting queue -> chunked prefill -> KV held by
+//   the prefill pool while the exposed transfer runs -> prefill pages freed,
+//   request joins the decode pool's waiting queue with its reserved pages ->
+//   first decode step = first token.
+// A full decode pool holds requests in its prealloc queue (never drops
+// them), and a prefill pool full of held KV admits less (back-pressure).
+//   TTFT = wait for decode reservation + prefill queue + prefill
+//          + exposed transfer + decode queue + first decode step.
+// Conservation is checked at the end of every run: every page back in both
+// pools, requests in = completed + failed, in each pool and end to end.
 #ifndef CAPPLAN_SIM_PD_PD_RUN_H_
 #define CAPPLAN_SIM_PD_PD_RUN_H_
 
@@ -34,9 +30,12 @@ struct PdRequest {
   int64_t id = 0;
   int64_t arrival_ns = 0;
   int64_t input = 0, output = 0, generated = 0;
+  int64_t reserve_ns = -1;        // decode pages reserved; sent to the prefill pool
+  int64_t prefill_admit_ns = -1;  // the prefill scheduler admitted it
   int64_t prefill_done_ns = -1;   // prompt computed in the prefill pool
   int64_t transfer_ns = 0;        // exposed transfer time
-  int64_t decode_arrival_ns = -1;
+  int64_t decode_arrival_ns = -1;  // KV arrived: prefill pages freed, decode waiting queue
+  int64_t decode_admit_ns = -1;
   int64_t first_token_ns = -1;
   int64_t finish_ns = -1;
   bool done = false;

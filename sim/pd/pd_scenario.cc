@@ -73,18 +73,9 @@ Result<std::shared_ptr<const PdScenario>> ParsePdScenario(const nlohmann::json& 
   if (pd->prefill->model != pd->decode->model) {
     return Status::Internal(origin + ": pools parsed to different models");
   }
-  const Workload& w = pd->prefill->workload;
-  // A concurrency cap spans the whole request (prefill + transfer + decode);
-  // the pools are simulated one after the other, so a cap that binds cannot
-  // be honoured. It does not bind when it covers every request.
-  if (w.concurrency > 0 && w.concurrency < static_cast<int64_t>(w.requests.size())) {
-    return Status::Usage(origin +
-                         ": /workload: a PD run needs arrivals that do not depend on completions "
-                         "(open_loop or trace without max_concurrency, or closed_loop with "
-                         "concurrency >= num_requests); got concurrency " +
-                         std::to_string(w.concurrency) + " for " +
-                         std::to_string(w.requests.size()) + " requests");
-  }
+  // A concurrency cap (closed loop, max_concurrency) spans the whole
+  // request: the decode pool, where requests enter and leave, enforces it
+  // (sim/pd/pd_run.h).
   return std::shared_ptr<const PdScenario>(pd);
 }
 

@@ -1,11 +1,20 @@
 // End-to-end PD runs on Llama 3.1 8B, one GPU per pool (small and fast):
 // hand-checked TTFT decomposition for one request, a full decode pool
-// holding requests back without losing any, and request/token conservation
-// for co-located and PD runs of the same workload.
+// holding requests back without losing any, a prefill pool back-pressured by
+// KV it holds for slow transfers, request/token conservation for co-located
+// and PD runs of the same workload, the end-to-end concurrency cap, and
+// determinism.
 #include "sim/pd/pd_run.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "common/data_path.h"
+#include "sim/prepared_run.h"
 #include "sim/sim_state.h"
 #include "sim/simulate.h"
 
@@ -97,14 +106,74 @@ TEST(PdRun, TtftIsPrefillPlusTransferPlusFirstDecodeStep) {
   EXPECT_EQ(q.generated, 4);
 }
 
-int64_t MaxDecodeWait(const PdRunResult& r) {
+// Nanoseconds of one iteration as the simulator rounds it.
+int64_t StepNs(StepPricer& pricer, const StepWork& w) {
+  return std::max<int64_t>(1, std::llround(pricer.Price(w).seconds * 1e9));
+}
+
+// The same single request, every term computed outside the event loop: the
+// prefill pool's pricer for one 2048-token chunk (2048 < the 8192-token
+// chunk budget), the transfer by hand from the card and the profile, the
+// decode pool's pricer for one decode of context 2049. No queueing: the
+// decode pool reserves at arrival, the prefill pool is idle.
+TEST(PdRun, TtftHandCheckedFromThePricersAndTheLink) {
+  const nlohmann::json w = Workload(1, 0, 2048, 4);
+  auto pd = MustParse(PdDoc(w));
+  ASSERT_TRUE(pd);
+  auto pre = PrepareRun(*pd->prefill, RunOptions{});
+  auto dec = PrepareRun(*pd->decode, RunOptions{});
+  ASSERT_TRUE(pre.ok() && dec.ok());
+  StepWork pw;
+  pw.prefill.push_back({2048, 0});
+  const int64_t prefill_ns = StepNs((*pre)->pricer(), pw);
+  StepWork dw;
+  dw.decode_n = 1;
+  dw.decode_ctx_sum = 2048 + 1;
+  const int64_t decode_ns = StepNs((*dec)->pricer(), dw);
+  // Llama 3.1 8B, TP1, FP8 KV on the wire (decode pool's dtype, narrower
+  // than the prefill pool's BF16): 2 (K, V) * 8 KV heads * 128 dims * 1 B *
+  // 32 layers = 65536 B/token (+ FP8 scales, if the layout has any). NVLink:
+  // 30 us (link_defaults.json) + bytes / 450e9 B/s (h200-sxm profile), no
+  // layer overlap.
+  auto r = RunPd(*pd);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const int64_t scales = r->transfer.wire_bytes_per_token - 65536;
+  EXPECT_GE(scales, 0);
+  EXPECT_LT(scales, 65536 / 8);
+  const int64_t transfer_ns = std::llround(
+      (30e-6 + 2048.0 * r->transfer.wire_bytes_per_token / 450e9) * 1e9);
+  const PdRequest& q = r->requests[0];
+  ASSERT_TRUE(q.done);
+  EXPECT_EQ(q.arrival_ns, 0);
+  EXPECT_EQ(q.reserve_ns, 0);
+  EXPECT_EQ(q.prefill_admit_ns, 0);
+  EXPECT_EQ(q.prefill_done_ns, prefill_ns);
+  EXPECT_NEAR(q.transfer_ns, transfer_ns, 1);
+  EXPECT_EQ(q.decode_arrival_ns, q.prefill_done_ns + q.transfer_ns);
+  EXPECT_EQ(q.decode_admit_ns, q.decode_arrival_ns);
+  EXPECT_EQ(q.first_token_ns - q.arrival_ns, prefill_ns + q.transfer_ns + decode_ns);
+  EXPECT_NEAR(r->summary["mean_ttft_ms"].get<double>(),
+              (prefill_ns + q.transfer_ns + decode_ns) / 1e6, 1e-9);
+  const auto& pools = r->summary["pools"];
+  EXPECT_EQ(pools["decode"]["mean_reservation_wait_ms"].get<double>(), 0.0);
+  EXPECT_EQ(pools["prefill"]["mean_prefill_queue_ms"].get<double>(), 0.0);
+  EXPECT_EQ(pools["decode"]["mean_decode_queue_ms"].get<double>(), 0.0);
+  EXPECT_NEAR(pools["decode"]["mean_first_decode_step_ms"].get<double>(), decode_ns / 1e6, 1e-9);
+  // The prompt's 32 pages were held by the prefill pool for the transfer
+  // and reserved in the decode pool before it.
+  EXPECT_EQ(pools["prefill"]["peak_transfer_pages"].get<int64_t>(), 2048 / 64);
+  EXPECT_EQ(pools["decode"]["peak_transfer_pages"].get<int64_t>(), 2048 / 64);
+}
+
+int64_t MaxReservationWait(const PdRunResult& r) {
   int64_t m = 0;
-  for (const auto& q : r.requests) m = std::max(m, q.first_token_ns - q.decode_arrival_ns);
+  for (const auto& q : r.requests) m = std::max(m, q.reserve_ns - q.arrival_ns);
   return m;
 }
 
 // A decode pool with room for about two requests' KV: the rest wait in its
-// queue (no failure, no loss) and the wait shows in TTFT.
+// prealloc queue -- before their prefill, holding no prefill KV -- with no
+// failure and no loss, and the wait shows in TTFT.
 TEST(PdRun, FullDecodePoolHoldsRequestsBackWithoutLosingAny) {
   // Long outputs, so decodes outlast the prefill pool's spacing of arrivals.
   const nlohmann::json w = Workload(12, 0, 16384, 1024);
@@ -130,10 +199,98 @@ TEST(PdRun, FullDecodePoolHoldsRequestsBackWithoutLosingAny) {
       EXPECT_EQ(q.generated, 1024);
     }
   }
-  // Held back: some request waited in the decode queue for others to finish
-  // (ten times the longest decode-queue wait in the roomy pool).
-  EXPECT_GT(MaxDecodeWait(*b), 10 * MaxDecodeWait(*a));
+  // The roomy pool reserves everything at arrival; the tight one makes
+  // requests wait for pages that decodes free.
+  EXPECT_EQ(MaxReservationWait(*a), 0);
+  EXPECT_GT(MaxReservationWait(*b), 1000000000) << "some request waited over a second";
   EXPECT_GT(b->summary["mean_ttft_ms"].get<double>(), a->summary["mean_ttft_ms"].get<double>());
+  // Never more reserved than the pool holds.
+  const auto& dp = b->summary["pools"]["decode"];
+  EXPECT_LE(dp["peak_kv_pages_per_rank"].get<int64_t>(), dp["kv_pages_per_rank"].get<int64_t>());
+  // Waiting for a reservation happens before the prefill: a held-back
+  // request is prefilled only after it got its pages.
+  for (const auto& q : b->requests) {
+    EXPECT_LE(q.reserve_ns, q.prefill_admit_ns);
+    EXPECT_LT(q.prefill_admit_ns, q.prefill_done_ns);
+  }
+}
+
+int64_t MaxPrefillQueueWait(const PdRunResult& r) {
+  int64_t m = 0;
+  for (const auto& q : r.requests) m = std::max(m, q.prefill_admit_ns - q.reserve_ns);
+  return m;
+}
+
+// The h200-sxm profile with RDMA slowed to `bytes_per_s`, as a file: a link
+// slow enough that transfers outlast prefills.
+std::string SlowLinkProfile(double bytes_per_s) {
+  std::ifstream in(DataPath("calibrate/profiles/h200-sxm.json"));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string text = ss.str();
+  const std::string from = "\"rdma_bytes_per_s\": {\"value\": 50e9";
+  const size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << "the profile's rdma_bytes_per_s entry moved";
+  if (at == std::string::npos) return "";
+  std::ostringstream v;
+  v << "\"rdma_bytes_per_s\": {\"value\": " << bytes_per_s;
+  text.replace(at, from.size(), v.str());
+  const std::string path = ::testing::TempDir() + "pd_slow_link_" + std::to_string(getpid()) + ".json";
+  std::ofstream(path) << text;
+  return path;
+}
+
+// Transfers slower than prefills (RDMA at 0.25 GB/s, no layer overlap): the
+// prefill pool keeps each computed prompt's KV until its transfer ends, so
+// its pool fills with held pages and later prompts wait to be admitted. The
+// controls: the same tight pool on a fast link, and the slow link with a
+// roomy prefill pool, wait only for prefill compute (the same as each other).
+TEST(PdRun, SlowTransfersBackPressureThePrefillPool) {
+  const nlohmann::json w = Workload(8, 0, 8192, 16);
+  nlohmann::json fast = PdDoc(w);
+  fast["pd"]["transfer"] = {{"link", "rdma"}, {"layerwise_overlap", false}};
+  // Prefill pool KV for about three 8K prompts (16 GB of BF16 weights).
+  fast["pd"]["prefill"]["mem_fraction_static"] = 0.135;
+  nlohmann::json slow = fast;
+  const std::string profile = SlowLinkProfile(0.25e9);
+  ASSERT_FALSE(profile.empty());
+  slow["hardware"] = profile;
+  nlohmann::json slow_roomy = slow;
+  slow_roomy["pd"]["prefill"].erase("mem_fraction_static");
+  auto f = MustParse(fast);
+  auto s = MustParse(slow);
+  auto sr = MustParse(slow_roomy);
+  ASSERT_TRUE(f && s && sr);
+  auto a = RunPd(*f);
+  auto b = RunPd(*s);
+  auto c = RunPd(*sr);
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  const auto& pp = b->summary["pools"]["prefill"];
+  const int64_t prompt_pages = 8192 / 64;
+  ASSERT_LT(pp["kv_pages_per_rank"].get<int64_t>(), 4 * prompt_pages)
+      << "the prefill pool must hold under four prompts";
+  ASSERT_GE(pp["kv_pages_per_rank"].get<int64_t>(), 2 * prompt_pages);
+  // Slow link: 8192 * 65.5 kB / 0.25 GB/s = 2.1 s per transfer, far more
+  // than a prefill: held prompts pile up, and they count in the pool's KV use.
+  EXPECT_GE(pp["peak_transfer_pages"].get<int64_t>(), 2 * prompt_pages);
+  EXPECT_GE(pp["peak_kv_pages_per_rank"].get<int64_t>(), pp["peak_transfer_pages"].get<int64_t>());
+  EXPECT_LE(pp["peak_kv_pages_per_rank"].get<int64_t>(), pp["kv_pages_per_rank"].get<int64_t>());
+  // Back-pressure: prompts waited in the prefill queue for held KV to leave,
+  // much longer than with the fast link.
+  EXPECT_GT(MaxPrefillQueueWait(*b), 2 * MaxPrefillQueueWait(*a))
+      << MaxPrefillQueueWait(*b) << " vs " << MaxPrefillQueueWait(*a);
+  EXPECT_EQ(MaxPrefillQueueWait(*c), MaxPrefillQueueWait(*a));
+  EXPECT_EQ(a->summary["pools"]["prefill"]["peak_transfer_pages"].get<int64_t>(), prompt_pages);
+  for (const auto* r : {&*a, &*b, &*c}) {
+    EXPECT_EQ(r->summary["completed"].get<int64_t>(), 8);
+    for (const auto& q : r->requests) {
+      EXPECT_TRUE(q.done);
+      EXPECT_EQ(q.generated, 16);
+    }
+  }
+  std::remove(profile.c_str());
 }
 
 // Same workload co-located (one pool, both phases) and disaggregated: every
@@ -163,6 +320,11 @@ TEST(PdRun, ColocatedAndPdConserveRequestsAndTokens) {
     EXPECT_LE(q.first_token_ns, q.finish_ns);
   }
   EXPECT_EQ(r->summary["gpus"].get<int>(), 2);
+  for (const char* pool : {"prefill", "decode"}) {
+    const double u = r->summary["pools"][pool]["utilization"].get<double>();
+    EXPECT_GT(u, 0.0) << pool;
+    EXPECT_LE(u, 1.0) << pool;
+  }
 
   const auto co = RunAlone(Pool("bf16"), "both", wl);
   int64_t in = 0, out = 0, done = 0;
@@ -188,11 +350,86 @@ TEST(PdRun, ErrorsNameTheFileAndPath) {
   bad = ParsePdScenario(doc, "x.json");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("rdma"), std::string::npos);
-  doc = PdDoc(Workload(4, 0, 128, 4));
+}
+
+// The workload's concurrency cap is end to end: a request holds its slot
+// from entering the decode pool's prealloc queue until its last token.
+TEST(PdRun, ConcurrencyCapSpansBothPools) {
+  nlohmann::json doc = PdDoc(Workload(10, 0, 1024, 32));
   doc["workload"]["max_concurrency"] = 2;
-  bad = ParsePdScenario(doc, "x.json");
-  ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("/workload"), std::string::npos);
+  auto pd = MustParse(doc);
+  ASSERT_TRUE(pd);
+  auto r = RunPd(*pd);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->summary["completed"].get<int64_t>(), 10);
+  std::vector<std::pair<int64_t, int>> ev;
+  for (const auto& q : r->requests) {
+    ev.push_back({q.arrival_ns, +1});
+    ev.push_back({q.finish_ns, -1});
+  }
+  std::sort(ev.begin(), ev.end());  // a finish (-1) first at equal times
+  int in_flight = 0, peak = 0;
+  for (const auto& [t, d] : ev) peak = std::max(peak, in_flight += d);
+  EXPECT_EQ(peak, 2);
+}
+
+// Requests that can never fit fail -- at the decode reservation, or in the
+// prefill pool, which then gives the decode reservation back -- and every
+// page returns to both pools (RunPd checks conservation and would fail).
+TEST(PdRun, TooLargeRequestsFailWithoutLeakingPages) {
+  // Decode pool of under 6 * 16.4k tokens (see above); prefill pool of
+  // under four 8K prompts (SlowTransfersBackPressureThePrefillPool).
+  nlohmann::json dec_tight = PdDoc(Workload(3, 0, 110000, 8));
+  dec_tight["pd"]["decode"]["mem_fraction_static"] = 0.14;
+  nlohmann::json pre_tight = PdDoc(Workload(3, 0, 60000, 8));
+  pre_tight["pd"]["prefill"]["mem_fraction_static"] = 0.135;
+  const char* failing_pool[2] = {"decode", "prefill"};
+  int k = 0;
+  for (const auto& doc : {dec_tight, pre_tight}) {
+    const std::string pool = failing_pool[k++];
+    const std::string other = pool == "decode" ? "prefill" : "decode";
+    auto pd = MustParse(doc);
+    ASSERT_TRUE(pd);
+    auto r = RunPd(*pd);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_EQ(r->summary["completed"].get<int64_t>(), 0);
+    EXPECT_EQ(r->summary["failed"].get<int64_t>(), 3);
+    for (const auto& q : r->requests) EXPECT_FALSE(q.done);
+    EXPECT_EQ(r->summary["pools"]["decode"]["completed"].get<int64_t>(), 0);
+    // Each pool reports its own failures only.
+    EXPECT_EQ(r->summary["pools"][pool]["failed"].get<int64_t>(), 3) << pool;
+    EXPECT_EQ(r->summary["pools"][other]["failed"].get<int64_t>(), 0) << other;
+    EXPECT_EQ(r->summary["pools"][other]["warnings"].size(), 0u) << other;
+  }
+}
+
+// Same scenario and seed, same run, to the byte.
+TEST(PdRun, DeterministicForASeed) {
+  nlohmann::json wl = Workload(30, 15, 0, 0);
+  wl["input_tokens"] = {{"dist", "uniform"}, {"min", 128}, {"max", 8192}};
+  wl["output_tokens"] = {{"dist", "uniform"}, {"min", 1}, {"max", 512}};
+  nlohmann::json doc = PdDoc(wl);
+  doc["pd"]["decode"]["mem_fraction_static"] = 0.14;  // some requests wait
+  doc["workload"]["warmup_requests"] = 5;
+  auto pd = MustParse(doc);
+  ASSERT_TRUE(pd);
+  auto a = RunPd(*pd);
+  auto b = RunPd(*pd);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->summary["completed"].get<int64_t>(), 25);  // warmup excluded
+  // Busy time includes warmup, so does the span utilization divides by.
+  EXPECT_LE(a->summary["pools"]["decode"]["utilization"].get<double>(), 1.0);
+  EXPECT_EQ(a->summary.dump(), b->summary.dump());
+  ASSERT_EQ(a->requests.size(), b->requests.size());
+  for (size_t i = 0; i < a->requests.size(); ++i) {
+    EXPECT_EQ(a->requests[i].first_token_ns, b->requests[i].first_token_ns);
+    EXPECT_EQ(a->requests[i].finish_ns, b->requests[i].finish_ns);
+  }
+  nlohmann::json other = doc;
+  other["workload"]["seed"] = 4;
+  auto c = RunPd(**ParsePdScenario(other, "x.json"));
+  ASSERT_TRUE(c.ok());
+  EXPECT_NE(a->summary.dump(), c->summary.dump()) << "the seed must matter";
 }
 
 }  // namespace

@@ -1,0 +1,41 @@
+// A scenario made ready to simulate -- model shard, memory plan, step
+// pricer, simulator config and request specs -- and the summary RunScenario
+// reports from a finished simulation. RunScenario is PrepareRun + Simulate +
+// Summarize; sim/pd prepares one per pool and drives both pools in one event
+// loop (sim/serving_pool.h), then summarizes each pool.
+#ifndef CAPPLAN_SIM_PREPARED_RUN_H_
+#define CAPPLAN_SIM_PREPARED_RUN_H_
+
+#include <memory>
+#include <vector>
+
+#include "common/status.h"
+#include "sim/simulate.h"
+#include "sim/simulator.h"
+#include "sim/step_pricer.h"
+
+namespace capplan {
+
+class PreparedRun {
+ public:
+  struct State;  // sim/simulate.cc
+  explicit PreparedRun(std::unique_ptr<State> st);
+  ~PreparedRun();
+  const SimConfig& config() const;
+  const std::vector<SimRequestSpec>& specs() const;
+  StepPricer& pricer();
+  // The summary (sim/simulate.h keys), requests CSV and trace of `sim`.
+  RunResult Summarize(const SimResult& sim) const;
+
+ private:
+  std::unique_ptr<State> st_;
+};
+
+// `scenario` must outlive the result. Errors name the scenario file and the
+// JSON path, as RunScenario's do.
+Result<std::unique_ptr<PreparedRun>> PrepareRun(const Scenario& scenario,
+                                                const RunOptions& options);
+
+}  // namespace capplan
+
+#endif  // CAPPLAN_SIM_PREPARED_RUN_H_

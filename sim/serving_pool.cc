@@ -1,0 +1,448 @@
+#include "sim/serving_pool.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace capplan {
+
+Result<std::unique_ptr<ServingPool>> ServingPool::Create(uint8_t id, const SimConfig& config,
+                                                         const std::vector<SimRequestSpec>& specs,
+                                                         StepPricer& pricer, EventQueue* queue,
+                                                         PoolOptions options,
+                                                         PoolListener* listener) {
+  if (config.replicas < 1 || config.ranks_per_replica < 1) {
+    return Status::Invalid("simulator: replicas and attention ranks must be >= 1");
+  }
+  if (config.page_size < 1 || config.kv_tokens_per_rank < config.page_size) {
+    return Status::Invalid("simulator: the KV pool holds " +
+                           std::to_string(config.kv_tokens_per_rank) +
+                           " tokens per attention rank, less than one page of " +
+                           std::to_string(config.page_size) +
+                           "; free memory (mem_fraction_static, weights, tp)");
+  }
+  if (config.router != "round_robin" && config.router != "least_kv") {
+    return Status::Usage("unknown router '" + config.router + "'; known: least_kv, round_robin");
+  }
+  CAPPLAN_ASSIGN_OR_RETURN(SchedulerFactory f, Schedulers().Find(config.scheduler));
+  return std::make_unique<ServingPool>(id, config, specs, pricer, f(config.sched), queue, options,
+                                       listener);
+}
+
+ServingPool::ServingPool(uint8_t id, const SimConfig& c, const std::vector<SimRequestSpec>& specs,
+                         StepPricer& pricer, std::unique_ptr<Scheduler> sched, EventQueue* queue,
+                         PoolOptions options, PoolListener* listener)
+    : id_(id), cfg_(c), pricer_(pricer), sched_(std::move(sched)), q_(queue), opts_(options),
+      listener_(listener) {
+  res_.requests.resize(specs.size());
+  for (size_t i = 0; i < specs.size(); ++i) {
+    ReqState& r = res_.requests[i];
+    r.id = specs[i].id;
+    r.arrival_ns = specs[i].arrival_ns;
+    r.input = specs[i].input_tokens;
+    r.output = std::max<int64_t>(specs[i].output_tokens, 1);
+    r.warmup = specs[i].warmup;
+  }
+  order_.resize(specs.size());
+  for (size_t i = 0; i < specs.size(); ++i) order_[i] = static_cast<int32_t>(i);
+  std::stable_sort(order_.begin(), order_.end(), [&](int32_t a, int32_t b) {
+    return res_.requests[a].arrival_ns < res_.requests[b].arrival_ns;
+  });
+  replicas_.resize(c.replicas);
+  for (auto& rep : replicas_) {
+    rep.ranks.resize(c.ranks_per_replica);
+    rep.batches.resize(c.ranks_per_replica);
+    for (auto& rk : rep.ranks) {
+      rk.pool = KvPool(c.kv_tokens_per_rank, c.page_size);
+      rk.new_token_ratio = c.sched.init_new_token_ratio;
+    }
+  }
+  res_.kv_capacity_tokens_per_replica =
+      replicas_.empty() ? 0 : replicas_[0].ranks[0].pool.capacity_tokens() * c.ranks_per_replica;
+  env_.reqs = &res_.requests;
+  env_.admit_counter = &admit_counter_;
+  env_.failed = &failed_;
+}
+
+void ServingPool::StartArrivals() {
+  if (cursor_ < order_.size()) {
+    Push(res_.requests[order_[0]].arrival_ns, EventClass::kArrival, order_[cursor_++]);
+  }
+}
+
+void ServingPool::Handle(const Event& e) {
+  now_ = e.time_ns;
+  switch (e.cls) {
+    case EventClass::kStepEnd: OnStepEnd(static_cast<int>(e.target)); break;
+    case EventClass::kArrival: OnArrival(static_cast<int32_t>(e.target)); break;
+    case EventClass::kReserve: OnReserve(static_cast<int>(e.target)); break;
+    case EventClass::kSchedule: OnSchedule(static_cast<int>(e.target)); break;
+    case EventClass::kTransferDone: break;  // the PD driver's, never a pool's
+  }
+}
+
+// A request reaches the client: sent now when a concurrency slot is free,
+// else it waits for one (FIFO).
+void ServingPool::OnArrival(int32_t idx) {
+  if (cursor_ < order_.size()) {
+    const int32_t next = order_[cursor_++];
+    Push(std::max(now_, res_.requests[next].arrival_ns), EventClass::kArrival, next);
+  }
+  if (cfg_.concurrency > 0 && in_flight_ >= cfg_.concurrency) {
+    backlog_.push_back(idx);
+    return;
+  }
+  Send(idx, now_);
+}
+
+void ServingPool::Send(int32_t idx, int64_t now_ns) {
+  now_ = now_ns;
+  ReqState& r = res_.requests[idx];
+  r.arrival_ns = now_;
+  ++in_flight_;
+  const int rep_i = Route();
+  Replica& rep = replicas_[rep_i];
+  const int rank_i = PickRank(rep);
+  RankState& rank = rep.ranks[rank_i];
+  r.instance = rep_i;
+  r.rank = rank_i;
+  r.prompt_target = r.input;
+  rank.queued_tokens += r.input;
+  if (opts_.reserve_before_admit) {
+    r.status = ReqStatus::kPrealloc;
+    rank.prealloc.push_back(idx);
+    WakeReserve(rep_i);
+    return;
+  }
+  r.status = ReqStatus::kWaiting;
+  rank.waiting.push_back(idx);
+  WakeUp(rep_i);
+}
+
+void ServingPool::Deliver(int32_t idx, int64_t now_ns) {
+  now_ = now_ns;
+  ReqState& r = res_.requests[idx];
+  TransferPages(-r.pages);
+  r.status = ReqStatus::kWaiting;
+  replicas_[r.instance].ranks[r.rank].waiting.push_back(idx);
+  WakeUp(r.instance);
+}
+
+void ServingPool::Release(int32_t idx, int64_t now_ns) {
+  now_ = now_ns;
+  ReqState& r = res_.requests[idx];
+  TransferPages(-r.pages);
+  Finish(replicas_[r.instance].ranks[r.rank], r);
+  PagesFreed(r.instance);
+}
+
+void ServingPool::Abandon(int32_t idx, int64_t now_ns) {
+  now_ = now_ns;
+  ReqState& r = res_.requests[idx];
+  if (r.status == ReqStatus::kPending) {  // never sent here
+    r.status = ReqStatus::kFailed;
+    r.finish_ns = now_;
+    return;
+  }
+  // Reserved decode pages for a prompt the prefill pool could not take.
+  RankState& rank = replicas_[r.instance].ranks[r.rank];
+  TransferPages(-r.pages);
+  sched_->CancelReservation(rank, r);
+  rank.queued_tokens -= r.prompt_target;
+  r.status = ReqStatus::kFailed;
+  r.finish_ns = now_;
+  ++done_;
+  IssueNext();
+  PagesFreed(r.instance);
+}
+
+int ServingPool::Route() {
+  if (cfg_.router == "least_kv") {
+    int best = 0;
+    int64_t best_load = INT64_MAX;
+    for (size_t i = 0; i < replicas_.size(); ++i) {
+      int64_t load = 0;
+      for (const auto& rk : replicas_[i].ranks) load += Load(rk);
+      if (load < best_load) {
+        best_load = load;
+        best = static_cast<int>(i);
+      }
+    }
+    return best;
+  }
+  return static_cast<int>(next_replica_++ % replicas_.size());
+}
+
+int ServingPool::PickRank(Replica& rep) {
+  if (rep.ranks.size() == 1) return 0;
+  if (cfg_.router == "least_kv") {
+    int best = 0;
+    for (size_t i = 1; i < rep.ranks.size(); ++i) {
+      if (Load(rep.ranks[i]) < Load(rep.ranks[best])) best = static_cast<int>(i);
+    }
+    return best;
+  }
+  return static_cast<int>(rep.next_rank++ % rep.ranks.size());
+}
+
+void ServingPool::WakeUp(int rep_i) {
+  Replica& rep = replicas_[rep_i];
+  if (rep.busy || rep.schedule_pending) return;
+  rep.schedule_pending = true;
+  Push(now_, EventClass::kSchedule, rep_i);
+}
+
+void ServingPool::WakeReserve(int rep_i) {
+  Replica& rep = replicas_[rep_i];
+  if (rep.reserve_pending) return;
+  rep.reserve_pending = true;
+  Push(now_, EventClass::kReserve, rep_i);
+}
+
+// Pages came back: the scheduler may admit more and, in a PD decode pool, a
+// prealloc queue may reserve.
+void ServingPool::PagesFreed(int rep_i) {
+  WakeUp(rep_i);
+  if (!opts_.reserve_before_admit) return;
+  for (const auto& rk : replicas_[rep_i].ranks) {
+    if (!rk.prealloc.empty()) {
+      WakeReserve(rep_i);
+      return;
+    }
+  }
+}
+
+void ServingPool::OnReserve(int rep_i) {
+  Replica& rep = replicas_[rep_i];
+  rep.reserve_pending = false;
+  env_.now_ns = now_;
+  for (RankState& rank : rep.ranks) {
+    while (!rank.prealloc.empty()) {
+      const int32_t idx = rank.prealloc.front();
+      ReqState& r = res_.requests[idx];
+      const ReserveOutcome o = sched_->Reserve(rank, env_, idx);
+      if (o == ReserveOutcome::kNoRoom) break;  // FIFO: nobody overtakes the head
+      rank.prealloc.pop_front();
+      if (o == ReserveOutcome::kFailed) {
+        rank.queued_tokens -= r.prompt_target;
+        continue;
+      }
+      r.status = ReqStatus::kReserved;
+      TransferPages(r.pages);
+      if (listener_ != nullptr) listener_->OnReserved(id_, idx, now_);
+    }
+  }
+  HandleFailures();
+}
+
+void ServingPool::OnSchedule(int rep_i) {
+  Replica& rep = replicas_[rep_i];
+  rep.schedule_pending = false;
+  if (rep.busy) return;
+  env_.now_ns = now_;
+  double seconds = 0;
+  const StepCost* slowest = nullptr;
+  int64_t admitted = 0, decode_n = 0, prefill_tokens = 0;
+  bool any = false;
+  for (size_t k = 0; k < rep.ranks.size(); ++k) {
+    RankBatch& b = rep.batches[k];
+    b = RankBatch();
+    sched_->FormBatch(rep.ranks[k], env_, &b);
+    admitted += static_cast<int64_t>(rep.ranks[k].running.size() + rep.ranks[k].prefilling.size());
+    if (b.empty()) continue;
+    any = true;
+    work_.prefill.clear();
+    for (const auto& c : b.prefill) {
+      work_.prefill.push_back({c.tokens, c.cached});
+      prefill_tokens += c.tokens;
+    }
+    work_.decode_n = b.decode_n;
+    work_.decode_ctx_sum = b.decode_ctx_sum;
+    decode_n += b.decode_n;
+    const StepCost& c = pricer_.Price(work_);
+    // DP-attention ranks step in lockstep: the slowest sets the pace.
+    if (slowest == nullptr || c.seconds > seconds) {
+      seconds = c.seconds;
+      slowest_copy_ = c;
+      slowest = &slowest_copy_;
+    }
+  }
+  res_.max_running_requests = std::max(res_.max_running_requests, admitted);
+  HandleFailures();
+  if (!any) return;
+  rep.busy = true;
+  rep.step_start_ns = now_;
+  const int64_t dur = std::max<int64_t>(1, std::llround(seconds * 1e9));
+  res_.busy.Add(*slowest);
+  ++res_.iterations;
+  if (cfg_.want_trace) Trace(rep_i, dur, decode_n, prefill_tokens);
+  Push(now_ + dur, EventClass::kStepEnd, rep_i);
+}
+
+void ServingPool::Trace(int rep_i, int64_t dur, int64_t decode_n, int64_t prefill_tokens) {
+  if (res_.iterations > cfg_.trace_max_iterations) {
+    res_.trace_truncated = true;
+    return;
+  }
+  const char* name = prefill_tokens > 0 ? (decode_n > 0 ? "mixed" : "prefill") : "decode";
+  res_.trace_events.push_back({{"name", name},
+                               {"cat", "iteration"},
+                               {"ph", "X"},
+                               {"ts", now_ / 1000.0},
+                               {"dur", dur / 1000.0},
+                               {"pid", rep_i},
+                               {"tid", 0},
+                               {"args", {{"decode_requests", decode_n}, {"prefill_tokens", prefill_tokens}}}});
+  int64_t kv = 0, waiting = 0;
+  for (const auto& rk : replicas_[rep_i].ranks) {
+    kv += rk.kv_tokens;
+    waiting += static_cast<int64_t>(rk.waiting.size());
+  }
+  res_.trace_events.push_back({{"name", "kv_tokens"}, {"ph", "C"}, {"ts", now_ / 1000.0},
+                               {"pid", rep_i}, {"args", {{"kv_tokens", kv}}}});
+  res_.trace_events.push_back({{"name", "queue"}, {"ph", "C"}, {"ts", now_ / 1000.0},
+                               {"pid", rep_i}, {"args", {{"waiting_requests", waiting}}}});
+}
+
+void ServingPool::Emit(ReqState& r) {
+  if (r.last_token_ns >= 0 && !r.warmup) res_.itl_ns.Add(now_ - r.last_token_ns);
+  if (r.first_token_ns < 0) r.first_token_ns = now_;
+  r.last_token_ns = now_;
+  ++r.generated;
+}
+
+void ServingPool::Finish(RankState& rank, ReqState& r) {
+  rank.pool.Free(r.pages);
+  rank.kv_tokens -= r.kv_tokens;
+  r.pages = 0;
+  r.kv_tokens = 0;
+  r.status = ReqStatus::kDone;
+  r.finish_ns = now_;
+  ++done_;
+  IssueNext();
+}
+
+// The prompt is computed; its KV stays (and counts in the pool) until the
+// PD driver Release()s it after the transfer.
+void ServingPool::Hold(ReqState& r, int32_t idx) {
+  r.status = ReqStatus::kHeld;
+  r.finish_ns = now_;
+  TransferPages(r.pages);
+  if (listener_ != nullptr) listener_->OnPromptHeld(id_, idx, now_);
+}
+
+void ServingPool::TransferPages(int64_t delta) {
+  transfer_pages_ += delta;
+  res_.peak_transfer_pages = std::max(res_.peak_transfer_pages, transfer_pages_);
+}
+
+// A request left the system: its concurrency slot goes to the oldest
+// waiting client request.
+void ServingPool::IssueNext() {
+  --in_flight_;
+  if (!backlog_.empty()) {
+    const int32_t idx = backlog_.front();
+    backlog_.pop_front();
+    Send(idx, now_);
+  }
+}
+
+void ServingPool::HandleFailures() {
+  for (size_t i = 0; i < failed_.size(); ++i) {
+    ++done_;
+    IssueNext();
+    if (listener_ != nullptr) listener_->OnFailed(id_, failed_[i], now_);
+  }
+  failed_.clear();
+}
+
+void ServingPool::OnStepEnd(int rep_i) {
+  Replica& rep = replicas_[rep_i];
+  std::vector<ReqState>& reqs = res_.requests;
+  int64_t kv = 0;
+  for (size_t k = 0; k < rep.ranks.size(); ++k) {
+    RankState& rank = rep.ranks[k];
+    RankBatch& b = rep.batches[k];
+    if (b.decode) {
+      size_t keep = 0;
+      for (size_t j = 0; j < rank.running.size(); ++j) {
+        const int32_t idx = rank.running[j];
+        ReqState& r = reqs[idx];
+        ++r.kv_tokens;
+        ++rank.kv_tokens;
+        Emit(r);
+        if (Finished(r)) {
+          Finish(rank, r);
+        } else {
+          rank.running[keep++] = idx;
+        }
+      }
+      rank.running.resize(keep);
+    }
+    for (const auto& c : b.prefill) {
+      ReqState& r = reqs[c.req];
+      r.prefilled += c.tokens;
+      r.kv_tokens += c.tokens;
+      rank.kv_tokens += c.tokens;
+      if (r.prefilled < r.prompt_target) continue;
+      rank.prefilling.erase(std::find(rank.prefilling.begin(), rank.prefilling.end(), c.req));
+      Emit(r);
+      if (!Finished(r)) {
+        r.status = ReqStatus::kDecoding;
+        rank.running.push_back(c.req);
+      } else if (opts_.hold_kv_after_prefill) {
+        Hold(r, c.req);
+      } else {
+        Finish(rank, r);
+      }
+    }
+    b = RankBatch();
+    kv += rank.kv_tokens;
+  }
+  res_.peak_kv_tokens = std::max(res_.peak_kv_tokens, kv);
+  rep.busy = false;
+  PagesFreed(rep_i);
+}
+
+Status ServingPool::CheckConservation() {
+  int64_t completed = 0, failed = 0, in_flight = 0;
+  for (const auto& r : res_.requests) {
+    if (r.status == ReqStatus::kDone) {
+      ++completed;
+    } else if (r.status == ReqStatus::kFailed) {
+      ++failed;
+    } else {
+      ++in_flight;
+    }
+  }
+  for (const auto& rep : replicas_) {
+    for (const auto& rk : rep.ranks) {
+      res_.retractions += rk.retractions;
+      res_.kv_bound = res_.kv_bound || rk.kv_bound;
+      res_.peak_kv_pages_per_rank = std::max(res_.peak_kv_pages_per_rank, rk.pool.peak_used_pages());
+      res_.kv_pages_per_rank = rk.pool.total_pages();
+      if (rk.pool.free_pages() != rk.pool.total_pages() || rk.kv_tokens != 0 ||
+          rk.incoming_out_tokens != 0) {
+        return Status::Internal("simulator conservation violated: a KV pool has " +
+                                std::to_string(rk.pool.used_pages()) + " pages and " +
+                                std::to_string(rk.kv_tokens) + " tokens still in use at the end");
+      }
+    }
+  }
+  const int64_t in = static_cast<int64_t>(res_.requests.size());
+  if (completed + failed + in_flight != in || in_flight != 0 || transfer_pages_ != 0) {
+    return Status::Internal("simulator conservation violated: requests in " + std::to_string(in) +
+                            ", completed " + std::to_string(completed) + ", failed " +
+                            std::to_string(failed) + ", still in flight " +
+                            std::to_string(in_flight) + ", pages in transfer " +
+                            std::to_string(transfer_pages_) + " after the event queue drained");
+  }
+  return Status::Ok();
+}
+
+Result<SimResult> ServingPool::TakeResult(int64_t end_ns) {
+  res_.end_ns = end_ns;
+  CAPPLAN_RETURN_IF_ERROR(CheckConservation());
+  return std::move(res_);
+}
+
+}  // namespace capplan

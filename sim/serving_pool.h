@@ -1,0 +1,149 @@
+// One serving pool -- replicas behind a router, each with one or more
+// attention ranks (DP attention) stepping in lockstep -- as a reusable piece
+// of the discrete-event core. It owns its requests' state, KV pools,
+// scheduler and step prices, and handles the events an external loop pops
+// from a shared EventQueue (each event names its pool). Simulate()
+// (sim/simulator.h) drives one pool alone; sim/pd/pd_run.cc drives a prefill
+// pool and a decode pool in one loop through the PD hooks below.
+//
+// PD hooks (PoolOptions; both off for co-located runs):
+//  * reserve_before_admit (decode pool): a request sent to the pool joins its
+//    rank's prealloc queue. A kReserve event reserves pages for the queue's
+//    head while the scheduler's Reserve rule allows (FIFO, no skipping), then
+//    PoolListener::OnReserved fires. The request joins the rank's waiting
+//    queue only when Deliver()ed (its KV arrived) and is admitted with the
+//    pages it reserved: no prefill is computed, its first token comes from
+//    its first decode iteration.
+//  * hold_kv_after_prefill (prefill pool): a request whose prompt is computed
+//    keeps its pages (status kHeld) and PoolListener::OnPromptHeld fires;
+//    Release() frees them when the transfer completes, so held pages limit
+//    what the prefill scheduler can admit (back-pressure).
+//  * PoolListener::OnFailed: the pool gave up on a request (it can never fit
+//    a rank); Abandon() tells the other pool.
+#ifndef CAPPLAN_SIM_SERVING_POOL_H_
+#define CAPPLAN_SIM_SERVING_POOL_H_
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "common/status.h"
+#include "sim/event_queue.h"
+#include "sim/scheduler.h"
+#include "sim/sim_state.h"
+#include "sim/simulator.h"
+#include "sim/step_pricer.h"
+
+namespace capplan {
+
+struct PoolOptions {
+  bool reserve_before_admit = false;
+  bool hold_kv_after_prefill = false;
+};
+
+class PoolListener {
+ public:
+  virtual ~PoolListener() = default;
+  virtual void OnReserved(int pool, int32_t idx, int64_t now_ns) = 0;
+  virtual void OnPromptHeld(int pool, int32_t idx, int64_t now_ns) = 0;
+  virtual void OnFailed(int pool, int32_t idx, int64_t now_ns) = 0;
+};
+
+class ServingPool {
+ public:
+  // Validates the config (replicas, pool size, router, scheduler name).
+  // `queue` and `pricer` (and `listener`, when given) outlive the pool.
+  static Result<std::unique_ptr<ServingPool>> Create(uint8_t id, const SimConfig& config,
+                                                     const std::vector<SimRequestSpec>& specs,
+                                                     StepPricer& pricer, EventQueue* queue,
+                                                     PoolOptions options = {},
+                                                     PoolListener* listener = nullptr);
+  ServingPool(uint8_t id, const SimConfig& config, const std::vector<SimRequestSpec>& specs,
+              StepPricer& pricer, std::unique_ptr<Scheduler> sched, EventQueue* queue,
+              PoolOptions options, PoolListener* listener);
+
+  // Client arrivals at the specs' times, in arrival order (each arrival
+  // schedules the next; the concurrency cap applies).
+  void StartArrivals();
+  // One of this pool's events (e.pool == id).
+  void Handle(const Event& e);
+  // Sends request idx into the pool now: the router picks its rank.
+  void Send(int32_t idx, int64_t now_ns);
+  // PD decode pool: the reserved request's KV arrived; it joins the waiting
+  // queue holding its reserved pages.
+  void Deliver(int32_t idx, int64_t now_ns);
+  // PD prefill pool: the held KV was sent; free it, the request is done here.
+  void Release(int32_t idx, int64_t now_ns);
+  // The request failed in the other pool: give back what it holds here
+  // (reserved pages) and mark it failed; never sent here: just failed.
+  void Abandon(int32_t idx, int64_t now_ns);
+
+  const ReqState& request(int32_t idx) const { return res_.requests[idx]; }
+  int64_t iterations() const { return res_.iterations; }
+  int64_t done() const { return done_; }
+  int64_t num_requests() const { return static_cast<int64_t>(res_.requests.size()); }
+  // Conservation check, then the result; once, after the queue drained.
+  Result<SimResult> TakeResult(int64_t end_ns);
+
+ private:
+  struct Replica {
+    std::vector<RankState> ranks;
+    std::vector<RankBatch> batches;
+    bool busy = false;
+    bool schedule_pending = false;
+    bool reserve_pending = false;
+    int64_t step_start_ns = 0;
+    int64_t next_rank = 0;  // round-robin cursor over ranks
+  };
+
+  void Push(int64_t t, EventClass cls, int64_t target) { q_->Push(t, cls, target, id_); }
+  void OnArrival(int32_t idx);
+  static int64_t Load(const RankState& rk) { return rk.kv_tokens + rk.queued_tokens; }
+  int Route();
+  int PickRank(Replica& rep);
+  void WakeUp(int rep_i);
+  void WakeReserve(int rep_i);
+  void PagesFreed(int rep_i);
+  void OnReserve(int rep_i);
+  void OnSchedule(int rep_i);
+  void Trace(int rep_i, int64_t dur, int64_t decode_n, int64_t prefill_tokens);
+  void Emit(ReqState& r);
+  bool Finished(const ReqState& r) const {
+    return r.generated >= r.output || cfg_.sched.phase == Phase::kPrefillOnly;
+  }
+  void Finish(RankState& rank, ReqState& r);
+  void Hold(ReqState& r, int32_t idx);
+  void IssueNext();
+  void HandleFailures();
+  void OnStepEnd(int rep_i);
+  void TransferPages(int64_t delta);
+  Status CheckConservation();
+
+  uint8_t id_;
+  SimConfig cfg_;
+  StepPricer& pricer_;
+  std::unique_ptr<Scheduler> sched_;
+  EventQueue* q_;
+  PoolOptions opts_;
+  PoolListener* listener_;
+  SimResult res_;
+  std::vector<int32_t> order_;
+  size_t cursor_ = 0;
+  int64_t in_flight_ = 0;
+  std::deque<int32_t> backlog_;
+  std::vector<Replica> replicas_;
+  int64_t now_ = 0;
+  int64_t admit_counter_ = 0;
+  int64_t done_ = 0;
+  uint64_t next_replica_ = 0;
+  int64_t transfer_pages_ = 0;  // reserved before the KV arrived, or held for sending
+  std::vector<int32_t> failed_;
+  SchedulerEnv env_;
+  StepWork work_;
+  StepCost slowest_copy_;
+};
+
+}  // namespace capplan
+
+#endif  // CAPPLAN_SIM_SERVING_POOL_H_
