@@ -26,13 +26,7 @@ Status ParsePool(JsonObject& pools, const char* name, PdPool* out) {
   CAPPLAN_RETURN_IF_ERROR(d.Get("weights", &out->weights));
   CAPPLAN_RETURN_IF_ERROR(d.Get("kv_cache", &out->kv_cache));
   if (p.Has("bound_time_share")) {
-    CAPPLAN_ASSIGN_OR_RETURN(JsonObject b, p.Child("bound_time_share"));
-    for (auto it = b.json().begin(); it != b.json().end(); ++it) {
-      double v = 0;
-      CAPPLAN_RETURN_IF_ERROR(b.Get(it.key(), &v, true));
-      CAPPLAN_RETURN_IF_ERROR(b.CheckRange(it.key(), v, 0.0, 1.0));
-      out->bound_time_share[it.key()] = v;
-    }
+    CAPPLAN_RETURN_IF_ERROR(ParseTimeShares(p, "bound_time_share", &out->bound_time_share));
   }
   return Status::Ok();
 }

@@ -131,6 +131,18 @@ std::string DescribeProvenance(const nlohmann::json& prov) {
 
 }  // namespace
 
+Status ParseTimeShares(JsonObject& parent, std::string_view key,
+                       std::map<std::string, double>* out) {
+  CAPPLAN_ASSIGN_OR_RETURN(JsonObject b, parent.Child(key));
+  for (auto it = b.json().begin(); it != b.json().end(); ++it) {
+    double v = 0;
+    CAPPLAN_RETURN_IF_ERROR(b.Get(it.key(), &v, true));
+    CAPPLAN_RETURN_IF_ERROR(b.CheckRange(it.key(), v, 0.0, 1.0));
+    (*out)[it.key()] = v;
+  }
+  return Status::Ok();
+}
+
 std::string Summary::DeploymentField(const std::string& key) const {
   if (!deployment.is_object() || !deployment.contains(key)) return "";
   const auto& v = deployment[key];
@@ -212,13 +224,7 @@ Result<Summary> ParseSummary(const nlohmann::json& doc, const std::string& origi
   CAPPLAN_RETURN_IF_ERROR(root.Get("kv_verify_time_share", &s.kv_verify_time_share));
   CAPPLAN_RETURN_IF_ERROR(ParseMemory(root, &s));
   if (root.Has("bound_time_share")) {
-    CAPPLAN_ASSIGN_OR_RETURN(JsonObject b, root.Child("bound_time_share"));
-    for (auto it = b.json().begin(); it != b.json().end(); ++it) {
-      double v = 0;
-      CAPPLAN_RETURN_IF_ERROR(b.Get(it.key(), &v, true));
-      CAPPLAN_RETURN_IF_ERROR(b.CheckRange(it.key(), v, 0.0, 1.0));
-      s.bound_time_share[it.key()] = v;
-    }
+    CAPPLAN_RETURN_IF_ERROR(ParseTimeShares(root, "bound_time_share", &s.bound_time_share));
   }
   CAPPLAN_RETURN_IF_ERROR(ParseGoodput(root, &s));
   CAPPLAN_RETURN_IF_ERROR(root.Get("warnings", &s.warnings));

@@ -8,10 +8,12 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "common/json_util.h"
 #include "common/status.h"
 
 namespace capplan::report {
@@ -96,6 +98,11 @@ struct Summary {
   // Deployment field as display text ("" when absent).
   std::string DeploymentField(const std::string& key) const;
 };
+
+// Reads parent[key], an object of step-time fractions in [0, 1] by name
+// (bound_time_share), into `out`; errors name the JSON path.
+Status ParseTimeShares(JsonObject& parent, std::string_view key,
+                       std::map<std::string, double>* out);
 
 // Parses a summary document; errors name `origin` and the JSON path. A
 // document lacking the core keys is rejected as "not a simulation summary".

@@ -83,26 +83,36 @@ TEST(ReportPd, ComparisonShowsHandComputedDeltas) {
   const std::vector<Table> tables = BuildTables(a);
   const Table& t = FindPdTable(tables);
   ASSERT_EQ(t.rows.size(), 3u);
-  EXPECT_EQ(Cell(t, 0, "role"), "PD 1P:1D");
-  EXPECT_EQ(Cell(t, 0, "gpus_per_pool"), "8P+8D");
-  EXPECT_EQ(Cell(t, 0, "prefill_utilization"), "40%");
-  EXPECT_EQ(Cell(t, 0, "decode_utilization"), "90%");
-  EXPECT_EQ(Cell(t, 0, "exposed_transfer_mean_ms"), "2.5");
-  EXPECT_EQ(Cell(t, 0, "exposed_transfer_p99_ms"), "4");
-  // $2/GPU-h x 16 GPUs / 3600 / 4000 tok/s x 1e6 = $2.22/M; twin at 3200 tok/s: $2.78/M.
-  EXPECT_EQ(Cell(t, 0, "usd_per_million_output_tokens"), "2.22");
-  EXPECT_EQ(Cell(t, 1, "role"), "co-located twin");
-  EXPECT_EQ(Cell(t, 1, "usd_per_million_output_tokens"), "2.78");
-  EXPECT_EQ(Cell(t, 1, "decode_utilization"), "n/a");
-  EXPECT_EQ(Cell(t, 2, "role"), "PD vs twin");
-  EXPECT_EQ(Cell(t, 2, "gpus"), "0");
-  EXPECT_EQ(Cell(t, 2, "output_tok_s"), "+25%");                               // 4000 / 3200 - 1
-  EXPECT_EQ(Cell(t, 2, "output_tok_s_per_gpu"), "+25%");                       // 250 / 200 - 1
-  EXPECT_EQ(Cell(t, 2, "mean_ttft_ms"), "+50%");                               // 600 / 400 - 1
-  EXPECT_EQ(Cell(t, 2, "p99_ttft_ms"), FormatChange(-0.2));                    // 1200 / 1500 - 1
-  EXPECT_EQ(Cell(t, 2, "mean_tpot_ms"), FormatChange(-0.2));                   // 20 / 25 - 1
-  EXPECT_EQ(Cell(t, 2, "p99_tpot_ms"), FormatChange(-0.25));                   // 30 / 40 - 1
-  EXPECT_EQ(Cell(t, 2, "usd_per_million_output_tokens"), FormatChange(-0.2));  // 3200/4000 - 1
+  struct Expect {
+    size_t row;
+    const char* column;
+    std::string text;
+  };
+  const Expect expected[] = {
+      {0, "role", "PD 1P:1D"},
+      {0, "gpus_per_pool", "8P+8D"},
+      {0, "prefill_utilization", "40%"},
+      {0, "decode_utilization", "90%"},
+      {0, "exposed_transfer_mean_ms", "2.5"},
+      {0, "exposed_transfer_p99_ms", "4"},
+      // $2/GPU-h x 16 GPUs / 3600 / 4000 tok/s x 1e6 = $2.22/M; twin at 3200 tok/s: $2.78/M.
+      {0, "usd_per_million_output_tokens", "2.22"},
+      {1, "role", "co-located twin"},
+      {1, "usd_per_million_output_tokens", "2.78"},
+      {1, "decode_utilization", "n/a"},
+      {2, "role", "PD vs twin"},
+      {2, "gpus", "0"},
+      {2, "output_tok_s", "+25%"},                               // 4000 / 3200 - 1
+      {2, "output_tok_s_per_gpu", "+25%"},                       // 250 / 200 - 1
+      {2, "mean_ttft_ms", "+50%"},                               // 600 / 400 - 1
+      {2, "p99_ttft_ms", FormatChange(-0.2)},                    // 1200 / 1500 - 1
+      {2, "mean_tpot_ms", FormatChange(-0.2)},                   // 20 / 25 - 1
+      {2, "p99_tpot_ms", FormatChange(-0.25)},                   // 30 / 40 - 1
+      {2, "usd_per_million_output_tokens", FormatChange(-0.2)},  // 3200 / 4000 - 1
+  };
+  for (const Expect& e : expected) {
+    EXPECT_EQ(Cell(t, e.row, e.column), e.text) << "row " << e.row << " " << e.column;
+  }
   const auto lines = PdHeadlines(a);
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_EQ(lines[0],
