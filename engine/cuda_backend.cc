@@ -219,7 +219,9 @@ struct CudaBackend::Impl {
   Status Attend(const kernels::AttentionProblem& p, const kernels::AttentionRows& r,
                 const uint16_t* qin, const kernels::PagedKvDevice& cache, int max_ctx,
                 uint16_t* out) {
-    const kernels::AttentionPlan plan = Plan(p, max_ctx);
+    // A DSA row walks its top-k list, not its context (suite_cases_gpu.cc
+    // plans the same way).
+    const kernels::AttentionPlan plan = Plan(p, p.topk > 0 ? p.topk : max_ctx);
     if (plan.workspace_bytes > 0) CAPPLAN_RETURN_IF_ERROR(Ensure(&attn_ws, plan.workspace_bytes));
     return kernels::LaunchPagedAttention(p, r, B(qin), cache, plan,
                                          plan.workspace_bytes > 0 ? attn_ws.get() : nullptr,
@@ -234,8 +236,12 @@ CudaBackend::~CudaBackend() = default;
 Result<std::unique_ptr<CudaBackend>> CudaBackend::Create(const SliceConfig& c, int32_t num_pages,
                                                          int32_t page_size,
                                                          const CudaBackendOptions& options) {
-  const std::string why = kernels::CudaDeviceUnavailableReason();
-  if (!why.empty()) return Status::Unavailable("no CUDA device: use --backend cpu (" + why + ")");
+  std::string why = kernels::CudaDeviceUnavailableReason();
+  if (!why.empty()) {
+    const std::string prefix = "no CUDA device: ";
+    if (why.rfind(prefix, 0) == 0) why = why.substr(prefix.size());
+    return Status::Unavailable("no CUDA device: use --backend cpu (" + why + ")");
+  }
   auto m = std::make_unique<Impl>();
   m->c = c;
   m->num_pages = num_pages;
