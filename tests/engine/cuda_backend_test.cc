@@ -1,5 +1,6 @@
 // The CUDA backend against the CPU backend on small-dims slices of
-// kimi-k2.6 (MLA, sigmoid MoE) and glm-5.2 (MLA + DSA indexer, MoE), and the
+// kimi-k2.6 (MLA, sigmoid MoE), glm-5.2 (MLA + DSA indexer with IndexShare,
+// MoE) and llama-3.1-8b (GQA, dense), and the
 // integrity self-test on the CUDA backend. ctest label gpu; every case skips
 // when no CUDA device is present (and the file compiles to nothing without
 // CAPPLAN_HAVE_CUDA).
@@ -138,7 +139,10 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"glm-5.2", Dtype::kBf16, "default", 0.02, 0.90},
                       Case{"glm-5.2", Dtype::kFp8E4m3, "default", 0.05, 0.80},
                       Case{"glm-5.2", Dtype::kBf16, "int4", 0.02, 0.90},
-                      Case{"glm-5.2", Dtype::kBf16, "fp8", 0.02, 0.90}),
+                      Case{"glm-5.2", Dtype::kBf16, "fp8", 0.02, 0.90},
+                      // GQA path (paged GQA attention, dense FFN only).
+                      Case{"llama-3.1-8b", Dtype::kBf16, "default", 0.02, 0.90},
+                      Case{"llama-3.1-8b", Dtype::kFp8E4m3, "default", 0.05, 0.80}),
     [](const ::testing::TestParamInfo<Case>& i) {
       std::string n = i.param.model + "_" + DtypeName(i.param.kv) + "_" + i.param.weights;
       for (char& ch : n) {

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "common/data_path.h"
+#include "engine/cpu_backend.h"
 #include "engine/numerics.h"
 #include "kernels/harness/measurement.h"
 #include "kernels/harness/all_suites.h"
@@ -100,7 +101,7 @@ TEST(ServeBenchTest, EngineRunFileMapsOntoBatchShapes) {
   EXPECT_GT(run->output_tokens_per_s, 0.0);
 }
 
-TEST(ServeBenchTest, NoneIntegrityCostsNothingAndCudaIsUnavailable) {
+TEST(ServeBenchTest, NoneIntegrityCostsNothingAndCudaIsTheGpuOrUnavailable) {
   auto sc = ReadEngineScenario(WriteTemp("ok2.json", kScenario));
   ASSERT_TRUE(sc.ok());
   ServeBenchOptions o;
@@ -112,8 +113,44 @@ TEST(ServeBenchTest, NoneIntegrityCostsNothingAndCudaIsUnavailable) {
   for (const auto& it : run->doc["iterations"]) EXPECT_EQ(it["verify_us"].get<double>(), 0.0);
   o.backend = "cuda";
   auto cuda = RunServeBench(*sc, o);
-  ASSERT_FALSE(cuda.ok());
+  if (cuda.ok()) {  // a device machine: never a CPU run labelled otherwise
+    EXPECT_EQ(cuda->doc["backend"], "cuda");
+    EXPECT_NE(cuda->doc["gpu"], "cpu");
+    return;
+  }
   EXPECT_EQ(cuda.status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(cuda.status().message().rfind("no CUDA device: use --backend cpu", 0), 0u);
+}
+
+TEST(ServeBenchTest, SliceDescribesIndexShareAndBothFfnWidths) {
+  auto glm = LoadModelCard("glm-5.2");
+  ASSERT_TRUE(glm.ok());
+  PrecisionChoice choice;
+  auto s = MakeSliceConfig(*glm, 8, 3, "full", choice, 1);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  // GLM-5.2 IndexShare (models.md 1.1; card index_share_every 4): layer 0
+  // runs the indexer, layers 1-3 reuse its top-k and hold no indexer weights.
+  EXPECT_EQ(s->index_share_every, 4);
+  EXPECT_TRUE(s->IndexFresh(0));
+  EXPECT_FALSE(s->IndexFresh(1));
+  EXPECT_FALSE(s->IndexFresh(3));
+  const nlohmann::json j = SliceToJson(*s);
+  EXPECT_EQ(j["index_share_every"], 4);
+  EXPECT_EQ(j["moe_intermediate_size"].get<int>(), glm->moe_intermediate_size / 8);
+  EXPECT_EQ(j["intermediate_size"].get<int>(), glm->intermediate_size / 8);
+  auto kimi = LoadModelCard("kimi-k2.6");
+  ASSERT_TRUE(kimi.ok());
+  auto k = MakeSliceConfig(*kimi, 8, 2, "small", choice, 1);
+  ASSERT_TRUE(k.ok());
+  EXPECT_FALSE(k->IndexFresh(0));  // no DSA
+  EXPECT_FALSE(SliceToJson(*k).contains("index_share_every"));
+  // Small GLM slices keep the sharing: the weights of layer 1 have no indexer.
+  auto small = MakeSliceConfig(*glm, 8, 2, "small", choice, 1);
+  ASSERT_TRUE(small.ok());
+  auto w = MakeSliceWeights(*small);
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  EXPECT_GT(w->layers[0].wi_q.n, 0);
+  EXPECT_EQ(w->layers[1].wi_q.n, 0);
 }
 
 TEST(NumericsTest, FormatsPerturbButDoNotDestroyAndAreReproducible) {
