@@ -179,14 +179,14 @@ __global__ void TopkSelectKernel(int max_ctx, const float* scores, const int32_t
   atomicAdd(&count, local_gt);
   __syncthreads();
   const int ties_needed = topk - count;
-  int ties_taken = 0, written = 0;
+  int ties_seen = 0, written = 0;  // over earlier chunks
   for (int base = 0; base < ctx; base += blockDim.x) {
     const int t = base + threadIdx.x;
     const uint32_t key = t < ctx ? OrderedKey(s[t]) : 0u;
     const bool gt = t < ctx && key > prefix;
     const bool eq = t < ctx && key == prefix;
     const int eq_rank = BlockInclusiveScan(eq ? 1 : 0, scan);  // inclusive
-    const bool take = gt || (eq && ties_taken + eq_rank <= ties_needed);
+    const bool take = gt || (eq && ties_seen + eq_rank <= ties_needed);
     // Ties seen in this chunk (the last thread's inclusive count).
     __shared__ int chunk_eq;
     if (threadIdx.x == blockDim.x - 1) chunk_eq = eq_rank;
@@ -195,7 +195,7 @@ __global__ void TopkSelectKernel(int max_ctx, const float* scores, const int32_t
     if (threadIdx.x == blockDim.x - 1) chunk_taken = slot;
     __syncthreads();
     if (take) out[written + slot - 1] = t;
-    ties_taken += chunk_eq;
+    ties_seen += chunk_eq;
     written += chunk_taken;
     __syncthreads();
   }

@@ -36,6 +36,7 @@
 
 #include <cmath>
 #include <memory>
+#include <ostream>
 
 #include "engine/backend_factory.h"
 #include "engine/cpu_backend.h"
@@ -72,6 +73,10 @@ struct Case {
   double layer_tol;
   double top1_min;
 };
+
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.model << " kv " << DtypeName(c.kv) << " weights " << c.weights;
+}
 
 class CudaVsCpuTest : public ::testing::TestWithParam<Case> {};
 
