@@ -3,12 +3,10 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "calibrate/profile.h"
 #include "common/json_util.h"
-#include "models/card.h"
-#include "models/memory.h"
 #include "sim/pd/pd_run.h"
 #include "sim/pd/pd_scenario.h"
+#include "sim/prepared_run.h"
 #include "sim/scenario.h"
 #include "sim/simulate.h"
 
@@ -16,51 +14,27 @@ namespace capplan {
 
 namespace {
 
-std::string Gib(int64_t bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.1f GiB", static_cast<double>(bytes) / (1024.0 * 1024 * 1024));
-  return buf;
-}
-
-// The models/ memory plan of one deployment, as RunScenario sizes it: the
-// engine's KV pool at the workload's mean context.
-Result<MemoryPlan> PlanDeploymentMemory(const Scenario& s, int64_t context) {
-  const DeploymentSpec& d = s.deployment;
-  CAPPLAN_ASSIGN_OR_RETURN(ModelCard card, LoadModelCard(s.model));
-  CAPPLAN_ASSIGN_OR_RETURN(HardwareProfile hw, LoadHardwareProfile(s.hardware));
-  ParallelLayout layout;
-  layout.gpus = d.gpus;
-  layout.tp = d.tp;
-  layout.ep = d.ep;
-  layout.dp_attention = d.dp_attention;
-  layout.dp = d.dp_attention ? (d.dp > 0 ? d.dp : d.tp) : 1;
-  PrecisionChoice choice;
-  choice.weights = d.weights;
-  for (const auto& [comp, fmt] : d.weights_per_component) {
-    CAPPLAN_ASSIGN_OR_RETURN(Component c, ParseComponent(comp));
-    choice.per_component[c] = fmt;
-  }
-  CAPPLAN_ASSIGN_OR_RETURN(choice.kv_cache, ParseDtype(d.kv_cache));
-  EngineMemoryOptions eng;
-  eng.engine = d.engine;
-  eng.version = d.engine_version;
-  eng.mem_fraction = d.mem_fraction_static;
-  eng.chunked_prefill_tokens = static_cast<int>(d.chunked_prefill_tokens);
-  eng.cuda_graph_max_bs = d.cuda_graph_max_bs ? static_cast<int>(*d.cuda_graph_max_bs) : 0;
-  eng.page_size = static_cast<int>(d.page_size);
-  return PlanMemory(card, layout, choice, eng, hw.gpu_memory_bytes, context);
-}
-
-// The checks a planner does on paper before simulating one deployment: the
-// layout is legal, the weights fit in a GPU, the longest request fits in one
-// attention rank's KV pool (else it can never be admitted), and the pool
-// holds the concurrency the deployment asks for at the workload's mean
-// context. A request keeps input + output tokens in a co-located or decode
-// pool, its prompt only in a prefill pool (`prompt_only`).
+// The checks a planner does on paper before simulating one deployment, on
+// the simulator's own preparation of the run (PrepareRun: the model shard
+// and the engine's KV pool, no simulation): the layout is legal, the
+// weights fit in a GPU, the longest request fits in one attention rank's KV
+// pool (else it can never be admitted), and the pool holds the concurrency
+// the deployment asks for at the workload's mean context. A request keeps
+// input + output tokens in a co-located or decode pool, its prompt only in a
+// prefill pool (`prompt_only`).
 Result<PruneVerdict> CheapChecks(const Scenario& s, bool prompt_only) {
   PruneVerdict v;
   const DeploymentSpec& d = s.deployment;
   v.gpus = d.gpus * d.replicas;
+  auto prepared = PrepareRun(s, RunOptions{});
+  if (!prepared.ok()) {
+    if (prepared.status().code() == StatusCode::kInvalidConfig) {
+      v.reason = prepared.status().message();  // weights do not fit, TP does not divide heads, ...
+      return v;
+    }
+    return prepared.status();
+  }
+  const SimConfig& cfg = (*prepared)->config();
   double mean_context = 0;
   int64_t longest = 0;
   for (const RequestSpec& r : s.workload.requests) {
@@ -69,22 +43,12 @@ Result<PruneVerdict> CheapChecks(const Scenario& s, bool prompt_only) {
     longest = std::max(longest, kept);
   }
   if (!s.workload.requests.empty()) mean_context /= static_cast<double>(s.workload.requests.size());
-  const int64_t context = std::max<int64_t>(1, static_cast<int64_t>(mean_context));
-  auto plan = PlanDeploymentMemory(s, context);
-  if (!plan.ok()) {
-    if (plan.status().code() == StatusCode::kInvalidConfig) {
-      v.reason = plan.status().message();  // weights do not fit, TP does not divide heads, ...
-      return v;
-    }
-    return plan.status();
-  }
   char buf[320];
-  if (longest > plan->kv_tokens_per_rank) {
+  if (longest > cfg.kv_tokens_per_rank) {
     std::snprintf(buf, sizeof(buf),
-                  "KV pool holds %lld tokens per attention rank (%s per GPU), fewer than the "
-                  "longest request's %lld tokens: it could never be admitted",
-                  static_cast<long long>(plan->kv_tokens_per_rank),
-                  Gib(plan->kv_pool_bytes_per_gpu).c_str(), static_cast<long long>(longest));
+                  "KV pool holds %lld tokens per attention rank, fewer than the longest "
+                  "request's %lld tokens: it could never be admitted",
+                  static_cast<long long>(cfg.kv_tokens_per_rank), static_cast<long long>(longest));
     v.reason = buf;
     return v;
   }
@@ -97,13 +61,13 @@ Result<PruneVerdict> CheapChecks(const Scenario& s, bool prompt_only) {
   } else if (s.workload.concurrency > 0) {
     concurrency = (s.workload.concurrency + d.replicas - 1) / d.replicas;
   }
+  const int64_t capacity = cfg.kv_tokens_per_rank * cfg.ranks_per_replica;
   const double need = static_cast<double>(concurrency) * mean_context;
-  if (concurrency > 0 && static_cast<double>(plan->kv_capacity_tokens) < need) {
+  if (concurrency > 0 && static_cast<double>(capacity) < need) {
     std::snprintf(buf, sizeof(buf),
-                  "KV pool holds %lld tokens per replica (%s per GPU), fewer than %lld "
-                  "concurrent requests x %.0f mean context tokens = %.0f",
-                  static_cast<long long>(plan->kv_capacity_tokens),
-                  Gib(plan->kv_pool_bytes_per_gpu).c_str(), static_cast<long long>(concurrency),
+                  "KV pool holds %lld tokens per replica, fewer than %lld concurrent requests x "
+                  "%.0f mean context tokens = %.0f",
+                  static_cast<long long>(capacity), static_cast<long long>(concurrency),
                   mean_context, need);
     v.reason = buf;
   }
