@@ -21,7 +21,7 @@ struct StepRequest {
   std::vector<int32_t> tokens;  // this step's new tokens (prefill chunk or 1 decode token)
   int64_t start_position = 0;   // tokens already in the cache before them
   const std::vector<PageRef>* pages = nullptr;  // covers start_position + tokens
-  bool want_token = false;      // sample a next token from the last new token
+  bool want_token = false;                      // sample a next token from the last new token
 };
 
 // Called after every layer with that layer's output rows (all new tokens of

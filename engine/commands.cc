@@ -39,14 +39,14 @@ Status IntegritySelftest(const std::vector<std::string>& args, CommandContext& c
   int64_t seed = 1;
   std::string model = "kimi-k2.6", kv = "fp8", dims = "small", backend = "cpu";
   po::options_description desc("options");
-  desc.add_options()("help", "this help")(
-      "faults", po::value(&faults), "faults injected per kind (mis_map, swap, stale_reuse)")(
+  desc.add_options()("help", "this help")("faults", po::value(&faults),
+                                          "faults injected per kind (mis_map, swap, stale_reuse)")(
       "backend", po::value(&backend), "cpu (default) | cuda (needs a GPU; never falls back)")(
       "model", po::value(&model), "model card (name or path), default kimi-k2.6")(
       "layers", po::value(&layers), "layers of the slice (default 2)")(
       "tp", po::value(&tp), "tensor-parallel degree of the shard (default 8)")(
-      "kv-cache", po::value(&kv), "bf16 | fp8 (default fp8)")(
-      "cpu-dims", po::value(&dims), "small (default) | full")(
+      "kv-cache", po::value(&kv), "bf16 | fp8 (default fp8)")("cpu-dims", po::value(&dims),
+                                                              "small (default) | full")(
       "seed", po::value(&seed), "seed for weights, prompts and fault placement")(
       "json", "print the result as JSON");
   po::variables_map vm;
@@ -72,8 +72,7 @@ Status IntegritySelftest(const std::vector<std::string>& args, CommandContext& c
              << "  unaffected_ok     " << rep.unaffected_ok << " of " << rep.unaffected_total
              << " (bit-identical to the fault-free run)\n"
              << "  without verify    " << rep.corrupted_without_verify << " of "
-             << rep.affected_without_verify
-             << " affected requests silently changed output\n";
+             << rep.affected_without_verify << " affected requests silently changed output\n";
     for (size_t i = 0; i < rep.failures.size() && i < 3; ++i) {
       *ctx.out << "  e.g. " << rep.failures[i] << "\n";
     }
@@ -88,12 +87,11 @@ Status Microbench(const std::vector<std::string>& args, CommandContext& ctx) {
   std::string out;
   double budget_s = 0;
   po::options_description desc("options");
-  desc.add_options()("help", "this help")(
-      "suite", po::value(&suites)->composing(), "suite to run (repeatable; default all)")(
+  desc.add_options()("help", "this help")("suite", po::value(&suites)->composing(),
+                                          "suite to run (repeatable; default all)")(
       "out", po::value(&out), "measurement file to write (capplan.measurements.v1)")(
       "shape-filter", po::value(&filters)->composing(),
-      "keep shapes whose label contains this (repeatable)")(
-      "quick", "a few shapes per suite")(
+      "keep shapes whose label contains this (repeatable)")("quick", "a few shapes per suite")(
       "dry-run", "CPU references only; times are CPU times, marked dry_run")(
       "budget-s", po::value(&budget_s), "stop starting shapes after this many seconds");
   po::variables_map vm;
@@ -119,8 +117,7 @@ Status Microbench(const std::vector<std::string>& args, CommandContext& ctx) {
   if (!run.ok()) return run.status();
   CAPPLAN_RETURN_IF_ERROR(kernels::WriteMeasurements(out, run->info, run->records));
   *ctx.out << "wrote " << run->records.size() << " records from " << run->suites_run.size()
-           << " suite(s) to " << out << (run->info.dry_run ? " (dry run: CPU times)" : "")
-           << "\n";
+           << " suite(s) to " << out << (run->info.dry_run ? " (dry run: CPU times)" : "") << "\n";
   if (!run->suites_cut.empty()) {
     *ctx.err << "capplan: warning: " << run->suites_cut.size()
              << " suite(s) not started: budget ran out\n";
@@ -139,7 +136,8 @@ Status ServeBench(const std::vector<std::string>& args, CommandContext& ctx) {
                                           "scenario JSON (scenarios/README.md)")(
       "layers", po::value(&o.layers), "layers of the model slice (default 2)")(
       "out", po::value(&out), "ENGINE_RUN file to write (calibrate/ENGINE_RUN.md)")(
-      "backend", po::value(&o.backend), "cpu (default) | cuda: the GPU, timed with CUDA events; without a device "
+      "backend", po::value(&o.backend),
+      "cpu (default) | cuda: the GPU, timed with CUDA events; without a device "
       "it is an error, never a CPU fallback")(
       "cpu-dims", po::value(&o.dims),
       "small | full: slice widths (default small on cpu, full on cuda: the real per-GPU shapes)")(
@@ -197,12 +195,12 @@ Status ServeBench(const std::vector<std::string>& args, CommandContext& ctx) {
     std::ostringstream os;
     os << std::fixed << std::setprecision(1);
     os << "serve-bench " << sc.model << " (" << o.layers << " layers, " << o.dims
-       << " dims, backend " << run.doc["backend"].get<std::string>() << "): "
-       << run.doc["iterations"].size() << " iterations, " << run.completed << " completed, "
-       << run.failed << " failed, " << run.output_tokens_per_s << " output tok/s, "
-       << run.total_tokens_per_s << " total tok/s"
-       << (o.backend == "cpu" ? " (CPU time of the slice, not GPU time)" : "") << "\nwrote "
-       << out << "\n";
+       << " dims, backend " << run.doc["backend"].get<std::string>()
+       << "): " << run.doc["iterations"].size() << " iterations, " << run.completed
+       << " completed, " << run.failed << " failed, " << run.output_tokens_per_s
+       << " output tok/s, " << run.total_tokens_per_s << " total tok/s"
+       << (o.backend == "cpu" ? " (CPU time of the slice, not GPU time)" : "") << "\nwrote " << out
+       << "\n";
     *ctx.out << os.str();
   }
   return Status::Ok();
@@ -218,8 +216,8 @@ Status Numerics(const std::vector<std::string>& args, CommandContext& ctx) {
                                           "model card (default kimi-k2.6)")(
       "layers", po::value(&o.layers), "layers of the slice (default 2)")(
       "tp", po::value(&o.tp), "tensor-parallel degree (default 8)")(
-      "cpu-dims", po::value(&o.dims), "small (default) | full")(
-      "streams", po::value(&o.streams), "token streams (default 4)")(
+      "cpu-dims", po::value(&o.dims), "small (default) | full")("streams", po::value(&o.streams),
+                                                                "token streams (default 4)")(
       "prompt-tokens", po::value(&o.prompt_tokens), "prompt length per stream (default 32)")(
       "tokens", po::value(&o.generated_tokens), "generated tokens per stream (default 48)")(
       "seed", po::value(&seed), "weights/prompt seed")("json", "print JSON");
@@ -237,17 +235,15 @@ Status Numerics(const std::vector<std::string>& args, CommandContext& ctx) {
 
 void RegisterEngineCommands(CommandTable* table) {
   table->Add(Command{
-      "engine",
-      "reference engine: integrity-selftest, microbench, serve-bench, numerics",
+      "engine", "reference engine: integrity-selftest, microbench, serve-bench, numerics",
       [](const std::vector<std::string>& args, CommandContext& ctx) -> Status {
         CommandTable sub;
-        sub.Add({"integrity-selftest", "inject KV mapping faults; check detection",
-                 IntegritySelftest});
+        sub.Add(
+            {"integrity-selftest", "inject KV mapping faults; check detection", IntegritySelftest});
         sub.Add({"microbench", "kernel shape sweep -> measurement file", Microbench});
-        sub.Add({"serve-bench", "continuous batching on a scenario -> ENGINE_RUN file",
-                 ServeBench});
-        sub.Add({"numerics", "BF16 vs FP8 KV, FP8 vs INT4 weights on synthetic weights",
-                 Numerics});
+        sub.Add(
+            {"serve-bench", "continuous batching on a scenario -> ENGINE_RUN file", ServeBench});
+        sub.Add({"numerics", "BF16 vs FP8 KV, FP8 vs INT4 weights on synthetic weights", Numerics});
         if (args.empty() || args[0] == "--help" || args[0] == "-h") {
           *ctx.out << sub.Help("capplan engine");
           return args.empty() ? Status::Usage("engine: missing subcommand") : Status::Ok();

@@ -7,9 +7,9 @@
 #include <numeric>
 
 #include "engine/cpu_backend.h"
+#include "engine/slice_math.h"
 #include "kernels/formats/bf16.h"
 #include "kernels/formats/fp8.h"
-#include "engine/slice_math.h"
 
 namespace capplan {
 namespace {
@@ -111,7 +111,7 @@ Status CpuBackend::MlaAttention(int layer, const std::vector<StepRequest>& batch
     Rope(row + lora, rope, pos);
     const PageRef& page = (*r.pages)[pos / page_size_];
     float* slot = Slot(layer, page, pos);
-    StoreKv(row, lora, c.kv_dtype, slot);                 // latent: FP8 when asked
+    StoreKv(row, lora, c.kv_dtype, slot);                  // latent: FP8 when asked
     StoreKv(row + lora, rope, Dtype::kBf16, slot + lora);  // rope stays BF16 (FlashMLA [S5])
     if (fresh) StoreKv(&ik[i * idim], idim, c.kv_dtype, slot + lora + rope);
     StampPage(tags, r.request, static_cast<int32_t>(pos / page_size_), page);
@@ -145,10 +145,9 @@ Status CpuBackend::MlaAttention(int layer, const std::vector<StepRequest>& batch
         }
         score[t] = acc;
       }
-      std::partial_sort(sel.begin(), sel.begin() + c.index_topk, sel.end(),
-                        [&](int64_t a, int64_t b) {
-                          return score[a] != score[b] ? score[a] > score[b] : a < b;
-                        });
+      std::partial_sort(
+          sel.begin(), sel.begin() + c.index_topk, sel.end(),
+          [&](int64_t a, int64_t b) { return score[a] != score[b] ? score[a] > score[b] : a < b; });
       sel.resize(c.index_topk);
       std::sort(sel.begin(), sel.end());
     }
@@ -180,7 +179,8 @@ Status CpuBackend::MlaAttention(int layer, const std::vector<StepRequest>& batch
       float* o = &(*attn)[(i * c.q_heads + hq) * c.v_head_dim];
       for (int d = 0; d < c.v_head_dim; ++d) {
         double acc = 0;
-        for (int j = 0; j < lora; ++j) acc += static_cast<double>(o_lat[j]) * uv[j * c.v_head_dim + d];
+        for (int j = 0; j < lora; ++j)
+          acc += static_cast<double>(o_lat[j]) * uv[j * c.v_head_dim + d];
         o[d] = RoundToBf16(static_cast<float>(acc));
       }
     }

@@ -25,8 +25,7 @@
 namespace capplan {
 
 // Defined in cuda_integrity_tracker.cc.
-std::unique_ptr<IntegrityTracker> MakeCudaVerifyingTracker(CudaBackend* backend,
-                                                           int32_t num_pages);
+std::unique_ptr<IntegrityTracker> MakeCudaVerifyingTracker(CudaBackend* backend, int32_t num_pages);
 
 namespace {
 
@@ -112,8 +111,8 @@ struct CudaBackend::Impl {
   // Per-token scratch (BF16 bits unless noted).
   DeviceBuffer<uint16_t> resid, add, zeros, h, q, k, v, cq, kv, q_att, attn, o_v, iq, ik, iw, last,
       logits;
-  DeviceBuffer<uint8_t> act_q;       // FP8 activation codes for block-FP8 linears
-  DeviceBuffer<float> act_s;         // their 1x128 scales
+  DeviceBuffer<uint8_t> act_q;  // FP8 activation codes for block-FP8 linears
+  DeviceBuffer<float> act_s;    // their 1x128 scales
   DeviceBuffer<float> router_logits, scores, split_ws;
   DeviceBuffer<uint8_t> attn_ws;
   DeviceBuffer<int32_t> token_ids, token_row, token_pos, row_ctx, sample_rows, topk_idx;
@@ -141,12 +140,12 @@ struct CudaBackend::Impl {
     const bool mla = c.attention != AttentionKind::kGqa;
     const size_t q_w = mla ? static_cast<size_t>(c.q_heads) * QkWidth()
                            : static_cast<size_t>(c.q_heads) * c.head_dim;
-    const size_t kv_w = mla ? c.kv_lora_rank + c.qk_rope : static_cast<size_t>(c.kv_heads) * c.head_dim;
+    const size_t kv_w =
+        mla ? c.kv_lora_rank + c.qk_rope : static_cast<size_t>(c.kv_heads) * c.head_dim;
     const size_t att_w = mla ? static_cast<size_t>(c.q_heads) * c.kv_lora_rank
                              : static_cast<size_t>(c.q_heads) * c.head_dim;
-    const size_t max_k =
-        std::max({H, static_cast<size_t>(c.q_lora_rank), att_w,
-                  static_cast<size_t>(c.q_heads) * std::max(c.v_head_dim, 1)});
+    const size_t max_k = std::max({H, static_cast<size_t>(c.q_lora_rank), att_w,
+                                   static_cast<size_t>(c.q_heads) * std::max(c.v_head_dim, 1)});
     const size_t zeros_before = zeros.size();
     for (DeviceBuffer<uint16_t>* b : {&resid, &add, &zeros, &h}) {
       CAPPLAN_RETURN_IF_ERROR(Ensure(b, n * std::max<size_t>(H, c.q_lora_rank)));
@@ -159,7 +158,8 @@ struct CudaBackend::Impl {
     CAPPLAN_RETURN_IF_ERROR(
         Ensure(&q_att, n * c.q_heads * static_cast<size_t>(c.kv_lora_rank + c.qk_rope)));
     CAPPLAN_RETURN_IF_ERROR(Ensure(&attn, n * att_w));
-    CAPPLAN_RETURN_IF_ERROR(Ensure(&o_v, n * c.q_heads * static_cast<size_t>(std::max(c.v_head_dim, 1))));
+    CAPPLAN_RETURN_IF_ERROR(
+        Ensure(&o_v, n * c.q_heads * static_cast<size_t>(std::max(c.v_head_dim, 1))));
     CAPPLAN_RETURN_IF_ERROR(Ensure(&iq, n * std::max(c.index_heads * c.index_head_dim, 1)));
     CAPPLAN_RETURN_IF_ERROR(Ensure(&ik, n * std::max(c.index_head_dim, 1)));
     CAPPLAN_RETURN_IF_ERROR(Ensure(&iw, n * std::max(c.index_heads, 1)));
@@ -196,8 +196,7 @@ struct CudaBackend::Impl {
     if (!opt.batch_invariant) {
       a.split_k = kernels::ChooseSplitK(m, w.set.n, w.set.k, info.sm_count);
       if (a.split_k > 1) {
-        CAPPLAN_RETURN_IF_ERROR(
-            Ensure(&split_ws, static_cast<size_t>(a.split_k) * m * w.set.n));
+        CAPPLAN_RETURN_IF_ERROR(Ensure(&split_ws, static_cast<size_t>(a.split_k) * m * w.set.n));
         a.workspace = split_ws.get();
       }
     }
@@ -223,9 +222,8 @@ struct CudaBackend::Impl {
     // plans the same way).
     const kernels::AttentionPlan plan = Plan(p, p.topk > 0 ? p.topk : max_ctx);
     if (plan.workspace_bytes > 0) CAPPLAN_RETURN_IF_ERROR(Ensure(&attn_ws, plan.workspace_bytes));
-    return kernels::LaunchPagedAttention(p, r, B(qin), cache, plan,
-                                         plan.workspace_bytes > 0 ? attn_ws.get() : nullptr,
-                                         B(out));
+    return kernels::LaunchPagedAttention(
+        p, r, B(qin), cache, plan, plan.workspace_bytes > 0 ? attn_ws.get() : nullptr, B(out));
   }
 };
 
@@ -317,8 +315,9 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::Create(const SliceConfig& c, i
       CAPPLAN_RETURN_IF_ERROR(d.v.Allocate(lay.VElems() * eb));
       CAPPLAN_RETURN_IF_ERROR(d.v.Poison());
     }
-    d.cache = kernels::PagedKvDevice{lay, d.k.get(), lay.v_dim > 0 ? d.v.get() : nullptr,
-                                     m->tags.get(), kFp8KvScale, kFp8KvScale};
+    d.cache =
+        kernels::PagedKvDevice{lay,           d.k.get(),   lay.v_dim > 0 ? d.v.get() : nullptr,
+                               m->tags.get(), kFp8KvScale, kFp8KvScale};
     if (mla && c.IndexFresh(l)) {
       // The DSA indexer's key: one more paged array with the KV cache's
       // dtype (the CPU backend stores it beside the latent, same rounding).
@@ -327,8 +326,8 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::Create(const SliceConfig& c, i
       il.v_dim = 0;
       CAPPLAN_RETURN_IF_ERROR(d.index_keys.Allocate(il.KElems() * eb));
       CAPPLAN_RETURN_IF_ERROR(d.index_keys.Poison());
-      d.index_cache = kernels::PagedKvDevice{il, d.index_keys.get(), nullptr, m->tags.get(),
-                                             kFp8KvScale, kFp8KvScale};
+      d.index_cache = kernels::PagedKvDevice{
+          il, d.index_keys.get(), nullptr, m->tags.get(), kFp8KvScale, kFp8KvScale};
     }
     m->layers.push_back(std::move(d));
   }
@@ -348,9 +347,8 @@ Status CudaBackend::Forward(const std::vector<StepRequest>& batch, PageTags* tag
   std::vector<size_t> which;
   int max_pages = 1;
   for (const StepRequest& r : batch) {
-    if (r.pages == nullptr ||
-        static_cast<int64_t>(r.pages->size()) * page_size_ <
-            r.start_position + static_cast<int64_t>(r.tokens.size())) {
+    if (r.pages == nullptr || static_cast<int64_t>(r.pages->size()) * page_size_ <
+                                  r.start_position + static_cast<int64_t>(r.tokens.size())) {
       return Status::Internal("CUDA backend: request " + std::to_string(r.request) +
                               " has no pages for its new tokens");
     }
@@ -403,8 +401,8 @@ Status CudaBackend::Forward(const std::vector<StepRequest>& batch, PageTags* tag
   CAPPLAN_RETURN_IF_ERROR(Put(&m.pt_epochs, epochs));
   CAPPLAN_RETURN_IF_ERROR(Put(&m.pt_requests, requests));
   CAPPLAN_RETURN_IF_ERROR(Put(&m.pt_seq_lens, seq_lens));
-  const kernels::PageTableDevice ptd{nb, max_pages, m.pt_pages.get(), m.pt_epochs.get(),
-                                     m.pt_requests.get(), m.pt_seq_lens.get()};
+  const kernels::PageTableDevice ptd{
+      nb, max_pages, m.pt_pages.get(), m.pt_epochs.get(), m.pt_requests.get(), m.pt_seq_lens.get()};
   kernels::AttentionRows rows;
   rows.row_seq = m.token_row.get();
   rows.row_ctx = m.row_ctx.get();
@@ -420,9 +418,9 @@ Status CudaBackend::Forward(const std::vector<StepRequest>& batch, PageTags* tag
     DevLayer& L = m.layers[l];
     // Residual stream: resid holds x; `add` the previous sublayer's output
     // (zeros before the first layer). x = bf16(x + add); h = RMSNorm(x).
-    CAPPLAN_RETURN_IF_ERROR(kernels::LaunchFusedAddRmsNorm(
-        n, H, eps, B(l == 0 ? m.zeros.get() : m.add.get()), B(m.resid.get()),
-        B(L.attn_norm.get()), B(m.h.get())));
+    CAPPLAN_RETURN_IF_ERROR(
+        kernels::LaunchFusedAddRmsNorm(n, H, eps, B(l == 0 ? m.zeros.get() : m.add.get()),
+                                       B(m.resid.get()), B(L.attn_norm.get()), B(m.h.get())));
     if (c.attention == AttentionKind::kGqa) {
       const int hd = c.head_dim;
       CAPPLAN_RETURN_IF_ERROR(m.Linear(L.wq, m.h.get(), n, m.q.get()));
@@ -458,21 +456,21 @@ Status CudaBackend::Forward(const std::vector<StepRequest>& batch, PageTags* tag
       const bool fresh = c.IndexFresh(l);
       if (c.q_lora_rank > 0) {
         CAPPLAN_RETURN_IF_ERROR(m.Linear(L.wq_a, m.h.get(), n, m.cq.get()));
-        CAPPLAN_RETURN_IF_ERROR(engine_cuda::LaunchRmsNormRows(
-            n, c.q_lora_rank, m.cq.get(), c.q_lora_rank, L.q_a_norm.get(), eps, m.cq.get(),
-            c.q_lora_rank, nullptr));
+        CAPPLAN_RETURN_IF_ERROR(engine_cuda::LaunchRmsNormRows(n, c.q_lora_rank, m.cq.get(),
+                                                               c.q_lora_rank, L.q_a_norm.get(), eps,
+                                                               m.cq.get(), c.q_lora_rank, nullptr));
         CAPPLAN_RETURN_IF_ERROR(m.Linear(L.wq_b, m.cq.get(), n, m.q.get()));
       } else {
         CAPPLAN_RETURN_IF_ERROR(m.Linear(L.wq, m.h.get(), n, m.q.get()));
       }
       CAPPLAN_RETURN_IF_ERROR(m.Linear(L.wkv_a, m.h.get(), n, m.kv.get()));
-      CAPPLAN_RETURN_IF_ERROR(engine_cuda::LaunchRmsNormRows(
-          n, lora, m.kv.get(), lora + rope, L.kv_a_norm.get(), eps, m.kv.get(), lora + rope,
-          nullptr));
+      CAPPLAN_RETURN_IF_ERROR(engine_cuda::LaunchRmsNormRows(n, lora, m.kv.get(), lora + rope,
+                                                             L.kv_a_norm.get(), eps, m.kv.get(),
+                                                             lora + rope, nullptr));
       CAPPLAN_RETURN_IF_ERROR(kernels::LaunchRope(n, 1, lora + rope, lora, rope, theta,
                                                   m.token_pos.get(), B(m.kv.get())));
-      CAPPLAN_RETURN_IF_ERROR(
-          kernels::LaunchRope(n, c.q_heads, qk, nope, rope, theta, m.token_pos.get(), B(m.q.get())));
+      CAPPLAN_RETURN_IF_ERROR(kernels::LaunchRope(n, c.q_heads, qk, nope, rope, theta,
+                                                  m.token_pos.get(), B(m.q.get())));
       CAPPLAN_RETURN_IF_ERROR(kernels::LaunchAppendKv(n, B(m.kv.get()), nullptr, m.token_row.get(),
                                                       m.token_pos.get(), ptd, L.cache, nullptr));
       if (fresh) {
@@ -483,9 +481,8 @@ Status CudaBackend::Forward(const std::vector<StepRequest>& batch, PageTags* tag
                                                         m.token_row.get(), m.token_pos.get(), ptd,
                                                         L.index_cache, nullptr));
       }
-      CAPPLAN_RETURN_IF_ERROR(engine_cuda::LaunchMlaAbsorbQ(n, c.q_heads, nope, rope, lora,
-                                                            m.q.get(), L.w_uk.get(),
-                                                            m.q_att.get(), nullptr));
+      CAPPLAN_RETURN_IF_ERROR(engine_cuda::LaunchMlaAbsorbQ(
+          n, c.q_heads, nope, rope, lora, m.q.get(), L.w_uk.get(), m.q_att.get(), nullptr));
       kernels::AttentionProblem p;
       p.rows = n;
       p.q_heads = c.q_heads;
@@ -519,9 +516,8 @@ Status CudaBackend::Forward(const std::vector<StepRequest>& batch, PageTags* tag
         r.topk_idx = m.topk_idx.get();
       }
       CAPPLAN_RETURN_IF_ERROR(m.Attend(p, r, m.q_att.get(), L.cache, max_ctx, m.attn.get()));
-      CAPPLAN_RETURN_IF_ERROR(engine_cuda::LaunchMlaUpV(n, c.q_heads, lora, c.v_head_dim,
-                                                        m.attn.get(), L.w_uv.get(), m.o_v.get(),
-                                                        nullptr));
+      CAPPLAN_RETURN_IF_ERROR(engine_cuda::LaunchMlaUpV(
+          n, c.q_heads, lora, c.v_head_dim, m.attn.get(), L.w_uv.get(), m.o_v.get(), nullptr));
       CAPPLAN_RETURN_IF_ERROR(m.Linear(L.wo, m.o_v.get(), n, m.add.get()));
     }
     CAPPLAN_RETURN_IF_ERROR(kernels::LaunchFusedAddRmsNorm(
@@ -534,10 +530,10 @@ Status CudaBackend::Forward(const std::vector<StepRequest>& batch, PageTags* tag
       CAPPLAN_RETURN_IF_ERROR(engine_cuda::LaunchRouterLogits(n, E, H, m.h.get(), L.router.get(),
                                                               m.router_logits.get(), nullptr));
       std::vector<float> logits(static_cast<size_t>(n) * E);
-      CAPPLAN_RETURN_IF_ERROR(Cuda(cudaMemcpy(logits.data(), m.router_logits.get(),
-                                              logits.size() * sizeof(float),
-                                              cudaMemcpyDeviceToHost),
-                                   "router logits download"));
+      CAPPLAN_RETURN_IF_ERROR(
+          Cuda(cudaMemcpy(logits.data(), m.router_logits.get(), logits.size() * sizeof(float),
+                          cudaMemcpyDeviceToHost),
+               "router logits download"));
       std::vector<int> ids(static_cast<size_t>(n) * c.top_k);
       route_w.resize(ids.size());
       CAPPLAN_RETURN_IF_ERROR(
@@ -577,9 +573,9 @@ Status CudaBackend::Forward(const std::vector<StepRequest>& batch, PageTags* tag
   CAPPLAN_RETURN_IF_ERROR(Ensure(&m.logits, static_cast<size_t>(ms) * c.vocab));
   CAPPLAN_RETURN_IF_ERROR(m.Linear(m.lm_head, m.last.get(), ms, m.logits.get()));
   std::vector<uint16_t> lg(static_cast<size_t>(ms) * c.vocab);
-  CAPPLAN_RETURN_IF_ERROR(Cuda(cudaMemcpy(lg.data(), m.logits.get(), lg.size() * sizeof(uint16_t),
-                                          cudaMemcpyDeviceToHost),
-                               "logits download"));
+  CAPPLAN_RETURN_IF_ERROR(Cuda(
+      cudaMemcpy(lg.data(), m.logits.get(), lg.size() * sizeof(uint16_t), cudaMemcpyDeviceToHost),
+      "logits download"));
   for (int j = 0; j < ms; ++j) {
     std::vector<float> row(c.vocab);
     for (int v = 0; v < c.vocab; ++v) {
@@ -630,20 +626,20 @@ Result<std::vector<kernels::IntegrityMismatch>> CudaBackend::VerifyPages(
   const int cap = pt.batch * pt.max_pages;
   CAPPLAN_RETURN_IF_ERROR(Ensure(&m.mismatches, cap));
   CAPPLAN_RETURN_IF_ERROR(Ensure(&m.mismatch_count, 1));
-  const kernels::PageTableDevice d{pt.batch, pt.max_pages, m.vpt_pages.get(), m.vpt_epochs.get(),
-                                   m.vpt_requests.get(), m.vpt_seq_lens.get()};
+  const kernels::PageTableDevice d{pt.batch,           pt.max_pages,         m.vpt_pages.get(),
+                                   m.vpt_epochs.get(), m.vpt_requests.get(), m.vpt_seq_lens.get()};
   CAPPLAN_RETURN_IF_ERROR(kernels::LaunchVerifyKvIntegrity(
       d, m.tags.get(), m.num_pages, page_size_, cap, m.mismatches.get(), m.mismatch_count.get()));
   int count = 0;
-  CAPPLAN_RETURN_IF_ERROR(Cuda(
-      cudaMemcpy(&count, m.mismatch_count.get(), sizeof(int), cudaMemcpyDeviceToHost),
-      "verify count download"));
+  CAPPLAN_RETURN_IF_ERROR(
+      Cuda(cudaMemcpy(&count, m.mismatch_count.get(), sizeof(int), cudaMemcpyDeviceToHost),
+           "verify count download"));
   std::vector<kernels::IntegrityMismatch> out(std::min(count, cap));
   if (!out.empty()) {
-    CAPPLAN_RETURN_IF_ERROR(Cuda(cudaMemcpy(out.data(), m.mismatches.get(),
-                                            out.size() * sizeof(kernels::IntegrityMismatch),
-                                            cudaMemcpyDeviceToHost),
-                                 "verify mismatches download"));
+    CAPPLAN_RETURN_IF_ERROR(
+        Cuda(cudaMemcpy(out.data(), m.mismatches.get(),
+                        out.size() * sizeof(kernels::IntegrityMismatch), cudaMemcpyDeviceToHost),
+             "verify mismatches download"));
   }
   return out;
 }

@@ -113,9 +113,9 @@ __global__ void IndexScoresKernel(int n, int heads, const uint16_t* q, const uin
     const uint16_t* qh = q + (static_cast<size_t>(row) * heads + h) * c.dim;
     float dot = 0.0f;
     for (int d = 0; d < c.dim; ++d) {
-      const float k = c.fp8 ? kernels::Fp8E4m3ToFloat(static_cast<const uint8_t*>(c.keys)[off + d]) *
-                                  c.scale
-                            : Bf16BitsToFloat(static_cast<const uint16_t*>(c.keys)[off + d]);
+      const float k =
+          c.fp8 ? kernels::Fp8E4m3ToFloat(static_cast<const uint8_t*>(c.keys)[off + d]) * c.scale
+                : Bf16BitsToFloat(static_cast<const uint16_t*>(c.keys)[off + d]);
       dot = fmaf(Bf16BitsToFloat(qh[d]), k, dot);
     }
     score = fmaf(Bf16BitsToFloat(w[static_cast<size_t>(row) * heads + h]), fmaxf(dot, 0.0f), score);
@@ -148,8 +148,8 @@ __device__ int BlockInclusiveScan(int v, int* buf) {
 // bits (32 counting passes over the row); then one ordered pass writes every
 // position above it and, in position order, as many ties as are still
 // needed. Slow but exact and deterministic.
-__global__ void TopkSelectKernel(int max_ctx, const float* scores, const int32_t* row_ctx,
-                                 int topk, int32_t* idx) {
+__global__ void TopkSelectKernel(int max_ctx, const float* scores, const int32_t* row_ctx, int topk,
+                                 int32_t* idx) {
   __shared__ int count;
   __shared__ int scan[kThreads];
   const int row = blockIdx.x;
@@ -218,8 +218,8 @@ Status LaunchMlaAbsorbQ(int n, int heads, int nope, int rope, int lora, const ui
   return CudaLastError("MlaAbsorbQKernel launch");
 }
 
-Status LaunchMlaUpV(int n, int heads, int lora, int v, const uint16_t* o_lat,
-                    const uint16_t* w_uv, uint16_t* out, cudaStream_t s) {
+Status LaunchMlaUpV(int n, int heads, int lora, int v, const uint16_t* o_lat, const uint16_t* w_uv,
+                    uint16_t* out, cudaStream_t s) {
   if (n <= 0) return Status::Ok();
   MlaUpVKernel<<<n * heads, kThreads, 0, s>>>(heads, lora, v, o_lat, w_uv, out);
   return CudaLastError("MlaUpVKernel launch");
@@ -239,9 +239,8 @@ Status LaunchIndexScores(int n, int heads, const uint16_t* q, const uint16_t* w,
                          cudaStream_t s) {
   if (n <= 0 || max_ctx <= 0) return Status::Ok();
   const size_t total = static_cast<size_t>(n) * max_ctx;
-  IndexScoresKernel<<<Blocks(total), kThreads, 0, s>>>(n, heads, q, w, row_seq, row_ctx,
-                                                        page_table, max_pages, cache, max_ctx,
-                                                        scores);
+  IndexScoresKernel<<<Blocks(total), kThreads, 0, s>>>(n, heads, q, w, row_seq, row_ctx, page_table,
+                                                       max_pages, cache, max_ctx, scores);
   return CudaLastError("IndexScoresKernel launch");
 }
 

@@ -29,8 +29,8 @@ Status LaunchMlaAbsorbQ(int n, int heads, int nope, int rope, int lora, const ui
                         const uint16_t* w_uk, uint16_t* q_att, cudaStream_t s);
 // MLA value up-projection: o_lat [n, heads, lora], w_uv [heads][lora][v]
 // -> out [n, heads, v].
-Status LaunchMlaUpV(int n, int heads, int lora, int v, const uint16_t* o_lat,
-                    const uint16_t* w_uv, uint16_t* out, cudaStream_t s);
+Status LaunchMlaUpV(int n, int heads, int lora, int v, const uint16_t* o_lat, const uint16_t* w_uv,
+                    uint16_t* out, cudaStream_t s);
 // logits [n, experts] = x [n, hidden] (BF16) * router [experts, hidden]^T in FP32.
 Status LaunchRouterLogits(int n, int experts, int hidden, const uint16_t* x, const float* router,
                           float* logits, cudaStream_t s);

@@ -49,8 +49,8 @@ class CudaVerifyingTracker final : public IntegrityTracker {
       // A failed verification launch proves nothing about any page: every
       // request of the step is failed rather than served unchecked.
       for (const VerifyItem& item : batch) {
-        out.push_back({item.request, "KV integrity: verification batch failed: " +
-                                         found.status().message()});
+        out.push_back(
+            {item.request, "KV integrity: verification batch failed: " + found.status().message()});
       }
       return out;
     }

@@ -19,8 +19,8 @@ void CheckRequestPages(const VerifyItem& item, const KvPageManager& kv, const Pa
     const bool is_written = static_cast<int64_t>(j) < written;
     if (skip_written && is_written) continue;
     if (ref.physical == kPoisonPage) {
-      out->push_back({item.request, "KV integrity: " + PageName(item.request, j, ref) +
-                                        " is the poison page"});
+      out->push_back({item.request,
+                      "KV integrity: " + PageName(item.request, j, ref) + " is the poison page"});
       break;
     }
     const PageTag& tag = tags[ref.physical];

@@ -25,8 +25,9 @@ Result<EngineLengthDist> ReadLength(JsonObject* parent, const std::string& key) 
     CAPPLAN_RETURN_IF_ERROR(o.Get("min", &d.min, true));
     CAPPLAN_RETURN_IF_ERROR(o.Get("max", &d.max, true));
   } else {
-    return o.Error("dist", "engine serve-bench draws only 'fixed' or 'uniform' {min, max} "
-                           "lengths; override with --input-len/--output-len");
+    return o.Error("dist",
+                   "engine serve-bench draws only 'fixed' or 'uniform' {min, max} "
+                   "lengths; override with --input-len/--output-len");
   }
   if (d.min < 1 || d.max < d.min) return o.Error("dist", "need 1 <= min <= max");
   return d;

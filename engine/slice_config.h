@@ -47,8 +47,8 @@ struct SliceConfig {
   int index_share_every = 1;
   // FFN
   int dense_intermediate = 0;  // per rank
-  int first_k_dense = 0;  // dense layers leading the slice (at most 1 for MoE)
-  int n_experts = 0;  // 0: dense model
+  int first_k_dense = 0;       // dense layers leading the slice (at most 1 for MoE)
+  int n_experts = 0;           // 0: dense model
   int top_k = 0;
   int n_shared = 0;
   int moe_intermediate = 0;  // per rank

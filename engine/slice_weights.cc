@@ -82,9 +82,10 @@ Status MakeExperts(uint64_t layer_seed, const SliceConfig& c,
   const double values = 3.0 * c.hidden * c.moe_intermediate * c.n_experts;
   // Small slices (tests) stay on the calling thread.
   const int threads =
-      values < 5e7 ? 1
-                   : std::max(1, std::min<int>(c.n_experts,
-                                               static_cast<int>(std::thread::hardware_concurrency())));
+      values < 5e7
+          ? 1
+          : std::max(1, std::min<int>(c.n_experts,
+                                      static_cast<int>(std::thread::hardware_concurrency())));
   std::vector<std::thread> pool;
   for (int t = 1; t < threads; ++t) pool.emplace_back(work);
   work();
@@ -124,8 +125,7 @@ Result<SliceWeights> MakeSliceWeights(const SliceConfig& c) {
       } else {
         CAPPLAN_ASSIGN_OR_RETURN(L.wq, Linear(&lr, c.q_heads * qk, c.hidden, af, g));
       }
-      CAPPLAN_ASSIGN_OR_RETURN(L.wkv_a,
-                               Linear(&lr, c.kv_lora_rank + c.qk_rope, c.hidden, af, g));
+      CAPPLAN_ASSIGN_OR_RETURN(L.wkv_a, Linear(&lr, c.kv_lora_rank + c.qk_rope, c.hidden, af, g));
       L.kv_a_norm = lr.Norm(c.kv_lora_rank);
       // Absorbed W_UK / W_UV stay BF16: engines fold them into the attention
       // kernels' BF16 MMAs (FlashMLA's absorbed form, kernels.md 1.2).
@@ -133,8 +133,8 @@ Result<SliceWeights> MakeSliceWeights(const SliceConfig& c) {
       L.w_uv = lr.Bf16Matrix(c.q_heads * c.kv_lora_rank, c.v_head_dim);
       CAPPLAN_ASSIGN_OR_RETURN(L.wo, Linear(&lr, c.hidden, c.q_heads * c.v_head_dim, af, g));
       if (c.IndexFresh(l)) {  // IndexShare layers reuse an earlier top-k
-        CAPPLAN_ASSIGN_OR_RETURN(
-            L.wi_q, Linear(&lr, c.index_heads * c.index_head_dim, c.hidden, bf16, g));
+        CAPPLAN_ASSIGN_OR_RETURN(L.wi_q,
+                                 Linear(&lr, c.index_heads * c.index_head_dim, c.hidden, bf16, g));
         CAPPLAN_ASSIGN_OR_RETURN(L.wi_k, Linear(&lr, c.index_head_dim, c.hidden, bf16, g));
         CAPPLAN_ASSIGN_OR_RETURN(L.wi_w, Linear(&lr, c.index_heads, c.hidden, bf16, g));
       }

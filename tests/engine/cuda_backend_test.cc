@@ -32,6 +32,8 @@
 // order, so the backend difference must stay below the format effect).
 #ifdef CAPPLAN_HAVE_CUDA
 
+#include "engine/cuda_backend.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -40,7 +42,6 @@
 
 #include "engine/backend_factory.h"
 #include "engine/cpu_backend.h"
-#include "engine/cuda_backend.h"
 #include "engine/integrity_selftest.h"
 #include "engine/kv_page_manager.h"
 #include "kernels/harness/cuda_timer.h"
@@ -49,10 +50,10 @@
 namespace capplan {
 namespace {
 
-#define SKIP_WITHOUT_DEVICE()                                            \
-  do {                                                                   \
-    const std::string why = kernels::CudaDeviceUnavailableReason();      \
-    if (!why.empty()) GTEST_SKIP() << "no CUDA device: " << why;         \
+#define SKIP_WITHOUT_DEVICE()                                       \
+  do {                                                              \
+    const std::string why = kernels::CudaDeviceUnavailableReason(); \
+    if (!why.empty()) GTEST_SKIP() << "no CUDA device: " << why;    \
   } while (0)
 
 SliceConfig Slice(const std::string& model, Dtype kv, const std::string& weights = "default") {

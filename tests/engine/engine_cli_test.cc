@@ -1,13 +1,12 @@
 // `capplan engine ...` as a user runs it.
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
-
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 namespace {
 
@@ -64,7 +63,8 @@ TEST(EngineCliTest, CudaBackendRunsOnTheGpuOrFailsWithOneLineNeverFallsBack) {
   const Out o = RunCapplan("engine serve-bench --scenario " + std::string(CAPPLAN_SOURCE_DIR) +
                            "/scenarios/kimi-k2.6-kv-fp8.json --backend cuda --cpu-dims small"
                            " --num-requests 2 --concurrency 2 --input-len 16 --output-len 2"
-                           " --out " + out);
+                           " --out " +
+                           out);
   if (o.rc == 0) {  // a device machine: the file must say the GPU ran it
     std::ifstream in(out);
     const auto j = nlohmann::json::parse(in);

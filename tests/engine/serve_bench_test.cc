@@ -2,16 +2,16 @@
 // backend.
 #include "engine/serve_bench.h"
 
+#include <gtest/gtest.h>
+
 #include <cstdio>
 #include <fstream>
-
-#include <gtest/gtest.h>
 
 #include "common/data_path.h"
 #include "engine/cpu_backend.h"
 #include "engine/numerics.h"
-#include "kernels/harness/measurement.h"
 #include "kernels/harness/all_suites.h"
+#include "kernels/harness/measurement.h"
 #include "kernels/harness/run_suites.h"
 #include "kernels/harness/suite.h"
 #include "models/card.h"
