@@ -41,7 +41,7 @@ while [ $# -gt 0 ]; do
     --out) OUTDIR=$2; shift ;;
     --build) BUILD=$2; shift ;;
     --commit) COMMIT=$2; shift ;;
-    -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
   shift

@@ -43,7 +43,7 @@ while [ $# -gt 0 ]; do
     --work) WORK=$2; shift ;;
     --max-runs) MAX_RUNS=$2; shift ;;
     --dry-run) DRY=1 ;;
-    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
     *) echo "serve_bench.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
   shift
