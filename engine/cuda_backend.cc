@@ -13,6 +13,7 @@
 
 #include "engine/cpu_backend.h"
 #include "engine/cuda_glue.h"
+#include "engine/device_verifying_tracker.h"
 #include "engine/slice_math.h"
 #include "kernels/attention/attention_cuda.h"
 #include "kernels/formats/bf16.h"
@@ -23,9 +24,6 @@
 #include "kernels/moe/moe_router.h"
 
 namespace capplan {
-
-// Defined in cuda_integrity_tracker.cc.
-std::unique_ptr<IntegrityTracker> MakeCudaVerifyingTracker(CudaBackend* backend, int32_t num_pages);
 
 namespace {
 
@@ -606,7 +604,10 @@ double CudaBackend::StopTimerUs() {
 
 Result<std::unique_ptr<IntegrityTracker>> CudaBackend::MakeTracker(const std::string& name,
                                                                    int32_t num_pages) {
-  if (name == "verify") return MakeCudaVerifyingTracker(this, num_pages);
+  if (name == "verify") {
+    return MakeDeviceVerifyingTracker(
+        [this](const kernels::PageTable& pt) { return VerifyPages(pt); }, num_pages);
+  }
   return MakeIntegrityTracker(name, num_pages);
 }
 

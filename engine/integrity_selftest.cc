@@ -3,6 +3,7 @@
 #include <set>
 
 #include "engine/backend_factory.h"
+#include "engine/device_verifying_tracker.h"
 
 namespace capplan {
 namespace {
@@ -24,7 +25,12 @@ Result<RunOutcome> RunOnce(const SelftestOptions& o, const std::vector<EngineReq
   bo.max_step_tokens = lo.chunked_prefill_tokens + lo.max_running;
   bo.batch_invariant = true;  // unaffected requests must match bit for bit
   CAPPLAN_ASSIGN_OR_RETURN(auto backend, MakeEngineBackend(o.slice, bo));
-  CAPPLAN_ASSIGN_OR_RETURN(auto tracker, backend->MakeTracker(tracker_name, lo.num_pages));
+  std::unique_ptr<IntegrityTracker> tracker;
+  if (tracker_name == "verify" && o.verify_impl == "kernel_reference") {
+    tracker = MakeKernelReferenceTracker(lo.num_pages, lo.page_size);
+  } else {
+    CAPPLAN_ASSIGN_OR_RETURN(tracker, backend->MakeTracker(tracker_name, lo.num_pages));
+  }
   BatchLoop loop(backend.get(), tracker.get(), lo);
   for (const EngineRequest& r : reqs) loop.Submit(r);
   RunOutcome out;
@@ -64,7 +70,8 @@ std::vector<EngineRequest> SyntheticRequests(int count, int min_prompt, int max_
     r.id = i;
     const int span = std::max(1, max_prompt - min_prompt + 1);
     const int len = min_prompt + static_cast<int>(NextRandom(&rng) % span);
-    for (int t = 0; t < len; ++t) r.prompt.push_back(static_cast<int32_t>(NextRandom(&rng) % vocab));
+    for (int t = 0; t < len; ++t)
+      r.prompt.push_back(static_cast<int32_t>(NextRandom(&rng) % vocab));
     r.output_len = output_len;
     reqs.push_back(std::move(r));
   }

@@ -12,10 +12,9 @@
 
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "common/status.h"
 #include "engine/batch_loop.h"
@@ -27,6 +26,10 @@ namespace capplan {
 struct SelftestOptions {
   SliceConfig slice;
   std::string backend = "cpu";  // cpu | cuda (engine/backend_factory.h)
+  // The verifying tracker: "backend" (the backend's own: host tags on CPU,
+  // the verification kernel on CUDA) or "kernel_reference" (the CUDA
+  // backend's tracker with the kernel's CPU reference, for tests here).
+  std::string verify_impl = "backend";
   int faults_per_kind = 3;
   uint64_t seed = 1;
   int32_t page_size = 4;  // small pages: many pages per request to hit

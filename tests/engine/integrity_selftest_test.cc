@@ -42,5 +42,43 @@ TEST_P(SelftestTest, AllFaultsDetectedNoFalsePositivesOthersBitIdentical) {
 INSTANTIATE_TEST_SUITE_P(ShippedCards, SelftestTest,
                          ::testing::Values("kimi-k2.6", "glm-5.2", "llama-3.1-8b"));
 
+// The CUDA backend's tracker (engine/device_verifying_tracker.h) with the
+// verification kernel's CPU reference in place of the launch: the same
+// faults, the same verdicts as the host tracker. What it cannot show here is
+// the kernel itself on a GPU (engine_cuda_gpu_test does, with a device).
+class KernelReferenceSelftestTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(KernelReferenceSelftestTest, MatchesTheHostTrackerFaultForFault) {
+  auto card = LoadModelCard(GetParam());
+  ASSERT_TRUE(card.ok()) << card.status().message();
+  PrecisionChoice choice;
+  choice.kv_cache = Dtype::kFp8E4m3;
+  auto slice = MakeSliceConfig(*card, 8, 2, "small", choice, 3);
+  ASSERT_TRUE(slice.ok()) << slice.status().message();
+  SelftestOptions o;
+  o.slice = *slice;
+  o.faults_per_kind = 2;
+  auto host = RunIntegritySelftest(o);
+  ASSERT_TRUE(host.ok()) << host.status().message();
+  o.verify_impl = "kernel_reference";
+  auto ref = RunIntegritySelftest(o);
+  ASSERT_TRUE(ref.ok()) << ref.status().message();
+  EXPECT_EQ(ref->injected, 6);
+  EXPECT_EQ(ref->detected, ref->injected);
+  for (const char* kind : {"mis_map", "swap", "stale_reuse"}) {
+    EXPECT_EQ(ref->detected_by_kind[kind], 2) << kind;
+  }
+  EXPECT_EQ(ref->false_positives, 0);
+  EXPECT_EQ(ref->unaffected_ok, ref->unaffected_total);
+  EXPECT_TRUE(ref->Passed()) << ref->ToJson().dump();
+  // Same faults placed, same requests failed, as the host tracker.
+  EXPECT_EQ(ref->affected_total, host->affected_total);
+  EXPECT_EQ(ref->unaffected_total, host->unaffected_total);
+  EXPECT_EQ(ref->failures.size(), host->failures.size());
+}
+
+INSTANTIATE_TEST_SUITE_P(ShippedCards, KernelReferenceSelftestTest,
+                         ::testing::Values("kimi-k2.6", "glm-5.2"));
+
 }  // namespace
 }  // namespace capplan

@@ -1,25 +1,26 @@
-// The verifying tracker of the CUDA backend: the verification batch is
-// LaunchVerifyKvIntegrity, its own launch before the step's appends and
-// reads (kernels.md 6.3), over the tags the append kernel stamped on the
-// device. It checks every written page of every request in the step.
+// The verifying tracker of the CUDA backend (device_verifying_tracker.h):
+// the verification batch is a kernel (LaunchVerifyKvIntegrity on the GPU,
+// its own launch before the step's appends and reads, kernels.md 6.3) over
+// the tags the append path stamped. It checks every written page of every
+// request in the step.
 //
 // Pages about to be written carry no tag of their new owner yet; the one
 // fault they can show (a page handed out again without an epoch bump while
 // its previous owner still maps it) is checked on the host against the
 // mirror of the stamps that the backend keeps (CheckRequestPages with
 // skip_written), exactly as the CPU tracker does.
-#include <set>
+#include "engine/device_verifying_tracker.h"
 
-#include "engine/cuda_backend.h"
-#include "engine/integrity_tracker.h"
+#include <set>
 
 namespace capplan {
 namespace {
 
-class CudaVerifyingTracker final : public IntegrityTracker {
+class DeviceVerifyingTracker final : public IntegrityTracker {
  public:
-  CudaVerifyingTracker(CudaBackend* backend, int32_t num_pages)
-      : backend_(backend), mirror_(num_pages) {}
+  DeviceVerifyingTracker(PageVerifier verify, int32_t num_pages)
+      : verify_(std::move(verify)), mirror_(num_pages) {}
+  void set_verifier(PageVerifier verify) { verify_ = std::move(verify); }
   std::string name() const override { return "verify"; }
   PageTags* tags() override { return &mirror_; }
   std::vector<IntegrityViolation> Verify(const std::vector<VerifyItem>& batch,
@@ -43,7 +44,7 @@ class CudaVerifyingTracker final : public IntegrityTracker {
       pt.request_ids.push_back(batch[b].request);
       pt.seq_lens.push_back(static_cast<int32_t>(batch[b].cached_tokens));
     }
-    auto found = backend_->VerifyPages(pt);
+    auto found = verify_(pt);
     std::set<int> flagged;
     if (!found.ok()) {
       // A failed verification launch proves nothing about any page: every
@@ -69,15 +70,31 @@ class CudaVerifyingTracker final : public IntegrityTracker {
   }
 
  private:
-  CudaBackend* backend_;
+  PageVerifier verify_;
   PageTags mirror_;
 };
 
 }  // namespace
 
-std::unique_ptr<IntegrityTracker> MakeCudaVerifyingTracker(CudaBackend* backend,
-                                                           int32_t num_pages) {
-  return std::make_unique<CudaVerifyingTracker>(backend, num_pages);
+std::unique_ptr<IntegrityTracker> MakeDeviceVerifyingTracker(PageVerifier verify,
+                                                             int32_t num_pages) {
+  return std::make_unique<DeviceVerifyingTracker>(std::move(verify), num_pages);
+}
+
+std::unique_ptr<IntegrityTracker> MakeKernelReferenceTracker(int32_t num_pages, int32_t page_size) {
+  auto t = std::make_unique<DeviceVerifyingTracker>(nullptr, num_pages);
+  const PageTags* stamped = t->tags();
+  t->set_verifier(
+      [stamped,
+       page_size](const kernels::PageTable& pt) -> Result<std::vector<kernels::IntegrityMismatch>> {
+        std::vector<kernels::KvPageTag> tags;
+        tags.reserve(stamped->size());
+        for (const PageTag& g : *stamped) tags.push_back({g.request, g.logical_page, g.epoch});
+        kernels::IntegrityReport rep =
+            kernels::VerifyKvIntegrityCpu(pt, tags, page_size, pt.batch * pt.max_pages);
+        return std::move(rep.first);
+      });
+  return t;
 }
 
 }  // namespace capplan
