@@ -12,9 +12,14 @@ void Scheduler::Retract(RankState& rank, SchedulerEnv& env, int32_t idx) {
   r.kv_tokens = 0;
   r.prefilled = 0;
   r.prompt_target = r.input + r.generated;
-  r.status = ReqStatus::kWaiting;
   ++r.retractions;
-  rank.waiting.push_front(idx);
+  if (cfg_.retract_to_host) {
+    r.status = ReqStatus::kPrealloc;
+    rank.retracted.push_back(idx);
+  } else {
+    r.status = ReqStatus::kWaiting;
+    rank.waiting.push_front(idx);
+  }
   rank.queued_tokens += r.prompt_target;
   ++rank.retractions;
   rank.kv_bound = true;

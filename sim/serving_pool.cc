@@ -24,7 +24,9 @@ Result<std::unique_ptr<ServingPool>> ServingPool::Create(uint8_t id, const SimCo
     return Status::Usage("unknown router '" + config.router + "'; known: least_kv, round_robin");
   }
   CAPPLAN_ASSIGN_OR_RETURN(SchedulerFactory f, Schedulers().Find(config.scheduler));
-  return std::make_unique<ServingPool>(id, config, specs, pricer, f(config.sched), queue, options,
+  SchedulerConfig sched = config.sched;
+  sched.retract_to_host = options.reserve_before_admit;
+  return std::make_unique<ServingPool>(id, config, specs, pricer, f(sched), queue, options,
                                        listener);
 }
 
@@ -204,7 +206,7 @@ void ServingPool::PagesFreed(int rep_i) {
   WakeUp(rep_i);
   if (!opts_.reserve_before_admit) return;
   for (const auto& rk : replicas_[rep_i].ranks) {
-    if (!rk.prealloc.empty()) {
+    if (!rk.prealloc.empty() || !rk.retracted.empty()) {
       WakeReserve(rep_i);
       return;
     }
@@ -216,6 +218,23 @@ void ServingPool::OnReserve(int rep_i) {
   rep.reserve_pending = false;
   env_.now_ns = now_;
   for (RankState& rank : rep.ranks) {
+    // Retracted requests resume first, as SGLang's resume_retracted_reqs runs
+    // before new preallocations; their KV comes back from host memory (the
+    // copy's time is not priced), so they skip the prefill pool.
+    while (!rank.retracted.empty()) {
+      const int32_t idx = rank.retracted.front();
+      const ReserveOutcome o = sched_->Reserve(rank, env_, idx);
+      if (o == ReserveOutcome::kNoRoom) break;
+      rank.retracted.pop_front();
+      if (o == ReserveOutcome::kFailed) {
+        rank.queued_tokens -= res_.requests[idx].prompt_target;
+        continue;
+      }
+      res_.requests[idx].status = ReqStatus::kWaiting;
+      rank.waiting.push_back(idx);
+      WakeUp(rep_i);
+    }
+    if (!rank.retracted.empty()) continue;  // new preallocations wait behind them
     while (!rank.prealloc.empty()) {
       const int32_t idx = rank.prealloc.front();
       ReqState& r = res_.requests[idx];
@@ -268,6 +287,16 @@ void ServingPool::OnSchedule(int rep_i) {
   }
   res_.max_running_requests = std::max(res_.max_running_requests, admitted);
   HandleFailures();
+  // A retraction freed pages; if it emptied the batch no step end follows to
+  // say so, and the retracted queue must not wait for one.
+  if (opts_.reserve_before_admit) {
+    for (const auto& rk : rep.ranks) {
+      if (!rk.retracted.empty()) {
+        WakeReserve(rep_i);
+        break;
+      }
+    }
+  }
   if (!any) return;
   rep.busy = true;
   rep.step_start_ns = now_;

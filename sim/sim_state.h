@@ -66,6 +66,9 @@ struct SchedulerConfig {
   double min_new_token_ratio = 0.7 * 0.14;
   double new_token_ratio_decay = (0.7 - 0.7 * 0.14) / 600;
   int64_t clip_max_new_tokens = 4096;
+  // PD decode pool: a retracted request keeps its KV in host memory and
+  // waits in RankState::retracted (no prefill pool to recompute it here).
+  bool retract_to_host = false;
 };
 
 struct PrefillChunk {
@@ -87,6 +90,10 @@ struct RankState {
   KvPool pool;
   std::deque<int32_t> waiting;   // FCFS; retracted requests re-enter at the front
   std::deque<int32_t> prealloc;  // PD decode rank: waiting for a page reservation, FIFO
+  // PD decode rank: retracted requests whose KV went to host memory (SGLang's
+  // DecodePreallocQueue.retracted_queue); they re-reserve before any new
+  // prealloc and rejoin `waiting` with their KV restored, never re-prefilled.
+  std::deque<int32_t> retracted;
   std::vector<int32_t> running;  // decoding, in admission order
   std::vector<int32_t> prefilling;  // admitted, prompt not complete, admission order
   int64_t kv_tokens = 0;            // tokens in the cache on this rank

@@ -294,7 +294,8 @@ Result<PdRunResult> RunPd(const PdScenario& pd) {
       "layer-by-layer overlap assumes sending one layer's KV takes no longer than computing it",
       "transfers do not contend for link bandwidth: each takes latency + bytes / bandwidth",
       "the first token is not sampled by the prefill pool: it comes from the first decode step "
-      "after the KV arrives"};
+      "after the KV arrives",
+      "a retracted decode request's KV goes to host memory and back without a priced copy"};
   out.summary = std::move(s);
   return out;
 }

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "common/data_path.h"
+#include "sim/pd/pd_scenario.h"
 #include "sim/prepared_run.h"
 #include "sim/sim_state.h"
 #include "sim/simulate.h"
@@ -430,6 +431,48 @@ TEST(PdRun, DeterministicForASeed) {
   auto c = RunPd(**ParsePdScenario(other, "x.json"));
   ASSERT_TRUE(c.ok());
   EXPECT_NE(a->summary.dump(), c->summary.dump()) << "the seed must matter";
+}
+
+// A decode pool that over-admits (the new-token reservation decays to 0.098
+// of the remaining output) must retract running decodes when they outgrow it.
+// As in SGLang's decode server, a retracted request's KV goes to host memory
+// and the request re-reserves before any new prealloc, then resumes without a
+// second prefill. Before this existed, a retracted request put back at the
+// head of the decode waiting queue waited for pages held by reserved
+// requests queued behind it, and the run stalled with requests in flight.
+TEST(PdRun, RetractedDecodesResumeWithoutStallingThePool) {
+  const int n = 32;
+  nlohmann::json doc = PdDoc(Workload(n, 0, 2048, 4096));
+  doc["pd"]["decode"]["mem_fraction_static"] = 0.14;
+  auto pd = MustParse(doc);
+  ASSERT_TRUE(pd);
+  auto r = RunPd(*pd);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const auto& dp = r->summary["pools"]["decode"];
+  const int64_t cap = dp["kv_capacity_tokens"].get<int64_t>();
+  ASSERT_LT(cap, n * (2048 + 4096) / 2) << "the pool must be too small for the whole batch";
+  EXPECT_GT(dp["retractions"].get<int64_t>(), 0) << "the setup must make the decode pool retract";
+  EXPECT_EQ(r->summary["completed"].get<int64_t>(), n);
+  EXPECT_EQ(r->summary["failed"].get<int64_t>(), 0);
+  for (const auto& q : r->requests) {
+    EXPECT_TRUE(q.done);
+    EXPECT_EQ(q.generated, 4096) << "a resumed request continues where it stopped";
+  }
+  // Each prompt was prefilled once: the prefill pool completed each request
+  // exactly once and nothing else.
+  EXPECT_EQ(r->summary["pools"]["prefill"]["completed"].get<int64_t>(), n);
+
+  // The configuration a PD ratio search hit (shipped GLM-5.2 PD scenario, FP8
+  // decode weights, 16 req/s): it stalled with 7 of 135 requests in flight.
+  auto glm = LoadPdScenarioFile(DataPath("scenarios/pd-glm-5.2.json"),
+                                {"pd.decode.weights=fp8", "workload.request_rate=16",
+                                 "workload.num_requests=135"});
+  ASSERT_TRUE(glm.ok()) << glm.status().message();
+  auto g = RunPd(**glm);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_GT(g->summary["pools"]["decode"]["retractions"].get<int64_t>(), 0);
+  EXPECT_EQ(g->summary["failed"].get<int64_t>(), 0);
+  for (const auto& q : g->requests) EXPECT_TRUE(q.done);
 }
 
 }  // namespace
