@@ -43,7 +43,7 @@ Status Main(const std::vector<std::string>& args) {
       "commit", po::value<std::string>()->default_value(""), "git commit recorded in the file")(
       "driver", po::value<std::string>()->default_value(""), "driver version recorded in the file")(
       "ceilings", po::value<std::string>()->default_value(""),
-      "ceilings JSON for the closing table (default kernels/harness/h200_ceilings.json)")(
+      "hardware profile whose ceilings the closing table uses (default calibrate/profiles/h200-sxm.json)")(
       "out", po::value<std::string>(), "output measurements JSON (required)");
   po::variables_map vm;
   CAPPLAN_RETURN_IF_ERROR(ParseCommandLine("capplan-kernel-bench", args, desc, nullptr, &vm));
