@@ -475,5 +475,38 @@ TEST(PdRun, RetractedDecodesResumeWithoutStallingThePool) {
   for (const auto& q : g->requests) EXPECT_TRUE(q.done);
 }
 
+// Conservation under stress: tight decode pools, bursty rates, mixed
+// lengths and both schedulers. Every run must end with every request
+// completed or failed and every page back (RunPd returns an Internal error
+// otherwise); a stall like the retraction one above shows up here.
+TEST(PdRun, StressRunsConserveRequests) {
+  int runs = 0;
+  for (const char* sched : {"sglang", "vllm"}) {
+    for (double mfs : {0.14, 0.2}) {
+      for (double rate : {4.0, 32.0}) {
+        for (int seed : {1, 2}) {
+          nlohmann::json wl = Workload(60, rate, 0, 0);
+          wl["input_tokens"] = {{"dist", "uniform"}, {"min", 256}, {"max", 12000}};
+          wl["output_tokens"] = {{"dist", "uniform"}, {"min", 1}, {"max", 3000}};
+          wl["seed"] = seed;
+          nlohmann::json doc = PdDoc(wl);
+          doc["pd"]["decode"]["mem_fraction_static"] = mfs;
+          doc["pd"]["prefill"]["engine"] = sched;
+          doc["pd"]["decode"]["engine"] = sched;
+          auto pd = MustParse(doc);
+          ASSERT_TRUE(pd);
+          auto r = RunPd(*pd);
+          ASSERT_TRUE(r.ok()) << sched << " mfs " << mfs << " rate " << rate << " seed " << seed
+                              << ": " << r.status().message();
+          EXPECT_EQ(r->summary["completed"].get<int64_t>() + r->summary["failed"].get<int64_t>(),
+                    60);
+          ++runs;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(runs, 16);
+}
+
 }  // namespace
 }  // namespace capplan
