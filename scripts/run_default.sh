@@ -80,4 +80,18 @@ done
 echo
 echo "== PD vs co-located on 16x H200 (from the planning report) =="
 sed -n '/^## PD vs co-located twin/,/^## /p' "$STUDY/report.md" | grep '^|' || true
+
+# At equal offered load (above) throughput is the arrival rate, so cost per
+# token mostly counts GPUs. The planning question is the cheapest way to meet
+# an SLO: search each deployment's largest SLO-meeting rate (600 requests per
+# probe, so queues reach a steady state) and compare the best of each.
+echo
+echo "== GLM-5.2 at an SLO (p90 TTFT <= 2 s, p90 TPOT <= 50 ms): PD ratio x decode weights vs co-located replicas x weights =="
+for pair in "pd-glm-5.2 pd-glm-5.2-ratio" "pd-glm-5.2-colocated glm-5.2-colocated"; do
+  set -- $pair
+  "$CAPPLAN" search "scenarios/$1.json" --space "scenarios/search/$2.json" \
+    --slo 'p90_ttft_ms<=2000' --slo 'p90_tpot_ms<=50' \
+    --set workload.num_requests=600 --set workload.warmup_requests=60 \
+    --out "$STUDY/search-$2" | sed -n '/^Top configurations/,/^$/p' | head -6
+done
 echo "Planning report: $(cd "$STUDY" && pwd)/report.html (Markdown: report.md)"
