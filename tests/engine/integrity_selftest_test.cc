@@ -9,18 +9,23 @@
 namespace capplan {
 namespace {
 
-class SelftestTest : public ::testing::TestWithParam<std::string> {};
-
-TEST_P(SelftestTest, AllFaultsDetectedNoFalsePositivesOthersBitIdentical) {
-  auto card = LoadModelCard(GetParam());
+// Two faults of every kind on a small-dims, 2-layer, FP8-KV slice of `model`.
+void SmallSliceOptions(const std::string& model, SelftestOptions* o) {
+  auto card = LoadModelCard(model);
   ASSERT_TRUE(card.ok()) << card.status().message();
   PrecisionChoice choice;
   choice.kv_cache = Dtype::kFp8E4m3;
   auto slice = MakeSliceConfig(*card, 8, 2, "small", choice, 3);
   ASSERT_TRUE(slice.ok()) << slice.status().message();
+  o->slice = *slice;
+  o->faults_per_kind = 2;
+}
+
+class SelftestTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(SelftestTest, AllFaultsDetectedNoFalsePositivesOthersBitIdentical) {
   SelftestOptions o;
-  o.slice = *slice;
-  o.faults_per_kind = 2;
+  ASSERT_NO_FATAL_FAILURE(SmallSliceOptions(GetParam(), &o));
   auto rep = RunIntegritySelftest(o);
   ASSERT_TRUE(rep.ok()) << rep.status().message();
   EXPECT_EQ(rep->injected, 6);
@@ -49,15 +54,8 @@ INSTANTIATE_TEST_SUITE_P(ShippedCards, SelftestTest,
 class KernelReferenceSelftestTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(KernelReferenceSelftestTest, MatchesTheHostTrackerFaultForFault) {
-  auto card = LoadModelCard(GetParam());
-  ASSERT_TRUE(card.ok()) << card.status().message();
-  PrecisionChoice choice;
-  choice.kv_cache = Dtype::kFp8E4m3;
-  auto slice = MakeSliceConfig(*card, 8, 2, "small", choice, 3);
-  ASSERT_TRUE(slice.ok()) << slice.status().message();
   SelftestOptions o;
-  o.slice = *slice;
-  o.faults_per_kind = 2;
+  ASSERT_NO_FATAL_FAILURE(SmallSliceOptions(GetParam(), &o));
   auto host = RunIntegritySelftest(o);
   ASSERT_TRUE(host.ok()) << host.status().message();
   o.verify_impl = "kernel_reference";
