@@ -17,8 +17,10 @@ Status RunReport(const std::vector<std::string>& args, CommandContext& ctx) {
   double usd = 0;
   po::options_description desc(
       "capplan report RESULT... --out FILE [options]\n"
-      "  RESULT: a summary JSON, a 'capplan simulate --out' directory or a\n"
-      "  'capplan sweep --out' directory\noptions");
+      "  RESULT: a summary JSON, a 'capplan simulate --out' directory, a\n"
+      "  'capplan sweep --out' directory, or a 'capplan search --out' directory\n"
+      "  (its winner: the best configuration at the largest rate meeting the SLOs)\n"
+      "options");
   desc.add_options()("help,h", "show this help")(
       "out", po::value(&out), "report file to write (required; written atomically)")(
       "format", po::value(&format),

@@ -1,6 +1,7 @@
 #include "report/summary.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 
 #include "common/json_util.h"
@@ -153,7 +154,8 @@ std::string Summary::DeploymentField(const std::string& key) const {
 
 Result<Summary> ParseSummary(const nlohmann::json& doc, const std::string& origin) {
   if (!doc.is_object()) {
-    return Status::Usage(origin + ": not a simulation summary (expected a JSON object as "
+    return Status::Usage(origin +
+                         ": not a simulation summary (expected a JSON object as "
                          "written by 'capplan simulate --out DIR' to DIR/summary.json)");
   }
   // The keys every summary carries (sim/simulate.h); without them the file
@@ -231,24 +233,74 @@ Result<Summary> ParseSummary(const nlohmann::json& doc, const std::string& origi
   CAPPLAN_RETURN_IF_ERROR(ParseConcurrency(root, &s));
   std::string label;
   CAPPLAN_RETURN_IF_ERROR(root.Get("label", &label));
-  s.id = !label.empty() ? label
+  s.id = !label.empty()        ? label
          : !s.scenario.empty() ? s.scenario
                                : fs::path(origin).stem().string();
   return s;
 }
 
+namespace {
+
+// A `capplan search --out` directory stands for its winner: the simulation
+// summary of the best configuration at the largest rate meeting the SLOs,
+// labelled with its configuration and rate so the tables say what it is.
+Result<Summary> LoadSearchWinner(const std::string& path) {
+  CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json doc, ReadJsonFile(path));
+  const nlohmann::json* w = doc.is_object() && doc.contains("winner") ? &doc["winner"] : nullptr;
+  if (w == nullptr || !w->is_object() || !w->contains("summary")) {
+    return Status::Invalid(path +
+                           ": /winner: no configuration met the SLOs, so there is no "
+                           "result to report (relax the SLOs or widen the search space)");
+  }
+  nlohmann::json summary = (*w)["summary"];
+  if (summary.is_object() && !summary.contains("label")) {
+    std::string config;
+    if (const auto it = w->find("config"); it != w->end() && it->is_object()) {
+      for (const auto& [k, v] : it->items()) {
+        config += (config.empty() ? "" : " ") + k + "=" +
+                  (v.is_string() ? v.get<std::string>() : v.dump());
+      }
+    }
+    char rate[32];
+    std::snprintf(rate, sizeof(rate), "%.3g", w->value("request_rate_req_per_s", 0.0));
+    summary["label"] = summary.value("scenario", std::string("search")) + " best at SLO (" +
+                       config + ", " + rate + " req/s)";
+  }
+  return ParseSummary(summary, path + " /winner/summary");
+}
+
+}  // namespace
+
 Result<std::vector<Summary>> LoadResults(const std::vector<std::string>& inputs) {
   if (inputs.empty()) {
-    return Status::Usage("report: no results given; pass summary JSON files or result "
-                         "directories (capplan report RESULT... --out FILE)");
+    return Status::Usage(
+        "report: no results given; pass summary JSON files or result "
+        "directories (capplan report RESULT... --out FILE)");
   }
+  std::vector<Summary> out;
   std::vector<std::string> files;
+  auto flush = [&]() -> Status {
+    for (const auto& f : files) {
+      CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json doc, ReadJsonFile(f));
+      CAPPLAN_ASSIGN_OR_RETURN(Summary s, ParseSummary(doc, f));
+      out.push_back(std::move(s));
+    }
+    files.clear();
+    return Status::Ok();
+  };
   for (const auto& in : inputs) {
     std::error_code ec;
     if (fs::is_directory(in, ec)) {
       const fs::path single = fs::path(in) / "summary.json";
       if (fs::exists(single, ec)) {
         files.push_back(single.string());
+        continue;
+      }
+      const fs::path search = fs::path(in) / "search.json";
+      if (fs::exists(search, ec)) {
+        CAPPLAN_RETURN_IF_ERROR(flush());  // keep the order of inputs
+        CAPPLAN_ASSIGN_OR_RETURN(Summary s, LoadSearchWinner(search.string()));
+        out.push_back(std::move(s));
         continue;
       }
       std::vector<std::string> points;
@@ -259,7 +311,8 @@ Result<std::vector<Summary>> LoadResults(const std::vector<std::string>& inputs)
       }
       if (ec) return Status::Io(in + ": cannot list directory: " + ec.message());
       if (points.empty()) {
-        return Status::NotFound(in + ": no summary.json and no sweep point *.json in this "
+        return Status::NotFound(in +
+                                ": no summary.json and no sweep point *.json in this "
                                 "directory; pass 'capplan simulate/sweep --out' directories");
       }
       std::sort(points.begin(), points.end());
@@ -270,12 +323,7 @@ Result<std::vector<Summary>> LoadResults(const std::vector<std::string>& inputs)
       return Status::NotFound(in + ": no such file or directory");
     }
   }
-  std::vector<Summary> out;
-  for (const auto& f : files) {
-    CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json doc, ReadJsonFile(f));
-    CAPPLAN_ASSIGN_OR_RETURN(Summary s, ParseSummary(doc, f));
-    out.push_back(std::move(s));
-  }
+  CAPPLAN_RETURN_IF_ERROR(flush());
   return out;
 }
 

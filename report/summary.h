@@ -109,8 +109,10 @@ Status ParseTimeShares(JsonObject& parent, std::string_view key,
 Result<Summary> ParseSummary(const nlohmann::json& doc, const std::string& origin);
 
 // Loads every result named by `inputs`: a summary file, a `capplan simulate
-// --out` directory (its summary.json), or a `capplan sweep --out` directory
-// (every *.json in it, in name order). Order of the result follows inputs.
+// --out` directory (its summary.json), a `capplan search --out` directory
+// (its winner's summary, labelled "<scenario> best at SLO (<config>, <rate>
+// req/s)"), or a `capplan sweep --out` directory (every *.json in it, in name
+// order). Order of the result follows inputs.
 Result<std::vector<Summary>> LoadResults(const std::vector<std::string>& inputs);
 
 }  // namespace capplan::report

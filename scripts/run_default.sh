@@ -94,4 +94,16 @@ for pair in "pd-glm-5.2 pd-glm-5.2-ratio" "pd-glm-5.2-colocated glm-5.2-colocate
     --set workload.num_requests=600 --set workload.warmup_requests=60 \
     --out "$STUDY/search-$2" | sed -n '/^Top configurations/,/^$/p' | head -6
 done
+# The two winners side by side: a search directory reports as its winner, so
+# the PD-vs-twin table now compares the cheapest SLO-meeting deployments.
+for fmt in html md; do
+  "$CAPPLAN" report "$STUDY/search-pd-glm-5.2-ratio" "$STUDY/search-glm-5.2-colocated" \
+    --out "$STUDY/slo-report.$fmt" \
+    --title "GLM-5.2: cheapest PD vs co-located deployment meeting p90 TTFT <= 2 s, p90 TPOT <= 50 ms (simulated)" \
+    >/dev/null
+done
+echo
+echo "== GLM-5.2 winners at the SLO, PD vs co-located (slo-report) =="
+sed -n '/^## PD vs co-located twin/,/^## /p' "$STUDY/slo-report.md" | grep '^|' || true
+echo "SLO report: $(cd "$STUDY" && pwd)/slo-report.html"
 echo "Planning report: $(cd "$STUDY" && pwd)/report.html (Markdown: report.md)"

@@ -1,9 +1,12 @@
 #include "report/summary.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+
+#include <nlohmann/json.hpp>
 
 namespace capplan::report {
 namespace {
@@ -93,6 +96,42 @@ TEST(ReportSummary, MalformedJsonNamesLine) {
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("line 3"), std::string::npos) << r.status().message();
   std::filesystem::remove(path);
+}
+
+// A `capplan search --out` directory stands for its winner's summary,
+// labelled with the configuration and rate; inputs keep their order around
+// it; a search without a winner says so with the JSON path.
+TEST(ReportSummary, SearchDirectoryIsItsWinner) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(::testing::TempDir()) /
+                       ("report_search_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  nlohmann::json summary;
+  std::ifstream(kData + "/pd/pd_demo.json") >> summary;
+  nlohmann::json search = {
+      {"winner",
+       {{"config", {{"pd.decode.replicas", 2}, {"pd.decode.weights", "int4"}}},
+        {"request_rate_req_per_s", 2.8333},
+        {"summary", summary}}}};
+  std::ofstream(dir / "search.json") << search.dump();
+  auto r = LoadResults({kData + "/kimi_fp8_kv_c64.json", dir.string(),
+                        kData + "/pd/pd_demo_colocated.json"});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->size(), 3u);
+  EXPECT_EQ((*r)[0].id, "fp8 KV");
+  EXPECT_EQ((*r)[1].id, summary["scenario"].get<std::string>() +
+                            " best at SLO (pd.decode.replicas=2 pd.decode.weights=int4, 2.83 req/s)");
+  EXPECT_EQ((*r)[1].scenario, summary["scenario"].get<std::string>()) << "pairs with its twin by name";
+  EXPECT_TRUE((*r)[1].pd.has_value());
+  EXPECT_EQ((*r)[2].scenario, "pd-demo-colocated");
+
+  std::ofstream(dir / "search.json") << R"({"winner": null, "ranked": []})";
+  auto bad = LoadResults({dir.string()});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("search.json: /winner: no configuration met the SLOs"),
+            std::string::npos)
+      << bad.status().message();
+  fs::remove_all(dir);
 }
 
 }  // namespace
