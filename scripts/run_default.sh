@@ -86,8 +86,9 @@ sed -n '/^## PD vs co-located twin/,/^## /p' "$STUDY/report.md" | grep '^|' || t
 # an SLO: search each deployment's largest SLO-meeting rate (600 requests per
 # probe, so queues reach a steady state) and compare the best of each.
 echo
-echo "== GLM-5.2 at an SLO (p90 TTFT <= 2 s, p90 TPOT <= 50 ms): PD ratio x decode weights vs co-located replicas x weights =="
-for pair in "pd-glm-5.2 pd-glm-5.2-ratio" "pd-glm-5.2-colocated glm-5.2-colocated"; do
+echo "== At an SLO (p90 TTFT <= 2 s, p90 TPOT <= 50 ms): PD ratio x decode pool precision vs co-located replicas x precision =="
+for pair in "pd-glm-5.2 pd-glm-5.2-ratio" "pd-glm-5.2-colocated glm-5.2-colocated" \
+            "pd-kimi-k2.6 pd-kimi-k2.6-ratio" "pd-kimi-k2.6-colocated kimi-k2.6-colocated"; do
   set -- $pair
   "$CAPPLAN" search "scenarios/$1.json" --space "scenarios/search/$2.json" \
     --slo 'p90_ttft_ms<=2000' --slo 'p90_tpot_ms<=50' \
@@ -98,12 +99,13 @@ done
 # the PD-vs-twin table now compares the cheapest SLO-meeting deployments.
 for fmt in html md; do
   "$CAPPLAN" report "$STUDY/search-pd-glm-5.2-ratio" "$STUDY/search-glm-5.2-colocated" \
+    "$STUDY/search-pd-kimi-k2.6-ratio" "$STUDY/search-kimi-k2.6-colocated" \
     --out "$STUDY/slo-report.$fmt" \
-    --title "GLM-5.2: cheapest PD vs co-located deployment meeting p90 TTFT <= 2 s, p90 TPOT <= 50 ms (simulated)" \
+    --title "Cheapest PD vs co-located deployment meeting p90 TTFT <= 2 s, p90 TPOT <= 50 ms (simulated)" \
     >/dev/null
 done
 echo
-echo "== GLM-5.2 winners at the SLO, PD vs co-located (slo-report) =="
+echo "== Winners at the SLO, PD vs co-located (slo-report) =="
 sed -n '/^## PD vs co-located twin/,/^## /p' "$STUDY/slo-report.md" | grep '^|' || true
 echo "SLO report: $(cd "$STUDY" && pwd)/slo-report.html"
 echo "Planning report: $(cd "$STUDY" && pwd)/report.html (Markdown: report.md)"
