@@ -9,7 +9,10 @@
 #include <memory>
 #include <vector>
 
+#include "calibrate/profile.h"
 #include "common/status.h"
+#include "models/card.h"
+#include "models/types.h"
 #include "sim/simulate.h"
 #include "sim/simulator.h"
 #include "sim/step_pricer.h"
@@ -24,6 +27,10 @@ class PreparedRun {
   const SimConfig& config() const;
   const std::vector<SimRequestSpec>& specs() const;
   StepPricer& pricer();
+  // What the run was prepared from (sim/pd plans the KV transfer with them).
+  const ModelCard& card() const;
+  const HardwareProfile& profile() const;
+  const ParallelLayout& layout() const;
   // The summary (sim/simulate.h keys), requests CSV and trace of `sim`.
   RunResult Summarize(const SimResult& sim) const;
 

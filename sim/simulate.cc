@@ -128,6 +128,9 @@ PreparedRun::~PreparedRun() = default;
 const SimConfig& PreparedRun::config() const { return st_->cfg; }
 const std::vector<SimRequestSpec>& PreparedRun::specs() const { return st_->specs; }
 StepPricer& PreparedRun::pricer() { return *st_->pricer; }
+const ModelCard& PreparedRun::card() const { return st_->card; }
+const HardwareProfile& PreparedRun::profile() const { return st_->profile; }
+const ParallelLayout& PreparedRun::layout() const { return st_->layout; }
 
 Result<std::unique_ptr<PreparedRun>> PrepareRun(const Scenario& sc, const RunOptions& options) {
   auto st = std::make_unique<PreparedRun::State>();

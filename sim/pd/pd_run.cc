@@ -18,16 +18,6 @@ namespace {
 
 double Ms(int64_t ns) { return static_cast<double>(ns) / 1e6; }
 
-ParallelLayout LayoutOf(const DeploymentSpec& d) {
-  ParallelLayout l;
-  l.gpus = d.gpus;
-  l.tp = d.tp;
-  l.ep = d.ep;
-  l.dp_attention = d.dp_attention;
-  l.dp = d.dp_attention ? (d.dp > 0 ? d.dp : d.tp) : 1;
-  return l;
-}
-
 // What a pool reports besides the end-to-end metrics.
 nlohmann::json PoolSummary(const nlohmann::json& s, const SimResult& sim, const DeploymentSpec& d,
                            double span_s, const std::vector<double>& time_in_pool_ms,
@@ -129,15 +119,20 @@ class PdDriver : public PoolListener {
 Result<PdRunResult> RunPd(const PdScenario& pd) {
   const Scenario& ps = *pd.prefill;
   const Scenario& ds = *pd.decode;
-  auto card_r = LoadModelCard(ps.model);
-  if (!card_r.ok()) return card_r.status().WithPrefix(pd.origin + ": /model");
-  auto prof_r = LoadHardwareProfile(ps.hardware);
-  if (!prof_r.ok()) return prof_r.status().WithPrefix(pd.origin + ": /hardware");
+  RunOptions no_hooks;
+  auto pre_prep = PrepareRun(ps, no_hooks);
+  if (!pre_prep.ok()) return pre_prep.status().WithPrefix("prefill pool");
+  auto dec_prep = PrepareRun(ds, no_hooks);
+  if (!dec_prep.ok()) return dec_prep.status().WithPrefix("decode pool");
   auto src = ParseDtype(ps.deployment.kv_cache);
   if (!src.ok()) return src.status().WithPrefix(pd.origin + ": /pd/prefill/kv_cache");
   auto dst = ParseDtype(ds.deployment.kv_cache);
   if (!dst.ok()) return dst.status().WithPrefix(pd.origin + ": /pd/decode/kv_cache");
-  auto plan_r = PlanKvTransfer(*card_r, LayoutOf(ds.deployment), *src, *dst, pd.transfer, *prof_r);
+  // Bytes per decode attention rank: the decode pool's card, layout and
+  // profile, as PrepareRun derived them.
+  const PreparedRun& dec_prepared = **dec_prep;
+  auto plan_r = PlanKvTransfer(dec_prepared.card(), dec_prepared.layout(), *src, *dst,
+                               pd.transfer, dec_prepared.profile());
   if (!plan_r.ok()) return plan_r.status().WithPrefix(pd.origin + ": /pd/transfer");
 
   PdRunResult out;
@@ -145,11 +140,6 @@ Result<PdRunResult> RunPd(const PdScenario& pd) {
   const KvTransferPlan& tp = out.transfer;
 
   // ---- Both pools in one event loop (sim/pd/README.md "Protocol") ----
-  RunOptions no_hooks;
-  auto pre_prep = PrepareRun(ps, no_hooks);
-  if (!pre_prep.ok()) return pre_prep.status().WithPrefix("prefill pool");
-  auto dec_prep = PrepareRun(ds, no_hooks);
-  if (!dec_prep.ok()) return dec_prep.status().WithPrefix("decode pool");
   // The decode pool is where a request enters (its prealloc queue) and
   // leaves, so the workload's concurrency cap is enforced there, end to end.
   SimConfig pre_cfg = (*pre_prep)->config();
