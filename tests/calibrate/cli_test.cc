@@ -9,20 +9,12 @@
 #include "calibrate/profile.h"
 #include "common/data_path.h"
 #include "common/json_util.h"
+#include "tests/test_util/shell.h"
 
 namespace capplan {
 namespace {
 
-int Sh(const std::string& cmd, std::string* out = nullptr) {
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  std::string s;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) s.append(buf, n);
-  const int st = pclose(p);
-  if (out) *out = s;
-  return WEXITSTATUS(st);
-}
+using test_util::Sh;
 
 std::string Tmp(const std::string& name) { return ::testing::TempDir() + "calib_cli_" + std::to_string(::getpid()) + "_" + name; }
 

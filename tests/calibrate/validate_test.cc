@@ -8,15 +8,12 @@
 #include <fstream>
 
 #include "engine/serve_bench.h"
+#include "tests/test_util/shell.h"
 
 namespace capplan {
 namespace {
 
-std::string WriteTemp(const std::string& name, const std::string& text) {
-  const std::string path = ::testing::TempDir() + name;
-  std::ofstream(path) << text;
-  return path;
-}
+using test_util::WriteTemp;
 
 nlohmann::json EngineRun(const std::string& model, int tp, const std::string& integrity) {
   const std::string sc = R"({

@@ -8,6 +8,8 @@
 #include <sstream>
 #include <string>
 
+#include "tests/test_util/shell.h"
+
 namespace {
 
 struct Out {
@@ -16,13 +18,9 @@ struct Out {
 };
 
 Out RunShell(const std::string& cmd_line) {
-  const std::string cmd = cmd_line + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string text;
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof(buf), p)) text.append(buf, n);
-  const int st = pclose(p);
-  return {WEXITSTATUS(st), text};
+  Out o;
+  o.rc = capplan::test_util::Sh(cmd_line, &o.text);
+  return o;
 }
 
 Out RunCapplan(const std::string& args) { return RunShell(std::string(CAPPLAN_BIN) + " " + args); }

@@ -15,15 +15,12 @@
 #include "kernels/harness/run_suites.h"
 #include "kernels/harness/suite.h"
 #include "models/card.h"
+#include "tests/test_util/shell.h"
 
 namespace capplan {
 namespace {
 
-std::string WriteTemp(const std::string& name, const std::string& text) {
-  const std::string path = ::testing::TempDir() + name;
-  std::ofstream(path) << text;
-  return path;
-}
+using test_util::WriteTemp;
 
 const char* kScenario = R"({
   "name": "t", "model": "kimi-k2.6", "hardware": "h200-sxm",

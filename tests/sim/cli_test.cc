@@ -10,21 +10,12 @@
 
 #include "common/data_path.h"
 #include "common/json_util.h"
+#include "tests/test_util/shell.h"
 
 namespace capplan {
 namespace {
 
-int Sh(const std::string& cmd, std::string* out = nullptr) {
-  std::string full = cmd + " 2>&1";
-  FILE* p = popen(full.c_str(), "r");
-  std::string s;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) s.append(buf, n);
-  const int st = pclose(p);
-  if (out) *out = s;
-  return WEXITSTATUS(st);
-}
+using test_util::Sh;
 
 TEST(SimCli, EveryShippedScenarioRuns) {
   int n = 0;
