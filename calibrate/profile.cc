@@ -80,6 +80,7 @@ Status ReadCostModel(JsonObject& root, HardwareProfile* p) {
   {
     CAPPLAN_ASSIGN_OR_RETURN(JsonObject mem, root.Child("memory", true));
     mem.Touch("gpu_memory_bytes");
+    mem.Touch("gpu_runtime_memory_bytes");
     CAPPLAN_RETURN_IF_ERROR(ReadParam(mem, "hbm_bandwidth_bytes_per_s",
                                       "memory.hbm_bandwidth_bytes_per_s", &p->hbm_bytes_per_s,
                                       p, 1, 1e300));
@@ -180,7 +181,17 @@ Result<HardwareProfile> ParseHardwareProfile(const nlohmann::json& doc,
     CAPPLAN_ASSIGN_OR_RETURN(JsonObject mem, root.Child("memory", true));
     CAPPLAN_ASSIGN_OR_RETURN(JsonObject cap, mem.Child("gpu_memory_bytes", true));
     CAPPLAN_RETURN_IF_ERROR(cap.Get("value", &p.gpu_memory_bytes, true));
+    CAPPLAN_RETURN_IF_ERROR(cap.CheckRange("value", static_cast<double>(p.gpu_memory_bytes), 1,
+                                           1e15));
     cap.Touch("provenance");
+    if (mem.Has("gpu_runtime_memory_bytes")) {
+      CAPPLAN_ASSIGN_OR_RETURN(JsonObject rt, mem.Child("gpu_runtime_memory_bytes", true));
+      CAPPLAN_RETURN_IF_ERROR(rt.Get("value", &p.gpu_runtime_memory_bytes, true));
+      CAPPLAN_RETURN_IF_ERROR(rt.CheckRange("value",
+                                            static_cast<double>(p.gpu_runtime_memory_bytes), 1,
+                                            static_cast<double>(p.gpu_memory_bytes)));
+      rt.Touch("provenance");
+    }
   }
   // A profile with only the memory block (the bootstrap format) is valid for
   // models/; the simulator's cost model needs the rest.

@@ -59,7 +59,11 @@ struct HardwareProfile {
   std::string name;        // "h200-sxm"
   std::string gpu;         // "NVIDIA H200 SXM"
   std::string path;        // file it was loaded from
-  int64_t gpu_memory_bytes = 0;  // what the driver reports as total
+  int64_t gpu_memory_bytes = 0;  // what the driver reports as total (nvidia-smi)
+  // What the CUDA runtime reports as total (cudaMemGetInfo), which
+  // gpu_memory_utilization multiplies; 0 when the profile has no reading
+  // (then gpu_memory_bytes stands in).
+  int64_t gpu_runtime_memory_bytes = 0;
 
   // Cost-model parameters (absent fields in older files keep these zero and
   // the cost model refuses the profile with a message naming the field).

@@ -117,7 +117,7 @@ Result<ReplayResult> ReplayEngineRun(const nlohmann::json& run, const std::strin
   auto kvd = ParseDtype(kv);
   if (!kvd.ok()) return dep.Error("kv_cache", kvd.status().message());
   choice.kv_cache = *kvd;
-  int64_t page_size = 64;
+  int64_t page_size = 0;
   CAPPLAN_RETURN_IF_ERROR(dep.Get("page_size", &page_size, true));
   CAPPLAN_RETURN_IF_ERROR(dep.CheckRange("page_size", static_cast<double>(page_size), 1, 1e6));
   CAPPLAN_RETURN_IF_ERROR(dep.Get("kv_integrity", &integrity));

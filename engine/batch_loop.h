@@ -50,9 +50,11 @@ struct IterationRecord {
 };
 
 struct LoopOptions {
-  int32_t page_size = 16;
+  // Page size and chunk budget come from the caller (serve-bench: the
+  // scenario, or its engine profile's defaults).
+  int32_t page_size = 0;
   int32_t num_pages = 1024;  // incl. the poison page
-  int64_t chunked_prefill_tokens = 8192;
+  int64_t chunked_prefill_tokens = 0;
   int max_running = 64;
   uint64_t page_shuffle_seed = 0;  // tests: permute physical page assignment
 };

@@ -10,6 +10,7 @@
 #include "kernels/gemm/gemm_cost.h"
 #include "kernels/harness/measurement.h"
 #include "models/card.h"
+#include "models/engine_profile.h"
 
 namespace capplan {
 namespace {
@@ -68,10 +69,17 @@ Result<EngineScenario> ReadEngineScenario(const std::string& path) {
   auto kvd = ParseDtype(kv);
   if (!kvd.ok()) return dep.Error("kv_cache", kvd.status().message());
   s.choice.kv_cache = *kvd;
-  int page = 64;
+  std::string engine = "sglang", version;
+  CAPPLAN_RETURN_IF_ERROR(dep.Get("engine", &engine));
+  CAPPLAN_RETURN_IF_ERROR(dep.Get("engine_version", &version));
+  auto resolved = ResolveEngine(engine, version);
+  if (!resolved.ok()) return dep.Error("engine", resolved.status().message());
+  const EngineDefaults& defaults = resolved->profile->defaults;
+  int page = static_cast<int>(defaults.page_size);
   CAPPLAN_RETURN_IF_ERROR(dep.Get("page_size", &page));
   CAPPLAN_RETURN_IF_ERROR(dep.CheckRange("page_size", page, 1, 4096));
   s.page_size = page;
+  s.chunked_prefill_tokens = defaults.chunked_prefill_tokens;
   CAPPLAN_RETURN_IF_ERROR(dep.Get("chunked_prefill_tokens", &s.chunked_prefill_tokens));
   CAPPLAN_RETURN_IF_ERROR(dep.CheckRange("chunked_prefill_tokens",
                                          static_cast<double>(s.chunked_prefill_tokens), 1, 1e9));

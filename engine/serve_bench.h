@@ -34,8 +34,9 @@ struct EngineScenario {
   int tp = 1;
   PrecisionChoice choice;
   std::string weights = "default";
-  int32_t page_size = 64;
-  int64_t chunked_prefill_tokens = 8192;
+  // Absent from the scenario: the defaults of its engine's profile.
+  int32_t page_size = 0;
+  int64_t chunked_prefill_tokens = 0;
   std::string kv_integrity = "none";
   int concurrency = 1;
   int num_requests = 1;

@@ -1,5 +1,5 @@
 // `capplan capacity`: memory breakdown per GPU, KV bytes per token, KV
-// capacity and concurrent requests for one deployment (issue #2, section 5).
+// capacity and concurrent requests for one deployment.
 #include <cstdio>
 #include <ostream>
 #include <sstream>
@@ -28,9 +28,9 @@ Status CheckFlagRange(const char* flag, double v, double lo, double hi) {
 
 Status RunCapacity(const std::vector<std::string>& args, CommandContext& ctx) {
   po::options_description desc("capplan capacity options");
-  std::string model, weights = "default", kv = "bf16", engine = "sglang", version, hardware;
+  std::string model, weights = "default", kv = "bf16", engine = "sglang", version, hardware, nvls;
   std::vector<std::string> component_weights;
-  int64_t gpus = 0, tp = 0, ep = 1, dp = 0, context = 16384, page = 64, chunked = 8192, cgbs = 0;
+  int64_t gpus = 0, tp = 0, ep = 1, dp = 0, context = 16384, page = 0, chunked = 0, cgbs = 0;
   double mem_fraction = -1;
   desc.add_options()
       ("help,h", "show these options")
@@ -40,18 +40,26 @@ Status RunCapacity(const std::vector<std::string>& args, CommandContext& ctx) {
       ("ep", po::value(&ep), "expert-parallel degree (divides --tp and the routed experts)")
       ("dp-attention", "SGLang --enable-dp-attention: attention TP = tp/dp, one KV pool per rank")
       ("dp", po::value(&dp), "attention data-parallel ranks with --dp-attention (default: --tp)")
-      ("weights", po::value(&weights), "bf16|fp8|int4|default for the card's quantizable set")
+      ("weights", po::value(&weights),
+       "bf16|fp8|int4|default: re-quantizes the components the card lists for that format, as "
+       "the public checkpoints of that family are made (see models/README.md; the output "
+       "prints every component's format)")
       ("component-weights", po::value(&component_weights)->multitoken(),
        "per-component overrides, e.g. experts=int4 attention=fp8")
       ("kv", po::value(&kv), "KV cache dtype: bf16|fp8")
-      ("engine", po::value(&engine), "sglang|vllm")
-      ("engine-version", po::value(&version), "engine version, e.g. 0.5.2 (default: latest known)")
+      ("engine", po::value(&engine), "serving engine: a profile in models/engines/ (sglang, vllm)")
+      ("engine-version", po::value(&version),
+       "engine version, e.g. 0.4.5.post3 (default: latest known); a version between two known "
+       "rule changes uses the earlier rules and says so")
       ("mem-fraction", po::value(&mem_fraction),
        "SGLang mem_fraction_static or vLLM gpu_memory_utilization (default: the engine's)")
       ("context-tokens", po::value(&context), "context length L of each request (default 16384)")
-      ("page-size", po::value(&page), "KV page size in tokens (default 64)")
-      ("chunked-prefill", po::value(&chunked), "chunked prefill / max batched tokens (default 8192)")
-      ("cuda-graph-max-bs", po::value(&cgbs), "SGLang cuda_graph_max_bs (default: per GPU and TP)")
+      ("page-size", po::value(&page), "KV page size in tokens (default: the engine's)")
+      ("chunked-prefill", po::value(&chunked),
+       "chunked prefill / max batched tokens (default: the engine's)")
+      ("cuda-graph-max-bs", po::value(&cgbs), "cuda_graph_max_bs (default: the engine's, per TP)")
+      ("nvls", po::value(&nvls), "on|off: NCCL NVLS buffers (default: the engine's, TP >= 5)")
+      ("explain", "print each memory term's rule and source")
       ("hardware", po::value(&hardware)->default_value("h200-sxm"), "hardware profile name or path")
       ("table", "one row per shipped card x {bf16, fp8} KV")
       ("json", "print JSON (an object; with --table an array)");
@@ -75,8 +83,10 @@ Status RunCapacity(const std::vector<std::string>& args, CommandContext& ctx) {
   CAPPLAN_RETURN_IF_ERROR(CheckFlagRange("--tp", tp, 1, 1024));
   CAPPLAN_RETURN_IF_ERROR(CheckFlagRange("--ep", ep, 1, 1024));
   CAPPLAN_RETURN_IF_ERROR(CheckFlagRange("--context-tokens", context, 1, 1LL << 32));
-  CAPPLAN_RETURN_IF_ERROR(CheckFlagRange("--page-size", page, 1, 4096));
-  CAPPLAN_RETURN_IF_ERROR(CheckFlagRange("--chunked-prefill", chunked, 1, 1 << 20));
+  if (vm.count("page-size")) CAPPLAN_RETURN_IF_ERROR(CheckFlagRange("--page-size", page, 1, 4096));
+  if (vm.count("chunked-prefill")) {
+    CAPPLAN_RETURN_IF_ERROR(CheckFlagRange("--chunked-prefill", chunked, 1, 1 << 20));
+  }
   CAPPLAN_RETURN_IF_ERROR(CheckFlagRange("--cuda-graph-max-bs", cgbs, 0, 1 << 16));
   if (vm.count("dp") && !vm.count("dp-attention")) {
     return Status::Usage("capacity: --dp needs --dp-attention");
@@ -92,7 +102,7 @@ Status RunCapacity(const std::vector<std::string>& args, CommandContext& ctx) {
   CapacityQuery q;
   CAPPLAN_ASSIGN_OR_RETURN(HardwareProfile hw, LoadHardwareProfile(hardware));
   q.hardware_name = hw.name;
-  q.gpu_memory_bytes = hw.gpu_memory_bytes;
+  q.device = DeviceMemory{hw.gpu_memory_bytes, hw.gpu_runtime_memory_bytes};
   q.layout.gpus = static_cast<int>(gpus);
   q.layout.tp = static_cast<int>(tp);
   q.layout.ep = static_cast<int>(ep);
@@ -118,19 +128,31 @@ Status RunCapacity(const std::vector<std::string>& args, CommandContext& ctx) {
   q.engine.engine = engine;
   q.engine.version = version;
   if (vm.count("mem-fraction")) q.engine.mem_fraction = mem_fraction;
-  q.engine.chunked_prefill_tokens = static_cast<int>(chunked);
-  q.engine.cuda_graph_max_bs = static_cast<int>(cgbs);
-  q.engine.page_size = static_cast<int>(page);
+  q.engine.chunked_prefill_tokens = chunked;
+  q.engine.cuda_graph_max_bs = cgbs;
+  q.engine.page_size = page;
+  if (!nvls.empty()) {
+    if (nvls != "on" && nvls != "off") {
+      return Status::Usage("capacity: --nvls must be on or off, got '" + nvls + "'");
+    }
+    q.engine.nvls = nvls == "on";
+  }
   q.context_tokens = context;
   if (table) return RunCapacityTable(q, vm.count("json") > 0, ctx);
 
   CAPPLAN_ASSIGN_OR_RETURN(ModelCard card, LoadModelCard(model));
   CAPPLAN_ASSIGN_OR_RETURN(MemoryPlan plan, PlanMemory(card, q.layout, q.precision, q.engine,
-                                                       q.gpu_memory_bytes, q.context_tokens));
+                                                       q.device, q.context_tokens));
   if (vm.count("json")) {
-    *ctx.out << DumpJson(PlanToJson(card, q, plan)) << "\n";
+    nlohmann::json j = PlanToJson(card, q, plan);
+    if (vm.count("explain")) {
+      nlohmann::json src = nlohmann::json::object();
+      for (const MemoryTerm& t : plan.terms) src[t.key] = t.source;
+      j["memory_term_sources"] = src;
+    }
+    *ctx.out << DumpJson(j) << "\n";
   } else {
-    PrintPlanText(card, q, plan, *ctx.out);
+    PrintPlanText(card, q, plan, vm.count("explain") > 0, *ctx.out);
   }
   return Status::Ok();
 }

@@ -28,10 +28,6 @@ std::string FormatName(const WeightFormat& f) {
   return s;
 }
 
-const char* KnobName(const std::string& engine) {
-  return engine == "sglang" ? "mem_fraction_static" : "gpu_memory_utilization";
-}
-
 std::string LayoutText(const ParallelLayout& l) {
   std::string s = "TP" + std::to_string(l.tp);
   if (l.ep > 1) s += " EP" + std::to_string(l.ep);
@@ -61,7 +57,12 @@ nlohmann::json PlanToJson(const ModelCard& card, const CapacityQuery& q, const M
   j["engine"] = p.engine;
   j["engine_version"] = p.engine_version;
   j["engine_rule"] = p.rule_source;
-  j[KnobName(p.engine)] = p.mem_fraction;
+  j["engine_rule_version"] = p.engine_rule_version;
+  if (!p.version_note.empty()) j["engine_version_note"] = p.version_note;
+  j[p.knob] = p.mem_fraction;
+  j["nvls"] = p.nvls;
+  j["chunked_prefill_tokens"] = p.chunked_prefill_tokens;
+  j["cuda_graph_max_bs"] = p.cuda_graph_max_bs;
   j["mem_fraction_defaulted"] = p.mem_fraction_defaulted;
   j["gpu_memory_bytes"] = p.gpu_memory_bytes;
   j["params_total"] = p.weights.params_total;
@@ -77,6 +78,13 @@ nlohmann::json PlanToJson(const ModelCard& card, const CapacityQuery& q, const M
                      {"scale_bytes_per_gpu", c.scale_bytes_per_gpu}});
   }
   j["weights_by_component"] = comps;
+  nlohmann::json quantized = nlohmann::json::array();
+  for (Component c : card.QuantizedBy(q.precision.weights)) quantized.push_back(ComponentName(c));
+  if (q.precision.weights != "default") j["weights_quantized_components"] = quantized;
+  j["weights_resident_bytes_per_gpu"] = p.weights_resident_bytes;
+  nlohmann::json terms = nlohmann::json::object();
+  for (const MemoryTerm& t : p.terms) terms[t.key] = t.bytes;
+  j["memory_bytes_per_gpu"] = terms;
   j["reserve_bytes_per_gpu"] = p.reserve_bytes_per_gpu;
   j["kv_pool_bytes_per_gpu"] = p.kv_pool_bytes_per_gpu;
   j["kv_bytes_per_token"] = p.kv.bytes_per_token;
@@ -87,24 +95,36 @@ nlohmann::json PlanToJson(const ModelCard& card, const CapacityQuery& q, const M
   j["kv_capacity_tokens"] = p.kv_capacity_tokens;
   j["context_tokens"] = p.context_tokens;
   j["max_concurrent_requests"] = p.max_concurrent_requests;
-  j["page_size_tokens"] = q.engine.page_size;
+  j["page_size_tokens"] = p.page_size;
   if (p.weights_shortfall_bytes > 0) j["weights_shortfall_bytes_per_gpu"] = p.weights_shortfall_bytes;
   return j;
 }
 
 void PrintPlanText(const ModelCard& card, const CapacityQuery& q, const MemoryPlan& p,
-                   std::ostream& out) {
+                   bool explain, std::ostream& out) {
   out << card.display_name << " (" << card.name << ") on " << q.layout.gpus << "x "
       << q.hardware_name << " (" << FormatGib(p.gpu_memory_bytes) << " GiB per GPU), "
       << LayoutText(q.layout) << ", weights " << q.precision.weights << ", KV "
       << DtypeName(q.precision.kv_cache) << "\n";
   char frac[16];
-  std::snprintf(frac, sizeof frac, "%.3f", p.mem_fraction);
-  out << "engine " << p.engine << " " << p.engine_version << ": " << KnobName(p.engine) << " "
-      << frac << (p.mem_fraction_defaulted ? " (engine default)" : " (given)") << "\n";
+  std::snprintf(frac, sizeof frac, "%.4f", p.mem_fraction);
+  out << "engine " << p.engine << " " << p.engine_version << " (rules of "
+      << p.engine_rule_version << "): " << p.knob << " " << frac
+      << (p.mem_fraction_defaulted ? " (engine default)" : " (given)") << ", page "
+      << p.page_size << ", chunk " << p.chunked_prefill_tokens << ", NVLS "
+      << (p.nvls ? "on" : "off") << "\n";
+  if (!p.version_note.empty()) out << "  note: " << p.version_note << "\n";
+  if (q.precision.weights != "default") {
+    out << "  weights " << q.precision.weights << " re-quantizes:";
+    for (Component c : card.QuantizedBy(q.precision.weights)) out << " " << ComponentName(c);
+    auto src = card.quantize_source.find(q.precision.weights);
+    out << (src != card.quantize_source.end() ? " (" + src->second + ")"
+                                              : std::string(" (the card's quantizable set)"))
+        << "\n";
+  }
   out << "  rule: " << p.rule_source << "\n\n";
   char line[256];
-  std::snprintf(line, sizeof line, "%-16s %-16s %16s %12s %12s\n", "per GPU", "format",
+  std::snprintf(line, sizeof line, "%-16s %-16s %16s %12s %12s\n", "weights per GPU", "format",
                 "params", "GiB", "scales GiB");
   out << line;
   for (const ComponentWeights& c : p.weights.components) {
@@ -114,16 +134,16 @@ void PrintPlanText(const ModelCard& card, const CapacityQuery& q, const MemoryPl
                   FormatGib(c.scale_bytes_per_gpu).c_str());
     out << line;
   }
-  std::snprintf(line, sizeof line, "%-16s %-16s %16s %12s\n", "weights total", "",
-                FormatInt(p.weights.params_per_gpu).c_str(),
-                FormatGib(p.weights.bytes_per_gpu).c_str());
+  out << "\nmemory per GPU (terms add up to the device total)\n";
+  for (const MemoryTerm& t : p.terms) {
+    std::snprintf(line, sizeof line, "  %-28s %10s GiB  %s\n", t.key.c_str(),
+                  FormatGib(static_cast<double>(t.bytes)).c_str(), t.what.c_str());
+    out << line;
+    if (explain) out << "      source: " << t.source << "\n";
+  }
+  std::snprintf(line, sizeof line, "  %-28s %10s GiB\n\n", "total",
+                FormatGib(static_cast<double>(p.gpu_memory_bytes)).c_str());
   out << line;
-  std::snprintf(line, sizeof line, "%-33s %16s %12s\n", "reserve (graphs, activations)", "",
-                FormatGib(p.reserve_bytes_per_gpu).c_str());
-  out << line;
-  std::snprintf(line, sizeof line, "%-33s %16s %12s\n", "KV pool", "",
-                FormatGib(p.kv_pool_bytes_per_gpu).c_str());
-  out << line << "\n";
   out << "KV bytes per token (one attention rank): " << FormatInt(p.kv.bytes_per_token)
       << " (latent/KV " << FormatInt(p.kv.main_bytes_per_token) << ", indexer "
       << FormatInt(p.kv.indexer_bytes_per_token) << ", of which scales "
@@ -153,8 +173,8 @@ Status RunCapacityTable(const CapacityQuery& q, bool json, CommandContext& ctx) 
       cq.precision.kv_cache = kv;
       // A context beyond the model's window is clipped to it, so every card gets a row.
       cq.context_tokens = std::min<int64_t>(q.context_tokens, card.max_position_embeddings);
-      auto plan = PlanMemoryAllowShortfall(card, cq.layout, cq.precision, cq.engine,
-                                           cq.gpu_memory_bytes, cq.context_tokens);
+      auto plan = PlanMemoryAllowShortfall(card, cq.layout, cq.precision, cq.engine, cq.device,
+                                           cq.context_tokens);
       if (!plan.ok()) {
         if (plan.status().code() != StatusCode::kInvalidConfig) return plan.status();
         // An impossible layout for this card (TP not dividing heads): say so.
@@ -171,12 +191,12 @@ Status RunCapacityTable(const CapacityQuery& q, bool json, CommandContext& ctx) 
       rows.push_back(row);
       if (p.weights_shortfall_bytes > 0) {
         std::snprintf(line, sizeof line, "%-16s %-4s %10s %10s   does not fit: needs %s GiB more per GPU\n",
-                      name.c_str(), DtypeName(kv), FormatGib(p.weights.bytes_per_gpu).c_str(),
+                      name.c_str(), DtypeName(kv), FormatGib(p.weights_resident_bytes).c_str(),
                       FormatInt(p.kv.bytes_per_token).c_str(),
                       FormatGib(p.weights_shortfall_bytes).c_str());
       } else {
         std::snprintf(line, sizeof line, "%-16s %-4s %10s %10s %11s %14s %10s\n", name.c_str(),
-                      DtypeName(kv), FormatGib(p.weights.bytes_per_gpu).c_str(),
+                      DtypeName(kv), FormatGib(p.weights_resident_bytes).c_str(),
                       FormatInt(p.kv.bytes_per_token).c_str(),
                       FormatGib(p.kv_pool_bytes_per_gpu).c_str(),
                       FormatInt(p.kv_capacity_tokens).c_str(),

@@ -18,7 +18,7 @@ namespace capplan {
 // Everything one capacity question needs besides the card.
 struct CapacityQuery {
   std::string hardware_name;
-  int64_t gpu_memory_bytes = 0;
+  DeviceMemory device;
   ParallelLayout layout;
   PrecisionChoice precision;
   EngineMemoryOptions engine;
@@ -27,8 +27,9 @@ struct CapacityQuery {
 
 std::string FormatGib(double bytes);
 nlohmann::json PlanToJson(const ModelCard& card, const CapacityQuery& q, const MemoryPlan& p);
+// `explain` adds each memory term's rule and source on a line of its own.
 void PrintPlanText(const ModelCard& card, const CapacityQuery& q, const MemoryPlan& p,
-                   std::ostream& out);
+                   bool explain, std::ostream& out);
 
 // One row per shipped card x {bf16, fp8} KV; configurations that cannot run
 // show why instead of failing the table.

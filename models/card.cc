@@ -158,6 +158,24 @@ Result<ModelCard> ParseModelCard(const std::string& json_text, const std::string
     if (!comp.ok()) return o.Error("quantizable", comp.status().message());
     c.quantizable.push_back(*comp);
   }
+  if (o.Has("quantize")) {
+    CAPPLAN_ASSIGN_OR_RETURN(JsonObject qz, o.Child("quantize", true));
+    for (const std::string format : {"bf16", "fp8", "int4"}) {
+      if (!qz.Has(format)) continue;
+      CAPPLAN_ASSIGN_OR_RETURN(JsonObject f, qz.Child(format, true));
+      std::vector<std::string> names;
+      CAPPLAN_RETURN_IF_ERROR(f.Get("components", &names, true));
+      CAPPLAN_RETURN_IF_ERROR(f.Get("source", &c.quantize_source[format], true));
+      std::vector<Component>& out = c.quantize_by_format[format];
+      for (const auto& n : names) {
+        auto comp = ParseComponent(n);
+        if (!comp.ok()) return f.Error("components", comp.status().message());
+        out.push_back(*comp);
+      }
+      CAPPLAN_RETURN_IF_ERROR(f.Finish());
+    }
+    CAPPLAN_RETURN_IF_ERROR(qz.Finish());
+  }
   // Unknown keys first: a misspelt field would otherwise surface as a
   // confusing cross-field error about the field it was meant to be.
   CAPPLAN_RETURN_IF_ERROR(o.Finish());

@@ -58,8 +58,17 @@ struct ModelCard {
 
   // Checkpoint precision per component as shipped.
   std::map<Component, WeightFormat> checkpoint;
-  // Components a `weights: bf16|fp8|int4` choice re-quantizes.
+  // Components a `weights: bf16|fp8|int4` choice re-quantizes, unless
+  // `quantize_by_format` names the set for that format (as the family's
+  // public checkpoints of that format are made; `quantize_source` says which).
   std::vector<Component> quantizable;
+  std::map<std::string, std::vector<Component>> quantize_by_format;
+  std::map<std::string, std::string> quantize_source;
+  // The components `weights: <format>` re-quantizes.
+  const std::vector<Component>& QuantizedBy(const std::string& format) const {
+    auto it = quantize_by_format.find(format);
+    return it == quantize_by_format.end() ? quantizable : it->second;
+  }
 
   bool IsMoe() const { return n_routed_experts > 0; }
   int NumMoeLayers() const { return IsMoe() ? num_layers - first_k_dense : 0; }

@@ -1,6 +1,6 @@
 // Memory per GPU: weights by component (with scales), KV bytes per token, and
 // the KV pool the serving engine would allocate, per the engine's own rules
-// (../shared/facts/engine-memory.md).
+// (models/engines/*.json, every value with its public source).
 #ifndef CAPPLAN_MODELS_MEMORY_H_
 #define CAPPLAN_MODELS_MEMORY_H_
 
@@ -54,24 +54,54 @@ struct KvLayout {
 };
 Result<KvLayout> ComputeKvLayout(const ModelCard& card, const ParallelLayout& layout, Dtype kv);
 
+// What the device offers. SGLang's default mem_fraction_static reads the
+// reported total (nvidia-smi); vLLM's gpu_memory_utilization multiplies the
+// total the CUDA runtime reports (cudaMemGetInfo), which can be smaller.
+struct DeviceMemory {
+  int64_t reported_bytes = 0;
+  int64_t runtime_bytes = 0;  // 0: same as reported_bytes
+  int64_t RuntimeBytes() const { return runtime_bytes > 0 ? runtime_bytes : reported_bytes; }
+};
+
+// Engine knobs of a capacity question. Zero / unset means the engine
+// profile's default (models/engines/<engine>.json), never a literal here.
 struct EngineMemoryOptions {
-  std::string engine = "sglang";  // "sglang" | "vllm"
-  std::string version;            // "" = latest known rules for the engine
+  std::string engine = "sglang";  // a name from EngineNames()
+  std::string version;            // "" = the engine's latest
   std::optional<double> mem_fraction;  // SGLang mem_fraction_static / vLLM gpu_memory_utilization
-  int chunked_prefill_tokens = 8192;
-  int cuda_graph_max_bs = 0;  // 0 = engine default for GPU and layout
-  int page_size = 64;
+  int64_t chunked_prefill_tokens = 0;  // SGLang chunk / vLLM max_num_batched_tokens
+  int64_t cuda_graph_max_bs = 0;
+  int64_t page_size = 0;
   bool speculative = false;   // MTP/EAGLE reserve
+  std::optional<bool> nvls;   // NCCL NVLS buffers; unset: the engine's default
+};
+
+// One slice of a GPU's memory. The terms of a plan add up to the reported
+// device memory exactly.
+struct MemoryTerm {
+  std::string key;   // JSON key, e.g. "startup_bytes"
+  std::string what;  // one line for people
+  int64_t bytes = 0;
+  std::string source;  // the rule and where it comes from
 };
 
 struct MemoryPlan {
   std::string engine, engine_version, rule_source;  // which rule was applied
+  std::string engine_rule_version;  // the profile entry used ("0.4.6")
+  std::string version_note;         // set when the version has no entry of its own
+  std::string knob;                 // "mem_fraction_static" | "gpu_memory_utilization"
   double mem_fraction = 0;        // the effective knob value
   bool mem_fraction_defaulted = true;
-  int64_t gpu_memory_bytes = 0;
-  WeightBreakdown weights;
-  int64_t reserve_bytes_per_gpu = 0;  // graphs, activations, workspace
+  int64_t gpu_memory_bytes = 0;   // reported
+  int64_t page_size = 0;          // resolved
+  int64_t chunked_prefill_tokens = 0;
+  int64_t cuda_graph_max_bs = 0;
+  bool nvls = false;
+  WeightBreakdown weights;        // checkpoint shards
+  int64_t weights_resident_bytes = 0;  // shards + what the engine keeps beside them
+  int64_t reserve_bytes_per_gpu = 0;  // graphs, activations, workspace, unrequested
   int64_t kv_pool_bytes_per_gpu = 0;
+  std::vector<MemoryTerm> terms;  // adds up to gpu_memory_bytes
   KvLayout kv;
   int64_t kv_tokens_per_rank = 0;   // one attention rank's pool (page-aligned)
   int attention_ranks = 1;
@@ -83,20 +113,22 @@ struct MemoryPlan {
   // a plan with a shortfall).
   int64_t weight_room_bytes_per_gpu = 0;
   int64_t weights_shortfall_bytes = 0;
+
+  int64_t Term(const std::string& key) const;  // 0 when absent
 };
 
 // Invalid-config error "weights need X GiB per GPU but only Y GiB ..." when
 // the weights do not fit.
 Result<MemoryPlan> PlanMemory(const ModelCard& card, const ParallelLayout& layout,
                               const PrecisionChoice& choice, const EngineMemoryOptions& engine,
-                              int64_t gpu_memory_bytes, int64_t context_tokens);
+                              const DeviceMemory& device, int64_t context_tokens);
 // As PlanMemory, but weights that do not fit give a plan with
 // weights_shortfall_bytes > 0 and an empty KV pool instead of an error (for
 // tables that show every configuration).
 Result<MemoryPlan> PlanMemoryAllowShortfall(const ModelCard& card, const ParallelLayout& layout,
                                             const PrecisionChoice& choice,
                                             const EngineMemoryOptions& engine,
-                                            int64_t gpu_memory_bytes, int64_t context_tokens);
+                                            const DeviceMemory& device, int64_t context_tokens);
 
 }  // namespace capplan
 

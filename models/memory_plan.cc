@@ -1,11 +1,19 @@
-// PlanMemory: the KV pool a serving engine would allocate (memory.h), per
-// the engine rules in models/engine_rules.json (engine-memory.md 2.1-2.3).
+// PlanMemory: the KV pool a serving engine would allocate (memory.h), term by
+// term, per the engine profile (models/engines/<engine>.json).
+//
+// SGLang (profile_max_num_token):
+//   total  = reported - startup - communicators        (free after dist init)
+//   KV     = (total - weights as resident) - total x (1 - mem_fraction_static)
+// vLLM (determine_available_memory):
+//   KV     = runtime total x utilization - (weights as resident + activation
+//            peak of the profile run + non-torch memory)
+// Both round the pool down to whole pages.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
 
-#include "models/engine_rules.h"
+#include "models/engine_profile.h"
 #include "models/memory.h"
 
 namespace capplan {
@@ -14,6 +22,7 @@ namespace {
 
 constexpr double kMiB = 1024.0 * 1024.0;
 constexpr double kGiB = 1024.0 * kMiB;
+constexpr int64_t kActivationBytes = 2;  // BF16 activations in the profile run
 
 std::string Gib(double bytes) {
   char buf[32];
@@ -21,103 +30,165 @@ std::string Gib(double bytes) {
   return buf;
 }
 
+int64_t RoundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+
 double RoundTo(double v, int decimals) {
+  if (decimals < 0) return v;
   const double p = std::pow(10.0, decimals);
   return std::round(v * p) / p;
 }
 
+struct Resolved {
+  const EngineProfile* profile = nullptr;
+  int64_t chunked = 0, cgbs = 0, page = 0;
+  bool nvls = false;
+};
+
 // SGLang's default mem_fraction_static for this GPU and layout
-// (server_args.py, engine-memory.md 2.2). Reserve terms are in MiB.
-Result<double> SglangDefaultFraction(const EngineRules& rules, const EngineRule& rule,
-                                     int64_t gpu_bytes, const ParallelLayout& l,
-                                     const EngineMemoryOptions& o) {
-  const double gpu_mib = gpu_bytes / kMiB;
-  const SglangBucket* b = nullptr;
-  for (const SglangBucket& x : rule.buckets) {
+// (server_args.py of the profile's version). Reserve terms are in MiB.
+Result<double> SglangDefaultFraction(const EngineProfile& prof, int64_t reported_bytes,
+                                     const ParallelLayout& l, const EngineMemoryOptions& o,
+                                     const Resolved& r) {
+  const EngineMemoryRule& m = prof.memory;
+  const double gpu_mib = reported_bytes / kMiB;
+  const SglangFractionBucket* b = nullptr;
+  for (const SglangFractionBucket& x : m.buckets) {
     if (gpu_mib >= x.min_gpu_gib * 1024 && gpu_mib < x.max_gpu_gib * 1024) b = &x;
   }
   if (b == nullptr) {
-    return Status::Invalid("no SGLang " + rule.name + " mem_fraction_static rule for a " +
-                           Gib(gpu_bytes) + " GiB GPU in models/engine_rules.json; pass "
+    return Status::Invalid("no SGLang " + prof.version + " mem_fraction_static rule for a " +
+                           Gib(reported_bytes) + " GiB GPU in models/engines/sglang.json; pass "
                            "--mem-fraction");
   }
   const int pp = 1;  // pipeline parallelism is not modeled
   double reserve = b->base_mib + l.tp * pp * b->per_tp_pp_mib;
-  if (rule.kind == "older") {
-    if (o.speculative) reserve += b->speculative_mib;
-    if (l.dp_attention) reserve += b->dp_attention_mib;
-  } else {
-    const int chunked = o.chunked_prefill_tokens > 0 ? o.chunked_prefill_tokens
-                                                     : b->chunked_prefill_default;
-    const int cgbs = o.cuda_graph_max_bs > 0 ? o.cuda_graph_max_bs
-                     : l.tp >= b->large_tp_from ? b->cuda_graph_max_bs_large_tp
-                                                : b->cuda_graph_max_bs_small_tp;
-    reserve += std::max<double>(chunked, b->chunked_prefill_min) * b->chunked_prefill_mib_per_token;
-    reserve += cgbs * b->cuda_graph_mib_per_bs;
+  if (b->kind == "itemized") {
+    reserve += std::max<double>(r.chunked, b->chunked_prefill_min) * b->chunked_prefill_mib_per_token;
+    reserve += r.cgbs * b->cuda_graph_mib_per_bs;
     if (l.dp_attention) {
-      reserve += static_cast<double>(cgbs) * l.dp * b->dp_mib_per_bs_rank;
-      if (cgbs > b->dp_extra_threshold_bs) reserve += static_cast<double>(cgbs) * l.dp * b->dp_extra_mib_per_bs_rank;
+      reserve += static_cast<double>(r.cgbs) * l.dp * b->dp_mib_per_bs_rank;
+      if (r.cgbs > b->dp_extra_threshold_bs) {
+        reserve += static_cast<double>(r.cgbs) * l.dp * b->dp_extra_mib_per_bs_rank;
+      }
     }
     if (gpu_mib > b->floor_above_gpu_mib) reserve = std::max(reserve, b->floor_mib);
-    if (o.speculative) reserve += b->speculative_mib;
+  } else if (l.dp_attention) {
+    reserve += b->dp_attention_mib;
   }
-  return RoundTo((gpu_mib - reserve) / gpu_mib, rules.sglang_round_decimals);
+  if (o.speculative) reserve += b->speculative_mib;
+  return RoundTo((gpu_mib - reserve) / gpu_mib, m.round_decimals);
 }
 
-// vLLM's profile_run torch peak, estimated (engine_rules.json
-// activation_source): the residual stream, its normed copy and the widest
-// per-token projection output for max_num_batched_tokens tokens, plus the
-// sampler's fp32 logits.
-int64_t VllmActivationBytes(const ModelCard& c, const ParallelLayout& l, const EngineRule& r,
+// NCCL communicators and custom all-reduce buffers (SGLang's dist init;
+// vLLM's non-torch memory), plus NVLS buffers when NCCL uses them.
+int64_t CommunicatorBytes(const EngineMemoryRule& m, int tp) {
+  if (m.kind == MemoryRuleKind::kSglangStaticFraction) {
+    return tp > 1 ? m.dist_init_bytes : m.dist_init_tp1_bytes;
+  }
+  return tp > 1 ? m.non_torch_bytes : m.non_torch_tp1_bytes;
+}
+
+const ComponentWeights* FindComponent(const WeightBreakdown& w, Component c) {
+  for (const ComponentWeights& x : w.components) {
+    if (x.component == c) return &x;
+  }
+  return nullptr;
+}
+
+// What the engine keeps on every rank beside the checkpoint shards.
+std::vector<MemoryTerm> ResidentExtras(const ModelCard& c, const ParallelLayout& l,
+                                       const WeightBreakdown& w, const EngineProfile& prof) {
+  const EngineMemoryRule& m = prof.memory;
+  std::vector<MemoryTerm> out;
+  const ComponentWeights* shared = FindComponent(w, Component::kSharedExperts);
+  const ComponentWeights* experts = FindComponent(w, Component::kExperts);
+  if (m.shared_expert_copies == SharedExpertCopies::kPerTpRank && shared != nullptr &&
+      experts != nullptr && l.ep == 1 && l.tp > 1 && shared->format.dtype == Dtype::kFp8E4m3 &&
+      experts->format.dtype == Dtype::kFp8E4m3) {
+    out.push_back({"fused_shared_expert_bytes", "shared-expert copies fused into the routed MoE",
+                   (shared->bytes_per_gpu + shared->scale_bytes_per_gpu) * (l.tp - 1),
+                   prof.SourceOf("memory.shared_expert_fusion_copies")});
+  }
+  if (m.mla_absorbed_copies && c.attention == AttentionKind::kMla) {
+    const int64_t heads = c.num_heads / l.AttentionTp();
+    const int64_t per_layer =
+        heads * (int64_t{c.qk_nope_head_dim} + c.v_head_dim) * c.kv_lora_rank * 2;  // BF16
+    out.push_back({"mla_absorbed_bytes", "BF16 w_kc/w_vc copies of kv_b_proj",
+                   per_layer * c.num_layers, prof.SourceOf("memory.mla_absorbed_copies")});
+  }
+  if (m.rotary_cache_bytes_per_element > 0) {
+    const int64_t rot = c.attention == AttentionKind::kMla ? c.qk_rope_head_dim : c.head_dim;
+    out.push_back({"rotary_cache_bytes", "rotary cos/sin cache",
+                   c.max_position_embeddings * rot * m.rotary_cache_bytes_per_element,
+                   prof.SourceOf("memory.rotary_cache_bytes_per_element")});
+  }
+  const int64_t padded = RoundUp(c.vocab_size, m.vocab_pad_multiple);
+  if (padded > c.vocab_size) {
+    const ComponentWeights* emb = FindComponent(w, Component::kEmbeddings);
+    const int64_t per_row = emb != nullptr && emb->params_total > 0
+                                ? (emb->bytes_per_gpu * c.vocab_size / emb->params_total)
+                                : 0;
+    out.push_back({"vocab_padding_bytes", "vocabulary rows padded for the TP split",
+                   (padded - c.vocab_size) * per_row, prof.SourceOf("memory.vocab_pad_multiple")});
+  }
+  return out;
+}
+
+// vLLM's torch peak in profile_run: the sampler's logits over max_num_seqs
+// sequences with the batch's hidden states still held, or a dense FFN's
+// activations if larger, plus the fused-MoE workspace, over a base of
+// buffers every run keeps.
+int64_t VllmActivationBytes(const ModelCard& c, const ParallelLayout& l, const EngineProfile& prof,
                             int64_t tokens) {
-  const int64_t attn_tp = l.AttentionTp(), tp = l.tp;
-  int64_t attn = 0;
-  if (c.attention == AttentionKind::kGqa) {
-    const int64_t kvh = std::max<int64_t>(1, c.num_kv_heads / attn_tp);
-    attn = (c.num_heads / attn_tp + 2 * kvh) * c.head_dim;
-  } else {
-    const int64_t h = c.num_heads / attn_tp;
-    attn = std::max(h * (c.qk_nope_head_dim + c.qk_rope_head_dim),
-                    h * (c.qk_nope_head_dim + c.v_head_dim));
+  const EngineMemoryRule& m = prof.memory;
+  const int64_t seqs = prof.defaults.max_running_min;
+  const int64_t vocab = RoundUp(c.vocab_size, m.vocab_pad_multiple);
+  const int64_t hidden = tokens * c.hidden_size * kActivationBytes;
+  const int64_t sampler =
+      static_cast<int64_t>(std::llround(seqs * static_cast<double>(vocab) * m.sampler_bytes_per_element));
+  int64_t dense = 0;
+  if (c.NumDenseLayers() > 0) {
+    const int64_t ffn = c.intermediate_size / l.tp;
+    dense = tokens * (2 * int64_t{c.hidden_size} + 3 * ffn) * kActivationBytes;
   }
-  int64_t ffn = 0;
-  if (c.NumDenseLayers() > 0) ffn = 2 * int64_t{c.intermediate_size} / tp;
-  if (c.IsMoe()) {
-    const int64_t inner = std::max<int64_t>(1, tp / l.ep);
-    ffn = std::max<int64_t>(ffn, int64_t{c.experts_per_token} * 2 * c.moe_intermediate_size / inner);
+  int64_t moe = 0;
+  if (c.IsMoe() && m.moe_workspace) {
+    const int64_t inner = c.moe_intermediate_size / std::max(1, l.tp / l.ep);
+    moe = tokens * c.experts_per_token * (3 * inner + c.hidden_size) * kActivationBytes;
   }
-  const int64_t per_token = 2 * int64_t{c.hidden_size} + std::max(attn, ffn);
-  return tokens * per_token * r.activation_bytes_per_element +
-         int64_t{r.max_num_seqs} * c.vocab_size * r.logits_bytes_per_element;
+  return m.activation_base_bytes + std::max(sampler + hidden, dense) + moe;
 }
 
-}  // namespace
-
-Result<MemoryPlan> PlanMemory(const ModelCard& card, const ParallelLayout& layout,
-                              const PrecisionChoice& choice, const EngineMemoryOptions& opt,
-                              int64_t gpu_memory_bytes, int64_t context_tokens) {
-  CAPPLAN_ASSIGN_OR_RETURN(MemoryPlan p, PlanMemoryAllowShortfall(card, layout, choice, opt,
-                                                                  gpu_memory_bytes, context_tokens));
-  if (p.weights_shortfall_bytes > 0) {
-    const std::string knob =
-        opt.engine == "sglang" ? "mem_fraction_static" : "gpu_memory_utilization";
-    char frac[16];
-    std::snprintf(frac, sizeof frac, "%.3f", p.mem_fraction);
-    return Status::Invalid(
-        card.name + ": weights need " + Gib(p.weights.bytes_per_gpu) + " GiB per GPU but " +
-        opt.engine + " " + knob + " " + frac + " leaves " + Gib(p.weight_room_bytes_per_gpu) +
-        " GiB of the " + Gib(gpu_memory_bytes) + " GiB GPU for weights and KV: " +
-        Gib(p.weights_shortfall_bytes) + " GiB short per GPU; use more GPUs, lower-precision "
-        "weights (--weights fp8|int4) or a higher --mem-fraction");
-  }
-  return p;
+Result<Resolved> ResolveOptions(const ModelCard& card, const ParallelLayout& layout,
+                                const EngineMemoryOptions& opt, MemoryPlan* p) {
+  CAPPLAN_ASSIGN_OR_RETURN(EngineResolution er, ResolveEngine(opt.engine, opt.version));
+  Resolved r;
+  r.profile = er.profile;
+  const EngineDefaults& d = er.profile->defaults;
+  r.chunked = opt.chunked_prefill_tokens > 0 ? opt.chunked_prefill_tokens : d.chunked_prefill_tokens;
+  r.cgbs = opt.cuda_graph_max_bs > 0 ? opt.cuda_graph_max_bs : d.CudaGraphMaxBs(layout.tp);
+  r.page = opt.page_size > 0 ? opt.page_size : d.PageSize(card.index_topk > 0);
+  r.nvls = opt.nvls.value_or(er.profile->memory.nvls_default) &&
+           layout.tp >= er.profile->memory.nvls_min_tp;
+  p->engine = opt.engine;
+  p->engine_version = er.version;
+  p->engine_rule_version = er.profile->version;
+  p->version_note = er.note;
+  p->knob = er.profile->knob;
+  p->rule_source = er.profile->version + ": " + er.profile->rule_source;
+  p->page_size = r.page;
+  p->chunked_prefill_tokens = r.chunked;
+  p->cuda_graph_max_bs = r.cgbs;
+  p->nvls = r.nvls;
+  return r;
 }
 
-Result<MemoryPlan> PlanMemoryAllowShortfall(const ModelCard& card, const ParallelLayout& layout,
-                                            const PrecisionChoice& choice,
-                                            const EngineMemoryOptions& opt,
-                                            int64_t gpu_memory_bytes, int64_t context_tokens) {
-  if (gpu_memory_bytes <= 0) return Status::Usage("GPU memory must be positive");
+Status CheckInputs(const ModelCard& card, const EngineMemoryOptions& opt,
+                   const DeviceMemory& device, int64_t context_tokens) {
+  if (device.reported_bytes <= 0) return Status::Usage("GPU memory must be positive");
+  if (device.runtime_bytes < 0 || device.runtime_bytes > device.reported_bytes) {
+    return Status::Usage("the runtime-visible GPU memory must be in [0, the reported total]");
+  }
   if (context_tokens < 1 || context_tokens > (int64_t{1} << 32)) {
     return Status::Usage("--context-tokens must be in [1, 2^32], got " +
                          std::to_string(context_tokens));
@@ -127,79 +198,148 @@ Result<MemoryPlan> PlanMemoryAllowShortfall(const ModelCard& card, const Paralle
                            card.name + "'s max_position_embeddings " +
                            std::to_string(card.max_position_embeddings));
   }
-  if (opt.page_size < 1 || opt.page_size > 4096) {
+  if (opt.page_size < 0 || opt.page_size > 4096) {
     return Status::Usage("page size must be in [1, 4096], got " + std::to_string(opt.page_size));
   }
   if (opt.mem_fraction && !(*opt.mem_fraction > 0 && *opt.mem_fraction <= 1)) {
     return Status::Usage("--mem-fraction must be in (0, 1], got " +
                          std::to_string(*opt.mem_fraction));
   }
-  CAPPLAN_ASSIGN_OR_RETURN(const EngineRules* rules, GetEngineRules());
+  return Status::Ok();
+}
+
+}  // namespace
+
+int64_t MemoryPlan::Term(const std::string& key) const {
+  for (const MemoryTerm& t : terms) {
+    if (t.key == key) return t.bytes;
+  }
+  return 0;
+}
+
+Result<MemoryPlan> PlanMemory(const ModelCard& card, const ParallelLayout& layout,
+                              const PrecisionChoice& choice, const EngineMemoryOptions& opt,
+                              const DeviceMemory& device, int64_t context_tokens) {
+  CAPPLAN_ASSIGN_OR_RETURN(MemoryPlan p, PlanMemoryAllowShortfall(card, layout, choice, opt,
+                                                                  device, context_tokens));
+  if (p.weights_shortfall_bytes > 0) {
+    char frac[16];
+    std::snprintf(frac, sizeof frac, "%.3f", p.mem_fraction);
+    return Status::Invalid(
+        card.name + ": weights need " + Gib(p.weights_resident_bytes) + " GiB per GPU as " +
+        opt.engine + " holds them, but " + p.knob + " " + frac + " leaves " +
+        Gib(p.weight_room_bytes_per_gpu) + " GiB of the " + Gib(device.reported_bytes) +
+        " GiB GPU for weights and KV: " + Gib(p.weights_shortfall_bytes) +
+        " GiB short per GPU; use more GPUs, lower-precision weights (--weights fp8|int4) or a "
+        "higher --mem-fraction");
+  }
+  return p;
+}
+
+Result<MemoryPlan> PlanMemoryAllowShortfall(const ModelCard& card, const ParallelLayout& layout,
+                                            const PrecisionChoice& choice,
+                                            const EngineMemoryOptions& opt,
+                                            const DeviceMemory& device, int64_t context_tokens) {
+  CAPPLAN_RETURN_IF_ERROR(CheckInputs(card, opt, device, context_tokens));
   MemoryPlan p;
-  CAPPLAN_ASSIGN_OR_RETURN(const EngineRule* rule,
-                           FindEngineRule(*rules, opt.engine, opt.version, &p.engine_version));
+  CAPPLAN_ASSIGN_OR_RETURN(Resolved r, ResolveOptions(card, layout, opt, &p));
+  const EngineProfile& prof = *r.profile;
+  const EngineMemoryRule& m = prof.memory;
   CAPPLAN_ASSIGN_OR_RETURN(p.weights, ComputeWeights(card, layout, choice));
   CAPPLAN_ASSIGN_OR_RETURN(p.kv, ComputeKvLayout(card, layout, choice.kv_cache));
-  p.engine = opt.engine;
-  p.rule_source = rule->name + ": " + rule->source;
-  p.gpu_memory_bytes = gpu_memory_bytes;
+  p.gpu_memory_bytes = device.reported_bytes;
   p.context_tokens = context_tokens;
   p.attention_ranks = layout.AttentionRanks();
   p.mem_fraction_defaulted = !opt.mem_fraction.has_value();
 
   int64_t bytes_per_token = p.kv.bytes_per_token;
   if (opt.speculative && card.mtp_layers > 0) {
-    // EAGLE/MTP draft layers keep their own KV: cell_size x (1 + draft/L)
-    // (engine-memory.md 2.1).
+    // EAGLE/MTP draft layers keep their own KV: cell_size x (1 + draft/L).
     bytes_per_token += bytes_per_token * card.mtp_layers / card.num_layers;
   }
-  const int64_t weights = p.weights.bytes_per_gpu;
-  double kv_room = 0;         // bytes the KV pool may use on one GPU
-  double weight_room = 0;     // what the engine leaves for weights + KV
+  std::vector<MemoryTerm>& t = p.terms;
+  const std::vector<MemoryTerm> extras = ResidentExtras(card, layout, p.weights, prof);
+  p.weights_resident_bytes = p.weights.bytes_per_gpu;
+  for (const MemoryTerm& e : extras) p.weights_resident_bytes += e.bytes;
+  const int64_t comm = CommunicatorBytes(m, layout.tp);
+  const int64_t nvls = r.nvls ? m.nvls_bytes : 0;
+
+  double kv_room = 0;      // bytes the KV pool may use on one GPU
+  double weight_room = 0;  // what the engine leaves for weights + KV
   int64_t reserved_pages = 0;
-  if (opt.engine == "sglang") {
+  if (m.kind == MemoryRuleKind::kSglangStaticFraction) {
     if (opt.mem_fraction) {
       p.mem_fraction = *opt.mem_fraction;
     } else {
-      CAPPLAN_ASSIGN_OR_RETURN(p.mem_fraction, SglangDefaultFraction(*rules, *rule,
-                                                                     gpu_memory_bytes, layout, opt));
+      CAPPLAN_ASSIGN_OR_RETURN(p.mem_fraction, SglangDefaultFraction(prof, device.reported_bytes,
+                                                                     layout, opt, r));
     }
-    // KV = total x mfs - (weights + anything else allocated before profiling).
-    weight_room = gpu_memory_bytes * p.mem_fraction - rules->sglang_pre_kv_other_bytes;
-    kv_room = weight_room - weights;
-    p.reserve_bytes_per_gpu =
-        static_cast<int64_t>(gpu_memory_bytes * (1 - p.mem_fraction)) + rules->sglang_pre_kv_other_bytes;
+    t.push_back({"startup_bytes", "CUDA context and driver reserve before the engine starts",
+                 m.startup_bytes, prof.SourceOf("memory.startup_bytes")});
+    t.push_back({"communicator_bytes", "NCCL communicators and custom all-reduce buffers", comm,
+                 prof.SourceOf(layout.tp > 1 ? "memory.dist_init_bytes"
+                                             : "memory.dist_init_tp1_bytes")});
+    const double total = static_cast<double>(device.reported_bytes - m.startup_bytes - comm - nvls);
+    weight_room = total * p.mem_fraction;
+    kv_room = weight_room - p.weights_resident_bytes;
   } else {
-    p.mem_fraction = opt.mem_fraction ? *opt.mem_fraction : rule->utilization_default;
-    const double requested = std::ceil(gpu_memory_bytes * p.mem_fraction);
-    const int64_t act = VllmActivationBytes(card, layout, *rule, opt.chunked_prefill_tokens);
-    const int64_t other = act + rule->non_torch_bytes + rule->cudagraph_bytes;
-    weight_room = requested - other;
-    kv_room = weight_room - weights;
-    p.reserve_bytes_per_gpu = gpu_memory_bytes - static_cast<int64_t>(requested) + other;
-    reserved_pages = rule->null_block_pages;
+    p.mem_fraction = opt.mem_fraction ? *opt.mem_fraction : m.utilization_default;
+    const double requested = std::ceil(device.RuntimeBytes() * p.mem_fraction);
+    const int64_t act = VllmActivationBytes(card, layout, prof, r.chunked);
+    t.push_back({"activation_peak_bytes",
+                 "profile run's torch peak at max_num_batched_tokens (sampler, hidden states, "
+                 "MoE workspace)",
+                 act,
+                 prof.SourceOf("memory.sampler_bytes_per_element") + "; " +
+                     prof.SourceOf("memory.activation_base_bytes") +
+                     (card.IsMoe() ? "; " + prof.SourceOf("memory.moe_workspace") : "")});
+    t.push_back({"communicator_bytes", "non-torch memory: NCCL and custom all-reduce buffers",
+                 comm,
+                 prof.SourceOf(layout.tp > 1 ? "memory.non_torch_bytes"
+                                             : "memory.non_torch_tp1_bytes")});
+    weight_room = requested - act - comm - nvls;
+    kv_room = weight_room - p.weights_resident_bytes;
+    reserved_pages = m.null_block_pages;
   }
+  if (nvls > 0) {
+    t.push_back({"nvls_bytes", "NCCL NVLS (NVLink SHARP) buffers", nvls,
+                 prof.SourceOf("memory.nvls_bytes")});
+  }
+  t.push_back({"weights_bytes", "checkpoint shards (values and scales)", p.weights.bytes_per_gpu,
+               "models/cards/" + card.name + ".json and the weight formats"});
+  for (const MemoryTerm& e : extras) t.push_back(e);
+
   p.weight_room_bytes_per_gpu = static_cast<int64_t>(std::max(0.0, weight_room));
-  if (kv_room <= 0) {
+  int64_t pages = 0;
+  if (kv_room > 0) {
+    const int64_t page = m.page_align ? r.page : 1;
+    pages = static_cast<int64_t>(kv_room / static_cast<double>(bytes_per_token * page));
+    pages -= reserved_pages;
+    if (pages < 1) {
+      return Status::Invalid(card.name + ": weights fit but leave only " + Gib(kv_room) +
+                             " GiB per GPU, less than one " + std::to_string(page) +
+                             "-token KV page (" + std::to_string(bytes_per_token * page) +
+                             " B); use more GPUs or lower-precision weights");
+    }
+    p.kv_tokens_per_rank = pages * page;
+    p.kv_pool_bytes_per_gpu = p.kv_tokens_per_rank * bytes_per_token;
+    p.kv_capacity_tokens = p.kv_tokens_per_rank * p.attention_ranks;
+    const int64_t pages_per_request = (context_tokens + r.page - 1) / r.page;
+    p.max_concurrent_requests =
+        (p.kv_tokens_per_rank / r.page / pages_per_request) * p.attention_ranks;
+  } else {
     p.weights_shortfall_bytes = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(-kv_room)));
-    return p;  // KV fields stay 0
   }
-  // SGLang rounds its pool down to whole pages (page_align); vLLM allocates
-  // whole blocks.
-  const int64_t page = opt.engine == "sglang" && !rules->sglang_page_align ? 1 : opt.page_size;
-  int64_t pages = static_cast<int64_t>(kv_room / static_cast<double>(bytes_per_token * page));
-  pages -= reserved_pages;
-  if (pages < 1) {
-    return Status::Invalid(card.name + ": weights fit but leave only " + Gib(kv_room) +
-                           " GiB per GPU, less than one " + std::to_string(page) +
-                           "-token KV page (" + std::to_string(bytes_per_token * page) +
-                           " B); use more GPUs or lower-precision weights");
-  }
-  p.kv_tokens_per_rank = pages * page;
-  p.kv_pool_bytes_per_gpu = p.kv_tokens_per_rank * bytes_per_token;
-  p.kv_capacity_tokens = p.kv_tokens_per_rank * p.attention_ranks;
-  const int64_t pages_per_request = (context_tokens + page - 1) / page;
-  p.max_concurrent_requests = (pages / pages_per_request) * p.attention_ranks;
+  t.push_back({"kv_pool_bytes", "KV cache pool", p.kv_pool_bytes_per_gpu,
+               "KV bytes per token from the card's attention layout x whole pages"});
+  int64_t used = 0;
+  for (const MemoryTerm& x : t) used += x.bytes;
+  p.reserve_bytes_per_gpu = device.reported_bytes - used;
+  t.push_back({"reserve_bytes",
+               m.kind == MemoryRuleKind::kSglangStaticFraction
+                   ? "left by mem_fraction_static for CUDA graphs, activations, page rounding"
+                   : "outside gpu_memory_utilization, plus page rounding and null block",
+               p.reserve_bytes_per_gpu, p.rule_source});
   return p;
 }
 

@@ -38,9 +38,9 @@ Result<std::map<Component, WeightFormat>> ResolveWeightFormats(const ModelCard& 
                                                                const PrecisionChoice& choice) {
   CAPPLAN_ASSIGN_OR_RETURN(const DtypeFacts* facts, GetDtypeFacts());
   std::map<Component, WeightFormat> out;
+  const std::vector<Component>& set = card.QuantizedBy(choice.weights);
   for (Component c : AllComponents()) {
-    const bool quantizable =
-        std::find(card.quantizable.begin(), card.quantizable.end(), c) != card.quantizable.end();
+    const bool quantizable = std::find(set.begin(), set.end(), c) != set.end();
     CAPPLAN_RETURN_IF_ERROR(ApplyChoice(*facts, card, c, quantizable ? choice.weights : "default",
                                         "--weights", &out[c]));
   }

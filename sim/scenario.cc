@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "common/json_util.h"
+#include "models/engine_profile.h"
 #include "sim/simulate.h"
 
 namespace capplan {
@@ -14,7 +15,7 @@ namespace {
 Status ParseDeployment(JsonObject& d, DeploymentSpec* o) {
   CAPPLAN_RETURN_IF_ERROR(d.CheckObject());
   CAPPLAN_RETURN_IF_ERROR(d.Get("engine", &o->engine));
-  CAPPLAN_RETURN_IF_ERROR(d.CheckOneOf("engine", o->engine, {"sglang", "vllm"}));
+  CAPPLAN_RETURN_IF_ERROR(d.CheckOneOf("engine", o->engine, EngineNames()));
   CAPPLAN_RETURN_IF_ERROR(d.Get("engine_version", &o->engine_version));
   CAPPLAN_RETURN_IF_ERROR(d.Get("gpus", &o->gpus, true));
   CAPPLAN_RETURN_IF_ERROR(d.CheckRange("gpus", o->gpus, 1, 4096));
@@ -43,15 +44,19 @@ Status ParseDeployment(JsonObject& d, DeploymentSpec* o) {
   if (o->mem_fraction_static) {
     CAPPLAN_RETURN_IF_ERROR(d.CheckRange("mem_fraction_static", *o->mem_fraction_static, 0.05, 1.0));
   }
-  CAPPLAN_RETURN_IF_ERROR(d.Get("chunked_prefill_tokens", &o->chunked_prefill_tokens));
-  CAPPLAN_RETURN_IF_ERROR(
-      d.CheckRange("chunked_prefill_tokens", o->chunked_prefill_tokens, 1, 1 << 24));
+  if (d.Has("chunked_prefill_tokens")) {
+    CAPPLAN_RETURN_IF_ERROR(d.Get("chunked_prefill_tokens", &o->chunked_prefill_tokens));
+    CAPPLAN_RETURN_IF_ERROR(
+        d.CheckRange("chunked_prefill_tokens", o->chunked_prefill_tokens, 1, 1 << 24));
+  }
   CAPPLAN_RETURN_IF_ERROR(d.Get("max_running_requests", &o->max_running_requests));
   if (o->max_running_requests) {
     CAPPLAN_RETURN_IF_ERROR(d.CheckRange("max_running_requests", *o->max_running_requests, 1, 1 << 24));
   }
-  CAPPLAN_RETURN_IF_ERROR(d.Get("page_size", &o->page_size));
-  CAPPLAN_RETURN_IF_ERROR(d.CheckRange("page_size", o->page_size, 1, 4096));
+  if (d.Has("page_size")) {
+    CAPPLAN_RETURN_IF_ERROR(d.Get("page_size", &o->page_size));
+    CAPPLAN_RETURN_IF_ERROR(d.CheckRange("page_size", o->page_size, 1, 4096));
+  }
   CAPPLAN_RETURN_IF_ERROR(d.Get("cuda_graphs", &o->cuda_graphs));
   CAPPLAN_RETURN_IF_ERROR(d.Get("cuda_graph_max_bs", &o->cuda_graph_max_bs));
   if (o->cuda_graph_max_bs) {

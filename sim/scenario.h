@@ -27,9 +27,9 @@ struct DeploymentSpec {
   std::map<std::string, std::string> weights_per_component;  // "experts" -> "int4"
   std::string kv_cache = "bf16";  // bf16 | fp8
   std::optional<double> mem_fraction_static;  // null: the engine's default
-  int64_t chunked_prefill_tokens = 8192;
+  int64_t chunked_prefill_tokens = 0;  // 0: the engine profile's default
   std::optional<int64_t> max_running_requests;  // null: the engine's default
-  int64_t page_size = 64;
+  int64_t page_size = 0;  // 0: the engine profile's default (per model kind)
   bool cuda_graphs = true;
   std::optional<int64_t> cuda_graph_max_bs;  // null: the engine's default
   std::string kv_integrity = "none";  // none | verify

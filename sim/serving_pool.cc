@@ -20,6 +20,10 @@ Result<std::unique_ptr<ServingPool>> ServingPool::Create(uint8_t id, const SimCo
                            std::to_string(config.page_size) +
                            "; free memory (mem_fraction_static, weights, tp)");
   }
+  if (config.sched.chunked_prefill_tokens < 1) {
+    return Status::Invalid("simulator: chunked_prefill_tokens must be >= 1, got " +
+                           std::to_string(config.sched.chunked_prefill_tokens));
+  }
   if (config.router != "round_robin" && config.router != "least_kv") {
     return Status::Usage("unknown router '" + config.router + "'; known: least_kv, round_robin");
   }

@@ -51,11 +51,16 @@ struct ReqState {
   bool warmup = false;
 };
 
+// No cap on admitted requests (tests that exercise the KV pool alone).
+inline constexpr int64_t kNoRequestCap = int64_t{1} << 30;
+
 // Scheduler knobs, per attention rank.
 struct SchedulerConfig {
   Phase phase = Phase::kBoth;
-  int64_t max_running_requests = 1 << 30;
-  int64_t chunked_prefill_tokens = 8192;  // SGLang chunk / vLLM token budget
+  int64_t max_running_requests = kNoRequestCap;
+  // SGLang chunk / vLLM token budget; set by the caller (PrepareRun: the
+  // scenario or its engine profile). The pool refuses a value below 1.
+  int64_t chunked_prefill_tokens = 0;
   // SGLang's admission reserves prompt + new_token_ratio * min(remaining
   // output, clip_max_new_tokens). Defaults are SGLang's global_config:
   // SGLANG_INIT_NEW_TOKEN_RATIO 0.7, SGLANG_MIN_NEW_TOKEN_RATIO_FACTOR 0.14

@@ -5,13 +5,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <mutex>
 #include <optional>
 #include <sstream>
 
 #include "calibrate/profile.h"
 #include "common/data_path.h"
 #include "common/json_util.h"
+#include "models/engine_profile.h"
 #include "models/memory.h"
 #include "models/ops.h"
 #include "sim/cost_model.h"
@@ -24,45 +24,6 @@
 namespace capplan {
 
 namespace {
-
-struct EngineDefaults {
-  int64_t cgbs_small_tp = 0, cgbs_large_tp = 0, large_tp_from = 0;
-  int64_t mrr_per_context = 0, mrr_min = 0, mrr_max = 0;
-  bool overlap = false;
-};
-
-Result<EngineDefaults> LoadEngineDefaults(const std::string& engine) {
-  static std::mutex mu;
-  static std::map<std::string, EngineDefaults>* cache = nullptr;
-  std::lock_guard<std::mutex> lock(mu);
-  if (cache == nullptr) {
-    const std::string path = DataPath("sim/engine_defaults.json");
-    CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json doc, ReadJsonFile(path));
-    auto* m = new std::map<std::string, EngineDefaults>();
-    JsonObject root(doc, path, "");
-    for (const char* e : {"sglang", "vllm"}) {
-      CAPPLAN_ASSIGN_OR_RETURN(JsonObject o, root.Child(e, true));
-      EngineDefaults d;
-      auto get = [&](const char* k, int64_t* out) -> Status {
-        CAPPLAN_ASSIGN_OR_RETURN(JsonObject v, o.Child(k, true));
-        v.Touch("source");
-        return v.Get("value", out, true);
-      };
-      CAPPLAN_RETURN_IF_ERROR(get("cuda_graph_max_bs_small_tp", &d.cgbs_small_tp));
-      CAPPLAN_RETURN_IF_ERROR(get("cuda_graph_max_bs_large_tp", &d.cgbs_large_tp));
-      CAPPLAN_RETURN_IF_ERROR(get("large_tp_from", &d.large_tp_from));
-      CAPPLAN_RETURN_IF_ERROR(get("max_running_requests_per_context", &d.mrr_per_context));
-      CAPPLAN_RETURN_IF_ERROR(get("max_running_requests_min", &d.mrr_min));
-      CAPPLAN_RETURN_IF_ERROR(get("max_running_requests_max", &d.mrr_max));
-      CAPPLAN_ASSIGN_OR_RETURN(JsonObject ov, o.Child("overlap_schedule", true));
-      ov.Touch("source");
-      CAPPLAN_RETURN_IF_ERROR(ov.Get("value", &d.overlap, true));
-      (*m)[e] = d;
-    }
-    cache = m;
-  }
-  return cache->at(engine);
-}
 
 double Ms(int64_t ns) { return static_cast<double>(ns) / 1e6; }
 
@@ -172,16 +133,16 @@ Result<std::unique_ptr<PreparedRun>> PrepareRun(const Scenario& sc, const RunOpt
   st->sharded.emplace(std::move(*sharded_r));
   const ShardedModel& sharded = *st->sharded;
 
-  CAPPLAN_ASSIGN_OR_RETURN(EngineDefaults ed, LoadEngineDefaults(d.engine));
-  const int64_t cgbs = st->cgbs = d.cuda_graph_max_bs.value_or(d.tp >= ed.large_tp_from ? ed.cgbs_large_tp
-                                                                             : ed.cgbs_small_tp);
+  auto engine_r = ResolveEngine(d.engine, d.engine_version);
+  if (!engine_r.ok()) return at("/deployment/engine_version", engine_r.status());
+  const EngineDefaults& ed = engine_r->profile->defaults;
   EngineMemoryOptions eng;
   eng.engine = d.engine;
   eng.version = d.engine_version;
   eng.mem_fraction = d.mem_fraction_static;
-  eng.chunked_prefill_tokens = static_cast<int>(d.chunked_prefill_tokens);
-  eng.cuda_graph_max_bs = d.cuda_graph_max_bs ? static_cast<int>(*d.cuda_graph_max_bs) : 0;
-  eng.page_size = static_cast<int>(d.page_size);
+  eng.chunked_prefill_tokens = d.chunked_prefill_tokens;
+  eng.cuda_graph_max_bs = d.cuda_graph_max_bs.value_or(0);
+  eng.page_size = d.page_size;
   // The context a "request that fits" is sized on: the workload's mean.
   int64_t mean_ctx = 1;
   if (!sc.workload.requests.empty()) {
@@ -189,21 +150,24 @@ Result<std::unique_ptr<PreparedRun>> PrepareRun(const Scenario& sc, const RunOpt
     for (const auto& r : sc.workload.requests) s += r.input_tokens + r.output_tokens;
     mean_ctx = std::max<int64_t>(1, std::llround(s / sc.workload.requests.size()));
   }
-  auto plan_r = PlanMemory(card, layout, choice, eng, profile.gpu_memory_bytes, mean_ctx);
+  auto plan_r = PlanMemory(card, layout, choice, eng,
+                           DeviceMemory{profile.gpu_memory_bytes, profile.gpu_runtime_memory_bytes},
+                           mean_ctx);
   if (!plan_r.ok()) return at("/deployment", plan_r.status());
   st->plan.emplace(std::move(*plan_r));
   const MemoryPlan& plan = *st->plan;
+  const int64_t cgbs = st->cgbs = plan.cuda_graph_max_bs;
 
   auto cost_r = MakeCostModel(d.cost_model, profile);
   if (!cost_r.ok()) return at("/deployment/cost_model", cost_r.status());
   st->cost = std::move(*cost_r);
-  const bool overlap = st->overlap = d.overlap_schedule.value_or(ed.overlap);
+  const bool overlap = st->overlap = d.overlap_schedule.value_or(ed.overlap_schedule);
   ModelPricerOptions po;
   po.cuda_graphs = d.cuda_graphs;
   po.cuda_graph_max_bs = cgbs;
   po.overlap_schedule = overlap;
   po.kv_verify = d.kv_integrity == "verify";
-  po.page_size = d.page_size;
+  po.page_size = plan.page_size;
   po.verify_tag_bytes_per_page_per_layer = profile.kv_verify_tag_bytes_per_page_per_layer;
   po.verify_kernels_per_step = static_cast<int64_t>(profile.kv_verify_kernels_per_step);
   st->pricer = std::make_unique<ModelStepPricer>(&sharded, st->cost.get(), po);
@@ -214,21 +178,20 @@ Result<std::unique_ptr<PreparedRun>> PrepareRun(const Scenario& sc, const RunOpt
   cfg.replicas = d.replicas;
   cfg.ranks_per_replica = layout.AttentionRanks();
   cfg.kv_tokens_per_rank = plan.kv_tokens_per_rank;
-  cfg.page_size = d.page_size;
+  cfg.page_size = plan.page_size;
   cfg.concurrency = sc.workload.concurrency;
   cfg.want_trace = options.want_trace;
   cfg.progress = options.progress;
   cfg.sched.phase = d.phase == "decode_only"    ? Phase::kDecodeOnly
                     : d.phase == "prefill_only" ? Phase::kPrefillOnly
                                                 : Phase::kBoth;
-  cfg.sched.chunked_prefill_tokens = d.chunked_prefill_tokens;
+  cfg.sched.chunked_prefill_tokens = plan.chunked_prefill_tokens;
   int64_t& mrr = st->mrr;
   if (d.max_running_requests) {
     mrr = *d.max_running_requests;
   } else {
     const int64_t ctx_len = std::max<int64_t>(1, card.max_position_embeddings);
-    mrr = std::min(std::max(plan.kv_capacity_tokens / ctx_len * ed.mrr_per_context, ed.mrr_min),
-                   ed.mrr_max);
+    mrr = ed.MaxRunningRequests(plan.kv_capacity_tokens, ctx_len);
   }
   // With DP attention the engine splits the cap over the ranks.
   cfg.sched.max_running_requests = std::max<int64_t>(1, mrr / cfg.ranks_per_replica);
@@ -281,12 +244,12 @@ RunResult PreparedRun::Summarize(const SimResult& sim) const {
                      {"replicas", d.replicas},
                      {"weights", d.weights},
                      {"kv_cache", d.kv_cache},
-                     {"page_size", d.page_size},
+                     {"page_size", plan.page_size},
                      {"kv_integrity", d.kv_integrity},
                      {"phase", d.phase},
                      {"scheduler", cfg.scheduler},
                      {"router", d.router},
-                     {"chunked_prefill_tokens", d.chunked_prefill_tokens},
+                     {"chunked_prefill_tokens", plan.chunked_prefill_tokens},
                      {"max_running_requests", mrr},
                      {"cuda_graphs", d.cuda_graphs},
                      {"cuda_graph_max_bs", cgbs},

@@ -42,7 +42,7 @@ struct SimConfig {
   int replicas = 1;
   int ranks_per_replica = 1;  // DP-attention ranks, each with its own pool
   int64_t kv_tokens_per_rank = 0;
-  int64_t page_size = 64;
+  int64_t page_size = 0;  // set by the caller; the pool refuses a value below 1
   // Requests in flight at most (closed loop: all arrive at 0 and this many
   // are kept in flight; open loop: the benchmarks' --max-concurrency
   // semaphore). A request's send time (TTFT/E2EL origin) is when it gets a

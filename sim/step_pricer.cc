@@ -1,5 +1,6 @@
 #include "sim/step_pricer.h"
 
+#include <algorithm>
 #include <bit>
 
 namespace capplan {
@@ -41,7 +42,8 @@ const StepCost& ModelStepPricer::Price(const StepWork& work) {
     v.op_class = OpClass::kAttention;
     v.name = "kv.verify";
     v.count = opt_.verify_kernels_per_step;
-    const double pages = static_cast<double>(sum) / opt_.page_size + 0.5 * n;  // expected
+    const double pages =
+        static_cast<double>(sum) / std::max<int64_t>(1, opt_.page_size) + 0.5 * n;  // expected
     v.bytes = pages * model_->card.num_layers * opt_.verify_tag_bytes_per_page_per_layer /
               static_cast<double>(std::max<int64_t>(v.count, 1));
     v.batch = n;

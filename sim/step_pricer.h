@@ -45,10 +45,10 @@ int64_t BucketValue(int64_t v);
 
 struct ModelPricerOptions {
   bool cuda_graphs = true;
-  int64_t cuda_graph_max_bs = 512;
+  int64_t cuda_graph_max_bs = 0;  // PrepareRun sets the engine's
   bool overlap_schedule = true;
   bool kv_verify = false;
-  int64_t page_size = 64;
+  int64_t page_size = 0;  // tokens per KV page; PrepareRun sets the deployment's
   double verify_tag_bytes_per_page_per_layer = 16;
   int64_t verify_kernels_per_step = 1;
 };

@@ -71,7 +71,49 @@ TEST(CapacityCli, TextReportAndTable) {
   ASSERT_EQ(tj.code, 0) << tj.err;
   auto rows = nlohmann::json::parse(tj.out);
   ASSERT_TRUE(rows.is_array());
-  EXPECT_EQ(rows.size(), 14u);  // 7 cards x {bf16, fp8}
+  EXPECT_GE(rows.size(), 14u);  // every card x {bf16, fp8}
+  EXPECT_EQ(rows.size() % 2, 0u);
+}
+
+// SGLang 0.4.5.post3 serving DeepSeek-R1 on 8xH200 logged "KV Cache is
+// allocated. #tokens: 654280" (llm-ie-benchmarks sgl-0.4.5.post3-deepseek-r1.log).
+TEST(CapacityCli, ReproducesTheSglangDeepSeekR1Log) {
+  CliRun r = Capplan(
+      "--model deepseek-v3 --gpus 8 --tp 8 --engine sglang --engine-version 0.4.5.post3 "
+      "--mem-fraction 0.9074083 --kv bf16 --page-size 1 --json --explain");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  const double tokens = j["kv_capacity_tokens"].get<double>();
+  EXPECT_NEAR(tokens / 654280.0, 1.0, 0.005) << tokens;
+  const auto& terms = j["memory_bytes_per_gpu"];
+  int64_t sum = 0;
+  for (const auto& [k, v] : terms.items()) sum += v.get<int64_t>();
+  EXPECT_EQ(sum, j["gpu_memory_bytes"].get<int64_t>());
+  for (const char* k : {"startup_bytes", "communicator_bytes", "weights_bytes",
+                        "fused_shared_expert_bytes", "mla_absorbed_bytes", "kv_pool_bytes",
+                        "reserve_bytes"}) {
+    EXPECT_TRUE(terms.contains(k)) << k;
+    EXPECT_TRUE(j["memory_term_sources"].contains(k)) << k;
+  }
+  // "Load weight end ... mem usage=81.64 GB" (GiB) on every rank.
+  EXPECT_NEAR(j["weights_resident_bytes_per_gpu"].get<double>() / (81.64 * (1 << 30)), 1.0,
+              0.005);
+  EXPECT_EQ(j["engine_rule_version"], "0.4.0");
+  EXPECT_TRUE(j.contains("engine_version_note"));
+  CliRun text = Capplan("--model deepseek-v3 --gpus 8 --tp 8 --engine-version 0.4.5 --explain");
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("      source: "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("has no entry of its own"), std::string::npos) << text.out;
+}
+
+TEST(CapacityCli, EngineFlagsAreChecked) {
+  ExpectOneLineError(Capplan("--model kimi-k2.6 --gpus 8 --engine-version 0.3.1"), 2,
+                     "known sglang versions: 0.4.0, 0.4.6, 0.5.4");
+  ExpectOneLineError(Capplan("--model kimi-k2.6 --gpus 8 --engine vllm --engine-version 0.19.x"),
+                     2, "did you mean '0.19.0'");
+  ExpectOneLineError(Capplan("--model kimi-k2.6 --gpus 8 --nvls maybe"), 2, "--nvls");
+  ExpectOneLineError(Capplan("--model deepseek-v3 --gpus 8 --mem-fraction 0.5"), 1,
+                     "GiB short per GPU");
 }
 
 TEST(CapacityCli, UsageErrorsExitTwo) {

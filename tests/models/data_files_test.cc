@@ -1,11 +1,11 @@
-// The shipped data files (dtypes.json, engine_rules.json) parse, and a
-// constant without its source is rejected.
+// The shipped data files (dtypes.json, models/engines/*.json) parse, a value
+// without its source is rejected, and versions resolve to the right entry.
 #include <gtest/gtest.h>
 
 #include "common/atomic_file.h"
 #include "common/data_path.h"
 #include "models/dtype_facts.h"
-#include "models/engine_rules.h"
+#include "models/engine_profile.h"
 
 namespace capplan {
 namespace {
@@ -15,26 +15,80 @@ TEST(DataFiles, ShippedFilesLoad) {
   ASSERT_TRUE(f.ok()) << f.status().message();
   EXPECT_EQ((*f)->bits.at(Dtype::kInt4), 4);
   EXPECT_EQ((*f)->dsa_fp8_scale_block, 128);
-  auto r = GetEngineRules();
-  ASSERT_TRUE(r.ok()) << r.status().message();
-  std::string v;
-  auto rule = FindEngineRule(**r, "sglang", "0.5.2", &v);
-  ASSERT_TRUE(rule.ok());
-  EXPECT_EQ((*rule)->name, "older");
-  EXPECT_EQ(FindEngineRule(**r, "sglang", "", &v).value()->name, "newer");
-  EXPECT_EQ(FindEngineRule(**r, "sglang", "0.5.x", &v).status().code(), StatusCode::kUsage);
+  EXPECT_EQ(EngineNames(), (std::vector<std::string>{"sglang", "vllm"}));
+  for (const std::string& e : EngineNames()) {
+    auto r = ResolveEngine(e, "");
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_TRUE(r->note.empty()) << e << ": the latest version is an entry of its own";
+  }
 }
 
-TEST(DataFiles, ConstantWithoutSourceIsRejected) {
-  auto text = ReadFile(DataPath("models/engine_rules.json"));
+TEST(DataFiles, VersionsResolveToTheLatestEntryAtOrBeforeThem) {
+  auto exact = ResolveEngine("sglang", "0.4.6");
+  ASSERT_TRUE(exact.ok());
+  EXPECT_EQ(exact->profile->version, "0.4.6");
+  EXPECT_TRUE(exact->note.empty());
+  // A patch build takes its release's rules.
+  auto post = ResolveEngine("sglang", "0.4.5.post3");
+  ASSERT_TRUE(post.ok());
+  EXPECT_EQ(post->profile->version, "0.4.0");
+  EXPECT_NE(post->note.find("using the rules of 0.4.0"), std::string::npos) << post->note;
+  auto between = ResolveEngine("sglang", "0.5.2");
+  ASSERT_TRUE(between.ok());
+  EXPECT_EQ(between->profile->version, "0.4.6");
+  auto newer = ResolveEngine("vllm", "0.20.1");
+  ASSERT_TRUE(newer.ok());
+  EXPECT_EQ(newer->profile->version, "0.19.0");
+  // Entries inherit what they do not change: 0.19.0 only moves max_num_seqs
+  // and async scheduling.
+  EXPECT_EQ(newer->profile->defaults.page_size, 16);
+  EXPECT_EQ(newer->profile->defaults.max_running_min, 1024);
+}
+
+TEST(DataFiles, UnknownVersionsListTheKnownOnes) {
+  auto old = ResolveEngine("sglang", "0.3.9");
+  ASSERT_FALSE(old.ok());
+  EXPECT_EQ(old.status().code(), StatusCode::kUsage);
+  EXPECT_NE(old.status().message().find("known sglang versions: 0.4.0, 0.4.6, 0.5.4"),
+            std::string::npos)
+      << old.status().message();
+  auto bad = ResolveEngine("sglang", "0.4.x");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("known sglang versions"), std::string::npos);
+  EXPECT_NE(bad.status().message().find("did you mean '0.4.0'"), std::string::npos)
+      << bad.status().message();
+  EXPECT_EQ(bad.status().message().find('\n'), std::string::npos);
+  auto engine = ResolveEngine("sglng", "");
+  ASSERT_FALSE(engine.ok());
+  EXPECT_NE(engine.status().message().find("did you mean 'sglang'"), std::string::npos);
+}
+
+TEST(DataFiles, ValueWithoutSourceIsRejected) {
+  auto text = ReadFile(DataPath("models/engines/vllm.json"));
   ASSERT_TRUE(text.ok());
   std::string t = *text;
-  const auto p = t.find("\"utilization_source\"");
+  const std::string key = "\"utilization_default\": {\"value\": 0.9, \"source\"";
+  const auto p = t.find(key);
   ASSERT_NE(p, std::string::npos);
-  t.replace(p, 20, "\"utilisation_source\"");
-  auto r = ParseEngineRules(t, "rules.json");
+  t.replace(p, key.size(), "\"utilization_default\": {\"value\": 0.9, \"sauce\"");
+  auto r = ParseEngineProfiles(t, "vllm.json", nullptr);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("rules.json: /vllm/rules/0/"), std::string::npos)
+  EXPECT_NE(r.status().message().find("vllm.json: /versions/0/memory/utilization_default"),
+            std::string::npos)
+      << r.status().message();
+}
+
+TEST(DataFiles, EntriesMustGrowInVersion) {
+  auto text = ReadFile(DataPath("models/engines/sglang.json"));
+  ASSERT_TRUE(text.ok());
+  std::string t = *text;
+  const auto p = t.find("\"version\": \"0.5.4\"");
+  ASSERT_NE(p, std::string::npos);
+  t.replace(p, 18, "\"version\": \"0.4.1\"");
+  auto r = ParseEngineProfiles(t, "sglang.json", nullptr);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("must be newer than the entry before it"),
+            std::string::npos)
       << r.status().message();
 }
 

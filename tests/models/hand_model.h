@@ -1,6 +1,6 @@
-// Hand arithmetic for the shipped cards, written from ../shared/facts
-// (models.md dims, engine-memory.md rules) independently of models/: the
-// tests compare the library against these numbers, never against itself.
+// Hand arithmetic for the shipped cards, written from the models' published
+// configs and the engines' public memory rules independently of models/:
+// the tests compare the library against these numbers, never against itself.
 #ifndef CAPPLAN_TESTS_MODELS_HAND_MODEL_H_
 #define CAPPLAN_TESTS_MODELS_HAND_MODEL_H_
 
@@ -124,16 +124,40 @@ inline int64_t KvBytesPerToken(const Dims& d, int64_t attn_tp, bool fp8) {
 // H200: 143,771 MiB (h200.md; calibrate/profiles/h200-sxm.json).
 inline constexpr int64_t kH200Bytes = 143771LL * 1024 * 1024;
 
-// vLLM profile_run peak as models/engine_rules.json describes it:
-// 8192 tokens x (2h + widest projection) x 2 B + 256 x vocab x 4 B.
-inline double VllmActivation(const Dims& d, int64_t tp) {
-  const int64_t hl = d.heads / tp;
-  int64_t attn = d.mla ? std::max(hl * (d.nope + d.rope), hl * (d.nope + d.v))
-                       : (hl + 2 * std::max<int64_t>(1, d.kv_heads / tp)) * d.head_dim;
-  int64_t ffn = d.dense_layers > 0 ? 2 * d.inter / tp : 0;
-  if (d.experts > 0) ffn = std::max(ffn, d.topk * 2 * d.moe_inter / tp);
-  return 8192.0 * (2 * d.h + std::max(attn, ffn)) * 2 + 256.0 * d.vocab * 4;
+// Engine memory terms of the latest shipped engine versions, as written in
+// the public logs and code the engine profiles cite.
+inline constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+// SGLang: 1.20 GiB gone before start-up and 1.96 GiB of NCCL/custom
+// all-reduce buffers at TP >= 2 (0.4.5.post3 DeepSeek-R1 8xH200 log).
+inline constexpr double kSglangStartup = 1.20 * kGiB;
+inline constexpr double kSglangDistInit = 1.96 * kGiB;
+
+// What SGLang keeps beside the checkpoint: an fp32 rotary cache and, for
+// MLA, BF16 w_kc/w_vc copies of the local kv_b_proj heads.
+inline double SglangResidentExtras(const Dims& d, int64_t tp) {
+  double b = d.max_pos * (d.mla ? d.rope : d.head_dim) * 4.0;
+  if (d.mla) b += d.L * (d.heads / tp) * (d.nope + d.v) * d.kv_lora * 2.0;
+  return b;
 }
+
+// vLLM keeps the rotary cache in BF16.
+inline double VllmResidentExtras(const Dims& d) {
+  return d.max_pos * (d.mla ? d.rope : d.head_dim) * 2.0;
+}
+
+// vLLM 0.19 profile_run peak: 0.115 GiB + max(sampler over 1024 sequences x
+// vocab x 14 B + 8192 hidden states, a dense FFN's activations) + the fused
+// MoE caches for 8192 x top_k pairs.
+inline double VllmActivation(const Dims& d, int64_t tp) {
+  const double tokens = 8192;
+  const double sampler = 1024.0 * d.vocab * 14 + tokens * d.h * 2;
+  const double dense = d.dense_layers > 0 ? tokens * (2 * d.h + 3 * (d.inter / tp)) * 2 : 0;
+  const double moe = d.experts > 0 ? tokens * d.topk * (3 * (d.moe_inter / tp) + d.h) * 2 : 0;
+  return 123480310.0 + std::max(sampler, dense) + moe;
+}
+
+// vLLM 0.19 non-torch memory on H100: 0.25 GiB at TP1, 2.13 GiB at TP >= 2.
+inline double VllmNonTorch(int64_t tp) { return tp > 1 ? 2287070085.0 : 268435456.0; }
 
 }  // namespace capplan::hand
 

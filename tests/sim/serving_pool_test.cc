@@ -51,6 +51,7 @@ SimConfig Pool(Phase phase, int64_t kv_tokens) {
   SimConfig c;
   c.kv_tokens_per_rank = kv_tokens;
   c.page_size = 16;
+  c.sched.chunked_prefill_tokens = 8192;
   c.sched.phase = phase;
   return c;
 }

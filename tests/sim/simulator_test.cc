@@ -19,6 +19,7 @@ SimConfig Config(const std::string& sched, int64_t kv_tokens, int64_t concurrenc
   c.scheduler = sched;
   c.kv_tokens_per_rank = kv_tokens;
   c.page_size = 16;
+  c.sched.chunked_prefill_tokens = 8192;
   c.concurrency = concurrency;
   return c;
 }

@@ -1,0 +1,362 @@
+#include "models/engine_profile.h"
+
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+
+#include "common/atomic_file.h"
+#include "common/data_path.h"
+#include "common/did_you_mean.h"
+#include "common/json_util.h"
+
+namespace capplan {
+
+Result<std::array<int, 3>> ParseEngineVersion(const std::string& v, const std::string& flag) {
+  std::array<int, 3> out{0, 0, 0};
+  std::string s = v;
+  if (!s.empty() && s[0] == 'v') s = s.substr(1);
+  // "0.4.5.post3" names a 0.4.5 patch build: its rules are 0.4.5's.
+  if (const size_t post = s.find(".post"); post != std::string::npos) s = s.substr(0, post);
+  const Status bad = Status::Usage(flag + ": version must look like 0.5.4, got '" + v + "'");
+  size_t pos = 0;
+  for (int i = 0; i < 3; ++i) {
+    const char* b = s.data() + pos;
+    const char* e = s.data() + s.size();
+    auto r = std::from_chars(b, e, out[i]);
+    if (r.ec != std::errc() || out[i] < 0 || out[i] > 100000) return bad;
+    pos = r.ptr - s.data();
+    if (pos == s.size()) break;
+    if (s[pos] != '.') return bad;
+    ++pos;
+  }
+  if (pos != s.size() || s.empty()) return bad;
+  return out;
+}
+
+int64_t EngineDefaults::CudaGraphMaxBs(int tp) const {
+  return tp >= cuda_graph_large_tp_from ? cuda_graph_max_bs_large_tp : cuda_graph_max_bs_small_tp;
+}
+
+int64_t EngineDefaults::PageSize(bool sparse_attention) const {
+  return sparse_attention ? page_size_sparse_attention : page_size;
+}
+
+int64_t EngineDefaults::MaxRunningRequests(int64_t kv_tokens, int64_t context_len) const {
+  const int64_t by_context = kv_tokens / std::max<int64_t>(1, context_len) * max_running_per_context;
+  return std::min(std::max(by_context, max_running_min), max_running_max);
+}
+
+const std::string& EngineProfile::SourceOf(const std::string& key) const {
+  static const std::string kNone = "(no source recorded)";
+  auto it = sources.find(key);
+  return it == sources.end() ? kNone : it->second;
+}
+
+namespace {
+
+// Reads {"value": V, "source": "..."} at `key` (required) into *out and
+// records its source under `prefix + key`.
+template <typename T>
+Status GetSourced(JsonObject& o, const std::string& prefix, const char* key, T* out,
+                  std::map<std::string, std::string>* sources) {
+  CAPPLAN_ASSIGN_OR_RETURN(JsonObject v, o.Child(key, true));
+  CAPPLAN_RETURN_IF_ERROR(v.Get("value", out, true));
+  std::string source;
+  CAPPLAN_RETURN_IF_ERROR(v.Get("source", &source, true));
+  if (source.empty()) return v.Error("source", "every value names its source");
+  (*sources)[prefix + key] = source;
+  return v.Finish();
+}
+
+Status ParseDefaults(JsonObject& d, EngineProfile* p) {
+  EngineDefaults& o = p->defaults;
+  auto& s = p->sources;
+  const std::string pre = "defaults.";
+  struct Field {
+    const char* key;
+    int64_t* out;
+    int64_t lo, hi;
+  };
+  const Field fields[] = {
+      {"chunked_prefill_tokens", &o.chunked_prefill_tokens, 1, 1 << 24},
+      {"page_size", &o.page_size, 1, 4096},
+      {"page_size_sparse_attention", &o.page_size_sparse_attention, 1, 4096},
+      {"cuda_graph_max_bs_small_tp", &o.cuda_graph_max_bs_small_tp, 0, 1 << 16},
+      {"cuda_graph_max_bs_large_tp", &o.cuda_graph_max_bs_large_tp, 0, 1 << 16},
+      {"cuda_graph_large_tp_from", &o.cuda_graph_large_tp_from, 1, 1024},
+      {"max_running_requests_per_context", &o.max_running_per_context, 0, 1 << 20},
+      {"max_running_requests_min", &o.max_running_min, 1, 1 << 24},
+      {"max_running_requests_max", &o.max_running_max, 1, 1 << 24},
+  };
+  for (const Field& f : fields) {
+    CAPPLAN_RETURN_IF_ERROR(GetSourced(d, pre, f.key, f.out, &s));
+    if (*f.out < f.lo || *f.out > f.hi) {
+      return d.Error(f.key, "value must be in [" + std::to_string(f.lo) + ", " +
+                                std::to_string(f.hi) + "], got " + std::to_string(*f.out));
+    }
+  }
+  if (o.max_running_min > o.max_running_max) {
+    return d.Error("max_running_requests_min", "must not exceed max_running_requests_max");
+  }
+  CAPPLAN_RETURN_IF_ERROR(GetSourced(d, pre, "overlap_schedule", &o.overlap_schedule, &s));
+  return d.Finish();
+}
+
+Status ParseBucket(JsonObject& b, SglangFractionBucket* out) {
+  struct Field {
+    const char* key;
+    double* out;
+  };
+  const Field fields[] = {{"min_gpu_gib", &out->min_gpu_gib},
+                          {"max_gpu_gib", &out->max_gpu_gib},
+                          {"base_mib", &out->base_mib},
+                          {"per_tp_pp_mib", &out->per_tp_pp_mib},
+                          {"speculative_mib", &out->speculative_mib},
+                          {"dp_attention_mib", &out->dp_attention_mib},
+                          {"chunked_prefill_min", &out->chunked_prefill_min},
+                          {"chunked_prefill_mib_per_token", &out->chunked_prefill_mib_per_token},
+                          {"cuda_graph_mib_per_bs", &out->cuda_graph_mib_per_bs},
+                          {"dp_mib_per_bs_rank", &out->dp_mib_per_bs_rank},
+                          {"dp_extra_threshold_bs", &out->dp_extra_threshold_bs},
+                          {"dp_extra_mib_per_bs_rank", &out->dp_extra_mib_per_bs_rank},
+                          {"floor_mib", &out->floor_mib},
+                          {"floor_above_gpu_mib", &out->floor_above_gpu_mib}};
+  for (const Field& f : fields) {
+    const bool required = std::string_view(f.key) == "min_gpu_gib" ||
+                          std::string_view(f.key) == "max_gpu_gib" ||
+                          std::string_view(f.key) == "base_mib";
+    CAPPLAN_RETURN_IF_ERROR(b.Get(f.key, f.out, required));
+    CAPPLAN_RETURN_IF_ERROR(b.CheckRange(f.key, *f.out, 0, 1e7));
+  }
+  CAPPLAN_RETURN_IF_ERROR(b.Get("kind", &out->kind, true));
+  CAPPLAN_RETURN_IF_ERROR(b.CheckOneOf("kind", out->kind, {"fixed", "per_tp", "itemized"}));
+  CAPPLAN_RETURN_IF_ERROR(b.Get("source", &out->source, true));
+  return b.Finish();
+}
+
+Status ParseFraction(JsonObject& f, EngineProfile* p) {
+  EngineMemoryRule& m = p->memory;
+  CAPPLAN_RETURN_IF_ERROR(
+      GetSourced(f, "memory.mem_fraction.", "round_decimals", &m.round_decimals, &p->sources));
+  CAPPLAN_RETURN_IF_ERROR(f.CheckRange("round_decimals", m.round_decimals, -1, 9));
+  const nlohmann::json* buckets = f.Raw("buckets");
+  if (buckets == nullptr || !buckets->is_array() || buckets->empty()) {
+    return f.Error("buckets", "must be a non-empty array");
+  }
+  for (size_t i = 0; i < buckets->size(); ++i) {
+    JsonObject b((*buckets)[i], f.origin(), f.PathOf("buckets") + "/" + std::to_string(i));
+    CAPPLAN_RETURN_IF_ERROR(b.CheckObject());
+    SglangFractionBucket sb;
+    CAPPLAN_RETURN_IF_ERROR(ParseBucket(b, &sb));
+    m.buckets.push_back(sb);
+  }
+  return f.Finish();
+}
+
+Status ParseCopies(JsonObject& m, EngineProfile* p) {
+  std::string copies;
+  CAPPLAN_RETURN_IF_ERROR(
+      GetSourced(m, "memory.", "shared_expert_fusion_copies", &copies, &p->sources));
+  CAPPLAN_RETURN_IF_ERROR(m.CheckOneOf("shared_expert_fusion_copies", copies, {"one", "tp"}));
+  p->memory.shared_expert_copies =
+      copies == "tp" ? SharedExpertCopies::kPerTpRank : SharedExpertCopies::kOne;
+  return Status::Ok();
+}
+
+Status ParseMemory(JsonObject& m, EngineProfile* p) {
+  EngineMemoryRule& o = p->memory;
+  auto& s = p->sources;
+  const std::string pre = "memory.";
+  std::string rule;
+  CAPPLAN_RETURN_IF_ERROR(m.Get("rule", &rule, true));
+  CAPPLAN_RETURN_IF_ERROR(m.CheckOneOf("rule", rule, {"sglang_static_fraction", "vllm_profile_run"}));
+  o.kind = rule == "vllm_profile_run" ? MemoryRuleKind::kVllmProfileRun
+                                      : MemoryRuleKind::kSglangStaticFraction;
+  CAPPLAN_RETURN_IF_ERROR(m.Get("rule_source", &p->rule_source, true));
+  CAPPLAN_RETURN_IF_ERROR(GetSourced(m, pre, "page_align", &o.page_align, &s));
+  CAPPLAN_RETURN_IF_ERROR(GetSourced(m, pre, "nvls_default", &o.nvls_default, &s));
+  CAPPLAN_RETURN_IF_ERROR(GetSourced(m, pre, "nvls_min_tp", &o.nvls_min_tp, &s));
+  CAPPLAN_RETURN_IF_ERROR(GetSourced(m, pre, "mla_absorbed_copies", &o.mla_absorbed_copies, &s));
+  CAPPLAN_RETURN_IF_ERROR(GetSourced(m, pre, "rotary_cache_bytes_per_element",
+                                     &o.rotary_cache_bytes_per_element, &s));
+  CAPPLAN_RETURN_IF_ERROR(GetSourced(m, pre, "vocab_pad_multiple", &o.vocab_pad_multiple, &s));
+  CAPPLAN_RETURN_IF_ERROR(m.CheckRange("vocab_pad_multiple", o.vocab_pad_multiple, 1, 4096));
+  CAPPLAN_RETURN_IF_ERROR(ParseCopies(m, p));
+  struct Bytes {
+    const char* key;
+    int64_t* out;
+  };
+  std::vector<Bytes> bytes = {{"nvls_bytes", &o.nvls_bytes}};
+  if (o.kind == MemoryRuleKind::kSglangStaticFraction) {
+    bytes.push_back({"startup_bytes", &o.startup_bytes});
+    bytes.push_back({"dist_init_tp1_bytes", &o.dist_init_tp1_bytes});
+    bytes.push_back({"dist_init_bytes", &o.dist_init_bytes});
+    CAPPLAN_ASSIGN_OR_RETURN(JsonObject f, m.Child("mem_fraction", true));
+    CAPPLAN_RETURN_IF_ERROR(ParseFraction(f, p));
+  } else {
+    bytes.push_back({"activation_base_bytes", &o.activation_base_bytes});
+    bytes.push_back({"non_torch_tp1_bytes", &o.non_torch_tp1_bytes});
+    bytes.push_back({"non_torch_bytes", &o.non_torch_bytes});
+    CAPPLAN_RETURN_IF_ERROR(GetSourced(m, pre, "utilization_default", &o.utilization_default, &s));
+    CAPPLAN_RETURN_IF_ERROR(m.CheckRange("utilization_default", o.utilization_default, 0.01, 1));
+    CAPPLAN_RETURN_IF_ERROR(GetSourced(m, pre, "null_block_pages", &o.null_block_pages, &s));
+    CAPPLAN_RETURN_IF_ERROR(GetSourced(m, pre, "cudagraph_counted", &o.cudagraph_counted, &s));
+    CAPPLAN_RETURN_IF_ERROR(
+        GetSourced(m, pre, "sampler_bytes_per_element", &o.sampler_bytes_per_element, &s));
+    CAPPLAN_RETURN_IF_ERROR(
+        m.CheckRange("sampler_bytes_per_element", o.sampler_bytes_per_element, 0, 1024));
+    CAPPLAN_RETURN_IF_ERROR(GetSourced(m, pre, "moe_workspace", &o.moe_workspace, &s));
+  }
+  for (const Bytes& b : bytes) {
+    CAPPLAN_RETURN_IF_ERROR(GetSourced(m, pre, b.key, b.out, &s));
+    CAPPLAN_RETURN_IF_ERROR(m.CheckRange(b.key, static_cast<double>(*b.out), 0, 1e13));
+  }
+  return m.Finish();
+}
+
+Status ParseEntry(const nlohmann::json& merged, const std::string& origin, const std::string& ptr,
+                  EngineProfile* p) {
+  JsonObject e(merged, origin, ptr);
+  CAPPLAN_RETURN_IF_ERROR(e.CheckObject());
+  CAPPLAN_RETURN_IF_ERROR(e.Get("version", &p->version, true));
+  CAPPLAN_ASSIGN_OR_RETURN(p->version_triple, ParseEngineVersion(p->version, e.PathOf("version")));
+  CAPPLAN_RETURN_IF_ERROR(e.Get("source", &p->source, true));
+  CAPPLAN_ASSIGN_OR_RETURN(JsonObject d, e.Child("defaults", true));
+  CAPPLAN_RETURN_IF_ERROR(ParseDefaults(d, p));
+  CAPPLAN_ASSIGN_OR_RETURN(JsonObject m, e.Child("memory", true));
+  CAPPLAN_RETURN_IF_ERROR(ParseMemory(m, p));
+  return e.Finish();
+}
+
+struct EngineFile {
+  std::string latest;
+  std::vector<EngineProfile> profiles;  // oldest first
+};
+
+Result<const EngineFile*> LoadEngineFile(const std::string& engine) {
+  static std::mutex mu;
+  static auto* cache = new std::map<std::string, std::unique_ptr<Result<EngineFile>>>();
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = cache->find(engine);
+  if (it == cache->end()) {
+    auto load = [&]() -> Result<EngineFile> {
+      const std::string path = DataPath("models/engines/" + engine + ".json");
+      CAPPLAN_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+      EngineFile f;
+      CAPPLAN_ASSIGN_OR_RETURN(f.profiles, ParseEngineProfiles(text, path, &f.latest));
+      for (const EngineProfile& p : f.profiles) {
+        if (p.engine != engine) {
+          return Status::Usage(path + ": /engine: '" + p.engine + "' does not match the file name");
+        }
+      }
+      return f;
+    };
+    it = cache->emplace(engine, std::make_unique<Result<EngineFile>>(load())).first;
+  }
+  if (!it->second->ok()) return it->second->status();
+  return &it->second->value();
+}
+
+}  // namespace
+
+Result<std::vector<EngineProfile>> ParseEngineProfiles(const std::string& json_text,
+                                                       const std::string& origin,
+                                                       std::string* latest) {
+  CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json doc, ParseJson(json_text, origin));
+  JsonObject root(doc, origin, "");
+  CAPPLAN_RETURN_IF_ERROR(root.CheckObject());
+  std::string format, engine, knob;
+  CAPPLAN_RETURN_IF_ERROR(root.Get("format", &format, true));
+  CAPPLAN_RETURN_IF_ERROR(root.CheckOneOf("format", format, {"capplan.engine_profile.v1"}));
+  CAPPLAN_RETURN_IF_ERROR(root.Get("engine", &engine, true));
+  CAPPLAN_RETURN_IF_ERROR(root.Get("knob", &knob, true));
+  root.Touch("comment");
+  std::map<std::string, std::string> top_sources;
+  std::string latest_version;
+  CAPPLAN_RETURN_IF_ERROR(GetSourced(root, "", "latest", &latest_version, &top_sources));
+  const nlohmann::json* versions = root.Raw("versions");
+  if (versions == nullptr || !versions->is_array() || versions->empty()) {
+    return root.Error("versions", "must be a non-empty array, oldest first");
+  }
+  CAPPLAN_RETURN_IF_ERROR(root.Finish());
+  std::vector<EngineProfile> out;
+  nlohmann::json merged = nlohmann::json::object();
+  for (size_t i = 0; i < versions->size(); ++i) {
+    const std::string ptr = "/versions/" + std::to_string(i);
+    const nlohmann::json& entry = (*versions)[i];
+    if (!entry.is_object()) return Status::Usage(origin + ": " + ptr + ": must be an object");
+    for (const char* own : {"version", "source"}) {
+      if (!entry.contains(own)) {
+        return Status::Usage(origin + ": " + ptr + "/" + own + ": required in every entry");
+      }
+    }
+    merged.merge_patch(entry);
+    EngineProfile p;
+    p.engine = engine;
+    p.knob = knob;
+    CAPPLAN_RETURN_IF_ERROR(ParseEntry(merged, origin, ptr, &p));
+    if (!out.empty() && !(out.back().version_triple < p.version_triple)) {
+      return Status::Usage(origin + ": " + ptr + "/version: " + p.version +
+                           " must be newer than the entry before it (" + out.back().version + ")");
+    }
+    p.sources["latest"] = top_sources["latest"];
+    out.push_back(std::move(p));
+  }
+  CAPPLAN_ASSIGN_OR_RETURN(auto lt, ParseEngineVersion(latest_version, origin + ": /latest"));
+  if (lt < out.front().version_triple) {
+    return Status::Usage(origin + ": /latest: " + latest_version + " is older than every entry");
+  }
+  if (latest != nullptr) *latest = latest_version;
+  return out;
+}
+
+std::vector<std::string> EngineNames() {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(DataPath("models/engines"), ec), end;
+       !ec && it != end; it.increment(ec)) {
+    const std::filesystem::path& f = it->path();
+    if (f.extension() == ".json") names.push_back(f.stem().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+Result<EngineResolution> ResolveEngine(const std::string& engine, const std::string& version) {
+  const std::vector<std::string> names = EngineNames();
+  if (std::find(names.begin(), names.end(), engine) == names.end()) {
+    std::string list;
+    for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+    return Status::Usage("--engine: unknown engine '" + engine + "'" + DidYouMean(engine, names) +
+                         " (known: " + list + ")");
+  }
+  CAPPLAN_ASSIGN_OR_RETURN(const EngineFile* f, LoadEngineFile(engine));
+  std::vector<std::string> known;
+  for (const EngineProfile& p : f->profiles) known.push_back(p.version);
+  std::string known_text;
+  for (const std::string& k : known) known_text += (known_text.empty() ? "" : ", ") + k;
+  EngineResolution r;
+  r.version = version.empty() ? f->latest : version;
+  auto parsed = ParseEngineVersion(r.version, "--engine-version");
+  if (!parsed.ok()) {
+    return Status::Usage(parsed.status().message() + "; known " + engine +
+                         " versions: " + known_text + DidYouMean(r.version, known));
+  }
+  for (const EngineProfile& p : f->profiles) {
+    if (p.version_triple <= *parsed) r.profile = &p;
+  }
+  if (r.profile == nullptr) {
+    return Status::Usage("--engine-version: " + engine + " " + r.version +
+                         " is older than every known rule; known " + engine +
+                         " versions: " + known_text);
+  }
+  if (r.profile->version_triple != *parsed) {
+    r.note = engine + " " + r.version + " has no entry of its own: using the rules of " +
+             r.profile->version + ", the latest known change at or before it";
+  }
+  return r;
+}
+
+}  // namespace capplan

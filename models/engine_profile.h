@@ -1,0 +1,127 @@
+// Engine profiles: every default and memory rule of a serving engine
+// (SGLang, vLLM), per version, loaded once from models/engines/<engine>.json.
+// models/, the simulator and the CLI read defaults from here and nowhere
+// else. Each value carries its public source for `capplan capacity --explain`.
+//
+// A profile file lists the versions where a rule changed, oldest first; each
+// entry is merged over the one before it (JSON merge patch), so adding an
+// engine version is a data change only. A version between two entries uses
+// the earlier entry's rules, and the resolution says so.
+#ifndef CAPPLAN_MODELS_ENGINE_PROFILE_H_
+#define CAPPLAN_MODELS_ENGINE_PROFILE_H_
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace capplan {
+
+// "0.5.4" -> {0, 5, 4} (a leading 'v' and a ".postN" suffix are accepted);
+// Usage error naming `flag` otherwise.
+Result<std::array<int, 3>> ParseEngineVersion(const std::string& v, const std::string& flag);
+
+// Scheduler and batching defaults.
+struct EngineDefaults {
+  int64_t chunked_prefill_tokens = 0;  // SGLang chunk size / vLLM max_num_batched_tokens
+  int64_t page_size = 0;
+  int64_t page_size_sparse_attention = 0;  // DSA models
+  int64_t cuda_graph_max_bs_small_tp = 0, cuda_graph_max_bs_large_tp = 0;
+  int64_t cuda_graph_large_tp_from = 0;
+  // max_running_requests = min(max(kv_tokens / context_len x per_context,
+  // min), max); vLLM's fixed max_num_seqs has per_context 0 and min == max.
+  int64_t max_running_per_context = 0, max_running_min = 0, max_running_max = 0;
+  bool overlap_schedule = false;
+
+  int64_t CudaGraphMaxBs(int tp) const;
+  int64_t PageSize(bool sparse_attention) const;
+  int64_t MaxRunningRequests(int64_t kv_tokens, int64_t context_len) const;
+};
+
+// One SGLang mem_fraction_static bucket (by reported GPU memory). Kinds:
+//   fixed:    reserve = base
+//   per_tp:   reserve = base + tp*pp x per_tp_pp (+ speculative, + DP attention)
+//   itemized: base + max(chunked, chunked_min) x per_token + cgbs x per_bs
+//             + tp*pp x per_tp_pp [+ DP terms], floored; + speculative
+// All in MiB.
+struct SglangFractionBucket {
+  double min_gpu_gib = 0, max_gpu_gib = 0;
+  std::string kind, source;
+  double base_mib = 0, per_tp_pp_mib = 0, speculative_mib = 0, dp_attention_mib = 0;
+  double chunked_prefill_min = 0, chunked_prefill_mib_per_token = 0, cuda_graph_mib_per_bs = 0;
+  double dp_mib_per_bs_rank = 0, dp_extra_threshold_bs = 0, dp_extra_mib_per_bs_rank = 0;
+  double floor_mib = 0, floor_above_gpu_mib = 0;
+};
+
+enum class MemoryRuleKind { kSglangStaticFraction, kVllmProfileRun };
+
+// How many copies of the shared expert every rank holds.
+enum class SharedExpertCopies { kOne, kPerTpRank };
+
+// The memory terms of one engine version (per GPU, bytes).
+struct EngineMemoryRule {
+  MemoryRuleKind kind = MemoryRuleKind::kSglangStaticFraction;
+  bool page_align = true;
+  // SGLang: mem_fraction_static defaults.
+  std::vector<SglangFractionBucket> buckets;
+  int round_decimals = -1;  // -1: not rounded
+  // vLLM: gpu_memory_utilization default and the profile run.
+  double utilization_default = 0;
+  int null_block_pages = 0;
+  bool cudagraph_counted = false;
+  int64_t activation_base_bytes = 0;
+  double sampler_bytes_per_element = 0;
+  bool moe_workspace = false;
+  int64_t non_torch_tp1_bytes = 0, non_torch_bytes = 0;
+  // Before the weights (SGLang counts them; vLLM's non-torch term does).
+  int64_t startup_bytes = 0;
+  int64_t dist_init_tp1_bytes = 0, dist_init_bytes = 0;
+  bool nvls_default = false;
+  int nvls_min_tp = 0;
+  int64_t nvls_bytes = 0;
+  // Weights as resident.
+  SharedExpertCopies shared_expert_copies = SharedExpertCopies::kOne;
+  bool mla_absorbed_copies = false;
+  int rotary_cache_bytes_per_element = 0;
+  int vocab_pad_multiple = 1;
+};
+
+struct EngineProfile {
+  std::string engine;   // "sglang"
+  std::string knob;     // "mem_fraction_static"
+  std::string version;  // the entry's version, "0.4.6"
+  std::array<int, 3> version_triple{};
+  std::string source;   // the entry's source
+  std::string rule_source;
+  EngineDefaults defaults;
+  EngineMemoryRule memory;
+  // "defaults.page_size" -> source, "memory.startup_bytes" -> source, ...
+  std::map<std::string, std::string> sources;
+  const std::string& SourceOf(const std::string& key) const;
+};
+
+// Which profile a requested version resolved to.
+struct EngineResolution {
+  const EngineProfile* profile = nullptr;
+  std::string version;  // what the user asked, or the latest when "" was asked
+  std::string note;     // non-empty when the version is not an entry of its own
+};
+
+// Shipped engine names (the files in models/engines/), sorted.
+std::vector<std::string> EngineNames();
+
+// `version` "" means the engine's latest. Usage errors: unknown engine (did
+// you mean), a malformed or too-old version (listing the known versions).
+Result<EngineResolution> ResolveEngine(const std::string& engine, const std::string& version);
+
+// Parses one engine profile document (for tests and bad-file errors).
+Result<std::vector<EngineProfile>> ParseEngineProfiles(const std::string& json_text,
+                                                       const std::string& origin,
+                                                       std::string* latest);
+
+}  // namespace capplan
+
+#endif  // CAPPLAN_MODELS_ENGINE_PROFILE_H_
