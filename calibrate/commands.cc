@@ -11,7 +11,6 @@
 #include "calibrate/refit.h"
 #include "calibrate/validate.h"
 #include "common/atomic_file.h"
-#include "common/data_path.h"
 #include "common/json_util.h"
 
 namespace capplan {
@@ -19,15 +18,6 @@ namespace capplan {
 namespace po = boost::program_options;
 
 namespace {
-
-// Path of a profile given by name or path (LoadHardwareProfile's rule).
-std::string ProfilePath(const std::string& name_or_path) {
-  if (name_or_path.find('/') == std::string::npos &&
-      name_or_path.find(".json") == std::string::npos) {
-    return DataPath("calibrate/profiles/" + name_or_path + ".json");
-  }
-  return name_or_path;
-}
 
 Status RunCalibrate(const std::vector<std::string>& args, CommandContext& ctx) {
   po::options_description desc(
@@ -63,8 +53,10 @@ Status RunCalibrate(const std::vector<std::string>& args, CommandContext& ctx) {
   ro.allow_dry_run = vm.count("allow-dry-run") > 0;
   CAPPLAN_ASSIGN_OR_RETURN(MeasurementSet set,
                            ReadMeasurements(vm["measurements"].as<std::vector<std::string>>(), ro));
-  const std::string base_path = ProfilePath(vm["base"].as<std::string>());
-  CAPPLAN_ASSIGN_OR_RETURN(HardwareProfile base, LoadHardwareProfile(base_path));
+  // A shipped name (any file under calibrate/profiles/, with "did you mean")
+  // or a path; the profile remembers the file it came from.
+  CAPPLAN_ASSIGN_OR_RETURN(HardwareProfile base, LoadHardwareProfile(vm["base"].as<std::string>()));
+  const std::string base_path = base.path;
   CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json base_doc, ReadJsonFile(base_path));
   CAPPLAN_ASSIGN_OR_RETURN(CalibrationFit fit, FitMeasurements(set, base));
   RefitOptions opt;

@@ -128,6 +128,7 @@ Result<ModelCard> ParseModelCard(const std::string& json_text, const std::string
     CAPPLAN_RETURN_IF_ERROR(o.CheckRange(f.key, *f.out, f.lo, f.hi));
   }
   CAPPLAN_RETURN_IF_ERROR(o.Get("tie_word_embeddings", &c.tie_word_embeddings));
+  CAPPLAN_RETURN_IF_ERROR(o.Get("qk_norm", &c.qk_norm));
   CAPPLAN_RETURN_IF_ERROR(o.Get("max_position_embeddings", &c.max_position_embeddings, true));
   CAPPLAN_RETURN_IF_ERROR(o.CheckRange("max_position_embeddings",
                                        static_cast<double>(c.max_position_embeddings), 1,
@@ -192,6 +193,7 @@ Result<ModelCard> ParseModelCard(const std::string& json_text, const std::string
       return o.Error("num_kv_heads", "must divide num_heads (" + std::to_string(c.num_heads) + ")");
     }
   } else {
+    if (c.qk_norm) return o.Error("qk_norm", "only meaningful for gqa attention");
     const std::pair<const char*, int> mla[] = {{"kv_lora_rank", c.kv_lora_rank},
                                                {"qk_nope_head_dim", c.qk_nope_head_dim},
                                                {"qk_rope_head_dim", c.qk_rope_head_dim},

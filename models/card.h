@@ -31,7 +31,10 @@ struct ModelCard {
   int num_heads = 0;
   // GQA
   int num_kv_heads = 0;
-  int head_dim = 0;
+  int head_dim = 0;  // may differ from hidden_size / num_heads (Qwen3-30B-A3B)
+  // Per-head RMSNorm on q and k before RoPE (Qwen3): two head_dim-long
+  // weight vectors per layer.
+  bool qk_norm = false;
   // MLA
   int q_lora_rank = 0;  // 0: no q low-rank
   int kv_lora_rank = 0;

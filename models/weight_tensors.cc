@@ -46,6 +46,12 @@ std::vector<WeightTensor> ListWeightTensors(const ModelCard& c) {
     t.push_back({kA, "attn.k_proj", c.num_kv_heads * hd, h, L, ShardKind::kKvHeads});
     t.push_back({kA, "attn.v_proj", c.num_kv_heads * hd, h, L, ShardKind::kKvHeads});
     t.push_back({kA, "attn.o_proj", h, c.num_heads * hd, L, ShardKind::kAttnRow});
+    if (c.qk_norm) {
+      // Qwen3: one RMSNorm weight of head_dim shared by all q heads, one by
+      // all k heads, per layer; every rank holds both.
+      t.push_back({kN, "attn.q_norm", hd, 1, L, ShardKind::kReplicated, true});
+      t.push_back({kN, "attn.k_norm", hd, 1, L, ShardKind::kReplicated, true});
+    }
   }
   // input_layernorm + post_attention_layernorm per layer, plus the final norm.
   t.push_back({kN, "norm.layer", h, 1, 2 * L, ShardKind::kReplicated, true});

@@ -148,6 +148,14 @@ TEST(CalibCli, BadInputsAreOneLineErrors) {
   EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 1) << log;
   EXPECT_EQ(Sh(std::string(CAPPLAN_BIN) + " calibrate " + meas, &log), 2);
   EXPECT_NE(log.find("--out"), std::string::npos) << log;
+  // --base takes any shipped profile by name, with "did you mean".
+  std::ofstream(meas) << Synthetic(false).dump();
+  EXPECT_EQ(
+      Sh(std::string(CAPPLAN_BIN) + " calibrate " + meas + " --base h100-sx --out " + Tmp("y.json"),
+         &log),
+      2);
+  EXPECT_NE(log.find("did you mean 'h100-sxm'"), std::string::npos) << log;
+  EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 1) << log;
 }
 
 TEST(CalibCli, ValidateRoundTripsACpuEngineRun) {

@@ -116,6 +116,28 @@ TEST(CapacityCli, EngineFlagsAreChecked) {
                      "GiB short per GPU");
 }
 
+// The H100 profile is accepted wherever a profile name is: its 81,559 MiB
+// sizes the pool, so a Llama-3.1-8B vLLM pool is smaller than on H200.
+TEST(CapacityCli, H100ProfileByName) {
+  const std::string args = "--model llama-3.1-8b --gpus 1 --tp 1 --engine vllm";
+  CliRun h100 = Capplan("--hardware h100-sxm " + args + " --json");
+  ASSERT_EQ(h100.code, 0) << h100.err;
+  auto j = nlohmann::json::parse(h100.out);
+  EXPECT_EQ(j["hardware"], "h100-sxm");
+  EXPECT_EQ(j["gpu_memory_bytes"].get<int64_t>(), 81559LL * 1024 * 1024);
+  EXPECT_EQ(j["kv_bytes_per_token"], 131072);
+  CliRun h200 = Capplan("--hardware h200-sxm " + args + " --json");
+  ASSERT_EQ(h200.code, 0) << h200.err;
+  auto j2 = nlohmann::json::parse(h200.out);
+  EXPECT_GT(j["kv_capacity_tokens"].get<int64_t>(), 0);
+  EXPECT_LT(j["kv_capacity_tokens"].get<int64_t>(), j2["kv_capacity_tokens"].get<int64_t>());
+  EXPECT_EQ(j["weights_bytes_per_gpu"], j2["weights_bytes_per_gpu"]);
+  CliRun text = Capplan("--hardware h100-sxm " + args);
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("h100-sxm"), std::string::npos) << text.out;
+  ExpectOneLineError(Capplan("--hardware h100-sx " + args), 2, "did you mean 'h100-sxm'");
+}
+
 TEST(CapacityCli, UsageErrorsExitTwo) {
   ExpectOneLineError(Capplan("--model kimi-k2.5 --gpus 8"), 2, "did you mean 'kimi-k2.6'");
   ExpectOneLineError(Capplan("--model kimi-k2.6 --gpus 8 --tp=-8"), 2, "--tp");

@@ -44,6 +44,7 @@ struct Dims {
   bool sigmoid;
   int64_t max_pos;
   Fmt attn, experts_fmt, shared_fmt, dense_fmt;  // checkpoint formats
+  bool qk_norm = false;                          // Qwen3 q_norm/k_norm (head_dim each)
 };
 
 // models.md 1.1 and 1.3, and the checkpoint precision each card documents.
@@ -62,7 +63,17 @@ inline std::vector<Dims> AllDims() {
       {"llama-3.1-8b", 32, 4096, 128256, 32, false, 0, 0, 0, 0, 0, 0, 0, 8, 128, 14336, 32, 0, 0,
        0, 0, false, 131072, kBf16, kBf16, kBf16, kBf16},
       {"qwen3-235b-a22b", 94, 4096, 151936, 64, false, 0, 0, 0, 0, 0, 0, 0, 4, 128, 0, 0, 128, 8,
-       0, 1536, false, 40960, kBf16, kBf16, kBf16, kBf16},
+       0, 1536, false, 40960, kBf16, kBf16, kBf16, kBf16, true},
+      // Cards for the H100 validation rows, dims from each model's HF
+      // config.json (the URLs in the cards' sources).
+      {"qwen3-8b", 36, 4096, 151936, 32, false, 0, 0, 0, 0, 0, 0, 0, 8, 128, 12288, 36, 0, 0, 0, 0,
+       false, 40960, kBf16, kBf16, kBf16, kBf16, true},
+      {"qwen3-30b-a3b", 48, 2048, 151936, 32, false, 0, 0, 0, 0, 0, 0, 0, 4, 128, 0, 0, 128, 8, 0,
+       768, false, 40960, kBf16, kBf16, kBf16, kBf16, true},
+      {"deepseek-v2-lite", 27, 2048, 102400, 16, true, 0, 512, 128, 64, 128, 0, 0, 0, 0, 10944, 1,
+       64, 6, 2, 1408, false, 163840, kBf16, kBf16, kBf16, kBf16},
+      {"llama-3.3-70b", 80, 8192, 128256, 64, false, 0, 0, 0, 0, 0, 0, 0, 8, 128, 28672, 80, 0, 0,
+       0, 0, false, 131072, kBf16, kBf16, kBf16, kBf16},
   };
 }
 
@@ -76,8 +87,10 @@ inline double WeightsPerGpu(const Dims& d, int64_t tp, const Fmt& attn, const Fm
   const int64_t hl = d.heads / tp;
   int64_t norm_elems = (2 * d.L + 1) * d.h;
   if (d.mla) {
-    b += d.L * (W(d.q_lora, d.h, attn) + W(hl * (d.nope + d.rope), d.q_lora, attn) +
-                W(d.kv_lora + d.rope, d.h, attn) + W(hl * (d.nope + d.v), d.kv_lora, attn) +
+    // q through a low-rank latent (q_a, q_b) or, without q_lora, one q_proj.
+    const double q = d.q_lora > 0 ? W(d.q_lora, d.h, attn) + W(hl * (d.nope + d.rope), d.q_lora, attn)
+                                  : W(hl * (d.nope + d.rope), d.h, attn);
+    b += d.L * (q + W(d.kv_lora + d.rope, d.h, attn) + W(hl * (d.nope + d.v), d.kv_lora, attn) +
                 W(d.h, hl * d.v, attn));
     norm_elems += d.L * (d.q_lora + d.kv_lora);
     if (d.idx_dim > 0) {
@@ -89,6 +102,7 @@ inline double WeightsPerGpu(const Dims& d, int64_t tp, const Fmt& attn, const Fm
     const int64_t kvl = std::max<int64_t>(1, d.kv_heads / tp);
     b += d.L * (W(hl * d.head_dim, d.h, attn) + 2 * W(kvl * d.head_dim, d.h, attn) +
                 W(d.h, hl * d.head_dim, attn));
+    if (d.qk_norm) norm_elems += d.L * 2 * d.head_dim;
   }
   b += norm_elems * 2.0;
   if (d.dense_layers > 0) {

@@ -237,5 +237,30 @@ TEST(SimGolden, KimiKvBoundBf16) {
   CheckGolden("kimi_kv_bound", doc);
 }
 
+// A scenario's `hardware` takes any shipped profile: on h100-sxm (81,559
+// MiB, 2.90 TB/s copy) the same decode-heavy run is slower per token than on
+// h200-sxm (4.3 TB/s) and the plan uses the H100's memory.
+// vLLM's rule (gpu_memory_utilization) holds for any GPU size; SGLang's
+// mem_fraction_static buckets are per GPU memory (models/engine_rules.json).
+TEST(SimScenario, H100ProfileByName) {
+  auto doc = Base();
+  doc["deployment"]["engine"] = "vllm";
+  doc["deployment"]["page_size"] = 16;
+  auto h200 = RunDoc(doc);
+  ASSERT_TRUE(h200.ok()) << h200.status().message();
+  doc["hardware"] = "h100-sxm";
+  auto h100 = RunDoc(doc);
+  ASSERT_TRUE(h100.ok()) << h100.status().message();
+  EXPECT_EQ((*h100)["hardware"], "h100-sxm");
+  EXPECT_EQ((*h100)["profile"]["name"], "h100-sxm");
+  EXPECT_EQ((*h100)["memory"]["gpu_memory_bytes"].get<int64_t>(), 81559LL * 1024 * 1024);
+  EXPECT_GT((*h100)["mean_tpot_ms"].get<double>(), (*h200)["mean_tpot_ms"].get<double>());
+  doc["hardware"] = "h100-sx";
+  auto bad = RunDoc(doc);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("did you mean 'h100-sxm'"), std::string::npos)
+      << bad.status().message();
+}
+
 }  // namespace
 }  // namespace capplan
