@@ -4,6 +4,7 @@
 #include "calibrate/commands.h"
 
 #include <filesystem>
+#include <map>
 
 #include "calibrate/fit.h"
 #include "calibrate/measurements.h"
@@ -78,9 +79,22 @@ Status RunCalibrate(const std::vector<std::string>& args, CommandContext& ctx) {
   }
   int curves = 0;
   for (const auto& [k, cf] : fit.classes) curves += cf.compute.fitted + cf.memory.fitted;
-  *ctx.out << "calibrate: " << set.records.size() << " records from " << set.sources.size()
+  const size_t records = set.records.size() + set.steps.size();
+  const size_t unused = fit.unused.size() + fit.unused_steps.size();
+  *ctx.out << "calibrate: " << records << " records from " << set.sources.size()
            << " file(s) -> " << curves << " curves in " << fit.classes.size() << " classes fitted, "
-           << fit.unused.size() << " records unused; wrote " << out << "\n";
+           << unused << " records unused; wrote " << out << "\n";
+  if (unused > 0) {
+    // Why, grouped: public records a fit cannot use yet are reported, not errors.
+    std::map<std::string, int> why;
+    for (const auto& [i, w] : fit.unused) ++why[w];
+    for (const auto& [i, w] : fit.unused_steps) ++why[w];
+    for (const auto& [w, n] : why) *ctx.out << "  unused: " << n << " x " << w << "\n";
+  }
+  if (curves == 0 && !fit.overheads.kernel_launch && !fit.overheads.graph) {
+    *ctx.err << "warning: nothing fitted; " << out << " is the base profile "
+             << base_path << " renamed\n";
+  }
   for (const auto& [k, cf] : fit.classes) {
     char buf[256];
     std::snprintf(buf, sizeof(buf), "  %-18s %3zu records  LOO median %6.1f%%  p90 %6.1f%%\n",
