@@ -185,25 +185,25 @@ Status ReadStep(JsonObject& r, MeasuredStep* s) {
   return r.Finish({"kind"});
 }
 
+}  // namespace
+
 // The `source` object of a public file: where its figures were published.
-Status ReadSource(JsonObject& s, MeasurementSource* src) {
+Status ReadPublicSource(JsonObject& s, PublicSource* src) {
   CAPPLAN_RETURN_IF_ERROR(s.CheckObject());
-  CAPPLAN_RETURN_IF_ERROR(s.Get("url", &src->source_url, true));
-  if (src->source_url.rfind("https://", 0) != 0) {
-    return s.Error("url", "must be an https:// address, got '" + src->source_url + "'");
+  CAPPLAN_RETURN_IF_ERROR(s.Get("url", &src->url, true));
+  if (src->url.rfind("https://", 0) != 0) {
+    return s.Error("url", "must be an https:// address, got '" + src->url + "'");
   }
-  CAPPLAN_RETURN_IF_ERROR(s.Get("date", &src->source_date, true));
+  CAPPLAN_RETURN_IF_ERROR(s.Get("date", &src->date, true));
   static const std::regex kDate(R"(\d{4}-\d{2}(-\d{2})?)");
-  if (!std::regex_match(src->source_date, kDate) && src->source_date != "not recorded") {
+  if (!std::regex_match(src->date, kDate) && src->date != "not recorded") {
     return s.Error("date", "must be YYYY-MM-DD, YYYY-MM or \"not recorded\", got '" +
-                               src->source_date + "'");
+                               src->date + "'");
   }
-  CAPPLAN_RETURN_IF_ERROR(s.Get("title", &src->source_title, true));
-  CAPPLAN_RETURN_IF_ERROR(s.Get("note", &src->source_note, true));
+  CAPPLAN_RETURN_IF_ERROR(s.Get("title", &src->title, true));
+  CAPPLAN_RETURN_IF_ERROR(s.Get("note", &src->note, true));
   return s.Finish();
 }
-
-}  // namespace
 
 const std::vector<std::string>& KnownGpuModels() {
   static const std::vector<std::string> kModels = {"H100", "H800", "H200"};
@@ -223,7 +223,7 @@ std::string GpuModelOf(const std::string& name) {
 
 std::string MeasurementSource::Describe() const {
   if (is_public) {
-    return path + " (gpu " + gpu + ", public: " + source_url + ", " + source_date + ")";
+    return path + " (gpu " + gpu + ", public: " + source.url + ", " + source.date + ")";
   }
   return path + " (gpu " + gpu + ", driver " + (driver.empty() ? "-" : driver) + ", cuda " +
          (cuda.empty() ? "-" : cuda) + ", commit " + commit + ", date " + date + ")";
@@ -248,7 +248,7 @@ Status ReadMeasurementFile(const std::string& path, MeasurementSet* set) {
   src.is_public = root.Has("source");
   if (src.is_public) {
     CAPPLAN_ASSIGN_OR_RETURN(JsonObject so, root.Child("source", true));
-    CAPPLAN_RETURN_IF_ERROR(ReadSource(so, &src));
+    CAPPLAN_RETURN_IF_ERROR(ReadPublicSource(so, &src.source));
   }
   // A public source rarely records driver, CUDA or commit: optional there.
   const bool local = !src.is_public;

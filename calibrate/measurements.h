@@ -21,6 +21,17 @@ namespace capplan {
 std::string GpuModelOf(const std::string& name);
 const std::vector<std::string>& KnownGpuModels();  // {"H100", "H800", "H200"}
 
+// Where a public figure was published (the `source` object of a public
+// measurement file or a validation case): https address, date (YYYY-MM-DD,
+// YYYY-MM or "not recorded"), a title naming the log / table / thread, and a
+// note on the configuration and how the figures were copied.
+struct PublicSource {
+  std::string url, date, title, note;
+};
+class JsonObject;
+// Reads `s` strictly; errors name the file and /source/KEY.
+Status ReadPublicSource(JsonObject& s, PublicSource* out);
+
 // Where a record came from: everything a provenance line needs.
 struct MeasurementSource {
   std::string path;
@@ -30,7 +41,7 @@ struct MeasurementSource {
   // A public measurement (file with a `source` object): figures copied from
   // a published log, benchmark or kernel test, not measured here.
   bool is_public = false;
-  std::string source_url, source_date, source_title, source_note;
+  PublicSource source;
   // "FILE (gpu G, driver D, cuda C, commit X, date Y)", or for a public file
   // "FILE (gpu G, public: URL, DATE)".
   std::string Describe() const;
