@@ -83,9 +83,9 @@ Status RunCalibrate(const std::vector<std::string>& args, CommandContext& ctx) {
   for (const auto& [k, cf] : fit.classes) curves += cf.compute.fitted + cf.memory.fitted;
   const size_t records = set.records.size() + set.steps.size();
   const size_t unused = fit.unused.size() + fit.unused_steps.size();
-  *ctx.out << "calibrate: " << records << " records from " << set.sources.size()
-           << " file(s) -> " << curves << " curves in " << fit.classes.size() << " classes fitted, "
-           << unused << " records unused; wrote " << out << "\n";
+  *ctx.out << "calibrate: " << records << " records from " << set.sources.size() << " file(s) -> "
+           << curves << " curves in " << fit.classes.size() << " classes fitted, " << unused
+           << " records unused; wrote " << out << "\n";
   if (unused > 0) {
     // Why, grouped: public records a fit cannot use yet are reported, not errors.
     std::map<std::string, int> why;
@@ -94,8 +94,8 @@ Status RunCalibrate(const std::vector<std::string>& args, CommandContext& ctx) {
     for (const auto& [w, n] : why) *ctx.out << "  unused: " << n << " x " << w << "\n";
   }
   if (curves == 0 && !fit.overheads.kernel_launch && !fit.overheads.graph) {
-    *ctx.err << "warning: nothing fitted; " << out << " is the base profile "
-             << base_path << " renamed\n";
+    *ctx.err << "warning: nothing fitted; " << out << " is the base profile " << base_path
+             << " renamed\n";
   }
   for (const auto& [k, cf] : fit.classes) {
     char buf[256];
@@ -115,7 +115,8 @@ Status RunPublic(const po::variables_map& vm, CommandContext& ctx) {
     return Status::Usage("validate: --public runs the public cases; give no ENGINE_RUN.json");
   }
   if (!vm["profile"].defaulted()) {
-    return Status::Usage("validate: --public cases name their own hardware profile; drop --profile");
+    return Status::Usage(
+        "validate: --public cases name their own hardware profile; drop --profile");
   }
   const std::string dir =
       vm.count("cases") ? vm["cases"].as<std::string>() : DataPath("validation/cases");

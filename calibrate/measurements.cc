@@ -122,8 +122,10 @@ Status ReadRecord(JsonObject& r, bool is_public, MeasuredKernel* k) {
 
 Status GetCount(JsonObject& o, const char* key, int64_t lo, int64_t* out) {
   CAPPLAN_RETURN_IF_ERROR(o.Get(key, out, true));
-  if (*out < lo) return o.Error(key, "must be an integer >= " + std::to_string(lo) +
-                                         ", got " + std::to_string(*out));
+  if (*out < lo) {
+    return o.Error(key,
+                   "must be an integer >= " + std::to_string(lo) + ", got " + std::to_string(*out));
+  }
   return Status::Ok();
 }
 
@@ -197,8 +199,8 @@ Status ReadPublicSource(JsonObject& s, PublicSource* src) {
   CAPPLAN_RETURN_IF_ERROR(s.Get("date", &src->date, true));
   static const std::regex kDate(R"(\d{4}-\d{2}(-\d{2})?)");
   if (!std::regex_match(src->date, kDate) && src->date != "not recorded") {
-    return s.Error("date", "must be YYYY-MM-DD, YYYY-MM or \"not recorded\", got '" +
-                               src->date + "'");
+    return s.Error("date",
+                   "must be YYYY-MM-DD, YYYY-MM or \"not recorded\", got '" + src->date + "'");
   }
   CAPPLAN_RETURN_IF_ERROR(s.Get("title", &src->title, true));
   CAPPLAN_RETURN_IF_ERROR(s.Get("note", &src->note, true));

@@ -50,17 +50,17 @@ struct MeasurementSource {
 // How a kernel record states its cost. Engine files always give a time;
 // public files copy what their source printed.
 enum class KernelTiming {
-  kMedianUs,         // median_us: a time
-  kFlopRate,         // achieved_flops_per_s only: time = flops / rate
-  kBusBandwidth,     // bus_bandwidth_bytes_per_s (collectives): no time
+  kMedianUs,      // median_us: a time
+  kFlopRate,      // achieved_flops_per_s only: time = flops / rate
+  kBusBandwidth,  // bus_bandwidth_bytes_per_s (collectives): no time
 };
 
 struct MeasuredKernel {
   std::string kernel, op_class, variant, dtype, weight_dtype, kv_dtype;
   std::map<std::string, int64_t> shape;
   KernelTiming timing = KernelTiming::kMedianUs;
-  double median_us = 0;  // kFlopRate: flops / achieved rate; kBusBandwidth: 0
-  double achieved_flops_per_s = 0;           // kFlopRate only
+  double median_us = 0;             // kFlopRate: flops / achieved rate; kBusBandwidth: 0
+  double achieved_flops_per_s = 0;  // kFlopRate only
   double bus_bandwidth_lo = 0, bus_bandwidth_hi = 0;  // B/s, kBusBandwidth only
   double bytes = 0;
   double flops = 0;

@@ -22,8 +22,8 @@ namespace {
 // Metrics a case may compare, as the simulator's summary (and `vllm bench
 // serve` / SGLang bench_serving) names them; decode_step_ms for priced steps.
 std::vector<std::string> SimulateMetrics() {
-  std::vector<std::string> m = {"output_throughput", "total_token_throughput",
-                                "input_throughput", "request_throughput"};
+  std::vector<std::string> m = {"output_throughput", "total_token_throughput", "input_throughput",
+                                "request_throughput"};
   for (const char* stat : {"mean", "median", "p90", "p99"}) {
     for (const char* what : {"ttft", "tpot", "itl", "e2el"}) {
       m.push_back(std::string(stat) + "_" + what + "_ms");
@@ -112,7 +112,8 @@ Status ReadRow(const nlohmann::json& j, const Case& c, const nlohmann::json& sce
   if (set != nullptr) {
     if (!set->is_object()) return r.Error("set", "must be an object of dotted.path: value");
     for (const auto& [key, v] : set->items()) {
-      CAPPLAN_RETURN_IF_ERROR(SetDotted(&doc, key, v.dump(), c.path + ": " + row->pointer + "/set"));
+      CAPPLAN_RETURN_IF_ERROR(
+          SetDotted(&doc, key, v.dump(), c.path + ": " + row->pointer + "/set"));
     }
   }
   if (c.predict == "decode_step") {
@@ -126,9 +127,8 @@ Status ReadRow(const nlohmann::json& j, const Case& c, const nlohmann::json& sce
     CAPPLAN_RETURN_IF_ERROR(b.Finish());
   }
   CAPPLAN_ASSIGN_OR_RETURN(JsonObject m, r.Child("measured", true));
-  const std::vector<std::string> allowed = c.predict == "decode_step"
-                                               ? std::vector<std::string>{"decode_step_ms"}
-                                               : SimulateMetrics();
+  const std::vector<std::string> allowed =
+      c.predict == "decode_step" ? std::vector<std::string>{"decode_step_ms"} : SimulateMetrics();
   for (const auto& [key, v] : m.json().items()) {
     CAPPLAN_RETURN_IF_ERROR(m.CheckOneOf(key, key, allowed));
     double value = 0;
@@ -326,8 +326,7 @@ std::string FormatPublicValidation(const PublicValidation& v) {
   int ran = 0;
   for (const auto& r : v.rows) ran += r.skipped.empty();
   os << "public validation: " << v.case_files.size() << " cases in " << v.cases_dir << ", "
-     << v.rows.size() << " rows (" << ran << " compared, " << v.rows.size() - ran
-     << " skipped)\n";
+     << v.rows.size() << " rows (" << ran << " compared, " << v.rows.size() - ran << " skipped)\n";
   size_t wc = 4, wl = 3, wm = 6;
   for (const auto& r : v.rows) {
     wc = std::max(wc, r.case_name.size());
@@ -341,9 +340,8 @@ std::string FormatPublicValidation(const PublicValidation& v) {
   os << b;
   for (const auto& r : v.rows) {
     std::snprintf(b, sizeof(b), "%-*s  %-7s  %-*s  %-*s  %12s  ", static_cast<int>(wc),
-                  r.case_name.c_str(), r.case_class.c_str(), static_cast<int>(wl),
-                  r.label.c_str(), static_cast<int>(wm), MetricLabel(r).c_str(),
-                  Num(r.measured).c_str());
+                  r.case_name.c_str(), r.case_class.c_str(), static_cast<int>(wl), r.label.c_str(),
+                  static_cast<int>(wm), MetricLabel(r).c_str(), Num(r.measured).c_str());
     os << b;
     if (!r.skipped.empty()) {
       std::snprintf(b, sizeof(b), "%12s  skipped: %s\n", "-", r.skipped.c_str());
@@ -360,10 +358,14 @@ std::string FormatPublicValidation(const PublicValidation& v) {
 nlohmann::json PublicValidationToJson(const PublicValidation& v) {
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& r : v.rows) {
-    nlohmann::json j = {{"case", r.case_name},     {"class", r.case_class},
-                        {"row", r.label},          {"metric", r.metric},
-                        {"measured", r.measured},  {"measured_kind", r.measured_kind},
-                        {"source_url", r.source_url}, {"source_date", r.source_date}};
+    nlohmann::json j = {{"case", r.case_name},
+                        {"class", r.case_class},
+                        {"row", r.label},
+                        {"metric", r.metric},
+                        {"measured", r.measured},
+                        {"measured_kind", r.measured_kind},
+                        {"source_url", r.source_url},
+                        {"source_date", r.source_date}};
     if (r.skipped.empty()) {
       j["predicted"] = r.predicted;
       j["error_pct"] = r.error_pct;

@@ -37,7 +37,7 @@ struct PublicClassSummary {
 struct PublicValidation {
   std::string cases_dir;
   std::vector<std::string> case_files;
-  std::vector<PublicValidationRow> rows;  // case file order, then row, then metric
+  std::vector<PublicValidationRow> rows;              // case file order, then row, then metric
   std::map<std::string, PublicClassSummary> classes;  // "step", "serving"
 };
 
