@@ -146,11 +146,12 @@ Status ReadRow(const nlohmann::json& j, const Case& c, const nlohmann::json& sce
   std::stable_sort(row->measured.begin(), row->measured.end(),
                    [&](const auto& a, const auto& b) { return rank(a.first) < rank(b.first); });
   CAPPLAN_RETURN_IF_ERROR(r.Finish());
-  row->skip = MissingData(doc);
-  if (!row->skip.empty()) return Status::Ok();
+  // Parsed even when the row is skipped (parsing loads neither card nor
+  // profile), so a case waiting for its profile is still checked now.
   auto sc = ParseScenario(doc, c.path);
   if (!sc.ok()) return InScenario(sc.status(), c.path, row->pointer, set != nullptr);
-  row->scenario = *sc;
+  row->skip = MissingData(doc);
+  if (row->skip.empty()) row->scenario = *sc;
   return Status::Ok();
 }
 

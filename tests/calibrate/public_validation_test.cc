@@ -177,6 +177,12 @@ TEST(CalibPublicValidation, InvalidScenarioIsOneLineErrorAndWritesNothing) {
   EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 1) << log;
   EXPECT_FALSE(std::filesystem::exists(out)) << "nothing half-written";
 
+  // A case waiting for its profile is still checked now.
+  d["scenario"]["hardware"] = "no-such-gpu";
+  WriteCase(dir, "bad.json", d);
+  EXPECT_EQ(Sh(Bin() + " validate --public --cases " + dir, &log), 2);
+  EXPECT_NE(log.find("bad.json: /scenario/deployment/tp"), std::string::npos) << log;
+
   // A row's set that breaks the scenario says so.
   d = MiniCase();
   d["rows"][0]["set"] = {{"deployment.gpus", 3}};
