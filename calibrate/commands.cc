@@ -1,13 +1,16 @@
 // `capplan calibrate MEASUREMENTS.json... [--base PROFILE] --out PROFILE.json
-//  [--report FILE.md] [--allow-dry-run]` and
-// `capplan validate ENGINE_RUN.json [--profile P] [--json]`.
+//  [--report FILE.md] [--allow-dry-run]`,
+// `capplan validate ENGINE_RUN.json [--profile P] [--json]` and
+// `capplan validate --public [--json] [--out DIR] [--cases DIR]`.
 #include "calibrate/commands.h"
 
 #include <filesystem>
+#include <map>
 
 #include "calibrate/fit.h"
 #include "calibrate/measurements.h"
 #include "calibrate/profile.h"
+#include "calibrate/public_validation.h"
 #include "calibrate/refit.h"
 #include "calibrate/validate.h"
 #include "common/atomic_file.h"
@@ -70,9 +73,22 @@ Status RunCalibrate(const std::vector<std::string>& args, CommandContext& ctx) {
   }
   int curves = 0;
   for (const auto& [k, cf] : fit.classes) curves += cf.compute.fitted + cf.memory.fitted;
-  *ctx.out << "calibrate: " << set.records.size() << " records from " << set.sources.size()
-           << " file(s) -> " << curves << " curves in " << fit.classes.size() << " classes fitted, "
-           << fit.unused.size() << " records unused; wrote " << out << "\n";
+  const size_t records = set.records.size() + set.steps.size();
+  const size_t unused = fit.unused.size() + fit.unused_steps.size();
+  *ctx.out << "calibrate: " << records << " records from " << set.sources.size() << " file(s) -> "
+           << curves << " curves in " << fit.classes.size() << " classes fitted, " << unused
+           << " records unused; wrote " << out << "\n";
+  if (unused > 0) {
+    // Why, grouped: public records a fit cannot use yet are reported, not errors.
+    std::map<std::string, int> why;
+    for (const auto& [i, w] : fit.unused) ++why[w];
+    for (const auto& [i, w] : fit.unused_steps) ++why[w];
+    for (const auto& [w, n] : why) *ctx.out << "  unused: " << n << " x " << w << "\n";
+  }
+  if (curves == 0 && !fit.overheads.kernel_launch && !fit.overheads.graph) {
+    *ctx.err << "warning: nothing fitted; " << out << " is the base profile " << base_path
+             << " renamed\n";
+  }
   for (const auto& [k, cf] : fit.classes) {
     char buf[256];
     std::snprintf(buf, sizeof(buf), "  %-18s %3zu records  LOO median %6.1f%%  p90 %6.1f%%\n",
@@ -85,15 +101,53 @@ Status RunCalibrate(const std::vector<std::string>& args, CommandContext& ctx) {
   return Status::Ok();
 }
 
+// `capplan validate --public [--json] [--out DIR] [--cases DIR]`.
+Status RunPublic(const po::variables_map& vm, CommandContext& ctx) {
+  if (vm.count("run")) {
+    return Status::Usage("validate: --public runs the public cases; give no ENGINE_RUN.json");
+  }
+  if (!vm["profile"].defaulted()) {
+    return Status::Usage(
+        "validate: --public cases name their own hardware profile; drop --profile");
+  }
+  const std::string dir =
+      vm.count("cases") ? vm["cases"].as<std::string>() : DataPath("validation/cases");
+  CAPPLAN_ASSIGN_OR_RETURN(PublicValidation v, RunPublicValidation(dir));
+  if (vm.count("out")) {
+    const std::filesystem::path out = vm["out"].as<std::string>();
+    CAPPLAN_RETURN_IF_ERROR(MakeDirs(out.string()));
+    CAPPLAN_RETURN_IF_ERROR(
+        WriteFileAtomic((out / "public-validation.csv").string(), PublicValidationCsv(v)));
+    CAPPLAN_RETURN_IF_ERROR(
+        WriteFileAtomic((out / "public-validation.md").string(), PublicValidationMarkdown(v)));
+    CAPPLAN_RETURN_IF_ERROR(WriteFileAtomic((out / "public-validation.json").string(),
+                                            DumpJson(PublicValidationToJson(v)) + "\n"));
+  }
+  if (vm.count("json")) {
+    *ctx.out << DumpJson(PublicValidationToJson(v)) << "\n";
+  } else {
+    *ctx.out << FormatPublicValidation(v);
+  }
+  return Status::Ok();
+}
+
 Status RunValidate(const std::vector<std::string>& args, CommandContext& ctx) {
   po::options_description desc(
       "capplan validate ENGINE_RUN.json [options]\n"
+      "capplan validate --public [--json] [--out DIR]\n"
       "Replays an engine serve-bench run's batches through the simulator's step cost model\n"
-      "and prints the per-iteration and tokens/s error.\nOptions");
+      "and prints the per-iteration and tokens/s error; or, with --public, runs the public\n"
+      "validation cases (validation/README.md) and prints measured vs predicted per case and\n"
+      "metric with a MAPE per class.\nOptions");
   desc.add_options()("help,h", "show this help")("run", po::value<std::string>(),
                                                  "ENGINE_RUN file (capplan engine serve-bench)")(
       "profile", po::value<std::string>()->default_value("h200-sxm"),
-      "hardware profile (name or path)")("json", "print the result as JSON");
+      "hardware profile (name or path)")("json", "print the result as JSON")(
+      "public", "run the public validation cases instead of an engine run")(
+      "cases", po::value<std::string>(),
+      "with --public: folder of validation cases (default: validation/cases)")(
+      "out", po::value<std::string>(),
+      "with --public: also write DIR/public-validation.{csv,md,json} (atomically)");
   po::positional_options_description pos;
   pos.add("run", 1);
   po::variables_map vm;
@@ -101,6 +155,10 @@ Status RunValidate(const std::vector<std::string>& args, CommandContext& ctx) {
   if (vm.count("help")) {
     *ctx.out << desc << "\n";
     return Status::Ok();
+  }
+  if (vm.count("public")) return RunPublic(vm, ctx);
+  if (vm.count("out") || vm.count("cases")) {
+    return Status::Usage("validate: --out and --cases go with --public");
   }
   if (!vm.count("run")) {
     return Status::Usage(
@@ -125,8 +183,10 @@ Status RunValidate(const std::vector<std::string>& args, CommandContext& ctx) {
 
 void RegisterCalibrateCommands(CommandTable* table) {
   table->Add({"calibrate", "fit a hardware profile to kernel measurement files", RunCalibrate});
-  table->Add(
-      {"validate", "replay an engine serve-bench run through the step cost model", RunValidate});
+  table->Add({"validate",
+              "replay an engine serve-bench run through the step cost model, or (--public) "
+              "compare predictions with public measurements",
+              RunValidate});
 }
 
 }  // namespace capplan

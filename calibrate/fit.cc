@@ -241,6 +241,9 @@ std::string Classify(const MeasuredKernel& k, const HardwareProfile& p, FitPoint
     fp->x = static_cast<double>(k.Shape("m"));
     if (fp->x <= 0) return *why = "dense_gemm record without shape.m", "";
     if (int4) return "gemm_int4";
+    if (k.weight_dtype == "int8") {
+      return *why = "no efficiency class prices W8A16 GEMMs (the simulator has none)", "";
+    }
     return StartsWith(k.weight_dtype, "fp8") && StartsWith(k.dtype, "fp8") ? "gemm_fp8"
                                                                            : "gemm_bf16";
   }
@@ -289,17 +292,39 @@ Result<CalibrationFit> FitMeasurements(const MeasurementSet& set, const Hardware
     return Status::Invalid(base.path + ": base profile has no cost-model parameters to refit");
   }
   CalibrationFit out;
+  out.used_per_source.assign(set.sources.size(), 0);
+  const std::string base_gpu = GpuModelOf(base.gpu);
+  bool any_public = false;
+  for (const MeasurementSource& s : set.sources) any_public |= s.is_public;
   std::map<std::string, std::vector<FitPoint>> by_class;
   std::vector<double> launch;
   std::vector<std::pair<double, double>> graph;  // nodes, seconds
   for (size_t i = 0; i < set.records.size(); ++i) {
     const MeasuredKernel& k = set.records[i];
+    const MeasurementSource& src = set.sources[k.source];
+    if (src.is_public && src.gpu_model != base_gpu) {
+      out.unused.push_back(
+          {static_cast<int>(i), "public " + src.gpu_model + " record: informs " +
+                                    (base_gpu.empty() ? base.gpu : base_gpu) +
+                                    " efficiency only as a fraction of the " + src.gpu_model +
+                                    "'s own peak (same SM90 generation); that needs the " +
+                                    src.gpu_model + " profile's ceilings, not fitted yet"});
+      continue;
+    }
+    if (k.timing == KernelTiming::kBusBandwidth) {
+      out.unused.push_back({static_cast<int>(i),
+                            "bus bandwidth record: collectives are not fitted yet (the profile "
+                            "keeps them)"});
+      continue;
+    }
+    ++out.used_per_source[k.source];  // undone below when not usable
     if (k.op_class == "overhead" && k.kernel == "kernel_launch") {
       launch.push_back(k.median_us * 1e-6);
       continue;
     }
     if (k.op_class == "overhead" && k.kernel == "graph_launch") {
       if (k.Shape("nodes") <= 0) {
+        --out.used_per_source[k.source];
         out.unused.push_back({static_cast<int>(i), "graph_launch without shape.nodes"});
       } else {
         graph.push_back({static_cast<double>(k.Shape("nodes")), k.median_us * 1e-6});
@@ -314,10 +339,12 @@ Result<CalibrationFit> FitMeasurements(const MeasurementSet& set, const Hardware
     std::string why;
     const std::string key = Classify(k, base, &fp, &why);
     if (key.empty()) {
+      --out.used_per_source[k.source];
       out.unused.push_back({static_cast<int>(i), why});
       continue;
     }
     if (fp.flops <= 0 && fp.bytes <= 0) {
+      --out.used_per_source[k.source];
       out.unused.push_back({static_cast<int>(i), "neither bytes nor flops: nothing to price"});
       continue;
     }
@@ -350,9 +377,15 @@ Result<CalibrationFit> FitMeasurements(const MeasurementSet& set, const Hardware
   } else if (!graph.empty()) {
     o.note = "graph_launch records need at least 2 distinct node counts; graph overheads kept";
   }
-  if (out.classes.empty() && !o.kernel_launch && !o.graph) {
+  for (size_t i = 0; i < set.steps.size(); ++i) {
+    out.unused_steps.push_back(
+        {static_cast<int>(i), "step record (" + set.steps[i].step +
+                                  "): per-step fixed costs are not fitted from step records yet"});
+  }
+  if (out.classes.empty() && !o.kernel_launch && !o.graph && !any_public) {
     return Status::Invalid("calibrate: no record could be used for any fit (" +
-                           std::to_string(out.unused.size()) + " records unused)");
+                           std::to_string(out.unused.size() + out.unused_steps.size()) +
+                           " records unused)");
   }
   return out;
 }

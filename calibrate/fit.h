@@ -82,10 +82,19 @@ struct CalibrationFit {
   // Records not used, with the reason ("communication: collectives are not
   // fitted from single-GPU measurements").
   std::vector<std::pair<int, std::string>> unused;
+  // Step records (MeasurementSet::steps) are not fitted yet: index, reason.
+  std::vector<std::pair<int, std::string>> unused_steps;
+  // Records that entered a fit, per source file (index into sources).
+  std::vector<int> used_per_source;
 };
 
 // Maps every record to its class (as sim/cost_model.cc prices that op) and
-// fits each class against the base profile's ceilings.
+// fits each class against the base profile's ceilings. Public records
+// (MEASUREMENTS.md) are listed as unused, with the reason, when they cannot
+// be fitted yet: another GPU's kernel (it informs this GPU's efficiency only
+// as a fraction of its own GPU's peak, which needs that GPU's profile), a
+// bus bandwidth, a step record. Nothing usable is an error unless the inputs
+// include public records; then the fit is empty and the caller keeps the base.
 Result<CalibrationFit> FitMeasurements(const MeasurementSet& set, const HardwareProfile& base);
 
 }  // namespace capplan

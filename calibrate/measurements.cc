@@ -1,6 +1,7 @@
 #include "calibrate/measurements.h"
 
 #include <cmath>
+#include <regex>
 
 #include "common/json_util.h"
 
@@ -18,8 +19,59 @@ Status Positive(JsonObject& r, const std::string& key, double v) {
   return Status::Ok();
 }
 
-Status ReadRecord(JsonObject& r, MeasuredKernel* k) {
-  CAPPLAN_RETURN_IF_ERROR(r.CheckObject());
+// The cost of a kernel record: exactly one of median_us (a time),
+// achieved_flops_per_s or bus_bandwidth_bytes_per_s (public files only: what
+// the source printed when it printed no time).
+Status ReadTiming(JsonObject& r, bool is_public, MeasuredKernel* k) {
+  const bool has_time = r.Has("median_us");
+  const bool has_rate = r.Has("achieved_flops_per_s");
+  const bool has_bw = r.Has("bus_bandwidth_bytes_per_s");
+  if (has_time + has_rate + has_bw > 1) {
+    return r.Error(has_time ? "median_us" : "achieved_flops_per_s",
+                   "give one of median_us, achieved_flops_per_s, bus_bandwidth_bytes_per_s");
+  }
+  if (!has_time && !is_public) {
+    return r.Error("median_us", "missing required field");
+  }
+  if (has_time || !(has_rate || has_bw)) {
+    if (!has_time) {
+      return r.Error("median_us",
+                     "missing required field (a public record without a time gives "
+                     "achieved_flops_per_s or bus_bandwidth_bytes_per_s)");
+    }
+    CAPPLAN_RETURN_IF_ERROR(r.Get("median_us", &k->median_us, true));
+    CAPPLAN_RETURN_IF_ERROR(Positive(r, "median_us", k->median_us));
+    k->timing = KernelTiming::kMedianUs;
+    return Status::Ok();
+  }
+  if (has_rate) {
+    CAPPLAN_RETURN_IF_ERROR(r.Get("achieved_flops_per_s", &k->achieved_flops_per_s, true));
+    CAPPLAN_RETURN_IF_ERROR(Positive(r, "achieved_flops_per_s", k->achieved_flops_per_s));
+    k->timing = KernelTiming::kFlopRate;
+    return Status::Ok();
+  }
+  if (k->op_class != "communication") {
+    return r.Error("bus_bandwidth_bytes_per_s", "only communication records give a bus bandwidth");
+  }
+  const nlohmann::json* bw = r.Raw("bus_bandwidth_bytes_per_s");
+  if (bw->is_number()) {
+    k->bus_bandwidth_lo = k->bus_bandwidth_hi = bw->get<double>();
+  } else if (bw->is_array() && bw->size() == 2 && (*bw)[0].is_number() && (*bw)[1].is_number()) {
+    k->bus_bandwidth_lo = (*bw)[0].get<double>();
+    k->bus_bandwidth_hi = (*bw)[1].get<double>();
+  } else {
+    return r.Error("bus_bandwidth_bytes_per_s",
+                   "must be a number or a range [lo, hi] in bytes/s, got " + bw->dump());
+  }
+  if (!(k->bus_bandwidth_lo > 0) || !(k->bus_bandwidth_hi >= k->bus_bandwidth_lo) ||
+      !std::isfinite(k->bus_bandwidth_hi)) {
+    return r.Error("bus_bandwidth_bytes_per_s", "need 0 < lo <= hi, got " + bw->dump());
+  }
+  k->timing = KernelTiming::kBusBandwidth;
+  return Status::Ok();
+}
+
+Status ReadRecord(JsonObject& r, bool is_public, MeasuredKernel* k) {
   CAPPLAN_RETURN_IF_ERROR(r.Get("kernel", &k->kernel, true));
   CAPPLAN_RETURN_IF_ERROR(r.Get("op_class", &k->op_class, true));
   CAPPLAN_RETURN_IF_ERROR(r.CheckOneOf("op_class", k->op_class, kOpClasses));
@@ -27,6 +79,7 @@ Status ReadRecord(JsonObject& r, MeasuredKernel* k) {
   CAPPLAN_RETURN_IF_ERROR(r.Get("dtype", &k->dtype, true));
   CAPPLAN_RETURN_IF_ERROR(r.Get("weight_dtype", &k->weight_dtype));
   CAPPLAN_RETURN_IF_ERROR(r.Get("kv_dtype", &k->kv_dtype));
+  CAPPLAN_RETURN_IF_ERROR(r.Get("note", &k->note));
   const nlohmann::json* shape = r.Raw("shape");
   if (shape == nullptr) return r.Error("shape", "missing required field");
   if (!shape->is_object()) return r.Error("shape", "must be an object of integers");
@@ -36,8 +89,7 @@ Status ReadRecord(JsonObject& r, MeasuredKernel* k) {
     }
     k->shape[key] = v.get<int64_t>();
   }
-  CAPPLAN_RETURN_IF_ERROR(r.Get("median_us", &k->median_us, true));
-  CAPPLAN_RETURN_IF_ERROR(Positive(r, "median_us", k->median_us));
+  CAPPLAN_RETURN_IF_ERROR(ReadTiming(r, is_public, k));
   for (const char* opt : {"p10_us", "p90_us"}) {
     std::optional<double> v;
     CAPPLAN_RETURN_IF_ERROR(r.Get(opt, &v));
@@ -46,10 +98,16 @@ Status ReadRecord(JsonObject& r, MeasuredKernel* k) {
   std::optional<int64_t> repeats;
   CAPPLAN_RETURN_IF_ERROR(r.Get("repeats", &repeats));
   if (repeats && *repeats < 1) return r.Error("repeats", "must be >= 1");
-  CAPPLAN_RETURN_IF_ERROR(r.Get("bytes", &k->bytes, true));
+  // A bus bandwidth is all a collective record may give (no napkin bytes).
+  const bool need_work = k->timing != KernelTiming::kBusBandwidth;
+  CAPPLAN_RETURN_IF_ERROR(r.Get("bytes", &k->bytes, need_work));
   CAPPLAN_RETURN_IF_ERROR(r.CheckRange("bytes", k->bytes, 0, 1e18));
-  CAPPLAN_RETURN_IF_ERROR(r.Get("flops", &k->flops, true));
+  CAPPLAN_RETURN_IF_ERROR(r.Get("flops", &k->flops, need_work));
   CAPPLAN_RETURN_IF_ERROR(r.CheckRange("flops", k->flops, 0, 1e21));
+  if (k->timing == KernelTiming::kFlopRate) {
+    if (!(k->flops > 0)) return r.Error("flops", "achieved_flops_per_s needs flops > 0");
+    k->median_us = k->flops / k->achieved_flops_per_s * 1e6;
+  }
   std::optional<double> err;
   CAPPLAN_RETURN_IF_ERROR(r.Get("max_abs_err", &err));
   CAPPLAN_RETURN_IF_ERROR(r.Get("check", &k->check));
@@ -59,12 +117,116 @@ Status ReadRecord(JsonObject& r, MeasuredKernel* k) {
       return r.Error("check", "the kernel failed its correctness check; its time is not usable");
     }
   }
-  return r.Finish();
+  return r.Finish({"kind"});
+}
+
+Status GetCount(JsonObject& o, const char* key, int64_t lo, int64_t* out) {
+  CAPPLAN_RETURN_IF_ERROR(o.Get(key, out, true));
+  if (*out < lo) {
+    return o.Error(key,
+                   "must be an integer >= " + std::to_string(lo) + ", got " + std::to_string(*out));
+  }
+  return Status::Ok();
+}
+
+// A step record's batch, read per `step` (MEASUREMENTS.md); unknown or
+// missing keys name /records/N/batch/KEY.
+Status ReadStepBatch(JsonObject& b, MeasuredStep* s) {
+  CAPPLAN_RETURN_IF_ERROR(b.CheckObject());
+  if (s->step == "decode") {
+    CAPPLAN_RETURN_IF_ERROR(GetCount(b, "running_requests", 1, &s->running_requests));
+    CAPPLAN_RETURN_IF_ERROR(GetCount(b, "kv_tokens", s->running_requests, &s->kv_tokens));
+  } else if (s->step == "latency") {
+    CAPPLAN_RETURN_IF_ERROR(GetCount(b, "batch_size", 1, &s->batch_size));
+    CAPPLAN_RETURN_IF_ERROR(GetCount(b, "input_tokens", 1, &s->input_tokens));
+    CAPPLAN_RETURN_IF_ERROR(GetCount(b, "output_tokens", 1, &s->output_tokens));
+  } else {
+    CAPPLAN_RETURN_IF_ERROR(GetCount(b, "concurrency", 1, &s->concurrency));
+    CAPPLAN_RETURN_IF_ERROR(GetCount(b, "output_tokens", 1, &s->output_tokens));
+    CAPPLAN_RETURN_IF_ERROR(GetCount(b, "input_tokens_min", 1, &s->input_tokens_min));
+    CAPPLAN_RETURN_IF_ERROR(
+        GetCount(b, "input_tokens_max", s->input_tokens_min, &s->input_tokens_max));
+  }
+  return b.Finish();
+}
+
+Status ReadStep(JsonObject& r, MeasuredStep* s) {
+  CAPPLAN_RETURN_IF_ERROR(r.Get("step", &s->step, true));
+  CAPPLAN_RETURN_IF_ERROR(r.CheckOneOf("step", s->step, {"decode", "latency", "itl_vs_input"}));
+  CAPPLAN_RETURN_IF_ERROR(r.Get("engine", &s->engine, true));
+  CAPPLAN_RETURN_IF_ERROR(r.CheckOneOf("engine", s->engine, {"sglang", "vllm"}));
+  CAPPLAN_RETURN_IF_ERROR(r.Get("engine_version", &s->engine_version, true));
+  CAPPLAN_RETURN_IF_ERROR(r.Get("model", &s->model, true));
+  CAPPLAN_RETURN_IF_ERROR(r.Get("model_card", &s->model_card));
+  CAPPLAN_RETURN_IF_ERROR(r.Get("tp", &s->tp, true));
+  CAPPLAN_RETURN_IF_ERROR(r.CheckRange("tp", s->tp, 1, 1024));
+  CAPPLAN_RETURN_IF_ERROR(r.Get("weights", &s->weights, true));
+  CAPPLAN_RETURN_IF_ERROR(r.CheckOneOf("weights", s->weights, {"bf16", "fp16", "fp8", "int4"}));
+  CAPPLAN_RETURN_IF_ERROR(r.Get("kv_dtype", &s->kv_dtype, true));
+  CAPPLAN_RETURN_IF_ERROR(r.CheckOneOf("kv_dtype", s->kv_dtype, {"bf16", "fp16", "fp8"}));
+  CAPPLAN_RETURN_IF_ERROR(r.Get("cuda_graphs", &s->cuda_graphs));
+  CAPPLAN_RETURN_IF_ERROR(r.Get("note", &s->note));
+  {
+    CAPPLAN_ASSIGN_OR_RETURN(JsonObject b, r.Child("batch", true));
+    CAPPLAN_RETURN_IF_ERROR(ReadStepBatch(b, s));
+  }
+  if (s->step == "decode") {
+    CAPPLAN_RETURN_IF_ERROR(r.Get("step_ms", &s->step_ms, true));
+    CAPPLAN_RETURN_IF_ERROR(Positive(r, "step_ms", s->step_ms));
+  } else if (s->step == "latency") {
+    CAPPLAN_RETURN_IF_ERROR(r.Get("mean_latency_ms", &s->mean_latency_ms, true));
+    CAPPLAN_RETURN_IF_ERROR(Positive(r, "mean_latency_ms", s->mean_latency_ms));
+  } else {
+    CAPPLAN_ASSIGN_OR_RETURN(JsonObject f, r.Child("itl_fit", true));
+    CAPPLAN_RETURN_IF_ERROR(f.Get("intercept_ms", &s->itl_intercept_ms, true));
+    CAPPLAN_RETURN_IF_ERROR(Positive(f, "intercept_ms", s->itl_intercept_ms));
+    CAPPLAN_RETURN_IF_ERROR(f.Get("ms_per_input_token", &s->itl_ms_per_input_token, true));
+    CAPPLAN_RETURN_IF_ERROR(f.CheckRange("ms_per_input_token", s->itl_ms_per_input_token, 0, 1e3));
+    CAPPLAN_RETURN_IF_ERROR(f.Finish());
+  }
+  return r.Finish({"kind"});
 }
 
 }  // namespace
 
+// The `source` object of a public file: where its figures were published.
+Status ReadPublicSource(JsonObject& s, PublicSource* src) {
+  CAPPLAN_RETURN_IF_ERROR(s.CheckObject());
+  CAPPLAN_RETURN_IF_ERROR(s.Get("url", &src->url, true));
+  if (src->url.rfind("https://", 0) != 0) {
+    return s.Error("url", "must be an https:// address, got '" + src->url + "'");
+  }
+  CAPPLAN_RETURN_IF_ERROR(s.Get("date", &src->date, true));
+  static const std::regex kDate(R"(\d{4}-\d{2}(-\d{2})?)");
+  if (!std::regex_match(src->date, kDate) && src->date != "not recorded") {
+    return s.Error("date",
+                   "must be YYYY-MM-DD, YYYY-MM or \"not recorded\", got '" + src->date + "'");
+  }
+  CAPPLAN_RETURN_IF_ERROR(s.Get("title", &src->title, true));
+  CAPPLAN_RETURN_IF_ERROR(s.Get("note", &src->note, true));
+  return s.Finish();
+}
+
+const std::vector<std::string>& KnownGpuModels() {
+  static const std::vector<std::string> kModels = {"H100", "H800", "H200"};
+  return kModels;
+}
+
+std::string GpuModelOf(const std::string& name) {
+  std::string found;
+  for (const std::string& m : KnownGpuModels()) {
+    if (name.find(m) != std::string::npos) {
+      if (!found.empty()) return "";
+      found = m;
+    }
+  }
+  return found;
+}
+
 std::string MeasurementSource::Describe() const {
+  if (is_public) {
+    return path + " (gpu " + gpu + ", public: " + source.url + ", " + source.date + ")";
+  }
   return path + " (gpu " + gpu + ", driver " + (driver.empty() ? "-" : driver) + ", cuda " +
          (cuda.empty() ? "-" : cuda) + ", commit " + commit + ", date " + date + ")";
 }
@@ -85,12 +247,33 @@ Status ReadMeasurementFile(const std::string& path, MeasurementSet* set) {
   }
   MeasurementSource src;
   src.path = path;
+  src.is_public = root.Has("source");
+  if (src.is_public) {
+    CAPPLAN_ASSIGN_OR_RETURN(JsonObject so, root.Child("source", true));
+    CAPPLAN_RETURN_IF_ERROR(ReadPublicSource(so, &src.source));
+  }
+  // A public source rarely records driver, CUDA or commit: optional there.
+  const bool local = !src.is_public;
   CAPPLAN_RETURN_IF_ERROR(root.Get("gpu", &src.gpu, true));
-  CAPPLAN_RETURN_IF_ERROR(root.Get("driver", &src.driver, true));
-  CAPPLAN_RETURN_IF_ERROR(root.Get("cuda", &src.cuda, true));
-  CAPPLAN_RETURN_IF_ERROR(root.Get("commit", &src.commit, true));
-  CAPPLAN_RETURN_IF_ERROR(root.Get("date", &src.date, true));
-  CAPPLAN_RETURN_IF_ERROR(root.Get("dry_run", &src.dry_run, true));
+  CAPPLAN_RETURN_IF_ERROR(root.Get("driver", &src.driver, local));
+  CAPPLAN_RETURN_IF_ERROR(root.Get("cuda", &src.cuda, local));
+  CAPPLAN_RETURN_IF_ERROR(root.Get("commit", &src.commit, local));
+  CAPPLAN_RETURN_IF_ERROR(root.Get("date", &src.date, local));
+  CAPPLAN_RETURN_IF_ERROR(root.Get("dry_run", &src.dry_run, local));
+  if (src.is_public) {
+    if (src.dry_run) return root.Error("dry_run", "a public measurement is not a dry run");
+    CAPPLAN_RETURN_IF_ERROR(root.CheckOneOf("gpu", src.gpu, KnownGpuModels()));
+    src.gpu_model = src.gpu;
+  } else if (src.dry_run && src.gpu == "cpu") {
+    src.gpu_model = "cpu";
+  } else {
+    src.gpu_model = GpuModelOf(src.gpu);
+    if (src.gpu_model.empty()) {
+      return root.Error("gpu", "unknown GPU '" + src.gpu +
+                                   "': measurements describe H100, H800 or H200 (SM90) GPUs "
+                                   "(\"cpu\" for dry runs)");
+    }
+  }
   std::optional<int64_t> clock;
   CAPPLAN_RETURN_IF_ERROR(root.Get("sm_clock_mhz", &clock));
   const nlohmann::json* recs = root.Raw("records");
@@ -100,14 +283,31 @@ Status ReadMeasurementFile(const std::string& path, MeasurementSet* set) {
   }
   CAPPLAN_RETURN_IF_ERROR(root.Finish());
   const int source = static_cast<int>(set->sources.size());
+  // Parse into scratch vectors so a bad file adds nothing to *set.
+  std::vector<MeasuredKernel> kernels;
+  std::vector<MeasuredStep> steps;
   for (size_t i = 0; i < recs->size(); ++i) {
     JsonObject r((*recs)[i], path, "/records/" + std::to_string(i));
+    CAPPLAN_RETURN_IF_ERROR(r.CheckObject());
+    std::string kind = "kernel";
+    CAPPLAN_RETURN_IF_ERROR(r.Get("kind", &kind));
+    CAPPLAN_RETURN_IF_ERROR(r.CheckOneOf("kind", kind, {"kernel", "step"}));
+    if (kind == "step") {
+      MeasuredStep st;
+      CAPPLAN_RETURN_IF_ERROR(ReadStep(r, &st));
+      st.source = source;
+      st.index = static_cast<int>(i);
+      steps.push_back(std::move(st));
+      continue;
+    }
     MeasuredKernel k;
-    CAPPLAN_RETURN_IF_ERROR(ReadRecord(r, &k));
+    CAPPLAN_RETURN_IF_ERROR(ReadRecord(r, src.is_public, &k));
     k.source = source;
     k.index = static_cast<int>(i);
-    set->records.push_back(std::move(k));
+    kernels.push_back(std::move(k));
   }
+  for (auto& k : kernels) set->records.push_back(std::move(k));
+  for (auto& st : steps) set->steps.push_back(std::move(st));
   set->sources.push_back(std::move(src));
   return Status::Ok();
 }
@@ -116,6 +316,7 @@ Result<MeasurementSet> ReadMeasurements(const std::vector<std::string>& paths,
                                         const ReadOptions& options) {
   if (paths.empty()) return Status::Usage("calibrate: no measurement files given");
   MeasurementSet set;
+  int first_local = -1;  // the first file measured here (index: sources grows)
   for (const std::string& p : paths) {
     CAPPLAN_RETURN_IF_ERROR(ReadMeasurementFile(p, &set));
     const MeasurementSource& s = set.sources.back();
@@ -125,11 +326,16 @@ Result<MeasurementSet> ReadMeasurements(const std::vector<std::string>& paths,
                              "measure on the GPU (engine/device/run.sh) or pass "
                              "--allow-dry-run to fit them anyway (marked as such)");
     }
-    const MeasurementSource& first = set.sources.front();
-    if (s.gpu != first.gpu || s.driver != first.driver) {
+    if (s.is_public) continue;
+    if (first_local < 0) {
+      first_local = static_cast<int>(set.sources.size()) - 1;
+      continue;
+    }
+    const MeasurementSource* first = &set.sources[first_local];
+    if (s.gpu != first->gpu || s.driver != first->driver) {
       return Status::Invalid(p + ": /gpu: measured on '" + s.gpu + "' driver '" + s.driver +
-                             "' but " + first.path + " on '" + first.gpu + "' driver '" +
-                             first.driver +
+                             "' but " + first->path + " on '" + first->gpu + "' driver '" +
+                             first->driver +
                              "'; one profile describes one GPU and driver, "
                              "calibrate each separately");
     }

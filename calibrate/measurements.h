@@ -15,30 +15,88 @@
 
 namespace capplan {
 
+// GPU models a measurement file may name (MEASUREMENTS.md): all SM90
+// (Hopper), so a kernel's efficiency as a fraction of its own GPU's peak
+// carries over between them. "" when `name` names none of them.
+std::string GpuModelOf(const std::string& name);
+const std::vector<std::string>& KnownGpuModels();  // {"H100", "H800", "H200"}
+
+// Where a public figure was published (the `source` object of a public
+// measurement file or a validation case): https address, date (YYYY-MM-DD,
+// YYYY-MM or "not recorded"), a title naming the log / table / thread, and a
+// note on the configuration and how the figures were copied.
+struct PublicSource {
+  std::string url, date, title, note;
+};
+class JsonObject;
+// Reads `s` strictly; errors name the file and /source/KEY.
+Status ReadPublicSource(JsonObject& s, PublicSource* out);
+
 // Where a record came from: everything a provenance line needs.
 struct MeasurementSource {
   std::string path;
   std::string gpu, driver, cuda, commit, date;
   bool dry_run = false;
-  // "FILE (gpu G, driver D, cuda C, commit X, date Y)"
+  std::string gpu_model;  // GpuModelOf(gpu); "cpu" for dry runs
+  // A public measurement (file with a `source` object): figures copied from
+  // a published log, benchmark or kernel test, not measured here.
+  bool is_public = false;
+  PublicSource source;
+  // "FILE (gpu G, driver D, cuda C, commit X, date Y)", or for a public file
+  // "FILE (gpu G, public: URL, DATE)".
   std::string Describe() const;
+};
+
+// How a kernel record states its cost. Engine files always give a time;
+// public files copy what their source printed.
+enum class KernelTiming {
+  kMedianUs,      // median_us: a time
+  kFlopRate,      // achieved_flops_per_s only: time = flops / rate
+  kBusBandwidth,  // bus_bandwidth_bytes_per_s (collectives): no time
 };
 
 struct MeasuredKernel {
   std::string kernel, op_class, variant, dtype, weight_dtype, kv_dtype;
   std::map<std::string, int64_t> shape;
-  double median_us = 0;
+  KernelTiming timing = KernelTiming::kMedianUs;
+  double median_us = 0;             // kFlopRate: flops / achieved rate; kBusBandwidth: 0
+  double achieved_flops_per_s = 0;  // kFlopRate only
+  double bus_bandwidth_lo = 0, bus_bandwidth_hi = 0;  // B/s, kBusBandwidth only
   double bytes = 0;
   double flops = 0;
   std::string check;  // "" when absent
+  std::string note;   // "" when absent
   int source = 0;     // index into MeasurementSet::sources
   int index = 0;      // record index inside its file
   int64_t Shape(const std::string& key, int64_t fallback = 0) const;
 };
 
+// One engine iteration or a latency benchmark (`kind: "step"` records,
+// MEASUREMENTS.md): the batch it ran and what was measured.
+struct MeasuredStep {
+  // "decode": one decode step of `running_requests` holding `kv_tokens`
+  //   (step_ms). "latency": a batch of `batch_size` requests of
+  //   `input_tokens` in / `output_tokens` out run to completion
+  //   (mean_latency_ms). "itl_vs_input": ITL at `concurrency` as a linear fit
+  //   in the input length over [input_tokens_min, input_tokens_max].
+  std::string step;
+  std::string engine, engine_version, model, model_card, weights, kv_dtype;
+  int tp = 1;
+  bool cuda_graphs = true;
+  int64_t running_requests = 0, kv_tokens = 0;
+  int64_t batch_size = 0, input_tokens = 0, output_tokens = 0;
+  int64_t concurrency = 0, input_tokens_min = 0, input_tokens_max = 0;
+  double step_ms = 0, mean_latency_ms = 0;
+  double itl_intercept_ms = 0, itl_ms_per_input_token = 0;
+  std::string note;
+  int source = 0;
+  int index = 0;
+};
+
 struct MeasurementSet {
   std::vector<MeasurementSource> sources;
   std::vector<MeasuredKernel> records;
+  std::vector<MeasuredStep> steps;
 };
 
 // Reads one file. Errors: "FILE: /records/3/median_us: must be > 0, got 0".
@@ -51,7 +109,9 @@ struct ReadOptions {
 };
 
 // Reads every file; refuses dry runs unless allowed and files from different
-// GPUs or drivers (one profile describes one GPU + driver).
+// GPUs or drivers (one profile describes one GPU + driver). Public files are
+// exempt from the one-GPU rule: each carries its GPU, and calibration decides
+// what a record from another GPU may inform (fit.h).
 Result<MeasurementSet> ReadMeasurements(const std::vector<std::string>& paths,
                                         const ReadOptions& options);
 

@@ -10,11 +10,13 @@ namespace capplan {
 
 namespace {
 
-// "fitted by capplan calibrate from A (gpu ...), B (...)": names every file.
-std::string SourcesLine(const MeasurementSet& set) {
+// "fitted by capplan calibrate from A (gpu ...), B (...)": names every file
+// a fitted record came from.
+std::string SourcesLine(const CalibrationFit& fit, const MeasurementSet& set) {
   std::string s;
   for (size_t i = 0; i < set.sources.size(); ++i) {
-    s += (i ? "; " : "") + set.sources[i].Describe();
+    if (i < fit.used_per_source.size() && fit.used_per_source[i] == 0) continue;
+    s += (s.empty() ? "" : "; ") + set.sources[i].Describe();
   }
   return s;
 }
@@ -43,8 +45,16 @@ Result<nlohmann::json> ApplyFit(const nlohmann::json& base_doc, const std::strin
                                 const RefitOptions& options) {
   nlohmann::json doc = base_doc;
   if (!options.name.empty()) doc["name"] = options.name;
-  doc["gpu"] = set.sources.front().gpu;
-  const std::string from = Prefix(set) + "fitted by capplan calibrate from " + SourcesLine(set);
+  // The GPU the fitted records were measured on; the base's when nothing
+  // was fitted (public records from other GPUs only).
+  for (size_t i = 0; i < set.sources.size(); ++i) {
+    if (i < fit.used_per_source.size() && fit.used_per_source[i] > 0) {
+      doc["gpu"] = set.sources[i].gpu;
+      break;
+    }
+  }
+  const std::string from =
+      Prefix(set) + "fitted by capplan calibrate from " + SourcesLine(fit, set);
   for (const auto& [key, cf] : fit.classes) {
     nlohmann::json* eff = &doc["efficiency"][key];
     for (const auto* c : {&cf.compute, &cf.memory}) {
@@ -137,11 +147,16 @@ std::string FitReportMarkdown(const HardwareProfile& base, const CalibrationFit&
      << (o.kernel_launch ? Fmt(o.kernel_launch_s) + " (fitted)" : "kept") << ", graph_launch_s "
      << (o.graph ? Fmt(o.graph_launch_s) + " (fitted)" : "kept") << ", graph_node_s "
      << (o.graph ? Fmt(o.graph_node_s) + " (fitted)" : "kept") << ". " << o.note << "\n";
-  if (!fit.unused.empty()) {
-    os << "\nRecords not used (" << fit.unused.size() << "):\n\n";
+  if (!fit.unused.empty() || !fit.unused_steps.empty()) {
+    os << "\nRecords not used (" << fit.unused.size() + fit.unused_steps.size() << "):\n\n";
     for (const auto& [i, why] : fit.unused) {
       const MeasuredKernel& k = set.records[i];
       os << "- " << set.sources[k.source].path << " /records/" << k.index << " (" << k.kernel
+         << "): " << why << "\n";
+    }
+    for (const auto& [i, why] : fit.unused_steps) {
+      const MeasuredStep& st = set.steps[i];
+      os << "- " << set.sources[st.source].path << " /records/" << st.index << " (" << st.model
          << "): " << why << "\n";
     }
   }

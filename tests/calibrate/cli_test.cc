@@ -179,5 +179,50 @@ TEST(CalibCli, ValidateRoundTripsACpuEngineRun) {
   EXPECT_EQ(Sh(std::string(CAPPLAN_BIN) + " validate " + Tmp("nope.json"), &log) != 0, true);
 }
 
+// Public records calibrate cannot fit yet (other GPUs, bus bandwidths, step
+// records) are reported, not errors; alone they leave the base profile as is.
+TEST(CalibCli, CalibrateReportsPublicRecordsItCannotFitYet) {
+  const std::string dir = DataPath("calibrate/measurements/public");
+  const std::string out = Tmp("public_only.json"), rep = Tmp("public_only.md");
+  std::string log;
+  ASSERT_EQ(Sh(std::string(CAPPLAN_BIN) + " calibrate " + dir + "/*.json --out " + out +
+                   " --report " + rep,
+               &log),
+            0)
+      << log;
+  EXPECT_NE(log.find("0 curves in 0 classes fitted"), std::string::npos) << log;
+  EXPECT_NE(log.find("public H100 record: informs H200 efficiency only as a fraction of the "
+                     "H100's own peak"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("step record (decode)"), std::string::npos) << log;
+  EXPECT_NE(log.find("nothing fitted"), std::string::npos) << log;
+  auto fitted = ReadJsonFile(out);
+  auto base = ReadJsonFile(DataPath("calibrate/profiles/h200-sxm.json"));
+  ASSERT_TRUE(fitted.ok() && base.ok());
+  (*fitted).erase("name");
+  (*base).erase("name");
+  EXPECT_EQ(*fitted, *base);
+  std::ifstream in(rep);
+  const std::string md((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_NE(md.find("s1-sglang-deepseek-r1-decode-h200.json /records/6"), std::string::npos) << md;
+
+  // With an engine file: that file is fitted, the public ones are listed,
+  // and the profile's GPU and provenance name only the engine file.
+  const std::string meas = Tmp("h200_engine.json"), out2 = Tmp("engine_plus_public.json");
+  std::ofstream(meas) << Synthetic(false).dump();
+  ASSERT_EQ(
+      Sh(std::string(CAPPLAN_BIN) + " calibrate " + meas + " " + dir + "/*.json --out " + out2,
+         &log),
+      0)
+      << log;
+  auto p = LoadHardwareProfile(out2);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->gpu, "NVIDIA H200");
+  const std::string& src = p->efficiency.at("gemm_bf16").compute.provenance.source;
+  EXPECT_NE(src.find("h200_engine.json"), std::string::npos) << src;
+  EXPECT_EQ(src.find("https://"), std::string::npos) << src;
+}
+
 }  // namespace
 }  // namespace capplan

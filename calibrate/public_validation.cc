@@ -1,0 +1,449 @@
+#include "calibrate/public_validation.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <sstream>
+
+#include "calibrate/measurements.h"
+#include "common/data_path.h"
+#include "common/json_util.h"
+#include "sim/prepared_run.h"
+#include "sim/scenario.h"
+#include "sim/simulate.h"
+#include "sim/step_pricer.h"
+
+namespace capplan {
+
+namespace {
+
+// Metrics a case may compare, as the simulator's summary (and `vllm bench
+// serve` / SGLang bench_serving) names them; decode_step_ms for priced steps.
+std::vector<std::string> SimulateMetrics() {
+  std::vector<std::string> m = {"output_throughput", "total_token_throughput", "input_throughput",
+                                "request_throughput"};
+  for (const char* stat : {"mean", "median", "p90", "p99"}) {
+    for (const char* what : {"ttft", "tpot", "itl", "e2el"}) {
+      m.push_back(std::string(stat) + "_" + what + "_ms");
+    }
+  }
+  return m;
+}
+
+struct CaseRow {
+  std::string label, pointer, skip;
+  int64_t running_requests = 0, kv_tokens = 0;  // predict: decode_step
+  std::vector<std::pair<std::string, double>> measured;
+  std::shared_ptr<const Scenario> scenario;  // null when skipped
+};
+
+struct Case {
+  std::string path, name, cls, predict, measured_kind;
+  PublicSource source;
+  std::vector<CaseRow> rows;
+};
+
+// Same status code, message rewritten.
+Status Recode(const Status& st, const std::string& message) {
+  switch (st.code()) {
+    case StatusCode::kUsage:
+      return Status::Usage(message);
+    case StatusCode::kInvalidConfig:
+      return Status::Invalid(message);
+    case StatusCode::kNotFound:
+      return Status::NotFound(message);
+    case StatusCode::kIoError:
+      return Status::Io(message);
+    default:
+      return Status::Internal(message);
+  }
+}
+
+// A scenario error ("CASE: /deployment/tp: ...") as a path inside the case
+// file ("CASE: /scenario/deployment/tp: ... (with /rows/2/set applied)").
+Status InScenario(const Status& st, const std::string& path, const std::string& row_ptr,
+                  bool has_set) {
+  std::string m = st.message();
+  const std::string pre = path + ": /";
+  if (m.rfind(pre, 0) == 0) {
+    m = path + ": /scenario/" + m.substr(pre.size());
+  } else if (m.rfind(path + ": ", 0) == 0) {
+    m = path + ": /scenario: " + m.substr(path.size() + 2);
+  } else {
+    m = path + ": /scenario: " + m;
+  }
+  if (has_set) m += " (with " + row_ptr + "/set applied)";
+  return Recode(st, m);
+}
+
+bool IsName(const std::string& s) {
+  return s.find('/') == std::string::npos && !s.ends_with(".json");
+}
+
+// Why a row cannot run yet: its hardware profile or model card (given by
+// name) is not shipped. "" when both exist or are given as paths.
+std::string MissingData(const nlohmann::json& doc) {
+  std::string hw = "h200-sxm";
+  if (doc.contains("hardware") && doc["hardware"].is_string()) hw = doc["hardware"];
+  if (IsName(hw) && !std::filesystem::exists(DataPath("calibrate/profiles/" + hw + ".json"))) {
+    return "profile " + hw + " not found";
+  }
+  if (doc.contains("model") && doc["model"].is_string()) {
+    const std::string model = doc["model"];
+    if (IsName(model) && !std::filesystem::exists(DataPath("models/cards/" + model + ".json"))) {
+      return "model card " + model + " not found";
+    }
+  }
+  return "";
+}
+
+Status ReadRow(const nlohmann::json& j, const Case& c, const nlohmann::json& scenario, int index,
+               CaseRow* row) {
+  row->pointer = "/rows/" + std::to_string(index);
+  JsonObject r(j, c.path, row->pointer);
+  CAPPLAN_RETURN_IF_ERROR(r.CheckObject());
+  CAPPLAN_RETURN_IF_ERROR(r.Get("label", &row->label, true));
+  std::string note;
+  CAPPLAN_RETURN_IF_ERROR(r.Get("note", &note));
+  nlohmann::json doc = scenario;
+  const nlohmann::json* set = r.Raw("set");
+  if (set != nullptr) {
+    if (!set->is_object()) return r.Error("set", "must be an object of dotted.path: value");
+    for (const auto& [key, v] : set->items()) {
+      CAPPLAN_RETURN_IF_ERROR(
+          SetDotted(&doc, key, v.dump(), c.path + ": " + row->pointer + "/set"));
+    }
+  }
+  if (c.predict == "decode_step") {
+    CAPPLAN_ASSIGN_OR_RETURN(JsonObject b, r.Child("batch", true));
+    CAPPLAN_RETURN_IF_ERROR(b.Get("running_requests", &row->running_requests, true));
+    CAPPLAN_RETURN_IF_ERROR(
+        b.CheckRange("running_requests", static_cast<double>(row->running_requests), 1, 1e6));
+    CAPPLAN_RETURN_IF_ERROR(b.Get("kv_tokens", &row->kv_tokens, true));
+    CAPPLAN_RETURN_IF_ERROR(b.CheckRange("kv_tokens", static_cast<double>(row->kv_tokens),
+                                         static_cast<double>(row->running_requests), 1e12));
+    CAPPLAN_RETURN_IF_ERROR(b.Finish());
+  }
+  CAPPLAN_ASSIGN_OR_RETURN(JsonObject m, r.Child("measured", true));
+  const std::vector<std::string> allowed =
+      c.predict == "decode_step" ? std::vector<std::string>{"decode_step_ms"} : SimulateMetrics();
+  for (const auto& [key, v] : m.json().items()) {
+    CAPPLAN_RETURN_IF_ERROR(m.CheckOneOf(key, key, allowed));
+    double value = 0;
+    CAPPLAN_RETURN_IF_ERROR(m.Get(key, &value, true));
+    if (!(value > 0) || !std::isfinite(value)) {
+      return m.Error(key, "must be a finite number > 0");
+    }
+    row->measured.push_back({key, value});
+  }
+  if (row->measured.empty()) return r.Error("measured", "needs at least one metric");
+  // Table order: as `allowed` lists them (throughput, then TTFT, TPOT, ITL, E2E).
+  auto rank = [&](const std::string& k) {
+    return std::find(allowed.begin(), allowed.end(), k) - allowed.begin();
+  };
+  std::stable_sort(row->measured.begin(), row->measured.end(),
+                   [&](const auto& a, const auto& b) { return rank(a.first) < rank(b.first); });
+  CAPPLAN_RETURN_IF_ERROR(r.Finish());
+  // Parsed even when the row is skipped (parsing loads neither card nor
+  // profile), so a case waiting for its profile is still checked now.
+  auto sc = ParseScenario(doc, c.path);
+  if (!sc.ok()) return InScenario(sc.status(), c.path, row->pointer, set != nullptr);
+  row->skip = MissingData(doc);
+  if (row->skip.empty()) row->scenario = *sc;
+  return Status::Ok();
+}
+
+Result<Case> ReadCase(const std::string& path) {
+  CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json doc, ReadJsonFile(path));
+  Case c;
+  c.path = path;
+  JsonObject root(doc, path, "");
+  CAPPLAN_RETURN_IF_ERROR(root.CheckObject());
+  std::string format, description;
+  CAPPLAN_RETURN_IF_ERROR(root.Get("format", &format, true));
+  if (format != "capplan.validation_case.v1") {
+    return root.Error("format", "expected 'capplan.validation_case.v1', got '" + format + "'");
+  }
+  CAPPLAN_RETURN_IF_ERROR(root.Get("name", &c.name, true));
+  CAPPLAN_RETURN_IF_ERROR(root.Get("description", &description, true));
+  CAPPLAN_RETURN_IF_ERROR(root.Get("class", &c.cls, true));
+  CAPPLAN_RETURN_IF_ERROR(root.CheckOneOf("class", c.cls, {"step", "serving"}));
+  CAPPLAN_RETURN_IF_ERROR(root.Get("predict", &c.predict, true));
+  CAPPLAN_RETURN_IF_ERROR(root.CheckOneOf("predict", c.predict, {"simulate", "decode_step"}));
+  c.measured_kind = "reported";
+  CAPPLAN_RETURN_IF_ERROR(root.Get("measured_kind", &c.measured_kind));
+  CAPPLAN_RETURN_IF_ERROR(
+      root.CheckOneOf("measured_kind", c.measured_kind, {"reported", "authors_fit"}));
+  {
+    CAPPLAN_ASSIGN_OR_RETURN(JsonObject s, root.Child("source", true));
+    CAPPLAN_RETURN_IF_ERROR(ReadPublicSource(s, &c.source));
+  }
+  const nlohmann::json* scenario = root.Raw("scenario");
+  if (scenario == nullptr || !scenario->is_object()) {
+    return root.Error("scenario", "must be a scenario object (scenarios/README.md)");
+  }
+  const nlohmann::json* rows = root.Raw("rows");
+  if (rows == nullptr || !rows->is_array() || rows->empty()) {
+    return root.Error("rows", "must be a non-empty array of rows");
+  }
+  CAPPLAN_RETURN_IF_ERROR(root.Finish());
+  for (size_t i = 0; i < rows->size(); ++i) {
+    CaseRow row;
+    CAPPLAN_RETURN_IF_ERROR(ReadRow((*rows)[i], c, *scenario, static_cast<int>(i), &row));
+    c.rows.push_back(std::move(row));
+  }
+  return c;
+}
+
+// The predicted value of every measured metric of one row.
+Result<std::vector<double>> Predict(const Case& c, const CaseRow& row) {
+  std::vector<double> out;
+  if (c.predict == "decode_step") {
+    // The simulator's own step pricer: same ops, launch mode (CUDA graph up
+    // to cuda_graph_max_bs), collectives and CPU-scheduling overlap.
+    CAPPLAN_ASSIGN_OR_RETURN(std::unique_ptr<PreparedRun> run, PrepareRun(*row.scenario, {}));
+    StepWork w;
+    w.decode_n = row.running_requests;
+    w.decode_ctx_sum = row.kv_tokens;
+    const double ms = run->pricer().Price(w).seconds * 1e3;
+    for (size_t i = 0; i < row.measured.size(); ++i) out.push_back(ms);
+    return out;
+  }
+  CAPPLAN_ASSIGN_OR_RETURN(RunResult r, RunScenario(*row.scenario, {}));
+  for (const auto& [metric, v] : row.measured) {
+    const nlohmann::json& s = r.summary;
+    if (!s.contains(metric) || !s[metric].is_number()) {
+      return Status::Internal(c.path + ": " + row.pointer + "/measured/" + metric +
+                              ": the simulation summary has no number '" + metric + "'");
+    }
+    out.push_back(s[metric].get<double>());
+  }
+  return out;
+}
+
+std::string Num(double v) {
+  char b[64];
+  if (std::fabs(v) >= 1000) {
+    std::snprintf(b, sizeof(b), "%.1f", v);
+  } else if (std::fabs(v) >= 10) {
+    std::snprintf(b, sizeof(b), "%.2f", v);
+  } else {
+    std::snprintf(b, sizeof(b), "%.3f", v);
+  }
+  return b;
+}
+
+std::string Pct(double v) {
+  char b[32];
+  std::snprintf(b, sizeof(b), "%+.1f%%", v);
+  return b;
+}
+
+std::string MetricLabel(const PublicValidationRow& r) {
+  return r.metric + (r.measured_kind == "authors_fit" ? " (fit)" : "");
+}
+
+std::string CsvField(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char ch : s) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+  return q + "\"";
+}
+
+std::string ClassLine(const std::string& cls, const PublicClassSummary& s) {
+  char b[160];
+  if (s.rows == 0) {
+    std::snprintf(b, sizeof(b), "MAPE %-8s      -   (0 rows ran, %d skipped)", cls.c_str(),
+                  s.skipped);
+  } else {
+    std::snprintf(b, sizeof(b), "MAPE %-8s %6.1f%%  over %d rows (%d skipped)", cls.c_str(),
+                  s.mape_pct, s.rows, s.skipped);
+  }
+  return b;
+}
+
+}  // namespace
+
+Result<PublicValidation> RunPublicValidation(const std::string& cases_dir) {
+  PublicValidation v;
+  v.cases_dir = cases_dir;
+  std::error_code ec;
+  if (!std::filesystem::is_directory(cases_dir, ec)) {
+    return Status::NotFound(cases_dir + ": no such folder of validation cases");
+  }
+  for (const auto& e : std::filesystem::directory_iterator(cases_dir, ec)) {
+    if (e.path().extension() == ".json") v.case_files.push_back(e.path().string());
+  }
+  std::sort(v.case_files.begin(), v.case_files.end());
+  if (v.case_files.empty()) return Status::NotFound(cases_dir + ": no *.json validation cases");
+  // Read and check every case before running any: a bad file fails fast.
+  std::vector<Case> cases;
+  for (const std::string& f : v.case_files) {
+    CAPPLAN_ASSIGN_OR_RETURN(Case c, ReadCase(f));
+    cases.push_back(std::move(c));
+  }
+  for (const Case& c : cases) {
+    PublicClassSummary& cls = v.classes[c.cls];
+    for (const CaseRow& row : c.rows) {
+      std::vector<double> pred;
+      if (row.skip.empty()) {
+        auto p = Predict(c, row);
+        if (!p.ok()) return InScenario(p.status(), c.path, row.pointer, false);
+        pred = std::move(*p);
+      }
+      for (size_t i = 0; i < row.measured.size(); ++i) {
+        PublicValidationRow out;
+        out.case_name = c.name;
+        out.case_class = c.cls;
+        out.label = row.label;
+        out.metric = row.measured[i].first;
+        out.measured = row.measured[i].second;
+        out.measured_kind = c.measured_kind;
+        out.source_url = c.source.url;
+        out.source_date = c.source.date;
+        if (!row.skip.empty()) {
+          out.skipped = row.skip;
+          ++cls.skipped;
+        } else {
+          out.predicted = pred[i];
+          out.error_pct = (pred[i] / out.measured - 1) * 100;
+          cls.mape_pct += std::fabs(out.error_pct);
+          ++cls.rows;
+        }
+        v.rows.push_back(std::move(out));
+      }
+    }
+  }
+  for (auto& [k, s] : v.classes) {
+    if (s.rows > 0) s.mape_pct /= s.rows;
+  }
+  return v;
+}
+
+std::string FormatPublicValidation(const PublicValidation& v) {
+  std::ostringstream os;
+  int ran = 0;
+  for (const auto& r : v.rows) ran += r.skipped.empty();
+  os << "public validation: " << v.case_files.size() << " cases in " << v.cases_dir << ", "
+     << v.rows.size() << " rows (" << ran << " compared, " << v.rows.size() - ran << " skipped)\n";
+  size_t wc = 4, wl = 3, wm = 6;
+  for (const auto& r : v.rows) {
+    wc = std::max(wc, r.case_name.size());
+    wl = std::max(wl, r.label.size());
+    wm = std::max(wm, MetricLabel(r).size());
+  }
+  char b[512];
+  std::snprintf(b, sizeof(b), "%-*s  %-7s  %-*s  %-*s  %12s  %12s  %8s\n", static_cast<int>(wc),
+                "case", "class", static_cast<int>(wl), "row", static_cast<int>(wm), "metric",
+                "measured", "predicted", "error");
+  os << b;
+  for (const auto& r : v.rows) {
+    std::snprintf(b, sizeof(b), "%-*s  %-7s  %-*s  %-*s  %12s  ", static_cast<int>(wc),
+                  r.case_name.c_str(), r.case_class.c_str(), static_cast<int>(wl), r.label.c_str(),
+                  static_cast<int>(wm), MetricLabel(r).c_str(), Num(r.measured).c_str());
+    os << b;
+    if (!r.skipped.empty()) {
+      std::snprintf(b, sizeof(b), "%12s  skipped: %s\n", "-", r.skipped.c_str());
+    } else {
+      std::snprintf(b, sizeof(b), "%12s  %8s\n", Num(r.predicted).c_str(),
+                    Pct(r.error_pct).c_str());
+    }
+    os << b;
+  }
+  for (const auto& [cls, s] : v.classes) os << ClassLine(cls, s) << "\n";
+  return os.str();
+}
+
+nlohmann::json PublicValidationToJson(const PublicValidation& v) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& r : v.rows) {
+    nlohmann::json j = {{"case", r.case_name},
+                        {"class", r.case_class},
+                        {"row", r.label},
+                        {"metric", r.metric},
+                        {"measured", r.measured},
+                        {"measured_kind", r.measured_kind},
+                        {"source_url", r.source_url},
+                        {"source_date", r.source_date}};
+    if (r.skipped.empty()) {
+      j["predicted"] = r.predicted;
+      j["error_pct"] = r.error_pct;
+    } else {
+      j["predicted"] = nullptr;
+      j["error_pct"] = nullptr;
+      j["skipped"] = r.skipped;
+    }
+    rows.push_back(j);
+  }
+  nlohmann::json classes = nlohmann::json::object();
+  for (const auto& [cls, s] : v.classes) {
+    classes[cls] = {{"mape_pct", s.rows > 0 ? nlohmann::json(s.mape_pct) : nlohmann::json()},
+                    {"rows", s.rows},
+                    {"skipped", s.skipped}};
+  }
+  nlohmann::json files = nlohmann::json::array();
+  for (const auto& f : v.case_files) files.push_back(f);
+  return {{"format", "capplan.public_validation.v1"},
+          {"cases", files},
+          {"rows", rows},
+          {"classes", classes}};
+}
+
+std::string PublicValidationCsv(const PublicValidation& v) {
+  std::ostringstream os;
+  os << "case,class,row,metric,measured_kind,measured,predicted,error_pct,status,source_url\n";
+  char b[64];
+  for (const auto& r : v.rows) {
+    os << CsvField(r.case_name) << "," << r.case_class << "," << CsvField(r.label) << ","
+       << r.metric << "," << r.measured_kind << ",";
+    std::snprintf(b, sizeof(b), "%.6g", r.measured);
+    os << b << ",";
+    if (r.skipped.empty()) {
+      std::snprintf(b, sizeof(b), "%.6g,%.3f", r.predicted, r.error_pct);
+      os << b << ",ok,";
+    } else {
+      os << ",," << CsvField("skipped: " + r.skipped) << ",";
+    }
+    os << CsvField(r.source_url) << "\n";
+  }
+  return os.str();
+}
+
+std::string PublicValidationMarkdown(const PublicValidation& v) {
+  std::ostringstream os;
+  os << "# Public validation\n\n"
+     << "Written by `capplan validate --public`: every case in `validation/cases/` "
+        "(validation/README.md) run through the simulator and compared with the public "
+        "measurement. Error = predicted / measured - 1. Serving rows are validation only: "
+        "nothing is fitted to them.\n\n"
+     << "| class | MAPE | rows compared | rows skipped |\n|---|---|---|---|\n";
+  char b[64];
+  for (const auto& [cls, s] : v.classes) {
+    std::snprintf(b, sizeof(b), "%.1f%%", s.mape_pct);
+    os << "| " << cls << " | " << (s.rows > 0 ? b : "-") << " | " << s.rows << " | " << s.skipped
+       << " |\n";
+  }
+  std::string current;
+  for (const auto& r : v.rows) {
+    if (r.case_name != current) {
+      current = r.case_name;
+      os << "\n## " << r.case_name << " (" << r.case_class << ")\n\nSource: <" << r.source_url
+         << "> (" << r.source_date << ")"
+         << (r.measured_kind == "authors_fit"
+                 ? "; measured values are the authors' fit, not single measurements"
+                 : "")
+         << ".\n\n| row | metric | measured | predicted | error |\n|---|---|---|---|---|\n";
+    }
+    os << "| " << r.label << " | " << r.metric << " | " << Num(r.measured) << " | ";
+    if (r.skipped.empty()) {
+      os << Num(r.predicted) << " | " << Pct(r.error_pct) << " |\n";
+    } else {
+      os << "- | skipped: " << r.skipped << " |\n";
+    }
+  }
+  return os.str();
+}
+
+}  // namespace capplan

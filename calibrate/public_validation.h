@@ -1,0 +1,60 @@
+// `capplan validate --public`: runs the public validation cases in
+// validation/cases/ (validation/README.md) -- each a scenario plus the
+// numbers a public benchmark or engine log measured -- and compares every
+// measured metric with the simulator's prediction.
+//
+// A case's class says what its numbers are: "step" (one engine iteration or
+// a latency benchmark of one batch) or "serving" (an end-to-end benchmark
+// run). Serving rows are validation only: nothing is ever fitted to them.
+#ifndef CAPPLAN_CALIBRATE_PUBLIC_VALIDATION_H_
+#define CAPPLAN_CALIBRATE_PUBLIC_VALIDATION_H_
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace capplan {
+
+// One compared (or skipped) metric of one case row.
+struct PublicValidationRow {
+  std::string case_name, case_class, label, metric;
+  std::string measured_kind;  // "reported" or "authors_fit"
+  std::string source_url, source_date;
+  double measured = 0;
+  // Set when the row ran; a skipped row has `skipped` (the reason) instead.
+  double predicted = 0, error_pct = 0;  // error = (predicted / measured - 1) * 100
+  std::string skipped;
+};
+
+struct PublicClassSummary {
+  double mape_pct = 0;  // mean |error_pct| over the rows that ran
+  int rows = 0, skipped = 0;
+};
+
+struct PublicValidation {
+  std::string cases_dir;
+  std::vector<std::string> case_files;
+  std::vector<PublicValidationRow> rows;              // case file order, then row, then metric
+  std::map<std::string, PublicClassSummary> classes;  // "step", "serving"
+};
+
+// Reads every *.json case under `cases_dir` (sorted by name) strictly, parses
+// every row's scenario, then runs them. A case whose model card or hardware
+// profile (by name) does not exist is reported row by row as skipped
+// ("profile h100-sxm not found"); any other error -- a malformed case, an
+// invalid scenario -- is a one-line error naming the file and JSON path.
+Result<PublicValidation> RunPublicValidation(const std::string& cases_dir);
+
+// The table `capplan validate --public` prints, its --json form, and the
+// --out files (CSV and Markdown).
+std::string FormatPublicValidation(const PublicValidation& v);
+nlohmann::json PublicValidationToJson(const PublicValidation& v);
+std::string PublicValidationCsv(const PublicValidation& v);
+std::string PublicValidationMarkdown(const PublicValidation& v);
+
+}  // namespace capplan
+
+#endif  // CAPPLAN_CALIBRATE_PUBLIC_VALIDATION_H_
