@@ -14,6 +14,7 @@
 #include "calibrate/refit.h"
 #include "calibrate/validate.h"
 #include "common/atomic_file.h"
+#include "common/data_path.h"
 #include "common/json_util.h"
 
 namespace capplan {

@@ -55,16 +55,26 @@ TEST(Weights, KimiInt4KeepsShippedGroup32AndMatchesFactsSize) {
   int4.weights = "int4";
   auto w = ComputeWeights(*card, Tp(1), int4);
   ASSERT_TRUE(w.ok());
-  // Experts stay g32 (shipped); attention/shared/dense become int4 g128.
+  // Kimi's INT4 release quantizes the routed experts only (g32, as
+  // shipped); attention, shared experts and the dense layer stay BF16.
   const hand::Dims d = hand::AllDims()[3];
   ASSERT_EQ(d.name, "kimi-k2.6");
   EXPECT_EQ(w->bytes_per_gpu,
-            static_cast<int64_t>(hand::WeightsPerGpu(d, 1, hand::kInt4G128, hand::kInt4G32,
-                                                     hand::kInt4G128, hand::kInt4G128)));
-  // models.md 1.2: the shipped checkpoint is ~594 GB in total (decimal).
+            static_cast<int64_t>(hand::WeightsPerGpu(d, 1, hand::kBf16, hand::kInt4G32,
+                                                     hand::kBf16, hand::kBf16)));
+  // The shipped checkpoint is ~594 GB in total (decimal), and `int4` is it.
   auto shipped = ComputeWeights(*card, Tp(1), PrecisionChoice{});
   ASSERT_TRUE(shipped.ok());
   EXPECT_NEAR(shipped->bytes_per_gpu / 1e9, 594, 594 * 0.01);
+  EXPECT_EQ(shipped->bytes_per_gpu, w->bytes_per_gpu);
+  // `fp8` follows the FP8 release: every linear layer, 128x128 blocks.
+  PrecisionChoice fp8;
+  fp8.weights = "fp8";
+  auto w8 = ComputeWeights(*card, Tp(1), fp8);
+  ASSERT_TRUE(w8.ok());
+  EXPECT_EQ(w8->bytes_per_gpu,
+            static_cast<int64_t>(hand::WeightsPerGpu(d, 1, hand::kFp8, hand::kFp8,
+                                                     hand::kFp8, hand::kFp8)));
 }
 
 TEST(Weights, PerComponentOverride) {
