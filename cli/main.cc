@@ -22,6 +22,10 @@ int main(int argc, char** argv) {
   capplan::RegisterReportCommands(&table);
 
   std::vector<std::string> args(argv + 1, argv + argc);
+  if (!args.empty() && args[0] == "--version") {
+    std::cout << "capplan " << CAPPLAN_VERSION << " (commit " << CAPPLAN_GIT_COMMIT << ")\n";
+    return 0;
+  }
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     std::cout << table.Help("capplan");
     return args.empty() ? 2 : 0;

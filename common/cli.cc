@@ -37,7 +37,8 @@ Status CommandTable::Dispatch(const std::vector<std::string>& args, CommandConte
 std::string CommandTable::Help(const std::string& program) const {
   std::ostringstream os;
   os << "usage: " << program << " <command> [options]   (" << program
-     << " <command> --help for its options)\n\ncommands:\n";
+     << " <command> --help for its options; " << program
+     << " --version for the version and commit)\n\ncommands:\n";
   size_t w = 0;
   for (const auto& c : commands_) w = std::max(w, c.name.size());
   for (const auto& c : commands_) {
@@ -49,8 +50,7 @@ std::string CommandTable::Help(const std::string& program) const {
 Status ParseCommandLine(const std::string& command, const std::vector<std::string>& args,
                         const po::options_description& desc,
                         const po::positional_options_description* pos, po::variables_map* vm) {
-  const int style = po::command_line_style::default_style &
-                    ~po::command_line_style::allow_guessing;
+  const int style = po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
   try {
     po::command_line_parser parser(args);
     parser.options(desc).style(style);

@@ -15,8 +15,8 @@ namespace {
 // Results that differ only in offered load belong to one configuration; two
 // scenarios with the same deployment (say, with and without SLOs) do not.
 std::string ConfigKey(const Summary& s) {
-  return s.id + "\n" + s.model + "\n" + s.hardware + "\n" + s.profile_name + "\n" + std::to_string(s.gpus) +
-         "\n" + s.deployment.dump();
+  return s.id + "\n" + s.model + "\n" + s.hardware + "\n" + s.profile_name + "\n" +
+         std::to_string(s.gpus) + "\n" + s.deployment.dump();
 }
 
 // Display names of the step-time shares in sim/simulate.h's bound_time_share.
@@ -78,7 +78,25 @@ void LabelConfigs(std::vector<Config>* configs) {
   }
 }
 
+// One naming scheme per report: mixing names and letters would make the
+// reader guess which is which.
+void ShortLabels(std::vector<Config>* configs) {
+  bool all_short = true;
+  for (const auto& c : *configs) all_short = all_short && c.label.size() <= kMaxShortLabel;
+  for (size_t i = 0; i < configs->size(); ++i) {
+    (*configs)[i].short_label = all_short ? (*configs)[i].label : LetterLabel(i);
+  }
+}
+
 }  // namespace
+
+std::string LetterLabel(size_t index) {
+  std::string out;
+  for (size_t n = index + 1; n > 0; n = (n - 1) / 26) {
+    out.insert(out.begin(), static_cast<char>('A' + (n - 1) % 26));
+  }
+  return out;
+}
 
 double CostPerMillion(double usd_per_gpu_hour, int gpus, double tokens_per_s) {
   if (!(tokens_per_s > 0)) return std::numeric_limits<double>::infinity();
@@ -118,8 +136,8 @@ Binding AnalyzeBinding(const Summary& s) {
     parts.push_back("prefill pool busy " + FormatPercent(s.pd->prefill.utilization) +
                     ", decode pool busy " + FormatPercent(s.pd->decode.utilization));
     if (s.pd->mean_exposed_transfer_ms) {
-      parts.push_back("exposed KV transfer mean " +
-                      FormatNumber(*s.pd->mean_exposed_transfer_ms) + " ms");
+      parts.push_back("exposed KV transfer mean " + FormatNumber(*s.pd->mean_exposed_transfer_ms) +
+                      " ms");
     }
   }
 
@@ -146,15 +164,15 @@ Binding AnalyzeBinding(const Summary& s) {
       const double ratio = it->second / limit;
       if (ratio >= worst) {
         worst = ratio;
-        worst_text = "p99 " + MetricName(key) + " " + FormatNumber(it->second) + " ms = " +
-                     FormatPercent(ratio) + " of " + FormatNumber(limit) + " ms SLO";
+        worst_text = "p99 " + MetricName(key) + " " + FormatNumber(it->second) +
+                     " ms = " + FormatPercent(ratio) + " of " + FormatNumber(limit) + " ms SLO";
       }
     }
     double good_fraction = 1.0;
     const bool have_good = s.good_fraction || (s.request_goodput && s.request_throughput > 0);
     if (have_good) {
-      good_fraction = s.good_fraction ? *s.good_fraction
-                                      : *s.request_goodput / s.request_throughput;
+      good_fraction =
+          s.good_fraction ? *s.good_fraction : *s.request_goodput / s.request_throughput;
       if (!worst_text.empty()) worst_text += ", ";
       worst_text += "goodput " + FormatPercent(good_fraction) + " of requests";
     }
@@ -194,8 +212,8 @@ Binding AnalyzeBinding(const Summary& s) {
     b.next_limit = ShareName(shares.front().first) + " (" +
                    ShareText(shares.front().first, shares.front().second) + ")";
   } else if (shares.size() > 1) {
-    b.next_limit = ShareName(shares[1].first) + " (" +
-                   ShareText(shares[1].first, shares[1].second) + ")";
+    b.next_limit =
+        ShareName(shares[1].first) + " (" + ShareText(shares[1].first, shares[1].second) + ")";
   } else {
     b.next_limit = "n/a";
   }
@@ -221,7 +239,7 @@ Result<Analysis> Analyze(std::vector<Summary> results, const ReportOptions& opti
     const Summary& s = a.results[i];
     const std::string key = ConfigKey(s);
     auto [it, inserted] = config_of_key.emplace(key, static_cast<int>(a.configs.size()));
-    if (inserted) a.configs.push_back(Config{"", 0, {}, &s});
+    if (inserted) a.configs.push_back(Config{"", "", 0, {}, &s});
     Point p;
     p.summary = &s;
     p.config = it->second;
@@ -230,6 +248,7 @@ Result<Analysis> Analyze(std::vector<Summary> results, const ReportOptions& opti
     if (a.concurrency_source.empty()) a.concurrency_source = s.concurrency_source;
   }
   LabelConfigs(&a.configs);
+  ShortLabels(&a.configs);
   for (auto& c : a.configs) {
     std::stable_sort(c.points.begin(), c.points.end(), [&](int x, int y) {
       const auto& cx = a.results[x].concurrency;
@@ -244,7 +263,9 @@ Result<Analysis> Analyze(std::vector<Summary> results, const ReportOptions& opti
   for (const auto& name : options.baselines) {
     int found = -1;
     for (size_t i = 0; i < a.configs.size(); ++i) {
-      if (a.configs[i].label == name) found = static_cast<int>(i);
+      if (a.configs[i].label == name || a.configs[i].short_label == name) {
+        found = static_cast<int>(i);
+      }
     }
     // A result's own name (scenario, label) also picks its configuration.
     for (size_t i = 0; found < 0 && i < a.points.size(); ++i) {

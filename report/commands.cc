@@ -22,9 +22,10 @@ Status RunReport(const std::vector<std::string>& args, CommandContext& ctx) {
       "  (its winner: the best configuration at the largest rate meeting the SLOs)\n"
       "options");
   desc.add_options()("help,h", "show this help")(
-      "out", po::value(&out), "report file to write (required; written atomically)")(
+      "out", po::value(&out),
+      "report file to write (required; written atomically); '-' writes to stdout")(
       "format", po::value(&format),
-      "html, md or csv (default: from the --out extension, else html)")(
+      "html, md, csv or brief (default: from the --out extension, .txt = brief, else html)")(
       "baseline", po::value(&baselines),
       "configuration the cost ratios compare against (repeatable: each configuration is "
       "compared with the nearest baseline given before it in RESULT order; default: the "
@@ -33,8 +34,8 @@ Status RunReport(const std::vector<std::string>& args, CommandContext& ctx) {
       "GPU price for the cost figures (default: each summary's usd_per_gpu_hour)")(
       "pareto-tokens", po::value(&pareto_tokens),
       "tokens the Pareto chart's y axis counts: output or total (input+output)")(
-      "title", po::value(&title), "report title")(
-      "result", po::value(&inputs), "results (positional)");
+      "title", po::value(&title), "report title")("result", po::value(&inputs),
+                                                  "results (positional)");
   po::positional_options_description pos;
   pos.add("result", -1);
   po::variables_map vm;
@@ -51,8 +52,9 @@ Status RunReport(const std::vector<std::string>& args, CommandContext& ctx) {
     return Status::Usage("report: --out FILE is required (e.g. --out report.html)");
   }
   if (inputs.empty()) {
-    return Status::Usage("report: no results given; pass summary JSON files or 'capplan "
-                         "simulate/sweep --out' directories before --out");
+    return Status::Usage(
+        "report: no results given; pass summary JSON files or 'capplan "
+        "simulate/sweep --out' directories before --out");
   }
   report::ReportOptions options;
   options.baselines = baselines;
@@ -61,6 +63,12 @@ Status RunReport(const std::vector<std::string>& args, CommandContext& ctx) {
   if (vm.count("usd-per-gpu-hour")) {
     if (!(usd > 0)) return Status::Usage("report: --usd-per-gpu-hour must be > 0");
     options.usd_per_gpu_hour = usd;
+  }
+  if (out == "-") {
+    CAPPLAN_ASSIGN_OR_RETURN(std::string fmt, report::ChooseFormat(format, ""));
+    CAPPLAN_ASSIGN_OR_RETURN(std::string text, report::LoadAndRender(inputs, fmt, options));
+    *ctx.out << text;
+    return Status::Ok();
   }
   CAPPLAN_RETURN_IF_ERROR(report::WriteReport(inputs, out, format, options));
   *ctx.out << "report: wrote " << out << "\n";

@@ -1,7 +1,10 @@
 // The HTML report: one file a planner can open offline, mail, or print.
+#include <cmath>
+#include <limits>
 #include <set>
 #include <sstream>
 
+#include "report/brief.h"
 #include "report/formats.h"
 #include "report/svg_chart.h"
 #include "report/text_util.h"
@@ -11,8 +14,9 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-// Charts scale with the page (viewBox, width 100%); table cells may break
-// anywhere so long labels never push the page wider than the screen or paper.
+// Charts scale with the page (viewBox, width 100%); a table wider than the
+// page scrolls inside its own box (div.table-wrap), never the page, and its
+// cells may break anywhere so most tables need no scrolling at all.
 constexpr const char* kCss = R"css(
 :root { color-scheme: light; }
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0 auto;
@@ -29,13 +33,22 @@ svg.chart .ytick { text-anchor: end; }
 svg.chart .grid { stroke: #e3e3e3; stroke-width: 1; }
 svg.chart .frame { fill: none; stroke: #888; }
 svg.chart .front { fill: none; stroke: #222; stroke-width: 1.5; stroke-dasharray: 5 3; }
-table { border-collapse: collapse; width: 100%; font-size: 0.85em; margin: 0.5em 0; }
+div.table-wrap { overflow-x: auto; max-width: 100%; margin: 0.5em 0; }
+table { border-collapse: collapse; width: 100%; font-size: 0.85em; }
+div.charts { display: grid; gap: 8px 16px;
+             grid-template-columns: repeat(auto-fit, minmax(min(100%, 460px), 1fr)); }
+div.charts figure { margin: 0.4em 0; }
+svg.chart .slo { stroke: #D55E00; stroke-width: 1.5; stroke-dasharray: 6 4; }
+svg.chart .slolabel { text-anchor: end; fill: #D55E00; font-weight: 600; }
+section.answer { background: #f5f8fc; border-left: 4px solid #0072B2; padding: 4px 12px;
+                 margin: 0.8em 0; }
+section.answer h2 { border: none; margin: 0.3em 0; font-size: 1.1em; }
+section.answer ul { margin: 0.3em 0; padding-left: 1.2em; } section.answer li { margin: 0.2em 0; }
 th, td { border: 1px solid #ccc; padding: 3px 6px; text-align: left; vertical-align: top;
          overflow-wrap: anywhere; }
 th { background: #f2f2f2; overflow-wrap: normal; }
 @media (max-width: 800px) { th { overflow-wrap: anywhere; } }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
-ul.headlines li { font-weight: 600; }
 footer { margin-top: 2em; font-size: 0.8em; color: #555; overflow-wrap: anywhere; }
 #capplan-selfcheck { display: none; }
 @media print {
@@ -56,7 +69,8 @@ constexpr const char* kSelfCheck = R"js(
   var de = document.documentElement;
   var r = { scroll_width: de.scrollWidth, client_width: de.clientWidth, overflowing: [],
             charts: {}, tables: document.querySelectorAll('table').length, errors: errors };
-  document.querySelectorAll('svg.chart, table, h1, h2, p, li, figure').forEach(function (el) {
+  // Tables scroll inside div.table-wrap, so the wrapper is what must fit.
+  document.querySelectorAll('svg.chart, div.table-wrap, h1, h2, p, li, figure').forEach(function (el) {
     var b = el.getBoundingClientRect();
     if (b.right > de.clientWidth + 1) r.overflowing.push(el.tagName.toLowerCase() + (el.id ? '#' + el.id : ''));
   });
@@ -81,7 +95,7 @@ bool LooksNumeric(const std::string& s) {
 }
 
 void WriteTable(std::ostringstream& os, const Table& t) {
-  os << "<table id=\"table-" << HtmlEscape(t.id) << "\"><thead><tr>";
+  os << "<div class=\"table-wrap\"><table id=\"table-" << HtmlEscape(t.id) << "\"><thead><tr>";
   // Break long snake_case headers at underscores rather than mid-word.
   for (const auto& c : t.columns) {
     std::string h = HtmlEscape(c);
@@ -98,7 +112,7 @@ void WriteTable(std::ostringstream& os, const Table& t) {
     }
     os << "</tr>";
   }
-  os << "</tbody></table>";
+  os << "</tbody></table></div>";
 }
 
 const Table* FindTable(const std::vector<Table>& tables, const std::string& id) {
@@ -150,12 +164,11 @@ std::string MemoryChart(const Analysis& a) {
     v.push_back(m.kv_pool_bytes / kGiB);
     const double used = m.weights_bytes + m.reserve_bytes + m.kv_pool_bytes;
     v.push_back(m.gpu_memory_bytes > used ? (m.gpu_memory_bytes - used) / kGiB : 0);
-    spec.categories.push_back(c.label);
+    spec.categories.push_back(c.short_label);
     spec.values.push_back(v);
-    spec.bar_notes.push_back(s.kv_capacity_tokens
-                                 ? "KV capacity " + FormatNumber(*s.kv_capacity_tokens, 9) +
-                                       " tokens"
-                                 : "");
+    spec.bar_notes.push_back(
+        s.kv_capacity_tokens ? "KV capacity " + FormatNumber(*s.kv_capacity_tokens, 9) + " tokens"
+                             : "");
   }
   return RenderStackedBars(spec);
 }
@@ -168,7 +181,7 @@ std::string ThroughputChart(const Analysis& a) {
   spec.y_label = "output tokens/s per GPU";
   bool all_positive = true;
   for (const auto& c : a.configs) {
-    XYSeries s{c.label, {}, true};
+    XYSeries s{c.short_label, {}, true};
     for (int i : c.points) {
       const Summary& r = a.results[i];
       if (!r.concurrency) continue;
@@ -185,13 +198,13 @@ std::string ParetoChart(const Analysis& a) {
   XYChartSpec spec;
   spec.id = "pareto";
   const bool total = a.options.pareto_tokens == "total";
-  spec.title = std::string(total ? "Input+output" : "Output") +
-               " tokens/s per GPU vs tokens/s per user";
+  spec.title =
+      std::string(total ? "Input+output" : "Output") + " tokens/s per GPU vs tokens/s per user";
   spec.x_label = "tokens/s per user = 1000 / median TPOT (ms)";
   spec.y_label = std::string(total ? "input+output" : "output") + " tokens/s per GPU";
   spec.front_label = "Pareto front";
   for (const auto& c : a.configs) {
-    XYSeries s{c.label, {}, true};
+    XYSeries s{c.short_label, {}, true};
     for (int i : c.points) {
       const Point& p = a.points[i];
       if (!(p.tokens_per_s_per_user > 0)) continue;
@@ -203,6 +216,58 @@ std::string ParetoChart(const Analysis& a) {
   return RenderXYChart(spec);
 }
 
+std::string MetricTitle(const std::string& metric) {
+  if (metric == "ttft") return "TTFT";
+  if (metric == "tpot") return "TPOT";
+  if (metric == "itl") return "ITL";
+  return "E2E";
+}
+
+// p50/p90/p99 of one latency metric for every result, grouped by result
+// ("A@16": configuration A at concurrency 16), with each SLO on the metric
+// drawn across as a dashed line.
+std::string LatencyChart(const Analysis& a, const std::string& metric) {
+  GroupedBarSpec spec;
+  spec.id = "latency_" + metric;
+  spec.title = MetricTitle(metric) + " percentiles";
+  spec.value_label = "ms";
+  spec.series = {"p50", "p90", "p99"};
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  std::set<std::pair<double, std::string>> slos;
+  for (const auto& c : a.configs) {
+    for (int i : c.points) {
+      const Summary& s = a.results[i];
+      std::vector<double> v;
+      bool any = false;
+      for (const char* stat : {"median_", "p90_", "p99_"}) {
+        const auto it = s.latency_ms.find(stat + metric);
+        v.push_back(it == s.latency_ms.end() ? nan : it->second);
+        any = any || it != s.latency_ms.end();
+      }
+      if (!any) continue;
+      std::string cat = c.short_label;
+      if (c.points.size() > 1 && s.concurrency) cat += "@" + ConcurrencyText(s);
+      spec.categories.push_back(cat);
+      spec.values.push_back(v);
+      const auto slo = s.slo_ms.find(metric + "_ms");
+      if (slo != s.slo_ms.end()) {
+        const auto stat = s.slo_stat.find(metric);
+        const std::string what = stat == s.slo_stat.end() ? "" : " " + stat->second;
+        slos.insert({slo->second, "SLO" + what + " \u2264 " + FormatNumber(slo->second) + " ms"});
+      }
+    }
+  }
+  for (const auto& [value, label] : slos) spec.references.push_back({value, label});
+  return RenderGroupedBars(spec);
+}
+
+// Where a result came from, without a directory of the machine that made
+// the report: a relative path as the user gave it, else the result's name.
+std::string SourceText(const Summary& s) {
+  if (!IsAbsolutePath(s.origin)) return s.origin;
+  return s.id;
+}
+
 }  // namespace
 
 std::string RenderHtml(const Analysis& a, const std::vector<Table>& tables) {
@@ -212,18 +277,14 @@ std::string RenderHtml(const Analysis& a, const std::vector<Table>& tables) {
      << "<title>" << HtmlEscape(a.options.title) << "</title><style>" << kCss
      << "</style></head><body>\n";
   os << "<h1>" << HtmlEscape(a.options.title) << "</h1>\n";
-  const auto headlines = Headlines(a);
-  if (!headlines.empty()) {
-    os << "<ul class=\"headlines\">";
-    for (const auto& h : headlines) os << "<li>" << HtmlEscape(h) << "</li>";
-    os << "</ul>\n";
-  }
+  os << "<section class=\"answer\" id=\"summary\"><h2>Summary</h2><ul>";
+  for (const auto& line : SummaryLines(a)) os << "<li>" << HtmlEscape(line) << "</li>";
+  os << "</ul></section>\n";
+  os << "<h2 id=\"deployments\">Configurations</h2>";
+  Section(os, tables, "deployments");
   os << "<ul class=\"notes\">";
   for (const auto& n : ReportNotes(a)) os << "<li>" << HtmlEscape(n) << "</li>";
   os << "</ul>\n";
-
-  os << "<h2 id=\"deployments\">Deployments compared</h2>";
-  Section(os, tables, "deployments");
   os << "\n<h2 id=\"memory\">Memory per GPU and KV capacity</h2><figure>" << MemoryChart(a)
      << "<figcaption>Weights by component, reserve (activations, graphs, runtime), KV pool "
         "and what is left of HBM, per GPU.</figcaption></figure>";
@@ -235,7 +296,12 @@ std::string RenderHtml(const Analysis& a, const std::vector<Table>& tables) {
      << "<figcaption>Each point is one result; the dashed line is the Pareto front (no other "
         "point is both more interactive and more productive per GPU).</figcaption></figure>";
   Section(os, tables, "throughput");
-  os << "\n<h2 id=\"latency\">Latency</h2>";
+  os << "\n<h2 id=\"latency\">Latency</h2><div class=\"charts\">";
+  for (const char* metric : {"ttft", "tpot", "itl", "e2el"}) {
+    os << "<figure>" << LatencyChart(a, metric) << "</figure>";
+  }
+  os << "</div><p class=\"note\">Bars: p50, p90 and p99 per result (label@concurrency); a "
+        "dashed line is an SLO on that metric.</p>";
   Section(os, tables, "latency");
   os << "\n<h2 id=\"cost\">Cost</h2>";
   Section(os, tables, "cost");
@@ -250,7 +316,7 @@ std::string RenderHtml(const Analysis& a, const std::vector<Table>& tables) {
     Section(os, tables, "warnings");
   }
   os << "\n<footer>Generated by <code>capplan report</code> from:";
-  for (const auto& r : a.results) os << " <code>" << HtmlEscape(r.origin) << "</code>";
+  for (const auto& r : a.results) os << " <code>" << HtmlEscape(SourceText(r)) << "</code>";
   os << "</footer>\n<pre id=\"capplan-selfcheck\"></pre><script>" << kSelfCheck
      << "</script>\n</body></html>\n";
   return os.str();

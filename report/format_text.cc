@@ -2,6 +2,7 @@
 // spreadsheets and notebooks. Both carry exactly the HTML report's tables.
 #include <sstream>
 
+#include "report/brief.h"
 #include "report/formats.h"
 #include "report/text_util.h"
 
@@ -10,10 +11,12 @@ namespace capplan::report {
 std::string RenderMarkdown(const Analysis& a, const std::vector<Table>& tables) {
   std::ostringstream os;
   os << "# " << MarkdownCell(a.options.title) << "\n\n";
-  for (const auto& h : Headlines(a)) os << "- **" << MarkdownCell(h) << "**\n";
+  os << "## Summary\n\n";
+  for (const auto& line : SummaryLines(a)) os << "- **" << MarkdownCell(line) << "**\n";
+  os << "\n";
   for (const auto& n : ReportNotes(a)) os << "- " << MarkdownCell(n) << "\n";
-  os << "\nCharts (memory, throughput vs concurrency, Pareto front) are in the HTML format "
-        "(`--format html`).\n";
+  os << "\nCharts (memory, throughput vs concurrency, Pareto front, latency percentiles) are "
+        "in the HTML format (`--format html`).\n";
   for (const auto& t : tables) {
     os << "\n## " << MarkdownCell(t.title) << "\n\n";
     if (!t.note.empty()) os << MarkdownCell(t.note) << "\n\n";
@@ -29,7 +32,7 @@ std::string RenderMarkdown(const Analysis& a, const std::vector<Table>& tables) 
     }
   }
   os << "\nSources:";
-  for (const auto& r : a.results) os << " `" << r.origin << "`";
+  for (const auto& r : a.results) os << " `" << (IsAbsolutePath(r.origin) ? r.id : r.origin) << "`";
   os << "\n";
   return os.str();
 }

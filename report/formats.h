@@ -1,4 +1,5 @@
-// Report formats, registered by name (common/registry.h): html, md, csv.
+// Report formats, registered by name (common/registry.h): html, md, csv,
+// brief (report/brief.h).
 // Each renders the same tables (report/tables.h); HTML adds inline SVG charts.
 #ifndef CAPPLAN_REPORT_FORMATS_H_
 #define CAPPLAN_REPORT_FORMATS_H_
@@ -27,11 +28,6 @@ std::string RenderMarkdown(const Analysis& a, const std::vector<Table>& tables);
 // Tidy CSV: table,row,column,value (one line per cell), so one file holds
 // every table and pandas' pivot restores each.
 std::string RenderCsv(const Analysis& a, const std::vector<Table>& tables);
-
-// One-line comparisons with the baseline, one per non-baseline configuration
-// at its highest offered concurrency ("fp8 KV at concurrency 64: −31% cost
-// per output token vs bf16 KV").
-std::vector<std::string> Headlines(const Analysis& a);
 
 }  // namespace capplan::report
 

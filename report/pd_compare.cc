@@ -96,10 +96,10 @@ std::optional<Table> PdComparisonTable(const Analysis& a) {
           {}};
   for (const PdPair& pair : pairs) {
     const Point& pd = a.points[pair.pd];
-    const std::string pd_label = a.configs[pd.config].label;
+    const std::string pd_label = a.configs[pd.config].short_label;
     auto row = [&](const Point& p, const std::string& role) {
-      std::vector<std::string> r{a.configs[p.config].label, role, std::to_string(p.summary->gpus),
-                                 PoolGpus(*p.summary)};
+      std::vector<std::string> r{a.configs[p.config].short_label, role,
+                                 std::to_string(p.summary->gpus), PoolGpus(*p.summary)};
       for (const auto& v : Figures(p)) r.push_back(Text(v));
       for (const auto& c : PdColumns(*p.summary)) r.push_back(c);
       return r;
@@ -125,30 +125,6 @@ std::optional<Table> PdComparisonTable(const Analysis& a) {
     t.rows.push_back(std::move(delta));
   }
   return t;
-}
-
-std::vector<std::string> PdHeadlines(const Analysis& a) {
-  std::vector<std::string> out;
-  for (const PdPair& pair : PdPairs(a)) {
-    if (pair.twin < 0) continue;
-    const Point& pd = a.points[pair.pd];
-    const Point& twin = a.points[pair.twin];
-    const auto fp = Figures(pd), ft = Figures(twin);
-    std::string line = a.configs[pd.config].label + " (PD " + Ratio(*pd.summary) + ", " +
-                       PoolGpus(*pd.summary) + " GPUs) vs " + a.configs[twin.config].label + ":";
-    const char* names[] = {
-        "output tok/s", "output tok/s per GPU", "mean TTFT", "p99 TTFT", "mean TPOT",
-        "p99 TPOT",     "cost per output token"};
-    // Per-GPU throughput, tail latencies and cost: what a planner weighs.
-    std::string parts;
-    for (size_t k : {1u, 3u, 5u, 6u}) {
-      const auto c = Change(fp[k], ft[k]);
-      if (!c) continue;
-      parts += (parts.empty() ? " " : ", ") + FormatChange(*c) + " " + names[k];
-    }
-    out.push_back(line + (parts.empty() ? " no comparable figures" : parts));
-  }
-  return out;
 }
 
 }  // namespace capplan::report

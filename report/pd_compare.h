@@ -34,9 +34,6 @@ std::vector<PdPair> PdPairs(const Analysis& a);
 // no result is PD.
 std::optional<Table> PdComparisonTable(const Analysis& a);
 
-// "pd-glm-5.2 (1P:1D) vs pd-glm-5.2-colocated: +12% output tok/s per GPU, ..."
-std::vector<std::string> PdHeadlines(const Analysis& a);
-
 }  // namespace capplan::report
 
 #endif  // CAPPLAN_REPORT_PD_COMPARE_H_

@@ -16,6 +16,8 @@ Result<std::string> ChooseFormat(const std::string& format_flag, const std::stri
       name = "md";
     } else if (ext == ".csv") {
       name = "csv";
+    } else if (ext == ".txt") {
+      name = "brief";
     } else {
       name = "html";
     }
@@ -26,18 +28,22 @@ Result<std::string> ChooseFormat(const std::string& format_flag, const std::stri
 
 Result<std::string> RenderReport(std::vector<Summary> results, const std::string& format,
                                  const ReportOptions& options) {
-  CAPPLAN_ASSIGN_OR_RETURN(Renderer render,
-                           ReportFormats().Find(format));
+  CAPPLAN_ASSIGN_OR_RETURN(Renderer render, ReportFormats().Find(format));
   CAPPLAN_ASSIGN_OR_RETURN(Analysis a, Analyze(std::move(results), options));
   const std::vector<Table> tables = BuildTables(a);
   return render(a, tables);
 }
 
+Result<std::string> LoadAndRender(const std::vector<std::string>& inputs, const std::string& format,
+                                  const ReportOptions& options) {
+  CAPPLAN_ASSIGN_OR_RETURN(std::vector<Summary> results, LoadResults(inputs));
+  return RenderReport(std::move(results), format, options);
+}
+
 Status WriteReport(const std::vector<std::string>& inputs, const std::string& out,
                    const std::string& format, const ReportOptions& options) {
   CAPPLAN_ASSIGN_OR_RETURN(std::string fmt, ChooseFormat(format, out));
-  CAPPLAN_ASSIGN_OR_RETURN(std::vector<Summary> results, LoadResults(inputs));
-  CAPPLAN_ASSIGN_OR_RETURN(std::string text, RenderReport(std::move(results), fmt, options));
+  CAPPLAN_ASSIGN_OR_RETURN(std::string text, LoadAndRender(inputs, fmt, options));
   return WriteFileAtomic(out, text);
 }
 

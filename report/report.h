@@ -12,12 +12,16 @@
 namespace capplan::report {
 
 // The format named by --format, else by the --out extension (.html/.htm, .md,
-// .csv), else html. Usage error (with "did you mean") for an unknown name.
+// .csv, .txt for brief), else html. Usage error (with "did you mean") for an unknown name.
 Result<std::string> ChooseFormat(const std::string& format_flag, const std::string& out_path);
 
 // Renders already-loaded results in `format`.
 Result<std::string> RenderReport(std::vector<Summary> results, const std::string& format,
                                  const ReportOptions& options);
+
+// Loads `inputs` (files or result directories) and renders them.
+Result<std::string> LoadAndRender(const std::vector<std::string>& inputs, const std::string& format,
+                                  const ReportOptions& options);
 
 // Loads `inputs` (files or result directories), renders, and writes `out`
 // atomically.

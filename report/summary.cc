@@ -266,7 +266,27 @@ Result<Summary> LoadSearchWinner(const std::string& path) {
     summary["label"] = summary.value("scenario", std::string("search")) + " best at SLO (" +
                        config + ", " + rate + " req/s)";
   }
-  return ParseSummary(summary, path + " /winner/summary");
+  CAPPLAN_ASSIGN_OR_RETURN(Summary s, ParseSummary(summary, path + " /winner/summary"));
+  // The search's SLOs name their statistic ("p90_ttft_ms<=2000"), which the
+  // winner's goodput block drops; the latency charts draw them.
+  if (const auto it = w->find("slo_checks"); it != w->end() && it->is_array()) {
+    for (const auto& check : *it) {
+      if (!check.is_object() || !check.contains("metric") || !check["metric"].is_string() ||
+          !check.contains("bound") || !check["bound"].is_number()) {
+        continue;
+      }
+      const std::string metric = check["metric"].get<std::string>();  // p90_ttft_ms
+      const size_t us = metric.find('_');
+      if (us == std::string::npos || metric.size() < us + 4 ||
+          metric.substr(metric.size() - 3) != "_ms") {
+        continue;
+      }
+      const std::string name = metric.substr(us + 1, metric.size() - 3 - us - 1);
+      s.slo_ms[name + "_ms"] = check["bound"].get<double>();
+      s.slo_stat[name] = metric.substr(0, us);
+    }
+  }
+  return s;
 }
 
 }  // namespace

@@ -6,12 +6,11 @@
 #define CAPPLAN_REPORT_SUMMARY_H_
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "common/json_util.h"
 #include "common/status.h"
@@ -31,8 +30,8 @@ struct MemoryPerGpu {
 // One pool of a prefill/decode-disaggregated run (RunPd's pools.<pool>).
 struct PdPool {
   int replicas = 1;
-  int gpus = 0;             // all replicas of the pool
-  double utilization = 0;   // busy / (replicas x duration)
+  int gpus = 0;            // all replicas of the pool
+  double utilization = 0;  // busy / (replicas x duration)
   std::string weights, kv_cache;
   std::optional<double> kv_capacity_tokens, peak_kv_tokens;
   std::optional<double> mean_time_in_pool_ms;
@@ -82,6 +81,9 @@ struct Summary {
   std::map<std::string, double> bound_time_share;
   // SLO metric (ttft_ms, tpot_ms, ...) -> limit in ms, when goodput was asked.
   std::map<std::string, double> slo_ms;
+  // The statistic each SLO bounds, by metric ("ttft" -> "p90"), where the
+  // source says so (a search's SLOs do; a goodput SLO bounds every request).
+  std::map<std::string, std::string> slo_stat;
   std::optional<double> request_goodput;
   std::optional<double> good_fraction;  // requests within every SLO / completed
   // Share of busy time spent verifying KV page integrity (kv_integrity verify).

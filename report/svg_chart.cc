@@ -29,11 +29,11 @@ std::string Attr(const std::string& s) { return HtmlEscape(s); }
 
 // Legend laid out in rows that wrap at the chart width; returns its height.
 double Legend(std::ostringstream& os, const std::vector<std::string>& names, double top,
-              const std::vector<std::string>& colors) {
+              const std::vector<std::string>& colors, double width = kWidth) {
   double x = 10, y = top;
   for (size_t i = 0; i < names.size(); ++i) {
     const double w = 22 + kCharWidth * static_cast<double>(names[i].size()) + 14;
-    if (x + w > kWidth - 10 && x > 10) {
+    if (x + w > width - 10 && x > 10) {
       x = 10;
       y += 18;
     }
@@ -95,12 +95,12 @@ std::string RenderXYChart(const XYChartSpec& spec) {
   const double legend_h = Legend(legend, names, top + plot_h + 58, colors);
   const double height = top + plot_h + 58 + legend_h;
 
-  os << "<svg class=\"chart\" data-chart=\"" << Attr(spec.id) << "\" viewBox=\"0 0 "
-     << Num(kWidth) << " " << Num(height) << "\" role=\"img\" aria-label=\"" << Attr(spec.title)
+  os << "<svg class=\"chart\" data-chart=\"" << Attr(spec.id) << "\" viewBox=\"0 0 " << Num(kWidth)
+     << " " << Num(height) << "\" role=\"img\" aria-label=\"" << Attr(spec.title)
      << "\" xmlns=\"http://www.w3.org/2000/svg\">";
   os << "<title>" << HtmlEscape(spec.title) << "</title>";
-  os << "<text x=\"" << Num(kWidth / 2) << "\" y=\"20\" class=\"ctitle\">"
-     << HtmlEscape(spec.title) << "</text>";
+  os << "<text x=\"" << Num(kWidth / 2) << "\" y=\"20\" class=\"ctitle\">" << HtmlEscape(spec.title)
+     << "</text>";
   if (n_points == 0) {
     os << "<text x=\"" << Num(kWidth / 2) << "\" y=\"" << Num(top + plot_h / 2)
        << "\" class=\"empty\">no data: the results lack the fields this chart needs</text></svg>";
@@ -130,8 +130,8 @@ std::string RenderXYChart(const XYChartSpec& spec) {
 
   os << "<g class=\"axes\">";
   for (double t : yticks) {
-    os << "<line x1=\"" << Num(left) << "\" x2=\"" << Num(left + plot_w) << "\" y1=\""
-       << Num(Y(t)) << "\" y2=\"" << Num(Y(t)) << "\" class=\"grid\"/>"
+    os << "<line x1=\"" << Num(left) << "\" x2=\"" << Num(left + plot_w) << "\" y1=\"" << Num(Y(t))
+       << "\" y2=\"" << Num(Y(t)) << "\" class=\"grid\"/>"
        << "<text x=\"" << Num(left - 6) << "\" y=\"" << Num(Y(t) + 4) << "\" class=\"ytick\">"
        << FormatNumber(t) << "</text>";
   }
@@ -202,12 +202,12 @@ std::string RenderStackedBars(const StackedBarSpec& spec) {
   const double legend_h = Legend(legend, spec.segments, top + plot_h + 52, colors);
   const double height = top + plot_h + 52 + legend_h;
   std::ostringstream os;
-  os << "<svg class=\"chart\" data-chart=\"" << Attr(spec.id) << "\" viewBox=\"0 0 "
-     << Num(kWidth) << " " << Num(height) << "\" role=\"img\" aria-label=\"" << Attr(spec.title)
+  os << "<svg class=\"chart\" data-chart=\"" << Attr(spec.id) << "\" viewBox=\"0 0 " << Num(kWidth)
+     << " " << Num(height) << "\" role=\"img\" aria-label=\"" << Attr(spec.title)
      << "\" xmlns=\"http://www.w3.org/2000/svg\">";
   os << "<title>" << HtmlEscape(spec.title) << "</title>";
-  os << "<text x=\"" << Num(kWidth / 2) << "\" y=\"20\" class=\"ctitle\">"
-     << HtmlEscape(spec.title) << "</text>";
+  os << "<text x=\"" << Num(kWidth / 2) << "\" y=\"20\" class=\"ctitle\">" << HtmlEscape(spec.title)
+     << "</text>";
   if (!(vmax > 0)) {
     os << "<text x=\"" << Num(kWidth / 2) << "\" y=\"" << Num(top + 30)
        << "\" class=\"empty\">no data: the results carry no memory breakdown</text></svg>";
@@ -243,6 +243,90 @@ std::string RenderStackedBars(const StackedBarSpec& spec) {
          << ": " << FormatNumber(v) << "</title></rect>";
       acc += v;
     }
+  }
+  os << legend.str() << "</svg>";
+  return os.str();
+}
+
+std::string RenderGroupedBars(const GroupedBarSpec& spec) {
+  const double W = spec.width;
+  double vmax = 0;
+  for (const auto& row : spec.values) {
+    for (double v : row) {
+      if (std::isfinite(v)) vmax = std::max(vmax, v);
+    }
+  }
+  for (const auto& r : spec.references) vmax = std::max(vmax, r.value);
+  const double left = 60, right = 12, top = 36, plot_h = 180;
+  const double plot_w = W - left - right;
+  const double n = static_cast<double>(std::max<size_t>(1, spec.categories.size()));
+  const double group_w = plot_w / n;
+  // Category labels that do not fit under their group are turned, so many
+  // groups never overlap their names.
+  size_t longest = 0;
+  for (const auto& c : spec.categories) longest = std::max(longest, c.size());
+  const bool turn = kCharWidth * static_cast<double>(longest) > group_w - 4;
+  const double label_h = turn ? 10 + kCharWidth * 0.75 * static_cast<double>(longest) : 20;
+  std::vector<std::string> colors;
+  for (size_t i = 0; i < spec.series.size(); ++i) colors.push_back(kPalette[i % kPaletteSize]);
+  std::ostringstream legend;
+  const double legend_top = top + plot_h + label_h + 34;
+  const double legend_h = Legend(legend, spec.series, legend_top, colors, W);
+  const double height = legend_top + legend_h;
+  std::ostringstream os;
+  os << "<svg class=\"chart\" data-chart=\"" << Attr(spec.id) << "\" viewBox=\"0 0 " << Num(W)
+     << " " << Num(height) << "\" role=\"img\" aria-label=\"" << Attr(spec.title)
+     << "\" xmlns=\"http://www.w3.org/2000/svg\">";
+  os << "<title>" << HtmlEscape(spec.title) << "</title>";
+  os << "<text x=\"" << Num(W / 2) << "\" y=\"20\" class=\"ctitle\">" << HtmlEscape(spec.title)
+     << "</text>";
+  if (!(vmax > 0)) {
+    os << "<text x=\"" << Num(W / 2) << "\" y=\"" << Num(top + plot_h / 2)
+       << "\" class=\"empty\">no data: the results lack this latency</text></svg>";
+    return os.str();
+  }
+  const std::vector<double> ticks = NiceTicks(0, vmax, 5);
+  const double v1 = ticks.back();
+  auto Y = [&](double v) { return top + plot_h - v / v1 * plot_h; };
+  for (double t : ticks) {
+    os << "<line x1=\"" << Num(left) << "\" x2=\"" << Num(left + plot_w) << "\" y1=\"" << Num(Y(t))
+       << "\" y2=\"" << Num(Y(t)) << "\" class=\"grid\"/>"
+       << "<text x=\"" << Num(left - 6) << "\" y=\"" << Num(Y(t) + 4) << "\" class=\"ytick\">"
+       << FormatNumber(t) << "</text>";
+  }
+  os << "<rect x=\"" << Num(left) << "\" y=\"" << Num(top) << "\" width=\"" << Num(plot_w)
+     << "\" height=\"" << Num(plot_h) << "\" class=\"frame\"/>";
+  os << "<text transform=\"translate(16 " << Num(top + plot_h / 2) << ") rotate(-90)\" "
+     << "class=\"ylabel\">" << HtmlEscape(spec.value_label) << "</text>";
+  const double nseries = static_cast<double>(std::max<size_t>(1, spec.series.size()));
+  const double bar_w = std::min(18.0, group_w * 0.8 / nseries);
+  for (size_t c = 0; c < spec.categories.size(); ++c) {
+    const double gx = left + group_w * static_cast<double>(c);
+    const double x0 = gx + (group_w - bar_w * nseries) / 2;
+    for (size_t k = 0; k < spec.series.size() && k < spec.values[c].size(); ++k) {
+      const double v = spec.values[c][k];
+      if (!std::isfinite(v) || v < 0) continue;
+      os << "<rect class=\"mark\" data-series=\"" << Attr(spec.series[k]) << "\" data-category=\""
+         << Attr(spec.categories[c]) << "\" data-value=\"" << FormatNumber(v, 6) << "\" x=\""
+         << Num(x0 + bar_w * static_cast<double>(k)) << "\" y=\"" << Num(Y(v)) << "\" width=\""
+         << Num(bar_w * 0.92) << "\" height=\"" << Num(Y(0) - Y(v)) << "\" fill=\"" << colors[k]
+         << "\"><title>" << HtmlEscape(spec.categories[c]) << " " << HtmlEscape(spec.series[k])
+         << ": " << FormatNumber(v) << " " << HtmlEscape(spec.value_label) << "</title></rect>";
+    }
+    const double cx = gx + group_w / 2, ly = top + plot_h + 14;
+    if (turn) {
+      os << "<text transform=\"translate(" << Num(cx + 4) << " " << Num(ly - 4)
+         << ") rotate(45)\" class=\"barlabel\">" << HtmlEscape(spec.categories[c]) << "</text>";
+    } else {
+      os << "<text x=\"" << Num(cx) << "\" y=\"" << Num(ly) << "\" class=\"xtick\">"
+         << HtmlEscape(spec.categories[c]) << "</text>";
+    }
+  }
+  for (const auto& r : spec.references) {
+    os << "<line class=\"slo\" data-value=\"" << FormatNumber(r.value, 6) << "\" x1=\"" << Num(left)
+       << "\" x2=\"" << Num(left + plot_w) << "\" y1=\"" << Num(Y(r.value)) << "\" y2=\""
+       << Num(Y(r.value)) << "\"/><text x=\"" << Num(left + plot_w - 4) << "\" y=\""
+       << Num(Y(r.value) - 4) << "\" class=\"slolabel\">" << HtmlEscape(r.label) << "</text>";
   }
   os << legend.str() << "</svg>";
   return os.str();

@@ -35,14 +35,35 @@ struct XYChartSpec {
 struct StackedBarSpec {
   std::string id;
   std::string title;
-  std::string value_label;              // axis label ("GiB per GPU")
-  std::vector<std::string> categories;  // one horizontal bar each
-  std::vector<std::string> segments;    // stack order, left to right
+  std::string value_label;                  // axis label ("GiB per GPU")
+  std::vector<std::string> categories;      // one horizontal bar each
+  std::vector<std::string> segments;        // stack order, left to right
   std::vector<std::vector<double>> values;  // [category][segment]
   std::vector<std::string> bar_notes;       // text after each bar (may be empty)
 };
 
+// Vertical bars in groups: one group per category (a configuration at a
+// load), one bar per series (p50, p90, p99) within it. Reference lines (an
+// SLO) are drawn across the plot as dashed lines with their label.
+struct ReferenceLine {
+  double value = 0;
+  std::string label;
+};
+struct GroupedBarSpec {
+  std::string id;
+  std::string title;
+  std::string value_label;                  // y axis label ("ms")
+  std::vector<std::string> categories;      // x axis, one group each
+  std::vector<std::string> series;          // bars within a group, left to right
+  std::vector<std::vector<double>> values;  // [category][series]; NaN = no bar
+  std::vector<ReferenceLine> references;
+  // viewBox width: narrower than the other charts, since these sit two to a
+  // row on a wide page and their text should stay readable there.
+  double width = 520;
+};
+
 std::string RenderXYChart(const XYChartSpec& spec);
+std::string RenderGroupedBars(const GroupedBarSpec& spec);
 std::string RenderStackedBars(const StackedBarSpec& spec);
 
 // Round tick values covering [lo, hi] (about `count` of them).

@@ -21,8 +21,8 @@ std::string Parallelism(const Summary& s) {
     if (!out.empty()) out += " ";
     out += std::string(k) + v;
   }
-  if (s.DeploymentField("dp_attention") == "true") out += (out.empty() ? "" : " ") +
-                                                         std::string("dp-attn");
+  if (s.DeploymentField("dp_attention") == "true")
+    out += (out.empty() ? "" : " ") + std::string("dp-attn");
   return out.empty() ? "n/a" : out;
 }
 
@@ -42,19 +42,23 @@ std::string ConcurrencyText(const Summary& s) {
 std::vector<std::string> ReportNotes(const Analysis& a) {
   std::vector<std::string> n;
   std::string bases;
-  for (int b : a.baseline_configs) bases += (bases.empty() ? "" : ", ") + a.configs[b].label;
+  for (int b : a.baseline_configs) {
+    bases += (bases.empty() ? "" : ", ") + a.configs[b].short_label;
+  }
   n.push_back(std::to_string(a.results.size()) + " result(s) in " +
               std::to_string(a.configs.size()) + " configuration(s); baseline(s): " + bases +
               " (each configuration is compared with the nearest baseline listed before it).");
-  n.push_back("Output tok/s counts generated tokens only; input+output tok/s counts prompt and "
-              "generated tokens (vLLM total_token_throughput). Per-GPU figures divide by every "
-              "GPU of the deployment.");
+  n.push_back(
+      "Output tok/s counts generated tokens only; input+output tok/s counts prompt and "
+      "generated tokens (vLLM total_token_throughput). Per-GPU figures divide by every "
+      "GPU of the deployment.");
   n.push_back("Tokens/s per user = 1000 / median TPOT (ms). The Pareto chart's y axis counts " +
               std::string(a.options.pareto_tokens == "total" ? "input+output" : "output") +
               " tokens per second per GPU.");
-  n.push_back("Cost per million tokens = USD per GPU-hour x GPUs / 3600 / tokens per second x "
-              "1e6; the output figure charges all GPU time to output tokens, the input+output "
-              "figure to every token processed.");
+  n.push_back(
+      "Cost per million tokens = USD per GPU-hour x GPUs / 3600 / tokens per second x "
+      "1e6; the output figure charges all GPU time to output tokens, the input+output "
+      "figure to every token processed.");
   if (!a.concurrency_source.empty()) {
     n.push_back("Concurrency is read from the summaries' " + a.concurrency_source + ".");
   }
@@ -64,18 +68,23 @@ std::vector<std::string> ReportNotes(const Analysis& a) {
 std::vector<Table> BuildTables(const Analysis& a) {
   std::vector<Table> tables;
 
-  Table dep{"deployments", "Deployments compared",
-            "One row per configuration; results that differ only in offered load share one.",
-            {"configuration", "model", "hardware", "gpus", "parallelism", "engine", "weights",
-             "kv_cache", "kv_integrity", "profile", "profile_provenance", "results"},
+  Table dep{"deployments",
+            "Configurations (legend)",
+            "One row per configuration; results that differ only in offered load share one. "
+            "Tables and charts name each configuration by its label.",
+            {"label", "configuration", "model", "hardware", "gpus", "parallelism", "engine",
+             "weights", "kv_cache", "kv_integrity", "profile", "profile_provenance", "results"},
             {}};
   for (const auto& c : a.configs) {
     const Summary& s = *c.first;
+    // A profile by name; its path only when relative (as the user gave it),
+    // since an absolute one names a directory of the machine that made it.
     std::string profile = s.profile_name;
-    if (!s.profile_path.empty()) profile += profile.empty() ? s.profile_path
-                                                            : " (" + s.profile_path + ")";
-    dep.rows.push_back({c.label, OrNa(s.model), OrNa(s.hardware), std::to_string(s.gpus),
-                        Parallelism(s), OrNa(s.DeploymentField("engine")),
+    if (!s.profile_path.empty() && !IsAbsolutePath(s.profile_path)) {
+      profile += profile.empty() ? s.profile_path : " (" + s.profile_path + ")";
+    }
+    dep.rows.push_back({c.short_label, c.label, OrNa(s.model), OrNa(s.hardware),
+                        std::to_string(s.gpus), Parallelism(s), OrNa(s.DeploymentField("engine")),
                         OrNa(s.DeploymentField("weights")), OrNa(s.DeploymentField("kv_cache")),
                         OrNa(s.DeploymentField("kv_integrity")), OrNa(profile),
                         OrNa(s.profile_provenance), std::to_string(c.points.size())});
@@ -89,7 +98,8 @@ std::vector<Table> BuildTables(const Analysis& a) {
       for (const auto& [k, v] : c.first->memory->weights_by_component) components.insert(k);
     }
   }
-  Table mem{"memory", "Memory per GPU and KV capacity",
+  Table mem{"memory",
+            "Memory per GPU and KV capacity",
             "GiB per GPU. Free = HBM minus weights, reserve and KV pool.",
             {"configuration"},
             {}};
@@ -100,7 +110,7 @@ std::vector<Table> BuildTables(const Analysis& a) {
   }
   for (const auto& c : a.configs) {
     const Summary& s = *c.first;
-    std::vector<std::string> row{c.label};
+    std::vector<std::string> row{c.short_label};
     if (s.memory) {
       const MemoryPerGpu& m = *s.memory;
       for (const auto& k : components) {
@@ -110,10 +120,9 @@ std::vector<Table> BuildTables(const Analysis& a) {
       row.push_back(FormatGiB(m.weights_bytes));
       row.push_back(FormatGiB(m.reserve_bytes));
       row.push_back(FormatGiB(m.kv_pool_bytes));
-      row.push_back(m.gpu_memory_bytes > 0
-                        ? FormatGiB(m.gpu_memory_bytes - m.weights_bytes - m.reserve_bytes -
-                                    m.kv_pool_bytes)
-                        : "n/a");
+      row.push_back(m.gpu_memory_bytes > 0 ? FormatGiB(m.gpu_memory_bytes - m.weights_bytes -
+                                                       m.reserve_bytes - m.kv_pool_bytes)
+                                           : "n/a");
       row.push_back(m.gpu_memory_bytes > 0 ? FormatGiB(m.gpu_memory_bytes) : "n/a");
     } else {
       for (size_t i = 0; i < components.size() + 5; ++i) row.push_back("n/a");
@@ -124,26 +133,28 @@ std::vector<Table> BuildTables(const Analysis& a) {
   }
   tables.push_back(std::move(mem));
 
-  Table tput{"throughput", "Throughput vs concurrency",
+  Table tput{"throughput",
+             "Throughput vs concurrency",
              "Output = generated tokens only; total = input + output tokens. "
              "Tokens/s/user = 1000 / median TPOT.",
-             {"configuration", "concurrency", "request_throughput", "output_tok_s",
-              "total_tok_s", "output_tok_s_per_gpu", "total_tok_s_per_gpu", "tok_s_per_user",
-              "pareto_front"},
+             {"configuration", "concurrency", "request_throughput", "output_tok_s", "total_tok_s",
+              "output_tok_s_per_gpu", "total_tok_s_per_gpu", "tok_s_per_user", "pareto_front"},
              {}};
-  Table lat{"latency", "Latency percentiles (ms)",
+  Table lat{"latency",
+            "Latency percentiles (ms)",
             "TTFT, TPOT (request-weighted), ITL (token-weighted), E2E per conventions.md.",
-            {"configuration", "concurrency", "metric", "mean_ms", "median_ms", "p90_ms",
-             "p99_ms"},
+            {"configuration", "concurrency", "metric", "mean_ms", "median_ms", "p90_ms", "p99_ms"},
             {}};
-  Table cost{"cost", "Cost per million tokens",
-             "USD; the change is against the configuration's baseline at the nearest "
-             "offered concurrency.",
-             {"configuration", "concurrency", "usd_per_gpu_hour", "gpus",
-              "usd_per_million_output_tokens", "usd_per_million_total_tokens",
-              "vs_baseline_output", "vs_baseline_total"},
-             {}};
-  Table bind{"binding", "What binds",
+  Table cost{
+      "cost",
+      "Cost per million tokens",
+      "USD; the change is against the configuration's baseline at the nearest "
+      "offered concurrency.",
+      {"configuration", "concurrency", "usd_per_gpu_hour", "gpus", "usd_per_million_output_tokens",
+       "usd_per_million_total_tokens", "vs_baseline_output", "vs_baseline_total"},
+      {}};
+  Table bind{"binding",
+             "What binds",
              "KV = peak KV tokens / KV capacity; step-time shares from the simulator's "
              "bound_time_share; SLO from p99 latency and goodput when SLOs were given.",
              {"configuration", "concurrency", "binds", "headroom", "next_limit"},
@@ -153,16 +164,16 @@ std::vector<Table> BuildTables(const Analysis& a) {
       const Point& p = a.points[i];
       const Summary& s = *p.summary;
       const std::string conc = ConcurrencyText(s);
-      tput.rows.push_back({c.label, conc, FormatNumber(s.request_throughput),
-                           FormatNumber(s.output_throughput), FormatNumber(s.total_token_throughput),
-                           FormatNumber(s.output_throughput_per_gpu),
-                           FormatNumber(s.total_token_throughput_per_gpu),
-                           p.tokens_per_s_per_user > 0 ? FormatNumber(p.tokens_per_s_per_user)
-                                                       : "n/a",
-                           p.on_pareto_front ? "yes" : "no"});
+      tput.rows.push_back(
+          {c.short_label, conc, FormatNumber(s.request_throughput),
+           FormatNumber(s.output_throughput), FormatNumber(s.total_token_throughput),
+           FormatNumber(s.output_throughput_per_gpu),
+           FormatNumber(s.total_token_throughput_per_gpu),
+           p.tokens_per_s_per_user > 0 ? FormatNumber(p.tokens_per_s_per_user) : "n/a",
+           p.on_pareto_front ? "yes" : "no"});
       for (const char* metric : {"ttft", "tpot", "itl", "e2el"}) {
         const std::string m = metric;
-        lat.rows.push_back({c.label, conc, m == "e2el" ? "E2E" : [&] {
+        lat.rows.push_back({c.short_label, conc, m == "e2el" ? "E2E" : [&] {
                               std::string u;
                               for (char ch : m) u += static_cast<char>(std::toupper(ch));
                               return u;
@@ -170,7 +181,7 @@ std::vector<Table> BuildTables(const Analysis& a) {
                             Latency(s, "mean_" + m), Latency(s, "median_" + m),
                             Latency(s, "p90_" + m), Latency(s, "p99_" + m)});
       }
-      std::vector<std::string> crow{c.label, conc};
+      std::vector<std::string> crow{c.short_label, conc};
       if (p.cost) {
         crow.push_back(FormatNumber(p.cost->usd_per_gpu_hour));
         crow.push_back(std::to_string(s.gpus));
@@ -179,23 +190,21 @@ std::vector<Table> BuildTables(const Analysis& a) {
       } else {
         crow.insert(crow.end(), {"n/a", std::to_string(s.gpus), "n/a", "n/a"});
       }
-      const std::string& base_label = a.configs[c.baseline].label;
+      const std::string& base_label = a.configs[c.baseline].short_label;
       if (p.baseline_point < 0) {
         crow.push_back("baseline");
         crow.push_back("baseline");
       } else {
-        crow.push_back(p.output_cost_change
-                           ? ChangePhrase(*p.output_cost_change, "cost per output token",
-                                          base_label)
-                           : "n/a");
-        crow.push_back(p.total_cost_change
-                           ? ChangePhrase(*p.total_cost_change, "cost per input+output token",
-                                          base_label)
-                           : "n/a");
+        crow.push_back(p.output_cost_change ? ChangePhrase(*p.output_cost_change,
+                                                           "cost per output token", base_label)
+                                            : "n/a");
+        crow.push_back(p.total_cost_change ? ChangePhrase(*p.total_cost_change,
+                                                          "cost per input+output token", base_label)
+                                           : "n/a");
       }
       cost.rows.push_back(std::move(crow));
-      bind.rows.push_back({c.label, conc, p.binding.binds, OrNa(p.binding.headroom),
-                           p.binding.next_limit});
+      bind.rows.push_back(
+          {c.short_label, conc, p.binding.binds, OrNa(p.binding.headroom), p.binding.next_limit});
     }
   }
   tables.push_back(std::move(tput));
@@ -204,16 +213,26 @@ std::vector<Table> BuildTables(const Analysis& a) {
   tables.push_back(std::move(bind));
   if (auto pd = PdComparisonTable(a)) tables.push_back(std::move(*pd));
 
-  Table warn{"warnings", "Simulator warnings", "Copied from the summaries.",
-             {"configuration", "concurrency", "warning"}, {}};
+  Table warn{"warnings",
+             "Simulator warnings",
+             "Copied from the summaries.",
+             {"configuration", "concurrency", "warning"},
+             {}};
   for (const auto& c : a.configs) {
     for (int i : c.points) {
       for (const auto& w : a.points[i].summary->warnings) {
-        warn.rows.push_back({c.label, ConcurrencyText(*a.points[i].summary), w});
+        warn.rows.push_back({c.short_label, ConcurrencyText(*a.points[i].summary), w});
       }
     }
   }
   if (!warn.rows.empty()) tables.push_back(std::move(warn));
+  // Warnings and provenance are free text from the summaries; they may name
+  // files of the machine that ran the simulation.
+  for (auto& t : tables) {
+    for (auto& row : t.rows) {
+      for (auto& cell : row) cell = ScrubAbsolutePaths(cell);
+    }
+  }
   return tables;
 }
 

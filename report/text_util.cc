@@ -1,5 +1,6 @@
 #include "report/text_util.h"
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 
@@ -48,17 +49,69 @@ std::string FormatChange(double change) {
   return (change < 0 ? "\u2212" : "+") + p;
 }
 
+std::string FormatCompact(double v) {
+  const double m = std::fabs(v);
+  if (m >= 1e6 && std::isfinite(m)) return FormatNumber(v / 1e6) + "M";
+  if (m >= 1e4 && std::isfinite(m)) return FormatNumber(v / 1e3) + "K";
+  return FormatNumber(v);
+}
+
+bool IsAbsolutePath(std::string_view path) {
+  if (!path.empty() && path[0] == '/') return true;
+  return path.size() > 2 && std::isalpha(static_cast<unsigned char>(path[0])) && path[1] == ':' &&
+         (path[2] == '\\' || path[2] == '/');
+}
+
+std::string ScrubAbsolutePaths(std::string_view text) {
+  std::string out;
+  size_t i = 0;
+  while (i < text.size()) {
+    // A path starts a word ("/x/y", "(/x/y", "'/x/y", "=/x/y") and holds a
+    // second slash, so "tok/s" or " /GPU" are left alone.
+    const bool word_start =
+        i == 0 || std::string_view(" \t\n('\"=:,[").find(text[i - 1]) != std::string_view::npos;
+    if (text[i] == '/' && word_start) {
+      size_t end = i;
+      while (end < text.size() &&
+             std::string_view(" \t\n)'\",;]").find(text[end]) == std::string_view::npos) {
+        ++end;
+      }
+      const std::string_view path = text.substr(i, end - i);
+      if (path.find('/', 1) != std::string_view::npos) {
+        std::string_view trimmed = path;
+        while (trimmed.size() > 1 && trimmed.back() == '/') trimmed.remove_suffix(1);
+        out += trimmed.substr(trimmed.rfind('/') + 1);
+        i = end;
+        continue;
+      }
+    }
+    out += text[i++];
+  }
+  return out;
+}
+
 std::string HtmlEscape(std::string_view s) {
   std::string out;
   out.reserve(s.size());
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;

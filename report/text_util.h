@@ -19,6 +19,17 @@ std::string FormatGiB(double bytes);
 // Signed percent change with a typographic minus: -0.31 -> "−31%".
 std::string FormatChange(double change);
 
+// Compact magnitude for one-line summaries: 716552 -> "717K",
+// 1433104 -> "1.43M", 1545.7 -> "1546".
+std::string FormatCompact(double v);
+
+// True for "/..." (POSIX) and "C:\..." style paths.
+bool IsAbsolutePath(std::string_view path);
+// Replaces every absolute path inside `text` ("/home/u/x/summary.json") by
+// its last component, so a report carries no directory of the machine that
+// made it. Relative paths, as a user typed them, stay.
+std::string ScrubAbsolutePaths(std::string_view text);
+
 std::string HtmlEscape(std::string_view s);
 // RFC 4180 field: quoted when it holds a comma, quote or newline.
 std::string CsvField(std::string_view s);

@@ -1,14 +1,29 @@
 #!/usr/bin/env bash
 # The default planning job (`make run`) on the shipped defaults.
+#
+# The terminal gets the answer: a summary of the motivating study (at most 15
+# lines, every figure read from the simulation summaries by `capplan report
+# --format brief`), then where the reports and detailed tables are. The
+# detailed tables (capacity table, simulated rows, search tops) go to files
+# under $STUDY. Usage: scripts/run_default.sh [BUILD_DIR]
+# CAPPLAN_STUDY_DIR overrides where the study is written (default BUILD/study).
 set -euo pipefail
 BUILD=${1:-build}
 CAPPLAN="$BUILD/capplan"
+STUDY=${CAPPLAN_STUDY_DIR:-$BUILD/study}
+rm -rf "$STUDY"
+mkdir -p "$STUDY"
+TABLES="$STUDY/tables.txt"
+echo "make run: simulating the motivating study on the shipped defaults (details: $TABLES) ..."
+
+# ---- Detailed tables: $TABLES ----
+{
 echo "== KV capacity of the shipped model cards on 8x H200 (SGLang defaults) =="
 "$CAPPLAN" capacity --table --gpus 8 --tp 8
 
-# ---- Simulated serving: the motivating study (sim/, scenarios/) ----
-# Model outputs from the facts-only H200 profile (calibrate/PROFILE.md), not
-# measurements. Each row: capplan simulate SCENARIO --set ... --row
+# Simulated serving: the motivating study (sim/, scenarios/). Model outputs
+# from the facts-only H200 profile (calibrate/PROFILE.md), not measurements.
+# Each row: capplan simulate SCENARIO --set ... --row
 SIM="$CAPPLAN simulate"
 echo
 echo "== (a) Kimi K2.6 decode pool, 8x H200 TP8, 16K in / 1K out: BF16 vs FP8 KV =="
@@ -29,28 +44,25 @@ done
 echo
 echo "== (c) GLM-5.2 prefill pool, 8K prompts: FP8 vs INT4 weights (input tokens/s) =="
 for w in fp8 int4; do
-  $SIM scenarios/glm-5.2-prefill-$w.json --json | grep -E '"(scenario|input_throughput|mean_ttft_ms)"' | tr -d '\n'; echo
+  $SIM scenarios/glm-5.2-prefill-$w.json --out "$STUDY/glm-5.2-prefill-$w" --row
 done
 echo
 echo "== (d) KV integrity verification on the Kimi K2.6 FP8-KV decode pool, concurrency 64 =="
 for m in none verify; do
   $SIM scenarios/kimi-k2.6-integrity-$m.json --row
 done
+} >"$TABLES"
 
-# ---- Planning report of the motivating study (report/; owner: report) ----
-# Re-runs the study's simulations with --out (the blocks above print rows
-# only) and turns them into one HTML report plus its Markdown twin. Each
-# configuration is compared with the nearest baseline listed before it:
-# FP8 KV vs BF16 KV, INT4 vs FP8 weights, verify vs none.
-STUDY="$BUILD/study"
-rm -rf "$STUDY"
+# ---- Planning report of the motivating study (report/) ----
+# Re-runs the study's simulations with --out and turns them into one HTML
+# report plus its Markdown twin. Each configuration is compared with the
+# nearest baseline listed before it: FP8 KV vs BF16 KV, INT4 vs FP8 weights,
+# verify vs none.
 study_sim() {  # scenario concurrency
   "$CAPPLAN" simulate "scenarios/$1.json" --set workload.concurrency="$2" \
     --set workload.num_requests=$(($2 * 4)) --set workload.warmup_requests="$2" \
     --out "$STUDY/$1-c$2" >/dev/null
 }
-echo
-echo "== Planning report: Kimi K2.6 BF16 vs FP8 KV; GLM-5.2 FP8 vs INT4 weights; KV integrity none vs verify =="
 for kv in bf16 fp8; do for c in 16 64; do study_sim kimi-k2.6-kv-$kv $c; done; done
 for w in fp8 int4; do for c in 8 64; do study_sim glm-5.2-decode-$w $c; done; done
 for m in none verify; do study_sim kimi-k2.6-integrity-$m 64; done
@@ -77,14 +89,17 @@ for fmt in html md; do
     --baseline kimi-k2.6-integrity-none --baseline pd-glm-5.2-colocated \
     --baseline pd-kimi-k2.6-colocated >/dev/null
 done
+{
 echo
-echo "== PD vs co-located on 16x H200 (from the planning report) =="
+echo "== PD vs co-located on 16x H200 (from the planning report; labels in its legend) =="
 sed -n '/^## PD vs co-located twin/,/^## /p' "$STUDY/report.md" | grep '^|' || true
+} >>"$TABLES"
 
 # At equal offered load (above) throughput is the arrival rate, so cost per
 # token mostly counts GPUs. The planning question is the cheapest way to meet
 # an SLO: search each deployment's largest SLO-meeting rate (600 requests per
 # probe, so queues reach a steady state) and compare the best of each.
+{
 echo
 echo "== At an SLO (p90 TTFT <= 2 s, p90 TPOT <= 50 ms): PD ratio x decode pool precision vs co-located replicas x precision =="
 for pair in "pd-glm-5.2 pd-glm-5.2-ratio" "pd-glm-5.2-colocated glm-5.2-colocated" \
@@ -95,6 +110,7 @@ for pair in "pd-glm-5.2 pd-glm-5.2-ratio" "pd-glm-5.2-colocated glm-5.2-colocate
     --set workload.num_requests=600 --set workload.warmup_requests=60 \
     --out "$STUDY/search-$2" | sed -n '/^Top configurations/,/^$/p' | head -6
 done
+} >>"$TABLES"
 # The two winners side by side: a search directory reports as its winner, so
 # the PD-vs-twin table now compares the cheapest SLO-meeting deployments.
 for fmt in html md; do
@@ -104,8 +120,31 @@ for fmt in html md; do
     --title "Cheapest PD vs co-located deployment meeting p90 TTFT <= 2 s, p90 TPOT <= 50 ms (simulated)" \
     >/dev/null
 done
+{
 echo
-echo "== Winners at the SLO, PD vs co-located (slo-report) =="
+echo "== Winners at the SLO, PD vs co-located (slo-report; labels in its legend) =="
 sed -n '/^## PD vs co-located twin/,/^## /p' "$STUDY/slo-report.md" | grep '^|' || true
-echo "SLO report: $(cd "$STUDY" && pwd)/slo-report.html"
-echo "Planning report: $(cd "$STUDY" && pwd)/report.html (Markdown: report.md)"
+} >>"$TABLES"
+
+# ---- The answer: at most 15 lines, every figure from the summaries ----
+brief() {  # title baseline-result result
+  "$CAPPLAN" report "$2" "$3" --format brief --out - --title "$1"
+}
+{
+echo "== Motivating study, 8x H200 per pool: simulated (facts-only profile), not measured; \$/M = USD per million tokens =="
+brief "Kimi K2.6 KV fp8 vs bf16, 16K context" \
+  "$STUDY/kimi-k2.6-kv-bf16-c64" "$STUDY/kimi-k2.6-kv-fp8-c64"
+brief "GLM-5.2 decode weights int4 vs fp8" \
+  "$STUDY/glm-5.2-decode-fp8-c64" "$STUDY/glm-5.2-decode-int4-c64"
+brief "GLM-5.2 prefill weights int4 vs fp8, 8K prompts" \
+  "$STUDY/glm-5.2-prefill-fp8" "$STUDY/glm-5.2-prefill-int4"
+brief "Kimi K2.6 KV integrity verify vs none" \
+  "$STUDY/kimi-k2.6-integrity-none-c64" "$STUDY/kimi-k2.6-integrity-verify-c64"
+brief "GLM-5.2 at SLO p90 TTFT 2 s/TPOT 50 ms, cheapest PD vs co-located" \
+  "$STUDY/search-glm-5.2-colocated" "$STUDY/search-pd-glm-5.2-ratio"
+brief "Kimi K2.6 at the same SLO, cheapest PD vs co-located" \
+  "$STUDY/search-kimi-k2.6-colocated" "$STUDY/search-pd-kimi-k2.6-ratio"
+} >"$STUDY/summary.txt"
+cat "$STUDY/summary.txt"
+echo "Reports: $STUDY/report.html and $STUDY/slo-report.html (Markdown: *.md)"
+echo "Detailed tables: $TABLES; simulation summaries: $STUDY/*/summary.json"

@@ -9,7 +9,10 @@
 //   * the console shows no errors: Chromium's --enable-logging=stderr lines
 //     for console messages must be only the self-check's own line (its
 //     presence proves console capture works) and no "Uncaught" error;
-//   * the screenshot is a PNG of the requested width.
+//   * the latency percentile charts draw a bar per result and percentile;
+//   * the screenshot is a PNG of the requested width; it is kept in the
+//     build folder (tests/report/report-1280.png, report-640.png) for a
+//     person to look at.
 // A negative control injects an overflowing element and a script error and
 // expects both to be caught, so the checks can fail.
 #include <gtest/gtest.h>
@@ -28,6 +31,7 @@ namespace {
 
 namespace fs = std::filesystem;
 const std::string kData = REPORT_TEST_DATA;
+const fs::path kShots = REPORT_SCREENSHOT_DIR;
 
 std::string FindChromium() {
   for (const char* p : {"/usr/bin/chromium", "/usr/bin/chromium-browser"}) {
@@ -51,7 +55,7 @@ struct BrowserRun {
 // Fresh profile per run; the network flags keep Chromium from dialling out
 // (connections are refused on a closed network and would log errors).
 BrowserRun Chromium(const fs::path& work, const std::string& mode, const fs::path& page, int width,
-             int height) {
+                    int height) {
   static int n = 0;
   const fs::path profile = work / ("profile" + std::to_string(++n));
   const fs::path out = work / ("out" + std::to_string(n));
@@ -61,9 +65,10 @@ BrowserRun Chromium(const fs::path& work, const std::string& mode, const fs::pat
       " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run"
       " --disable-background-networking --disable-component-update --disable-sync"
       " --disable-dev-shm-usage --hide-scrollbars --enable-logging=stderr --v=0"
-      " --user-data-dir='" + profile.string() + "' --window-size=" + std::to_string(width) + "," +
-      std::to_string(height) + " " + mode + " 'file://" + page.string() + "' >'" + out.string() +
-      "' 2>'" + err.string() + "'";
+      " --user-data-dir='" +
+      profile.string() + "' --window-size=" + std::to_string(width) + "," + std::to_string(height) +
+      " " + mode + " 'file://" + page.string() + "' >'" + out.string() + "' 2>'" + err.string() +
+      "'";
   BrowserRun r;
   const int st = std::system(cmd.c_str());
   r.exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
@@ -89,8 +94,8 @@ nlohmann::json SelfCheck(const std::string& dom) {
   const size_t a = dom.find(open);
   if (a == std::string::npos) return nullptr;
   const size_t b = dom.find("</pre>", a);
-  return nlohmann::json::parse(Unescape(dom.substr(a + open.size(), b - a - open.size())),
-                               nullptr, false);
+  return nlohmann::json::parse(Unescape(dom.substr(a + open.size(), b - a - open.size())), nullptr,
+                               false);
 }
 
 // Console lines Chromium logged, e.g.
@@ -117,10 +122,10 @@ class ReportBrowser : public ::testing::Test {
     fs::remove_all(work_);
     fs::create_directories(work_);
     page_ = work_ / "report.html";
-    Status st = WriteReport({kData + "/kimi_bf16_kv_c16.json", kData + "/kimi_bf16_kv_c64.json",
-                             kData + "/kimi_fp8_kv_c16.json", kData + "/kimi_fp8_kv_c64.json",
-                             kData + "/sweep"},
-                            page_.string(), "html", {});
+    Status st = WriteReport(
+        {kData + "/kimi_bf16_kv_c16.json", kData + "/kimi_bf16_kv_c64.json",
+         kData + "/kimi_fp8_kv_c16.json", kData + "/kimi_fp8_kv_c64.json", kData + "/sweep"},
+        page_.string(), "html", {});
     ASSERT_TRUE(st.ok()) << st.message();
   }
   void TearDown() override {
@@ -138,6 +143,9 @@ void ExpectCleanPage(const BrowserRun& run, int width) {
   EXPECT_EQ(check["charts"]["throughput"], 8) << check.dump();
   EXPECT_EQ(check["charts"]["pareto"], 8) << check.dump();
   EXPECT_EQ(check["charts"]["memory"], 24) << check.dump();
+  for (const char* m : {"latency_ttft", "latency_tpot", "latency_itl", "latency_e2el"}) {
+    EXPECT_EQ(check["charts"][m], 8 * 3) << m << ": " << check.dump();  // p50, p90, p99
+  }
   EXPECT_LE(check["scroll_width"].get<int>(), check["client_width"].get<int>())
       << "page overflows at width " << width << ": " << check.dump();
   EXPECT_TRUE(check["overflowing"].empty()) << "at width " << width << ": " << check.dump();
@@ -161,27 +169,33 @@ TEST_F(ReportBrowser, ChartsDrawnNoOverflowNoConsoleErrors) {
 }
 
 TEST_F(ReportBrowser, ScreenshotIsAPngOfTheWindow) {
-  const BrowserRun run = Chromium(work_, "--screenshot=" + (work_ / "shot.png").string(), page_, 1280,
-                           2400);
-  ASSERT_EQ(run.exit_code, 0) << run.stderr_text;
-  const std::string png = Slurp(work_ / "shot.png");
-  ASSERT_GT(png.size(), 24u) << "no screenshot written: " << run.stderr_text;
-  EXPECT_EQ(png.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
-  auto be32 = [&](size_t off) {
-    return (static_cast<unsigned char>(png[off]) << 24) |
-           (static_cast<unsigned char>(png[off + 1]) << 16) |
-           (static_cast<unsigned char>(png[off + 2]) << 8) | static_cast<unsigned char>(png[off + 3]);
-  };
-  EXPECT_EQ(be32(16), 1280u);  // IHDR width
-  // A blank page compresses to a few kB; charts and tables do not.
-  EXPECT_GT(png.size(), 30000u);
+  fs::create_directories(kShots);
+  for (const int width : {1280, 640}) {
+    const fs::path shot = kShots / ("report-" + std::to_string(width) + ".png");
+    fs::remove(shot);
+    const BrowserRun run = Chromium(work_, "--screenshot=" + shot.string(), page_, width, 4200);
+    ASSERT_EQ(run.exit_code, 0) << run.stderr_text;
+    const std::string png = Slurp(shot);
+    ASSERT_GT(png.size(), 24u) << "no screenshot written: " << run.stderr_text;
+    EXPECT_EQ(png.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
+    auto be32 = [&](size_t off) {
+      return (static_cast<unsigned char>(png[off]) << 24) |
+             (static_cast<unsigned char>(png[off + 1]) << 16) |
+             (static_cast<unsigned char>(png[off + 2]) << 8) |
+             static_cast<unsigned char>(png[off + 3]);
+    };
+    EXPECT_EQ(be32(16), static_cast<unsigned>(width));  // IHDR width
+    // A blank page compresses to a few kB; charts and tables do not.
+    EXPECT_GT(png.size(), 30000u);
+  }
 }
 
 TEST_F(ReportBrowser, NegativeControlCatchesOverflowAndScriptErrors) {
   std::string html = Slurp(page_);
   const size_t body = html.find("<body>") + 6;
-  html.insert(body, "<div style=\"width:3000px\">too wide</div>"
-                    "<script>window.capplanNoSuchFunction();</script>");
+  html.insert(body,
+              "<div style=\"width:3000px\">too wide</div>"
+              "<script>window.capplanNoSuchFunction();</script>");
   const fs::path bad = work_ / "bad.html";
   std::ofstream(bad) << html;
   const BrowserRun run = Chromium(work_, "--dump-dom", bad, 1024, 900);
