@@ -15,8 +15,9 @@ namespace {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 // Charts scale with the page (viewBox, width 100%); a table wider than the
-// page scrolls inside its own box (div.table-wrap), never the page, and its
-// cells may break anywhere so most tables need no scrolling at all.
+// page scrolls inside its own box (div.table-wrap), never the page. Cells
+// wrap between words only: breaking "sglang" into "sgl/an/g" to avoid a
+// scroll bar reads worse than the scroll bar.
 constexpr const char* kCss = R"css(
 :root { color-scheme: light; }
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0 auto;
@@ -40,14 +41,14 @@ div.charts { display: grid; gap: 8px 16px;
 div.charts figure { margin: 0.4em 0; }
 svg.chart .slo { stroke: #D55E00; stroke-width: 1.5; stroke-dasharray: 6 4; }
 svg.chart .slolabel { text-anchor: end; fill: #D55E00; font-weight: 600; }
+svg.chart .plabel { font-weight: 600; } svg.chart .scale { fill: #555; font-style: italic; }
 section.answer { background: #f5f8fc; border-left: 4px solid #0072B2; padding: 4px 12px;
                  margin: 0.8em 0; }
 section.answer h2 { border: none; margin: 0.3em 0; font-size: 1.1em; }
 section.answer ul { margin: 0.3em 0; padding-left: 1.2em; } section.answer li { margin: 0.2em 0; }
 th, td { border: 1px solid #ccc; padding: 3px 6px; text-align: left; vertical-align: top;
-         overflow-wrap: anywhere; }
-th { background: #f2f2f2; overflow-wrap: normal; }
-@media (max-width: 800px) { th { overflow-wrap: anywhere; } }
+         overflow-wrap: break-word; }
+th { background: #f2f2f2; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 footer { margin-top: 2em; font-size: 0.8em; color: #555; overflow-wrap: anywhere; }
 #capplan-selfcheck { display: none; }

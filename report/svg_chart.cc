@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <sstream>
 
 #include "report/text_util.h"
@@ -160,6 +161,7 @@ std::string RenderXYChart(const XYChartSpec& spec) {
     }
     os << "<polyline points=\"" << pts.str() << "\" class=\"front\"/>";
   }
+  std::map<std::pair<long, long>, std::vector<std::string>> end_labels;
   for (size_t i = 0; i < spec.series.size(); ++i) {
     const auto& s = spec.series[i];
     const char* color = kPalette[i % kPaletteSize];
@@ -180,6 +182,23 @@ std::string RenderXYChart(const XYChartSpec& spec) {
          << HtmlEscape(s.name) << ": " << FormatNumber(x) << ", " << FormatNumber(y)
          << "</title></circle>";
     }
+    // Short series names also sit at the series' last point, so a reader
+    // need not match colours against the legend.
+    for (auto it = s.points.rbegin(); it != s.points.rend(); ++it) {
+      if (spec.log2_x && !(it->first > 0)) continue;
+      if (s.name.size() <= 12) {
+        end_labels[{std::lround(X(it->first)), std::lround(Y(it->second))}].push_back(s.name);
+      }
+      break;
+    }
+  }
+  // Series ending on the same spot share one label ("B, E, F").
+  for (const auto& [pos, names] : end_labels) {
+    std::string text;
+    for (const auto& n : names) text += (text.empty() ? "" : ", ") + n;
+    os << "<text x=\"" << Num(static_cast<double>(pos.first) + 7) << "\" y=\""
+       << Num(static_cast<double>(pos.second) - 7) << "\" class=\"plabel\">" << HtmlEscape(text)
+       << "</text>";
   }
   os << legend.str() << "</svg>";
   return os.str();
@@ -265,7 +284,7 @@ std::string RenderGroupedBars(const GroupedBarSpec& spec) {
   // groups never overlap their names.
   size_t longest = 0;
   for (const auto& c : spec.categories) longest = std::max(longest, c.size());
-  const bool turn = kCharWidth * static_cast<double>(longest) > group_w - 4;
+  const bool turn = kCharWidth * static_cast<double>(longest) > group_w * 0.8;
   const double label_h = turn ? 10 + kCharWidth * 0.75 * static_cast<double>(longest) : 20;
   std::vector<std::string> colors;
   for (size_t i = 0; i < spec.series.size(); ++i) colors.push_back(kPalette[i % kPaletteSize]);
@@ -285,9 +304,39 @@ std::string RenderGroupedBars(const GroupedBarSpec& spec) {
        << "\" class=\"empty\">no data: the results lack this latency</text></svg>";
     return os.str();
   }
-  const std::vector<double> ticks = NiceTicks(0, vmax, 5);
+  // A queueing tail (a TTFT of 40 s next to 100 ms) would flatten every
+  // other bar on a linear axis; past a 50x spread the axis is logarithmic.
+  double vmin = vmax;
+  for (const auto& row : spec.values) {
+    for (double v : row) {
+      if (std::isfinite(v) && v > 0) vmin = std::min(vmin, v);
+    }
+  }
+  for (const auto& r : spec.references) {
+    if (r.value > 0) vmin = std::min(vmin, r.value);
+  }
+  const bool log_y = vmax / vmin > 50;
+  std::vector<double> ticks;
+  double l0 = 0, l1 = 1;
+  if (log_y) {
+    l0 = std::floor(std::log10(vmin));
+    l1 = std::ceil(std::log10(vmax));
+    if (l1 <= l0) l1 = l0 + 1;
+    for (double e = l0; e <= l1 + 1e-9; ++e) ticks.push_back(std::pow(10.0, e));
+  } else {
+    ticks = NiceTicks(0, vmax, 5);
+  }
   const double v1 = ticks.back();
-  auto Y = [&](double v) { return top + plot_h - v / v1 * plot_h; };
+  auto Y = [&](double v) {
+    if (log_y)
+      return top + plot_h - (std::log10(std::max(v, ticks.front())) - l0) / (l1 - l0) * plot_h;
+    return top + plot_h - v / v1 * plot_h;
+  };
+  const double base = log_y ? ticks.front() : 0.0;
+  if (log_y) {
+    os << "<text x=\"" << Num(left + 4) << "\" y=\"" << Num(top - 4) << "\" class=\"scale\">"
+       << "log scale</text>";
+  }
   for (double t : ticks) {
     os << "<line x1=\"" << Num(left) << "\" x2=\"" << Num(left + plot_w) << "\" y1=\"" << Num(Y(t))
        << "\" y2=\"" << Num(Y(t)) << "\" class=\"grid\"/>"
@@ -309,9 +358,10 @@ std::string RenderGroupedBars(const GroupedBarSpec& spec) {
       os << "<rect class=\"mark\" data-series=\"" << Attr(spec.series[k]) << "\" data-category=\""
          << Attr(spec.categories[c]) << "\" data-value=\"" << FormatNumber(v, 6) << "\" x=\""
          << Num(x0 + bar_w * static_cast<double>(k)) << "\" y=\"" << Num(Y(v)) << "\" width=\""
-         << Num(bar_w * 0.92) << "\" height=\"" << Num(Y(0) - Y(v)) << "\" fill=\"" << colors[k]
-         << "\"><title>" << HtmlEscape(spec.categories[c]) << " " << HtmlEscape(spec.series[k])
-         << ": " << FormatNumber(v) << " " << HtmlEscape(spec.value_label) << "</title></rect>";
+         << Num(bar_w * 0.92) << "\" height=\"" << Num(std::max(0.5, Y(base) - Y(v)))
+         << "\" fill=\"" << colors[k] << "\"><title>" << HtmlEscape(spec.categories[c]) << " "
+         << HtmlEscape(spec.series[k]) << ": " << FormatNumber(v) << " "
+         << HtmlEscape(spec.value_label) << "</title></rect>";
     }
     const double cx = gx + group_w / 2, ly = top + plot_h + 14;
     if (turn) {

@@ -19,7 +19,8 @@ std::string Parallelism(const Summary& s) {
     const std::string v = s.DeploymentField(k);
     if (v.empty()) continue;
     if (!out.empty()) out += " ";
-    out += std::string(k) + v;
+    // A PD run's replicas read "1P:2D", which says what they are.
+    out += v.find(':') == std::string::npos ? std::string(k) + v : v;
   }
   if (s.DeploymentField("dp_attention") == "true")
     out += (out.empty() ? "" : " ") + std::string("dp-attn");
