@@ -41,7 +41,9 @@ div.charts { display: grid; gap: 8px 16px;
 div.charts figure { margin: 0.4em 0; }
 svg.chart .slo { stroke: #D55E00; stroke-width: 1.5; stroke-dasharray: 6 4; }
 svg.chart .slolabel { text-anchor: end; fill: #D55E00; font-weight: 600; }
-svg.chart .plabel { font-weight: 600; } svg.chart .scale { fill: #555; font-style: italic; }
+svg.chart .plabel { font-weight: 600; }
+svg.chart .interval { stroke: #222; stroke-width: 1.2; fill: none; }
+svg.chart .scale { fill: #555; font-style: italic; }
 section.answer { background: #f5f8fc; border-left: 4px solid #0072B2; padding: 4px 12px;
                  margin: 0.8em 0; }
 section.answer h2 { border: none; margin: 0.3em 0; font-size: 1.1em; }
@@ -238,14 +240,19 @@ std::string LatencyChart(const Analysis& a, const std::string& metric) {
   for (const auto& c : a.configs) {
     for (int i : c.points) {
       const Summary& s = a.results[i];
-      std::vector<double> v;
+      std::vector<double> v, lo, hi;
       bool any = false;
       for (const char* stat : {"median_", "p90_", "p99_"}) {
         const auto it = s.latency_ms.find(stat + metric);
         v.push_back(it == s.latency_ms.end() ? nan : it->second);
         any = any || it != s.latency_ms.end();
+        const auto iv = s.latency_interval_ms.find(stat + metric);
+        lo.push_back(iv == s.latency_interval_ms.end() ? nan : iv->second.first);
+        hi.push_back(iv == s.latency_interval_ms.end() ? nan : iv->second.second);
       }
       if (!any) continue;
+      spec.lo.push_back(lo);
+      spec.hi.push_back(hi);
       std::string cat = c.short_label;
       if (c.points.size() > 1 && s.concurrency) cat += "@" + ConcurrencyText(s);
       spec.categories.push_back(cat);
@@ -302,7 +309,8 @@ std::string RenderHtml(const Analysis& a, const std::vector<Table>& tables) {
     os << "<figure>" << LatencyChart(a, metric) << "</figure>";
   }
   os << "</div><p class=\"note\">Bars: p50, p90 and p99 per result (label@concurrency); a "
-        "dashed line is an SLO on that metric.</p>";
+        "dashed line is an SLO on that metric; whiskers, where the summaries carry them, are "
+        "prediction intervals.</p>";
   Section(os, tables, "latency");
   os << "\n<h2 id=\"cost\">Cost</h2>";
   Section(os, tables, "cost");

@@ -55,6 +55,13 @@ Status ParseLatencies(JsonObject& root, Summary* s) {
       std::optional<double> v;
       CAPPLAN_RETURN_IF_ERROR(root.Get(name + "_ms", &v));
       if (v) s->latency_ms[name] = *v;
+      std::optional<double> lo, hi;
+      CAPPLAN_RETURN_IF_ERROR(root.Get(name + "_ms_lo", &lo));
+      CAPPLAN_RETURN_IF_ERROR(root.Get(name + "_ms_hi", &hi));
+      if (lo && hi) {
+        if (*lo > *hi) return root.Error(name + "_ms_lo", "must be <= " + name + "_ms_hi");
+        s->latency_interval_ms[name] = {*lo, *hi};
+      }
     }
   }
   return Status::Ok();

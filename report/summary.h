@@ -70,6 +70,9 @@ struct Summary {
   // "<stat>_<metric>" (stat in mean/median/p90/p99, metric in
   // ttft/tpot/itl/e2el) -> milliseconds; only the keys present.
   std::map<std::string, double> latency_ms;
+  // Prediction intervals, where the simulator gives them ("<key>_ms_lo" and
+  // "_hi" beside a latency key): same names as latency_ms -> (lo, hi) ms.
+  std::map<std::string, std::pair<double, double>> latency_interval_ms;
 
   std::optional<double> usd_per_gpu_hour;
   std::optional<double> kv_capacity_tokens, kv_bytes_per_token, peak_kv_tokens;

@@ -275,6 +275,11 @@ std::string RenderGroupedBars(const GroupedBarSpec& spec) {
       if (std::isfinite(v)) vmax = std::max(vmax, v);
     }
   }
+  for (const auto& row : spec.hi) {
+    for (double v : row) {
+      if (std::isfinite(v)) vmax = std::max(vmax, v);
+    }
+  }
   for (const auto& r : spec.references) vmax = std::max(vmax, r.value);
   const double left = 60, right = 12, top = 36, plot_h = 180;
   const double plot_w = W - left - right;
@@ -319,7 +324,8 @@ std::string RenderGroupedBars(const GroupedBarSpec& spec) {
   std::vector<double> ticks;
   double l0 = 0, l1 = 1;
   if (log_y) {
-    l0 = std::floor(std::log10(vmin));
+    // Half the smallest value as the floor keeps the smallest bar visible.
+    l0 = std::floor(std::log10(vmin / 2));
     l1 = std::ceil(std::log10(vmax));
     if (l1 <= l0) l1 = l0 + 1;
     for (double e = l0; e <= l1 + 1e-9; ++e) ticks.push_back(std::pow(10.0, e));
@@ -362,6 +368,16 @@ std::string RenderGroupedBars(const GroupedBarSpec& spec) {
          << "\" fill=\"" << colors[k] << "\"><title>" << HtmlEscape(spec.categories[c]) << " "
          << HtmlEscape(spec.series[k]) << ": " << FormatNumber(v) << " "
          << HtmlEscape(spec.value_label) << "</title></rect>";
+      const double lo = c < spec.lo.size() && k < spec.lo[c].size() ? spec.lo[c][k] : NAN;
+      const double hi = c < spec.hi.size() && k < spec.hi[c].size() ? spec.hi[c][k] : NAN;
+      if (std::isfinite(lo) && std::isfinite(hi) && hi >= lo) {
+        const double bx = x0 + bar_w * (static_cast<double>(k) + 0.46);
+        const double cap = std::max(1.5, bar_w * 0.25);
+        os << "<path class=\"interval\" data-lo=\"" << FormatNumber(lo, 6) << "\" data-hi=\""
+           << FormatNumber(hi, 6) << "\" d=\"M" << Num(bx) << " " << Num(Y(lo)) << "V" << Num(Y(hi))
+           << "M" << Num(bx - cap) << " " << Num(Y(lo)) << "H" << Num(bx + cap) << "M"
+           << Num(bx - cap) << " " << Num(Y(hi)) << "H" << Num(bx + cap) << "\"/>";
+      }
     }
     const double cx = gx + group_w / 2, ly = top + plot_h + 14;
     if (turn) {

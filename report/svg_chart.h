@@ -56,6 +56,8 @@ struct GroupedBarSpec {
   std::vector<std::string> categories;      // x axis, one group each
   std::vector<std::string> series;          // bars within a group, left to right
   std::vector<std::vector<double>> values;  // [category][series]; NaN = no bar
+  // Optional error bars (prediction intervals), same shape; NaN = none.
+  std::vector<std::vector<double>> lo, hi;
   std::vector<ReferenceLine> references;
   // viewBox width: narrower than the other charts, since these sit two to a
   // row on a wide page and their text should stay readable there.

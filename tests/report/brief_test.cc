@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "common/json_util.h"
 #include "report/formats.h"
 #include "report/report.h"
 #include "report/tables.h"
@@ -141,6 +142,7 @@ TEST(ReportHtml, LatencyPercentileChartsWithTheSlo) {
   std::vector<Summary> r = Load(KimiFiles());
   r[3].slo_ms["ttft_ms"] = 300;
   r[3].slo_stat["ttft"] = "p90";
+  r[3].latency_interval_ms["p90_ttft"] = {800, 1200};
   Analysis a = Analyzed(std::move(r));
   const std::string html = RenderHtml(a, BuildTables(a));
   for (const char* id : {"latency_ttft", "latency_tpot", "latency_itl", "latency_e2el"}) {
@@ -157,8 +159,27 @@ TEST(ReportHtml, LatencyPercentileChartsWithTheSlo) {
   EXPECT_EQ(Count(Chart(html, "latency_tpot"), "class=\"slo\""), 1);
   EXPECT_NE(Chart(html, "latency_tpot").find("SLO \u2264 30 ms"), std::string::npos);
   EXPECT_EQ(Count(Chart(html, "latency_itl"), "class=\"slo\""), 0);
+  // A prediction interval is a whisker on its bar, and only there.
+  EXPECT_EQ(Count(ttft, "class=\"interval\""), 1);
+  EXPECT_NE(ttft.find("class=\"interval\" data-lo=\"800\" data-hi=\"1200\""), std::string::npos);
   // p99 TTFT of the fp8 c64 fixture, as a bar.
   EXPECT_NE(ttft.find("data-series=\"p99\" data-category=\"fp8 KV@64\""), std::string::npos);
+}
+
+TEST(ReportSummaryParse, PredictionIntervalsBesideLatencies) {
+  auto doc = ReadJsonFile(kData + "/kimi_fp8_kv_c64.json");
+  ASSERT_TRUE(doc.ok());
+  (*doc)["p90_ttft_ms_lo"] = 700.0;
+  (*doc)["p90_ttft_ms_hi"] = 1100.0;
+  (*doc)["median_tpot_ms_lo"] = 18.0;  // no _hi: not an interval
+  auto s = ParseSummary(*doc, "x.json");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  ASSERT_EQ(s->latency_interval_ms.size(), 1u);
+  EXPECT_EQ(s->latency_interval_ms.at("p90_ttft"), std::make_pair(700.0, 1100.0));
+  (*doc)["p90_ttft_ms_lo"] = 1200.0;
+  auto bad = ParseSummary(*doc, "x.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("p90_ttft_ms_lo"), std::string::npos);
 }
 
 TEST(ReportHtml, EveryTableScrollsInsideItsOwnBox) {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 namespace capplan::report {
 namespace {
 
@@ -50,6 +52,54 @@ TEST(ReportSvg, StackedBarsScaleToTheLargestBarAndEscapeLabels) {
   EXPECT_NE(svg.find("a&lt;b"), std::string::npos);
   EXPECT_EQ(svg.find("a<b"), std::string::npos);
   EXPECT_NE(svg.find("data-value=\"20\""), std::string::npos);
+}
+
+// Bar heights in the order drawn.
+std::vector<double> BarHeights(const std::string& svg) {
+  std::vector<double> h;
+  for (size_t p = svg.find("class=\"mark\""); p != std::string::npos;
+       p = svg.find("class=\"mark\"", p + 1)) {
+    const size_t at = svg.find(" height=\"", p);
+    h.push_back(std::stod(svg.substr(at + 9)));
+  }
+  return h;
+}
+
+TEST(ReportSvg, GroupedBarsLinearThenLogPastAFiftyFoldSpread) {
+  GroupedBarSpec spec;
+  spec.id = "lat";
+  spec.title = "TTFT";
+  spec.value_label = "ms";
+  spec.categories = {"A", "B"};
+  spec.series = {"p50", "p99"};
+  spec.values = {{10, 40}, {20, std::numeric_limits<double>::quiet_NaN()}};
+  spec.references = {{30, "SLO p90 \u2264 30 ms"}};
+  std::string svg = RenderGroupedBars(spec);
+  EXPECT_EQ(svg.find("log scale"), std::string::npos);
+  std::vector<double> h = BarHeights(svg);
+  ASSERT_EQ(h.size(), 3u);           // the NaN draws no bar
+  EXPECT_NEAR(h[1], 4 * h[0], 0.2);  // linear: 40 ms is four times 10 ms
+  EXPECT_NE(svg.find("class=\"slo\" data-value=\"30\""), std::string::npos);
+
+  spec.values = {{10, 40000}, {100, 1000}};
+  svg = RenderGroupedBars(spec);
+  EXPECT_NE(svg.find("log scale"), std::string::npos);
+  h = BarHeights(svg);
+  ASSERT_EQ(h.size(), 4u);
+  // log10: 10 -> 1 decade above the 1 ms floor, 100 -> 2, 1000 -> 3.
+  EXPECT_NEAR(h[2], 2 * h[0], 0.2);
+  EXPECT_NEAR(h[3], 3 * h[0], 0.2);
+}
+
+TEST(ReportSvg, ShortSeriesNamesLabelTheirLastPointSharedSpotsOnce) {
+  XYChartSpec spec;
+  spec.id = "t";
+  spec.series = {{"A", {{1, 10}, {2, 20}}, true},
+                 {"B", {{2, 20}}, true},
+                 {"a very long series name", {{1, 5}}, true}};
+  const std::string svg = RenderXYChart(spec);
+  EXPECT_NE(svg.find("class=\"plabel\">A, B</text>"), std::string::npos) << svg;
+  EXPECT_EQ(svg.find("class=\"plabel\">a very long"), std::string::npos);
 }
 
 }  // namespace
