@@ -188,6 +188,25 @@ std::vector<std::string> SummaryLines(const Analysis& a, size_t max_lines) {
     out.push_back("+" + std::to_string(cmp.size() - fit) +
                   " more comparisons in the Cost and What binds tables");
   }
+  // A short report also says which result is cheapest overall, the answer
+  // a planner looks for next.
+  int cheapest = -1;
+  for (size_t i = 0; i < a.points.size(); ++i) {
+    const Point& p = a.points[i];
+    if (!p.cost || !std::isfinite(p.cost->usd_per_million_output)) continue;
+    if (cheapest < 0 ||
+        p.cost->usd_per_million_output < a.points[cheapest].cost->usd_per_million_output) {
+      cheapest = static_cast<int>(i);
+    }
+  }
+  if (out.size() < 3 && out.size() < max_lines && cheapest >= 0 && a.points.size() > 2) {
+    const Point& p = a.points[cheapest];
+    out.push_back("Cheapest per output token of all " + std::to_string(a.points.size()) +
+                  " results: " + Name(a.configs[p.config]) + Concurrency(*p.summary) + ", $" +
+                  FormatCompact(p.cost->usd_per_million_output) + " /M out tok at " +
+                  FormatCompact(p.summary->output_throughput) + " out tok/s; binds " +
+                  p.binding.binds);
+  }
   return out;
 }
 

@@ -84,7 +84,13 @@ TEST(ReportLabels, LettersUnlessEveryLabelIsShort) {
 TEST(ReportSummary, OpensWithWhatChangedAndWhatBinds) {
   Analysis a = Analyzed(Load(KimiFiles()));
   const auto lines = SummaryLines(a);
-  ASSERT_EQ(lines.size(), 1u);
+  ASSERT_EQ(lines.size(), 2u);
+  // fp8 KV at 64 is the cheapest of the four fixtures ($1.39 /M out tok).
+  EXPECT_EQ(lines[1].rfind("Cheapest per output token of all 4 results: fp8 KV at concurrency "
+                           "64, $1.39 /M out tok",
+                           0),
+            0u)
+      << lines[1];
   EXPECT_EQ(lines[0].rfind("fp8 KV vs bf16 KV (kv_cache bf16\u2192fp8_e4m3", 0), 0u) << lines[0];
   EXPECT_NE(lines[0].find("at concurrency 64: "), std::string::npos) << lines[0];
   EXPECT_NE(lines[0].find(" out tok/s ("), std::string::npos) << lines[0];
