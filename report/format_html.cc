@@ -51,6 +51,7 @@ section.answer ul { margin: 0.3em 0; padding-left: 1.2em; } section.answer li { 
 th, td { border: 1px solid #ccc; padding: 3px 6px; text-align: left; vertical-align: top;
          overflow-wrap: break-word; }
 th { background: #f2f2f2; }
+td.long { overflow-wrap: anywhere; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 footer { margin-top: 2em; font-size: 0.8em; color: #555; overflow-wrap: anywhere; }
 #capplan-selfcheck { display: none; }
@@ -77,6 +78,12 @@ constexpr const char* kSelfCheck = R"js(
     var b = el.getBoundingClientRect();
     if (b.right > de.clientWidth + 1) r.overflowing.push(el.tagName.toLowerCase() + (el.id ? '#' + el.id : ''));
   });
+  // Tables wider than the page scroll inside their box; recorded so a
+  // desktop-width check can insist that none needs to.
+  r.scrolling_tables = [];
+  document.querySelectorAll('div.table-wrap').forEach(function (w) {
+    if (w.scrollWidth > w.clientWidth + 1) r.scrolling_tables.push(w.firstChild.id);
+  });
   document.querySelectorAll('svg.chart').forEach(function (svg) {
     var marks = svg.querySelectorAll('.mark'), drawn = 0;
     marks.forEach(function (m) { var b = m.getBBox(); if (b.width > 0 && b.height > 0) drawn++; });
@@ -97,6 +104,17 @@ bool LooksNumeric(const std::string& s) {
   return true;
 }
 
+// A cell holding a word longer than a column should be (a file path, a
+// deployment string) may break inside it; other words never split.
+bool HasLongWord(const std::string& s) {
+  size_t run = 0;
+  for (char c : s) {
+    run = c == ' ' ? 0 : run + 1;
+    if (run > 18) return true;
+  }
+  return false;
+}
+
 void WriteTable(std::ostringstream& os, const Table& t) {
   os << "<div class=\"table-wrap\"><table id=\"table-" << HtmlEscape(t.id) << "\"><thead><tr>";
   // Break long snake_case headers at underscores rather than mid-word.
@@ -111,7 +129,10 @@ void WriteTable(std::ostringstream& os, const Table& t) {
   for (const auto& row : t.rows) {
     os << "<tr>";
     for (const auto& cell : row) {
-      os << (LooksNumeric(cell) ? "<td class=\"num\">" : "<td>") << HtmlEscape(cell) << "</td>";
+      const char* cls = LooksNumeric(cell)  ? " class=\"num\""
+                        : HasLongWord(cell) ? " class=\"long\""
+                                            : "";
+      os << "<td" << cls << ">" << HtmlEscape(cell) << "</td>";
     }
     os << "</tr>";
   }
