@@ -144,7 +144,10 @@ brief "GLM-5.2 at SLO p90 TTFT 2 s/TPOT 50 ms, cheapest PD vs co-located" \
   "$STUDY/search-glm-5.2-colocated" "$STUDY/search-pd-glm-5.2-ratio"
 brief "Kimi K2.6 at the same SLO, cheapest PD vs co-located" \
   "$STUDY/search-kimi-k2.6-colocated" "$STUDY/search-pd-kimi-k2.6-ratio"
-} >"$STUDY/summary.txt"
+} >"$STUDY/summary.txt.tmp"
+# Renamed into place only when complete, so a failed run leaves no summary
+# that looks finished.
+mv "$STUDY/summary.txt.tmp" "$STUDY/summary.txt"
 cat "$STUDY/summary.txt"
 echo "Reports: $STUDY/report.html and $STUDY/slo-report.html (Markdown: *.md)"
 echo "Detailed tables: $TABLES; simulation summaries: $STUDY/*/summary.json"
