@@ -19,7 +19,7 @@ ParallelLayout Tp(int tp) {
 }
 
 TEST(KvLayout, BytesPerTokenMatchFactsTable) {
-  // engine-memory.md 2.5, per GPU at TP8 (SGLang), BF16 / FP8.
+  // Per GPU at TP8 (SGLang cell sizes), BF16 / FP8.
   const struct {
     const char* name;
     int64_t bf16, fp8;
@@ -206,7 +206,8 @@ TEST(KvCapacity, AFractionThatLeavesNoKvRoomSaysByHowMuch) {
 }
 
 TEST(KvCapacity, NvlsBuffersShrinkTheVllmPool) {
-  // vLLM issue 9699: NVLS on (NCCL's default) leaves fewer KV blocks at TP8.
+  // NVLS on (NCCL's default) leaves fewer KV blocks at TP8
+  // (https://github.com/vllm-project/vllm/issues/9699).
   auto card = LoadModelCard("llama-3.1-70b");
   ASSERT_TRUE(card.ok());
   EngineMemoryOptions opt;
