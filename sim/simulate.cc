@@ -16,6 +16,7 @@
 #include "models/ops.h"
 #include "sim/cost_model.h"
 #include "sim/metrics.h"
+#include "sim/prediction_intervals.h"
 #include "sim/prepared_run.h"
 #include "sim/scenario.h"
 #include "sim/simulator.h"
@@ -338,7 +339,9 @@ Result<RunResult> RunScenario(const Scenario& sc, const RunOptions& options) {
   CAPPLAN_ASSIGN_OR_RETURN(std::unique_ptr<PreparedRun> prep, PrepareRun(sc, options));
   auto sim_r = Simulate(prep->config(), prep->specs(), prep->pricer());
   if (!sim_r.ok()) return sim_r.status().WithPrefix(sc.origin);
-  return prep->Summarize(*sim_r);
+  RunResult r = prep->Summarize(*sim_r);
+  CAPPLAN_RETURN_IF_ERROR(AddPredictionIntervals(&r.summary));
+  return r;
 }
 
 }  // namespace capplan
