@@ -9,7 +9,7 @@
 
 #include "calibrate/fit.h"
 #include "calibrate/measurements.h"
-#include "calibrate/profile.h"
+#include "hw/profile.h"
 #include "calibrate/public_validation.h"
 #include "calibrate/refit.h"
 #include "calibrate/validate.h"

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <sstream>
 
-#include "calibrate/profile.h"
+#include "hw/profile.h"
 
 namespace capplan {
 

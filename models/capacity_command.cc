@@ -4,7 +4,7 @@
 #include <ostream>
 #include <sstream>
 
-#include "calibrate/profile.h"
+#include "hw/profile.h"
 #include "common/json_util.h"
 #include "models/capacity_report.h"
 #include "models/commands.h"

@@ -8,7 +8,7 @@
 #include <optional>
 #include <sstream>
 
-#include "calibrate/profile.h"
+#include "hw/profile.h"
 #include "common/data_path.h"
 #include "common/json_util.h"
 #include "models/engine_profile.h"

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "calibrate/profile.h"
+#include "hw/profile.h"
 #include "models/card.h"
 #include "sim/event_queue.h"
 #include "sim/metrics.h"

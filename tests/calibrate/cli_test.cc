@@ -6,7 +6,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "calibrate/profile.h"
+#include "hw/profile.h"
 #include "common/data_path.h"
 #include "common/json_util.h"
 #include "tests/test_util/shell.h"

@@ -1,4 +1,4 @@
-#include "calibrate/profile.h"
+#include "hw/profile.h"
 
 #include <algorithm>
 #include <filesystem>
