@@ -8,9 +8,12 @@ namespace {
 
 double Peak(MathFormat compute, const HardwareProfile& p) {
   switch (compute) {
-    case MathFormat::kFp8: return p.fp8_flops_per_s;
-    case MathFormat::kFp32: return p.fp32_flops_per_s;
-    default: return p.bf16_flops_per_s;  // 16-bit, and W4A16 multiplies at the 16-bit rate
+    case MathFormat::kFp8:
+      return p.fp8_flops_per_s;
+    case MathFormat::kFp32:
+      return p.fp32_flops_per_s;
+    default:
+      return p.bf16_flops_per_s;  // 16-bit, and W4A16 multiplies at the 16-bit rate
   }
 }
 

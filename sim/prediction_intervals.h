@@ -6,9 +6,8 @@
 #define CAPPLAN_SIM_PREDICTION_INTERVALS_H_
 
 #include <map>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "common/status.h"
 
