@@ -1,4 +1,4 @@
-// KV page integrity behind one interface (issue #6, kernels.md 6.3).
+// KV page integrity behind one interface (kernels.md 6.3).
 //
 //   none    the default: no tags are stamped and nothing is verified, so it
 //           costs nothing on the hot path.

@@ -56,7 +56,7 @@ inline void StoreKv(const float* in, int n, Dtype dtype, float* out) {
   }
 }
 
-// y [rows, w.n] = x * W^T through the Kernels II reference, stored BF16.
+// y [rows, w.n] = x * W^T through the CPU GEMM reference (kernels/gemm), stored BF16.
 inline Result<std::vector<float>> Gemm(const kernels::GemmWeights& w, const std::vector<float>& x,
                                        int rows) {
   std::vector<float> y(static_cast<size_t>(rows) * w.n);
