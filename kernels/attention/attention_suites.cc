@@ -96,8 +96,9 @@ Status DecodeSuite(const SuiteOptions& o, MeasurementSink* sink) {
 Status MlaSuite(const SuiteOptions& o, MeasurementSink* sink) {
   CAPPLAN_ASSIGN_OR_RETURN(auto hs, CardShapes());
   std::vector<AttnCaseSpec> cases = DecodeCases(o, hs, true, false);
-  // DP-attention deployments keep all 64-128 heads on one rank (kernels.md
-  // 1.2: DeepSeek decodes with h_q = 128): a few small cases.
+  // DP-attention deployments keep all 64-128 heads on one rank (DeepSeek
+  // decodes with h_q = 128: deepseek-ai/FlashMLA
+  // docs/20250422-new-kernel-deep-dive.md): a few small cases.
   if (!o.dry_run && !o.quick) {
     for (int heads : {64, 128}) {
       for (int b : {1, 16}) {

@@ -1,5 +1,5 @@
 // Output validation shared by every kernel test and measurement suite
-// (llm.c dev/cuda style, ../shared/facts/kernels.md 7.1): outputs are poisoned
+// (the style of karpathy/llm.c dev/cuda/common.h): outputs are poisoned
 // with NaN before a run so an unwritten element fails loudly, and every
 // element must satisfy |out - ref| <= atol + rtol * |ref|. Non-finite
 // reference entries are a mask (the reference itself says "undefined here").

@@ -2,8 +2,8 @@
 """Writes the small synthetic sample traces in this folder.
 
 The rows are invented (seeded pseudo-random values), not copied from the
-public traces; only the file formats follow them (see
-/work/shared/facts/conventions.md, "Public workload traces"). Rerun with
+public traces; only the file formats follow them (see the format table in
+sim/workload/README.md, which names each dataset's repository). Rerun with
 `python3 scenarios/traces/make_samples.py` from the repository root; the
 output is byte-identical for the same Python version.
 """

@@ -1,6 +1,7 @@
-// Hand arithmetic for the shipped cards, written from ../shared/facts
-// (models.md dims, engine-memory.md rules) independently of models/: the
-// tests compare the library against these numbers, never against itself.
+// Hand arithmetic for the shipped cards, written from the public sources
+// (model config.json dims; SGLang's and vLLM's KV-pool rules) independently
+// of models/: the tests compare the library against these numbers, never
+// against itself.
 #ifndef CAPPLAN_TESTS_MODELS_HAND_MODEL_H_
 #define CAPPLAN_TESTS_MODELS_HAND_MODEL_H_
 
@@ -46,7 +47,8 @@ struct Dims {
   Fmt attn, experts_fmt, shared_fmt, dense_fmt;  // checkpoint formats
 };
 
-// models.md 1.1 and 1.3, and the checkpoint precision each card documents.
+// Dims from the models' config.json files (the sources each card lists), and
+// the checkpoint precision each card documents.
 inline std::vector<Dims> AllDims() {
   return {
       {"deepseek-v3", 61, 7168, 129280, 128, true, 1536, 512, 128, 64, 128, 0, 0, 0, 0, 18432, 3,
@@ -110,7 +112,9 @@ inline double WeightsPerGpu(const Dims& d, int64_t tp) {
   return WeightsPerGpu(d, tp, d.attn, d.experts_fmt, d.shared_fmt, d.dense_fmt);
 }
 
-// engine-memory.md 2.1 / 2.5: KV bytes per token on one attention rank.
+// KV bytes per token on one attention rank: SGLang's cell_size
+// (sgl-project/sglang
+// python/sglang/srt/model_executor/model_runner_kv_cache_mixin.py).
 inline int64_t KvBytesPerToken(const Dims& d, int64_t attn_tp, bool fp8) {
   if (d.mla) {
     int64_t main = d.idx_dim > 0 && fp8 ? d.L * (d.kv_lora + d.kv_lora / 128 * 4 + d.rope * 2)
@@ -121,7 +125,8 @@ inline int64_t KvBytesPerToken(const Dims& d, int64_t attn_tp, bool fp8) {
   return std::max<int64_t>(1, d.kv_heads / attn_tp) * 2 * d.head_dim * d.L * (fp8 ? 1 : 2);
 }
 
-// H200: 143,771 MiB (h200.md; calibrate/profiles/h200-sxm.json).
+// H200: 143,771 MiB as nvidia-smi reports it (e.g. in
+// https://github.com/sgl-project/sglang/issues/3196; calibrate/profiles/h200-sxm.json).
 inline constexpr int64_t kH200Bytes = 143771LL * 1024 * 1024;
 
 // vLLM profile_run peak as models/engine_rules.json describes it:

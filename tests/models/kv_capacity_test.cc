@@ -1,5 +1,6 @@
 // KV bytes per token and KV capacity for every card x {BF16, FP8} KV x
-// {SGLang, vLLM}, against hand arithmetic from engine-memory.md.
+// {SGLang, vLLM}, against hand arithmetic from the engines' KV-pool rules
+// (tests/models/hand_model.h).
 #include <cmath>
 
 #include <gtest/gtest.h>
@@ -19,7 +20,7 @@ ParallelLayout Tp(int tp) {
 }
 
 TEST(KvLayout, BytesPerTokenMatchFactsTable) {
-  // engine-memory.md 2.5, per GPU at TP8 (SGLang), BF16 / FP8.
+  // Per GPU at TP8 (SGLang's cell_size with the model configs), BF16 / FP8.
   const struct {
     const char* name;
     int64_t bf16, fp8;
@@ -56,7 +57,8 @@ TEST(KvLayout, Glm52SplitsLatentIndexerAndScales) {
   EXPECT_EQ(ComputeKvLayout(*llama, Tp(1), Dtype::kInt4).status().code(), StatusCode::kUsage);
 }
 
-// engine-memory.md 2.2: SGLang mem_fraction_static defaults on H200.
+// SGLang mem_fraction_static defaults on H200 (sgl-project/sglang
+// python/sglang/srt/server_args.py; older and newer reserve formulas).
 constexpr double kSglangNewerTp8 = 0.897;
 constexpr double kSglangOlderTp8 = 0.886;
 
@@ -139,7 +141,7 @@ TEST(KvCapacity, DpAttentionSumsRankPools) {
   l.dp = 8;
   auto p = PlanMemory(*card, l, PrecisionChoice{}, EngineMemoryOptions{}, hand::kH200Bytes, 16384);
   ASSERT_TRUE(p.ok()) << p.status().message();
-  EXPECT_DOUBLE_EQ(p->mem_fraction, 0.769);  // engine-memory.md 2.2, TP8 + DP8
+  EXPECT_DOUBLE_EQ(p->mem_fraction, 0.769);  // SGLang server_args.py, TP8 + DP8
   EXPECT_EQ(p->attention_ranks, 8);
   EXPECT_EQ(p->kv_capacity_tokens, 8 * p->kv_tokens_per_rank);
   EXPECT_EQ(p->kv_tokens_per_rank,

@@ -61,7 +61,8 @@ TEST(Weights, KimiInt4KeepsShippedGroup32AndMatchesFactsSize) {
   EXPECT_EQ(w->bytes_per_gpu,
             static_cast<int64_t>(hand::WeightsPerGpu(d, 1, hand::kInt4G128, hand::kInt4G32,
                                                      hand::kInt4G128, hand::kInt4G128)));
-  // models.md 1.2: the shipped checkpoint is ~594 GB in total (decimal).
+  // From the config (INT4 g32 routed experts, BF16 rest): the shipped
+  // checkpoint is ~594 GB in total (decimal).
   auto shipped = ComputeWeights(*card, Tp(1), PrecisionChoice{});
   ASSERT_TRUE(shipped.ok());
   EXPECT_NEAR(shipped->bytes_per_gpu / 1e9, 594, 594 * 0.01);
