@@ -5,8 +5,6 @@
 # comes in prebuilt or as headers from system include directories, where GCC
 # reports no warnings.
 #
-#   -Wno-unused-parameter  interface implementations (step pricers, backends,
-#                          registry callbacks) often ignore some arguments.
 #   -Wno-array-bounds      GCC 12 false positives inside libstdc++'s map code
 #                          instantiated by nlohmann::json, reported at
 #                          libstdc++ lines.
@@ -19,7 +17,6 @@
 # it, so a new warning fails CI.
 option(CAPPLAN_WERROR "Treat compiler warnings in capplan's own C++ code as errors" OFF)
 add_compile_options($<$<COMPILE_LANGUAGE:CXX>:-Wall> $<$<COMPILE_LANGUAGE:CXX>:-Wextra>
-                    $<$<COMPILE_LANGUAGE:CXX>:-Wno-unused-parameter>
                     $<$<COMPILE_LANGUAGE:CXX>:-Wno-array-bounds>)
 if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_GREATER_EQUAL 12
    AND CMAKE_CXX_COMPILER_VERSION VERSION_LESS 13)
