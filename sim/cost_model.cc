@@ -136,18 +136,20 @@ class RooflineCostModel : public CostModel {
     double tc = 0, tm = 0;
     if (op.flops > 0) {
       tc = op.flops / (pricing.peak_flops_per_s * eff->compute.At(x));
-      if (warnings != nullptr && !eff->compute.InRange(x)) Warn(op, "compute", eff->compute, x, warnings);
+      if (warnings != nullptr && !eff->compute.InRange(x)) {
+        Warn(op, "compute", eff->compute, warnings);
+      }
     }
     if (op.bytes > 0) {
       tm = op.bytes / (p_.hbm_bytes_per_s * eff->memory.At(op.bytes));
       if (warnings != nullptr && !eff->memory.InRange(op.bytes)) {
-        Warn(op, "memory", eff->memory, op.bytes, warnings);
+        Warn(op, "memory", eff->memory, warnings);
       }
     }
     return {tc, tm};
   }
 
-  static void Warn(const Op& op, const char* which, const EfficiencyCurve& c, double x,
+  static void Warn(const Op& op, const char* which, const EfficiencyCurve& c,
                    std::set<std::string>* warnings) {
     std::ostringstream os;
     os << "op '" << op.name << "' (" << OpKindName(op.kind) << "): " << which << " shape "

@@ -1,6 +1,7 @@
 // RunScenario: scenario -> model shard + memory plan (models/) -> KV pools,
 // scheduler, memoized step pricer -> DES (sim/simulator.h) -> summary keys
-// per sim/simulate.h and ../shared/facts/conventions.md.
+// per sim/simulate.h (metric names as vLLM's and SGLang's serving
+// benchmarks report them).
 #include "sim/simulate.h"
 
 #include <algorithm>
