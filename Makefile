@@ -1,6 +1,7 @@
 # The two set-up commands (see README):
 #   make run   installs missing Debian packages, builds, runs the default planning job
-#   make test  installs missing Debian packages, builds, runs the whole test suite (ctest)
+#   make test  installs missing Debian packages, builds with warnings as errors
+#              (CAPPLAN_WERROR=ON), runs the whole test suite (ctest)
 BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release
@@ -28,7 +29,7 @@ run:
 
 test:
 	@$(MAKE) --no-print-directory deps-test
-	@$(MAKE) --no-print-directory build
+	@$(MAKE) --no-print-directory build CMAKE_FLAGS="$(CMAKE_FLAGS) -DCAPPLAN_WERROR=ON"
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 clean:

@@ -1,4 +1,4 @@
-// Simulator speed (issue #3 section 8): 100k requests of study (a) -- Kimi
+// Simulator speed budget: 100k requests of study (a) -- Kimi
 // K2.6 decode pool on 8xH200 TP8, FP8 KV, closed loop 64 -- with 8K in / 1K
 // out must simulate in under 1 s on one core. Reports simulated requests/s
 // and scheduler iterations/s.

@@ -1,6 +1,6 @@
 // Sweep throughput: a grid of full simulations on the sweep thread pool, the
 // way `capplan sweep` runs them (validation, simulation, atomic per-point
-// files, merge). Issue #9's target: 1,000 points of 10k-request simulations
+// files, merge). Target: 1,000 points of 10k-request simulations
 // in under 60 s on 2 cores. Reports points/s.
 //   build-DIR/bench/sweep_bench --benchmark_filter=BM_Sweep/1000/10000
 #include <unistd.h>

@@ -1,5 +1,5 @@
 // Workload generation and trace parsing throughput. The simulator budget
-// (issue #3): a 100k-request simulation in < 1 s, so generating its
+// is a 100k-request simulation in < 1 s, so generating its
 // requests must take a few ms.
 #include <benchmark/benchmark.h>
 #include <unistd.h>

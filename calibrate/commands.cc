@@ -9,7 +9,7 @@
 
 #include "calibrate/fit.h"
 #include "calibrate/measurements.h"
-#include "calibrate/profile.h"
+#include "hw/profile.h"
 #include "calibrate/public_validation.h"
 #include "calibrate/refit.h"
 #include "calibrate/validate.h"
@@ -124,6 +124,10 @@ Status RunPublic(const po::variables_map& vm, CommandContext& ctx) {
     CAPPLAN_RETURN_IF_ERROR(WriteFileAtomic((out / "public-validation.json").string(),
                                             DumpJson(PublicValidationToJson(v)) + "\n"));
   }
+  if (vm.count("intervals-out")) {
+    CAPPLAN_RETURN_IF_ERROR(WriteFileAtomic(vm["intervals-out"].as<std::string>(),
+                                            DumpJson(PredictionIntervalsJson(v)) + "\n"));
+  }
   if (vm.count("json")) {
     *ctx.out << DumpJson(PublicValidationToJson(v)) << "\n";
   } else {
@@ -148,7 +152,10 @@ Status RunValidate(const std::vector<std::string>& args, CommandContext& ctx) {
       "cases", po::value<std::string>(),
       "with --public: folder of validation cases (default: validation/cases)")(
       "out", po::value<std::string>(),
-      "with --public: also write DIR/public-validation.{csv,md,json} (atomically)");
+      "with --public: also write DIR/public-validation.{csv,md,json} (atomically)")(
+      "intervals-out", po::value<std::string>(),
+      "with --public: write the prediction intervals the simulator reports "
+      "(validation/intervals.json) from these residuals");
   po::positional_options_description pos;
   pos.add("run", 1);
   po::variables_map vm;
@@ -158,8 +165,8 @@ Status RunValidate(const std::vector<std::string>& args, CommandContext& ctx) {
     return Status::Ok();
   }
   if (vm.count("public")) return RunPublic(vm, ctx);
-  if (vm.count("out") || vm.count("cases")) {
-    return Status::Usage("validate: --out and --cases go with --public");
+  if (vm.count("out") || vm.count("cases") || vm.count("intervals-out")) {
+    return Status::Usage("validate: --out, --cases and --intervals-out go with --public");
   }
   if (!vm.count("run")) {
     return Status::Usage(

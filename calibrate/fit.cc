@@ -5,6 +5,8 @@
 #include <cmath>
 #include <set>
 
+#include "hw/op_pricing.h"
+
 namespace capplan {
 
 namespace {
@@ -225,64 +227,83 @@ namespace {
 
 bool StartsWith(const std::string& s, const std::string& p) { return s.rfind(p, 0) == 0; }
 
-double RateOf(const std::string& dtype, const HardwareProfile& p) {
-  if (StartsWith(dtype, "fp8")) return p.fp8_flops_per_s;
-  if (dtype == "fp32" || dtype == "float32" || dtype == "int32") return p.fp32_flops_per_s;
-  return p.bf16_flops_per_s;  // bf16, fp16; W4A16 multiplies at the 16-bit rate
+MathFormat FormatOf(const std::string& dtype) {
+  if (StartsWith(dtype, "fp8")) return MathFormat::kFp8;
+  if (dtype == "fp32" || dtype == "float32" || dtype == "int32") return MathFormat::kFp32;
+  if (dtype == "int4") return MathFormat::kInt4;
+  return MathFormat::k16Bit;
+}
+
+// The record as the op it measures (hw/op_pricing.h prices both); false +
+// reason when no op the simulator prices matches it.
+bool AsOp(const MeasuredKernel& k, OpPricingInput* op, std::string* why) {
+  op->weights = FormatOf(k.weight_dtype);
+  op->compute = FormatOf(k.dtype);
+  if (k.op_class == "dense_gemm") {
+    op->family = OpFamily::kDenseGemm;
+    op->m = static_cast<double>(k.Shape("m"));
+    if (op->m <= 0) return *why = "dense_gemm record without shape.m", false;
+    if (k.weight_dtype == "int8") {
+      return *why = "no efficiency class prices W8A16 GEMMs (the simulator has none)", false;
+    }
+    return true;
+  }
+  if (k.op_class == "moe") {
+    const int64_t rows = k.Shape("rows", k.Shape("tokens"));
+    const int64_t groups = k.Shape("touched_experts");
+    if (rows <= 0 || groups <= 0) {
+      return *why = "moe record without shape.rows and shape.touched_experts", false;
+    }
+    op->family = OpFamily::kGroupedGemm;
+    op->m = static_cast<double>(rows);
+    op->groups = static_cast<double>(groups);
+    return true;
+  }
+  if (k.op_class == "attention") {
+    if (k.kernel == "paged_kv_append") {  // the simulator's kKvAppend is elementwise
+      op->family = OpFamily::kElementwise;
+      op->m = static_cast<double>(std::max<int64_t>(k.Shape("tokens"), 1));
+      return true;
+    }
+    const int64_t batch = std::max<int64_t>(k.Shape("batch", 1), 1);
+    if (k.kernel.find("prefill") != std::string::npos) {
+      const int64_t chunk = k.Shape("chunk", k.Shape("context"));
+      op->family = OpFamily::kAttentionPrefill;
+      op->q_tokens = static_cast<double>(batch * std::max<int64_t>(chunk, 1));
+      return true;
+    }
+    op->family = OpFamily::kAttentionDecode;
+    op->heads = static_cast<double>(std::max<int64_t>(k.Shape("q_heads", 1), 1));
+    op->q_tokens = static_cast<double>(batch);
+    return true;
+  }
+  if (k.op_class == "elementwise") {
+    op->family = OpFamily::kElementwise;
+    op->m = static_cast<double>(std::max<int64_t>(k.Shape("tokens"), 1));
+    return true;
+  }
+  if (k.op_class == "overhead" && k.kernel == "kv_integrity_verify") {
+    // The simulator's kKvVerify: one head per request in the batch.
+    op->family = OpFamily::kAttentionDecode;
+    op->q_tokens = static_cast<double>(std::max<int64_t>(k.Shape("batch", 1), 1));
+    return true;
+  }
+  if (k.op_class == "communication") {
+    return *why = "collectives are not fitted from these records (profile keeps them)", false;
+  }
+  return *why = "no efficiency class prices kernel '" + k.kernel + "'", false;
 }
 
 // The class sim/cost_model.cc prices this record's op with, its compute
 // shape variable and rate; "" + reason when calibration cannot use it.
 std::string Classify(const MeasuredKernel& k, const HardwareProfile& p, FitPoint* fp,
                      std::string* why) {
-  const bool int4 = k.weight_dtype == "int4";
-  fp->rate = RateOf(k.dtype, p) / (int4 ? 1 + p.int4_dequant_compute_overhead : 1.0);
-  if (k.op_class == "dense_gemm") {
-    fp->x = static_cast<double>(k.Shape("m"));
-    if (fp->x <= 0) return *why = "dense_gemm record without shape.m", "";
-    if (int4) return "gemm_int4";
-    if (k.weight_dtype == "int8") {
-      return *why = "no efficiency class prices W8A16 GEMMs (the simulator has none)", "";
-    }
-    return StartsWith(k.weight_dtype, "fp8") && StartsWith(k.dtype, "fp8") ? "gemm_fp8"
-                                                                           : "gemm_bf16";
-  }
-  if (k.op_class == "moe") {
-    const int64_t rows = k.Shape("rows", k.Shape("tokens"));
-    const int64_t groups = k.Shape("touched_experts");
-    if (rows <= 0 || groups <= 0) {
-      return *why = "moe record without shape.rows and shape.touched_experts", "";
-    }
-    fp->x = static_cast<double>(rows) / groups;
-    return "grouped_gemm";
-  }
-  if (k.op_class == "attention") {
-    if (k.kernel == "paged_kv_append") {  // kKvAppend: elementwise curves
-      fp->x = static_cast<double>(std::max<int64_t>(k.Shape("tokens"), 1));
-      return "elementwise";
-    }
-    const int64_t batch = std::max<int64_t>(k.Shape("batch", 1), 1);
-    if (k.kernel.find("prefill") != std::string::npos) {
-      const int64_t chunk = k.Shape("chunk", k.Shape("context"));
-      fp->x = static_cast<double>(batch * std::max<int64_t>(chunk, 1));
-      return "attention_prefill";
-    }
-    fp->x = static_cast<double>(std::max<int64_t>(k.Shape("q_heads", 1), 1) * batch);
-    return "attention_decode";
-  }
-  if (k.op_class == "elementwise") {
-    fp->x = static_cast<double>(std::max<int64_t>(k.Shape("tokens"), 1));
-    return "elementwise";
-  }
-  if (k.op_class == "overhead" && k.kernel == "kv_integrity_verify") {
-    // kKvVerify is priced with attention_decode curves, heads 1 x batch.
-    fp->x = static_cast<double>(std::max<int64_t>(k.Shape("batch", 1), 1));
-    return "attention_decode";
-  }
-  if (k.op_class == "communication") {
-    return *why = "collectives are not fitted from these records (profile keeps them)", "";
-  }
-  return *why = "no efficiency class prices kernel '" + k.kernel + "'", "";
+  OpPricingInput op;
+  if (!AsOp(k, &op, why)) return "";
+  const OpPricing pricing = PriceOp(op, p);
+  fp->x = pricing.x;
+  fp->rate = pricing.peak_flops_per_s;
+  return pricing.efficiency_class;
 }
 
 }  // namespace

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "calibrate/measurements.h"
-#include "calibrate/profile.h"
+#include "hw/profile.h"
 
 namespace capplan {
 

@@ -55,6 +55,14 @@ nlohmann::json PublicValidationToJson(const PublicValidation& v);
 std::string PublicValidationCsv(const PublicValidation& v);
 std::string PublicValidationMarkdown(const PublicValidation& v);
 
+// Prediction intervals from the residuals (validation/intervals.json, which
+// the simulator reads): per metric group, the empirical p10 and p90 of
+// log(measured / predicted) over the rows that ran, as ratios to multiply a
+// prediction by. Groups: output throughput (serving output_throughput rows),
+// TTFT (serving mean_ttft_ms), TPOT (serving mean_itl_ms, step
+// decode_step_ms and mean_itl_ms).
+nlohmann::json PredictionIntervalsJson(const PublicValidation& v);
+
 }  // namespace capplan
 
 #endif  // CAPPLAN_CALIBRATE_PUBLIC_VALIDATION_H_

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <sstream>
 
-#include "calibrate/profile.h"
+#include "hw/profile.h"
 
 namespace capplan {
 
@@ -147,6 +147,17 @@ std::string FitReportMarkdown(const HardwareProfile& base, const CalibrationFit&
      << (o.kernel_launch ? Fmt(o.kernel_launch_s) + " (fitted)" : "kept") << ", graph_launch_s "
      << (o.graph ? Fmt(o.graph_launch_s) + " (fitted)" : "kept") << ", graph_node_s "
      << (o.graph ? Fmt(o.graph_node_s) + " (fitted)" : "kept") << ". " << o.note << "\n";
+  // What no measurement class can move: every priced parameter of the base
+  // profile except the efficiency curves and the launch overheads above.
+  os << "\nProfile parameters the simulator reads that no measurement class fits "
+        "(they keep their provenance):\n\n";
+  for (const auto& [key, provenance] : base.provenance) {
+    if (key.rfind("efficiency.", 0) == 0 || key == "overheads.kernel_launch_s" ||
+        key == "overheads.graph_launch_s" || key == "overheads.graph_node_s") {
+      continue;
+    }
+    os << "- `" << key << "`\n";
+  }
   if (!fit.unused.empty() || !fit.unused_steps.empty()) {
     os << "\nRecords not used (" << fit.unused.size() + fit.unused_steps.size() << "):\n\n";
     for (const auto& [i, why] : fit.unused) {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "calibrate/profile.h"
+#include "hw/profile.h"
 #include "common/status.h"
 
 namespace capplan {

@@ -33,9 +33,9 @@ using kernels::DeviceWeightSet;
 using kernels::GemmWeightFormat;
 
 // FP8 KV per-tensor scale. The slice has no calibration data and engines
-// default uncalibrated k_scale / v_scale to 1.0 (kernels.md 1.4 [S10],
-// engine-memory.md). RMS-normalised synthetic activations are O(1), well
-// inside e4m3's range at scale 1.
+// default uncalibrated k_scale / v_scale to 1.0 (vLLM's
+// docs/features/quantization/quantized_kvcache.md). RMS-normalised synthetic
+// activations are O(1), well inside e4m3's range at scale 1.
 constexpr float kFp8KvScale = 1.0f;
 
 Status Cuda(cudaError_t e, const char* what) {

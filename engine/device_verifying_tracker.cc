@@ -1,6 +1,7 @@
 // The verifying tracker of the CUDA backend (device_verifying_tracker.h):
 // the verification batch is a kernel (LaunchVerifyKvIntegrity on the GPU,
-// its own launch before the step's appends and reads, kernels.md 6.3) over
+// its own launch before the step's appends and reads, like the verify kernel
+// of SGLang's KV canary, https://github.com/sgl-project/sglang/pull/26805) over
 // the tags the append path stamped. It checks every written page of every
 // request in the step.
 //

@@ -1,7 +1,8 @@
 // The verifying tracker whose written-page check is a verification kernel
 // (kernels/attention/paged_kv.h): the CUDA backend launches
 // LaunchVerifyKvIntegrity over the device tags its append kernel stamps, as
-// its own batch before the step (kernels.md 6.3). The same tracker with the
+// its own batch before the step (as SGLang's KV canary verifies the slots a
+// forward reads, https://github.com/sgl-project/sglang/pull/26805). The same tracker with the
 // kernel's CPU reference (VerifyKvIntegrityCpu) over the host-stamped tags
 // runs anywhere, so its logic is tested without a GPU.
 #ifndef CAPPLAN_ENGINE_DEVICE_VERIFYING_TRACKER_H_

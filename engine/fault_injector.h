@@ -1,5 +1,8 @@
 // Fault injection for tests and `capplan engine integrity-selftest`: each
-// kind reproduces a class of real cross-request KV bug (kernels.md 6.2).
+// kind reproduces a class of real cross-request KV bug: pages freed while
+// still in flight (https://github.com/sgl-project/sglang/pull/18803,
+// https://github.com/vllm-project/vllm/pull/45357), pages freed while a page
+// table still mapped them (https://github.com/sgl-project/sglang/issues/38319).
 //
 //   mis_map      one page-table entry points at a page the request never
 //                wrote (another request's page, a free page, or poison).

@@ -1,4 +1,6 @@
-// KV page integrity behind one interface (issue #6, kernels.md 6.3).
+// KV page integrity behind one interface: page tags stamped on append and
+// checked before a step reads them (the idea of SGLang's KV canary,
+// https://github.com/sgl-project/sglang/pull/26805).
 //
 //   none    the default: no tags are stamped and nothing is verified, so it
 //           costs nothing on the hot path.

@@ -22,7 +22,8 @@ class KvPageManager {
  public:
   // `num_pages` includes the poison page 0, so num_pages - 1 are usable.
   // A non-zero `shuffle_seed` permutes the initial free list: outputs must
-  // not change with it (the page-permutation oracle, kernels.md 6.3).
+  // not change with it (the page-permutation oracle: any difference is a
+  // page-mapping bug).
   KvPageManager(int32_t num_pages, int32_t page_size, uint64_t shuffle_seed = 0);
 
   int32_t page_size() const { return page_size_; }
@@ -39,8 +40,9 @@ class KvPageManager {
   // (nothing allocated) when the free list cannot cover the growth.
   Status Reserve(int64_t id, int64_t tokens);
   // Frees every page `id` owns and forgets it. Pages are not reusable until
-  // EndStep(): a kernel of the current step may still read them (kernels.md
-  // 6.2: freed-while-in-flight bugs in SGLang and vLLM; 6.3 defer reuse).
+  // EndStep(): a kernel of the current step may still read them
+  // (freed-while-in-flight bugs: https://github.com/sgl-project/sglang/pull/18803,
+  // https://github.com/vllm-project/vllm/pull/45357).
   // `not_owned` (optional) receives how many pages in its table the request
   // no longer owned (taken by a stale reuse), which stay allocated.
   Status Release(int64_t id, int32_t* not_owned = nullptr);
@@ -54,7 +56,7 @@ class KvPageManager {
   std::vector<int64_t> Requests() const;
 
   // ---- Fault injection only (engine/fault_injector.h). Each reproduces one
-  // class of real bug from kernels.md 6.2 on a running batch.
+  // class of real cross-request KV bug (fault_injector.h) on a running batch.
   // Points `id`'s logical page at `physical` without touching ownership.
   Status InjectRemap(int64_t id, int32_t logical_page, const PageRef& ref);
   // Takes `victim`'s page `logical_page` away while the victim's page table

@@ -1,10 +1,11 @@
 // Page tags: the side array that lets a verification pass prove every page a
-// request reads is the page it wrote (../shared/facts/kernels.md section 6.3).
+// request reads is the page it wrote (the idea of SGLang's KV canary,
+// https://github.com/sgl-project/sglang/pull/26805, with a per-page tag).
 //
 // A tag is 16 bytes per physical page, written by the KV-append path when the
 // owner stamps the page and read by the verification batch. Against a 16-token
 // BF16 page of 8 KV heads x d=128 (64 KiB) that is ~0.02% extra traffic
-// (kernels.md 6.3, derived), which is why verification can be always-on.
+// (16 B / 64 KiB), which is why verification can be always-on.
 #ifndef CAPPLAN_ENGINE_PAGE_TAG_H_
 #define CAPPLAN_ENGINE_PAGE_TAG_H_
 
@@ -17,8 +18,8 @@ namespace capplan {
 // of the poison page) carry this instead, so they match no request.
 inline constexpr int64_t kNoRequest = -1;
 
-// Physical page 0 is reserved as the poison page (kernels.md 6.3; vLLM's
-// null block, kernels.md 1.4 [S13]): never allocated, its KV is NaN, and any
+// Physical page 0 is reserved as the poison page (like the null block of
+// vLLM's vllm/v1/core/block_pool.py): never allocated, its KV is NaN, and any
 // padded page-table slot points at it, so a stray read is loud.
 inline constexpr int32_t kPoisonPage = 0;
 

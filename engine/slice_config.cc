@@ -13,7 +13,7 @@ GemmWeightFormat ToGemmFormat(const WeightFormat& f) {
   switch (f.dtype) {
     case Dtype::kFp8E4m3:
       // Always block-scaled in the engine: its activations get one scale per
-      // token per 128 K (DeepGEMM 1x128, kernels.md 3.2), so a request's
+      // token per 128 K (DeepGEMM's 1x128, deepseek-ai/DeepGEMM README.md), so a request's
       // output does not depend on which other requests share the batch. A
       // per-tensor dynamic activation scale would couple them.
       return GemmWeightFormat::kFp8Block128;
@@ -87,8 +87,8 @@ Result<SliceConfig> MakeSliceConfig(const ModelCard& card, int tp, int layers,
   s.attention = card.attention;
   // Keep at most one of the card's leading dense layers: MoE layers are
   // what both motivating models are made of (Kimi K2.6 1 dense of 61, GLM-5.2
-  // 3 of 78, models.md 1.1), so a 2-layer slice is one dense + one MoE layer
-  // and a 1-layer slice is one MoE layer.
+  // 3 of 78: first_k_dense_replace in their config.json), so a 2-layer slice
+  // is one dense + one MoE layer and a 1-layer slice is one MoE layer.
   s.first_k_dense = card.IsMoe() ? std::min(card.first_k_dense, layers > 1 ? 1 : 0) : 0;
   s.scoring = card.scoring_func;
   s.routed_scaling = card.routed_scaling_factor;

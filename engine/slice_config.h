@@ -42,8 +42,9 @@ struct SliceConfig {
   int index_heads = 0;
   int index_head_dim = 0;
   int index_topk = 0;
-  // IndexShare (GLM-5.2, models.md 1.1): a fresh indexer top-k only every
-  // this many layers; the layers between reuse it. 1: every layer.
+  // IndexShare (GLM-5.2, https://lambda.ai/inference-models/zai-org/glm-5.2):
+  // a fresh indexer top-k only every this many layers; the layers between
+  // reuse it. 1: every layer.
   int index_share_every = 1;
   // FFN
   int dense_intermediate = 0;  // per rank

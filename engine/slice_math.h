@@ -41,7 +41,7 @@ inline void Rope(float* v, int d, int64_t pos) {
 
 // How a value is stored in the cache. FP8 groups of up to 128 values share a
 // dynamic FP32 scale (FlashMLA's FP8 KV: one scale per 128 latent values,
-// ../shared/facts/kernels.md 1.2 [S5]); BF16 is a plain rounding.
+// deepseek-ai/FlashMLA README.md); BF16 is a plain rounding.
 inline void StoreKv(const float* in, int n, Dtype dtype, float* out) {
   if (dtype != Dtype::kFp8E4m3) {
     for (int i = 0; i < n; ++i) out[i] = kernels::RoundToBf16(in[i]);
@@ -56,7 +56,7 @@ inline void StoreKv(const float* in, int n, Dtype dtype, float* out) {
   }
 }
 
-// y [rows, w.n] = x * W^T through the Kernels II reference, stored BF16.
+// y [rows, w.n] = x * W^T through the CPU GEMM reference (kernels/gemm), stored BF16.
 inline Result<std::vector<float>> Gemm(const kernels::GemmWeights& w, const std::vector<float>& x,
                                        int rows) {
   std::vector<float> y(static_cast<size_t>(rows) * w.n);

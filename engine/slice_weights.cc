@@ -128,7 +128,8 @@ Result<SliceWeights> MakeSliceWeights(const SliceConfig& c) {
       CAPPLAN_ASSIGN_OR_RETURN(L.wkv_a, Linear(&lr, c.kv_lora_rank + c.qk_rope, c.hidden, af, g));
       L.kv_a_norm = lr.Norm(c.kv_lora_rank);
       // Absorbed W_UK / W_UV stay BF16: engines fold them into the attention
-      // kernels' BF16 MMAs (FlashMLA's absorbed form, kernels.md 1.2).
+      // kernels' BF16 MMAs (FlashMLA's absorbed "MQA mode", deepseek-ai/FlashMLA
+      // README.md).
       L.w_uk = lr.Bf16Matrix(c.q_heads * c.qk_nope, c.kv_lora_rank);
       L.w_uv = lr.Bf16Matrix(c.q_heads * c.kv_lora_rank, c.v_head_dim);
       CAPPLAN_ASSIGN_OR_RETURN(L.wo, Linear(&lr, c.hidden, c.q_heads * c.v_head_dim, af, g));

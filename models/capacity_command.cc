@@ -4,7 +4,7 @@
 #include <ostream>
 #include <sstream>
 
-#include "calibrate/profile.h"
+#include "hw/profile.h"
 #include "common/json_util.h"
 #include "models/capacity_report.h"
 #include "models/commands.h"
@@ -24,6 +24,23 @@ Status CheckFlagRange(const char* flag, double v, double lo, double hi) {
     return Status::Usage(os.str());
   }
   return Status::Ok();
+}
+
+// What `--weights fp8|int4` re-quantizes for each shipped card.
+void PrintQuantizedSets(std::ostream& out) {
+  out << "\n--weights fp8|int4 re-quantizes, per shipped card (the rest keeps its checkpoint "
+         "format; embeddings, LM head, routers and norms stay BF16):\n";
+  for (const std::string& name : ShippedModelNames()) {
+    auto card = LoadModelCard(name);
+    if (!card.ok()) continue;
+    out << "  " << name << ":";
+    for (const char* f : {"fp8", "int4"}) {
+      out << "  " << f << " =";
+      for (Component c : card->QuantizedBy(f)) out << " " << ComponentName(c);
+      out << ";";
+    }
+    out << "\n";
+  }
 }
 
 Status RunCapacity(const std::vector<std::string>& args, CommandContext& ctx) {
@@ -67,6 +84,7 @@ Status RunCapacity(const std::vector<std::string>& args, CommandContext& ctx) {
   CAPPLAN_RETURN_IF_ERROR(ParseCommandLine("capacity", args, desc, nullptr, &vm));
   if (vm.count("help")) {
     *ctx.out << "usage: capplan capacity --model NAME|PATH --gpus N [--tp N] [options]\n" << desc;
+    PrintQuantizedSets(*ctx.out);
     return Status::Ok();
   }
   const bool table = vm.count("table") > 0;

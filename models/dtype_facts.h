@@ -16,7 +16,7 @@ namespace capplan {
 struct DtypeFacts {
   std::map<Dtype, int> bits;                        // bits per element
   std::map<std::string, WeightFormat> requantize;   // "bf16" | "fp8" | "int4"
-  // KV cache layouts (engine-memory.md 2.1).
+  // KV cache layouts (SGLang memory_pool.py; DSA FP8 layout of the NSA backend).
   int dsa_fp8_scale_block = 0;   // latent elements per fp32 scale
   int dsa_fp8_scale_bytes = 0;
   Dtype dsa_fp8_rope_dtype = Dtype::kBf16;

@@ -44,7 +44,8 @@ int64_t EngineDefaults::PageSize(bool sparse_attention) const {
 }
 
 int64_t EngineDefaults::MaxRunningRequests(int64_t kv_tokens, int64_t context_len) const {
-  const int64_t by_context = kv_tokens / std::max<int64_t>(1, context_len) * max_running_per_context;
+  const int64_t by_context =
+      kv_tokens / std::max<int64_t>(1, context_len) * max_running_per_context;
   return std::min(std::max(by_context, max_running_min), max_running_max);
 }
 
@@ -171,7 +172,8 @@ Status ParseMemory(JsonObject& m, EngineProfile* p) {
   const std::string pre = "memory.";
   std::string rule;
   CAPPLAN_RETURN_IF_ERROR(m.Get("rule", &rule, true));
-  CAPPLAN_RETURN_IF_ERROR(m.CheckOneOf("rule", rule, {"sglang_static_fraction", "vllm_profile_run"}));
+  CAPPLAN_RETURN_IF_ERROR(
+      m.CheckOneOf("rule", rule, {"sglang_static_fraction", "vllm_profile_run"}));
   o.kind = rule == "vllm_profile_run" ? MemoryRuleKind::kVllmProfileRun
                                       : MemoryRuleKind::kSglangStaticFraction;
   CAPPLAN_RETURN_IF_ERROR(m.Get("rule_source", &p->rule_source, true));
@@ -179,8 +181,8 @@ Status ParseMemory(JsonObject& m, EngineProfile* p) {
   CAPPLAN_RETURN_IF_ERROR(GetSourced(m, pre, "nvls_default", &o.nvls_default, &s));
   CAPPLAN_RETURN_IF_ERROR(GetSourced(m, pre, "nvls_min_tp", &o.nvls_min_tp, &s));
   CAPPLAN_RETURN_IF_ERROR(GetSourced(m, pre, "mla_absorbed_copies", &o.mla_absorbed_copies, &s));
-  CAPPLAN_RETURN_IF_ERROR(GetSourced(m, pre, "rotary_cache_bytes_per_element",
-                                     &o.rotary_cache_bytes_per_element, &s));
+  CAPPLAN_RETURN_IF_ERROR(
+      GetSourced(m, pre, "rotary_cache_bytes_per_element", &o.rotary_cache_bytes_per_element, &s));
   CAPPLAN_RETURN_IF_ERROR(GetSourced(m, pre, "vocab_pad_multiple", &o.vocab_pad_multiple, &s));
   CAPPLAN_RETURN_IF_ERROR(m.CheckRange("vocab_pad_multiple", o.vocab_pad_multiple, 1, 4096));
   CAPPLAN_RETURN_IF_ERROR(ParseCopies(m, p));

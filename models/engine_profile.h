@@ -94,7 +94,7 @@ struct EngineProfile {
   std::string knob;     // "mem_fraction_static"
   std::string version;  // the entry's version, "0.4.6"
   std::array<int, 3> version_triple{};
-  std::string source;   // the entry's source
+  std::string source;  // the entry's source
   std::string rule_source;
   EngineDefaults defaults;
   EngineMemoryRule memory;

@@ -57,13 +57,15 @@ Result<double> SglangDefaultFraction(const EngineProfile& prof, int64_t reported
   }
   if (b == nullptr) {
     return Status::Invalid("no SGLang " + prof.version + " mem_fraction_static rule for a " +
-                           Gib(reported_bytes) + " GiB GPU in models/engines/sglang.json; pass "
+                           Gib(reported_bytes) +
+                           " GiB GPU in models/engines/sglang.json; pass "
                            "--mem-fraction");
   }
   const int pp = 1;  // pipeline parallelism is not modeled
   double reserve = b->base_mib + l.tp * pp * b->per_tp_pp_mib;
   if (b->kind == "itemized") {
-    reserve += std::max<double>(r.chunked, b->chunked_prefill_min) * b->chunked_prefill_mib_per_token;
+    reserve +=
+        std::max<double>(r.chunked, b->chunked_prefill_min) * b->chunked_prefill_mib_per_token;
     reserve += r.cgbs * b->cuda_graph_mib_per_bs;
     if (l.dp_attention) {
       reserve += static_cast<double>(r.cgbs) * l.dp * b->dp_mib_per_bs_rank;
@@ -144,8 +146,8 @@ int64_t VllmActivationBytes(const ModelCard& c, const ParallelLayout& l, const E
   const int64_t seqs = prof.defaults.max_running_min;
   const int64_t vocab = RoundUp(c.vocab_size, m.vocab_pad_multiple);
   const int64_t hidden = tokens * c.hidden_size * kActivationBytes;
-  const int64_t sampler =
-      static_cast<int64_t>(std::llround(seqs * static_cast<double>(vocab) * m.sampler_bytes_per_element));
+  const int64_t sampler = static_cast<int64_t>(
+      std::llround(seqs * static_cast<double>(vocab) * m.sampler_bytes_per_element));
   int64_t dense = 0;
   if (c.NumDenseLayers() > 0) {
     const int64_t ffn = c.intermediate_size / l.tp;
@@ -165,7 +167,8 @@ Result<Resolved> ResolveOptions(const ModelCard& card, const ParallelLayout& lay
   Resolved r;
   r.profile = er.profile;
   const EngineDefaults& d = er.profile->defaults;
-  r.chunked = opt.chunked_prefill_tokens > 0 ? opt.chunked_prefill_tokens : d.chunked_prefill_tokens;
+  r.chunked =
+      opt.chunked_prefill_tokens > 0 ? opt.chunked_prefill_tokens : d.chunked_prefill_tokens;
   r.cgbs = opt.cuda_graph_max_bs > 0 ? opt.cuda_graph_max_bs : d.CudaGraphMaxBs(layout.tp);
   r.page = opt.page_size > 0 ? opt.page_size : d.PageSize(card.index_topk > 0);
   r.nvls = opt.nvls.value_or(er.profile->memory.nvls_default) &&
@@ -220,8 +223,8 @@ int64_t MemoryPlan::Term(const std::string& key) const {
 Result<MemoryPlan> PlanMemory(const ModelCard& card, const ParallelLayout& layout,
                               const PrecisionChoice& choice, const EngineMemoryOptions& opt,
                               const DeviceMemory& device, int64_t context_tokens) {
-  CAPPLAN_ASSIGN_OR_RETURN(MemoryPlan p, PlanMemoryAllowShortfall(card, layout, choice, opt,
-                                                                  device, context_tokens));
+  CAPPLAN_ASSIGN_OR_RETURN(
+      MemoryPlan p, PlanMemoryAllowShortfall(card, layout, choice, opt, device, context_tokens));
   if (p.weights_shortfall_bytes > 0) {
     char frac[16];
     std::snprintf(frac, sizeof frac, "%.3f", p.mem_fraction);
@@ -271,14 +274,14 @@ Result<MemoryPlan> PlanMemoryAllowShortfall(const ModelCard& card, const Paralle
     if (opt.mem_fraction) {
       p.mem_fraction = *opt.mem_fraction;
     } else {
-      CAPPLAN_ASSIGN_OR_RETURN(p.mem_fraction, SglangDefaultFraction(prof, device.reported_bytes,
-                                                                     layout, opt, r));
+      CAPPLAN_ASSIGN_OR_RETURN(p.mem_fraction,
+                               SglangDefaultFraction(prof, device.reported_bytes, layout, opt, r));
     }
     t.push_back({"startup_bytes", "CUDA context and driver reserve before the engine starts",
                  m.startup_bytes, prof.SourceOf("memory.startup_bytes")});
-    t.push_back({"communicator_bytes", "NCCL communicators and custom all-reduce buffers", comm,
-                 prof.SourceOf(layout.tp > 1 ? "memory.dist_init_bytes"
-                                             : "memory.dist_init_tp1_bytes")});
+    t.push_back(
+        {"communicator_bytes", "NCCL communicators and custom all-reduce buffers", comm,
+         prof.SourceOf(layout.tp > 1 ? "memory.dist_init_bytes" : "memory.dist_init_tp1_bytes")});
     const double total = static_cast<double>(device.reported_bytes - m.startup_bytes - comm - nvls);
     weight_room = total * p.mem_fraction;
     kv_room = weight_room - p.weights_resident_bytes;
@@ -293,10 +296,9 @@ Result<MemoryPlan> PlanMemoryAllowShortfall(const ModelCard& card, const Paralle
                  prof.SourceOf("memory.sampler_bytes_per_element") + "; " +
                      prof.SourceOf("memory.activation_base_bytes") +
                      (card.IsMoe() ? "; " + prof.SourceOf("memory.moe_workspace") : "")});
-    t.push_back({"communicator_bytes", "non-torch memory: NCCL and custom all-reduce buffers",
-                 comm,
-                 prof.SourceOf(layout.tp > 1 ? "memory.non_torch_bytes"
-                                             : "memory.non_torch_tp1_bytes")});
+    t.push_back(
+        {"communicator_bytes", "non-torch memory: NCCL and custom all-reduce buffers", comm,
+         prof.SourceOf(layout.tp > 1 ? "memory.non_torch_bytes" : "memory.non_torch_tp1_bytes")});
     weight_room = requested - act - comm - nvls;
     kv_room = weight_room - p.weights_resident_bytes;
     reserved_pages = m.null_block_pages;

@@ -37,7 +37,7 @@ struct WeightFormat {
   Dtype scale_dtype = Dtype::kBf16;  // FP8 block scales are fp32
 };
 
-// Weight groups a deployment can quantize separately (issue #2).
+// Weight groups a deployment can quantize separately.
 enum class Component {
   kAttention,      // q/kv projections incl. MLA low-rank, o_proj, DSA indexer
   kExperts,        // routed experts

@@ -99,7 +99,7 @@ LocalShape ShardTensor(const ModelCard& card, const WeightTensor& t, const Paral
     case ShardKind::kAttnRow: s.k = CeilDiv(t.k, attn_tp); break;
     case ShardKind::kKvHeads: {
       // SGLang get_num_kv_heads: max(1, kv_heads // tp); replicated when
-      // kv_heads < tp (engine-memory.md 2.1).
+      // kv_heads < tp (SGLang get_num_kv_heads = max(1, kv_heads // tp)).
       const int64_t heads = std::max<int64_t>(1, card.num_kv_heads / attn_tp);
       s.n = heads * card.head_dim;
       break;

@@ -164,7 +164,8 @@ Result<KvLayout> ComputeKvLayout(const ModelCard& card, const ParallelLayout& la
   out.dtype = kv;
   if (card.attention == AttentionKind::kMla) {
     // The latent (kv_lora) and the rope key are replicated on every
-    // attention rank (engine-memory.md 2.1: not divided by TP).
+    // attention rank (SGLang profile_max_num_token: the MLA cell is not
+    // divided by TP).
     const int64_t lora = card.kv_lora_rank, rope = card.qk_rope_head_dim;
     if (kv == Dtype::kFp8E4m3 && card.index_topk > 0) {
       // DSA FP8 layout (non-trtllm): fp8 latent + fp32 scale per 128 + rope in BF16.

@@ -23,7 +23,8 @@ struct ReportOptions {
   std::vector<std::string> baselines;
   std::optional<double> usd_per_gpu_hour;  // overrides the summaries' price
   // Which tokens the Pareto chart's y axis counts: "output" or "total"
-  // (input + output), see conventions.md on InferenceMAX issue #293.
+  // (input + output); readers take "throughput" as output-only unless told
+  // (https://github.com/SemiAnalysisAI/InferenceX/issues/293).
   std::string pareto_tokens = "output";
 };
 

@@ -37,7 +37,7 @@ std::string RenderMarkdown(const Analysis& a, const std::vector<Table>& tables) 
   return os.str();
 }
 
-std::string RenderCsv(const Analysis& a, const std::vector<Table>& tables) {
+std::string RenderCsv(const Analysis& /*a*/, const std::vector<Table>& tables) {
   std::ostringstream os;
   os << "table,row,column,value\n";
   for (const auto& t : tables) {

@@ -216,7 +216,8 @@ Result<Summary> ParseSummary(const nlohmann::json& doc, const std::string& origi
   CAPPLAN_RETURN_IF_ERROR(root.Get("output_throughput", &s.output_throughput, true));
   if (s.output_throughput < 0) return root.Error("output_throughput", "must be >= 0");
   CAPPLAN_RETURN_IF_ERROR(root.Get("total_token_throughput", &s.total_token_throughput));
-  // Per-GPU figures follow InferenceMAX (conventions.md): throughput / GPUs.
+  // Per-GPU figures follow InferenceMAX (utils/process_result.py in
+  // SemiAnalysisAI/InferenceX): throughput / GPUs.
   s.output_throughput_per_gpu = s.output_throughput / s.gpus;
   s.total_token_throughput_per_gpu = s.total_token_throughput / s.gpus;
   CAPPLAN_RETURN_IF_ERROR(root.Get("output_throughput_per_gpu", &s.output_throughput_per_gpu));

@@ -143,7 +143,8 @@ std::vector<Table> BuildTables(const Analysis& a) {
              {}};
   Table lat{"latency",
             "Latency percentiles (ms)",
-            "TTFT, TPOT (request-weighted), ITL (token-weighted), E2E per conventions.md.",
+            "TTFT, TPOT (request-weighted), ITL (token-weighted), E2E as the vLLM and "
+            "SGLang serving benchmarks define them.",
             {"configuration", "concurrency", "metric", "mean_ms", "median_ms", "p90_ms", "p99_ms"},
             {}};
   Table cost{

@@ -43,7 +43,7 @@ Status RunSimulate(const std::vector<std::string>& args, CommandContext& ctx) {
   }
   std::vector<std::string> sets;
   if (vm.count("set")) sets = vm["set"].as<std::vector<std::string>>();
-  // PD scenarios (`pd` instead of `deployment`) run through sim/pd (issue #10).
+  // PD scenarios (`pd` instead of `deployment`) run through sim/pd.
   if (IsPdScenarioFile(vm["scenario"].as<std::string>())) {
     PdCommandOptions pdo;
     if (vm.count("out")) pdo.out_dir = vm["out"].as<std::string>();

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <sstream>
 
+#include "hw/op_pricing.h"
+
 namespace capplan {
 
 const char* BoundName(Bound b) {
@@ -90,69 +92,64 @@ class RooflineCostModel : public CostModel {
     return m->latency_s + op.message_bytes * factor / m->bus_bandwidth_bytes_per_s;
   }
 
-  double Rate(Dtype d) const {
+  static MathFormat Format(Dtype d) {
     switch (d) {
-      case Dtype::kFp8E4m3: return p_.fp8_flops_per_s;
-      case Dtype::kFp32: return p_.fp32_flops_per_s;
-      default: return p_.bf16_flops_per_s;  // bf16, fp16, and W4A16 (16-bit MMA)
+      case Dtype::kFp8E4m3: return MathFormat::kFp8;
+      case Dtype::kFp32: return MathFormat::kFp32;
+      case Dtype::kInt4: return MathFormat::kInt4;
+      default: return MathFormat::k16Bit;
     }
   }
 
-  // Which efficiency curves an op uses, and the compute-shape variable.
-  std::pair<const OpEfficiency*, double> Curves(const Op& op) const {
-    const char* key = "elementwise";
-    double x = static_cast<double>(std::max<int64_t>(op.m, 1));
+  // The op as hw/op_pricing.h classifies it (one rule for the simulator and
+  // for calibration).
+  static OpPricingInput PricingInput(const Op& op) {
+    OpPricingInput in;
+    in.weights = Format(op.weight_dtype);
+    in.compute = Format(op.compute_dtype);
+    in.m = static_cast<double>(op.m);
+    in.groups = static_cast<double>(op.groups);
+    in.heads = static_cast<double>(op.heads);
+    in.q_tokens = static_cast<double>(op.q_tokens);
     switch (op.kind) {
       case OpKind::kGemm:
       case OpKind::kRouter:
       case OpKind::kEmbedding:
-      case OpKind::kSampling:
-        key = op.weight_dtype == Dtype::kInt4                                         ? "gemm_int4"
-              : (op.weight_dtype == Dtype::kFp8E4m3 && op.compute_dtype == Dtype::kFp8E4m3) ? "gemm_fp8"
-                                                                                     : "gemm_bf16";
-        break;
-      case OpKind::kGroupedGemm:
-        key = "grouped_gemm";
-        x = op.groups > 0 ? static_cast<double>(op.m) / op.groups : x;
-        break;
+      case OpKind::kSampling: in.family = OpFamily::kDenseGemm; break;
+      case OpKind::kGroupedGemm: in.family = OpFamily::kGroupedGemm; break;
       case OpKind::kAttentionDecode:
       case OpKind::kMlaDecode:
       case OpKind::kDsaIndexer:
-      case OpKind::kKvVerify:
-        key = "attention_decode";
-        x = static_cast<double>(std::max(op.heads, 1)) * std::max<int64_t>(op.q_tokens, 1);
-        break;
+      case OpKind::kKvVerify: in.family = OpFamily::kAttentionDecode; break;
       case OpKind::kAttentionPrefill:
-      case OpKind::kMlaPrefill:
-        key = "attention_prefill";
-        x = static_cast<double>(std::max<int64_t>(op.q_tokens, 1));
-        break;
-      default:
-        break;
+      case OpKind::kMlaPrefill: in.family = OpFamily::kAttentionPrefill; break;
+      default: in.family = OpFamily::kElementwise; break;
     }
-    auto it = p_.efficiency.find(key);
-    return {&it->second, x};
+    return in;
   }
 
   std::pair<double, double> ComputeAndMemorySeconds(const Op& op,
                                                     std::set<std::string>* warnings) const {
-    const auto [eff, x] = Curves(op);
+    const OpPricing pricing = PriceOp(PricingInput(op), p_);
+    const OpEfficiency* eff = &p_.efficiency.at(pricing.efficiency_class);
+    const double x = pricing.x;
     double tc = 0, tm = 0;
     if (op.flops > 0) {
-      tc = op.flops / (Rate(op.compute_dtype) * eff->compute.At(x));
-      if (op.weight_dtype == Dtype::kInt4) tc *= 1 + p_.int4_dequant_compute_overhead;
-      if (warnings != nullptr && !eff->compute.InRange(x)) Warn(op, "compute", eff->compute, x, warnings);
+      tc = op.flops / (pricing.peak_flops_per_s * eff->compute.At(x));
+      if (warnings != nullptr && !eff->compute.InRange(x)) {
+        Warn(op, "compute", eff->compute, warnings);
+      }
     }
     if (op.bytes > 0) {
       tm = op.bytes / (p_.hbm_bytes_per_s * eff->memory.At(op.bytes));
       if (warnings != nullptr && !eff->memory.InRange(op.bytes)) {
-        Warn(op, "memory", eff->memory, op.bytes, warnings);
+        Warn(op, "memory", eff->memory, warnings);
       }
     }
     return {tc, tm};
   }
 
-  static void Warn(const Op& op, const char* which, const EfficiencyCurve& c, double x,
+  static void Warn(const Op& op, const char* which, const EfficiencyCurve& c,
                    std::set<std::string>* warnings) {
     std::ostringstream os;
     os << "op '" << op.name << "' (" << OpKindName(op.kind) << "): " << which << " shape "

@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "calibrate/profile.h"
+#include "hw/profile.h"
 #include "common/registry.h"
 #include "common/status.h"
 #include "models/ops.h"

@@ -1,5 +1,6 @@
 // Serving-benchmark statistics as vLLM and SGLang compute them
-// (../shared/facts/conventions.md): request-weighted TTFT/TPOT/E2EL with
+// (vllm-project/vllm vllm/benchmarks/serve.py, sgl-project/sglang
+// python/sglang/bench_serving.py): request-weighted TTFT/TPOT/E2EL with
 // numpy-style linearly interpolated percentiles, and token-weighted ITL.
 // ITL is pooled over every token of every request, which is too many samples
 // to keep for a 100k-request run, so it goes into a log histogram: 128

@@ -9,7 +9,7 @@
 #include <memory>
 #include <vector>
 
-#include "calibrate/profile.h"
+#include "hw/profile.h"
 #include "common/status.h"
 #include "models/card.h"
 #include "models/types.h"

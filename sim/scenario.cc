@@ -6,6 +6,8 @@
 
 #include "common/json_util.h"
 #include "models/engine_profile.h"
+#include "sim/router.h"
+#include "sim/scheduler.h"
 #include "sim/simulate.h"
 
 namespace capplan {
@@ -68,10 +70,10 @@ Status ParseDeployment(JsonObject& d, DeploymentSpec* o) {
   CAPPLAN_RETURN_IF_ERROR(d.CheckOneOf("phase", o->phase, {"both", "decode_only", "prefill_only"}));
   CAPPLAN_RETURN_IF_ERROR(d.Get("scheduler", &o->scheduler));
   if (!o->scheduler.empty()) {
-    CAPPLAN_RETURN_IF_ERROR(d.CheckOneOf("scheduler", o->scheduler, {"sglang", "vllm"}));
+    CAPPLAN_RETURN_IF_ERROR(d.CheckOneOf("scheduler", o->scheduler, Schedulers().Names()));
   }
   CAPPLAN_RETURN_IF_ERROR(d.Get("router", &o->router));
-  CAPPLAN_RETURN_IF_ERROR(d.CheckOneOf("router", o->router, {"round_robin", "least_kv"}));
+  CAPPLAN_RETURN_IF_ERROR(d.CheckOneOf("router", o->router, Routers().Names()));
   if (d.Has("overlap_schedule")) {
     bool b = false;
     CAPPLAN_RETURN_IF_ERROR(d.Get("overlap_schedule", &b));

@@ -24,21 +24,19 @@ Result<std::unique_ptr<ServingPool>> ServingPool::Create(uint8_t id, const SimCo
     return Status::Invalid("simulator: chunked_prefill_tokens must be >= 1, got " +
                            std::to_string(config.sched.chunked_prefill_tokens));
   }
-  if (config.router != "round_robin" && config.router != "least_kv") {
-    return Status::Usage("unknown router '" + config.router + "'; known: least_kv, round_robin");
-  }
+  CAPPLAN_ASSIGN_OR_RETURN(RouterFn router, Routers().Find(config.router));
   CAPPLAN_ASSIGN_OR_RETURN(SchedulerFactory f, Schedulers().Find(config.scheduler));
   SchedulerConfig sched = config.sched;
   sched.retract_to_host = options.reserve_before_admit;
-  return std::make_unique<ServingPool>(id, config, specs, pricer, f(sched), queue, options,
-                                       listener);
+  return std::make_unique<ServingPool>(id, config, specs, pricer, f(sched), router, queue,
+                                       options, listener);
 }
 
 ServingPool::ServingPool(uint8_t id, const SimConfig& c, const std::vector<SimRequestSpec>& specs,
-                         StepPricer& pricer, std::unique_ptr<Scheduler> sched, EventQueue* queue,
-                         PoolOptions options, PoolListener* listener)
+                         StepPricer& pricer, std::unique_ptr<Scheduler> sched, RouterFn router,
+                         EventQueue* queue, PoolOptions options, PoolListener* listener)
     : id_(id), cfg_(c), pricer_(pricer), sched_(std::move(sched)), q_(queue), opts_(options),
-      listener_(listener) {
+      listener_(listener), router_(router) {
   res_.requests.resize(specs.size());
   for (size_t i = 0; i < specs.size(); ++i) {
     ReqState& r = res_.requests[i];
@@ -162,32 +160,19 @@ void ServingPool::Abandon(int32_t idx, int64_t now_ns) {
 }
 
 int ServingPool::Route() {
-  if (cfg_.router == "least_kv") {
-    int best = 0;
-    int64_t best_load = INT64_MAX;
-    for (size_t i = 0; i < replicas_.size(); ++i) {
-      int64_t load = 0;
-      for (const auto& rk : replicas_[i].ranks) load += Load(rk);
-      if (load < best_load) {
-        best_load = load;
-        best = static_cast<int>(i);
-      }
-    }
-    return best;
-  }
-  return static_cast<int>(next_replica_++ % replicas_.size());
+  return router_(static_cast<int>(replicas_.size()),
+                 [&](int i) {
+                   int64_t load = 0;
+                   for (const auto& rk : replicas_[i].ranks) load += Load(rk);
+                   return load;
+                 },
+                 &next_replica_);
 }
 
 int ServingPool::PickRank(Replica& rep) {
   if (rep.ranks.size() == 1) return 0;
-  if (cfg_.router == "least_kv") {
-    int best = 0;
-    for (size_t i = 1; i < rep.ranks.size(); ++i) {
-      if (Load(rep.ranks[i]) < Load(rep.ranks[best])) best = static_cast<int>(i);
-    }
-    return best;
-  }
-  return static_cast<int>(rep.next_rank++ % rep.ranks.size());
+  return router_(static_cast<int>(rep.ranks.size()),
+                 [&](int i) { return Load(rep.ranks[i]); }, &rep.next_rank);
 }
 
 void ServingPool::WakeUp(int rep_i) {

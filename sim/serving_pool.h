@@ -30,6 +30,7 @@
 
 #include "common/status.h"
 #include "sim/event_queue.h"
+#include "sim/router.h"
 #include "sim/scheduler.h"
 #include "sim/sim_state.h"
 #include "sim/simulator.h"
@@ -60,8 +61,8 @@ class ServingPool {
                                                      PoolOptions options = {},
                                                      PoolListener* listener = nullptr);
   ServingPool(uint8_t id, const SimConfig& config, const std::vector<SimRequestSpec>& specs,
-              StepPricer& pricer, std::unique_ptr<Scheduler> sched, EventQueue* queue,
-              PoolOptions options, PoolListener* listener);
+              StepPricer& pricer, std::unique_ptr<Scheduler> sched, RouterFn router,
+              EventQueue* queue, PoolOptions options, PoolListener* listener);
 
   // Client arrivals at the specs' times, in arrival order (each arrival
   // schedules the next; the concurrency cap applies).
@@ -94,7 +95,7 @@ class ServingPool {
     bool schedule_pending = false;
     bool reserve_pending = false;
     int64_t step_start_ns = 0;
-    int64_t next_rank = 0;  // round-robin cursor over ranks
+    uint64_t next_rank = 0;  // round-robin cursor over ranks
   };
 
   void Push(int64_t t, EventClass cls, int64_t target) { q_->Push(t, cls, target, id_); }
@@ -136,6 +137,7 @@ class ServingPool {
   int64_t now_ = 0;
   int64_t admit_counter_ = 0;
   int64_t done_ = 0;
+  RouterFn router_ = nullptr;
   uint64_t next_replica_ = 0;
   int64_t transfer_pages_ = 0;  // reserved before the KV arrived, or held for sending
   std::vector<int32_t> failed_;

@@ -1,6 +1,7 @@
 // RunScenario: scenario -> model shard + memory plan (models/) -> KV pools,
 // scheduler, memoized step pricer -> DES (sim/simulator.h) -> summary keys
-// per sim/simulate.h and ../shared/facts/conventions.md.
+// per sim/simulate.h (metric names as vLLM's and SGLang's serving
+// benchmarks report them).
 #include "sim/simulate.h"
 
 #include <algorithm>
@@ -8,7 +9,7 @@
 #include <optional>
 #include <sstream>
 
-#include "calibrate/profile.h"
+#include "hw/profile.h"
 #include "common/data_path.h"
 #include "common/json_util.h"
 #include "models/engine_profile.h"
@@ -16,6 +17,7 @@
 #include "models/ops.h"
 #include "sim/cost_model.h"
 #include "sim/metrics.h"
+#include "sim/prediction_intervals.h"
 #include "sim/prepared_run.h"
 #include "sim/scenario.h"
 #include "sim/simulator.h"
@@ -338,7 +340,9 @@ Result<RunResult> RunScenario(const Scenario& sc, const RunOptions& options) {
   CAPPLAN_ASSIGN_OR_RETURN(std::unique_ptr<PreparedRun> prep, PrepareRun(sc, options));
   auto sim_r = Simulate(prep->config(), prep->specs(), prep->pricer());
   if (!sim_r.ok()) return sim_r.status().WithPrefix(sc.origin);
-  return prep->Summarize(*sim_r);
+  RunResult r = prep->Summarize(*sim_r);
+  CAPPLAN_RETURN_IF_ERROR(AddPredictionIntervals(&r.summary));
+  return r;
 }
 
 }  // namespace capplan

@@ -36,7 +36,7 @@ const StepCost& ModelStepPricer::Price(const StepWork& work) {
   BuildStepOps(*model_, b, &ops_);
   if (opt_.kv_verify && n > 0) {
     // Tags of every page the decode step reads, every layer, checked by a
-    // separate kernel before attention (kernels.md 6.3).
+    // separate kernel before attention (engine/page_tag.h).
     Op v;
     v.kind = OpKind::kKvVerify;
     v.op_class = OpClass::kAttention;

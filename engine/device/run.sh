@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The one-call device script (issue #4): on the H200 machine, in one call,
+# The one-call device script: on the H200 machine, in one call,
 #   1. builds the kernels (Release, sm_90a) unless a carried build is given,
 #   2. runs the gpu-labelled tests (log: $OUT/gpu_tests.log),
 #   3. times every registered kernel suite over its shape sweep under a time

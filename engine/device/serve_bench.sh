@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Engine serve-bench runs for the one-call device script (issue #6), called
+# Engine serve-bench runs for the one-call device script, called
 # from engine/device/run.sh. Matrix: Kimi K2.6 and GLM-5.2 TP8 slices x
 # BF16/FP8 KV x INT4/FP8 weights x kv_integrity none/verify x concurrency
 # 1/8/64, each a short closed-loop run, most important first:

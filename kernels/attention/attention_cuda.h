@@ -2,7 +2,9 @@
 // with CAPPLAN_HAVE_CUDA). Every pointer is a device pointer; every launch
 // goes to the default stream and returns the launch status without
 // synchronising. Planning (split counts, workspace size) happens on the host
-// before the launches, FlashInfer plan/run style (kernels.md 7.3).
+// before the launches, FlashInfer plan/run style (FlashInfer's v0.2
+// release post: flashinfer-ai/flashinfer-ai.github.io
+// _posts/2024-12-12-flashinfer-v02-release.md).
 #ifndef CAPPLAN_KERNELS_ATTENTION_ATTENTION_CUDA_H_
 #define CAPPLAN_KERNELS_ATTENTION_ATTENTION_CUDA_H_
 

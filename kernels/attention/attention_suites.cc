@@ -1,6 +1,6 @@
 // Measurement suites for the attention-side kernels. Each suite sweeps its
-// kernel over shapes taken from the shipped model cards at TP8 (the 8xH200
-// deployment of the brief; attention_sweep.h), batch 1-256 and context
+// kernel over shapes taken from the shipped model cards at TP8 (one 8xH200
+// box, the deployment capplan plans for; attention_sweep.h), batch 1-256 and context
 // 256-128K, checks small cases against the CPU reference and times every
 // case with the CUDA event timer. In --dry-run the same suites run the CPU
 // references on tiny shapes and record CPU wall-clock time (file marked
@@ -25,7 +25,7 @@ namespace capplan::kernels {
 
 namespace {
 
-constexpr int kTp = 8;  // 8xH200 at TP8 (the brief's motivating deployment)
+constexpr int kTp = 8;  // 8xH200 at TP8 (the deployment capplan plans for)
 // Cap on KV tokens per timed case (batch * context): 8M tokens is 4 GB of
 // BF16 GQA KV (1 KV head, d=128) or 9.7 GB of MLA latent, enough to be far
 // past the 60 MB L2 and small enough to allocate and fill in milliseconds.
@@ -96,8 +96,9 @@ Status DecodeSuite(const SuiteOptions& o, MeasurementSink* sink) {
 Status MlaSuite(const SuiteOptions& o, MeasurementSink* sink) {
   CAPPLAN_ASSIGN_OR_RETURN(auto hs, CardShapes());
   std::vector<AttnCaseSpec> cases = DecodeCases(o, hs, true, false);
-  // DP-attention deployments keep all 64-128 heads on one rank (kernels.md
-  // 1.2: DeepSeek decodes with h_q = 128): a few small cases.
+  // DP-attention deployments keep all 64-128 heads on one rank (DeepSeek
+  // decodes with h_q = 128: deepseek-ai/FlashMLA
+  // docs/20250422-new-kernel-deep-dive.md): a few small cases.
   if (!o.dry_run && !o.quick) {
     for (int heads : {64, 128}) {
       for (int b : {1, 16}) {

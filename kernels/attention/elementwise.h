@@ -3,7 +3,7 @@
 //     pattern): h = x + residual; residual_out = h; y = h / rms(h) * w.
 //     Fused because both passes are HBM-bound: one read of x and residual
 //     instead of two round trips. Bytes: 2 reads + 2 writes of [n, d] BF16 +
-//     w; FLOPs ~4 n d. Roofline: HBM ("device copy" row of kernels.md).
+//     w; FLOPs ~4 n d. Roofline: HBM (the measured device copy).
 //   * SiLU-and-mul: y = silu(gate) * up from [n, 2d] (gate first), the MLP
 //     activation. Bytes: read 2nd, write nd, BF16. Roofline: HBM.
 //   * RoPE, rotate-half ("NeoX") form, in place on the rope_dim dims starting

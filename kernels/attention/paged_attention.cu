@@ -9,23 +9,25 @@
 //   * grid = (num_splits, kv_heads * head_tiles, rows), 128 threads. One CTA
 //     owns one KV head and up to 16 of the query heads that share it (the
 //     whole GQA group for group <= 16), so each KV byte is read once per
-//     CTA instead of once per query head (kernels.md 1.6). MLA with 64-128
-//     heads per rank uses 4-8 head tiles, each re-reading the latent (L2
+//     CTA instead of once per query head (as FlashInfer's tensor-core GQA
+//     decode does: https://flashinfer.ai/2024/02/02/introduce-flashinfer.html).
+//     MLA with 64-128 heads per rank uses 4-8 head tiles, each re-reading the latent (L2
 //     absorbs part of it); a tensor-core MLA kernel would keep all heads in
-//     one CTA (FlashMLA, kernels.md 1.2).
+//     one CTA (deepseek-ai/FlashMLA README.md).
 //   * split-KV (flash-decoding): when rows * kv_heads * head_tiles CTAs
 //     cannot fill ~2 per SM, the tokens are split and a combine kernel merges
 //     the partial (output, log-sum-exp) pairs. The plan is made on the host.
 //   * per 16-token tile: page-table lookups into shared memory, then K (and
-//     V) widened ONCE into a float shared-memory tile (the FP8 lesson of
-//     kernels.md 1.1: widen per tile, not per fragment); scores, online
+//     V) widened ONCE into a float shared-memory tile (FlashInfer's FP8 KV
+//     lesson, https://github.com/flashinfer-ai/flashinfer/pull/3485: widen per tile, not per
+//     fragment); scores, online
 //     softmax in base 2, and the output accumulator in shared memory.
 //   * FP8: k_scale folded into the softmax scale, v_scale applied once at
 //     the end.
 // Bytes (decode): KV = sum_rows ctx * kv_heads * (k_dim + v_dim) * elem
 // (MLA: ctx * 576 * elem), plus q, out, page table. FLOPs = 2 * sum ctx *
 // q_heads * (k_dim + v_dim). Roofline aimed at: HBM for GQA (target >= 75%
-// of measured copy at ctx >= 4k, kernels.md table); this FMA version with
+// of measured copy at ctx >= 4k); this FMA version with
 // scalar 1-2 byte loads will fall short of it, and MLA with many heads is
 // bound by FP32 FMA throughput (~67 TFLOP/s, not the 989 BF16 tensor rate).
 // Prefill rows re-read their prefix per query token (no query tiling): a

@@ -12,7 +12,7 @@
 // Verify: one thread per page-table entry; live entries compare the tag of
 // their physical page with (request, j, epoch) and append mismatches to a
 // capped buffer through an atomic counter. Runs as its own launch before
-// the decode step (kernels.md 6.3); attention kernels never read tags.
+// the decode step (engine/page_tag.h); attention kernels never read tags.
 // Bytes: batch * max_pages * 8 + live pages * 16. Roofline: HBM, but at
 // realistic sizes (<= ~1 MB) it is launch-bound: expect a few us.
 //

@@ -1,7 +1,8 @@
 // Paged KV cache layout, page tags, and the CPU references of the two
 // kernels that touch a whole page table: KV append and integrity verify.
 //
-// Layout ("NHD" per page, as FlashInfer's paged cache [kernels.md 1.1]):
+// Layout ("NHD" per page, as FlashInfer's paged cache,
+// https://flashinfer.ai/2024/02/02/introduce-flashinfer.html):
 //   K[page][slot][kv_head][k_dim], V[page][slot][kv_head][v_dim]
 // For MLA there is one "KV head" whose K row is latent(512) + rope(64) = 576
 // and V is the first 512 elements of the same row (absorbed form), so no V
@@ -9,10 +10,12 @@
 // Elements are BF16 (2 B) or FP8 E4M3 (1 B) with per-tensor (per-layer)
 // scales k_scale / v_scale: stored code = Fp8(x / scale). That is the scale
 // granularity FlashInfer's decode wrappers fold into the softmax scale
-// [kernels.md 1.1 S4c] and vLLM's default [1.4 S10]. FlashMLA's 656-byte
-// per-token layout (1x128 scales, BF16 rope) is NOT implemented here.
+// (flashinfer-ai/flashinfer flashinfer/decode.py) and vLLM's default
+// (vllm-project/vllm docs/features/quantization/quantized_kvcache.md).
+// FlashMLA's 656-byte per-token layout (1x128 scales, BF16 rope) is NOT
+// implemented here.
 //
-// Page tags (kernels.md 6.3): tags[physical_page] = (request, logical page,
+// Page tags (engine/page_tag.h): tags[physical_page] = (request, logical page,
 // epoch), stamped by append, checked by the verify kernel as a separate
 // launch before the decode step. Attention kernels never read tags. Physical
 // page 0 is the poison page: never a valid target for a live entry.
@@ -20,7 +23,7 @@
 // Bytes/FLOPs: append moves n_tokens * kv_heads * (k_dim + v_dim) * (2 in +
 // elem out) bytes plus 16 B per token for the tag (one per token, idempotent);
 // verify reads 4+4 B of page table + 16 B of tag per live page. Both are
-// HBM-bound, aiming at the "device copy" row of kernels.md's target table.
+// HBM-bound, aiming at >= 90% of the measured device-copy bandwidth.
 #ifndef CAPPLAN_KERNELS_ATTENTION_PAGED_KV_H_
 #define CAPPLAN_KERNELS_ATTENTION_PAGED_KV_H_
 

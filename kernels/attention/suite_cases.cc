@@ -258,7 +258,7 @@ Status RunVerifyCaseCpu(const SuiteOptions& o, const AttnCaseSpec& s, Measuremen
   return Status::Ok();
 }
 
-Status RunElementwiseCaseCpu(const SuiteOptions& o, const ElementwiseCaseSpec& s,
+Status RunElementwiseCaseCpu(const SuiteOptions& /*o*/, const ElementwiseCaseSpec& s,
                              MeasurementSink* sink) {
   MeasurementRecord rec = ElementwiseRecord(s);
   if (s.op == "rmsnorm") {

@@ -70,8 +70,8 @@ CAPPLAN_HD uint8_t FloatToFp8E4m3(float f) {
 CAPPLAN_HD float RoundToFp8E4m3(float f) { return Fp8E4m3ToFloat(FloatToFp8E4m3(f)); }
 
 // Scale granularity as a block shape over a row-major [rows, cols] tensor;
-// one FP32 scale per block (DeepGEMM keeps FP32 scales on SM90 [kernels.md
-// 3.2]). Blocks at the edges may be partial.
+// one FP32 scale per block (DeepGEMM keeps FP32 scales on SM90:
+// deepseek-ai/DeepGEMM README.md). Blocks at the edges may be partial.
 struct Fp8Blocking {
   int block_rows = 0;  // <= 0 means "all rows"
   int block_cols = 0;  // <= 0 means "all cols"

@@ -1,6 +1,6 @@
 // INT4 weight packing for weight-only quantised GEMMs (W4A16), following the
-// conventions in ../shared/facts/kernels.md 2.5 (type names from vLLM's
-// machete_utils, [S19] there):
+// common GPTQ/AWQ conventions (type names from vLLM's
+// vllm/model_executor/layers/quantization/utils/machete_utils.py):
 //   symmetric  ("uint4b8"): stored nibble q in 0..15 means (q - 8) * scale;
 //   asymmetric ("uint4")  : stored nibble q means (q - zero) * scale with a
 //                           per-group zero point 0..15.

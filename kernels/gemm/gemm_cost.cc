@@ -9,7 +9,8 @@ constexpr double kFp8Bytes = 1.0;
 constexpr double kInt4Bytes = 0.5;
 constexpr double kFp32Bytes = 4.0;
 // DeepSeek-V3 checkpoints: 128x128 weight blocks, 1x128 activation groups
-// (facts/models.md §1.1 sources; kernels.md §3.2).
+// (quantization_config of the DeepSeek-V3 config.json; deepseek-ai/DeepGEMM
+// README.md).
 constexpr int64_t kBlock = 128;
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }

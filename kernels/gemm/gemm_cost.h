@@ -15,7 +15,8 @@ namespace capplan::kernels {
 
 // How a weight matrix is stored. Activations are BF16 except for
 // kFp8Block128, whose activations are quantized FP8 with one FP32 scale per
-// token per 128 K values (DeepSeek/DeepGEMM "1x128", kernels.md §3.2).
+// token per 128 K values (DeepSeek/DeepGEMM "1x128", deepseek-ai/DeepGEMM
+// README.md).
 enum class GemmWeightFormat {
   kBf16,          // BF16 weights (W16A16)
   kFp8PerTensor,  // e4m3 weights and activations, one FP32 scale each (W8A8)

@@ -82,7 +82,8 @@ Result<GemmActivations> PrepareGemmActivations(const float* x, int m, int k,
       break;
     }
     case GemmWeightFormat::kFp8Block128: {
-      // 1x128: one scale per token per 128 K (DeepGEMM activations, kernels.md §3.2).
+      // 1x128: one scale per token per 128 K (DeepGEMM's activations,
+      // deepseek-ai/DeepGEMM README.md).
       CAPPLAN_ASSIGN_OR_RETURN(a.fp8, QuantizeFp8(x, m, k, Fp8Blocking::TokenGroup(128)));
       break;
     }

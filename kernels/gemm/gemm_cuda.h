@@ -16,10 +16,11 @@
 //    (989 TFLOPS dense ceiling) and every CTA repeats the INT4->BF16 dequant
 //    for each M tile, while FP8 W8A8 runs at 1979 TFLOPS with scales applied
 //    once per block; INT4 wins only where weight bytes dominate (4x fewer
-//    than BF16, 2x fewer than FP8; kernels.md §2.6).
+//    than BF16, 2x fewer than FP8).
 // The own kernel widens every operand to BF16 in shared memory and runs
 // BF16 tensor-core MMAs (WMMA 16x16x16), so it never reaches the FP8 rate:
-// it is the readable reference rung of the ladder in kernels.md §7.2, not
+// it is the readable reference rung of a reference-to-fast ladder (as in
+// HazyResearch/ThunderKittens kernels/gemm/educational_h100/README.md), not
 // DeepGEMM. Its cost per call is DenseGemmCost() (gemm_cost.h).
 #ifndef CAPPLAN_KERNELS_GEMM_GEMM_CUDA_H_
 #define CAPPLAN_KERNELS_GEMM_GEMM_CUDA_H_

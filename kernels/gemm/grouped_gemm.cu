@@ -3,11 +3,12 @@
 // 128x128 block scales (activations e4m3 with 1x128 scales), or prepacked
 // INT4 (W4A16, group 32/128, symmetric or asymmetric).
 //
-// Structure (kernels.md §7.2 "reference rung"): CTA tile 32(M) x 64(N),
+// Structure (the readable "reference rung", gemm_cuda.h): CTA tile 32(M) x 64(N),
 // K step 32, 4 warps each owning a 16x32 output piece as two WMMA 16x16x16
 // BF16 fragments with FP32 accumulators. Every K step loads the packed
 // operands from HBM, widens them to BF16 once per tile into shared memory
-// (FlashInfer's lesson: widen per tile, not per fragment, kernels.md §1.1),
+// (FlashInfer's lesson: widen per tile, not per fragment,
+// https://github.com/flashinfer-ai/flashinfer/pull/3485),
 // and feeds the tensor cores. Dequantized weights exist only in shared
 // memory, never in HBM.
 //
@@ -21,7 +22,7 @@
 // in general W4A16's ceiling is the BF16 tensor rate (989 TFLOPS dense) plus
 // per-CTA dequant ALU work repeated for every M tile, while a true FP8 GEMM
 // runs at the FP8 rate (1979 TFLOPS) with scales applied once per block
-// (kernels.md §2.6). INT4 only wins when bytes dominate: M <= ~16-64, where
+// (H200 dense peaks, NVIDIA datasheet). INT4 only wins when bytes dominate: M <= ~16-64, where
 // it moves 4x fewer weight bytes than BF16 and 2x fewer than FP8.
 //
 // Decode tuning: at M <= 32 one M tile covers the batch, so the grid is

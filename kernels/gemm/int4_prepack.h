@@ -7,7 +7,8 @@
 // are K/2 bytes apart, so a warp's loads touch 32 different cache lines. Here
 // each tile is 64 rows x 16 bytes = 1 KiB contiguous, so 64 threads load it
 // with one coalesced 16-byte access each (Marlin/Machete prepack for the
-// same reason, kernels.md §2.1-2.2; theirs also match MMA fragment order).
+// same reason: IST-DASLab/marlin README.md, vllm-project/vllm
+// csrc/quantization/machete/Readme.md; theirs also match MMA fragment order).
 //
 //   qweight (uint32): tile (nt, kt) starts at word ((nt * KT + kt) * 64) * 4;
 //     row r of the tile owns words [r*4, r*4+4); word w holds

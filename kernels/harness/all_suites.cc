@@ -7,8 +7,8 @@ void RegisterAllSuites() {
   if (done) return;
   done = true;
   RegisterAttentionSuites();
-  RegisterGemmSuites();  // Kernels II (kernels/gemm/gemm_suites.cc)
-  RegisterMoeSuites();   // Kernels II (kernels/moe/moe_suites.cc)
+  RegisterGemmSuites();  // kernels/gemm/gemm_suites.cc
+  RegisterMoeSuites();   // kernels/moe/moe_suites.cc
 }
 
 }  // namespace capplan::kernels

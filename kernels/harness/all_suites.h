@@ -9,8 +9,8 @@ void RegisterAllSuites();
 
 // Each kernel area defines its own registration function.
 void RegisterAttentionSuites();  // kernels/attention/attention_suites.cc
-void RegisterGemmSuites();       // kernels/gemm (Kernels II)
-void RegisterMoeSuites();        // kernels/moe (Kernels II)
+void RegisterGemmSuites();       // kernels/gemm/gemm_suites.cc
+void RegisterMoeSuites();        // kernels/moe/moe_suites.cc
 
 }  // namespace capplan::kernels
 

@@ -1,5 +1,5 @@
 // Output validation shared by every kernel test and measurement suite
-// (llm.c dev/cuda style, ../shared/facts/kernels.md 7.1): outputs are poisoned
+// (the style of karpathy/llm.c dev/cuda/common.h): outputs are poisoned
 // with NaN before a run so an unwritten element fails loudly, and every
 // element must satisfy |out - ref| <= atol + rtol * |ref|. Non-finite
 // reference entries are a mask (the reference itself says "undefined here").
@@ -33,7 +33,8 @@ CheckResult Check(const std::vector<float>& out, const std::vector<float>& ref, 
 // memset 0xff, which is NaN in FP32, BF16 and FP8 E4M3 alike.
 void Poison(float* data, size_t n);
 
-// Relative L2 error ||out - ref|| / ||ref|| (METHOD.md's summary figure).
+// Relative L2 error ||out - ref|| / ||ref||: one summary figure per output,
+// next to the per-element tolerance check above.
 double RelativeL2Error(const float* out, const float* ref, size_t n);
 
 }  // namespace capplan::kernels

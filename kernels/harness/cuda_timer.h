@@ -1,7 +1,8 @@
 // CUDA event timer (only with CAPPLAN_HAVE_CUDA): warm-up launches, then N
 // repeats, each preceded by an L2 flush (memset of a buffer >= 2x the L2
 // size, outside the timed region) so every repeat reads KV/weights from HBM
-// ("cold" timing as FlashInfer's nvbench runs do, kernels.md 1.1), each
+// ("cold" timing as FlashInfer's nvbench runs do,
+// https://flashinfer.ai/2024/02/02/introduce-flashinfer.html), each
 // repeat bracketed by its own event pair on the default stream.
 #ifndef CAPPLAN_KERNELS_HARNESS_CUDA_TIMER_H_
 #define CAPPLAN_KERNELS_HARNESS_CUDA_TIMER_H_

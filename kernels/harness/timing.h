@@ -1,6 +1,6 @@
 // Timing summaries and the CPU timer. Kernel times are reported as median
-// and 10th/90th percentiles of repeated runs (METHOD.md: median of many
-// repeats after warm-up); the CUDA event timer is in cuda_timer.h.
+// and 10th/90th percentiles of repeated runs after warm-up (the median
+// resists outliers from clocks and other work on the device); the CUDA event timer is in cuda_timer.h.
 #ifndef CAPPLAN_KERNELS_HARNESS_TIMING_H_
 #define CAPPLAN_KERNELS_HARNESS_TIMING_H_
 

@@ -13,7 +13,7 @@
 namespace capplan::kernels {
 namespace {
 
-constexpr int kGroup = 128;  // 1x128 activation groups (kernels.md §3.2)
+constexpr int kGroup = 128;  // 1x128 activation groups (deepseek-ai/DeepGEMM README.md)
 
 Status LaunchError(const char* what) {
   const cudaError_t e = cudaGetLastError();

@@ -1,6 +1,6 @@
 // MoE layer on the device (only with CAPPLAN_HAVE_CUDA), same math as
 // MoeForwardCpu (moe_cpu.h). Routing and the permutation are planned on the
-// host (the plan/run split of FlashInfer and DeepGEMM, kernels.md §7.3):
+// host (the plan/run split of FlashInfer's v0.2 wrappers and DeepGEMM):
 // Plan() uploads row groups and combine weights; Run() executes, with no
 // host decisions:
 //   gather rows by expert -> [FP8 1x128 quant] -> grouped gate_up GEMM ->

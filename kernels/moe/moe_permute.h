@@ -1,6 +1,6 @@
 // Token permutation by expert: the (token, slot) pairs the router produced
 // are grouped by expert so each expert's rows are contiguous (the
-// "contiguous" grouped-GEMM layout of DeepGEMM, kernels.md §3.2), and the
+// "contiguous" grouped-GEMM layout of deepseek-ai/DeepGEMM README.md), and the
 // inverse map lets the combine step gather each token's k outputs without
 // atomics (deterministic sums). Counting sort, stable: within an expert rows
 // keep token order.

@@ -10,8 +10,11 @@
 //       scored by the sum of their 2 best biased scores); the weights are the
 //       unbiased s of the picks, renormalized (norm_topk_prob), then times
 //       routed_scaling_factor.
-// Sources: DeepSeek-V3 / Kimi K2 / GLM-5 configs in facts/models.md §1.1
-// (scoring, n_group, routed_scaling_factor 2.5 / 2.827); the gating formula
+// Sources: the model configs (scoring, n_group, routed_scaling_factor 2.5 /
+// 2.827): DeepSeek-V3 config.json (deepseek-ai/DeepSeek-V3
+// inference/configs/config_671B.json), Kimi K2 (NVIDIA Megatron-Bridge
+// KimiK2Provider), GLM-5 (huggingface/transformers
+// src/transformers/models/glm_moe_dsa/configuration_glm_moe_dsa.py); the gating formula
 // is the DeepSeek-V3 reference inference code (MoEGate), re-derived here.
 // Ties pick the lower expert index, so routing is deterministic.
 //

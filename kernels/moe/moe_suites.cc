@@ -93,7 +93,7 @@ Status DrySuite(const SuiteOptions& opt, const SweepShapes& shapes, MeasurementS
   rc.num_experts = experts;
   rc.top_k = top_k;
   rc.scoring = MoeScoring::kSigmoid;
-  rc.routed_scaling_factor = 2.827;  // Kimi K2 (facts/models.md 1.1)
+  rc.routed_scaling_factor = 2.827;  // Kimi K2 config (moe_router.h)
   for (const Flavor& f : kFlavors) {
     CAPPLAN_ASSIGN_OR_RETURN(
         MoeWeights w, RandomMoeWeights(hidden, inter, experts, 1, f.format, 128, true, opt.seed));

@@ -20,7 +20,7 @@
 #include <cstdint>
 #include <string>
 
-#include "calibrate/profile.h"
+#include "hw/profile.h"
 #include "common/status.h"
 #include "models/card.h"
 #include "models/types.h"

@@ -2,10 +2,11 @@
 
 #include <algorithm>
 
-#include "calibrate/profile.h"
+#include "hw/profile.h"
 #include "models/card.h"
 #include "sim/event_queue.h"
 #include "sim/metrics.h"
+#include "sim/prediction_intervals.h"
 #include "sim/prepared_run.h"
 #include "sim/serving_pool.h"
 #include "sim/sim_state.h"
@@ -286,6 +287,7 @@ Result<PdRunResult> RunPd(const PdScenario& pd) {
       "the first token is not sampled by the prefill pool: it comes from the first decode step "
       "after the KV arrives",
       "a retracted decode request's KV goes to host memory and back without a priced copy"};
+  CAPPLAN_RETURN_IF_ERROR(AddPredictionIntervals(&s));
   out.summary = std::move(s);
   return out;
 }

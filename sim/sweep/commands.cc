@@ -128,6 +128,9 @@ Status RunSearchCommand(const std::vector<std::string>& args, CommandContext& ct
       "METRIC<=VALUE (repeatable), e.g. ttft_p90_ms<=2000 tpot_p90_ms<=50")(
       "objective", po::value<std::string>()->default_value("cost_per_million_output_tokens"),
       "cost_per_million_output_tokens | gpus | output_throughput_per_gpu")(
+      "pessimistic",
+      "check SLOs and rank by the unfavourable end of each prediction interval "
+      "(validation/intervals.json)")(
       "space", po::value<std::string>(), "search space JSON (sim/sweep/README.md)")(
       "set", po::value<std::vector<std::string>>()->composing(),
       "override a base-scenario field: dotted.path=value (repeatable)")(
@@ -154,6 +157,7 @@ Status RunSearchCommand(const std::vector<std::string>& args, CommandContext& ct
     opt.slos.push_back(std::move(slo));
   }
   CAPPLAN_ASSIGN_OR_RETURN(opt.objective, ParseObjective(vm["objective"].as<std::string>()));
+  opt.pessimistic = vm.count("pessimistic") > 0;
   opt.jobs = vm.count("jobs") ? vm["jobs"].as<int>() : 0;
   if (vm.count("jobs") && opt.jobs < 1) return Status::Usage("--jobs: must be >= 1");
   opt.progress = ctx.stderr_is_tty ? ctx.err : nullptr;

@@ -102,6 +102,7 @@ Result<SearchResult> RunSearch(const nlohmann::json& base, const std::string& or
   result.scenario_origin = origin;
   result.space_origin = space.origin;
   result.objective = options.objective;
+  result.pessimistic = options.pessimistic;
   result.paths = plan.paths;
   result.configs = static_cast<int64_t>(plan.points.size());
   result.top_n = space.top_n;
@@ -155,7 +156,7 @@ Result<SearchResult> RunSearch(const nlohmann::json& base, const std::string& or
         return summary.status().WithPrefix("config " + CanonicalPointJson(p.grid) + " at " +
                                            RateText(rate));
       }
-      CAPPLAN_ASSIGN_OR_RETURN(std::vector<SloCheck> checks, CheckSlos(options.slos, *summary));
+      CAPPLAN_ASSIGN_OR_RETURN(std::vector<SloCheck> checks, CheckSlos(options.slos, *summary, options.pessimistic));
       RateProbe rp;
       rp.met = AllMet(checks);
       rp.detail = {{"summary", std::move(*summary)}, {"checks", ChecksJson(checks)}};
@@ -222,12 +223,23 @@ Result<SearchResult> RunSearch(const nlohmann::json& base, const std::string& or
     }
     CAPPLAN_ASSIGN_OR_RETURN(f.output_throughput_per_gpu,
                              Number(f.summary, "output_throughput_per_gpu"));
+    // Pessimistic ranking: throughput at its interval's low end, and the cost
+    // of the GPU-hours that throughput needs.
+    double throughput_scale = 1;
+    if (options.pessimistic && f.summary.contains("output_throughput_per_gpu_lo")) {
+      CAPPLAN_ASSIGN_OR_RETURN(const double lo, Number(f.summary, "output_throughput_per_gpu_lo"));
+      if (f.output_throughput_per_gpu > 0 && lo > 0) {
+        throughput_scale = lo / f.output_throughput_per_gpu;
+        f.output_throughput_per_gpu = lo;
+      }
+    }
     CAPPLAN_ASSIGN_OR_RETURN(const double tpot, Number(f.summary, "mean_tpot_ms"));
     f.tokens_per_s_per_user = tpot > 0 ? 1000.0 / tpot : 0;
     switch (options.objective) {
       case Objective::kCostPerMillionOutputTokens: {
         CAPPLAN_ASSIGN_OR_RETURN(f.objective,
                                  Number(f.summary, "cost_usd_per_million_output_tokens"));
+        f.objective /= throughput_scale;
         break;
       }
       case Objective::kGpus: {

@@ -30,6 +30,8 @@ const char* ObjectiveName(Objective o);
 struct SearchOptions {
   Objective objective = Objective::kCostPerMillionOutputTokens;
   std::vector<Slo> slos;
+  // Check SLOs and rank by the unfavourable end of each prediction interval.
+  bool pessimistic = false;
   int jobs = 0;
   std::ostream* progress = nullptr;
 };
@@ -63,6 +65,7 @@ struct FeasibleConfig {
 struct SearchResult {
   std::string scenario_origin, space_origin;
   Objective objective = Objective::kCostPerMillionOutputTokens;
+  bool pessimistic = false;
   std::vector<std::string> slo_texts;
   std::vector<std::string> paths;
   int64_t configs = 0;

@@ -142,6 +142,7 @@ nlohmann::json SearchJson(const SearchResult& r) {
   j["scenario"] = r.scenario_origin;
   j["space"] = r.space_origin;
   j["objective"] = ObjectiveName(r.objective);
+  if (r.pessimistic) j["pessimistic"] = true;
   j["slos"] = r.slo_texts;
   j["configs"] = r.configs;
   j["feasible"] = r.ranked.size();

@@ -119,10 +119,14 @@ Result<Slo> ParseSlo(const std::string& raw) {
 }
 
 Result<std::vector<SloCheck>> CheckSlos(const std::vector<Slo>& slos,
-                                        const nlohmann::json& summary) {
+                                        const nlohmann::json& summary, bool pessimistic) {
   std::vector<SloCheck> checks;
   for (const Slo& s : slos) {
-    const auto it = summary.find(s.metric);
+    auto it = summary.find(s.metric);
+    if (pessimistic) {
+      const auto end = summary.find(s.metric + (s.upper ? "_hi" : "_lo"));
+      if (end != summary.end()) it = end;
+    }
     if (it == summary.end() || !it->is_number()) {
       return Status::Internal("simulation summary has no numeric '" + s.metric +
                               "' (needed by --slo " + s.text + ")");

@@ -1,5 +1,6 @@
 // Open-loop arrival processes, as the two serving benchmarks generate them
-// (conventions.md "Arrival process"):
+// (vllm-project/vllm vllm/benchmarks/serve.py, sgl-project/sglang
+// python/sglang/bench_serving.py):
 //   sglang: i.i.d. gaps, first request at t = 0, no rescaling. SGLang itself
 //           draws exponential gaps only (burstiness 1); other burstiness
 //           values give a gamma renewal process with the same mean rate.

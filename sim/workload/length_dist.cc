@@ -119,7 +119,8 @@ Result<std::unique_ptr<LengthDist>> MakeFixed(JsonObject& spec, const std::strin
 
 // Either {"min", "max"} (inclusive) or {"value", "range_ratio", "convention"}
 // mirroring the two serving benchmarks' --random-range-ratio (the same flag
-// means different ranges in vLLM and SGLang, conventions.md).
+// means different ranges in vLLM's vllm/benchmarks/serve.py and SGLang's
+// python/sglang/bench_serving.py).
 Result<std::unique_ptr<LengthDist>> MakeUniform(JsonObject& spec, const std::string&) {
   if (spec.Has("value") || spec.Has("range_ratio") || spec.Has("convention")) {
     if (spec.Has("min")) {

@@ -11,8 +11,9 @@ namespace capplan {
 
 namespace {
 
-// Mooncake's hash_ids cover 512-token prefix blocks (conventions.md: count
-// = ceil(input_length / 512) in the rows checked).
+// Mooncake's hash_ids cover 512-token prefix blocks (count =
+// ceil(input_length / 512) in the rows of kvcache-ai/Mooncake
+// FAST25-release/traces checked).
 constexpr int64_t kMooncakeBlockTokens = 512;
 constexpr int64_t kNsPerSecond = 1'000'000'000;
 

@@ -7,7 +7,9 @@
 //               hash_ids of 512-token prefix blocks)
 //   burstgpt    BurstGPT CSV (Timestamp s, Model, Request tokens, Response
 //               tokens, Total tokens, Log Type)
-// Formats: /work/shared/facts/conventions.md "Public workload traces".
+// Formats as published: Azure/AzurePublicDataset (AzureLLMInferenceTrace_*.csv,
+// AzureLLMInferenceDataset2024Links.txt), kvcache-ai/Mooncake
+// (FAST25-release/traces/*.jsonl), HPMLL/BurstGPT (data/BurstGPT_*.csv).
 // Errors name FILE:LINE and say what was expected.
 #ifndef CAPPLAN_SIM_WORKLOAD_TRACE_READER_H_
 #define CAPPLAN_SIM_WORKLOAD_TRACE_READER_H_

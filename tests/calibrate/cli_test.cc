@@ -6,7 +6,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "calibrate/profile.h"
+#include "hw/profile.h"
 #include "common/data_path.h"
 #include "common/json_util.h"
 #include "tests/test_util/shell.h"
@@ -98,6 +98,12 @@ TEST(CalibCli, CalibrateWritesAProfileWithProvenanceAndReport) {
   EXPECT_DOUBLE_EQ(p->efficiency.at("elementwise").memory.valid_lo, 1e5);
   EXPECT_NEAR(p->kernel_launch_s, 4e-6, 1e-12);
   EXPECT_EQ(p->provenance.at("overheads.kernel_launch_s").kind, "fitted");
+  // The report names what no measurement class can fit.
+  std::ifstream rin(rep);
+  const std::string report((std::istreambuf_iterator<char>(rin)), {});
+  EXPECT_NE(report.find("no measurement class fits"), std::string::npos) << report;
+  EXPECT_NE(report.find("- `collectives.all_reduce.latency_s`"), std::string::npos) << report;
+  EXPECT_EQ(report.find("- `overheads.kernel_launch_s`"), std::string::npos) << report;
   // Not fitted: keeps the base profile's provenance.
   EXPECT_EQ(p->efficiency.at("grouped_gemm").compute.provenance.kind, "anchor");
   EXPECT_EQ(p->provenance.at("collectives.all_reduce.latency_s").kind, "anchor");

@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-#include "calibrate/profile.h"
+#include "hw/profile.h"
 
 namespace capplan {
 namespace {

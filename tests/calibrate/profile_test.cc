@@ -2,7 +2,7 @@
 // the same parameters each with a provenance, and the H100 profile holds
 // its datasheet figures; where it has no H100 source it keeps the H200
 // value and says so.
-#include "calibrate/profile.h"
+#include "hw/profile.h"
 
 #include <gtest/gtest.h>
 

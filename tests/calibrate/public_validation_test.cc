@@ -208,5 +208,26 @@ TEST(CalibPublicValidation, InvalidScenarioIsOneLineErrorAndWritesNothing) {
   EXPECT_NE(log.find("--public"), std::string::npos) << log;
 }
 
+// The intervals the simulator reports are the ones today's residuals give:
+// regenerating validation/intervals.json changes nothing.
+TEST(CalibPublicValidation, ShippedIntervalsEqualTheResiduals) {
+  const std::string d = TmpDir("intervals");
+  std::filesystem::create_directories(d);
+  std::string log;
+  ASSERT_EQ(Sh("(" + Bin() + " validate --public --intervals-out " + d + "/intervals.json)", &log),
+            0)
+      << log;
+  EXPECT_EQ(ReadText(d + "/intervals.json"), ReadText(DataPath("validation/intervals.json")))
+      << "run: capplan validate --public --intervals-out validation/intervals.json";
+  auto j = ParseJson(ReadText(d + "/intervals.json"), "intervals");
+  ASSERT_TRUE(j.ok());
+  for (const char* g : {"output_throughput", "ttft", "tpot"}) {
+    ASSERT_TRUE((*j)["groups"].contains(g)) << g;
+    EXPECT_LE((*j)["groups"][g]["ratio_lo"].get<double>(),
+              (*j)["groups"][g]["ratio_hi"].get<double>());
+  }
+  std::filesystem::remove_all(d);
+}
+
 }  // namespace
 }  // namespace capplan

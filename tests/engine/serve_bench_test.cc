@@ -125,7 +125,8 @@ TEST(ServeBenchTest, SliceDescribesIndexShareAndBothFfnWidths) {
   PrecisionChoice choice;
   auto s = MakeSliceConfig(*glm, 8, 3, "full", choice, 1);
   ASSERT_TRUE(s.ok()) << s.status().message();
-  // GLM-5.2 IndexShare (models.md 1.1; card index_share_every 4): layer 0
+  // GLM-5.2 IndexShare (https://lambda.ai/inference-models/zai-org/glm-5.2;
+  // card index_share_every 4): layer 0
   // runs the indexer, layers 1-3 reuse its top-k and hold no indexer weights.
   EXPECT_EQ(s->index_share_every, 4);
   EXPECT_TRUE(s->IndexFresh(0));

@@ -106,6 +106,53 @@ TEST(CapacityCli, ReproducesTheSglangDeepSeekR1Log) {
   EXPECT_NE(text.out.find("has no entry of its own"), std::string::npos) << text.out;
 }
 
+TEST(CapacityCli, HelpSaysWhatEachFormatQuantizes) {
+  CliRun r = Capplan("--help");
+  ASSERT_EQ(r.code, 0) << r.err;
+  // Kimi's INT4 release quantizes the routed experts only.
+  EXPECT_NE(r.out.find("kimi-k2.6:  fp8 = attention experts shared_experts dense_ffn;  int4 = "
+                       "experts;"),
+            std::string::npos)
+      << r.out;
+  CliRun k = Capplan("--model kimi-k2.6 --gpus 8 --weights int4");
+  ASSERT_EQ(k.code, 0) << k.err;
+  EXPECT_NE(k.out.find("weights int4 re-quantizes: experts (Kimi's own INT4 release"),
+            std::string::npos)
+      << k.out;
+}
+
+// vLLM 0.19.0 on one H100 80GB node, gpu_memory_utilization 0.95,
+// max_model_len 8192 (llm-d-planner PR 205 logs), through the shipped
+// h100-sxm profile: "GPU KV cache size" within 0.5% for every row.
+TEST(CapacityCli, ReproducesTheVllmH100LogsOnTheH100Profile) {
+  struct Row {
+    const char* args;
+    double logged;
+  };
+  const Row rows[] = {
+      {"--model llama-3.1-8b --tp 1", 476016},
+      {"--model llama-3.1-8b --tp 1 --kv fp8", 952032},
+      {"--model llama-3.1-8b --tp 1 --weights fp8", 529248},
+      {"--model llama-3.1-8b --tp 1 --weights int4", 554704},
+      {"--model llama-3.1-8b --tp 2", 1044688},
+      {"--model llama-3.1-8b --tp 4", 2209792},
+      {"--model llama-3.3-70b --tp 2 --weights fp8", 244304},
+      {"--model llama-3.3-70b --tp 4 --weights fp8", 708992},
+      {"--model qwen3-8b --tp 1", 418688},
+      {"--model qwen3-30b-a3b --tp 1", 168288},
+      {"--model deepseek-v2-lite --tp 1", 1505552},
+  };
+  for (const Row& r : rows) {
+    CliRun run = Capplan(std::string(r.args) +
+                         " --hardware h100-sxm --engine vllm --engine-version 0.19.0 "
+                         "--mem-fraction 0.95 --context-tokens 8192 --json");
+    ASSERT_EQ(run.code, 0) << r.args << ": " << run.err;
+    auto j = nlohmann::json::parse(run.out);
+    const double tokens = j["kv_capacity_tokens"].get<double>();
+    EXPECT_NEAR(tokens / r.logged, 1.0, 0.005) << r.args << ": " << tokens;
+  }
+}
+
 TEST(CapacityCli, EngineFlagsAreChecked) {
   ExpectOneLineError(Capplan("--model kimi-k2.6 --gpus 8 --engine-version 0.3.1"), 2,
                      "known sglang versions: 0.4.0, 0.4.6, 0.5.4");

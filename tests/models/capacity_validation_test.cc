@@ -3,10 +3,10 @@
 // nothing in models/ is fitted to them except the two vLLM activation
 // parameters, which come from two rows (Llama-3.1-8B and Qwen3-8B, see
 // models/engines/vllm.json) and are checked against the other nine.
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <cstdio>
-
-#include <gtest/gtest.h>
 
 #include "models/card.h"
 #include "models/memory.h"

@@ -1,5 +1,5 @@
 // Model cards: every shipped card loads, carries sources, and its parameter
-// counts match hand arithmetic from ../shared/facts/models.md; malformed
+// counts match hand arithmetic from the models' published configs; malformed
 // cards fail with the file and JSON path.
 #include "models/card.h"
 
@@ -62,7 +62,7 @@ TEST(ModelCard, KimiParameterCountsMatchFacts) {
   ASSERT_TRUE(c.ok());
   auto w = ComputeWeights(*c, ParallelLayout{}, PrecisionChoice{});
   ASSERT_TRUE(w.ok()) << w.status().message();
-  // models.md 1.2: routed experts 384 x 60 x 3 x 7168 x 2048 = 1.0147e12.
+  // Routed experts 384 x 60 x 3 x 7168 x 2048 = 1.0147e12.
   EXPECT_EQ(ParamsOf(*w, Component::kExperts), 384LL * 60 * 3 * 7168 * 2048);
   // Shared experts 60 x 3 x 7168 x 2048 = 2.64B; dense layer 3 x 7168 x 18432.
   EXPECT_EQ(ParamsOf(*w, Component::kSharedExperts), 60LL * 3 * 7168 * 2048);
@@ -70,7 +70,7 @@ TEST(ModelCard, KimiParameterCountsMatchFacts) {
   // Embeddings + head: 2 x 163840 x 7168 = 2.35B.
   EXPECT_EQ(ParamsOf(*w, Component::kEmbeddings), 2LL * 163840 * 7168);
   // MLA per layer: q_a 7168x1536, q_b 1536x64x192, kv_a 7168x576,
-  // kv_b 512x64x256, o 64x128x7168; x61 = 6.17B (models.md 1.2).
+  // kv_b 512x64x256, o 64x128x7168; x61 = 6.17B.
   const int64_t mla = 7168LL * 1536 + 1536LL * 64 * 192 + 7168LL * 576 + 512LL * 64 * 256 +
                       64LL * 128 * 7168;
   EXPECT_EQ(ParamsOf(*w, Component::kAttention), 61 * mla);
@@ -82,7 +82,7 @@ TEST(ModelCard, Glm52TotalParamsNear744B) {
   ASSERT_TRUE(c.ok());
   auto w = ComputeWeights(*c, ParallelLayout{}, PrecisionChoice{});
   ASSERT_TRUE(w.ok());
-  // models.md 1.2: 744B (Z.ai) or ~753B (Lambda); MTP excluded here.
+  // Published totals: 744B (Z.ai) or ~753B (Lambda); MTP excluded here.
   EXPECT_GT(w->params_total, 735e9);
   EXPECT_LT(w->params_total, 755e9);
   // Routed experts: 256 x 75 MoE layers x 3 x 6144 x 2048.

@@ -87,8 +87,7 @@ TEST(DataFiles, EntriesMustGrowInVersion) {
   t.replace(p, 18, "\"version\": \"0.4.1\"");
   auto r = ParseEngineProfiles(t, "sglang.json", nullptr);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("must be newer than the entry before it"),
-            std::string::npos)
+  EXPECT_NE(r.status().message().find("must be newer than the entry before it"), std::string::npos)
       << r.status().message();
 }
 

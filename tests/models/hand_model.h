@@ -47,7 +47,7 @@ struct Dims {
   bool qk_norm = false;                          // Qwen3 q_norm/k_norm (head_dim each)
 };
 
-// models.md 1.1 and 1.3, and the checkpoint precision each card documents.
+// The models' published configs, and the checkpoint precision each card documents.
 inline std::vector<Dims> AllDims() {
   return {
       {"deepseek-v3", 61, 7168, 129280, 128, true, 1536, 512, 128, 64, 128, 0, 0, 0, 0, 18432, 3,
@@ -124,7 +124,7 @@ inline double WeightsPerGpu(const Dims& d, int64_t tp) {
   return WeightsPerGpu(d, tp, d.attn, d.experts_fmt, d.shared_fmt, d.dense_fmt);
 }
 
-// engine-memory.md 2.1 / 2.5: KV bytes per token on one attention rank.
+// KV bytes per token on one attention rank (SGLang profile_max_num_token cell sizes).
 inline int64_t KvBytesPerToken(const Dims& d, int64_t attn_tp, bool fp8) {
   if (d.mla) {
     int64_t main = d.idx_dim > 0 && fp8 ? d.L * (d.kv_lora + d.kv_lora / 128 * 4 + d.rope * 2)
@@ -135,7 +135,7 @@ inline int64_t KvBytesPerToken(const Dims& d, int64_t attn_tp, bool fp8) {
   return std::max<int64_t>(1, d.kv_heads / attn_tp) * 2 * d.head_dim * d.L * (fp8 ? 1 : 2);
 }
 
-// H200: 143,771 MiB (h200.md; calibrate/profiles/h200-sxm.json).
+// H200: nvidia-smi's 143,771 MiB (calibrate/profiles/h200-sxm.json).
 inline constexpr int64_t kH200Bytes = 143771LL * 1024 * 1024;
 
 // Engine memory terms of the latest shipped engine versions, as written in

@@ -1,8 +1,8 @@
 // KV bytes per token and KV capacity for every card x {BF16, FP8} KV x
 // {SGLang, vLLM}, against hand arithmetic from the engines' public rules.
-#include <cmath>
-
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 #include "models/card.h"
 #include "models/memory.h"
@@ -19,13 +19,13 @@ ParallelLayout Tp(int tp) {
 }
 
 TEST(KvLayout, BytesPerTokenMatchFactsTable) {
-  // engine-memory.md 2.5, per GPU at TP8 (SGLang), BF16 / FP8.
+  // Per GPU at TP8 (SGLang cell sizes), BF16 / FP8.
   const struct {
     const char* name;
     int64_t bf16, fp8;
   } kTable[] = {
-      {"deepseek-v3", 70272, 35136},    {"kimi-k2.6", 70272, 35136},
-      {"glm-5.2", 100152, 61464},       {"glm-4.6", 47104, 23552},
+      {"deepseek-v3", 70272, 35136},     {"kimi-k2.6", 70272, 35136},
+      {"glm-5.2", 100152, 61464},        {"glm-4.6", 47104, 23552},
       {"qwen3-235b-a22b", 48128, 24064}, {"llama-3.1-70b", 40960, 20480},
       {"llama-3.1-8b", 16384, 8192},
   };
@@ -65,7 +65,8 @@ const DeviceMemory kH200{hand::kH200Bytes, 0};
 // SGLang: KV = (reported - startup - communicators) x mfs - resident weights,
 // in whole pages (page 1 by default; 64 for DSA models).
 int64_t SglangTokens(double resident, int64_t bpt, double mfs, int64_t tp, int64_t page) {
-  const double total = hand::kH200Bytes - hand::kSglangStartup - (tp > 1 ? hand::kSglangDistInit : 0);
+  const double total =
+      hand::kH200Bytes - hand::kSglangStartup - (tp > 1 ? hand::kSglangDistInit : 0);
   const double room = total * mfs - resident;
   return static_cast<int64_t>(room / (bpt * static_cast<double>(page))) * page;
 }
@@ -180,8 +181,7 @@ TEST(KvCapacity, WeightsThatDoNotFitSayByHowMuch) {
   const hand::Dims d = hand::AllDims()[2];
   const double total = hand::kH200Bytes - hand::kSglangStartup - hand::kSglangDistInit;
   const double short_gib =
-      (hand::WeightsPerGpu(d, 8) + hand::SglangResidentExtras(d, 8) - total * 0.897) /
-      hand::kGiB;
+      (hand::WeightsPerGpu(d, 8) + hand::SglangResidentExtras(d, 8) - total * 0.897) / hand::kGiB;
   char expect[32];
   std::snprintf(expect, sizeof expect, "%.2f GiB short", short_gib);
   EXPECT_NE(p.status().message().find(expect), std::string::npos) << p.status().message();
@@ -206,7 +206,8 @@ TEST(KvCapacity, AFractionThatLeavesNoKvRoomSaysByHowMuch) {
 }
 
 TEST(KvCapacity, NvlsBuffersShrinkTheVllmPool) {
-  // vLLM issue 9699: NVLS on (NCCL's default) leaves fewer KV blocks at TP8.
+  // NVLS on (NCCL's default) leaves fewer KV blocks at TP8
+  // (https://github.com/vllm-project/vllm/issues/9699).
   auto card = LoadModelCard("llama-3.1-70b");
   ASSERT_TRUE(card.ok());
   EngineMemoryOptions opt;

@@ -151,7 +151,9 @@ void ExpectCleanPage(const BrowserRun& run, int width) {
   EXPECT_TRUE(check["overflowing"].empty()) << "at width " << width << ": " << check.dump();
   // At desktop width every table fits without its own scroll bar; narrower,
   // a table may scroll inside its box (never the page).
-  if (width >= 1280) EXPECT_TRUE(check["scrolling_tables"].empty()) << check.dump();
+  if (width >= 1280) {
+    EXPECT_TRUE(check["scrolling_tables"].empty()) << check.dump();
+  }
   EXPECT_TRUE(check["errors"].empty()) << check.dump();
   EXPECT_GE(check["tables"].get<int>(), 6);
   const auto lines = ConsoleLines(run.stderr_text);

@@ -81,7 +81,7 @@ TEST_F(CostModelTest, Fp8GemmRunsAtTheFp8RateAndInt4AtTheBf16Rate) {
                   (1 + prof_.int4_dequant_compute_overhead),
               1e-9);
   EXPECT_LT(fp8, bf16);   // prefill: FP8 beats BF16 ...
-  EXPECT_LT(fp8, int4);   // ... and W4A16 (kernels.md 2.6)
+  EXPECT_LT(fp8, int4);   // ... and W4A16 (16-bit MMAs plus dequant work)
 }
 
 TEST_F(CostModelTest, DecodeGemmIsMemoryBoundAndInt4MovesFewerBytes) {

@@ -1,4 +1,5 @@
 #include "sim/metrics.h"
+#include "sim/prediction_intervals.h"
 
 #include <gtest/gtest.h>
 
@@ -57,4 +58,29 @@ TEST(SimKvPool, AllocateNeverOvercommits) {
 }
 
 }  // namespace
+TEST(PredictionIntervals, ShippedRatiosScaleThroughputTtftAndTpot) {
+  auto iv = GetPredictionIntervals();
+  ASSERT_TRUE(iv.ok()) << iv.status().message();
+  nlohmann::json s = {{"output_throughput", 100.0}, {"p90_ttft_ms", 50.0}, {"mean_tpot_ms", 20.0},
+                      {"mean_e2el_ms", 7.0}};
+  ASSERT_TRUE(AddPredictionIntervals(&s).ok());
+  const IntervalRatio& thr = (*iv)->at("output_throughput");
+  EXPECT_DOUBLE_EQ(s["output_throughput_lo"].get<double>(), 100.0 * thr.lo);
+  EXPECT_DOUBLE_EQ(s["output_throughput_hi"].get<double>(), 100.0 * thr.hi);
+  EXPECT_DOUBLE_EQ(s["p90_ttft_ms_hi"].get<double>(), 50.0 * (*iv)->at("ttft").hi);
+  EXPECT_DOUBLE_EQ(s["mean_tpot_ms_lo"].get<double>(), 20.0 * (*iv)->at("tpot").lo);
+  EXPECT_FALSE(s.contains("mean_e2el_ms_lo"));  // no validated group for E2E
+}
+
+TEST(PredictionIntervals, BadFilesAreOneLineErrors) {
+  auto r = ParsePredictionIntervals(
+      R"({"format": "capplan.prediction_intervals.v1", "groups": {"ttft": {"ratio_lo": 2,
+          "ratio_hi": 1, "rows": 3}}})",
+      "intervals.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("intervals.json: /groups/ttft/ratio_hi"),
+            std::string::npos)
+      << r.status().message();
+}
+
 }  // namespace capplan

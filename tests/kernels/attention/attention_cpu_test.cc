@@ -179,7 +179,8 @@ INSTANTIATE_TEST_SUITE_P(Shapes, AttentionCpuVsTruth,
 
 TEST(AttentionCpu, PhysicalPagePermutationDoesNotChangeOutput) {
   // Same data behind two different random physical assignments: outputs
-  // must be bit-identical (kernels.md 6.3's mapping oracle).
+  // must be bit-identical (the page-mapping oracle: any difference is a
+  // page-table bug).
   const std::vector<int32_t> lens = {50, 90};
   const Filled a = FillCache(lens, Gqa(1, 16, KvDtype::kBf16), 1, 1, 23);
   Filled b = a;

@@ -13,7 +13,8 @@ TEST(GemmCostTest, FlopsAndBytes) {
   EXPECT_DOUBLE_EQ(c.out_bytes, 2.0 * 16 * 7168);
 }
 
-// Marlin's "ideal 3.87x" over FP16 for g128 INT4 (kernels.md §2.1) is the
+// Marlin's "ideal 3.87x" over FP16 for g128 INT4 (IST-DASLab/marlin
+// README.md) is the
 // weight-byte ratio 2 / (0.5 + 2/128).
 TEST(GemmCostTest, Int4Group128IsMarlinsIdealRatio) {
   const double bf16 = WeightBytes(4096, 4096, GemmWeightFormat::kBf16);

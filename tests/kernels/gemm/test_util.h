@@ -1,5 +1,5 @@
 // Helpers shared by the GEMM/MoE tests: seeded random data and the relative
-// error norm ||out - ref|| / ||ref|| (METHOD.md's comparison).
+// error norm ||out - ref|| / ||ref|| (kernels::RelativeL2Error's figure).
 #ifndef CAPPLAN_TESTS_KERNELS_GEMM_TEST_UTIL_H_
 #define CAPPLAN_TESTS_KERNELS_GEMM_TEST_UTIL_H_
 

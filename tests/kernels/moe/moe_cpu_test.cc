@@ -14,7 +14,7 @@ RouterConfig KimiLikeRouter(int experts, int top_k) {
   c.num_experts = experts;
   c.top_k = top_k;
   c.scoring = MoeScoring::kSigmoid;
-  c.routed_scaling_factor = 2.827;  // Kimi K2 (facts/models.md §1.1)
+  c.routed_scaling_factor = 2.827;  // Kimi K2 config (kernels/moe/moe_router.h)
   return c;
 }
 

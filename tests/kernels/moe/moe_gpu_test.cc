@@ -30,7 +30,7 @@ TEST_P(MoeGpuTest, MatchesCpuReference) {
   rc.num_experts = experts;
   rc.top_k = k;
   rc.scoring = MoeScoring::kSigmoid;
-  rc.routed_scaling_factor = 2.5;  // GLM-5 / DeepSeek-V3 (facts/models.md §1.1)
+  rc.routed_scaling_factor = 2.5;  // GLM-5 / DeepSeek-V3 configs (kernels/moe/moe_router.h)
   auto moe = MoeCuda::Create(*w, 200, k);
   ASSERT_TRUE(moe.ok()) << moe.status().ToString();
   for (int tokens : {2, 150}) {

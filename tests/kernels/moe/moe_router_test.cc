@@ -33,7 +33,7 @@ TEST(MoeRouterTest, SigmoidBiasChoosesUnbiasedWeightsScaled) {
   c.num_experts = 4;
   c.top_k = 2;
   c.scoring = MoeScoring::kSigmoid;
-  c.routed_scaling_factor = 2.827;  // Kimi K2 (facts/models.md §1.1)
+  c.routed_scaling_factor = 2.827;  // Kimi K2 config (kernels/moe/moe_router.h)
   c.correction_bias = {0.0f, 0.0f, 0.0f, 1.0f};
   const float logits[4] = {1.0f, 2.0f, 3.0f, 0.0f};
   int ids[2];

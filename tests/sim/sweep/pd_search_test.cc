@@ -85,7 +85,9 @@ TEST(PdSearchTest, VariesTheRatioPrunesPerPoolAndCountsBothPools) {
     // is the decode pool's.
     EXPECT_GT(f.rate, 0.5);
     ASSERT_EQ(f.binding["kind"], "slo") << f.binding.dump();
-    if (f.binding["slos"][0]["metric"] == "p90_tpot_ms") EXPECT_EQ(pd->binding_pool, "decode");
+    if (f.binding["slos"][0]["metric"] == "p90_tpot_ms") {
+      EXPECT_EQ(pd->binding_pool, "decode");
+    }
   }
   EXPECT_EQ(ratios, (std::map<std::string, int>{{"1P:1D", 1}, {"1P:2D", 1}, {"2P:1D", 1}}));
 

@@ -68,4 +68,24 @@ TEST(SloTest, ChecksAgainstASummary) {
 }
 
 }  // namespace
+TEST(SloTest, PessimisticChecksTheIntervalsUnfavourableEnd) {
+  auto ttft = ParseSlo("ttft_p90_ms<=100");
+  auto thr = ParseSlo("output_throughput>=1000");
+  ASSERT_TRUE(ttft.ok() && thr.ok());
+  const std::vector<Slo> slos = {*ttft, *thr};
+  const nlohmann::json s = {{"p90_ttft_ms", 90.0},
+                            {"p90_ttft_ms_hi", 150.0},
+                            {"output_throughput", 1200.0},
+                            {"output_throughput_lo", 900.0}};
+  auto plain = CheckSlos(slos, s);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_TRUE(AllMet(*plain));
+  auto pess = CheckSlos(slos, s, /*pessimistic=*/true);
+  ASSERT_TRUE(pess.ok());
+  EXPECT_FALSE((*pess)[0].met);
+  EXPECT_DOUBLE_EQ((*pess)[0].value, 150.0);
+  EXPECT_FALSE((*pess)[1].met);
+  EXPECT_DOUBLE_EQ((*pess)[1].value, 900.0);
+}
+
 }  // namespace capplan

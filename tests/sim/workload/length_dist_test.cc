@@ -50,7 +50,8 @@ TEST(LengthDistTest, UniformMinMaxInclusive) {
 }
 
 // The same --random-range-ratio 0.5 means different ranges in the two
-// benchmarks (conventions.md); both are offered.
+// benchmarks (vLLM's vllm/benchmarks/serve.py, SGLang's
+// python/sglang/bench_serving.py); both are offered.
 TEST(LengthDistTest, RangeRatioConventions) {
   auto v = Parse(R"({"dist": "uniform", "value": 1000, "range_ratio": 0.5, "convention": "vllm"})");
   auto s =

@@ -9,7 +9,7 @@
 namespace capplan {
 namespace {
 
-// The issue's example workload object, verbatim.
+// The example workload object of sim/workload/README.md, verbatim.
 constexpr char kIssueExample[] = R"({ "kind": "closed_loop", "concurrency": 64,
     "input_tokens": {"dist": "fixed", "value": 16384},
     "output_tokens": {"dist": "fixed", "value": 1024},

@@ -1,4 +1,4 @@
-#include "calibrate/profile.h"
+#include "hw/profile.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -6,6 +6,7 @@
 #include "common/data_path.h"
 #include "common/did_you_mean.h"
 #include "common/json_util.h"
+#include "hw/op_pricing.h"
 
 namespace capplan {
 
@@ -71,10 +72,7 @@ Status ReadCollective(JsonObject& parent, const std::string& key, CollectiveMode
   return o.Finish();
 }
 
-const std::vector<std::string> kEfficiencyKeys = {"gemm_bf16",        "gemm_fp8",
-                                                  "gemm_int4",        "grouped_gemm",
-                                                  "attention_decode", "attention_prefill",
-                                                  "elementwise"};
+
 
 Status ReadCostModel(JsonObject& root, HardwareProfile* p) {
   {
@@ -101,7 +99,7 @@ Status ReadCostModel(JsonObject& root, HardwareProfile* p) {
   }
   {
     CAPPLAN_ASSIGN_OR_RETURN(JsonObject e, root.Child("efficiency", true));
-    for (const auto& k : kEfficiencyKeys) {
+    for (const auto& k : EfficiencyClasses()) {
       CAPPLAN_ASSIGN_OR_RETURN(JsonObject oe, e.Child(k, true));
       OpEfficiency eff;
       CAPPLAN_RETURN_IF_ERROR(ReadCurve(oe, "compute", &eff.compute));

@@ -6,8 +6,8 @@
 // LoadHardwareProfile and gpu_memory_bytes are a stable surface used by
 // models/; the cost-model fields below are what sim/cost_model.cc prices with
 // and what calibration refits.
-#ifndef CAPPLAN_CALIBRATE_PROFILE_H_
-#define CAPPLAN_CALIBRATE_PROFILE_H_
+#ifndef CAPPLAN_HW_PROFILE_H_
+#define CAPPLAN_HW_PROFILE_H_
 
 #include <cstdint>
 #include <map>
@@ -99,4 +99,4 @@ std::vector<std::string> ShippedProfileNames();
 
 }  // namespace capplan
 
-#endif  // CAPPLAN_CALIBRATE_PROFILE_H_
+#endif  // CAPPLAN_HW_PROFILE_H_

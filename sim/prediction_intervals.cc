@@ -1,0 +1,71 @@
+#include "sim/prediction_intervals.h"
+
+#include "common/atomic_file.h"
+#include "common/data_path.h"
+#include "common/json_util.h"
+
+namespace capplan {
+
+Result<std::map<std::string, IntervalRatio>> ParsePredictionIntervals(const std::string& text,
+                                                                      const std::string& origin) {
+  CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json doc, ParseJson(text, origin));
+  JsonObject root(doc, origin, "");
+  CAPPLAN_RETURN_IF_ERROR(root.CheckObject());
+  std::string format;
+  CAPPLAN_RETURN_IF_ERROR(root.Get("format", &format, true));
+  CAPPLAN_RETURN_IF_ERROR(root.CheckOneOf("format", format, {"capplan.prediction_intervals.v1"}));
+  root.Touch("method");
+  root.Touch("generated_by");
+  CAPPLAN_ASSIGN_OR_RETURN(JsonObject groups, root.Child("groups", true));
+  std::map<std::string, IntervalRatio> out;
+  for (const std::string name : {"output_throughput", "ttft", "tpot"}) {
+    if (!groups.Has(name)) continue;
+    CAPPLAN_ASSIGN_OR_RETURN(JsonObject g, groups.Child(name, true));
+    IntervalRatio r;
+    CAPPLAN_RETURN_IF_ERROR(g.Get("ratio_lo", &r.lo, true));
+    CAPPLAN_RETURN_IF_ERROR(g.Get("ratio_hi", &r.hi, true));
+    CAPPLAN_RETURN_IF_ERROR(g.Get("rows", &r.rows, true));
+    CAPPLAN_RETURN_IF_ERROR(g.CheckRange("ratio_lo", r.lo, 1e-6, 1e6));
+    CAPPLAN_RETURN_IF_ERROR(g.CheckRange("ratio_hi", r.hi, r.lo, 1e6));
+    CAPPLAN_RETURN_IF_ERROR(g.CheckRange("rows", r.rows, 1, 1e6));
+    CAPPLAN_RETURN_IF_ERROR(g.Finish());
+    out[name] = r;
+  }
+  CAPPLAN_RETURN_IF_ERROR(groups.Finish());
+  CAPPLAN_RETURN_IF_ERROR(root.Finish());
+  return out;
+}
+
+Result<const std::map<std::string, IntervalRatio>*> GetPredictionIntervals() {
+  static const Result<std::map<std::string, IntervalRatio>> kIntervals =
+      []() -> Result<std::map<std::string, IntervalRatio>> {
+    const std::string path = DataPath("validation/intervals.json");
+    CAPPLAN_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+    return ParsePredictionIntervals(text, path);
+  }();
+  if (!kIntervals.ok()) return kIntervals.status();
+  return &kIntervals.value();
+}
+
+Status AddPredictionIntervals(nlohmann::json* summary) {
+  CAPPLAN_ASSIGN_OR_RETURN(const auto* intervals, GetPredictionIntervals());
+  const std::map<std::string, std::vector<std::string>> keys = {
+      {"output_throughput", {"output_throughput", "output_throughput_per_gpu"}},
+      {"ttft", {"mean_ttft_ms", "median_ttft_ms", "p90_ttft_ms", "p99_ttft_ms"}},
+      {"tpot", {"mean_tpot_ms", "median_tpot_ms", "p90_tpot_ms", "p99_tpot_ms"}},
+  };
+  for (const auto& [group, names] : keys) {
+    auto it = intervals->find(group);
+    if (it == intervals->end()) continue;
+    for (const std::string& k : names) {
+      auto v = summary->find(k);
+      if (v == summary->end() || !v->is_number()) continue;
+      const double x = v->get<double>();
+      (*summary)[k + "_lo"] = x * it->second.lo;
+      (*summary)[k + "_hi"] = x * it->second.hi;
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace capplan
