@@ -62,7 +62,14 @@ TEST(CalibFit, RecoversKnownGemmCurvesFromNoisyMeasurements) {
   tc.max = 0.70, tc.half = 100;  // truth, different from the base profile's
   tm.max = 0.85, tm.half = 3e6;
   MeasurementSet set;
-  set.sources.push_back({"synthetic.json", "NVIDIA H200", "580.1", "13.0", "abc", "2026", false});
+  MeasurementSource src;
+  src.path = "synthetic.json";
+  src.gpu = "NVIDIA H200";
+  src.driver = "580.1";
+  src.cuda = "13.0";
+  src.commit = "abc";
+  src.date = "2026";
+  set.sources.push_back(src);
   uint64_t seed = 42;
   for (int nk : {256, 1024, 4096}) {
     for (int m = 1; m <= 16384; m *= 2) {
@@ -118,7 +125,14 @@ TEST(CalibFit, OverheadsFromLaunchRecords) {
   auto prof = LoadHardwareProfile("h200-sxm");
   ASSERT_TRUE(prof.ok());
   MeasurementSet set;
-  set.sources.push_back({"o.json", "NVIDIA H200", "580.1", "13.0", "abc", "2026", false});
+  MeasurementSource src;
+  src.path = "o.json";
+  src.gpu = "NVIDIA H200";
+  src.driver = "580.1";
+  src.cuda = "13.0";
+  src.commit = "abc";
+  src.date = "2026";
+  set.sources.push_back(src);
   for (double us : {3.0, 4.0, 5.0}) {
     MeasuredKernel k;
     k.kernel = "kernel_launch";
