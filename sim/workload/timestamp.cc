@@ -55,7 +55,7 @@ int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d) {
 
 Result<int64_t> ParseCivilTimeNs(std::string_view text) {
   size_t pos = 0;
-  int64_t y, mo, d, h, mi, s;
+  int64_t y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0;
   if (!ReadFixed(text, &pos, 4, &y) || !Expect(text, &pos, '-') || !ReadFixed(text, &pos, 2, &mo) ||
       !Expect(text, &pos, '-') || !ReadFixed(text, &pos, 2, &d)) {
     return Bad(text, "date");
@@ -92,7 +92,7 @@ Result<int64_t> ParseCivilTimeNs(std::string_view text) {
       ++pos;
     } else if (c == '+' || c == '-') {
       ++pos;
-      int64_t oh, om;
+      int64_t oh = 0, om = 0;
       if (!ReadFixed(text, &pos, 2, &oh)) return Bad(text, "UTC offset");
       if (pos < text.size() && text[pos] == ':') ++pos;
       if (!ReadFixed(text, &pos, 2, &om) || oh > 23 || om > 59) return Bad(text, "UTC offset");
