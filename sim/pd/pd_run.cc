@@ -217,13 +217,6 @@ Result<PdRunResult> RunPd(const PdScenario& pd) {
                             ", completed " + std::to_string(completed) + ", failed " +
                             std::to_string(failed));
   }
-  // With nothing completed there is no throughput, latency or cost to
-  // report; a summary would show a cost of $0 per million tokens.
-  if (completed == 0 && failed > 0) {
-    return Status::Invalid(pd.origin + ": /workload: all " + std::to_string(failed) +
-                           " requests failed: none fits the KV pools (prefill and decode); "
-                           "shorten the requests, use an fp8 KV cache or more memory per rank");
-  }
   const int pre_gpus = ps.deployment.gpus * ps.deployment.replicas;
   const int dec_gpus = ds.deployment.gpus * ds.deployment.replicas;
   const SloLimits slo{ps.slo.ttft_ms, ps.slo.tpot_ms, ps.slo.e2el_ms};
@@ -297,6 +290,15 @@ Result<PdRunResult> RunPd(const PdScenario& pd) {
   CAPPLAN_RETURN_IF_ERROR(AddPredictionIntervals(&s));
   out.summary = std::move(s);
   return out;
+}
+
+Status RequireCompletions(const PdScenario& pd, const PdRunResult& run) {
+  const bool none_done = std::none_of(run.requests.begin(), run.requests.end(),
+                                      [](const PdRequest& q) { return q.done; });
+  if (run.requests.empty() || !none_done) return Status::Ok();
+  return Status::Invalid(pd.origin + ": /workload: all " + std::to_string(run.requests.size()) +
+                         " requests failed: none fits the KV pools (prefill and decode); "
+                         "shorten the requests, use an fp8 KV cache or more memory per rank");
 }
 
 }  // namespace capplan

@@ -1,13 +1,12 @@
 // Hostile inputs through the real binary: each gives one line on stderr and
 // the documented exit code (2 for bad input, 1 for a configuration that
 // cannot work), never a crash, a hang or a multi-line echo.
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <filesystem>
+#include <algorithm>
 #include <string>
-
-#include <gtest/gtest.h>
 
 #include "common/data_path.h"
 #include "tests/test_util/shell.h"
@@ -35,10 +34,10 @@ int RunOneLine(const std::string& cmd, std::string* out) {
 
 TEST(CliLimits, NumberBeyondDoubleInSetIsUsageError) {
   std::string out;
-  EXPECT_EQ(RunOneLine(Simulate("--set deployment.mem_fraction_static=1" + std::string(50, '1') +
-                                "e300"),
-                       &out),
-            2);
+  EXPECT_EQ(
+      RunOneLine(Simulate("--set deployment.mem_fraction_static=1" + std::string(50, '1') + "e300"),
+                 &out),
+      2);
   EXPECT_NE(out.find("out of range"), std::string::npos) << out;
   EXPECT_EQ(RunOneLine(Simulate("--set deployment.mem_fraction_static=1e309"), &out), 2);
 }
@@ -87,8 +86,7 @@ TEST(CliLimits, HugeOutputLengthIsRangeError) {
                                 "9223372036854775807}'"),
                        &out),
             2);
-  EXPECT_NE(out.find("/workload/output_tokens/value: must be a token count in"),
-            std::string::npos)
+  EXPECT_NE(out.find("/workload/output_tokens/value: must be a token count in"), std::string::npos)
       << out;
 }
 

@@ -1,12 +1,11 @@
 #include "sim/sweep/sweep_runner.h"
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <filesystem>
 #include <functional>
-
-#include <gtest/gtest.h>
 
 #include "common/atomic_file.h"
 #include "common/json_util.h"

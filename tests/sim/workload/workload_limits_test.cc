@@ -1,9 +1,9 @@
 // Extreme values in workloads and traces: each is an error naming where it
 // is, or replays correctly, never a silent integer overflow.
+#include <gtest/gtest.h>
+
 #include <cstdio>
 #include <string>
-
-#include <gtest/gtest.h>
 
 #include "sim/workload/timestamp.h"
 #include "sim/workload/trace_reader.h"
@@ -108,20 +108,21 @@ TEST(WorkloadLimitsTest, SpanBeyondInt64IsAnError) {
 
 TEST(WorkloadLimitsTest, TokenCountsAreBounded) {
   auto fixed = LoadFromText(R"({"kind": "closed_loop", "concurrency": 1, "num_requests": 2,
-      "input": {"dist": "fixed", "value": 10},
-      "output": {"dist": "fixed", "value": 9223372036854775807}})");
+      "input_tokens": {"dist": "fixed", "value": 10},
+      "output_tokens": {"dist": "fixed", "value": 9223372036854775807}})");
   ASSERT_FALSE(fixed.ok());
-  EXPECT_NE(fixed.status().message().find("/workload/output/value: must be a token count in"),
-            std::string::npos)
+  EXPECT_NE(
+      fixed.status().message().find("/workload/output_tokens/value: must be a token count in"),
+      std::string::npos)
       << fixed.status().message();
   auto uniform = LoadFromText(R"({"kind": "closed_loop", "concurrency": 1, "num_requests": 2,
-      "input": {"dist": "uniform", "min": 1, "max": 4611686018427387904},
-      "output": {"dist": "fixed", "value": 1}})");
+      "input_tokens": {"dist": "uniform", "min": 1, "max": 4611686018427387904},
+      "output_tokens": {"dist": "fixed", "value": 1}})");
   EXPECT_FALSE(uniform.ok());
   // A continuous distribution is clamped to the bound.
   auto lognormal = LoadFromText(R"({"kind": "closed_loop", "concurrency": 1, "num_requests": 20,
-      "input": {"dist": "lognormal", "mu": 43, "sigma": 0},
-      "output": {"dist": "fixed", "value": 1}})");
+      "input_tokens": {"dist": "lognormal", "mu": 43, "sigma": 0},
+      "output_tokens": {"dist": "fixed", "value": 1}})");
   ASSERT_TRUE(lognormal.ok()) << lognormal.status().message();
   for (const RequestSpec& r : lognormal->requests) EXPECT_LE(r.input_tokens, kMaxRequestTokens);
   const std::string path = WriteTrace("huge_tokens.csv",
@@ -140,8 +141,7 @@ TEST(WorkloadLimitsTest, MooncakeLinesUseTheStrictParser) {
                               "\n");
   auto d = ReadTraceFile("mooncake", path, {});
   ASSERT_FALSE(d.ok());
-  EXPECT_NE(d.status().message().find(path + ":1: /input_length: duplicate key"),
-            std::string::npos)
+  EXPECT_NE(d.status().message().find(path + ":1: /input_length: duplicate key"), std::string::npos)
       << d.status().message();
   const std::string big = WriteTrace("big.jsonl", R"({"timestamp": 1e999, "input_length": 5, )"
                                                   R"("output_length": 1})"
