@@ -23,8 +23,9 @@ Status Positive(JsonObject& r, const std::string& key, double v) {
 // A kernel time beyond 1000 s is a unit mistake; the bound also keeps every
 // sum and ratio the fit forms on these times finite.
 constexpr double kMaxKernelUs = 1e9;
-// Shape fields are dimensions and counts; the fit multiplies two of them.
-constexpr int64_t kMaxShapeValue = INT32_MAX;
+// Shape fields are dimensions, counts and message sizes (NCCL sweeps reach
+// 2^32 bytes); far below int64 so that no use of them can overflow.
+constexpr int64_t kMaxShapeValue = int64_t{1} << 50;
 
 Status PositiveTime(JsonObject& r, const std::string& key, double v) {
   if (!(v > 0) || v > kMaxKernelUs) {
@@ -115,12 +116,12 @@ Status ReadRecord(JsonObject& r, bool is_public, MeasuredKernel* k) {
   // column and the median cannot be trusted either.
   if (k->timing == KernelTiming::kMedianUs) {
     if (p10 && *p10 > k->median_us) {
-      return r.Error("p10_us", "must be <= median_us (" + std::to_string(k->median_us) +
-                                   "), got " + std::to_string(*p10));
+      return r.Error("p10_us", "must be <= median_us (" + std::to_string(k->median_us) + "), got " +
+                                   std::to_string(*p10));
     }
     if (p90 && *p90 < k->median_us) {
-      return r.Error("p90_us", "must be >= median_us (" + std::to_string(k->median_us) +
-                                   "), got " + std::to_string(*p90));
+      return r.Error("p90_us", "must be >= median_us (" + std::to_string(k->median_us) + "), got " +
+                                   std::to_string(*p90));
     }
   }
   std::optional<int64_t> repeats;
@@ -230,8 +231,8 @@ Status ReadPublicSource(JsonObject& s, PublicSource* src) {
   CAPPLAN_RETURN_IF_ERROR(s.Get("date", &src->date, true));
   static const std::regex kDate(R"(\d{4}-\d{2}(-\d{2})?)");
   if (!std::regex_match(src->date, kDate) && src->date != "not recorded") {
-    return s.Error("date",
-                   "must be YYYY-MM-DD, YYYY-MM or \"not recorded\", got '" + EchoValue(src->date) + "'");
+    return s.Error("date", "must be YYYY-MM-DD, YYYY-MM or \"not recorded\", got '" +
+                               EchoValue(src->date) + "'");
   }
   CAPPLAN_RETURN_IF_ERROR(s.Get("title", &src->title, true));
   CAPPLAN_RETURN_IF_ERROR(s.Get("note", &src->note, true));
@@ -274,7 +275,8 @@ Status ReadMeasurementFile(const std::string& path, MeasurementSet* set) {
   std::string format;
   CAPPLAN_RETURN_IF_ERROR(root.Get("format", &format, true));
   if (format != "capplan.measurements.v1") {
-    return root.Error("format", "expected 'capplan.measurements.v1', got '" + EchoValue(format) + "'");
+    return root.Error("format",
+                      "expected 'capplan.measurements.v1', got '" + EchoValue(format) + "'");
   }
   MeasurementSource src;
   src.path = path;
