@@ -269,7 +269,7 @@ bool AsOp(const MeasuredKernel& k, OpPricingInput* op, std::string* why) {
     if (k.kernel.find("prefill") != std::string::npos) {
       const int64_t chunk = k.Shape("chunk", k.Shape("context"));
       op->family = OpFamily::kAttentionPrefill;
-      op->q_tokens = static_cast<double>(batch * std::max<int64_t>(chunk, 1));
+      op->q_tokens = static_cast<double>(batch) * static_cast<double>(std::max<int64_t>(chunk, 1));
       return true;
     }
     op->family = OpFamily::kAttentionDecode;

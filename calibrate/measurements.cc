@@ -1,6 +1,7 @@
 #include "calibrate/measurements.h"
 
 #include <cmath>
+#include <cstdint>
 #include <regex>
 
 #include "common/json_util.h"
@@ -16,6 +17,20 @@ const std::vector<std::string> kOpClasses = {"attention",     "dense_gemm",  "mo
 // value after a division by zero; Get() already rejects non-finite numbers.
 Status Positive(JsonObject& r, const std::string& key, double v) {
   if (!(v > 0)) return r.Error(key, "must be > 0, got " + std::to_string(v));
+  return Status::Ok();
+}
+
+// A kernel time beyond 1000 s is a unit mistake; the bound also keeps every
+// sum and ratio the fit forms on these times finite.
+constexpr double kMaxKernelUs = 1e9;
+// Shape fields are dimensions, counts and message sizes (NCCL sweeps reach
+// 2^32 bytes); far below int64 so that no use of them can overflow.
+constexpr int64_t kMaxShapeValue = int64_t{1} << 50;
+
+Status PositiveTime(JsonObject& r, const std::string& key, double v) {
+  if (!(v > 0) || v > kMaxKernelUs) {
+    return r.Error(key, "must be in (0, 1e9] microseconds, got " + std::to_string(v));
+  }
   return Status::Ok();
 }
 
@@ -40,7 +55,7 @@ Status ReadTiming(JsonObject& r, bool is_public, MeasuredKernel* k) {
                      "achieved_flops_per_s or bus_bandwidth_bytes_per_s)");
     }
     CAPPLAN_RETURN_IF_ERROR(r.Get("median_us", &k->median_us, true));
-    CAPPLAN_RETURN_IF_ERROR(Positive(r, "median_us", k->median_us));
+    CAPPLAN_RETURN_IF_ERROR(PositiveTime(r, "median_us", k->median_us));
     k->timing = KernelTiming::kMedianUs;
     return Status::Ok();
   }
@@ -61,11 +76,11 @@ Status ReadTiming(JsonObject& r, bool is_public, MeasuredKernel* k) {
     k->bus_bandwidth_hi = (*bw)[1].get<double>();
   } else {
     return r.Error("bus_bandwidth_bytes_per_s",
-                   "must be a number or a range [lo, hi] in bytes/s, got " + bw->dump());
+                   "must be a number or a range [lo, hi] in bytes/s, got " + EchoValue(bw->dump()));
   }
   if (!(k->bus_bandwidth_lo > 0) || !(k->bus_bandwidth_hi >= k->bus_bandwidth_lo) ||
       !std::isfinite(k->bus_bandwidth_hi)) {
-    return r.Error("bus_bandwidth_bytes_per_s", "need 0 < lo <= hi, got " + bw->dump());
+    return r.Error("bus_bandwidth_bytes_per_s", "need 0 < lo <= hi, got " + EchoValue(bw->dump()));
   }
   k->timing = KernelTiming::kBusBandwidth;
   return Status::Ok();
@@ -84,20 +99,34 @@ Status ReadRecord(JsonObject& r, bool is_public, MeasuredKernel* k) {
   if (shape == nullptr) return r.Error("shape", "missing required field");
   if (!shape->is_object()) return r.Error("shape", "must be an object of integers");
   for (const auto& [key, v] : shape->items()) {
-    if (!v.is_number_integer() || v.get<int64_t>() < 0) {
-      return r.Error("shape", "'" + key + "' must be a non-negative integer, got " + v.dump());
+    // An unsigned value past INT64_MAX reads as negative here.
+    if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > kMaxShapeValue) {
+      return r.Error("shape", "'" + EchoValue(key) + "' must be an integer in [0, " +
+                                  std::to_string(kMaxShapeValue) + "], got " + EchoValue(v.dump()));
     }
     k->shape[key] = v.get<int64_t>();
   }
   CAPPLAN_RETURN_IF_ERROR(ReadTiming(r, is_public, k));
-  for (const char* opt : {"p10_us", "p90_us"}) {
-    std::optional<double> v;
-    CAPPLAN_RETURN_IF_ERROR(r.Get(opt, &v));
-    if (v) CAPPLAN_RETURN_IF_ERROR(Positive(r, opt, *v));
+  std::optional<double> p10, p90;
+  CAPPLAN_RETURN_IF_ERROR(r.Get("p10_us", &p10));
+  if (p10) CAPPLAN_RETURN_IF_ERROR(PositiveTime(r, "p10_us", *p10));
+  CAPPLAN_RETURN_IF_ERROR(r.Get("p90_us", &p90));
+  if (p90) CAPPLAN_RETURN_IF_ERROR(PositiveTime(r, "p90_us", *p90));
+  // Percentiles of one sample are ordered; anything else is a mislabelled
+  // column and the median cannot be trusted either.
+  if (k->timing == KernelTiming::kMedianUs) {
+    if (p10 && *p10 > k->median_us) {
+      return r.Error("p10_us", "must be <= median_us (" + std::to_string(k->median_us) + "), got " +
+                                   std::to_string(*p10));
+    }
+    if (p90 && *p90 < k->median_us) {
+      return r.Error("p90_us", "must be >= median_us (" + std::to_string(k->median_us) + "), got " +
+                                   std::to_string(*p90));
+    }
   }
   std::optional<int64_t> repeats;
   CAPPLAN_RETURN_IF_ERROR(r.Get("repeats", &repeats));
-  if (repeats && *repeats < 1) return r.Error("repeats", "must be >= 1");
+  if (repeats) CAPPLAN_RETURN_IF_ERROR(r.CheckRange("repeats", *repeats, 1, 1e9));
   // A bus bandwidth is all a collective record may give (no napkin bytes).
   const bool need_work = k->timing != KernelTiming::kBusBandwidth;
   CAPPLAN_RETURN_IF_ERROR(r.Get("bytes", &k->bytes, need_work));
@@ -107,6 +136,9 @@ Status ReadRecord(JsonObject& r, bool is_public, MeasuredKernel* k) {
   if (k->timing == KernelTiming::kFlopRate) {
     if (!(k->flops > 0)) return r.Error("flops", "achieved_flops_per_s needs flops > 0");
     k->median_us = k->flops / k->achieved_flops_per_s * 1e6;
+    if (!(k->median_us <= kMaxKernelUs)) {
+      return r.Error("achieved_flops_per_s", "implies a kernel time beyond 1e9 microseconds");
+    }
   }
   std::optional<double> err;
   CAPPLAN_RETURN_IF_ERROR(r.Get("max_abs_err", &err));
@@ -194,13 +226,13 @@ Status ReadPublicSource(JsonObject& s, PublicSource* src) {
   CAPPLAN_RETURN_IF_ERROR(s.CheckObject());
   CAPPLAN_RETURN_IF_ERROR(s.Get("url", &src->url, true));
   if (src->url.rfind("https://", 0) != 0) {
-    return s.Error("url", "must be an https:// address, got '" + src->url + "'");
+    return s.Error("url", "must be an https:// address, got '" + EchoValue(src->url) + "'");
   }
   CAPPLAN_RETURN_IF_ERROR(s.Get("date", &src->date, true));
   static const std::regex kDate(R"(\d{4}-\d{2}(-\d{2})?)");
   if (!std::regex_match(src->date, kDate) && src->date != "not recorded") {
-    return s.Error("date",
-                   "must be YYYY-MM-DD, YYYY-MM or \"not recorded\", got '" + src->date + "'");
+    return s.Error("date", "must be YYYY-MM-DD, YYYY-MM or \"not recorded\", got '" +
+                               EchoValue(src->date) + "'");
   }
   CAPPLAN_RETURN_IF_ERROR(s.Get("title", &src->title, true));
   CAPPLAN_RETURN_IF_ERROR(s.Get("note", &src->note, true));
@@ -243,7 +275,8 @@ Status ReadMeasurementFile(const std::string& path, MeasurementSet* set) {
   std::string format;
   CAPPLAN_RETURN_IF_ERROR(root.Get("format", &format, true));
   if (format != "capplan.measurements.v1") {
-    return root.Error("format", "expected 'capplan.measurements.v1', got '" + format + "'");
+    return root.Error("format",
+                      "expected 'capplan.measurements.v1', got '" + EchoValue(format) + "'");
   }
   MeasurementSource src;
   src.path = path;

@@ -87,13 +87,16 @@ bool IsName(const std::string& s) {
 std::string MissingData(const nlohmann::json& doc) {
   std::string hw = "h200-sxm";
   if (doc.contains("hardware") && doc["hardware"].is_string()) hw = doc["hardware"];
-  if (IsName(hw) && !std::filesystem::exists(DataPath("calibrate/profiles/" + hw + ".json"))) {
-    return "profile " + hw + " not found";
+  // error_code overloads: a name too long for the file system is not shipped.
+  std::error_code ec;
+  if (IsName(hw) && !std::filesystem::exists(DataPath("calibrate/profiles/" + hw + ".json"), ec)) {
+    return "profile " + EchoValue(hw) + " not found";
   }
   if (doc.contains("model") && doc["model"].is_string()) {
     const std::string model = doc["model"];
-    if (IsName(model) && !std::filesystem::exists(DataPath("models/cards/" + model + ".json"))) {
-      return "model card " + model + " not found";
+    if (IsName(model) &&
+        !std::filesystem::exists(DataPath("models/cards/" + model + ".json"), ec)) {
+      return "model card " + EchoValue(model) + " not found";
     }
   }
   return "";

@@ -33,6 +33,8 @@ Result<ModelCard> SliceCard(JsonObject& root, const std::string& model, int laye
       if (!s.Has(key)) return Status::Ok();
       int v = 0;
       CAPPLAN_RETURN_IF_ERROR(s.Get(key, &v, true));
+      // Bounded so the scaling by tp (<= 1024) stays inside int.
+      CAPPLAN_RETURN_IF_ERROR(s.CheckRange(key, v, 0, 1 << 20));
       *field = v * scale;
       return Status::Ok();
     };
@@ -63,6 +65,12 @@ Result<ModelCard> SliceCard(JsonObject& root, const std::string& model, int laye
   return card;
 }
 
+// Token counts of one request: far past any model's context, and small
+// enough that a batch's sums and products cannot overflow int64.
+constexpr int64_t kMaxRunTokens = 1'000'000'000;
+// Requests in one iteration.
+constexpr size_t kMaxRunBatch = 1'000'000;
+
 Result<BatchShape> ReadBatch(const nlohmann::json& it, const std::string& origin,
                              const std::string& ptr) {
   JsonObject o(it, origin, ptr);
@@ -75,16 +83,22 @@ Result<BatchShape> ReadBatch(const nlohmann::json& it, const std::string& origin
     BatchShape::Chunk ch;
     CAPPLAN_RETURN_IF_ERROR(c.Get("new_tokens", &ch.new_tokens, true));
     CAPPLAN_RETURN_IF_ERROR(c.Get("cached_tokens", &ch.cached_tokens, true));
-    if (ch.new_tokens < 1 || ch.cached_tokens < 0) {
-      return c.Error("new_tokens", "need new_tokens >= 1 and cached_tokens >= 0");
+    if (ch.new_tokens < 1 || ch.cached_tokens < 0 || ch.new_tokens > kMaxRunTokens ||
+        ch.cached_tokens > kMaxRunTokens) {
+      return c.Error("new_tokens", "need new_tokens in [1, 1e9] and cached_tokens in [0, 1e9]");
     }
     b.prefill.push_back(ch);
   }
   const nlohmann::json* dec = o.Raw("decode_contexts");
   if (dec == nullptr || !dec->is_array()) return o.Error("decode_contexts", "must be an array");
+  if (pre->size() + dec->size() > kMaxRunBatch) {
+    return o.Error("decode_contexts", "more than 1e6 requests in one iteration");
+  }
   for (const auto& v : *dec) {
-    if (!v.is_number_integer() || v.get<int64_t>() < 1) {
-      return o.Error("decode_contexts", "every context must be an integer >= 1");
+    // An unsigned value past INT64_MAX reads as negative here.
+    if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > kMaxRunTokens) {
+      return o.Error("decode_contexts",
+                     "every context must be an integer in [1, 1e9], got " + EchoValue(v.dump()));
     }
     b.decode_context.push_back(v.get<int64_t>());
   }
@@ -100,7 +114,8 @@ Result<ReplayResult> ReplayEngineRun(const nlohmann::json& run, const std::strin
   std::string format;
   CAPPLAN_RETURN_IF_ERROR(root.Get("format", &format, true));
   if (format != "capplan.engine_run.v1") {
-    return root.Error("format", "expected 'capplan.engine_run.v1', got '" + format + "'");
+    return root.Error("format",
+                      "expected 'capplan.engine_run.v1', got '" + EchoValue(format) + "'");
   }
   ReplayResult r;
   CAPPLAN_RETURN_IF_ERROR(root.Get("backend", &r.backend, true));
@@ -149,7 +164,7 @@ Result<ReplayResult> ReplayEngineRun(const nlohmann::json& run, const std::strin
     JsonObject io((*its)[i], origin, ptr);
     double us = 0;
     CAPPLAN_RETURN_IF_ERROR(io.Get("measured_us", &us, true));
-    if (!(us > 0)) return io.Error("measured_us", "must be > 0");
+    if (!(us > 0) || us > 1e9) return io.Error("measured_us", "must be in (0, 1e9] microseconds");
     BuildStepOps(*sharded, b, &ops);
     // The slice is one rank and runs no collectives (ENGINE_RUN.md), so
     // pricing them would charge for work the measurement never did.

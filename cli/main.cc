@@ -2,7 +2,9 @@
 // only wires them together and turns a Status into a message and exit code.
 #include <unistd.h>
 
+#include <exception>
 #include <iostream>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -31,10 +33,19 @@ int main(int argc, char** argv) {
     return args.empty() ? 2 : 0;
   }
   capplan::CommandContext ctx{&std::cout, &std::cerr, ::isatty(STDERR_FILENO) != 0};
-  const capplan::Status st = table.Dispatch(args, ctx);
+  capplan::Status st;
+  // Library code returns errors as values; an exception reaching here is a
+  // bug, but the user still gets one line and an exit code, not terminate().
+  try {
+    st = table.Dispatch(args, ctx);
+  } catch (const std::bad_alloc&) {
+    st = capplan::Status::Internal("out of memory (an input asks for more than this machine has)");
+  } catch (const std::exception& e) {
+    st = capplan::Status::Internal(std::string("internal error: ") + e.what());
+  }
   std::cout.flush();
   if (!st.ok()) {
-    std::cerr << "capplan: error: " << st.message() << "\n";
+    std::cerr << "capplan: error: " << capplan::OneLine(st.message()) << "\n";
     return st.ExitCode();
   }
   return 0;

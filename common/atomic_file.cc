@@ -1,47 +1,132 @@
 #include "common/atomic_file.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 namespace capplan {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Paths are echoed in errors; a generated one can be arbitrarily long.
+std::string Shown(const std::string& path) { return EchoValue(path, 256); }
+
+// The file a write to `path` should replace: `path` itself, or the end of its
+// chain of symbolic links, so that the link survives the rename.
+Result<fs::path> ResolveLinks(const std::string& path) {
+  fs::path p(path);
+  // Linux's own limit on links followed in one lookup (ELOOP).
+  for (int hops = 0; hops < 40; ++hops) {
+    std::error_code ec;
+    const fs::file_status st = fs::symlink_status(p, ec);
+    if (ec && st.type() != fs::file_type::not_found) {
+      return Status::Io(Shown(path) + ": cannot write: " + ec.message());
+    }
+    if (st.type() != fs::file_type::symlink) return p;
+    const fs::path target = fs::read_symlink(p, ec);
+    if (ec) return Status::Io(Shown(path) + ": cannot read symbolic link: " + ec.message());
+    p = target.is_absolute() ? target : p.parent_path() / target;
+  }
+  return Status::Io(Shown(path) + ": cannot write: too many levels of symbolic links");
+}
+
+}  // namespace
 
 Status MakeDirs(const std::string& path) {
   if (path.empty()) return Status::Ok();
   std::error_code ec;
-  std::filesystem::create_directories(path, ec);
-  if (ec) return Status::Io(path + ": cannot create directory: " + ec.message());
+  fs::create_directories(path, ec);
+  if (ec) return Status::Io(Shown(path) + ": cannot create directory: " + ec.message());
   return Status::Ok();
 }
 
 Status WriteFileAtomic(const std::string& path, std::string_view content) {
-  const std::filesystem::path p(path);
+  CAPPLAN_ASSIGN_OR_RETURN(const fs::path p, ResolveLinks(path));
+  std::error_code ec;
+  const fs::file_status st = fs::status(p, ec);
+  if (st.type() != fs::file_type::not_found && st.type() != fs::file_type::regular) {
+    if (ec) return Status::Io(Shown(path) + ": cannot write: " + ec.message());
+    return Status::Io(Shown(path) +
+                      ": exists and is not a regular file (a directory, device, FIFO or "
+                      "socket); choose a file path");
+  }
   if (p.has_parent_path()) CAPPLAN_RETURN_IF_ERROR(MakeDirs(p.parent_path().string()));
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  const std::string target = p.string();
+  const std::string tmp = target + ".tmp." + std::to_string(::getpid());
   FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (f == nullptr) return Status::Io(path + ": cannot write: " + std::strerror(errno));
+  if (f == nullptr) return Status::Io(Shown(path) + ": cannot write: " + std::strerror(errno));
   const size_t n = std::fwrite(content.data(), 1, content.size(), f);
   const bool ok = n == content.size() && std::fflush(f) == 0 && ::fsync(::fileno(f)) == 0;
   std::fclose(f);
-  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
+  if (!ok || std::rename(tmp.c_str(), target.c_str()) != 0) {
     const std::string err = std::strerror(errno);
     std::remove(tmp.c_str());
-    return Status::Io(path + ": cannot write: " + err);
+    return Status::Io(Shown(path) + ": cannot write: " + err);
   }
   return Status::Ok();
 }
 
-Result<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::NotFound(path + ": cannot open file (check the path)");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+Result<std::string> ReadFile(const std::string& path, int64_t max_bytes) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (st.type() == fs::file_type::not_found) {
+    return Status::NotFound(Shown(path) + ": cannot open file (check the path)");
+  }
+  if (ec) return Status::NotFound(Shown(path) + ": cannot open file: " + ec.message());
+  if (st.type() == fs::file_type::directory) {
+    return Status::Usage(Shown(path) + ": is a directory; give a file");
+  }
+  // A FIFO would block until a writer comes, a device like /dev/zero never
+  // ends: inputs must be regular files.
+  if (st.type() != fs::file_type::regular) {
+    return Status::Usage(Shown(path) +
+                         ": not a regular file (a FIFO, device or socket cannot be an input)");
+  }
+  // O_NONBLOCK: should the path have become a FIFO since the check above,
+  // open must not wait for a writer; fstat below then refuses it.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return Status::NotFound(Shown(path) + ": cannot open file: " + std::strerror(errno));
+  struct stat sb {};
+  const auto too_big = [&] {
+    return Status::Usage(Shown(path) + ": larger than " + std::to_string(max_bytes >> 20) +
+                         " MiB, the limit for this input");
+  };
+  if (::fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    ::close(fd);
+    return Status::Usage(Shown(path) + ": not a regular file");
+  }
+  if (sb.st_size > max_bytes) {
+    ::close(fd);
+    return too_big();
+  }
+  std::string out;
+  out.reserve(static_cast<size_t>(sb.st_size));
+  char buf[1 << 16];
+  while (true) {
+    const ssize_t n = ::read(fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const std::string err = std::strerror(errno);
+      ::close(fd);
+      return Status::Io(Shown(path) + ": cannot read: " + err);
+    }
+    if (n == 0) break;
+    // The file may grow while it is read.
+    if (static_cast<int64_t>(out.size()) + n > max_bytes) {
+      ::close(fd);
+      return too_big();
+    }
+    out.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return out;
 }
 
 }  // namespace capplan

@@ -4,6 +4,7 @@
 #ifndef CAPPLAN_COMMON_ATOMIC_FILE_H_
 #define CAPPLAN_COMMON_ATOMIC_FILE_H_
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -12,9 +13,17 @@
 namespace capplan {
 
 // Creates parent directories as needed. Io error naming the path on failure.
+// A symbolic link is followed (its target is replaced, the link stays); an
+// existing device, FIFO, socket or directory is refused, since renaming over
+// it would replace it with a regular file.
 Status WriteFileAtomic(const std::string& path, std::string_view content);
-// Reads a whole file. NotFound naming the path on failure.
-Result<std::string> ReadFile(const std::string& path);
+
+// Inputs larger than this are refused rather than read into memory.
+inline constexpr int64_t kMaxInputFileBytes = int64_t{256} << 20;
+// Reads a whole regular file of at most `max_bytes`. NotFound when it does
+// not exist or cannot be opened, Usage when it is not a regular file (a FIFO
+// would block, a device like /dev/zero never ends) or is too large.
+Result<std::string> ReadFile(const std::string& path, int64_t max_bytes = kMaxInputFileBytes);
 // mkdir -p. Io error naming the path on failure.
 Status MakeDirs(const std::string& path);
 

@@ -1,9 +1,10 @@
 #include "common/json_util.h"
 
+#include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <sstream>
 
+#include "common/atomic_file.h"
 #include "common/did_you_mean.h"
 
 namespace capplan {
@@ -11,6 +12,9 @@ namespace capplan {
 namespace {
 
 std::string TypeName(const nlohmann::json& j) { return j.type_name(); }
+
+// A value quoted in an error: its JSON text, escaped and cut short.
+std::string EchoJson(const nlohmann::json& j) { return EchoValue(j.dump()); }
 
 // Line and column of byte offset `pos` in `text` (1-based).
 std::pair<int, int> LineCol(std::string_view text, size_t pos) {
@@ -26,29 +30,142 @@ std::pair<int, int> LineCol(std::string_view text, size_t pos) {
   return {line, col};
 }
 
-}  // namespace
+// Thrown from the parser callback to stop parsing; caught in ParseStrict.
+struct JsonLimitError {
+  std::string message;
+};
 
-Result<nlohmann::json> ParseJson(std::string_view text, const std::string& origin) {
+// Follows the parser's events to know the JSON pointer of the value being
+// parsed (nlohmann reports only byte offsets, and only for syntax errors) and
+// to enforce what the grammar allows but capplan does not: duplicate keys,
+// nesting deep enough to exhaust the stack in recursive json operations.
+class ParseTracker {
+ public:
+  bool OnEvent(int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    using E = nlohmann::json::parse_event_t;
+    switch (event) {
+      case E::object_start:
+      case E::array_start:
+        if (depth >= kMaxJsonDepth) {
+          throw JsonLimitError{"nested deeper than " + std::to_string(kMaxJsonDepth) +
+                               " levels; flatten the document"};
+        }
+        frames_.push_back(Frame{event == E::array_start, 0, {}, {}});
+        break;
+      case E::key: {
+        Frame& f = frames_.back();
+        f.key = parsed.get<std::string>();
+        if (!f.keys.insert(f.key).second) {
+          throw JsonLimitError{"duplicate key '" + EchoValue(f.key) +
+                               "' (each key may appear once; remove the other)"};
+        }
+        break;
+      }
+      case E::object_end:
+      case E::array_end:
+        frames_.pop_back();
+        ValueDone();
+        break;
+      case E::value:
+        if (parsed.is_number_float() && !std::isfinite(parsed.get<double>())) {
+          throw JsonLimitError{"number out of range (must be finite)"};
+        }
+        ValueDone();
+        break;
+    }
+    return true;
+  }
+
+  // ": " + the JSON pointer of the value being parsed, cut short when deep
+  // nesting makes it long; empty for the root value (a --set value's origin
+  // already names it).
+  std::string Where() const {
+    std::string p;
+    for (const Frame& f : frames_) {
+      p += "/";
+      p += f.is_array ? std::to_string(f.index) : f.key;
+      if (p.size() > 200) break;
+    }
+    return p.empty() ? "" : ": " + EchoValue(p, 200);
+  }
+
+ private:
+  struct Frame {
+    bool is_array;
+    int64_t index;
+    std::string key;
+    std::set<std::string> keys;
+  };
+  void ValueDone() {
+    if (!frames_.empty() && frames_.back().is_array) ++frames_.back().index;
+  }
+  std::vector<Frame> frames_;
+};
+
+// What went wrong, for callers that treat a syntax error differently from
+// valid syntax the reader refuses (SetDotted falls back to a string only on
+// the former).
+enum class ParseFailure { kNone, kSyntax, kRefused };
+
+Result<nlohmann::json> ParseStrict(std::string_view text, const std::string& origin,
+                                   ParseFailure* failure) {
+  *failure = ParseFailure::kRefused;
+  ParseTracker tracker;
+  const std::string where = EchoValue(origin, 256);
   try {
-    return nlohmann::json::parse(text.begin(), text.end());
+    nlohmann::json j = nlohmann::json::parse(
+        text.begin(), text.end(),
+        [&tracker](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+          return tracker.OnEvent(depth, event, parsed);
+        });
+    *failure = ParseFailure::kNone;
+    return j;
+  } catch (const JsonLimitError& e) {
+    return Status::Usage(where + tracker.Where() + ": " + e.message);
   } catch (const nlohmann::json::parse_error& e) {
+    *failure = ParseFailure::kSyntax;
     auto [line, col] = LineCol(text, e.byte > 0 ? e.byte - 1 : 0);
     std::string what = e.what();
     // Drop nlohmann's "[json.exception.parse_error.101] parse error at line
     // L, column C: " prefix; we print our own position.
     const auto p = what.find(": ");
     if (p != std::string::npos) what = what.substr(p + 2);
-    return Status::Usage(origin + ": line " + std::to_string(line) + ", column " +
-                         std::to_string(col) + ": malformed JSON: " + what);
+    return Status::Usage(where + ": line " + std::to_string(line) + ", column " +
+                         std::to_string(col) + ": malformed JSON: " + EchoValue(what, 200));
+  } catch (const nlohmann::json::out_of_range& e) {
+    // 406: a number beyond double range (1e309); nlohmann gives no offset,
+    // the tracker knows where it was.
+    std::string token;
+    const std::string what = e.what();
+    const auto q = what.find('\'');
+    if (q != std::string::npos) {
+      const auto q2 = what.rfind('\'');
+      token = " " + EchoValue(what.substr(q + 1, q2 > q ? q2 - q - 1 : std::string::npos));
+    }
+    return Status::Usage(where + tracker.Where() + ": number" + token +
+                         " is out of range (beyond +-1.8e308)");
+  } catch (const nlohmann::json::exception& e) {
+    return Status::Usage(where + tracker.Where() + ": " + EchoValue(e.what(), 200));
   }
 }
 
+}  // namespace
+
+Result<nlohmann::json> ParseJson(std::string_view text, const std::string& origin) {
+  ParseFailure failure;
+  return ParseStrict(text, origin, &failure);
+}
+
 Result<nlohmann::json> ReadJsonFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::NotFound(path + ": cannot open file (check the path)");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ParseJson(ss.str(), path);
+  CAPPLAN_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  return ParseJson(text, path);
+}
+
+Result<nlohmann::json> ParseFlagValue(std::string_view text, const std::string& origin) {
+  ParseFailure failure;
+  auto r = ParseStrict(text, origin, &failure);
+  if (failure == ParseFailure::kSyntax) return nlohmann::json(std::string(text));
+  return r;
 }
 
 JsonObject::JsonObject(const nlohmann::json& j, std::string origin, std::string pointer)
@@ -63,7 +180,7 @@ Status JsonObject::CheckObject() const {
 }
 
 std::string JsonObject::PathOf(std::string_view key) const {
-  return pointer_ + "/" + std::string(key);
+  return pointer_ + "/" + EchoValue(key);
 }
 
 Status JsonObject::Error(std::string_view key, const std::string& message) const {
@@ -102,7 +219,12 @@ const nlohmann::json* JsonObject::Raw(std::string_view key) {
 
 Status JsonObject::Get(std::string_view key, int64_t* out, bool required) {
   CAPPLAN_JSON_PREAMBLE
-  if (v->is_number_integer()) {
+  if (v->is_number_unsigned()) {
+    if (v->get<uint64_t>() <= static_cast<uint64_t>(INT64_MAX)) {
+      *out = static_cast<int64_t>(v->get<uint64_t>());
+      return Status::Ok();
+    }
+  } else if (v->is_number_integer()) {
     *out = v->get<int64_t>();
     return Status::Ok();
   }
@@ -113,13 +235,15 @@ Status JsonObject::Get(std::string_view key, int64_t* out, bool required) {
       return Status::Ok();
     }
   }
-  return Error(key, "must be an integer, got " + v->dump());
+  return Error(key, "must be an integer in int64 range, got " + EchoJson(*v));
 }
 
 Status JsonObject::Get(std::string_view key, int* out, bool required) {
   int64_t tmp = *out;
   CAPPLAN_RETURN_IF_ERROR(Get(key, &tmp, required));
-  if (tmp < INT32_MIN || tmp > INT32_MAX) return Error(key, "integer out of range");
+  if (tmp < INT32_MIN || tmp > INT32_MAX) {
+    return Error(key, "integer out of range (int32), got " + std::to_string(tmp));
+  }
   *out = static_cast<int>(tmp);
   return Status::Ok();
 }
@@ -135,14 +259,14 @@ Status JsonObject::Get(std::string_view key, double* out, bool required) {
 
 Status JsonObject::Get(std::string_view key, bool* out, bool required) {
   CAPPLAN_JSON_PREAMBLE
-  if (!v->is_boolean()) return Error(key, "must be true or false, got " + v->dump());
+  if (!v->is_boolean()) return Error(key, "must be true or false, got " + EchoJson(*v));
   *out = v->get<bool>();
   return Status::Ok();
 }
 
 Status JsonObject::Get(std::string_view key, std::string* out, bool required) {
   CAPPLAN_JSON_PREAMBLE
-  if (!v->is_string()) return Error(key, "must be a string, got " + v->dump());
+  if (!v->is_string()) return Error(key, "must be a string, got " + EchoJson(*v));
   *out = v->get<std::string>();
   return Status::Ok();
 }
@@ -176,7 +300,7 @@ Status JsonObject::Get(std::string_view key, std::vector<std::string>* out, bool
   if (!v->is_array()) return Error(key, "must be an array of strings");
   std::vector<std::string> r;
   for (const auto& e : *v) {
-    if (!e.is_string()) return Error(key, "must be an array of strings, found " + e.dump());
+    if (!e.is_string()) return Error(key, "must be an array of strings, found " + EchoJson(e));
     r.push_back(e.get<std::string>());
   }
   *out = std::move(r);
@@ -188,7 +312,8 @@ Status JsonObject::Get(std::string_view key, std::vector<double>* out, bool requ
   if (!v->is_array()) return Error(key, "must be an array of numbers");
   std::vector<double> r;
   for (const auto& e : *v) {
-    if (!e.is_number()) return Error(key, "must be an array of numbers, found " + e.dump());
+    if (!e.is_number()) return Error(key, "must be an array of numbers, found " + EchoJson(e));
+    if (!std::isfinite(e.get<double>())) return Error(key, "numbers must be finite");
     r.push_back(e.get<double>());
   }
   *out = std::move(r);
@@ -223,7 +348,7 @@ Status JsonObject::CheckOneOf(std::string_view key, const std::string& value,
   for (const auto& a : allowed) {
     if (a == value) return Status::Ok();
   }
-  return Error(key, "unknown value '" + value + "'" + DidYouMean(value, allowed));
+  return Error(key, "unknown value '" + EchoValue(value) + "'" + DidYouMean(value, allowed));
 }
 
 Status JsonObject::Finish(const std::vector<std::string>& extra_known) const {
@@ -251,20 +376,17 @@ Status SetDotted(nlohmann::json* doc, std::string_view dotted_path, std::string_
                                                           ? std::string_view::npos
                                                           : dot - start));
     if (part.empty()) {
-      return Status::Usage(origin + ": '" + std::string(dotted_path) + "': empty path segment");
+      return Status::Usage(origin + ": '" + EchoValue(dotted_path) + "': empty path segment");
     }
-    pointer += "/" + part;
+    pointer += '/';
+    pointer += EchoValue(part);
     if (!cur->is_object()) {
       return Status::Usage(origin + ": " + pointer + ": parent is not an object");
     }
     if (dot == std::string_view::npos) {
-      nlohmann::json parsed;
-      try {
-        parsed = nlohmann::json::parse(value.begin(), value.end());
-      } catch (const nlohmann::json::parse_error&) {
-        parsed = std::string(value);
-      }
-      (*cur)[part] = parsed;
+      CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json parsed,
+                               ParseFlagValue(value, origin + " " + EchoValue(dotted_path)));
+      (*cur)[part] = std::move(parsed);
       return Status::Ok();
     }
     cur = &(*cur)[part];

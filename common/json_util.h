@@ -24,11 +24,24 @@
 
 namespace capplan {
 
-// Reads and parses a file. Errors: "FILE: cannot open ..." (NotFound) or
-// "FILE: line L, column C: <parser message>" (Usage).
+// Every JSON capplan reads goes through ParseJson, so every reader has the
+// same limits: no parser exception escapes (syntax errors name line and
+// column, refused values their JSON path), duplicate keys are errors (the
+// last one would silently win), numbers beyond double range are errors, and
+// nesting is bounded so that recursive json operations cannot exhaust the
+// stack.
+inline constexpr int kMaxJsonDepth = 512;
+
+// Reads (ReadFile: regular files up to kMaxInputFileBytes) and parses a
+// file. Errors: "FILE: cannot open ..." (NotFound), "FILE: line L, column C:
+// <parser message>" or "FILE: /json/path: <why>" (Usage).
 Result<nlohmann::json> ReadJsonFile(const std::string& path);
 // Parses text; `origin` names it in errors (a file name or "--set").
 Result<nlohmann::json> ParseJson(std::string_view text, const std::string& origin);
+// A command-line value (--set, --grid): parsed as JSON when it is valid JSON
+// syntax, else taken as a string ("fp8"). Valid syntax that ParseJson
+// refuses (1e309, duplicate keys, deep nesting) is an error, not a string.
+Result<nlohmann::json> ParseFlagValue(std::string_view text, const std::string& origin);
 
 // A view of one JSON object that remembers which keys were read.
 class JsonObject {

@@ -25,7 +25,8 @@ class Registry {
   Result<Factory> Find(const std::string& name) const {
     auto it = entries_.find(name);
     if (it == entries_.end()) {
-      return Status::Usage("unknown " + kind_ + " '" + name + "'" + DidYouMean(name, Names()));
+      return Status::Usage("unknown " + kind_ + " '" + EchoValue(name) + "'" +
+                           DidYouMean(name, Names()));
     }
     return it->second.factory;
   }

@@ -7,8 +7,10 @@
 #ifndef CAPPLAN_COMMON_STATUS_H_
 #define CAPPLAN_COMMON_STATUS_H_
 
+#include <cstddef>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 
@@ -74,6 +76,16 @@ class [[nodiscard]] Result {
  private:
   std::variant<T, Status> v_;
 };
+
+// A user-supplied value made safe to quote in a one-line error: control
+// characters become escapes (\n, \t, \x01) and text past `max_bytes` is cut
+// (at a UTF-8 character boundary) and marked with "...". Without this, a value
+// with a newline splits the error and a 100 MB value becomes a 100 MB line.
+std::string EchoValue(std::string_view value, size_t max_bytes = 80);
+
+// The last line of defence for what main() prints: escapes control
+// characters and caps the length, so every error is one bounded line.
+std::string OneLine(std::string_view message, size_t max_bytes = 4096);
 
 }  // namespace capplan
 

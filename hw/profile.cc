@@ -205,8 +205,10 @@ Result<HardwareProfile> LoadHardwareProfile(const std::string& name_or_path) {
   if (name_or_path.find('/') == std::string::npos &&
       name_or_path.find(".json") == std::string::npos) {
     path = DataPath("calibrate/profiles/" + name_or_path + ".json");
-    if (!std::filesystem::exists(path)) {
-      return Status::NotFound("unknown hardware profile '" + name_or_path + "'" +
+    std::error_code ec;
+    // A name too long for the file system is simply not a shipped one.
+    if (!std::filesystem::is_regular_file(path, ec)) {
+      return Status::NotFound("unknown hardware profile '" + EchoValue(name_or_path) + "'" +
                               DidYouMean(name_or_path, ShippedProfileNames()));
     }
   }

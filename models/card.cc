@@ -63,8 +63,10 @@ Result<ModelCard> LoadModelCard(const std::string& name_or_path) {
                        name_or_path.ends_with(".json");
   if (!is_path) {
     path = DataPath("models/cards/" + name_or_path + ".json");
-    if (!std::filesystem::exists(path)) {
-      return Status::NotFound("unknown model '" + name_or_path + "'" +
+    std::error_code ec;
+    // A name too long for the file system is simply not a shipped one.
+    if (!std::filesystem::is_regular_file(path, ec)) {
+      return Status::NotFound("unknown model '" + EchoValue(name_or_path) + "'" +
                               DidYouMean(name_or_path, ShippedModelNames()) +
                               " (or pass a path to a card .json)");
     }

@@ -24,7 +24,7 @@ Result<Dtype> ParseDtype(const std::string& s) {
   if (s == "fp32" || s == "float32") return Dtype::kFp32;
   if (s == "fp8" || s == "fp8_e4m3") return Dtype::kFp8E4m3;
   if (s == "int4") return Dtype::kInt4;
-  return Status::Usage("unknown dtype '" + s + "'" +
+  return Status::Usage("unknown dtype '" + EchoValue(s) + "'" +
                        DidYouMean(s, {"bf16", "fp16", "fp32", "fp8", "int4"}));
 }
 
@@ -55,7 +55,7 @@ Result<Component> ParseComponent(const std::string& s) {
     if (s == ComponentName(c)) return c;
     names.push_back(ComponentName(c));
   }
-  return Status::Usage("unknown component '" + s + "'" + DidYouMean(s, names));
+  return Status::Usage("unknown component '" + EchoValue(s) + "'" + DidYouMean(s, names));
 }
 
 }  // namespace capplan

@@ -168,7 +168,12 @@ Result<Summary> ParseSummary(const nlohmann::json& doc, const std::string& origi
   // The keys every summary carries (sim/simulate.h); without them the file
   // is some other JSON (a scenario, a profile), and saying so is the fix.
   // A PD summary (sim/pd) carries pools instead of one deployment.
-  const bool pd = doc.value("disaggregated", false);
+  const auto dis = doc.find("disaggregated");
+  if (dis != doc.end() && !dis->is_boolean()) {
+    return Status::Usage(origin + ": /disaggregated: must be true or false, got " +
+                         EchoValue(dis->dump()));
+  }
+  const bool pd = dis != doc.end() && dis->get<bool>();
   for (const char* key : {pd ? "pools" : "deployment", "output_throughput", "gpus"}) {
     if (!doc.contains(key)) {
       return Status::Usage(origin + ": /" + key +
@@ -270,9 +275,13 @@ Result<Summary> LoadSearchWinner(const std::string& path) {
       }
     }
     char rate[32];
-    std::snprintf(rate, sizeof(rate), "%.3g", w->value("request_rate_req_per_s", 0.0));
-    summary["label"] = summary.value("scenario", std::string("search")) + " best at SLO (" +
-                       config + ", " + rate + " req/s)";
+    const auto r = w->find("request_rate_req_per_s");
+    std::snprintf(rate, sizeof(rate), "%.3g",
+                  r != w->end() && r->is_number() ? r->get<double>() : 0.0);
+    const auto sc = summary.find("scenario");
+    summary["label"] =
+        (sc != summary.end() && sc->is_string() ? sc->get<std::string>() : std::string("search")) +
+        " best at SLO (" + config + ", " + rate + " req/s)";
   }
   CAPPLAN_ASSIGN_OR_RETURN(Summary s, ParseSummary(summary, path + " /winner/summary"));
   // The search's SLOs name their statistic ("p90_ttft_ms<=2000"), which the
@@ -333,7 +342,8 @@ Result<std::vector<Summary>> LoadResults(const std::vector<std::string>& inputs)
       }
       std::vector<std::string> points;
       for (const auto& e : fs::directory_iterator(in, ec)) {
-        if (e.is_regular_file() && e.path().extension() == ".json") {
+        std::error_code type_ec;
+        if (e.is_regular_file(type_ec) && e.path().extension() == ".json") {
           points.push_back(e.path().string());
         }
       }
@@ -348,7 +358,7 @@ Result<std::vector<Summary>> LoadResults(const std::vector<std::string>& inputs)
     } else if (fs::exists(in, ec)) {
       files.push_back(in);
     } else {
-      return Status::NotFound(in + ": no such file or directory");
+      return Status::NotFound(EchoValue(in, 256) + ": no such file or directory");
     }
   }
   CAPPLAN_RETURN_IF_ERROR(flush());

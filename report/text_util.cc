@@ -26,7 +26,8 @@ std::string FormatNumber(double v, int digits) {
 }
 
 std::string FormatPercent(double fraction) {
-  if (std::isnan(fraction)) return "n/a";
+  // A change against a zero baseline is infinite: no percentage says it.
+  if (!std::isfinite(fraction)) return "n/a";
   const double pct = fraction * 100.0;
   char buf[32];
   if (std::fabs(pct) < 10.0 && pct != 0.0) {
@@ -46,6 +47,7 @@ std::string FormatGiB(double bytes) {
 std::string FormatChange(double change) {
   const std::string p = FormatPercent(std::fabs(change));
   if (p == "0%") return "±0%";
+  if (p == "n/a") return p;
   return (change < 0 ? "\u2212" : "+") + p;
 }
 

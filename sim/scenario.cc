@@ -154,7 +154,8 @@ Result<std::shared_ptr<const Scenario>> LoadScenarioFile(const std::string& path
   for (const std::string& s : sets) {
     const auto eq = s.find('=');
     if (eq == std::string::npos || eq == 0) {
-      return Status::Usage("--set '" + s + "': expected dotted.path=value, e.g. deployment.tp=4");
+      return Status::Usage("--set '" + EchoValue(s) +
+                           "': expected dotted.path=value, e.g. deployment.tp=4");
     }
     CAPPLAN_RETURN_IF_ERROR(SetDotted(&doc, s.substr(0, eq), s.substr(eq + 1), "--set"));
   }

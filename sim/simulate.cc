@@ -20,6 +20,7 @@
 #include "sim/prediction_intervals.h"
 #include "sim/prepared_run.h"
 #include "sim/scenario.h"
+#include "sim/sim_state.h"
 #include "sim/simulator.h"
 #include "sim/step_pricer.h"
 
@@ -340,6 +341,18 @@ Result<RunResult> RunScenario(const Scenario& sc, const RunOptions& options) {
   CAPPLAN_ASSIGN_OR_RETURN(std::unique_ptr<PreparedRun> prep, PrepareRun(sc, options));
   auto sim_r = Simulate(prep->config(), prep->specs(), prep->pricer());
   if (!sim_r.ok()) return sim_r.status().WithPrefix(sc.origin);
+  const auto& reqs = sim_r->requests;
+  // With nothing completed there is no throughput, latency or cost to
+  // report; a summary would show a cost of $0 per million tokens.
+  if (!reqs.empty() && std::all_of(reqs.begin(), reqs.end(), [](const ReqState& r) {
+        return r.status == ReqStatus::kFailed;
+      })) {
+    return Status::Invalid(sc.origin + ": /workload: all " + std::to_string(reqs.size()) +
+                           " requests failed: none fits one attention rank's KV pool (" +
+                           std::to_string(prep->config().kv_tokens_per_rank) +
+                           " tokens); shorten the requests, use an fp8 KV cache or more "
+                           "memory per rank");
+  }
   RunResult r = prep->Summarize(*sim_r);
   CAPPLAN_RETURN_IF_ERROR(AddPredictionIntervals(&r.summary));
   return r;

@@ -63,6 +63,7 @@ Status RunPdSimulateCommand(const std::string& path, const std::vector<std::stri
                             const PdCommandOptions& options, CommandContext& ctx) {
   CAPPLAN_ASSIGN_OR_RETURN(auto pd, LoadPdScenarioFile(path, sets));
   CAPPLAN_ASSIGN_OR_RETURN(PdRunResult r, RunPd(*pd));
+  CAPPLAN_RETURN_IF_ERROR(RequireCompletions(*pd, r));
   if (!options.out_dir.empty()) {
     CAPPLAN_RETURN_IF_ERROR(
         WriteFileAtomic(options.out_dir + "/summary.json", DumpJson(r.summary) + "\n"));

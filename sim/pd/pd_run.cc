@@ -292,4 +292,13 @@ Result<PdRunResult> RunPd(const PdScenario& pd) {
   return out;
 }
 
+Status RequireCompletions(const PdScenario& pd, const PdRunResult& run) {
+  const bool none_done = std::none_of(run.requests.begin(), run.requests.end(),
+                                      [](const PdRequest& q) { return q.done; });
+  if (run.requests.empty() || !none_done) return Status::Ok();
+  return Status::Invalid(pd.origin + ": /workload: all " + std::to_string(run.requests.size()) +
+                         " requests failed: none fits the KV pools (prefill and decode); "
+                         "shorten the requests, use an fp8 KV cache or more memory per rank");
+}
+
 }  // namespace capplan

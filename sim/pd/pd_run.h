@@ -50,6 +50,12 @@ struct PdRunResult {
 
 Result<PdRunResult> RunPd(const PdScenario& pd);
 
+// InvalidConfig when every request failed: such a run has no throughput,
+// latency or cost to report (its summary would show $0 per million tokens).
+// Callers that report a run (the CLI, sweeps) check it; RunPd itself returns
+// the run so that its accounting stays observable.
+Status RequireCompletions(const PdScenario& pd, const PdRunResult& run);
+
 }  // namespace capplan
 
 #endif  // CAPPLAN_SIM_PD_PD_RUN_H_

@@ -39,19 +39,12 @@ std::vector<std::string> SplitTopLevel(const std::string& s) {
   return parts;
 }
 
-nlohmann::json ParseLikeSet(const std::string& raw) {
-  try {
-    return nlohmann::json::parse(raw);
-  } catch (const nlohmann::json::parse_error&) {
-    return raw;
-  }
-}
-
 std::string Describe(const GridAssignment& grid) {
   std::string s;
   for (const auto& [path, value] : grid) {
     if (!s.empty()) s += " ";
-    s += path + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
+    s += EchoValue(path) + "=" +
+         EchoValue(value.is_string() ? value.get<std::string>() : value.dump());
   }
   return s;
 }
@@ -61,7 +54,7 @@ std::string Describe(const GridAssignment& grid) {
 Result<GridAxis> ParseGridFlag(const std::string& flag) {
   const size_t eq = flag.find('=');
   if (eq == std::string::npos || eq == 0) {
-    return Status::Usage("--grid '" + flag + "': expected dotted.path=v1,v2,... (e.g. " +
+    return Status::Usage("--grid '" + EchoValue(flag) + "': expected dotted.path=v1,v2,... (e.g. " +
                          "--grid deployment.tp=4,8)");
   }
   GridAxis axis;
@@ -69,12 +62,12 @@ Result<GridAxis> ParseGridFlag(const std::string& flag) {
   std::set<std::string> seen;
   for (const std::string& raw : SplitTopLevel(flag.substr(eq + 1))) {
     if (raw.empty()) {
-      return Status::Usage("--grid " + axis.path + ": empty value in '" + flag +
+      return Status::Usage("--grid " + axis.path + ": empty value in '" + EchoValue(flag) +
                            "'; list values as v1,v2,...");
     }
-    nlohmann::json v = ParseLikeSet(raw);
+    CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json v, ParseFlagValue(raw, "--grid " + axis.path));
     if (!seen.insert(v.dump()).second) {
-      return Status::Usage("--grid " + axis.path + ": value '" + raw +
+      return Status::Usage("--grid " + axis.path + ": value '" + EchoValue(raw) +
                            "' listed twice; list each value once");
     }
     axis.raw.push_back(raw);
@@ -90,11 +83,18 @@ Result<nlohmann::json> ApplyGrid(const nlohmann::json& base, const GridAssignmen
     // An object value merges into an existing object (RFC 7386 merge patch)
     // so coupled fields move together: deployment={"tp":4,"gpus":4}.
     if (value.is_object()) {
-      std::string pointer;
-      for (char c : path) pointer += c == '.' ? '/' : c;
-      const nlohmann::json::json_pointer ptr("/" + pointer);
-      if (doc.contains(ptr) && doc.at(ptr).is_object()) {
-        doc.at(ptr).merge_patch(value);
+      nlohmann::json* target = &doc;
+      size_t start = 0;
+      while (target != nullptr) {
+        const size_t dot = path.find('.', start);
+        const std::string part = path.substr(start, dot == std::string::npos ? dot : dot - start);
+        auto it = target->is_object() ? target->find(part) : target->end();
+        target = it == target->end() ? nullptr : &*it;
+        if (dot == std::string::npos) break;
+        start = dot + 1;
+      }
+      if (target != nullptr && target->is_object()) {
+        target->merge_patch(value);
         continue;
       }
     }
@@ -131,8 +131,16 @@ Result<SweepPlan> BuildSweepPlan(const nlohmann::json& base, const std::string& 
       }
     }
   }
+  // Far beyond any sweep that can run; the bound keeps the product exact.
+  constexpr int64_t kMaxPoints = 100'000'000;
   int64_t total = 1;
-  for (const GridAxis& axis : axes) total *= static_cast<int64_t>(axis.values.size());
+  for (const GridAxis& axis : axes) {
+    total *= static_cast<int64_t>(axis.values.size());
+    if (total > kMaxPoints) {
+      return Status::Usage("--grid: more than " + std::to_string(kMaxPoints) +
+                           " points; split the sweep");
+    }
+  }
   if (axes.empty()) total = 1;  // no grid: the base scenario is the single point
   std::set<std::string> ids;
   std::vector<size_t> digit(axes.size(), 0);

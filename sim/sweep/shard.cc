@@ -23,7 +23,7 @@ Result<int> ParseNonNegative(const std::string& name, const std::string& text) {
     used = 0;
   }
   if (used != text.size() || v < 0 || v > 1000000000) {
-    return Status::Usage(name + "='" + text + "': expected a non-negative integer");
+    return Status::Usage(name + "='" + EchoValue(text) + "': expected a non-negative integer");
   }
   return static_cast<int>(v);
 }

@@ -101,6 +101,7 @@ SimHooks RealSimHooks(const std::string& origin) {
     if (IsPdScenario(doc)) {
       CAPPLAN_ASSIGN_OR_RETURN(auto pd, ParsePdScenario(doc, origin));
       CAPPLAN_ASSIGN_OR_RETURN(PdRunResult r, RunPd(*pd));
+      CAPPLAN_RETURN_IF_ERROR(RequireCompletions(*pd, r));
       return std::move(r.summary);
     }
     CAPPLAN_ASSIGN_OR_RETURN(auto scenario, ParseScenario(doc, origin));

@@ -44,13 +44,17 @@ Result<std::vector<ManifestEntry>> ReadManifest(const std::string& path) {
     ++line_no;
     if (line.empty()) continue;
     const std::string where = path + ": line " + std::to_string(line_no);
+    CAPPLAN_ASSIGN_OR_RETURN(const nlohmann::json j, ParseJson(line, where));
     try {
-      const nlohmann::json j = nlohmann::json::parse(line);
       ManifestEntry e;
       e.index = j.at("index").get<int64_t>();
       e.point_id = j.at("point_id").get<std::string>();
       e.base_scenario_id = j.at("base_scenario_id").get<std::string>();
       for (const auto& pair : j.at("grid")) {
+        if (!pair.is_array() || pair.size() != 2) {
+          return Status::Usage(where + ": /grid: each entry must be a [path, value] pair; " +
+                               "re-plan with --plan");
+        }
         e.grid.emplace_back(pair.at(0).get<std::string>(), pair.at(1));
       }
       if (PointId(e.grid) != e.point_id) {
@@ -64,7 +68,7 @@ Result<std::vector<ManifestEntry>> ReadManifest(const std::string& path) {
       }
       entries.push_back(std::move(e));
     } catch (const nlohmann::json::exception& ex) {
-      return Status::Usage(where + ": " + ex.what());
+      return Status::Usage(where + ": " + EchoValue(ex.what(), 200) + "; re-plan with --plan");
     }
   }
   return entries;
@@ -82,6 +86,41 @@ nlohmann::json PointRecord(const SweepPlan& plan, const SweepPoint& point,
   return r;
 }
 
+namespace {
+
+// A point file is checked field by field before anything indexes into it:
+// it may have been edited, or written by another capplan version.
+Status CheckPointRecord(const nlohmann::json& j, const std::string& path,
+                        const std::string& point_id) {
+  const auto bad = [&](const std::string& field, const std::string& why) {
+    return Status::Usage(path + ": /" + field + ": " + why +
+                         "; delete the file and run the sweep again to recompute the point");
+  };
+  const auto grid = j.find("grid");
+  if (grid == j.end() || !grid->is_array()) return bad("grid", "must be an array");
+  GridAssignment pairs;
+  for (const nlohmann::json& pair : *grid) {
+    if (!pair.is_array() || pair.size() != 2 || !pair[0].is_string()) {
+      return bad("grid", "each entry must be a [path, value] pair");
+    }
+    pairs.emplace_back(pair[0].get<std::string>(), pair[1]);
+  }
+  if (PointId(pairs) != point_id) return bad("grid", "does not match point_id " + point_id);
+  const auto index = j.find("index");
+  if (index == j.end() || !index->is_number_integer()) return bad("index", "must be an integer");
+  const std::string status = j["status"].is_string() ? j["status"].get<std::string>() : "";
+  if (status != "ok" && status != "invalid") return bad("status", "must be \"ok\" or \"invalid\"");
+  if (const auto e = j.find("error"); e != j.end() && !e->is_string()) {
+    return bad("error", "must be a string");
+  }
+  const auto summary = j.find("summary");
+  if (summary != j.end() && !summary->is_object()) return bad("summary", "must be an object");
+  if (status == "ok" && summary == j.end()) return bad("summary", "missing for status \"ok\"");
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<std::optional<nlohmann::json>> ReadPointRecord(const std::string& dir,
                                                       const std::string& point_id,
                                                       const std::string& base_scenario_id) {
@@ -89,16 +128,19 @@ Result<std::optional<nlohmann::json>> ReadPointRecord(const std::string& dir,
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return std::optional<nlohmann::json>();
   auto j = ReadJsonFile(path);
-  if (!j.ok() || !j->is_object() || j->value("point_id", "") != point_id ||
+  if (!j.ok() || !j->is_object() || !j->contains("point_id") || (*j)["point_id"] != point_id ||
       !j->contains("status")) {
     return std::optional<nlohmann::json>();  // unreadable: recompute it
   }
-  const std::string base = j->value("base_scenario_id", "");
+  const auto base_it = j->find("base_scenario_id");
+  const std::string base =
+      base_it != j->end() && base_it->is_string() ? base_it->get<std::string>() : "";
   if (base != base_scenario_id) {
     return Status::Usage(path + ": /base_scenario_id: result of another base scenario (" +
-                         base + ", this sweep is " + base_scenario_id +
+                         EchoValue(base) + ", this sweep is " + base_scenario_id +
                          "); use a fresh --out directory");
   }
+  CAPPLAN_RETURN_IF_ERROR(CheckPointRecord(*j, path, point_id));
   return std::optional<nlohmann::json>(std::move(*j));
 }
 
@@ -143,11 +185,18 @@ std::string SweepCsv(const std::vector<std::string>& paths,
   for (const auto& m : SweepCsvMetrics()) out += "," + m;
   out += "\n";
   for (const nlohmann::json& r : records) {
-    out += r.value("point_id", "");
-    const nlohmann::json& grid = r.at("grid");
-    for (size_t i = 0; i < paths.size(); ++i) out += "," + (i < grid.size() ? Cell(grid[i][1]) : "");
+    // Records come from ReadPointRecord, which checked their shape; the
+    // guards keep a bad record from indexing past an array all the same.
+    out += Cell(r.value("point_id", nlohmann::json()));
+    const nlohmann::json grid = r.value("grid", nlohmann::json::array());
+    for (size_t i = 0; i < paths.size(); ++i) {
+      const bool have =
+          grid.is_array() && i < grid.size() && grid[i].is_array() && grid[i].size() == 2;
+      out += "," + (have ? Cell(grid[i][1]) : "");
+    }
     out += "," + Cell(r.value("status", nlohmann::json()));
-    const nlohmann::json summary = r.value("summary", nlohmann::json::object());
+    nlohmann::json summary = r.value("summary", nlohmann::json::object());
+    if (!summary.is_object()) summary = nlohmann::json::object();
     for (const auto& m : SweepCsvMetrics()) {
       out += "," + (summary.contains(m) ? Cell(summary[m]) : std::string());
     }

@@ -3,9 +3,10 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <fstream>
 #include <sstream>
 #include <vector>
+
+#include "common/atomic_file.h"
 
 namespace capplan {
 
@@ -106,7 +107,10 @@ class EmpiricalDist : public LengthDist {
 };
 
 Status CheckPositiveInt(JsonObject& spec, std::string_view key, int64_t v) {
-  if (v < 1) return spec.Error(key, "must be a token count >= 1, got " + std::to_string(v));
+  if (v < 1 || v > kMaxRequestTokens) {
+    return spec.Error(key, "must be a token count in [1, " + std::to_string(kMaxRequestTokens) +
+                               "], got " + std::to_string(v));
+  }
   return Status::Ok();
 }
 
@@ -153,6 +157,7 @@ Result<std::unique_ptr<LengthDist>> MakeUniform(JsonObject& spec, const std::str
   CAPPLAN_RETURN_IF_ERROR(spec.Get("min", &lo, true));
   CAPPLAN_RETURN_IF_ERROR(spec.Get("max", &hi, true));
   CAPPLAN_RETURN_IF_ERROR(CheckPositiveInt(spec, "min", lo));
+  CAPPLAN_RETURN_IF_ERROR(CheckPositiveInt(spec, "max", hi));
   if (hi < lo) {
     return spec.Error("max",
                       "must be >= min (" + std::to_string(lo) + "), got " + std::to_string(hi));
@@ -200,8 +205,8 @@ Result<std::unique_ptr<LengthDist>> MakeLognormal(JsonObject& spec, const std::s
 // are skipped. Errors name file:line.
 Status ReadLengthsFile(const std::string& path, std::vector<int64_t>* values,
                        std::vector<double>* weights) {
-  std::ifstream in(path);
-  if (!in) return Status::NotFound(path + ": cannot open lengths file (check the path)");
+  CAPPLAN_ASSIGN_OR_RETURN(const std::string text, ReadFile(path));
+  std::istringstream in(text);
   std::string line;
   int line_no = 0;
   while (std::getline(in, line)) {
@@ -215,8 +220,10 @@ Status ReadLengthsFile(const std::string& path, std::vector<int64_t>* values,
         line.substr(first, comma == std::string::npos ? std::string::npos : comma - first);
     int64_t v = 0;
     auto [p, ec] = std::from_chars(len_text.data(), len_text.data() + len_text.size(), v);
-    if (ec != std::errc() || p != len_text.data() + len_text.size() || v < 1) {
-      return Status::Usage(where + ": expected a token count >= 1, got '" + line + "'");
+    if (ec != std::errc() || p != len_text.data() + len_text.size() || v < 1 ||
+        v > kMaxRequestTokens) {
+      return Status::Usage(where + ": expected a token count in [1, " +
+                           std::to_string(kMaxRequestTokens) + "], got '" + EchoValue(line) + "'");
     }
     double w = 1.0;
     if (comma != std::string::npos) {
@@ -249,8 +256,9 @@ Result<std::unique_ptr<LengthDist>> MakeEmpirical(JsonObject& spec, const std::s
     CAPPLAN_RETURN_IF_ERROR(spec.Get("values", &raw, true));
     if (raw.empty()) return spec.Error("values", "must not be empty");
     for (double d : raw) {
-      if (d < 1 || d != std::floor(d) || d > 9.0e18) {
-        return spec.Error("values", "must be integer token counts >= 1, found " + Num(d));
+      if (d < 1 || d != std::floor(d) || d > static_cast<double>(kMaxRequestTokens)) {
+        return spec.Error("values", "must be integer token counts in [1, " +
+                                        std::to_string(kMaxRequestTokens) + "], found " + Num(d));
       }
       values.push_back(static_cast<int64_t>(d));
     }
@@ -285,7 +293,7 @@ int64_t LengthDist::Sample(WorkloadRng& rng) const {
 
 std::string LengthDist::Describe() const {
   std::string s = DescribeParams();
-  if (max_ != std::numeric_limits<int64_t>::max()) s += "<=" + std::to_string(max_);
+  if (max_ != kMaxRequestTokens) s += "<=" + std::to_string(max_);
   return s;
 }
 
@@ -316,7 +324,10 @@ Result<std::unique_ptr<LengthDist>> ParseLengthDist(JsonObject& spec,
   if (!factory.ok()) return factory.status().WithPrefix(spec.origin() + ": " + spec.PathOf("dist"));
   std::optional<int64_t> max;
   CAPPLAN_RETURN_IF_ERROR(spec.Get("max", &max));
-  if (max && *max < 1) return spec.Error("max", "must be >= 1 token, got " + std::to_string(*max));
+  if (max && (*max < 1 || *max > kMaxRequestTokens)) {
+    return spec.Error("max", "must be a token count in [1, " + std::to_string(kMaxRequestTokens) +
+                                 "], got " + std::to_string(*max));
+  }
   CAPPLAN_ASSIGN_OR_RETURN(std::unique_ptr<LengthDist> dist, (*factory)(spec, scenario_dir));
   if (max) dist->set_max(*max);
   CAPPLAN_RETURN_IF_ERROR(spec.Finish());

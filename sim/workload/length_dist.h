@@ -15,13 +15,15 @@
 #include "common/registry.h"
 #include "common/status.h"
 #include "sim/workload/random.h"
+#include "sim/workload/workload.h"
 
 namespace capplan {
 
 class LengthDist {
  public:
   virtual ~LengthDist() = default;
-  // A token count in [1, max]. Continuous distributions round to nearest.
+  // A token count in [1, max] (max <= kMaxRequestTokens). Continuous
+  // distributions round to nearest.
   int64_t Sample(WorkloadRng& rng) const;
   // Short human description, e.g. "lognormal(mu=7.6,sigma=0.8)".
   std::string Describe() const;
@@ -34,7 +36,7 @@ class LengthDist {
   virtual std::string DescribeParams() const = 0;
 
  private:
-  int64_t max_ = std::numeric_limits<int64_t>::max();
+  int64_t max_ = kMaxRequestTokens;
 };
 
 // Reads the distribution's own parameters from `spec` (which holds "dist"

@@ -38,7 +38,7 @@ unsigned DaysInMonth(int64_t y, unsigned m) {
 }
 
 Status Bad(std::string_view text, const char* why) {
-  return Status::Usage("bad timestamp '" + std::string(text) + "' (" + why +
+  return Status::Usage("bad timestamp '" + EchoValue(text) + "' (" + why +
                        "; expected YYYY-MM-DD HH:MM:SS[.fraction][+HH:MM])");
 }
 
@@ -103,17 +103,22 @@ Result<int64_t> ParseCivilTimeNs(std::string_view text) {
   const int64_t days = DaysFromCivil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d));
   // Local time = UTC + offset, so UTC = local - offset.
   const int64_t secs = days * 86400 + h * 3600 + mi * 60 + s - offset_s;
-  return secs * kNsPerSecond + frac_ns;
+  int64_t ns = 0;
+  if (__builtin_mul_overflow(secs, kNsPerSecond, &ns) || __builtin_add_overflow(ns, frac_ns, &ns)) {
+    return Bad(text, "outside 1677-09-21..2262-04-11 UTC, the range of int64 nanoseconds");
+  }
+  return ns;
 }
 
 Result<int64_t> ParseDecimalNs(std::string_view text, int ns_per_unit_digits) {
   size_t pos = 0;
   int64_t whole = 0;
   int whole_digits = 0;
-  constexpr int64_t kMax = std::numeric_limits<int64_t>::max() / 10;
   while (pos < text.size() && IsDigit(text[pos])) {
-    if (whole > kMax) return Status::Usage("number '" + std::string(text) + "' is too large");
-    whole = whole * 10 + (text[pos] - '0');
+    if (__builtin_mul_overflow(whole, 10, &whole) ||
+        __builtin_add_overflow(whole, text[pos] - '0', &whole)) {
+      return Status::Usage("number '" + EchoValue(text) + "' is too large");
+    }
     ++whole_digits;
     ++pos;
   }
@@ -134,12 +139,13 @@ Result<int64_t> ParseDecimalNs(std::string_view text, int ns_per_unit_digits) {
     }
   }
   if (pos != text.size() || whole_digits + frac_digits == 0) {
-    return Status::Usage("expected a non-negative decimal number, got '" + std::string(text) + "'");
+    return Status::Usage("expected a non-negative decimal number, got '" + EchoValue(text) + "'");
   }
-  if (whole > std::numeric_limits<int64_t>::max() / unit) {
-    return Status::Usage("number '" + std::string(text) + "' is too large");
+  int64_t ns = 0;
+  if (__builtin_mul_overflow(whole, unit, &ns) || __builtin_add_overflow(ns, frac, &ns)) {
+    return Status::Usage("number '" + EchoValue(text) + "' is too large");
   }
-  return whole * unit + frac;
+  return ns;
 }
 
 }  // namespace capplan

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <optional>
 
 #include "sim/workload/length_dist.h"
 #include "sim/workload/trace_reader.h"
@@ -16,6 +17,10 @@ namespace {
 // FAST25-release/traces checked).
 constexpr int64_t kMooncakeBlockTokens = 512;
 constexpr int64_t kNsPerSecond = 1'000'000'000;
+// The longest replay, as for generated workloads (1e8 s, about 3 years):
+// far beyond any trace, and far inside int64 nanoseconds, so that the
+// simulator's clock cannot overflow.
+constexpr long double kMaxReplayNs = 1e8L * kNsPerSecond;
 
 Status SecondsToNs(JsonObject& w, std::string_view key, double s, int64_t* ns) {
   if (!(s >= 0) || s > 1e9)
@@ -74,7 +79,7 @@ Status LoadTrace(JsonObject& w, const std::string& dir, Workload* out) {
   if (!data_or.ok()) return data_or.status().WithPrefix(w.origin() + ": " + w.PathOf("path"));
   TraceData& data = *data_or;
   if (data.rows.empty()) {
-    return w.Error("path", "trace '" + resolved + "' has no requests" +
+    return w.Error("path", "trace '" + EchoValue(resolved, 256) + "' has no requests" +
                                (data.rows_dropped > 0 ? " left after filtering" : ""));
   }
   out->trace_rows_dropped = data.rows_dropped;
@@ -86,8 +91,14 @@ Status LoadTrace(JsonObject& w, const std::string& dir, Workload* out) {
     return data.rows[a].timestamp_ns < data.rows[b].timestamp_ns;
   });
   const int64_t t0 = data.rows[order.front()].timestamp_ns;
+  int64_t span_ns = 0;
+  if (__builtin_sub_overflow(data.rows[order.back()].timestamp_ns, t0, &span_ns)) {
+    return w.Error("path", "trace '" + EchoValue(resolved, 256) +
+                               "' spans more than 292 years; check its timestamps");
+  }
   const bool mooncake = format == "mooncake";
-  int64_t first_kept = -1;
+  // Timestamps before 1970 are negative, so "unset" cannot be a sentinel.
+  std::optional<int64_t> first_kept;
   for (size_t idx : order) {
     const TraceRow& r = data.rows[idx];
     const int64_t since_start = r.timestamp_ns - t0 - start_ns;
@@ -98,14 +109,18 @@ Status LoadTrace(JsonObject& w, const std::string& dir, Workload* out) {
       ++out->trace_rows_dropped;
       continue;
     }
-    if (first_kept < 0) first_kept = r.timestamp_ns;
-    const int64_t delta = r.timestamp_ns - first_kept;
+    if (!first_kept) first_kept = r.timestamp_ns;
+    const int64_t delta = r.timestamp_ns - *first_kept;
     // Scaling by exactly 1 stays exact; otherwise long double keeps 64 bits
     // of mantissa on x86, so 121 days of ns scale to within 1 ns.
-    const int64_t arrival =
-        time_scale == 1.0
-            ? delta
-            : static_cast<int64_t>(std::llround(static_cast<long double>(delta) * time_scale));
+    const long double scaled = static_cast<long double>(delta) * time_scale;
+    if (scaled > kMaxReplayNs) {
+      return w.Error(time_scale == 1.0 ? "path" : "time_scale",
+                     "the replay would span more than 1e8 s (trace gap " +
+                         std::to_string(delta / kNsPerSecond) + " s x time_scale " +
+                         std::to_string(time_scale) + "); replay a window with duration_s");
+    }
+    const int64_t arrival = time_scale == 1.0 ? delta : static_cast<int64_t>(std::llroundl(scaled));
     out->requests.push_back(RequestSpec{static_cast<int64_t>(out->requests.size()), arrival,
                                         r.input_tokens, r.output_tokens});
     if (mooncake) out->prefix_block_ids.push_back(std::move(data.hash_ids[idx]));

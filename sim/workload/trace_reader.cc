@@ -1,16 +1,21 @@
 #include "sim/workload/trace_reader.h"
 
 #include <charconv>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
+#include "common/atomic_file.h"
 #include "common/did_you_mean.h"
+#include "common/json_util.h"
 #include "sim/workload/timestamp.h"
+#include "sim/workload/workload.h"
 
 namespace capplan {
 
 namespace {
+
+// Public traces reach a few GB (Azure 2024's week of requests); beyond this a
+// file is surely not a trace.
+constexpr int64_t kMaxTraceFileBytes = int64_t{16} << 30;
 
 // Calls fn(line_number, line) for each line without its "\r\n"; blank lines
 // are skipped (trailing newlines are common). Stops at the first error.
@@ -73,9 +78,9 @@ Status ParseTokens(std::string_view field, const std::string& where, const char*
   field = Trim(field);
   int64_t v = 0;
   auto [p, ec] = std::from_chars(field.data(), field.data() + field.size(), v);
-  if (ec != std::errc() || p != field.data() + field.size() || v < 0) {
-    return Status::Usage(where + ": column '" + column + "': expected a token count >= 0, got '" +
-                         std::string(field) + "'");
+  if (ec != std::errc() || p != field.data() + field.size() || v < 0 || v > kMaxRequestTokens) {
+    return Status::Usage(where + ": column '" + column + "': expected a token count in [0, " +
+                         std::to_string(kMaxRequestTokens) + "], got '" + EchoValue(field) + "'");
   }
   *out = v;
   return Status::Ok();
@@ -113,7 +118,7 @@ Status FindColumns(std::string_view header, const std::vector<std::string>& want
       std::string list;
       for (const auto& n : names) list += (list.empty() ? "" : ",") + n;
       return Status::Usage(Where(origin, line) + ": header lacks column '" + w + "'" +
-                           DidYouMean(w, names) + " (header is '" + list + "')");
+                           DidYouMean(w, names) + " (header is '" + EchoValue(list, 200) + "')");
     }
     cols->index.push_back(found);
   }
@@ -197,9 +202,10 @@ Status MooncakeInt(const nlohmann::json& j, const char* key, const std::string& 
                    int64_t* out) {
   auto it = j.find(key);
   if (it == j.end()) return Status::Usage(where + ": missing field '" + key + "'");
-  if (!it->is_number_integer() || it->get<int64_t>() < 0) {
-    return Status::Usage(where + ": field '" + key + "' must be an integer >= 0, got " +
-                         it->dump());
+  if (!it->is_number_integer() || it->get<int64_t>() < 0 ||
+      it->get<int64_t>() > kMaxRequestTokens) {
+    return Status::Usage(where + ": field '" + key + "' must be an integer in [0, " +
+                         std::to_string(kMaxRequestTokens) + "], got " + EchoValue(it->dump()));
   }
   *out = it->get<int64_t>();
   return Status::Ok();
@@ -209,11 +215,8 @@ Status ParseMooncake(std::string_view text, const std::string& origin, const Tra
                      TraceData* out) {
   return ForEachLine(text, [&](int64_t line, std::string_view s) -> Status {
     const std::string where = Where(origin, line);
-    nlohmann::json j =
-        nlohmann::json::parse(s.begin(), s.end(), nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded() || !j.is_object()) {
-      return Status::Usage(where + ": expected one JSON object per line");
-    }
+    CAPPLAN_ASSIGN_OR_RETURN(const nlohmann::json j, ParseJson(s, where));
+    if (!j.is_object()) return Status::Usage(where + ": expected one JSON object per line");
     TraceRow r;
     r.line = line;
     auto ts = j.find("timestamp");
@@ -270,11 +273,7 @@ Result<TraceData> ParseTraceText(const std::string& format, std::string_view tex
 
 Result<TraceData> ReadTraceFile(const std::string& format, const std::string& path,
                                 const TraceReadOptions& options) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::NotFound(path + ": cannot open trace file (check the path)");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
+  CAPPLAN_ASSIGN_OR_RETURN(const std::string text, ReadFile(path, kMaxTraceFileBytes));
   return ParseTraceText(format, text, path, options);
 }
 

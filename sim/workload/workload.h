@@ -23,6 +23,11 @@
 
 namespace capplan {
 
+// The most tokens one request's input or output may have: a thousand times
+// the longest context of any model, and small enough that sums over 1e8
+// requests stay exact in int64.
+inline constexpr int64_t kMaxRequestTokens = 1'000'000'000;
+
 struct RequestSpec {
   int64_t id;
   int64_t arrival_ns;

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -140,6 +141,25 @@ TEST(CalibCli, DryRunRefusedThenMarked) {
                 .memory.provenance.source.rfind("dry-run CPU timings, not a GPU", 0),
             0u);
   EXPECT_EQ(p->gpu, "cpu");
+}
+
+TEST(CalibCli, ExtremeMeasurementsAreOneLineErrorsNotCrashes) {
+  const std::string meas = Tmp("extreme.json");
+  nlohmann::json d = Synthetic(false);
+  d["records"][2]["median_us"] = INT64_MAX;
+  std::ofstream(meas) << d.dump();
+  std::string log;
+  EXPECT_EQ(Sh(std::string(CAPPLAN_BIN) + " calibrate " + meas + " --out " + Tmp("x.json"), &log),
+            2);
+  EXPECT_NE(log.find("extreme.json: /records/2/median_us: must be in (0, 1e9]"), std::string::npos)
+      << log;
+  EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 1) << log;
+  d = Synthetic(false);
+  d["records"][2]["p10_us"] = d["records"][2]["median_us"].get<double>() * 2;
+  std::ofstream(meas) << d.dump();
+  EXPECT_EQ(Sh(std::string(CAPPLAN_BIN) + " calibrate " + meas + " --out " + Tmp("x.json"), &log),
+            2);
+  EXPECT_NE(log.find("/records/2/p10_us: must be <= median_us"), std::string::npos) << log;
 }
 
 TEST(CalibCli, BadInputsAreOneLineErrors) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -84,6 +85,45 @@ TEST(CalibMeasurements, NegativeAndZeroTimesNameRecordAndField) {
   d["records"][1]["median_us"] = 0.0;
   e = ErrorOf({Write("zero.json", d.dump())});
   EXPECT_NE(e.find("/records/1/median_us"), std::string::npos) << e;
+}
+
+TEST(CalibMeasurements, ExtremeTimesAndShapesAreRangeErrors) {
+  nlohmann::json d = ValidDoc();
+  d["records"][0]["median_us"] = INT64_MAX;
+  d["records"][0]["p90_us"] = 1e19;
+  std::string e = ErrorOf({Write("huge.json", d.dump())});
+  EXPECT_NE(e.find("/records/0/median_us: must be in (0, 1e9]"), std::string::npos) << e;
+  d = ValidDoc();
+  d["records"][1]["shape"]["m"] = INT64_MAX;
+  e = ErrorOf({Write("shape.json", d.dump())});
+  EXPECT_NE(e.find("/records/1/shape"), std::string::npos) << e;
+  d["records"][1]["shape"]["m"] = UINT64_MAX;
+  e = ErrorOf({Write("shape_u.json", d.dump())});
+  EXPECT_NE(e.find("/records/1/shape"), std::string::npos) << e;
+}
+
+TEST(CalibMeasurements, PercentilesMustBeOrdered) {
+  nlohmann::json d = ValidDoc();
+  d["records"][1]["p10_us"] = 14.0;
+  d["records"][1]["p90_us"] = 11.0;
+  std::string e = ErrorOf({Write("p10.json", d.dump())});
+  EXPECT_NE(e.find("/records/1/p10_us: must be <= median_us"), std::string::npos) << e;
+  d["records"][1]["p10_us"] = 12.0;
+  e = ErrorOf({Write("p90.json", d.dump())});
+  EXPECT_NE(e.find("/records/1/p90_us: must be >= median_us"), std::string::npos) << e;
+}
+
+TEST(CalibMeasurements, DuplicateKeysAndOverflowingNumbersAreErrors) {
+  std::string text = ValidDoc().dump();
+  const std::string key = "\"median_us\":12.5";
+  std::string dup = text;
+  dup.replace(dup.find(key), key.size(), key + ",\"median_us\":99.0");
+  EXPECT_NE(ErrorOf({Write("dup.json", dup)}).find("/records/0/median_us: duplicate key"),
+            std::string::npos);
+  std::string big = text;
+  big.replace(big.find(key), key.size(), "\"median_us\":1e309");
+  EXPECT_NE(ErrorOf({Write("big.json", big)}).find("/records/0/median_us: number 1e309"),
+            std::string::npos);
 }
 
 TEST(CalibMeasurements, MissingFieldNamesIt) {

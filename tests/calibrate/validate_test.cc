@@ -105,5 +105,22 @@ TEST(CalibValidate, BadRunNamesIterationAndField) {
   EXPECT_NE(r.status().message().find("/slice"), std::string::npos) << r.status().message();
 }
 
+TEST(CalibValidate, ContextsNearInt64AreRangeErrors) {
+  nlohmann::json run = EngineRun("llama-3.1-8b", 1, "none");
+  run["iterations"][0]["decode_contexts"] = {INT64_MAX - 1, INT64_MAX - 1};
+  auto r = ReplayEngineRun(run, "run.json", Shipped());
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("run.json: /iterations/0/decode_contexts: every context "
+                                      "must be an integer in [1, 1e9]"),
+            std::string::npos)
+      << r.status().message();
+  run = EngineRun("llama-3.1-8b", 1, "none");
+  run["iterations"][0]["prefill"] = {{{"new_tokens", INT64_MAX}, {"cached_tokens", 0}}};
+  r = ReplayEngineRun(run, "run.json", Shipped());
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("/iterations/0/prefill/0/new_tokens"), std::string::npos)
+      << r.status().message();
+}
+
 }  // namespace
 }  // namespace capplan

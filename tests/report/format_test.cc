@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <regex>
 #include <sstream>
 
@@ -132,6 +133,9 @@ TEST(ReportText, Formatting) {
   EXPECT_EQ(FormatPercent(0.713), "71%");
   EXPECT_EQ(FormatPercent(0.045), "4.5%");
   EXPECT_EQ(FormatChange(0.25), "+25%");
+  // Against a zero baseline (a run with no cost) the change is infinite.
+  EXPECT_EQ(FormatChange(std::numeric_limits<double>::infinity()), "n/a");
+  EXPECT_EQ(FormatPercent(-std::numeric_limits<double>::infinity()), "n/a");
   EXPECT_EQ(CsvField("a,b"), "\"a,b\"");
   EXPECT_EQ(CsvField("say \"hi\""), "\"say \"\"hi\"\"\"");
   EXPECT_EQ(HtmlEscape("<a&b>"), "&lt;a&amp;b&gt;");

@@ -401,6 +401,11 @@ TEST(PdRun, TooLargeRequestsFailWithoutLeakingPages) {
     EXPECT_EQ(r->summary["pools"][pool]["failed"].get<int64_t>(), 3) << pool;
     EXPECT_EQ(r->summary["pools"][other]["failed"].get<int64_t>(), 0) << other;
     EXPECT_EQ(r->summary["pools"][other]["warnings"].size(), 0u) << other;
+    // What the CLI and sweeps report for it: an impossible configuration.
+    const Status st = RequireCompletions(*pd, *r);
+    EXPECT_EQ(st.code(), StatusCode::kInvalidConfig) << pool;
+    EXPECT_NE(st.message().find("/workload: all 3 requests failed"), std::string::npos)
+        << st.message();
   }
 }
 

@@ -1,11 +1,11 @@
 #include "sim/sweep/sweep_runner.h"
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <filesystem>
-
-#include <gtest/gtest.h>
+#include <functional>
 
 #include "common/atomic_file.h"
 #include "common/json_util.h"
@@ -211,6 +211,46 @@ TEST(SweepRunnerTest, PlanOnlyWritesTheManifest) {
   EXPECT_EQ((*entries)[1].point_id, plan.points[1].id);
   EXPECT_EQ((*entries)[1].grid[0].second, 4);
   EXPECT_FALSE(fs::exists(PointPath(dir, plan.points[0].id)));
+}
+
+// A point file edited by hand or written by another version: every field is
+// checked before the merge indexes into it.
+TEST(SweepRunnerTest, MalformedPointFilesAreErrorsNotOverreads) {
+  const SweepPlan plan = Plan({"deployment.tp=2,4", "workload.request_rate=1,2"});
+  struct Case {
+    const char* what;
+    std::function<void(nlohmann::json&)> edit;
+    const char* field;
+  };
+  const Case cases[] = {
+      {"grid pair without its value", [](nlohmann::json& r) { r["grid"][1].erase(1); }, "/grid"},
+      {"grid not an array", [](nlohmann::json& r) { r["grid"] = 7; }, "/grid"},
+      {"grid missing", [](nlohmann::json& r) { r.erase("grid"); }, "/grid"},
+      {"grid path not a string", [](nlohmann::json& r) { r["grid"][0][0] = 1; }, "/grid"},
+      {"status wrong type", [](nlohmann::json& r) { r["status"] = 1; }, "/status"},
+      {"summary wrong type", [](nlohmann::json& r) { r["summary"] = "x"; }, "/summary"},
+      {"index wrong type", [](nlohmann::json& r) { r["index"] = "0"; }, "/index"},
+  };
+  for (const Case& c : cases) {
+    const std::string dir = FreshDir("malformed");
+    CountingRunner runner;
+    ASSERT_TRUE(RunSweep(plan, runner.Hooks(), {dir, 1, {}, nullptr}).ok());
+    const std::string path = PointPath(dir, plan.points[1].id);
+    nlohmann::json rec = ReadJsonFile(path).value();
+    c.edit(rec);
+    ASSERT_TRUE(WriteFileAtomic(path, DumpJson(rec)).ok());
+    auto merged = MergeSweep(dir);
+    ASSERT_FALSE(merged.ok()) << c.what;
+    EXPECT_EQ(merged.status().code(), StatusCode::kUsage) << c.what;
+    EXPECT_NE(merged.status().message().find(path + ": " + c.field), std::string::npos)
+        << c.what << ": " << merged.status().message();
+  }
+}
+
+TEST(SweepRunnerTest, SweepCsvToleratesShortGridPairs) {
+  nlohmann::json rec = {{"point_id", "p"}, {"grid", {{"a"}, 5}}, {"status", "ok"}};
+  EXPECT_EQ(SweepCsv({"a", "b", "c"}, {rec}).substr(SweepCsv({"a", "b", "c"}, {}).size()),
+            "p,,,,ok" + std::string(SweepCsvMetrics().size(), ',') + "\n");
 }
 
 }  // namespace

@@ -153,8 +153,9 @@ TEST(LengthDistTest, Errors) {
       {R"({"dist": "empirical", "values": [1.5]})", "integer token counts"},
       {R"({"dist": "empirical", "values": [1, 2], "weights": [1]})", "one weight per value"},
       {R"({"dist": "empirical", "values": [1, 2], "weights": [0, 0]})", "not all be zero"},
-      {R"({"dist": "empirical", "path": "no/such/file.txt"})", "cannot open lengths file"},
-      {R"({"dist": "fixed", "value": 5, "max": 0})", "/max: must be >= 1"},
+      {R"({"dist": "empirical", "path": "no/such/file.txt"})",
+       "no/such/file.txt: cannot open file"},
+      {R"({"dist": "fixed", "value": 5, "max": 0})", "/max: must be a token count in [1, "},
   };
   for (const auto& c : cases) {
     auto d = Parse(c.json);

@@ -56,7 +56,7 @@ TEST(WorkloadErrorsTest, EachNamesFileAndPath) {
       {R"({"kind": "trace", "format": "azure", "path": "x.csv"})",
        "/workload/format: unknown value 'azure'"},
       {R"({"kind": "trace", "format": "mooncake", "path": "traces/nope.jsonl"})",
-       "scenario.json: /workload/path: SCENARIOS/traces/nope.jsonl: cannot open trace file",
+       "scenario.json: /workload/path: SCENARIOS/traces/nope.jsonl: cannot open file",
        StatusCode::kNotFound},
       {R"({"kind": "trace", "format": "mooncake", "path": "traces/mooncake_sample.jsonl",
            "model_filter": "GPT-4"})",
