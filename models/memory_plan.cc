@@ -193,11 +193,11 @@ Status CheckInputs(const ModelCard& card, const EngineMemoryOptions& opt,
     return Status::Usage("the runtime-visible GPU memory must be in [0, the reported total]");
   }
   if (context_tokens < 1 || context_tokens > (int64_t{1} << 32)) {
-    return Status::Usage("--context-tokens must be in [1, 2^32], got " +
+    return Status::Usage("the context must be in [1, 2^32] tokens, got " +
                          std::to_string(context_tokens));
   }
   if (context_tokens > card.max_position_embeddings) {
-    return Status::Invalid("--context-tokens " + std::to_string(context_tokens) + " exceeds " +
+    return Status::Invalid("a context of " + std::to_string(context_tokens) + " tokens exceeds " +
                            card.name + "'s max_position_embeddings " +
                            std::to_string(card.max_position_embeddings));
   }

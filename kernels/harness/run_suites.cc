@@ -31,6 +31,7 @@ Result<SuiteRun> RunSuites(const std::vector<std::string>& names, const SuiteOpt
     run.info.driver = driver.empty() ? dev.driver : driver;
     if (dev.sm_clock_mhz > 0) run.info.sm_clock_mhz = dev.sm_clock_mhz;
 #else
+    (void)driver;  // only a CUDA build asks the device for its driver
     return Status::Unavailable(
         "this build has no CUDA kernels (nvcc was not found at configure time); use --dry-run");
 #endif
