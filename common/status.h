@@ -1,7 +1,7 @@
 // Errors as values (LevelDB style). Library code returns Status or Result<T>;
 // only main() turns them into exit codes and messages.
 //
-// Exit-code convention (issue #2): usage errors (bad flags, unknown names,
+// Exit-code convention: usage errors (bad flags, unknown names,
 // malformed input files) exit 2; valid input describing a configuration that
 // cannot work (weights do not fit, TP does not divide heads) exits 1.
 #ifndef CAPPLAN_COMMON_STATUS_H_
