@@ -72,7 +72,7 @@ MeasurementRecord MakeRecord(const Variant& v, int m, int n, int k, int group,
   return r;
 }
 
-std::string Label(const std::string& model, const std::string& shape, int m) {
+[[maybe_unused]] std::string Label(const std::string& model, const std::string& shape, int m) {
   return model + "." + shape + ".m" + std::to_string(m);
 }
 
