@@ -11,6 +11,18 @@
 namespace capplan {
 namespace {
 
+// A local H200 measurement file's source block.
+MeasurementSource H200Source(const std::string& path) {
+  MeasurementSource src;
+  src.path = path;
+  src.gpu = "NVIDIA H200";
+  src.driver = "580.1";
+  src.cuda = "13.0";
+  src.commit = "abc";
+  src.date = "2026";
+  return src;
+}
+
 TEST(CalibFit, PercentileInterpolates) {
   EXPECT_DOUBLE_EQ(Quantile({3, 1, 2}, 0.5), 2);
   EXPECT_NEAR(Quantile({1, 2, 3, 4}, 0.9), 3.7, 1e-12);
@@ -62,14 +74,7 @@ TEST(CalibFit, RecoversKnownGemmCurvesFromNoisyMeasurements) {
   tc.max = 0.70, tc.half = 100;  // truth, different from the base profile's
   tm.max = 0.85, tm.half = 3e6;
   MeasurementSet set;
-  MeasurementSource src;
-  src.path = "synthetic.json";
-  src.gpu = "NVIDIA H200";
-  src.driver = "580.1";
-  src.cuda = "13.0";
-  src.commit = "abc";
-  src.date = "2026";
-  set.sources.push_back(src);
+  set.sources.push_back(H200Source("synthetic.json"));
   uint64_t seed = 42;
   for (int nk : {256, 1024, 4096}) {
     for (int m = 1; m <= 16384; m *= 2) {
@@ -125,14 +130,7 @@ TEST(CalibFit, OverheadsFromLaunchRecords) {
   auto prof = LoadHardwareProfile("h200-sxm");
   ASSERT_TRUE(prof.ok());
   MeasurementSet set;
-  MeasurementSource src;
-  src.path = "o.json";
-  src.gpu = "NVIDIA H200";
-  src.driver = "580.1";
-  src.cuda = "13.0";
-  src.commit = "abc";
-  src.date = "2026";
-  set.sources.push_back(src);
+  set.sources.push_back(H200Source("o.json"));
   for (double us : {3.0, 4.0, 5.0}) {
     MeasuredKernel k;
     k.kernel = "kernel_launch";
