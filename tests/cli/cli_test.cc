@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/test_util/shell.h"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -21,12 +23,7 @@ struct ShellRun {
   std::string out, err;
 };
 
-std::string Slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string Slurp(const fs::path& p) { return capplan::test_util::ReadText(p.string()); }
 
 std::vector<std::string> SplitLines(const std::string& s) {
   std::vector<std::string> lines;

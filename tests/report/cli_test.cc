@@ -8,6 +8,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "tests/test_util/shell.h"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -18,12 +20,7 @@ struct CliRun {
   std::string out, err;
 };
 
-std::string Slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string Slurp(const fs::path& p) { return capplan::test_util::ReadText(p.string()); }
 
 class ReportCli : public ::testing::Test {
  protected:
