@@ -2,14 +2,13 @@
 
 #include <algorithm>
 
+#include "sim/rank_cache.h"
+
 namespace capplan {
 
 void Scheduler::Retract(RankState& rank, SchedulerEnv& env, int32_t idx) {
   ReqState& r = (*env.reqs)[idx];
-  rank.pool.Free(r.pages);
-  rank.kv_tokens -= r.kv_tokens;
-  r.pages = 0;
-  r.kv_tokens = 0;
+  ReleaseRequestPages(rank, env, idx, /*insert=*/false);
   r.prefilled = 0;
   r.prompt_target = r.input + r.generated;
   ++r.retractions;
@@ -28,10 +27,7 @@ void Scheduler::Retract(RankState& rank, SchedulerEnv& env, int32_t idx) {
 
 void Scheduler::Fail(RankState& rank, SchedulerEnv& env, int32_t idx) {
   ReqState& r = (*env.reqs)[idx];
-  rank.pool.Free(r.pages);
-  rank.kv_tokens -= r.kv_tokens;
-  r.pages = 0;
-  r.kv_tokens = 0;
+  ReleaseRequestPages(rank, env, idx, /*insert=*/false);
   r.status = ReqStatus::kFailed;
   r.finish_ns = env.now_ns;
   rank.kv_bound = true;
@@ -75,11 +71,11 @@ ReserveOutcome Scheduler::Reserve(RankState& rank, SchedulerEnv& env, int32_t id
     return ReserveOutcome::kFailed;
   }
   const int64_t pages = rank.pool.PagesFor(r.prompt_target);
-  const double need = static_cast<double>(pages * rank.pool.page_size()) +
-                      rank.new_token_ratio * ClippedOutLeft(r);
-  const double avail = static_cast<double>(rank.pool.free_pages() * rank.pool.page_size()) -
-                       Promised(rank, *env.reqs);
-  if (need > avail || !rank.pool.Allocate(pages)) {
+  const double need =
+      static_cast<double>(pages * rank.pool.page_size()) + rank.new_token_ratio * ClippedOutLeft(r);
+  const double avail =
+      static_cast<double>(AvailablePages(rank) * rank.pool.page_size()) - Promised(rank, *env.reqs);
+  if (need > avail || !AllocatePages(rank, pages)) {
     rank.kv_bound = true;
     return ReserveOutcome::kNoRoom;
   }
@@ -94,7 +90,8 @@ void Scheduler::CancelReservation(RankState& rank, ReqState& r) {
   rank.incoming_out_tokens -= ClippedOutLeft(r);
 }
 
-void Scheduler::Admit(RankState& rank, SchedulerEnv& env, int32_t idx) {
+int64_t Scheduler::Admit(RankState& rank, SchedulerEnv& env, int32_t idx,
+                         const prefix_cache::Match& hit) {
   ReqState& r = (*env.reqs)[idx];
   r.admit_seq = (*env.admit_counter)++;
   rank.queued_tokens -= r.prompt_target;
@@ -105,16 +102,17 @@ void Scheduler::Admit(RankState& rank, SchedulerEnv& env, int32_t idx) {
       rank.incoming_out_tokens -= ClippedOutLeft(r);  // reserved: now promised as running
     } else {
       r.pages = rank.pool.PagesFor(r.prompt_target);
-      rank.pool.Allocate(r.pages);  // the caller checked the pages are free
+      AllocatePages(rank, r.pages);  // the caller checked the pages are available
     }
     r.kv_tokens = r.prefilled = r.prompt_target;
     rank.kv_tokens += r.kv_tokens;
     r.status = ReqStatus::kDecoding;
     rank.running.push_back(idx);
-    return;
+    return 0;
   }
   r.status = ReqStatus::kPrefilling;
   rank.prefilling.push_back(idx);
+  return LockPrefix(rank, r, hit);
 }
 
 bool Scheduler::AddChunk(RankState& rank, SchedulerEnv& env, int32_t idx, int64_t budget,
@@ -122,8 +120,10 @@ bool Scheduler::AddChunk(RankState& rank, SchedulerEnv& env, int32_t idx, int64_
   ReqState& r = (*env.reqs)[idx];
   const int64_t chunk = std::min(r.prompt_target - r.prefilled, budget);
   if (chunk <= 0) return false;
-  const int64_t pages = rank.pool.PagesFor(r.kv_tokens + chunk) - r.pages;
-  if (!rank.pool.Allocate(pages)) return false;
+  // Cached prompt blocks sit in the cache's pages; the request's own pages
+  // hold the tokens after them.
+  const int64_t pages = rank.pool.PagesFor(r.kv_tokens - r.cached_tokens + chunk) - r.pages;
+  if (!AllocatePages(rank, pages)) return false;
   r.pages += pages;
   out->prefill.push_back({idx, chunk, r.kv_tokens});
   return true;
@@ -133,11 +133,14 @@ bool Scheduler::PrepareDecode(RankState& rank, SchedulerEnv& env, RankBatch* out
   std::vector<ReqState>& reqs = *env.reqs;
   const int64_t page = rank.pool.page_size();
   int64_t needed = 0;
-  for (int32_t i : rank.running) needed += reqs[i].kv_tokens == reqs[i].pages * page;
-  while (needed > rank.pool.free_pages() && !rank.running.empty()) {
+  auto at_page_end = [page](const ReqState& r) {
+    return r.kv_tokens - r.cached_tokens == r.pages * page;
+  };
+  for (int32_t i : rank.running) needed += at_page_end(reqs[i]);
+  while (needed > AvailablePages(rank) && !rank.running.empty()) {
     const int32_t victim = rank.running.back();
     rank.running.pop_back();
-    needed -= reqs[victim].kv_tokens == reqs[victim].pages * page;
+    needed -= at_page_end(reqs[victim]);
     if (rank.running.empty() && rank.prefilling.empty()) {
       // Alone and still out of pages: re-running it would loop forever.
       Fail(rank, env, victim);
@@ -149,8 +152,8 @@ bool Scheduler::PrepareDecode(RankState& rank, SchedulerEnv& env, RankBatch* out
   int64_t ctx = 0;
   for (int32_t i : rank.running) {
     ReqState& r = reqs[i];
-    if (r.kv_tokens == r.pages * page) {
-      rank.pool.Allocate(1);  // counted above, so it succeeds
+    if (at_page_end(r)) {
+      AllocatePages(rank, 1);  // counted above, so it succeeds
       ++r.pages;
     }
     ctx += r.kv_tokens + 1;
@@ -170,7 +173,7 @@ class SglangScheduler : public Scheduler {
     std::vector<ReqState>& reqs = *env.reqs;
     const int64_t page = rank.pool.page_size();
     if (!rank.waiting.empty()) {
-      double avail = static_cast<double>(rank.pool.free_pages() * page) - Promised(rank, reqs);
+      double avail = static_cast<double>(AvailablePages(rank) * page) - Promised(rank, reqs);
       int64_t budget = cfg_.chunked_prefill_tokens;
       if (cfg_.phase != Phase::kDecodeOnly) {
         for (int32_t i : rank.prefilling) budget -= reqs[i].prompt_target - reqs[i].prefilled;
@@ -183,19 +186,22 @@ class SglangScheduler : public Scheduler {
         const int32_t idx = rank.waiting.front();
         ReqState& r = reqs[idx];
         const int64_t out_left = cfg_.phase == Phase::kPrefillOnly ? 0 : ClippedOutLeft(r);
+        prefix_cache::Match hit;
+        const int64_t cached = LookupPrefix(rank, env, idx, &hit);
         // Page rounding of the prompt counts against the pool too. A PD
         // reservation (pages held) was checked when it was made.
-        const double need = r.pages > 0 ? 0.0
-                                        : static_cast<double>(rank.pool.PagesFor(r.prompt_target) * page) +
-                                              rank.new_token_ratio * out_left;
+        const double need =
+            r.pages > 0 ? 0.0
+                        : static_cast<double>(rank.pool.PagesFor(r.prompt_target - cached) * page) +
+                              rank.new_token_ratio * out_left;
         if (need > avail) {  // FCFS: no request overtakes the head
           rank.kv_bound = true;  // admission waited on KV, not on a request cap
           break;
         }
         rank.waiting.pop_front();
-        avail -= need;
-        Admit(rank, env, idx);
-        if (cfg_.phase != Phase::kDecodeOnly) budget -= r.prompt_target;
+        // Cached pages this request now locks are no longer available.
+        avail -= need + static_cast<double>(Admit(rank, env, idx, hit) * page);
+        if (cfg_.phase != Phase::kDecodeOnly) budget -= r.prompt_target - r.prefilled;
       }
     }
     if (cfg_.phase != Phase::kDecodeOnly && !rank.prefilling.empty()) {
@@ -230,7 +236,7 @@ class VllmScheduler : public Scheduler {
         if (FailHeadIfTooLarge(rank, env)) continue;
         const int32_t idx = rank.waiting.front();
         ReqState& r = reqs[idx];
-        if (r.pages == 0 && rank.pool.PagesFor(r.prompt_target + 1) > rank.pool.free_pages()) {
+        if (r.pages == 0 && rank.pool.PagesFor(r.prompt_target + 1) > AvailablePages(rank)) {
           rank.kv_bound = true;
           break;
         }
@@ -266,13 +272,15 @@ class VllmScheduler : public Scheduler {
       if (FailHeadIfTooLarge(rank, env)) continue;
       const int32_t idx = rank.waiting.front();
       ReqState& r = reqs[idx];
-      const int64_t chunk = std::min(r.prompt_target, budget);
-      if (rank.pool.PagesFor(chunk) > rank.pool.free_pages()) {
+      prefix_cache::Match hit;
+      const int64_t cached = LookupPrefix(rank, env, idx, &hit);
+      const int64_t chunk = std::min(r.prompt_target - cached, budget);
+      if (rank.pool.PagesFor(chunk) > AvailablePages(rank)) {
         rank.kv_bound = true;
         break;
       }
       rank.waiting.pop_front();
-      Admit(rank, env, idx);
+      Admit(rank, env, idx, hit);
       AddChunk(rank, env, idx, budget, out);  // pages checked above
       budget -= out->prefill.back().tokens;
     }

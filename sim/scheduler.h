@@ -73,8 +73,11 @@ class Scheduler {
   // Fills out->decode*; false when nothing is left to decode.
   bool PrepareDecode(RankState& rank, SchedulerEnv& env, RankBatch* out);
   // Moves r from waiting to prefilling (or straight to running in
-  // decode_only, with its prompt KV resident).
-  void Admit(RankState& rank, SchedulerEnv& env, int32_t idx);
+  // decode_only, with its prompt KV resident). A prompt that starts with
+  // cached blocks (`hit`, from LookupPrefix) locks them and computes only the
+  // rest; returns the cached pages that stopped being evictable.
+  int64_t Admit(RankState& rank, SchedulerEnv& env, int32_t idx,
+                const prefix_cache::Match& hit = prefix_cache::Match());
   // KV tokens promised to requests already admitted or reserved (the sglang
   // admission rule): the rest of their prompt plus new_token_ratio *
   // min(remaining output, clip_max_new_tokens).

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sim/rank_cache.h"
+
 namespace capplan {
 
 Result<std::unique_ptr<ServingPool>> ServingPool::Create(uint8_t id, const SimConfig& config,
@@ -23,6 +25,25 @@ Result<std::unique_ptr<ServingPool>> ServingPool::Create(uint8_t id, const SimCo
   if (config.sched.chunked_prefill_tokens < 1) {
     return Status::Invalid("simulator: chunked_prefill_tokens must be >= 1, got " +
                            std::to_string(config.sched.chunked_prefill_tokens));
+  }
+  const bool pd = options.reserve_before_admit || options.hold_kv_after_prefill;
+  for (const SimRequestSpec& s : specs) {
+    if (s.after < -1 || s.after >= static_cast<int64_t>(specs.size())) {
+      return Status::Invalid("simulator: request " + std::to_string(s.id) +
+                             " follows a request that does not exist");
+    }
+    if (pd && s.after >= 0) {
+      return Status::Unavailable(
+          "simulator: multi-turn (sessions) workloads are simulated co-located only; PD "
+          "disaggregation does not issue follow-up turns yet");
+    }
+  }
+  if (config.prefix_cache &&
+      (config.prefix_block_tokens < 1 || config.prefix_block_tokens % config.page_size != 0)) {
+    return Status::Invalid(
+        "simulator: prefix-cache blocks of " + std::to_string(config.prefix_block_tokens) +
+        " tokens must be a positive multiple of page_size " + std::to_string(config.page_size) +
+        " (set the workload's block_tokens or the deployment's page_size)");
   }
   CAPPLAN_ASSIGN_OR_RETURN(RouterFn router, Routers().Find(config.router));
   CAPPLAN_ASSIGN_OR_RETURN(SchedulerFactory f, Schedulers().Find(config.scheduler));
@@ -46,8 +67,26 @@ ServingPool::ServingPool(uint8_t id, const SimConfig& c, const std::vector<SimRe
     r.output = std::max<int64_t>(specs[i].output_tokens, 1);
     r.warmup = specs[i].warmup;
   }
-  order_.resize(specs.size());
-  for (size_t i = 0; i < specs.size(); ++i) order_[i] = static_cast<int32_t>(i);
+  order_.reserve(specs.size());
+  for (size_t i = 0; i < specs.size(); ++i) {
+    if (specs[i].after < 0) order_.push_back(static_cast<int32_t>(i));
+  }
+  if (order_.size() < specs.size()) {
+    first_follow_.assign(specs.size(), -1);
+    next_follow_.assign(specs.size(), -1);
+    think_ns_.assign(specs.size(), 0);
+    is_follow_up_.assign(specs.size(), false);
+    // Built back to front so each list keeps spec order (the tie-break
+    // between two follow-ups of one request due at the same instant).
+    for (size_t i = specs.size(); i-- > 0;) {
+      if (specs[i].after < 0) continue;
+      const size_t a = static_cast<size_t>(specs[i].after);
+      next_follow_[i] = first_follow_[a];
+      first_follow_[a] = static_cast<int32_t>(i);
+      think_ns_[i] = specs[i].think_ns;
+      is_follow_up_[i] = true;
+    }
+  }
   std::stable_sort(order_.begin(), order_.end(), [&](int32_t a, int32_t b) {
     return res_.requests[a].arrival_ns < res_.requests[b].arrival_ns;
   });
@@ -62,6 +101,17 @@ ServingPool::ServingPool(uint8_t id, const SimConfig& c, const std::vector<SimRe
   }
   res_.kv_capacity_tokens_per_replica =
       replicas_.empty() ? 0 : replicas_[0].ranks[0].pool.capacity_tokens() * c.ranks_per_replica;
+  if (c.prefix_cache && c.content && c.sched.phase != Phase::kDecodeOnly) {
+    for (auto& rep : replicas_) {
+      for (auto& rk : rep.ranks) {
+        caches_.push_back(
+            std::make_unique<prefix_cache::PrefixCache>(c.prefix_block_tokens, c.page_size));
+        rk.cache = caches_.back().get();
+      }
+    }
+    env_.content = &cfg_.content;
+    env_.blocks = &blocks_;
+  }
   env_.reqs = &res_.requests;
   env_.admit_counter = &admit_counter_;
   env_.failed = &failed_;
@@ -87,7 +137,10 @@ void ServingPool::Handle(const Event& e) {
 // A request reaches the client: sent now when a concurrency slot is free,
 // else it waits for one (FIFO).
 void ServingPool::OnArrival(int32_t idx) {
-  if (cursor_ < order_.size()) {
+  // A follow-up's arrival was pushed by its predecessor; only independent
+  // arrivals chain to the next one in arrival order.
+  const bool follow_up = !is_follow_up_.empty() && is_follow_up_[idx];
+  if (!follow_up && cursor_ < order_.size()) {
     const int32_t next = order_[cursor_++];
     Push(std::max(now_, res_.requests[next].arrival_ns), EventClass::kArrival, next);
   }
@@ -329,14 +382,21 @@ void ServingPool::Emit(ReqState& r) {
 }
 
 void ServingPool::Finish(RankState& rank, ReqState& r) {
-  rank.pool.Free(r.pages);
-  rank.kv_tokens -= r.kv_tokens;
-  r.pages = 0;
-  r.kv_tokens = 0;
+  ReleaseRequestPages(rank, env_, static_cast<int32_t>(&r - res_.requests.data()),
+                      /*insert=*/true);
   r.status = ReqStatus::kDone;
   r.finish_ns = now_;
   ++done_;
   IssueNext();
+  IssueFollowUps(static_cast<int32_t>(&r - res_.requests.data()));
+}
+
+// The next turns of a conversation start their think time now.
+void ServingPool::IssueFollowUps(int32_t idx) {
+  if (first_follow_.empty()) return;
+  for (int32_t f = first_follow_[idx]; f >= 0; f = next_follow_[f]) {
+    Push(now_ + think_ns_[f], EventClass::kArrival, f);
+  }
 }
 
 // The prompt is computed; its KV stays (and counts in the pool) until the
@@ -368,6 +428,7 @@ void ServingPool::HandleFailures() {
   for (size_t i = 0; i < failed_.size(); ++i) {
     ++done_;
     IssueNext();
+    IssueFollowUps(failed_[i]);
     if (listener_ != nullptr) listener_->OnFailed(id_, failed_[i], now_);
   }
   failed_.clear();
@@ -438,8 +499,17 @@ Status ServingPool::CheckConservation() {
       res_.kv_bound = res_.kv_bound || rk.kv_bound;
       res_.peak_kv_pages_per_rank = std::max(res_.peak_kv_pages_per_rank, rk.pool.peak_used_pages());
       res_.kv_pages_per_rank = rk.pool.total_pages();
-      if (rk.pool.free_pages() != rk.pool.total_pages() || rk.kv_tokens != 0 ||
-          rk.incoming_out_tokens != 0) {
+      // Pages still used at the end are exactly the cache's.
+      const int64_t cached = rk.cache != nullptr ? rk.cache->cached_pages() : 0;
+      if (rk.cache != nullptr) {
+        res_.prefix_prompt_tokens += rk.prompt_tokens_admitted;
+        res_.prefix_hit_tokens += rk.cache_hit_tokens;
+        res_.prefix_evicted_blocks += rk.cache->stats().evicted_blocks;
+        res_.prefix_cached_tokens_peak =
+            std::max(res_.prefix_cached_tokens_peak,
+                     rk.cache->stats().peak_cached_blocks * rk.cache->block_tokens());
+      }
+      if (rk.pool.used_pages() != cached || rk.kv_tokens != 0 || rk.incoming_out_tokens != 0) {
         return Status::Internal("simulator conservation violated: a KV pool has " +
                                 std::to_string(rk.pool.used_pages()) + " pages and " +
                                 std::to_string(rk.kv_tokens) + " tokens still in use at the end");

@@ -116,6 +116,7 @@ class ServingPool {
   void Finish(RankState& rank, ReqState& r);
   void Hold(ReqState& r, int32_t idx);
   void IssueNext();
+  void IssueFollowUps(int32_t idx);
   void HandleFailures();
   void OnStepEnd(int rep_i);
   void TransferPages(int64_t delta);
@@ -129,7 +130,15 @@ class ServingPool {
   PoolOptions opts_;
   PoolListener* listener_;
   SimResult res_;
-  std::vector<int32_t> order_;
+  std::vector<int32_t> order_;  // independent requests, by arrival time
+  // Follow-ups of each request as linked lists (empty when the workload has
+  // none): first_follow_[i] is the first request issued after i completes,
+  // next_follow_[j] the next one after the same request; -1 ends a list.
+  std::vector<int32_t> first_follow_, next_follow_;
+  std::vector<int64_t> think_ns_;
+  std::vector<bool> is_follow_up_;
+  std::vector<std::unique_ptr<prefix_cache::PrefixCache>> caches_;  // one per rank, when on
+  std::vector<int64_t> blocks_;  // content ids scratch (SchedulerEnv::blocks)
   size_t cursor_ = 0;
   int64_t in_flight_ = 0;
   std::deque<int32_t> backlog_;

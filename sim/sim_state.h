@@ -5,9 +5,11 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <vector>
 
 #include "sim/kv_pool.h"
+#include "sim/prefix_cache/prefix_cache.h"
 
 namespace capplan {
 
@@ -47,6 +49,10 @@ struct ReqState {
   int32_t instance = -1;
   int32_t rank = -1;
   int32_t retractions = 0;
+  // Prefix cache: the deepest cached node this request locked and the prompt
+  // tokens it found there (their pages are the cache's, not the request's).
+  int32_t cache_node = prefix_cache::kRoot;
+  int64_t cached_tokens = 0;
   ReqStatus status = ReqStatus::kPending;
   bool warmup = false;
 };
@@ -109,7 +115,15 @@ struct RankState {
   double new_token_ratio = 0.7;
   int64_t retractions = 0;
   bool kv_bound = false;
+  // The rank's prefix cache (owned by its pool); null when caching is off.
+  prefix_cache::PrefixCache* cache = nullptr;
+  int64_t prompt_tokens_admitted = 0;  // with a cache: prompt tokens of admissions
+  int64_t cache_hit_tokens = 0;        // of those, found in the cache
 };
+
+// Content-block ids of request idx's token stream, the first n blocks
+// (sim/workload's ContentBlocks, bound to the run's workload).
+using ContentFn = std::function<void(int32_t idx, int64_t n_blocks, std::vector<int64_t>* out)>;
 
 // What a scheduler may do to the world besides forming the batch.
 struct SchedulerEnv {
@@ -117,6 +131,8 @@ struct SchedulerEnv {
   int64_t now_ns = 0;
   int64_t* admit_counter = nullptr;
   std::vector<int32_t>* failed = nullptr;  // requests the scheduler gave up on
+  const ContentFn* content = nullptr;      // set when prefix caching is on
+  std::vector<int64_t>* blocks = nullptr;  // scratch for content ids
 };
 
 }  // namespace capplan

@@ -203,8 +203,13 @@ Result<std::unique_ptr<PreparedRun>> PrepareRun(const Scenario& sc, const RunOpt
   specs.reserve(sc.workload.requests.size());
   for (size_t i = 0; i < sc.workload.requests.size(); ++i) {
     const RequestSpec& r = sc.workload.requests[i];
-    specs.push_back({r.id, r.arrival_ns, r.input_tokens, r.output_tokens,
-                     static_cast<int64_t>(i) < sc.workload.warmup_requests});
+    SimRequestSpec& spec = specs.emplace_back(
+        SimRequestSpec{r.id, r.arrival_ns, r.input_tokens, r.output_tokens,
+                       static_cast<int64_t>(i) < sc.workload.warmup_requests});
+    if (i < sc.workload.after.size()) {
+      spec.after = sc.workload.after[i];
+      spec.think_ns = sc.workload.think_ns[i];
+    }
   }
   return std::make_unique<PreparedRun>(std::move(st));
 }

@@ -14,10 +14,9 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "common/status.h"
 #include "sim/cost_model.h"
@@ -33,6 +32,11 @@ struct SimRequestSpec {
   int64_t input_tokens = 0;
   int64_t output_tokens = 0;
   bool warmup = false;  // excluded from latency statistics
+  // A follow-up (the next turn of a conversation): issued think_ns after
+  // request `after` (an index into the specs) completes or fails, instead of
+  // at arrival_ns. -1: an independent request.
+  int64_t after = -1;
+  int64_t think_ns = 0;
 };
 
 struct SimConfig {
@@ -48,6 +52,12 @@ struct SimConfig {
   // semaphore). A request's send time (TTFT/E2EL origin) is when it gets a
   // slot. 0 = no cap.
   int64_t concurrency = 0;
+  // Prefix caching (sim/rank_cache.h): every prefill-capable rank keeps a
+  // cache of content blocks of prefix_block_tokens tokens (a multiple of
+  // page_size), identified by `content`. Off when false or content is empty.
+  bool prefix_cache = false;
+  int64_t prefix_block_tokens = 0;
+  ContentFn content;
   bool want_trace = false;
   int64_t trace_max_iterations = 100000;
   std::ostream* progress = nullptr;  // progress bar when the run takes > 1 s
@@ -65,7 +75,14 @@ struct SimResult {
   int64_t peak_kv_pages_per_rank = 0;  // max over ranks and time, reserved and held pages included
   int64_t peak_transfer_pages = 0;     // PD: pages reserved before or held for a KV transfer, pool-wide
   int64_t max_running_requests = 0;  // peak admitted (prefilling + decoding), one replica
-  StepCost busy;                    // sum over iterations of the priced step (slowest rank)
+  // Prefix caching, summed over ranks (zero when off): prompt tokens of
+  // admissions and of those the tokens found cached; blocks evicted; the
+  // most tokens one rank's cache held at once (max over ranks).
+  int64_t prefix_prompt_tokens = 0;
+  int64_t prefix_hit_tokens = 0;
+  int64_t prefix_evicted_blocks = 0;
+  int64_t prefix_cached_tokens_peak = 0;
+  StepCost busy;  // sum over iterations of the priced step (slowest rank)
   int64_t end_ns = 0;
   nlohmann::json trace_events = nlohmann::json::array();
   bool trace_truncated = false;

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "sim/workload/random.h"
 #include "sim/workload/workload_kinds.h"
 
 namespace capplan {
@@ -14,6 +15,7 @@ const Registry<WorkloadKindFactory>& WorkloadKindRegistry() {
     r->Add("closed_loop", LoadClosedLoop, "concurrency requests kept in flight");
     r->Add("open_loop", LoadOpenLoop, "Poisson/gamma arrivals at request_rate");
     r->Add("trace", LoadTrace, "replay an Azure/Mooncake/BurstGPT trace");
+    r->Add("sessions", LoadSessions, "multi-turn conversations sharing a system prompt");
     return r;
   }();
   return *registry;
@@ -74,6 +76,29 @@ std::string Fmt(const char* f, double v) {
 }
 
 }  // namespace
+
+void ContentBlocks(const Workload& w, int64_t i, int64_t n_blocks, std::vector<int64_t>* out) {
+  out->clear();
+  const size_t idx = static_cast<size_t>(i);
+  if (idx < w.prefix_block_ids.size()) {
+    const std::vector<int64_t>& ids = w.prefix_block_ids[idx];
+    out->assign(ids.begin(), ids.begin() + std::min<int64_t>(n_blocks, std::ssize(ids)));
+    return;
+  }
+  if (idx >= w.session.size() || w.prefix_block_tokens <= 0) return;
+  // Blocks wholly inside the shared system prompt are the same in every
+  // session (ids 0, 1, ...); the rest belong to the session's own stream
+  // (a well-mixed 62-bit id with the top bit set, so never a shared id).
+  const int64_t shared_blocks = w.shared_prefix_tokens / w.prefix_block_tokens;
+  const uint64_t session = static_cast<uint64_t>(w.session[idx]);
+  out->reserve(static_cast<size_t>(n_blocks));
+  for (int64_t j = 0; j < n_blocks; ++j) {
+    out->push_back(j < shared_blocks
+                       ? j
+                       : static_cast<int64_t>((uint64_t{1} << 62) |
+                                              (MixSeed(session, static_cast<uint64_t>(j)) >> 2)));
+  }
+}
 
 std::string DescribeWorkload(const Workload& w) {
   std::ostringstream os;

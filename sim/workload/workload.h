@@ -1,10 +1,12 @@
 // Simulator workloads: which requests arrive when, with how many input and
-// output tokens. Three kinds, registered by name:
+// output tokens. Four kinds, registered by name:
 //   closed_loop  `concurrency` requests kept in flight (a new one is issued
 //                when one completes); lengths from distributions.
 //   open_loop    arrivals at `request_rate` req/s, Poisson or gamma
 //                (`burstiness`), optional `max_concurrency` cap.
 //   trace        replay of Azure 2023/2024, Mooncake or BurstGPT traces.
+//   sessions     multi-turn conversations: each turn re-sends the history,
+//                issued a think time after the previous turn completes.
 // Every field is documented in sim/workload/README.md.
 //
 // CONTRACT (pinned for the simulator; extend, don't break): RequestSpec,
@@ -36,7 +38,7 @@ struct RequestSpec {
 };
 
 struct Workload {
-  std::string kind;  // "closed_loop" | "open_loop" | "trace"
+  std::string kind;  // a WorkloadKindRegistry() name
   // closed_loop: requests kept in flight. open_loop and trace: the
   // max-concurrency cap (at most this many in flight; later arrivals wait,
   // like the benchmarks' --max-concurrency semaphore), 0 = no cap.
@@ -54,6 +56,15 @@ struct Workload {
   // mean a shared prefix (prefix-cache modelling). Empty for other kinds.
   std::vector<std::vector<int64_t>> prefix_block_ids;
   int64_t prefix_block_tokens = 0;
+  // sessions kind only (parallel to `requests`; empty for other kinds):
+  // request i is issued think_ns[i] after request after[i] completes, or at
+  // its arrival_ns when after[i] is -1; session[i] is its conversation, whose
+  // token stream (shared system prompt, then each turn's new tokens and
+  // output) gives the content of its prompt.
+  std::vector<int64_t> after;
+  std::vector<int64_t> think_ns;
+  std::vector<int64_t> session;
+  int64_t shared_prefix_tokens = 0;  // leading tokens equal in every session
   // Trace rows dropped by filters (BurstGPT model/failure filter, time
   // window, num_requests cap).
   int64_t trace_rows_dropped = 0;
@@ -63,6 +74,13 @@ struct Workload {
 // errors with did-you-mean; every error names file + JSON path) and generates
 // the requests. Relative trace paths resolve against scenario_dir.
 Result<Workload> LoadWorkload(JsonObject& workload_json, const std::string& scenario_dir);
+
+// Content identity for prefix caching: the ids of the first `n_blocks`
+// blocks (of prefix_block_tokens tokens) of request i's token stream (its
+// prompt, then its output), fewer where the workload knows fewer (a Mooncake
+// row's hash_ids cover its prompt only). Two requests with equal leading ids
+// share those tokens. Empty for workloads without content identity.
+void ContentBlocks(const Workload& w, int64_t i, int64_t n_blocks, std::vector<int64_t>* out);
 
 // One line for summaries and logs, e.g. "closed_loop: 640 requests (64
 // warmup), concurrency 64, input mean 16384 [16384..16384] tokens, output

@@ -14,12 +14,14 @@ namespace capplan {
 Status LoadClosedLoop(JsonObject& w, const std::string& scenario_dir, Workload* out);
 Status LoadOpenLoop(JsonObject& w, const std::string& scenario_dir, Workload* out);
 Status LoadTrace(JsonObject& w, const std::string& scenario_dir, Workload* out);
+Status LoadSessions(JsonObject& w, const std::string& scenario_dir, Workload* out);
 
 // Random streams drawn from one seed (see WorkloadRng): fixed forever, since
 // changing them changes every generated workload.
 inline constexpr uint64_t kInputLengthStream = 1;
 inline constexpr uint64_t kOutputLengthStream = 2;
 inline constexpr uint64_t kArrivalStream = 3;
+inline constexpr uint64_t kSessionTurnsStream = 4;
 
 }  // namespace capplan
 

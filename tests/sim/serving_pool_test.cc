@@ -132,3 +132,132 @@ TEST(SimServingPool, HeldPromptsBackPressureThePrefillPool) {
 
 }  // namespace
 }  // namespace capplan
+
+namespace capplan {
+namespace {
+
+// Follow-up turns: request 1 is issued 1 ms after request 0 completes and
+// request 2 1 ms after request 1; request 3 is independent. Nothing else
+// delays a follow-up in an empty pool, so its arrival is exact.
+TEST(SimServingPool, FollowUpsArriveThinkTimeAfterTheirPredecessor) {
+  FakePricer p;
+  EventQueue q;
+  std::vector<SimRequestSpec> specs = {
+      {0, 0, 100, 2, false}, {1, 0, 120, 2, false}, {2, 0, 140, 2, false}, {3, 5, 50, 1, false}};
+  specs[1].after = 0;
+  specs[1].think_ns = 1'000'000;
+  specs[2].after = 1;
+  specs[2].think_ns = 1'000'000;
+  auto pool = ServingPool::Create(0, Pool(Phase::kBoth, 10000), specs, p, &q);
+  ASSERT_TRUE(pool.ok()) << pool.status().message();
+  (*pool)->StartArrivals();
+  int64_t end = 0;
+  while (!q.empty()) {
+    const Event e = q.Pop();
+    end = e.time_ns;
+    (*pool)->Handle(e);
+  }
+  auto r = (*pool)->TakeResult(end);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const auto& rq = r->requests;
+  for (const auto& x : rq) EXPECT_EQ(x.status, ReqStatus::kDone);
+  EXPECT_EQ(rq[1].arrival_ns, rq[0].finish_ns + 1'000'000);
+  EXPECT_EQ(rq[2].arrival_ns, rq[1].finish_ns + 1'000'000);
+  EXPECT_EQ(rq[3].arrival_ns, 5);
+}
+
+TEST(SimServingPool, FollowUpsAreRefusedInPdPools) {
+  FakePricer p;
+  EventQueue q;
+  std::vector<SimRequestSpec> specs = {{0, 0, 100, 2, false}, {1, 0, 120, 2, false}};
+  specs[1].after = 0;
+  auto pool = ServingPool::Create(0, Pool(Phase::kPrefillOnly, 10000), specs, p, &q,
+                                  {.hold_kv_after_prefill = true});
+  ASSERT_FALSE(pool.ok());
+  EXPECT_EQ(pool.status().code(), StatusCode::kUnavailable);
+  specs[1].after = 7;
+  auto bad = ServingPool::Create(0, Pool(Phase::kBoth, 10000), specs, p, &q);
+  ASSERT_FALSE(bad.ok());
+}
+
+}  // namespace
+}  // namespace capplan
+
+namespace capplan {
+namespace {
+
+// Runs a co-located pool to the end and returns its result.
+SimResult RunPool(const SimConfig& c, const std::vector<SimRequestSpec>& specs) {
+  FakePricer p;
+  EventQueue q;
+  auto pool = ServingPool::Create(0, c, specs, p, &q);
+  EXPECT_TRUE(pool.ok()) << pool.status().message();
+  (*pool)->StartArrivals();
+  int64_t end = 0;
+  while (!q.empty()) {
+    const Event e = q.Pop();
+    end = e.time_ns;
+    (*pool)->Handle(e);
+  }
+  auto r = (*pool)->TakeResult(end);  // conservation, cache pages included
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  return std::move(*r);
+}
+
+// Content: request i's stream is blocks ids[i][0..]; 16-token blocks.
+SimConfig CachedPool(int64_t kv_tokens, std::vector<std::vector<int64_t>> ids) {
+  SimConfig c = Pool(Phase::kBoth, kv_tokens);
+  c.concurrency = 1;  // one at a time: each request sees the previous one's blocks
+  c.prefix_cache = true;
+  c.prefix_block_tokens = 16;
+  c.content = [ids = std::move(ids)](int32_t idx, int64_t n, std::vector<int64_t>* out) {
+    const auto& v = ids[static_cast<size_t>(idx)];
+    out->assign(v.begin(), v.begin() + std::min<int64_t>(n, std::ssize(v)));
+  };
+  return c;
+}
+
+// Request 0: 64-token prompt + 2 output tokens, blocks 1 2 3 4. Request 1:
+// 70-token prompt starting with blocks 1 2 3, then its own. Request 1 finds
+// blocks 1-3 (48 tokens); request 0's 4th block (tokens 48..63) differs.
+TEST(SimServingPool, PrefixCacheSkipsCachedPromptTokens) {
+  for (const char* scheduler : {"sglang", "vllm"}) {
+    SCOPED_TRACE(scheduler);
+    const std::vector<SimRequestSpec> specs = {{0, 0, 64, 2, false}, {1, 0, 70, 2, false}};
+    SimConfig c = CachedPool(10000, {{1, 2, 3, 4}, {1, 2, 3, 9, 9}});
+    c.scheduler = scheduler;
+    const SimResult r = RunPool(c, specs);
+    EXPECT_EQ(r.prefix_prompt_tokens, 64 + 70);
+    EXPECT_EQ(r.prefix_hit_tokens, 48);
+    EXPECT_EQ(r.requests[1].status, ReqStatus::kDone);
+    // Without the cache the same run computes every prompt token.
+    c.prefix_cache = false;
+    const SimResult off = RunPool(c, specs);
+    EXPECT_EQ(off.prefix_hit_tokens, 0);
+    EXPECT_GT(r.requests[1].first_token_ns - r.requests[1].arrival_ns, 0);
+    EXPECT_LT(r.requests[1].first_token_ns - r.requests[1].arrival_ns,
+              off.requests[1].first_token_ns - off.requests[1].arrival_ns);
+  }
+}
+
+// A whole-prompt match still computes the last block: an engine needs the
+// last token's logits.
+TEST(SimServingPool, PrefixCacheNeverMatchesTheWholePrompt) {
+  const std::vector<SimRequestSpec> specs = {{0, 0, 64, 1, false}, {1, 0, 64, 1, false}};
+  const SimResult r = RunPool(CachedPool(10000, {{1, 2, 3, 4}, {1, 2, 3, 4}}), specs);
+  EXPECT_EQ(r.prefix_hit_tokens, 48);
+}
+
+// A 128-token pool (8 pages). Request 0 leaves 4 cached blocks (64 tokens);
+// request 1 (100 tokens, unrelated) needs 7 pages: 4 are free, so 3 cached
+// least recently used cached blocks are evicted and nothing is retracted.
+TEST(SimServingPool, FullPoolEvictsCacheBeforeRetracting) {
+  const std::vector<SimRequestSpec> specs = {{0, 0, 60, 5, false}, {1, 0, 100, 8, false}};
+  const SimResult r = RunPool(CachedPool(128, {{1, 2, 3, 4}, {7, 8, 9, 10, 11, 12, 13}}), specs);
+  EXPECT_EQ(r.retractions, 0);
+  EXPECT_GT(r.prefix_evicted_blocks, 0);
+  for (const auto& q : r.requests) EXPECT_EQ(q.status, ReqStatus::kDone);
+}
+
+}  // namespace
+}  // namespace capplan

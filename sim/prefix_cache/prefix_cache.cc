@@ -1,0 +1,119 @@
+#include "sim/prefix_cache/prefix_cache.h"
+
+namespace capplan::prefix_cache {
+
+PrefixCache::PrefixCache(int64_t block_tokens, int64_t page_size)
+    : block_tokens_(block_tokens), pages_per_block_((block_tokens + page_size - 1) / page_size) {
+  nodes_.push_back(Node{.live = true});  // the root holds no pages
+}
+
+// Path locking keeps every ancestor of a referenced node referenced, so an
+// unreferenced node's whole subtree is unreferenced: all of them can go.
+int64_t PrefixCache::evictable_pages() const { return unreferenced_nodes_ * pages_per_block_; }
+
+void PrefixCache::Touch(int32_t node) {
+  for (int32_t n = node; n != kRoot; n = nodes_[n].parent) {
+    candidates_.erase({nodes_[n].last_use, n});
+    nodes_[n].last_use = ++clock_;
+    UpdateCandidate(n);
+  }
+}
+
+void PrefixCache::UpdateCandidate(int32_t node) {
+  const Node& n = nodes_[node];
+  if (node != kRoot && n.live && n.refs == 0 && n.children == 0) {
+    candidates_.insert({n.last_use, node});
+  } else {
+    candidates_.erase({n.last_use, node});
+  }
+}
+
+Match PrefixCache::Lookup(std::span<const int64_t> blocks, int64_t max_blocks) {
+  Match m;
+  const int64_t limit = std::min<int64_t>(max_blocks, static_cast<int64_t>(blocks.size()));
+  while (m.blocks < limit) {
+    auto it = child_.find({m.node, blocks[m.blocks]});
+    if (it == child_.end()) break;
+    m.node = it->second;
+    ++m.blocks;
+  }
+  Touch(m.node);
+  return m;
+}
+
+void PrefixCache::Lock(int32_t node) {
+  for (int32_t n = node; n != kRoot; n = nodes_[n].parent) {
+    if (nodes_[n].refs++ == 0) --unreferenced_nodes_;
+    UpdateCandidate(n);
+  }
+}
+
+void PrefixCache::Unlock(int32_t node) {
+  for (int32_t n = node; n != kRoot; n = nodes_[n].parent) {
+    if (--nodes_[n].refs == 0) ++unreferenced_nodes_;
+    UpdateCandidate(n);
+  }
+}
+
+int32_t PrefixCache::NewNode(int32_t parent, int64_t block) {
+  int32_t id;
+  if (!free_nodes_.empty()) {
+    id = free_nodes_.back();
+    free_nodes_.pop_back();
+  } else {
+    id = static_cast<int32_t>(nodes_.size());
+    nodes_.emplace_back();
+  }
+  nodes_[id] = Node{.block = block, .parent = parent, .live = true};
+  child_[{parent, block}] = id;
+  if (nodes_[parent].children++ == 0) UpdateCandidate(parent);
+  ++live_nodes_;
+  ++unreferenced_nodes_;
+  if (live_nodes_ > stats_.peak_cached_blocks) stats_.peak_cached_blocks = live_nodes_;
+  return id;
+}
+
+int64_t PrefixCache::Insert(std::span<const int64_t> blocks, int64_t n) {
+  int32_t node = kRoot;
+  int64_t added = 0;
+  const int64_t limit = std::min<int64_t>(n, static_cast<int64_t>(blocks.size()));
+  for (int64_t i = 0; i < limit; ++i) {
+    auto it = child_.find({node, blocks[i]});
+    if (it != child_.end()) {
+      node = it->second;
+    } else {
+      node = NewNode(node, blocks[i]);
+      ++added;
+    }
+  }
+  Touch(node);
+  stats_.inserted_blocks += added;
+  stats_.duplicate_blocks += limit - added;
+  return added;
+}
+
+int64_t PrefixCache::Evict(int64_t pages) {
+  int64_t freed = 0;
+  while (freed < pages && !candidates_.empty()) {
+    const int32_t victim = candidates_.begin()->second;
+    candidates_.erase(candidates_.begin());
+    Node& v = nodes_[victim];
+    child_.erase({v.parent, v.block});
+    v.live = false;
+    --live_nodes_;
+    --unreferenced_nodes_;
+    ++stats_.evicted_blocks;
+    freed += pages_per_block_;
+    free_nodes_.push_back(victim);
+    if (--nodes_[v.parent].children == 0) UpdateCandidate(v.parent);
+  }
+  return freed;
+}
+
+std::vector<int64_t> PrefixCache::EvictionOrder() const {
+  std::vector<int64_t> order;
+  for (const auto& [use, node] : candidates_) order.push_back(nodes_[node].block);
+  return order;
+}
+
+}  // namespace capplan::prefix_cache

@@ -1,0 +1,111 @@
+// A prefix cache over content blocks, as an engine's KV pool keeps one:
+// SGLang's radix cache (RadixCache, token- or page-granular) and vLLM's
+// automatic prefix caching (a hash per full block) both reduce, for a
+// simulator that knows prompts only as chains of content-block ids, to the
+// same tree: a path from the root is a prefix, a node is one block of
+// `block_tokens` tokens whose KV occupies `PagesPerBlock()` pages.
+//
+// Ownership: a node's pages belong to the cache. A request that matched a
+// prefix locks the path to its deepest matched node (every node from there
+// to the root gets +1 reference, as SGLang's inc_lock_ref does), so none of
+// it can be evicted while the request runs. When the request finishes, the
+// caller inserts the request's full blocks: blocks the cache lacked become
+// nodes and their pages pass from the request to the cache; blocks already
+// cached are duplicates, whose pages the caller frees.
+//
+// Eviction is LRU over unreferenced leaves (a node becomes a leaf when its
+// last child is evicted, and is then a candidate in turn). "Recently used"
+// is an access counter, not simulated time, so that two touches in the
+// same nanosecond still have an order; ties cannot occur.
+//
+// The cache counts pages only; the KV pool it lives in (sim/kv_pool.h) is
+// the caller's. Conservation: pages in the cache + pages held by requests +
+// free pages = the pool's total, at every instant.
+#ifndef CAPPLAN_SIM_PREFIX_CACHE_PREFIX_CACHE_H_
+#define CAPPLAN_SIM_PREFIX_CACHE_PREFIX_CACHE_H_
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <span>
+#include <utility>
+#include <vector>
+
+namespace capplan::prefix_cache {
+
+// The root: a match of zero blocks. Lock/Unlock on it are no-ops.
+inline constexpr int32_t kRoot = 0;
+
+struct Match {
+  int32_t node = kRoot;  // deepest matched node
+  int64_t blocks = 0;    // blocks matched from the start
+};
+
+struct Stats {
+  int64_t inserted_blocks = 0;
+  int64_t duplicate_blocks = 0;  // inserted but already cached
+  int64_t evicted_blocks = 0;
+  int64_t peak_cached_blocks = 0;
+};
+
+class PrefixCache {
+ public:
+  // block_tokens >= 1, page_size >= 1 (checked by the caller's config parse).
+  PrefixCache(int64_t block_tokens, int64_t page_size);
+
+  int64_t block_tokens() const { return block_tokens_; }
+  int64_t PagesPerBlock() const { return pages_per_block_; }
+  int64_t cached_blocks() const { return live_nodes_; }
+  int64_t cached_pages() const { return live_nodes_ * pages_per_block_; }
+  // Pages that Evict could free now (unreferenced nodes whose whole subtree
+  // is unreferenced).
+  int64_t evictable_pages() const;
+  const Stats& stats() const { return stats_; }
+
+  // The longest cached prefix of blocks[0, max_blocks). Touches the matched
+  // path (it becomes most recently used).
+  Match Lookup(std::span<const int64_t> blocks, int64_t max_blocks);
+  // +1 / -1 reference on every node from `node` to the root.
+  void Lock(int32_t node);
+  void Unlock(int32_t node);
+
+  // Inserts blocks[0, n). Returns how many were new: their pages now belong
+  // to the cache; the other n - new were already cached (duplicates).
+  int64_t Insert(std::span<const int64_t> blocks, int64_t n);
+
+  // Evicts least recently used unreferenced leaves until at least `pages`
+  // pages are freed or nothing more is evictable. Returns pages freed.
+  int64_t Evict(int64_t pages);
+
+  // Evictable (LRU order, oldest first) block ids, for tests and traces.
+  std::vector<int64_t> EvictionOrder() const;
+
+ private:
+  struct Node {
+    int64_t block = 0;
+    int32_t parent = -1;
+    int32_t children = 0;
+    int32_t refs = 0;
+    uint64_t last_use = 0;
+    bool live = false;
+  };
+
+  void Touch(int32_t node);
+  void UpdateCandidate(int32_t node);
+  int32_t NewNode(int32_t parent, int64_t block);
+
+  int64_t block_tokens_;
+  int64_t pages_per_block_;
+  std::vector<Node> nodes_;
+  std::vector<int32_t> free_nodes_;
+  std::map<std::pair<int32_t, int64_t>, int32_t> child_;  // (parent, block) -> node
+  std::set<std::pair<uint64_t, int32_t>> candidates_;     // (last_use, node): evictable leaves
+  int64_t live_nodes_ = 0;
+  int64_t unreferenced_nodes_ = 0;
+  uint64_t clock_ = 0;
+  Stats stats_;
+};
+
+}  // namespace capplan::prefix_cache
+
+#endif  // CAPPLAN_SIM_PREFIX_CACHE_PREFIX_CACHE_H_

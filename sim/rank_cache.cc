@@ -1,0 +1,69 @@
+#include "sim/rank_cache.h"
+
+#include <algorithm>
+
+namespace capplan {
+
+int64_t AvailablePages(const RankState& rank) {
+  return rank.pool.free_pages() + (rank.cache != nullptr ? rank.cache->evictable_pages() : 0);
+}
+
+bool AllocatePages(RankState& rank, int64_t n) {
+  if (n > rank.pool.free_pages() && rank.cache != nullptr) {
+    rank.pool.Free(rank.cache->Evict(n - rank.pool.free_pages()));
+  }
+  return rank.pool.Allocate(n);
+}
+
+int64_t LookupPrefix(RankState& rank, const SchedulerEnv& env, int32_t idx,
+                     prefix_cache::Match* match) {
+  *match = prefix_cache::Match();
+  if (rank.cache == nullptr) return 0;
+  const ReqState& r = (*env.reqs)[idx];
+  const int64_t block = rank.cache->block_tokens();
+  const int64_t max_blocks = (r.prompt_target - 1) / block;
+  if (max_blocks <= 0) return 0;
+  (*env.content)(idx, max_blocks, env.blocks);
+  *match = rank.cache->Lookup(*env.blocks, max_blocks);
+  return match->blocks * block;
+}
+
+int64_t LockPrefix(RankState& rank, ReqState& r, const prefix_cache::Match& match) {
+  if (rank.cache == nullptr) return 0;
+  rank.prompt_tokens_admitted += r.prompt_target;
+  if (match.blocks == 0) return 0;
+  const int64_t before = rank.cache->evictable_pages();
+  rank.cache->Lock(match.node);
+  r.cache_node = match.node;
+  r.cached_tokens = match.blocks * rank.cache->block_tokens();
+  r.prefilled = r.kv_tokens = r.cached_tokens;
+  rank.kv_tokens += r.cached_tokens;
+  rank.cache_hit_tokens += r.cached_tokens;
+  return before - rank.cache->evictable_pages();
+}
+
+void ReleaseRequestPages(RankState& rank, const SchedulerEnv& env, int32_t idx, bool insert) {
+  ReqState& r = (*env.reqs)[idx];
+  int64_t freed = r.pages;
+  if (rank.cache != nullptr) {
+    if (insert) {
+      const int64_t block = rank.cache->block_tokens();
+      (*env.content)(idx, r.kv_tokens / block, env.blocks);
+      const int64_t n = static_cast<int64_t>(env.blocks->size());
+      // Blocks past the matched prefix were computed into the request's own
+      // pages (block size is a multiple of the page size), so every new
+      // node takes its pages from the request.
+      const int64_t added = rank.cache->Insert(*env.blocks, n);
+      freed -= std::min(r.pages, added * rank.cache->PagesPerBlock());
+    }
+    if (r.cache_node != prefix_cache::kRoot) rank.cache->Unlock(r.cache_node);
+  }
+  rank.pool.Free(freed);
+  rank.kv_tokens -= r.kv_tokens;
+  r.pages = 0;
+  r.kv_tokens = 0;
+  r.cache_node = prefix_cache::kRoot;
+  r.cached_tokens = 0;
+}
+
+}  // namespace capplan

@@ -1,0 +1,40 @@
+// A rank's KV pages with its prefix cache: what the schedulers and the pool
+// call instead of the bare KvPool when a prompt may start from cached
+// blocks. With caching off (rank.cache null) each helper is the plain pool
+// operation, so results without a cache do not change.
+//
+// Pages: free + held by requests + held by the cache = the pool's total.
+// Cached pages nobody references count as available (SGLang counts
+// evictable tree nodes as available too) and are evicted, least recently
+// used first, only when an allocation needs them: a full pool gives up
+// cache before it retracts a running request.
+#ifndef CAPPLAN_SIM_RANK_CACHE_H_
+#define CAPPLAN_SIM_RANK_CACHE_H_
+
+#include <cstdint>
+
+#include "sim/sim_state.h"
+
+namespace capplan {
+
+// Free pages plus evictable cached pages.
+int64_t AvailablePages(const RankState& rank);
+// Allocates n pages, evicting cached pages when the free ones do not cover
+// n; false (nothing allocated) when even that is not enough.
+bool AllocatePages(RankState& rank, int64_t n);
+// Prompt tokens of request idx found in the cache (a multiple of the cache's
+// block size, never the whole prompt: the last token is always computed so
+// that the step yields logits). Touches the matched path; locks nothing.
+int64_t LookupPrefix(RankState& rank, const SchedulerEnv& env, int32_t idx,
+                     prefix_cache::Match* match);
+// Locks `match` for request r and marks its tokens as already in the KV
+// cache. Returns the pages that stopped being evictable by this lock.
+int64_t LockPrefix(RankState& rank, ReqState& r, const prefix_cache::Match& match);
+// The request leaves the rank. Finished requests (insert = true) hand their
+// full blocks to the cache (those pages stay allocated, now the cache's);
+// every other page of the request is freed; its lock is released.
+void ReleaseRequestPages(RankState& rank, const SchedulerEnv& env, int32_t idx, bool insert);
+
+}  // namespace capplan
+
+#endif  // CAPPLAN_SIM_RANK_CACHE_H_

@@ -1,0 +1,133 @@
+// sessions: multi-turn conversations (chat or agent loops). Turn k of a
+// session sends the whole history -- an optional system prompt shared by
+// every session, then each earlier turn's new user/tool tokens and output --
+// plus its own new tokens; the next turn is issued `think_time_s` after this
+// one completes. Content identity (which tokens equal which) is described by
+// block ids (ContentBlocks in workload.h), so a prefix cache can find the
+// shared system prompt and each session's own history.
+#include <cmath>
+#include <sstream>
+
+#include "sim/workload/arrivals.h"
+#include "sim/workload/length_dist.h"
+#include "sim/workload/random.h"
+#include "sim/workload/workload_kinds.h"
+
+namespace capplan {
+
+namespace {
+
+// At most 1e8 requests in all (the other kinds' bound).
+constexpr int64_t kMaxRequests = 100'000'000;
+
+struct SessionDists {
+  std::unique_ptr<LengthDist> turns, user, output;
+};
+
+Status ReadDists(JsonObject& w, const std::string& dir, SessionDists* d) {
+  CAPPLAN_ASSIGN_OR_RETURN(JsonObject turns, w.Child("turns", true));
+  CAPPLAN_ASSIGN_OR_RETURN(d->turns, ParseLengthDist(turns, dir));
+  CAPPLAN_ASSIGN_OR_RETURN(JsonObject user, w.Child("user_tokens", true));
+  CAPPLAN_ASSIGN_OR_RETURN(d->user, ParseLengthDist(user, dir));
+  CAPPLAN_ASSIGN_OR_RETURN(JsonObject out, w.Child("output_tokens", true));
+  CAPPLAN_ASSIGN_OR_RETURN(d->output, ParseLengthDist(out, dir));
+  return Status::Ok();
+}
+
+// Session starts: closed (`sessions` concurrent: session s >= N starts when
+// session s - N ends) or open (`session_rate` new sessions per second).
+struct Starts {
+  int64_t concurrent = 0;
+  double rate = 0;
+};
+
+Status ReadStarts(JsonObject& w, Starts* s) {
+  const bool closed = w.Has("sessions"), open = w.Has("session_rate");
+  if (closed == open) {
+    return w.Error("sessions",
+                   "give exactly one of sessions (concurrent conversations) or session_rate "
+                   "(new sessions per second)");
+  }
+  if (closed) {
+    CAPPLAN_RETURN_IF_ERROR(w.Get("sessions", &s->concurrent, true));
+    return w.CheckRange("sessions", static_cast<double>(s->concurrent), 1, 1e7);
+  }
+  CAPPLAN_RETURN_IF_ERROR(w.Get("session_rate", &s->rate, true));
+  return w.CheckRange("session_rate", s->rate, 1e-6, 1e6);
+}
+
+}  // namespace
+
+Status LoadSessions(JsonObject& w, const std::string& dir, Workload* out) {
+  Starts starts;
+  CAPPLAN_RETURN_IF_ERROR(ReadStarts(w, &starts));
+  int64_t num_sessions = 0, system_tokens = 0, block_tokens = 16;
+  double think_s = 0;
+  CAPPLAN_RETURN_IF_ERROR(w.Get("num_sessions", &num_sessions, true));
+  CAPPLAN_RETURN_IF_ERROR(w.CheckRange("num_sessions", static_cast<double>(num_sessions), 1, 1e7));
+  CAPPLAN_RETURN_IF_ERROR(w.Get("system_prompt_tokens", &system_tokens));
+  CAPPLAN_RETURN_IF_ERROR(
+      w.CheckRange("system_prompt_tokens", static_cast<double>(system_tokens), 0, 1e7));
+  CAPPLAN_RETURN_IF_ERROR(w.Get("think_time_s", &think_s));
+  CAPPLAN_RETURN_IF_ERROR(w.CheckRange("think_time_s", think_s, 0, 1e6));
+  CAPPLAN_RETURN_IF_ERROR(w.Get("block_tokens", &block_tokens));
+  CAPPLAN_RETURN_IF_ERROR(w.CheckRange("block_tokens", static_cast<double>(block_tokens), 1, 4096));
+  SessionDists d;
+  CAPPLAN_RETURN_IF_ERROR(ReadDists(w, dir, &d));
+
+  WorkloadRng turns_rng(out->seed, kSessionTurnsStream);
+  WorkloadRng in_rng(out->seed, kInputLengthStream);
+  WorkloadRng out_rng(out->seed, kOutputLengthStream);
+  std::vector<int64_t> first_of, last_of;  // per session: its first and last request
+  const int64_t think_ns = std::llround(think_s * 1e9);
+  for (int64_t s = 0; s < num_sessions; ++s) {
+    const int64_t turns = d.turns->Sample(turns_rng);
+    int64_t history = system_tokens;
+    first_of.push_back(static_cast<int64_t>(out->requests.size()));
+    for (int64_t k = 0; k < turns; ++k) {
+      const int64_t id = static_cast<int64_t>(out->requests.size());
+      if (id >= kMaxRequests) {
+        return w.Error("num_sessions", "the sessions add up to more than 1e8 requests");
+      }
+      const int64_t user = d.user->Sample(in_rng), output = d.output->Sample(out_rng);
+      if (history + user > kMaxRequestTokens) {
+        return w.Error("turns", "session " + std::to_string(s) + " turn " + std::to_string(k) +
+                                    " would send more than 1e9 tokens of history");
+      }
+      out->requests.push_back({id, 0, history + user, output});
+      out->after.push_back(k == 0 ? -1 : id - 1);
+      out->think_ns.push_back(k == 0 ? 0 : think_ns);
+      out->session.push_back(s);
+      history += user + output;
+    }
+    last_of.push_back(static_cast<int64_t>(out->requests.size()) - 1);
+  }
+  if (starts.concurrent > 0) {
+    // Session s >= N starts when session s - N's last turn completes.
+    for (int64_t s = starts.concurrent; s < num_sessions; ++s) {
+      out->after[static_cast<size_t>(first_of[s])] = last_of[s - starts.concurrent];
+    }
+  } else {
+    WorkloadRng arrival_rng(out->seed, kArrivalStream);
+    const std::vector<int64_t> arrivals =
+        OpenLoopArrivalsNs(num_sessions, starts.rate, 1.0, ArrivalConvention::kSglang, arrival_rng);
+    for (int64_t s = 0; s < num_sessions; ++s) {
+      out->requests[static_cast<size_t>(first_of[s])].arrival_ns = arrivals[s];
+    }
+  }
+  out->shared_prefix_tokens = system_tokens;
+  out->prefix_block_tokens = block_tokens;
+  std::ostringstream os;
+  os << "sessions=" << num_sessions << " turns=" << d.turns->Describe()
+     << " user=" << d.user->Describe() << " output=" << d.output->Describe()
+     << " system_prompt=" << system_tokens << " think=" << think_s << "s";
+  if (starts.concurrent > 0) {
+    os << " concurrent=" << starts.concurrent;
+  } else {
+    os << " session_rate=" << starts.rate << "/s";
+  }
+  out->source = os.str();
+  return Status::Ok();
+}
+
+}  // namespace capplan

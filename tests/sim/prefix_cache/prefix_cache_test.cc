@@ -1,0 +1,113 @@
+#include "sim/prefix_cache/prefix_cache.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace capplan::prefix_cache {
+namespace {
+
+using Blocks = std::vector<int64_t>;
+
+TEST(PrefixCacheTest, PagesPerBlockRoundsUp) {
+  EXPECT_EQ(PrefixCache(512, 1).PagesPerBlock(), 512);
+  EXPECT_EQ(PrefixCache(512, 16).PagesPerBlock(), 32);
+  EXPECT_EQ(PrefixCache(100, 16).PagesPerBlock(), 7);
+}
+
+TEST(PrefixCacheTest, EmptyCacheMatchesNothing) {
+  PrefixCache c(4, 1);
+  Blocks a{1, 2, 3};
+  Match m = c.Lookup(a, 3);
+  EXPECT_EQ(m.blocks, 0);
+  EXPECT_EQ(m.node, kRoot);
+}
+
+TEST(PrefixCacheTest, InsertThenLongestPrefixMatch) {
+  PrefixCache c(4, 1);
+  Blocks a{1, 2, 3};
+  EXPECT_EQ(c.Insert(a, 3), 3);
+  EXPECT_EQ(c.cached_pages(), 12);
+  Blocks b{1, 2, 9, 9};
+  EXPECT_EQ(c.Lookup(b, 4).blocks, 2);
+  // A limit below the cached length caps the match (an engine always
+  // computes at least the last prompt token).
+  EXPECT_EQ(c.Lookup(a, 2).blocks, 2);
+  // Different first block: no match, even though later ids are equal.
+  Blocks d{7, 2, 3};
+  EXPECT_EQ(c.Lookup(d, 3).blocks, 0);
+}
+
+TEST(PrefixCacheTest, InsertCountsDuplicates) {
+  PrefixCache c(4, 1);
+  Blocks a{1, 2, 3};
+  Blocks b{1, 2, 4, 5};
+  EXPECT_EQ(c.Insert(a, 3), 3);
+  EXPECT_EQ(c.Insert(b, 4), 2);  // 1, 2 already cached
+  EXPECT_EQ(c.cached_blocks(), 5);
+  EXPECT_EQ(c.stats().duplicate_blocks, 2);
+  EXPECT_EQ(c.stats().inserted_blocks, 5);
+}
+
+TEST(PrefixCacheTest, EvictsLeastRecentlyUsedLeafFirst) {
+  PrefixCache c(1, 1);
+  Blocks a{1, 2};
+  Blocks b{1, 3};
+  Blocks d{4};
+  c.Insert(a, 2);  // leaves: 2
+  c.Insert(b, 2);  // leaves: 2, 3
+  c.Insert(d, 1);  // leaves: 2, 3, 4
+  EXPECT_EQ(c.EvictionOrder(), (Blocks{2, 3, 4}));
+  Blocks a1{1, 2};
+  c.Lookup(a1, 2);  // 2 (and its parent 1) become most recent
+  EXPECT_EQ(c.EvictionOrder(), (Blocks{3, 4, 2}));
+  EXPECT_EQ(c.Evict(1), 1);  // evicts 3
+  EXPECT_EQ(c.EvictionOrder(), (Blocks{4, 2}));
+  EXPECT_EQ(c.Evict(2), 2);  // 4, then 2; 1 is now a leaf
+  EXPECT_EQ(c.EvictionOrder(), (Blocks{1}));
+  EXPECT_EQ(c.cached_blocks(), 1);
+  EXPECT_EQ(c.stats().evicted_blocks, 3);
+}
+
+TEST(PrefixCacheTest, LockedPathIsNeverEvicted) {
+  PrefixCache c(2, 1);
+  Blocks a{1, 2, 3};
+  c.Insert(a, 3);
+  Match m = c.Lookup(a, 2);  // locks 1 and 2, not 3
+  c.Lock(m.node);
+  EXPECT_EQ(c.evictable_pages(), 2);
+  EXPECT_EQ(c.Evict(100), 2);  // only block 3
+  EXPECT_EQ(c.cached_blocks(), 2);
+  EXPECT_EQ(c.Evict(100), 0);
+  c.Unlock(m.node);
+  EXPECT_EQ(c.evictable_pages(), 4);
+  EXPECT_EQ(c.Evict(100), 4);
+  EXPECT_EQ(c.cached_blocks(), 0);
+}
+
+TEST(PrefixCacheTest, TwoLocksNeedTwoUnlocks) {
+  PrefixCache c(1, 1);
+  Blocks a{1};
+  c.Insert(a, 1);
+  Match m = c.Lookup(a, 1);
+  c.Lock(m.node);
+  c.Lock(m.node);
+  c.Unlock(m.node);
+  EXPECT_EQ(c.Evict(1), 0);
+  c.Unlock(m.node);
+  EXPECT_EQ(c.Evict(1), 1);
+}
+
+TEST(PrefixCacheTest, EvictedBlocksCanBeInsertedAgain) {
+  PrefixCache c(1, 1);
+  Blocks a{1, 2};
+  c.Insert(a, 2);
+  EXPECT_EQ(c.Evict(2), 2);
+  EXPECT_EQ(c.Lookup(a, 2).blocks, 0);
+  EXPECT_EQ(c.Insert(a, 2), 2);
+  EXPECT_EQ(c.Lookup(a, 2).blocks, 2);
+  EXPECT_EQ(c.stats().peak_cached_blocks, 2);
+}
+
+}  // namespace
+}  // namespace capplan::prefix_cache
