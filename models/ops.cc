@@ -48,7 +48,7 @@ const char* OpClassName(OpClass c) {
 }
 
 int64_t BatchShape::TotalTokens() const {
-  int64_t t = static_cast<int64_t>(decode_context.size());
+  int64_t t = DecodeTokens();
   for (const Chunk& c : prefill) t += c.new_tokens;
   return t;
 }
@@ -142,7 +142,7 @@ void BuildStepOps(const ShardedModel& model, const BatchShape& batch, std::vecto
   const int64_t t_ffn = t_attn * dp;
   const int64_t h = card.hidden_size, a = c.act_bytes;
   const int64_t L = card.num_layers;
-  const int64_t n_decode = static_cast<int64_t>(batch.decode_context.size());
+  const int64_t n_decode = batch.DecodeTokens();  // query rows of the decode requests
   int64_t prefill_kv_tokens = 0;
   for (const auto& ch : batch.prefill) prefill_kv_tokens += ch.cached_tokens + ch.new_tokens;
   const int64_t fresh_index_layers =

@@ -73,6 +73,13 @@ struct BatchShape {
   };
   std::vector<Chunk> prefill;
   std::vector<int64_t> decode_context;  // each decode request's context incl. the new token
+  // Query tokens per decode request: 1, or k + 1 when a speculative step
+  // verifies k draft tokens (one pass over the weights and the cached KV
+  // scores all k + 1 positions; every position needs logits).
+  int64_t decode_query_tokens = 1;
+  int64_t DecodeTokens() const {
+    return static_cast<int64_t>(decode_context.size()) * decode_query_tokens;
+  }
   int64_t TotalTokens() const;
 };
 

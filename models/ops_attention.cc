@@ -48,7 +48,12 @@ void AppendAttentionOps(const StepContext& c, const BatchShape& batch) {
   // Per-layer KV bytes of one token on this rank.
   const double main_per_layer = static_cast<double>(kv.main_bytes_per_token) / L;
   const double index_per_layer = static_cast<double>(kv.indexer_bytes_per_token) / L;
-  const int64_t n_decode = static_cast<int64_t>(batch.decode_context.size());
+  // Decode requests, and their query rows (k + 1 each when a speculative
+  // step verifies k drafts). KV is read once per request; each query row
+  // scores the whole context (the few extra draft keys are ignored).
+  const int64_t n_seqs = static_cast<int64_t>(batch.decode_context.size());
+  const int64_t q_per = batch.decode_query_tokens;
+  const int64_t n_decode = n_seqs * q_per;
   int64_t decode_ctx = 0, decode_ctx_capped = 0;
   for (int64_t ctx : batch.decode_context) {
     decode_ctx += ctx;
@@ -79,14 +84,14 @@ void AppendAttentionOps(const StepContext& c, const BatchShape& batch) {
   if (card.index_topk > 0 && c.attn_tokens > 0) {
     const int64_t every = std::max(1, card.index_share_every);
     const int64_t fresh = (L + every - 1) / every;
-    double pairs = static_cast<double>(decode_ctx);
+    double pairs = static_cast<double>(decode_ctx) * q_per;
     double keys_read = static_cast<double>(decode_ctx);
     for (const auto& ch : batch.prefill) {
       pairs += CausalPairs(ch.cached_tokens, ch.new_tokens, 0);
       keys_read += ch.cached_tokens + ch.new_tokens;
     }
     Op op = AttentionOp(OpKind::kDsaIndexer, "attn.indexer", fresh,
-                        n_decode + static_cast<int64_t>(batch.prefill.size()), c.attn_tokens,
+                        n_seqs + static_cast<int64_t>(batch.prefill.size()), c.attn_tokens,
                         static_cast<int64_t>(keys_read), card.index_n_heads, 0, card.index_head_dim,
                         c.facts->indexer_key_dtype);
     op.flops = 2.0 * card.index_n_heads * card.index_head_dim * pairs;
@@ -102,10 +107,11 @@ void AppendAttentionOps(const StepContext& c, const BatchShape& batch) {
       // scores (lora + rope) elements per cached token and accumulates lora
       // elements of the latent as its value: 2*heads*(lora+rope)*ctx +
       // 2*heads*lora*ctx FLOPs. DSA reads only min(ctx, index_topk) tokens.
-      Op op = AttentionOp(OpKind::kMlaDecode, "attn.mla_decode", L, n_decode, n_decode,
+      Op op = AttentionOp(OpKind::kMlaDecode, "attn.mla_decode", L, n_seqs, n_decode,
                           decode_ctx_capped, heads, 1, static_cast<int>(lora + rope), kv.dtype);
-      op.flops =
-          2.0 * heads * (lora + rope) * decode_ctx_capped + 2.0 * heads * lora * decode_ctx_capped;
+      op.flops = (2.0 * heads * (lora + rope) * decode_ctx_capped +
+                  2.0 * heads * lora * decode_ctx_capped) *
+                 q_per;
       op.bytes = decode_ctx_capped * main_per_layer +
                  n_decode * static_cast<double>(heads) * (lora + rope) * a +
                  n_decode * static_cast<double>(heads) * lora * a;
@@ -141,9 +147,9 @@ void AppendAttentionOps(const StepContext& c, const BatchShape& batch) {
   const int kvh = kv.kv_heads_per_rank;
   const int64_t hd = card.head_dim;
   if (n_decode > 0) {
-    Op op = AttentionOp(OpKind::kAttentionDecode, "attn.decode", L, n_decode, n_decode, decode_ctx,
+    Op op = AttentionOp(OpKind::kAttentionDecode, "attn.decode", L, n_seqs, n_decode, decode_ctx,
                         heads, kvh, static_cast<int>(hd), kv.dtype);
-    op.flops = 4.0 * heads * hd * decode_ctx;
+    op.flops = 4.0 * heads * hd * decode_ctx * q_per;
     op.bytes = decode_ctx * main_per_layer + 2.0 * n_decode * heads * hd * a;
     c.out->push_back(std::move(op));
   }

@@ -153,5 +153,41 @@ TEST(Ops, HelpersAndDpAttention) {
   ASSERT_NE(Find(ops, "dp.reduce_scatter"), nullptr);
 }
 
+// A speculative verify step scores k + 1 = 3 positions per request in one
+// pass: GEMM rows and attention FLOPs triple, weights and cached KV are read
+// once, and every position gets logits.
+TEST(Ops, SpeculativeVerifyScoresEveryDraftPosition) {
+  for (const char* model : {"llama-3.1-8b", "kimi-k2.6"}) {
+    SCOPED_TRACE(model);
+    ShardedModel m = Shard(model, 8);
+    BatchShape one, three;
+    one.decode_context = three.decode_context = {1000, 3000};
+    three.decode_query_tokens = 3;
+    EXPECT_EQ(three.TotalTokens(), 6);
+    std::vector<Op> a, b;
+    BuildStepOps(m, one, &a);
+    BuildStepOps(m, three, &b);
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i) {
+      SCOPED_TRACE(a[i].name);
+      ASSERT_EQ(a[i].name, b[i].name);
+      if (a[i].kind == OpKind::kGemm) {
+        EXPECT_EQ(b[i].m, 3 * a[i].m);
+        EXPECT_DOUBLE_EQ(b[i].flops, 3 * a[i].flops);
+      }
+      if (a[i].kind == OpKind::kAttentionDecode || a[i].kind == OpKind::kMlaDecode) {
+        EXPECT_EQ(b[i].batch, a[i].batch);
+        EXPECT_EQ(b[i].kv_tokens, a[i].kv_tokens);
+        EXPECT_DOUBLE_EQ(b[i].flops, 3 * a[i].flops);
+        EXPECT_GT(b[i].bytes, a[i].bytes);  // more Q and O rows
+        EXPECT_LT(b[i].bytes, 3 * a[i].bytes);  // the same cached KV
+      }
+    }
+    const Op* head = Find(b, "lm_head");
+    ASSERT_NE(head, nullptr);
+    EXPECT_EQ(head->m, 6);
+  }
+}
+
 }  // namespace
 }  // namespace capplan
