@@ -81,7 +81,7 @@ Dtype ComputeDtype(Dtype weight) {
 
 // A GEMM of m tokens against `copies` tensors of local shape n x k stored as
 // `f` (copies > 1 fuses gate and up projections into one n*copies GEMM).
-Op MakeGemm(const StepContext& c, const char* name, OpClass cls, const WeightFormat& f,
+Op MakeGemm(const OpBuildContext& c, const char* name, OpClass cls, const WeightFormat& f,
             int64_t m, int64_t n, int64_t k, int copies, int64_t count) {
   Op op;
   op.kind = OpKind::kGemm;
@@ -133,7 +133,7 @@ void BuildStepOps(const ShardedModel& model, const BatchShape& batch, std::vecto
   const ModelCard& card = model.card;
   const ParallelLayout& l = model.layout;
   const DtypeFacts* facts = GetDtypeFacts().value();  // ShardModel checked it loads
-  StepContext c{&model, facts, facts->Bytes(Dtype::kBf16, 1), batch.TotalTokens(), out};
+  OpBuildContext c{&model, facts, facts->Bytes(Dtype::kBf16, 1), batch.TotalTokens(), out};
   const int64_t t_attn = c.attn_tokens;
   if (t_attn == 0) return;
   const int dp = l.AttentionRanks();

@@ -39,7 +39,7 @@ Op AttentionOp(OpKind kind, const char* name, int64_t count, int64_t batch, int6
 
 }  // namespace
 
-void AppendAttentionOps(const StepContext& c, const BatchShape& batch) {
+void AppendAttentionOps(const OpBuildContext& c, const BatchShape& batch) {
   const ModelCard& card = c.m->card;
   const KvLayout& kv = c.m->kv;
   const int64_t L = card.num_layers;

@@ -10,7 +10,7 @@
 namespace capplan {
 
 // Activations move as BF16 between kernels (facts: dtypes.json bf16).
-struct StepContext {
+struct OpBuildContext {
   const ShardedModel* m;
   const DtypeFacts* facts;
   int64_t act_bytes;  // bytes per activation element (bf16)
@@ -25,7 +25,7 @@ double CausalPairs(int64_t cached, int64_t n, int64_t cap);
 
 // Appends the attention block of one layer type (MLA or GQA), excluding the
 // projections before/after it, with `count` = layers.
-void AppendAttentionOps(const StepContext& c, const BatchShape& batch);
+void AppendAttentionOps(const OpBuildContext& c, const BatchShape& batch);
 
 }  // namespace capplan
 
