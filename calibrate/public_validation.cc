@@ -216,7 +216,7 @@ Result<std::vector<double>> Predict(const Case& c, const CaseRow& row) {
   }
   CAPPLAN_ASSIGN_OR_RETURN(RunResult r, RunScenario(*row.scenario, {}));
   for (const auto& [metric, v] : row.measured) {
-    const nlohmann::json& s = r.summary;
+    const nlohmann::json s = schema::ToJson(r.summary);
     if (!s.contains(metric) || !s[metric].is_number()) {
       return Status::Internal(c.path + ": " + row.pointer + "/measured/" + metric +
                               ": the simulation summary has no number '" + metric + "'");

@@ -58,30 +58,31 @@ Status RunSimulate(const std::vector<std::string>& args, CommandContext& ctx) {
   opt.want_requests_csv = vm.count("out") > 0;
   opt.want_trace = vm.count("trace-out") > 0;
   CAPPLAN_ASSIGN_OR_RETURN(RunResult r, RunScenario(*scenario, opt));
+  const nlohmann::json doc = schema::ToJson(r.summary);
   if (vm.count("out")) {
     const std::string dir = vm["out"].as<std::string>();
-    CAPPLAN_RETURN_IF_ERROR(WriteFileAtomic(dir + "/summary.json", DumpJson(r.summary) + "\n"));
+    CAPPLAN_RETURN_IF_ERROR(WriteFileAtomic(dir + "/summary.json", DumpJson(doc) + "\n"));
     CAPPLAN_RETURN_IF_ERROR(WriteFileAtomic(dir + "/requests.csv", r.requests_csv));
   }
   if (vm.count("trace-out")) {
     CAPPLAN_RETURN_IF_ERROR(WriteFileAtomic(vm["trace-out"].as<std::string>(), r.trace.dump()));
   }
-  const nlohmann::json& s = r.summary;
+  const schema::RunSummary& s = r.summary;
+  const schema::PoolSummary& p = s.pools.at(0);
+  const double cost = s.cost_usd_per_million_output_tokens.value_or(0);
   if (vm.count("json")) {
-    *ctx.out << DumpJson(s) << "\n";
+    *ctx.out << DumpJson(doc) << "\n";
   } else if (vm.count("row")) {
     char buf[512];
-    std::snprintf(buf, sizeof(buf),
-                  "%-28s conc %4lld | out %9.1f tok/s (%7.1f /GPU) | TTFT p50 %9.1f ms | TPOT p50 "
-                  "%7.2f ms | KV peak %5.1f%% | retract %4lld%s | $%.3f /M out\n",
-                  s["scenario"].get<std::string>().c_str(),
-                  static_cast<long long>(s["workload"]["concurrency"].get<int64_t>()),
-                  s["output_throughput"].get<double>(), s["output_throughput_per_gpu"].get<double>(),
-                  s["median_ttft_ms"].get<double>(), s["median_tpot_ms"].get<double>(),
-                  100.0 * s["peak_kv_fraction"].get<double>(),
-                  static_cast<long long>(s["retractions"].get<int64_t>()),
-                  s["kv_bound"].get<bool>() ? " KV-bound" : "",
-                  s["cost_usd_per_million_output_tokens"].get<double>());
+    std::snprintf(
+        buf, sizeof(buf),
+        "%-28s conc %4lld | out %9.1f tok/s (%7.1f /GPU) | TTFT p50 %9.1f ms | TPOT p50 "
+        "%7.2f ms | KV peak %5.1f%% | retract %4lld%s | $%.3f /M out\n",
+        s.scenario.value_or("").c_str(), static_cast<long long>(scenario->workload.concurrency),
+        s.output_throughput.value_or(0), s.output_throughput_per_gpu.value_or(0),
+        s.ttft.median.value_or(0), s.tpot.median.value_or(0),
+        100.0 * p.peak_kv_fraction.value_or(0), static_cast<long long>(p.retractions.value_or(0)),
+        p.kv_bound.value_or(false) ? " KV-bound" : "", cost);
     *ctx.out << buf;
   } else {
     char buf[1024];
@@ -90,20 +91,19 @@ Status RunSimulate(const std::vector<std::string>& args, CommandContext& ctx) {
                   "total %.1f tok/s | TTFT median %.1f ms p99 %.1f ms | TPOT median %.2f ms | "
                   "ITL p99 %.2f ms | KV peak %lld of %lld tokens, retractions %lld%s | $%.3f per M "
                   "output tokens\n",
-                  s["scenario"].get<std::string>().c_str(),
-                  static_cast<long long>(s["completed"].get<int64_t>()),
-                  static_cast<long long>(s["failed"].get<int64_t>()), s["duration_s"].get<double>(),
-                  s["output_throughput"].get<double>(), s["output_throughput_per_gpu"].get<double>(),
-                  s["total_token_throughput"].get<double>(), s["median_ttft_ms"].get<double>(),
-                  s["p99_ttft_ms"].get<double>(), s["median_tpot_ms"].get<double>(),
-                  s["p99_itl_ms"].get<double>(),
-                  static_cast<long long>(s["peak_kv_tokens"].get<int64_t>()),
-                  static_cast<long long>(s["kv_capacity_tokens"].get<int64_t>()),
-                  static_cast<long long>(s["retractions"].get<int64_t>()),
-                  s["kv_bound"].get<bool>() ? " (KV-bound)" : "",
-                  s["cost_usd_per_million_output_tokens"].get<double>());
+                  s.scenario.value_or("").c_str(), static_cast<long long>(s.completed.value_or(0)),
+                  static_cast<long long>(s.failed.value_or(0)), s.duration_s.value_or(0),
+                  s.output_throughput.value_or(0), s.output_throughput_per_gpu.value_or(0),
+                  s.total_token_throughput.value_or(0), s.ttft.median.value_or(0),
+                  s.ttft.p99.value_or(0), s.tpot.median.value_or(0), s.itl.p99.value_or(0),
+                  static_cast<long long>(p.peak_kv_tokens.value_or(0)),
+                  static_cast<long long>(p.kv_capacity_tokens.value_or(0)),
+                  static_cast<long long>(p.retractions.value_or(0)),
+                  p.kv_bound.value_or(false) ? " (KV-bound)" : "", cost);
     *ctx.out << buf;
-    for (const auto& w : s["warnings"]) *ctx.err << "warning: " << w.get<std::string>() << "\n";
+    for (const auto& w : p.warnings.value_or(std::vector<std::string>{})) {
+      *ctx.err << "warning: " << w << "\n";
+    }
   }
   return Status::Ok();
 }

@@ -6,6 +6,7 @@
 
 #include "common/json_util.h"
 #include "models/engine_profile.h"
+#include "sim/cost_model.h"
 #include "sim/router.h"
 #include "sim/scheduler.h"
 #include "sim/simulate.h"
@@ -13,6 +14,24 @@
 namespace capplan {
 
 namespace {
+
+// Reads `key` as one of `values` by name (`name_of`), keeping *out when absent.
+template <class E, size_t N, class NameOf>
+Status GetEnum(JsonObject& d, const char* key, const E (&values)[N], NameOf name_of, E* out) {
+  std::string name = name_of(*out);
+  CAPPLAN_RETURN_IF_ERROR(d.Get(key, &name));
+  std::vector<std::string> names;
+  for (E v : values) {
+    if (name == name_of(v)) {
+      *out = v;
+      return Status::Ok();
+    }
+    names.push_back(name_of(v));
+  }
+  return d.CheckOneOf(key, name, names);
+}
+
+constexpr Dtype kKvDtypes[] = {Dtype::kBf16, Dtype::kFp8E4m3};
 
 Status ParseDeployment(JsonObject& d, DeploymentSpec* o) {
   CAPPLAN_RETURN_IF_ERROR(d.CheckObject());
@@ -39,9 +58,12 @@ Status ParseDeployment(JsonObject& d, DeploymentSpec* o) {
       o->weights_per_component[k] = v.get<std::string>();
     }
   }
-  CAPPLAN_RETURN_IF_ERROR(d.Get("kv_cache", &o->kv_cache));
-  if (o->kv_cache == "fp8_e4m3") o->kv_cache = "fp8";
-  CAPPLAN_RETURN_IF_ERROR(d.CheckOneOf("kv_cache", o->kv_cache, {"bf16", "fp8"}));
+  if (const nlohmann::json* kv = d.Raw("kv_cache"); kv != nullptr && *kv == "fp8_e4m3") {
+    d.Touch("kv_cache");  // the checkpoint dtype's full name
+    o->kv_cache = Dtype::kFp8E4m3;
+  } else {
+    CAPPLAN_RETURN_IF_ERROR(GetEnum(d, "kv_cache", kKvDtypes, DtypeName, &o->kv_cache));
+  }
   CAPPLAN_RETURN_IF_ERROR(d.Get("mem_fraction_static", &o->mem_fraction_static));
   if (o->mem_fraction_static) {
     CAPPLAN_RETURN_IF_ERROR(d.CheckRange("mem_fraction_static", *o->mem_fraction_static, 0.05, 1.0));
@@ -64,13 +86,15 @@ Status ParseDeployment(JsonObject& d, DeploymentSpec* o) {
   if (o->cuda_graph_max_bs) {
     CAPPLAN_RETURN_IF_ERROR(d.CheckRange("cuda_graph_max_bs", *o->cuda_graph_max_bs, 0, 1 << 20));
   }
-  CAPPLAN_RETURN_IF_ERROR(d.Get("kv_integrity", &o->kv_integrity));
-  CAPPLAN_RETURN_IF_ERROR(d.CheckOneOf("kv_integrity", o->kv_integrity, {"none", "verify"}));
-  CAPPLAN_RETURN_IF_ERROR(d.Get("phase", &o->phase));
-  CAPPLAN_RETURN_IF_ERROR(d.CheckOneOf("phase", o->phase, {"both", "decode_only", "prefill_only"}));
-  CAPPLAN_RETURN_IF_ERROR(d.Get("scheduler", &o->scheduler));
-  if (!o->scheduler.empty()) {
+  CAPPLAN_RETURN_IF_ERROR(
+      GetEnum(d, "kv_integrity", kKvIntegrities, KvIntegrityName, &o->kv_integrity));
+  CAPPLAN_RETURN_IF_ERROR(GetEnum(d, "phase", kPhases, PhaseName, &o->phase));
+  if (d.Has("scheduler")) {
+    CAPPLAN_RETURN_IF_ERROR(d.Get("scheduler", &o->scheduler));
     CAPPLAN_RETURN_IF_ERROR(d.CheckOneOf("scheduler", o->scheduler, Schedulers().Names()));
+  } else {
+    d.Touch("scheduler");
+    o->scheduler = o->engine;  // each engine's own batching loop is registered under its name
   }
   CAPPLAN_RETURN_IF_ERROR(d.Get("router", &o->router));
   CAPPLAN_RETURN_IF_ERROR(d.CheckOneOf("router", o->router, Routers().Names()));
@@ -82,6 +106,10 @@ Status ParseDeployment(JsonObject& d, DeploymentSpec* o) {
     d.Touch("overlap_schedule");
   }
   CAPPLAN_RETURN_IF_ERROR(d.Get("cost_model", &o->cost_model));
+  // The registry's own message ("unknown cost model ...", did you mean).
+  if (auto f = CostModels().Find(o->cost_model); !f.ok()) {
+    return d.Error("cost_model", f.status().message());
+  }
   CAPPLAN_RETURN_IF_ERROR(d.Finish());
   // Cross-field rules: well-formed but impossible layouts exit 1.
   if (o->gpus != o->tp) {

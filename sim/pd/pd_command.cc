@@ -64,38 +64,37 @@ Status RunPdSimulateCommand(const std::string& path, const std::vector<std::stri
   CAPPLAN_ASSIGN_OR_RETURN(auto pd, LoadPdScenarioFile(path, sets));
   CAPPLAN_ASSIGN_OR_RETURN(PdRunResult r, RunPd(*pd));
   CAPPLAN_RETURN_IF_ERROR(RequireCompletions(*pd, r));
+  const nlohmann::json doc = schema::ToJson(r.summary);
   if (!options.out_dir.empty()) {
     CAPPLAN_RETURN_IF_ERROR(
-        WriteFileAtomic(options.out_dir + "/summary.json", DumpJson(r.summary) + "\n"));
+        WriteFileAtomic(options.out_dir + "/summary.json", DumpJson(doc) + "\n"));
     CAPPLAN_RETURN_IF_ERROR(WriteFileAtomic(options.out_dir + "/requests.csv", Csv(r.requests)));
   }
   if (!options.trace_out.empty()) {
     CAPPLAN_RETURN_IF_ERROR(WriteFileAtomic(options.trace_out, Trace(r.requests).dump()));
   }
-  const nlohmann::json& s = r.summary;
   if (options.json) {
-    *ctx.out << DumpJson(s) << "\n";
+    *ctx.out << DumpJson(doc) << "\n";
     return Status::Ok();
   }
+  const schema::RunSummary& s = r.summary;
+  const schema::PoolSummary& pre = *s.pool(schema::PoolRole::kPrefill);
+  const schema::PoolSummary& dec = *s.pool(schema::PoolRole::kDecode);
   char buf[1024];
-  const auto& p = s["pools"];
   std::snprintf(buf, sizeof(buf),
                 "%s (PD, %d GPUs): %lld completed, %lld failed in %.2f s | output %.1f tok/s "
                 "(%.1f /GPU) | TTFT median %.1f ms p99 %.1f ms (transfer mean %.2f ms) | TPOT "
                 "median %.2f ms | prefill pool util %.0f%% KV peak %.0f%% | decode pool util "
                 "%.0f%% KV peak %.0f%% | $%.3f per M output tokens\n",
-                s["scenario"].get<std::string>().c_str(), s["gpus"].get<int>(),
-                static_cast<long long>(s["completed"].get<int64_t>()),
-                static_cast<long long>(s["failed"].get<int64_t>()), s["duration_s"].get<double>(),
-                s["output_throughput"].get<double>(), s["output_throughput_per_gpu"].get<double>(),
-                s["median_ttft_ms"].get<double>(), s["p99_ttft_ms"].get<double>(),
-                s["transfer"]["mean_exposed_transfer_ms"].get<double>(),
-                s["median_tpot_ms"].get<double>(),
-                100 * p["prefill"]["utilization"].get<double>(),
-                100 * p["prefill"]["peak_kv_fraction"].get<double>(),
-                100 * p["decode"]["utilization"].get<double>(),
-                100 * p["decode"]["peak_kv_fraction"].get<double>(),
-                s["cost_usd_per_million_output_tokens"].get<double>());
+                s.scenario.value_or("").c_str(), s.gpus.value_or(0),
+                static_cast<long long>(s.completed.value_or(0)),
+                static_cast<long long>(s.failed.value_or(0)), s.duration_s.value_or(0),
+                s.output_throughput.value_or(0), s.output_throughput_per_gpu.value_or(0),
+                s.ttft.median.value_or(0), s.ttft.p99.value_or(0),
+                s.transfer->exposed_transfer.mean.value_or(0), s.tpot.median.value_or(0),
+                100 * pre.utilization.value_or(0), 100 * pre.peak_kv_fraction.value_or(0),
+                100 * dec.utilization.value_or(0), 100 * dec.peak_kv_fraction.value_or(0),
+                s.cost_usd_per_million_output_tokens.value_or(0));
   *ctx.out << buf;
   return Status::Ok();
 }

@@ -19,41 +19,41 @@ namespace {
 
 double Ms(int64_t ns) { return static_cast<double>(ns) / 1e6; }
 
-// What a pool reports besides the end-to-end metrics.
-nlohmann::json PoolSummary(const nlohmann::json& s, const SimResult& sim, const DeploymentSpec& d,
-                           double span_s, const std::vector<double>& time_in_pool_ms,
-                           int64_t failed_here) {
-  nlohmann::json p;
+// What a pool of several reports: its own summary's pool part without what
+// only a co-located run shows, plus its pages, utilization and time in pool.
+schema::PoolSummary PoolPart(const schema::RunSummary& own, const SimResult& sim,
+                             const DeploymentSpec& d, double span_s,
+                             const std::vector<double>& time_in_pool_ms, int64_t failed_here) {
+  schema::PoolSummary p = own.pools.at(0);
+  p.max_concurrent_requests.reset();
+  p.kv_verify_time_share.reset();
+  p.simulator.reset();
+  p.completed = own.completed;
   // Pages, not tokens: reserved and held pages carry no tokens yet/any more
   // in the pool's token count but are taken all the same.
-  p["kv_pages_per_rank"] = sim.kv_pages_per_rank;
-  p["peak_kv_pages_per_rank"] = sim.peak_kv_pages_per_rank;
-  p["peak_kv_page_fraction"] =
-      sim.kv_pages_per_rank ? static_cast<double>(sim.peak_kv_pages_per_rank) / sim.kv_pages_per_rank
-                            : 0.0;
-  p["peak_transfer_pages"] = sim.peak_transfer_pages;
-  for (const char* k : {"deployment", "gpus", "kv_capacity_tokens", "kv_bytes_per_token",
-                        "peak_kv_tokens", "peak_kv_fraction", "retractions", "kv_bound",
-                        "iterations", "busy_s", "memory", "op_time_share", "bound_time_share",
-                        "warnings", "max_running_requests_observed", "completed", "failed"}) {
-    if (s.contains(k)) p[k] = s[k];
-  }
+  p.kv_pages_per_rank = sim.kv_pages_per_rank;
+  p.peak_kv_pages_per_rank = sim.peak_kv_pages_per_rank;
+  p.peak_kv_page_fraction =
+      sim.kv_pages_per_rank
+          ? static_cast<double>(sim.peak_kv_pages_per_rank) / sim.kv_pages_per_rank
+          : 0.0;
+  p.peak_transfer_pages = sim.peak_transfer_pages;
   // busy_s sums every replica's iterations, so divide by replicas.
-  const double busy = s.value("busy_s", 0.0);
+  const double busy = p.busy_s.value_or(0.0);
   // Over the whole simulated span (warmup included, as busy_s is): dividing
   // by the measured duration_s, which leaves warmup out, could exceed 1.
-  p["utilization"] = span_s > 0 ? busy / (d.replicas * span_s) : 0.0;
+  p.utilization = span_s > 0 ? busy / (d.replicas * span_s) : 0.0;
   // A pool's own failures only: a request the other pool failed is marked
   // failed here too (for conservation) but is not this pool's doing.
-  p["failed"] = failed_here;
-  nlohmann::json warnings = nlohmann::json::array();
-  for (const auto& w : s.value("warnings", nlohmann::json::array())) {
-    if (w.get<std::string>().find("request(s) failed") == std::string::npos || failed_here > 0) {
+  p.failed = failed_here;
+  std::vector<std::string> warnings;
+  for (const auto& w : p.warnings.value_or(std::vector<std::string>{})) {
+    if (w.find("request(s) failed") == std::string::npos || failed_here > 0) {
       warnings.push_back(w);
     }
   }
-  p["warnings"] = warnings;
-  AddStats(p, "time_in_pool", time_in_pool_ms);
+  p.warnings = std::move(warnings);
+  p.stages["time_in_pool"] = StatsOf(time_in_pool_ms);
   return p;
 }
 
@@ -125,15 +125,12 @@ Result<PdRunResult> RunPd(const PdScenario& pd) {
   if (!pre_prep.ok()) return pre_prep.status().WithPrefix("prefill pool");
   auto dec_prep = PrepareRun(ds, no_hooks);
   if (!dec_prep.ok()) return dec_prep.status().WithPrefix("decode pool");
-  auto src = ParseDtype(ps.deployment.kv_cache);
-  if (!src.ok()) return src.status().WithPrefix(pd.origin + ": /pd/prefill/kv_cache");
-  auto dst = ParseDtype(ds.deployment.kv_cache);
-  if (!dst.ok()) return dst.status().WithPrefix(pd.origin + ": /pd/decode/kv_cache");
+  const Dtype src = ps.deployment.kv_cache, dst = ds.deployment.kv_cache;
   // Bytes per decode attention rank: the decode pool's card, layout and
   // profile, as PrepareRun derived them.
   const PreparedRun& dec_prepared = **dec_prep;
-  auto plan_r = PlanKvTransfer(dec_prepared.card(), dec_prepared.layout(), *src, *dst,
-                               pd.transfer, dec_prepared.profile());
+  auto plan_r = PlanKvTransfer(dec_prepared.card(), dec_prepared.layout(), src, dst, pd.transfer,
+                               dec_prepared.profile());
   if (!plan_r.ok()) return plan_r.status().WithPrefix(pd.origin + ": /pd/transfer");
 
   PdRunResult out;
@@ -189,8 +186,8 @@ Result<PdRunResult> RunPd(const PdScenario& pd) {
   }
   const PreparedRun& pre_run = **pre_prep;
   const PreparedRun& dec_run = **dec_prep;
-  const nlohmann::json pre_sum = pre_run.Summarize(*pre_res).summary;
-  const nlohmann::json dec_sum = dec_run.Summarize(*dec_res).summary;
+  const schema::RunSummary pre_sum = pre_run.Summarize(*pre_res).summary;
+  const schema::RunSummary dec_sum = dec_run.Summarize(*dec_res).summary;
 
   // ---- End to end ----
   std::vector<E2eRequest> e2e;
@@ -221,23 +218,17 @@ Result<PdRunResult> RunPd(const PdScenario& pd) {
   const int dec_gpus = ds.deployment.gpus * ds.deployment.replicas;
   const SloLimits slo{ps.slo.ttft_ms, ps.slo.tpot_ms, ps.slo.e2el_ms};
 
-  nlohmann::json s;
-  s["scenario"] = pd.name;
-  s["model"] = ps.model;
-  s["hardware"] = ps.hardware;
-  s["disaggregated"] = true;
-  s["workload"] = pre_sum["workload"];
+  schema::RunSummary s;
+  s.scenario = pd.name;
+  s.model = ps.model;
+  s.hardware = ps.hardware;
+  s.workload = pre_sum.workload;
   // GPU-hours of both pools over the run, whether busy or not.
   const E2eTotals totals =
       AddEndToEndSummary(e2e, pre_gpus + dec_gpus, ps.usd_per_gpu_hour, slo, &s);
   const double duration = totals.duration_s;
-  s["cost_usd_prefill_pool"] = ps.usd_per_gpu_hour * pre_gpus * duration / 3600.0;
-  s["cost_usd_decode_pool"] = ps.usd_per_gpu_hour * dec_gpus * duration / 3600.0;
+  s.itl = dec_sum.itl;  // every token after the first comes from the decode pool
 
-  for (const char* k : {"mean_itl_ms", "median_itl_ms", "p90_itl_ms", "p99_itl_ms"}) {
-    s[k] = dec_sum[k];  // every token after the first comes from the decode pool
-  }
-  nlohmann::json pools;
   // Failed at the decode reservation or while decoding, vs in the prefill
   // pool (its reservation then given back, the KV never sent).
   int64_t failed_pre = 0, failed_dec = 0;
@@ -250,38 +241,44 @@ Result<PdRunResult> RunPd(const PdScenario& pd) {
     }
   }
   const double span_s = static_cast<double>(end_ns) / 1e9;
-  pools["prefill"] = PoolSummary(pre_sum, *pre_res, ps.deployment, span_s, t_pre, failed_pre);
-  pools["decode"] = PoolSummary(dec_sum, *dec_res, ds.deployment, span_s, t_dec_first, failed_dec);
-  pools["prefill"]["time_in_pool_note"] =
+  schema::PoolSummary pre = PoolPart(pre_sum, *pre_res, ps.deployment, span_s, t_pre, failed_pre);
+  schema::PoolSummary dec =
+      PoolPart(dec_sum, *dec_res, ds.deployment, span_s, t_dec_first, failed_dec);
+  pre.name = "prefill";
+  pre.role = schema::PoolRole::kPrefill;
+  dec.name = "decode";
+  dec.role = schema::PoolRole::kDecode;
+  pre.cost_usd = ps.usd_per_gpu_hour * pre_gpus * duration / 3600.0;
+  dec.cost_usd = ps.usd_per_gpu_hour * dec_gpus * duration / 3600.0;
+  pre.notes["time_in_pool"] =
       "wait for a decode reservation + prefill queue + prefill, from arrival to prompt computed";
-  pools["decode"]["time_in_pool_note"] =
-      "decode queue + first decode step, from KV arrival to first token";
-  AddStats(pools["decode"], "reservation_wait", t_reserve);
-  AddStats(pools["prefill"], "prefill_queue", t_pre_queue);
-  AddStats(pools["prefill"], "prefill", t_prefill);
-  AddStats(pools["decode"], "decode_queue", t_dec_queue);
-  AddStats(pools["decode"], "first_decode_step", t_first_step);
-  pools["prefill"]["peak_transfer_pages_note"] =
+  dec.notes["time_in_pool"] = "decode queue + first decode step, from KV arrival to first token";
+  dec.stages["reservation_wait"] = StatsOf(t_reserve);
+  pre.stages["prefill_queue"] = StatsOf(t_pre_queue);
+  pre.stages["prefill"] = StatsOf(t_prefill);
+  dec.stages["decode_queue"] = StatsOf(t_dec_queue);
+  dec.stages["first_decode_step"] = StatsOf(t_first_step);
+  pre.notes["peak_transfer_pages"] =
       "pages of computed prompts held until their KV transfer completes (all ranks)";
-  pools["decode"]["peak_transfer_pages_note"] =
+  dec.notes["peak_transfer_pages"] =
       "pages reserved for prompts whose KV has not arrived yet (all ranks)";
-  s["pools"] = pools;
-  s["ttft_decomposition_note"] =
+  s.pools = {std::move(pre), std::move(dec)};
+  s.notes["ttft_decomposition"] =
       "ttft = pools.decode.reservation_wait + pools.prefill.prefill_queue + pools.prefill.prefill "
       "+ transfer.exposed_transfer + pools.decode.decode_queue + pools.decode.first_decode_step";
-  nlohmann::json t = {{"link", tp.link},
-                      {"layerwise_overlap", tp.layerwise_overlap},
-                      {"src_kv_dtype", DtypeName(tp.src_dtype)},
-                      {"dst_kv_dtype", DtypeName(tp.dst_dtype)},
-                      {"src_bytes_per_token_per_rank", tp.src_bytes_per_token},
-                      {"dst_bytes_per_token_per_rank", tp.dst_bytes_per_token},
-                      {"wire_bytes_per_token_per_rank", tp.wire_bytes_per_token},
-                      {"bandwidth_bytes_per_s", tp.bandwidth_bytes_per_s},
-                      {"latency_s", tp.latency_s},
-                      {"latency_source", tp.latency_source}};
-  AddStats(t, "exposed_transfer", t_xfer);
-  s["transfer"] = t;
-  s["model_limits"] = {
+  schema::Transfer& t = s.transfer.emplace();
+  t.link = tp.link;
+  t.layerwise_overlap = tp.layerwise_overlap;
+  t.src_kv_dtype = DtypeName(tp.src_dtype);
+  t.dst_kv_dtype = DtypeName(tp.dst_dtype);
+  t.src_bytes_per_token_per_rank = tp.src_bytes_per_token;
+  t.dst_bytes_per_token_per_rank = tp.dst_bytes_per_token;
+  t.wire_bytes_per_token_per_rank = tp.wire_bytes_per_token;
+  t.bandwidth_bytes_per_s = tp.bandwidth_bytes_per_s;
+  t.latency_s = tp.latency_s;
+  t.latency_source = tp.latency_source;
+  t.exposed_transfer = StatsOf(t_xfer);
+  s.model_limits = std::vector<std::string>{
       "layer-by-layer overlap assumes sending one layer's KV takes no longer than computing it",
       "transfers do not contend for link bandwidth: each takes latency + bytes / bandwidth",
       "the first token is not sampled by the prefill pool: it comes from the first decode step "

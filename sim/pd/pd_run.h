@@ -16,11 +16,11 @@
 #define CAPPLAN_SIM_PD_PD_RUN_H_
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "common/status.h"
+#include "schema/run_summary.h"
 #include "sim/pd/kv_transfer.h"
 #include "sim/pd/pd_scenario.h"
 
@@ -43,7 +43,7 @@ struct PdRequest {
 };
 
 struct PdRunResult {
-  nlohmann::json summary;
+  schema::RunSummary summary;
   std::vector<PdRequest> requests;  // workload order
   KvTransferPlan transfer;
 };

@@ -8,6 +8,8 @@
 #include <optional>
 #include <string>
 
+#include "schema/run_summary.h"
+
 namespace capplan {
 
 struct PdPoolShape {
@@ -36,11 +38,11 @@ struct PdShape {
   std::string binding_text;  // "decode (TPOT SLO binds; utilization 92% vs prefill 41%)"
 };
 
-// Absent for a co-located summary (no `disaggregated: true` with `pools`).
+// Absent for a co-located summary (no prefill and decode pools).
 // `binding` is the search's binding constraint (FeasibleConfig::binding:
 // {"kind": "slo", "slos": [{"metric": ...}, ...]}, most violated first), or
 // null.
-std::optional<PdShape> PdShapeOf(const nlohmann::json& summary,
+std::optional<PdShape> PdShapeOf(const schema::RunSummary& summary,
                                  const nlohmann::json& binding = nullptr);
 nlohmann::json PdShapeJson(const PdShape& s);
 

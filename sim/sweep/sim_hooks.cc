@@ -97,7 +97,7 @@ SimHooks RealSimHooks(const std::string& origin) {
     if (IsPdScenario(doc)) return ParsePdScenario(doc, origin).status();
     return ParseScenario(doc, origin).status();
   };
-  h.run = [origin](const nlohmann::json& doc) -> Result<nlohmann::json> {
+  h.run = [origin](const nlohmann::json& doc) -> Result<schema::RunSummary> {
     if (IsPdScenario(doc)) {
       CAPPLAN_ASSIGN_OR_RETURN(auto pd, ParsePdScenario(doc, origin));
       CAPPLAN_ASSIGN_OR_RETURN(PdRunResult r, RunPd(*pd));

@@ -26,7 +26,7 @@ nlohmann::json Base() {
 Result<nlohmann::json> RunDoc(const nlohmann::json& doc) {
   CAPPLAN_ASSIGN_OR_RETURN(auto sc, ParseScenario(doc, "t.json"));
   CAPPLAN_ASSIGN_OR_RETURN(RunResult r, RunScenario(*sc, RunOptions{}));
-  return r.summary;
+  return schema::ToJson(r.summary);
 }
 
 TEST(SimScenario, UnknownKeySuggestsAndNamesThePath) {
@@ -92,7 +92,7 @@ TEST(SimScenario, SetOverridesApplyBeforeParsing) {
   auto sc = LoadScenarioFile(path, {"workload.concurrency=2", "deployment.kv_cache=fp8"});
   ASSERT_TRUE(sc.ok()) << sc.status().message();
   EXPECT_EQ((*sc)->workload.concurrency, 2);
-  EXPECT_EQ((*sc)->deployment.kv_cache, "fp8");
+  EXPECT_EQ((*sc)->deployment.kv_cache, Dtype::kFp8E4m3);
   EXPECT_EQ(LoadScenarioFile(path, {"novalue"}).status().code(), StatusCode::kUsage);
 }
 
