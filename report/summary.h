@@ -28,7 +28,7 @@ struct MemoryPerGpu {
   double gpu_memory_bytes = 0;
 };
 
-// One pool of a prefill/decode-disaggregated run (RunPd's pools.<pool>).
+// One pool of a prefill/decode-disaggregated run (the summary's pools.<pool>).
 struct PdPool {
   int replicas = 1;
   int gpus = 0;            // all replicas of the pool

@@ -126,6 +126,51 @@ Status ParseDeployment(JsonObject& d, DeploymentSpec* o) {
   return Status::Ok();
 }
 
+// A prefill/decode scenario's `pd` {prefill, decode, transfer}: each pool is
+// a deployment object read at its own path with its phase fixed by its role.
+Status ParsePdPools(JsonObject& root, Scenario* sc) {
+  if (root.Has("deployment")) {
+    return Status::Usage(sc->origin +
+                         ": /deployment: a PD scenario declares /pd/prefill and /pd/decode "
+                         "instead of /deployment; remove /deployment");
+  }
+  CAPPLAN_ASSIGN_OR_RETURN(JsonObject p, root.Child("pd", true));
+  const struct {
+    const char* name;
+    schema::PoolRole role;
+    Phase phase;
+  } pools[] = {{"prefill", schema::PoolRole::kPrefill, Phase::kPrefillOnly},
+               {"decode", schema::PoolRole::kDecode, Phase::kDecodeOnly}};
+  for (const auto& want : pools) {
+    CAPPLAN_ASSIGN_OR_RETURN(JsonObject d, p.Child(want.name, true));
+    PoolSpec pool{want.name, want.role, d.pointer(), {}};
+    const nlohmann::json* phase = d.Raw("phase");
+    if (phase != nullptr && *phase != PhaseName(want.phase)) {
+      return d.Error("phase", std::string("must be \"") + PhaseName(want.phase) +
+                                  "\" (or absent) in a PD pool");
+    }
+    CAPPLAN_RETURN_IF_ERROR(ParseDeployment(d, &pool.deployment));
+    pool.deployment.phase = want.phase;
+    sc->pools.push_back(std::move(pool));
+  }
+  KvTransferSpec& t = sc->transfer.emplace();
+  CAPPLAN_ASSIGN_OR_RETURN(JsonObject tj, p.Child("transfer"));
+  CAPPLAN_RETURN_IF_ERROR(tj.Get("link", &t.link));
+  CAPPLAN_RETURN_IF_ERROR(tj.CheckOneOf("link", t.link, KvLinkNames()));
+  CAPPLAN_RETURN_IF_ERROR(tj.Get("layerwise_overlap", &t.layerwise_overlap));
+  CAPPLAN_RETURN_IF_ERROR(tj.Finish());
+  return p.Finish();
+}
+
+Status ParsePools(JsonObject& root, Scenario* sc) {
+  if (root.Has("pd")) return ParsePdPools(root, sc);
+  CAPPLAN_ASSIGN_OR_RETURN(JsonObject d, root.Child("deployment", true));
+  PoolSpec pool{"", schema::PoolRole::kBoth, d.pointer(), {}};
+  CAPPLAN_RETURN_IF_ERROR(ParseDeployment(d, &pool.deployment));
+  sc->pools.push_back(std::move(pool));
+  return Status::Ok();
+}
+
 Status ParseSlo(JsonObject& s, SloSpec* o) {
   CAPPLAN_RETURN_IF_ERROR(s.CheckObject());
   CAPPLAN_RETURN_IF_ERROR(s.Get("ttft_ms", &o->ttft_ms));
@@ -152,10 +197,7 @@ Result<std::shared_ptr<const Scenario>> ParseScenario(const nlohmann::json& doc,
   CAPPLAN_RETURN_IF_ERROR(root.Get("description", &sc->description));
   CAPPLAN_RETURN_IF_ERROR(root.Get("model", &sc->model, true));
   CAPPLAN_RETURN_IF_ERROR(root.Get("hardware", &sc->hardware));
-  {
-    CAPPLAN_ASSIGN_OR_RETURN(JsonObject d, root.Child("deployment", true));
-    CAPPLAN_RETURN_IF_ERROR(ParseDeployment(d, &sc->deployment));
-  }
+  CAPPLAN_RETURN_IF_ERROR(ParsePools(root, sc.get()));
   {
     CAPPLAN_ASSIGN_OR_RETURN(JsonObject w, root.Child("workload", true));
     std::string dir = std::filesystem::path(origin).parent_path().string();

@@ -10,6 +10,8 @@
 #include <string>
 
 #include "models/types.h"
+#include "schema/run_summary.h"
+#include "sim/pd/kv_transfer.h"
 #include "sim/sim_state.h"
 #include "sim/workload/workload.h"
 
@@ -50,6 +52,17 @@ struct DeploymentSpec {
   std::string cost_model = "roofline";   // a CostModels() name
 };
 
+// One serving pool: a deployment with a role. A co-located scenario has one
+// pool doing both phases (its `deployment`); a disaggregated one (`pd`) has a
+// prefill and a decode pool, each a full deployment object, linked by a KV
+// transfer.
+struct PoolSpec {
+  std::string name;  // key under `pools` in the summary; "" for the one co-located pool
+  schema::PoolRole role = schema::PoolRole::kBoth;
+  std::string pointer;  // where the deployment is in the document ("/pd/prefill")
+  DeploymentSpec deployment;
+};
+
 struct SloSpec {
   std::optional<double> ttft_ms, tpot_ms, e2el_ms;
   bool any() const { return ttft_ms || tpot_ms || e2el_ms; }
@@ -61,7 +74,10 @@ struct Scenario {
   std::string description;
   std::string model;
   std::string hardware = "h200-sxm";
-  DeploymentSpec deployment;
+  // Requests enter the first pool and leave from the last; with several
+  // pools, `transfer` is the link between them (sim/pd/README.md).
+  std::vector<PoolSpec> pools;
+  std::optional<KvTransferSpec> transfer;
   Workload workload;
   double usd_per_gpu_hour = 2.30;
   SloSpec slo;

@@ -9,14 +9,15 @@
 #include <optional>
 #include <sstream>
 
-#include "hw/profile.h"
 #include "common/data_path.h"
 #include "common/json_util.h"
+#include "hw/profile.h"
 #include "models/engine_profile.h"
 #include "models/memory.h"
 #include "models/ops.h"
 #include "sim/cost_model.h"
 #include "sim/metrics.h"
+#include "sim/pd/pd_run.h"
 #include "sim/prediction_intervals.h"
 #include "sim/prepared_run.h"
 #include "sim/scenario.h"
@@ -72,6 +73,7 @@ std::string Csv(const std::vector<ReqState>& reqs) {
 
 struct PreparedRun::State {
   const Scenario* sc = nullptr;
+  const PoolSpec* pool = nullptr;
   RunOptions options;
   ModelCard card;
   HardwareProfile profile;
@@ -96,11 +98,14 @@ const ModelCard& PreparedRun::card() const { return st_->card; }
 const HardwareProfile& PreparedRun::profile() const { return st_->profile; }
 const ParallelLayout& PreparedRun::layout() const { return st_->layout; }
 
-Result<std::unique_ptr<PreparedRun>> PrepareRun(const Scenario& sc, const RunOptions& options) {
+Result<std::unique_ptr<PreparedRun>> PrepareRun(const Scenario& sc, size_t pool,
+                                                const RunOptions& options) {
   auto st = std::make_unique<PreparedRun::State>();
   st->sc = &sc;
   st->options = options;
-  const DeploymentSpec& d = sc.deployment;
+  const PoolSpec& ps = sc.pools.at(pool);
+  st->pool = &ps;
+  const DeploymentSpec& d = ps.deployment;
   const std::string& origin = sc.origin;
   auto at = [&](const std::string& ptr, const Status& st) {
     return st.WithPrefix(origin + ": " + ptr);
@@ -124,18 +129,18 @@ Result<std::unique_ptr<PreparedRun>> PrepareRun(const Scenario& sc, const RunOpt
   choice.weights = d.weights;
   for (const auto& [k, v] : d.weights_per_component) {
     auto c = ParseComponent(k);
-    if (!c.ok()) return at("/deployment/weights_per_component/" + k, c.status());
+    if (!c.ok()) return at(ps.pointer + "/weights_per_component/" + k, c.status());
     choice.per_component[*c] = v;
   }
   choice.kv_cache = d.kv_cache;
 
   auto sharded_r = ShardModel(card, layout, choice);
-  if (!sharded_r.ok()) return at("/deployment", sharded_r.status());
+  if (!sharded_r.ok()) return at(ps.pointer, sharded_r.status());
   st->sharded.emplace(std::move(*sharded_r));
   const ShardedModel& sharded = *st->sharded;
 
   auto engine_r = ResolveEngine(d.engine, d.engine_version);
-  if (!engine_r.ok()) return at("/deployment/engine_version", engine_r.status());
+  if (!engine_r.ok()) return at(ps.pointer + "/engine_version", engine_r.status());
   const EngineDefaults& ed = engine_r->profile->defaults;
   EngineMemoryOptions eng;
   eng.engine = d.engine;
@@ -154,13 +159,13 @@ Result<std::unique_ptr<PreparedRun>> PrepareRun(const Scenario& sc, const RunOpt
   auto plan_r = PlanMemory(card, layout, choice, eng,
                            DeviceMemory{profile.gpu_memory_bytes, profile.gpu_runtime_memory_bytes},
                            mean_ctx);
-  if (!plan_r.ok()) return at("/deployment", plan_r.status());
+  if (!plan_r.ok()) return at(ps.pointer, plan_r.status());
   st->plan.emplace(std::move(*plan_r));
   const MemoryPlan& plan = *st->plan;
   const int64_t cgbs = st->cgbs = plan.cuda_graph_max_bs;
 
   auto cost_r = MakeCostModel(d.cost_model, profile);
-  if (!cost_r.ok()) return at("/deployment/cost_model", cost_r.status());
+  if (!cost_r.ok()) return at(ps.pointer + "/cost_model", cost_r.status());
   st->cost = std::move(*cost_r);
   const bool overlap = st->overlap = d.overlap_schedule.value_or(ed.overlap_schedule);
   ModelPricerOptions po;
@@ -180,7 +185,10 @@ Result<std::unique_ptr<PreparedRun>> PrepareRun(const Scenario& sc, const RunOpt
   cfg.ranks_per_replica = layout.AttentionRanks();
   cfg.kv_tokens_per_rank = plan.kv_tokens_per_rank;
   cfg.page_size = plan.page_size;
-  cfg.concurrency = sc.workload.concurrency;
+  // A concurrency cap spans the whole request: the pool where requests
+  // enter and leave enforces it (with a prefill pool, the decode pool's
+  // prealloc queue: sim/pd/pd_run.h), never a prefill pool.
+  cfg.concurrency = ps.role == schema::PoolRole::kPrefill ? 0 : sc.workload.concurrency;
   cfg.want_trace = options.want_trace;
   cfg.progress = options.progress;
   cfg.sched.phase = d.phase;
@@ -208,7 +216,7 @@ Result<std::unique_ptr<PreparedRun>> PrepareRun(const Scenario& sc, const RunOpt
 RunResult PreparedRun::Summarize(const SimResult& sim) const {
   const Scenario& sc = *st_->sc;
   const RunOptions& options = st_->options;
-  const DeploymentSpec& d = sc.deployment;
+  const DeploymentSpec& d = st_->pool->deployment;
   const HardwareProfile& profile = st_->profile;
   const ParallelLayout& layout = st_->layout;
   const MemoryPlan& plan = *st_->plan;
@@ -336,7 +344,9 @@ RunResult PreparedRun::Summarize(const SimResult& sim) const {
 }
 
 Result<RunResult> RunScenario(const Scenario& sc, const RunOptions& options) {
-  CAPPLAN_ASSIGN_OR_RETURN(std::unique_ptr<PreparedRun> prep, PrepareRun(sc, options));
+  // Pools linked by a KV transfer run on its protocol (sim/pd/pd_run.h).
+  if (sc.transfer) return RunLinkedPools(sc, options);
+  CAPPLAN_ASSIGN_OR_RETURN(std::unique_ptr<PreparedRun> prep, PrepareRun(sc, 0, options));
   auto sim_r = Simulate(prep->config(), prep->specs(), prep->pricer());
   if (!sim_r.ok()) return sim_r.status().WithPrefix(sc.origin);
   const auto& reqs = sim_r->requests;

@@ -1,6 +1,7 @@
 #include "sim/pd/pd_run.h"
 
 #include <algorithm>
+#include <sstream>
 
 #include "hw/profile.h"
 #include "models/card.h"
@@ -55,6 +56,51 @@ schema::PoolSummary PoolPart(const schema::RunSummary& own, const SimResult& sim
   p.warnings = std::move(warnings);
   p.stages["time_in_pool"] = StatsOf(time_in_pool_ms);
   return p;
+}
+
+std::string Csv(const std::vector<PdRequest>& reqs) {
+  std::ostringstream os;
+  os << "id,arrival_ms,prefill_done_ms,transfer_ms,decode_arrival_ms,first_token_ms,finish_ms,"
+        "input_tokens,output_tokens,ttft_ms,e2el_ms,warmup,status,reserve_ms,prefill_admit_ms,"
+        "decode_admit_ms\n";
+  os.precision(9);
+  for (const auto& q : reqs) {
+    os << q.id << ',' << Ms(q.arrival_ns) << ',' << Ms(q.prefill_done_ns) << ','
+       << Ms(q.transfer_ns) << ',' << Ms(q.decode_arrival_ns) << ',' << Ms(q.first_token_ns) << ','
+       << Ms(q.finish_ns) << ',' << q.input << ',' << q.generated << ','
+       << (q.done ? Ms(q.first_token_ns - q.arrival_ns) : 0) << ','
+       << (q.done ? Ms(q.finish_ns - q.arrival_ns) : 0) << ',' << (q.warmup ? 1 : 0) << ','
+       << (q.done ? "completed" : "failed") << ',' << Ms(q.reserve_ns) << ','
+       << Ms(q.prefill_admit_ns) << ',' << Ms(q.decode_admit_ns) << '\n';
+  }
+  return os.str();
+}
+
+// One track per stage (prefill pool, transfer, decode pool), one span per
+// request per stage: shows where requests wait.
+nlohmann::json Trace(const std::vector<PdRequest>& reqs) {
+  nlohmann::json ev = nlohmann::json::array();
+  const char* names[4] = {"decode reservation wait", "prefill pool (queue + prefill)",
+                          "kv transfer (prefill pool holds the KV)",
+                          "decode pool (queue + decode)"};
+  for (int i = 0; i < 4; ++i) {
+    ev.push_back(
+        {{"name", "process_name"}, {"ph", "M"}, {"pid", i}, {"args", {{"name", names[i]}}}});
+  }
+  for (const auto& q : reqs) {
+    if (q.decode_arrival_ns < 0) continue;
+    const int64_t t[5] = {q.arrival_ns, q.reserve_ns, q.prefill_done_ns, q.decode_arrival_ns,
+                          q.finish_ns >= 0 ? q.finish_ns : q.decode_arrival_ns};
+    for (int i = 0; i < 4; ++i) {
+      ev.push_back({{"name", "req " + std::to_string(q.id)},
+                    {"ph", "X"},
+                    {"pid", i},
+                    {"tid", q.id},
+                    {"ts", t[i] / 1e3},
+                    {"dur", (t[i + 1] - t[i]) / 1e3}});
+    }
+  }
+  return {{"traceEvents", ev}, {"displayTimeUnit", "ms"}};
 }
 
 constexpr uint8_t kPrefillPool = 0;
@@ -117,21 +163,29 @@ class PdDriver : public PoolListener {
 
 }  // namespace
 
-Result<PdRunResult> RunPd(const PdScenario& pd) {
-  const Scenario& ps = *pd.prefill;
-  const Scenario& ds = *pd.decode;
+Result<PdRunResult> RunPd(const Scenario& sc) {
+  size_t pre_i = sc.pools.size(), dec_i = sc.pools.size();
+  for (size_t i = 0; i < sc.pools.size(); ++i) {
+    if (sc.pools[i].role == schema::PoolRole::kPrefill) pre_i = i;
+    if (sc.pools[i].role == schema::PoolRole::kDecode) dec_i = i;
+  }
+  if (pre_i == sc.pools.size() || dec_i == sc.pools.size() || !sc.transfer) {
+    return Status::Internal(sc.origin +
+                            ": a linked run needs a prefill pool, a decode pool and "
+                            "a transfer");
+  }
+  const PoolSpec& ps = sc.pools[pre_i];
+  const PoolSpec& ds = sc.pools[dec_i];
   RunOptions no_hooks;
-  auto pre_prep = PrepareRun(ps, no_hooks);
-  if (!pre_prep.ok()) return pre_prep.status().WithPrefix("prefill pool");
-  auto dec_prep = PrepareRun(ds, no_hooks);
-  if (!dec_prep.ok()) return dec_prep.status().WithPrefix("decode pool");
+  CAPPLAN_ASSIGN_OR_RETURN(std::unique_ptr<PreparedRun> pre_prep, PrepareRun(sc, pre_i, no_hooks));
+  CAPPLAN_ASSIGN_OR_RETURN(std::unique_ptr<PreparedRun> dec_prep, PrepareRun(sc, dec_i, no_hooks));
   const Dtype src = ps.deployment.kv_cache, dst = ds.deployment.kv_cache;
   // Bytes per decode attention rank: the decode pool's card, layout and
   // profile, as PrepareRun derived them.
-  const PreparedRun& dec_prepared = **dec_prep;
-  auto plan_r = PlanKvTransfer(dec_prepared.card(), dec_prepared.layout(), src, dst, pd.transfer,
+  const PreparedRun& dec_prepared = *dec_prep;
+  auto plan_r = PlanKvTransfer(dec_prepared.card(), dec_prepared.layout(), src, dst, *sc.transfer,
                                dec_prepared.profile());
-  if (!plan_r.ok()) return plan_r.status().WithPrefix(pd.origin + ": /pd/transfer");
+  if (!plan_r.ok()) return plan_r.status().WithPrefix(sc.origin + ": /pd/transfer");
 
   PdRunResult out;
   out.transfer = *plan_r;
@@ -139,20 +193,18 @@ Result<PdRunResult> RunPd(const PdScenario& pd) {
 
   // ---- Both pools in one event loop (sim/pd/README.md "Protocol") ----
   // The decode pool is where a request enters (its prealloc queue) and
-  // leaves, so the workload's concurrency cap is enforced there, end to end.
-  SimConfig pre_cfg = (*pre_prep)->config();
-  pre_cfg.concurrency = 0;
-  const SimConfig& dec_cfg = (*dec_prep)->config();
-  const auto& wl = ps.workload.requests;
+  // leaves, so the workload's concurrency cap is enforced there, end to end
+  // (PrepareRun gives a prefill pool none).
+  const SimConfig& pre_cfg = pre_prep->config();
+  const SimConfig& dec_cfg = dec_prep->config();
+  const auto& wl = sc.workload.requests;
   out.requests.resize(wl.size());
   PdDriver driver(tp, &out.requests);
-  auto pre_pool = ServingPool::Create(kPrefillPool, pre_cfg, (*pre_prep)->specs(),
-                                      (*pre_prep)->pricer(), driver.queue(),
-                                      {.hold_kv_after_prefill = true}, &driver);
+  auto pre_pool = ServingPool::Create(kPrefillPool, pre_cfg, pre_prep->specs(), pre_prep->pricer(),
+                                      driver.queue(), {.hold_kv_after_prefill = true}, &driver);
   if (!pre_pool.ok()) return pre_pool.status().WithPrefix("prefill pool");
-  auto dec_pool = ServingPool::Create(kDecodePool, dec_cfg, (*dec_prep)->specs(),
-                                      (*dec_prep)->pricer(), driver.queue(),
-                                      {.reserve_before_admit = true}, &driver);
+  auto dec_pool = ServingPool::Create(kDecodePool, dec_cfg, dec_prep->specs(), dec_prep->pricer(),
+                                      driver.queue(), {.reserve_before_admit = true}, &driver);
   if (!dec_pool.ok()) return dec_pool.status().WithPrefix("decode pool");
   const int64_t end_ns = driver.Run(pre_pool->get(), dec_pool->get());
   auto pre_res = (*pre_pool)->TakeResult(end_ns);
@@ -184,8 +236,8 @@ Result<PdRunResult> RunPd(const PdScenario& pd) {
                               " completed in the decode pool without a released prefill");
     }
   }
-  const PreparedRun& pre_run = **pre_prep;
-  const PreparedRun& dec_run = **dec_prep;
+  const PreparedRun& pre_run = *pre_prep;
+  const PreparedRun& dec_run = *dec_prep;
   const schema::RunSummary pre_sum = pre_run.Summarize(*pre_res).summary;
   const schema::RunSummary dec_sum = dec_run.Summarize(*dec_res).summary;
 
@@ -216,16 +268,16 @@ Result<PdRunResult> RunPd(const PdScenario& pd) {
   }
   const int pre_gpus = ps.deployment.gpus * ps.deployment.replicas;
   const int dec_gpus = ds.deployment.gpus * ds.deployment.replicas;
-  const SloLimits slo{ps.slo.ttft_ms, ps.slo.tpot_ms, ps.slo.e2el_ms};
+  const SloLimits slo{sc.slo.ttft_ms, sc.slo.tpot_ms, sc.slo.e2el_ms};
 
   schema::RunSummary s;
-  s.scenario = pd.name;
-  s.model = ps.model;
-  s.hardware = ps.hardware;
+  s.scenario = sc.name;
+  s.model = sc.model;
+  s.hardware = sc.hardware;
   s.workload = pre_sum.workload;
   // GPU-hours of both pools over the run, whether busy or not.
   const E2eTotals totals =
-      AddEndToEndSummary(e2e, pre_gpus + dec_gpus, ps.usd_per_gpu_hour, slo, &s);
+      AddEndToEndSummary(e2e, pre_gpus + dec_gpus, sc.usd_per_gpu_hour, slo, &s);
   const double duration = totals.duration_s;
   s.itl = dec_sum.itl;  // every token after the first comes from the decode pool
 
@@ -244,12 +296,12 @@ Result<PdRunResult> RunPd(const PdScenario& pd) {
   schema::PoolSummary pre = PoolPart(pre_sum, *pre_res, ps.deployment, span_s, t_pre, failed_pre);
   schema::PoolSummary dec =
       PoolPart(dec_sum, *dec_res, ds.deployment, span_s, t_dec_first, failed_dec);
-  pre.name = "prefill";
-  pre.role = schema::PoolRole::kPrefill;
-  dec.name = "decode";
-  dec.role = schema::PoolRole::kDecode;
-  pre.cost_usd = ps.usd_per_gpu_hour * pre_gpus * duration / 3600.0;
-  dec.cost_usd = ps.usd_per_gpu_hour * dec_gpus * duration / 3600.0;
+  pre.name = ps.name;
+  pre.role = ps.role;
+  dec.name = ds.name;
+  dec.role = ds.role;
+  pre.cost_usd = sc.usd_per_gpu_hour * pre_gpus * duration / 3600.0;
+  dec.cost_usd = sc.usd_per_gpu_hour * dec_gpus * duration / 3600.0;
   pre.notes["time_in_pool"] =
       "wait for a decode reservation + prefill queue + prefill, from arrival to prompt computed";
   dec.notes["time_in_pool"] = "decode queue + first decode step, from KV arrival to first token";
@@ -289,13 +341,23 @@ Result<PdRunResult> RunPd(const PdScenario& pd) {
   return out;
 }
 
-Status RequireCompletions(const PdScenario& pd, const PdRunResult& run) {
+Status RequireCompletions(const Scenario& sc, const PdRunResult& run) {
   const bool none_done = std::none_of(run.requests.begin(), run.requests.end(),
                                       [](const PdRequest& q) { return q.done; });
   if (run.requests.empty() || !none_done) return Status::Ok();
-  return Status::Invalid(pd.origin + ": /workload: all " + std::to_string(run.requests.size()) +
+  return Status::Invalid(sc.origin + ": /workload: all " + std::to_string(run.requests.size()) +
                          " requests failed: none fits the KV pools (prefill and decode); "
                          "shorten the requests, use an fp8 KV cache or more memory per rank");
+}
+
+Result<RunResult> RunLinkedPools(const Scenario& sc, const RunOptions& options) {
+  CAPPLAN_ASSIGN_OR_RETURN(PdRunResult r, RunPd(sc));
+  CAPPLAN_RETURN_IF_ERROR(RequireCompletions(sc, r));
+  RunResult out;
+  if (options.want_requests_csv) out.requests_csv = Csv(r.requests);
+  if (options.want_trace) out.trace = Trace(r.requests);
+  out.summary = std::move(r.summary);
+  return out;
 }
 
 }  // namespace capplan

@@ -1,5 +1,5 @@
 // What a search reports about a prefill/decode-disaggregated configuration,
-// read from its RunPd summary (sim/pd/pd_run.h): the prefill:decode replica
+// read from its run summary's prefill and decode pools: the prefill:decode replica
 // ratio, the GPUs of each pool, and which pool binds.
 #ifndef CAPPLAN_SIM_SWEEP_PD_SHAPE_H_
 #define CAPPLAN_SIM_SWEEP_PD_SHAPE_H_

@@ -14,7 +14,6 @@
 #include <sstream>
 
 #include "common/data_path.h"
-#include "sim/pd/pd_scenario.h"
 #include "sim/prepared_run.h"
 #include "sim/sim_state.h"
 #include "sim/simulate.h"
@@ -52,8 +51,8 @@ nlohmann::json PdDoc(const nlohmann::json& workload) {
           {"workload", workload}};
 }
 
-std::shared_ptr<const PdScenario> MustParse(const nlohmann::json& doc) {
-  auto pd = ParsePdScenario(doc, "pd-test.json");
+std::shared_ptr<const Scenario> MustParse(const nlohmann::json& doc) {
+  auto pd = ParseScenario(doc, "pd-test.json");
   EXPECT_TRUE(pd.ok()) << pd.status().message();
   return pd.ok() ? *pd : nullptr;
 }
@@ -121,8 +120,8 @@ TEST(PdRun, TtftHandCheckedFromThePricersAndTheLink) {
   const nlohmann::json w = Workload(1, 0, 2048, 4);
   auto pd = MustParse(PdDoc(w));
   ASSERT_TRUE(pd);
-  auto pre = PrepareRun(*pd->prefill, RunOptions{});
-  auto dec = PrepareRun(*pd->decode, RunOptions{});
+  auto pre = PrepareRun(*pd, 0, RunOptions{});
+  auto dec = PrepareRun(*pd, 1, RunOptions{});
   ASSERT_TRUE(pre.ok() && dec.ok());
   StepWork pw;
   pw.prefill.push_back({2048, 0});
@@ -307,7 +306,7 @@ TEST(PdRun, ColocatedAndPdConserveRequestsAndTokens) {
   auto pd = MustParse(PdDoc(wl));
   ASSERT_TRUE(pd);
   int64_t want_in = 0, want_out = 0;
-  for (const auto& q : pd->prefill->workload.requests) {
+  for (const auto& q : pd->workload.requests) {
     want_in += q.input_tokens;
     want_out += q.output_tokens;
   }
@@ -347,13 +346,13 @@ TEST(PdRun, ColocatedAndPdConserveRequestsAndTokens) {
 TEST(PdRun, ErrorsNameTheFileAndPath) {
   nlohmann::json doc = PdDoc(Workload(1, 0, 128, 4));
   doc["pd"]["decode"]["tpp"] = 2;
-  auto bad = ParsePdScenario(doc, "x.json");
+  auto bad = ParseScenario(doc, "x.json");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("x.json: /pd/decode"), std::string::npos)
       << bad.status().message();
   doc = PdDoc(Workload(1, 0, 128, 4));
   doc["pd"]["transfer"]["link"] = "rdmaa";
-  bad = ParsePdScenario(doc, "x.json");
+  bad = ParseScenario(doc, "x.json");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("rdma"), std::string::npos);
 }
@@ -438,7 +437,7 @@ TEST(PdRun, DeterministicForASeed) {
   }
   nlohmann::json other = doc;
   other["workload"]["seed"] = 4;
-  auto c = RunPd(**ParsePdScenario(other, "x.json"));
+  auto c = RunPd(**ParseScenario(other, "x.json"));
   ASSERT_TRUE(c.ok());
   EXPECT_NE(schema::ToJson(a->summary).dump(), schema::ToJson(c->summary).dump())
       << "the seed must matter";
@@ -475,9 +474,9 @@ TEST(PdRun, RetractedDecodesResumeWithoutStallingThePool) {
 
   // The configuration a PD ratio search hit (shipped GLM-5.2 PD scenario, FP8
   // decode weights, 16 req/s): it stalled with 7 of 135 requests in flight.
-  auto glm = LoadPdScenarioFile(DataPath("scenarios/pd-glm-5.2.json"),
-                                {"pd.decode.weights=fp8", "workload.request_rate=16",
-                                 "workload.num_requests=135"});
+  auto glm = LoadScenarioFile(
+      DataPath("scenarios/pd-glm-5.2.json"),
+      {"pd.decode.weights=fp8", "workload.request_rate=16", "workload.num_requests=135"});
   ASSERT_TRUE(glm.ok()) << glm.status().message();
   auto g = RunPd(**glm);
   ASSERT_TRUE(g.ok()) << g.status().message();

@@ -1,4 +1,4 @@
-// Search over a PD scenario with the real hooks (ParsePdScenario / RunPd and
+// Search over a PD scenario with the real hooks (ParseScenario / RunScenario and
 // the models/ memory plan of both pools) on a small GLM-5.2 workload: the
 // prefill:decode ratio varies, BF16 decode weights are pruned on paper with
 // the pool named, GPUs count both pools, and the ranking is deterministic.
