@@ -25,7 +25,7 @@ void RunStudyA(benchmark::State& state, const std::vector<std::string>& sets) {
       state.SkipWithError(r.status().message().c_str());
       return;
     }
-    iterations += r->summary["iterations"].get<int64_t>();
+    iterations += r->summary.pools.at(0).iterations.value_or(0);
     requests += static_cast<int64_t>((*sc)->workload.requests.size());
     benchmark::DoNotOptimize(r->summary);
   }

@@ -206,7 +206,7 @@ Result<std::vector<double>> Predict(const Case& c, const CaseRow& row) {
   if (c.predict == "decode_step") {
     // The simulator's own step pricer: same ops, launch mode (CUDA graph up
     // to cuda_graph_max_bs), collectives and CPU-scheduling overlap.
-    CAPPLAN_ASSIGN_OR_RETURN(std::unique_ptr<PreparedRun> run, PrepareRun(*row.scenario, {}));
+    CAPPLAN_ASSIGN_OR_RETURN(std::unique_ptr<PreparedRun> run, PrepareRun(*row.scenario, 0, {}));
     StepWork w;
     w.decode_n = row.running_requests;
     w.decode_ctx_sum = row.kv_tokens;
@@ -216,7 +216,7 @@ Result<std::vector<double>> Predict(const Case& c, const CaseRow& row) {
   }
   CAPPLAN_ASSIGN_OR_RETURN(RunResult r, RunScenario(*row.scenario, {}));
   for (const auto& [metric, v] : row.measured) {
-    const nlohmann::json& s = r.summary;
+    const nlohmann::json s = schema::ToJson(r.summary);
     if (!s.contains(metric) || !s[metric].is_number()) {
       return Status::Internal(c.path + ": " + row.pointer + "/measured/" + metric +
                               ": the simulation summary has no number '" + metric + "'");

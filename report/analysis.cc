@@ -98,11 +98,6 @@ std::string LetterLabel(size_t index) {
   return out;
 }
 
-double CostPerMillion(double usd_per_gpu_hour, int gpus, double tokens_per_s) {
-  if (!(tokens_per_s > 0)) return std::numeric_limits<double>::infinity();
-  return usd_per_gpu_hour * gpus / 3600.0 / tokens_per_s * 1e6;
-}
-
 std::string ChangePhrase(double change, const std::string& what, const std::string& baseline) {
   return FormatChange(change) + " " + what + " vs " + baseline;
 }
@@ -303,8 +298,12 @@ Result<Analysis> Analyze(std::vector<Summary> results, const ReportOptions& opti
     if (price) {
       Cost c;
       c.usd_per_gpu_hour = *price;
-      c.usd_per_million_output = CostPerMillion(*price, s.gpus, s.output_throughput);
-      c.usd_per_million_total = CostPerMillion(*price, s.gpus, s.total_token_throughput);
+      // One second at the measured rate: the same figure as the simulator's
+      // run total, at the price this report uses.
+      c.usd_per_million_output =
+          schema::CostPerMillionTokens(*price, s.gpus, 1.0, s.output_throughput);
+      c.usd_per_million_total =
+          schema::CostPerMillionTokens(*price, s.gpus, 1.0, s.total_token_throughput);
       p.cost = c;
     }
     p.binding = AnalyzeBinding(s);

@@ -29,15 +29,13 @@ struct ReportOptions {
 };
 
 // Cost of one result at a GPU price (USD per GPU-hour).
+// Per million tokens by schema::CostPerMillionTokens (+infinity for a result
+// that produced no tokens).
 struct Cost {
   double usd_per_gpu_hour = 0;
   double usd_per_million_output = 0;  // all GPU time charged to output tokens
   double usd_per_million_total = 0;   // charged to input + output tokens
 };
-
-// cost per million tokens = usd_per_gpu_hour * gpus / 3600 / tokens_per_s * 1e6.
-// Zero throughput gives +infinity (the configuration produced nothing).
-double CostPerMillion(double usd_per_gpu_hour, int gpus, double tokens_per_s);
 
 // What limits one result, and how far each other limit is.
 struct Binding {

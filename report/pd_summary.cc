@@ -11,24 +11,33 @@ std::string ValueText(const nlohmann::json& v) {
   return v.dump();
 }
 
-Status ParsePool(JsonObject& pools, const char* name, PdPool* out) {
-  CAPPLAN_ASSIGN_OR_RETURN(JsonObject p, pools.Child(name, true));
-  CAPPLAN_RETURN_IF_ERROR(p.Get("gpus", &out->gpus, true));
-  CAPPLAN_RETURN_IF_ERROR(p.Get("utilization", &out->utilization));
-  // No upper bound: sim/pd divides busy time (warmup included) by the measured span.
-  if (out->utilization < 0) return p.Error("utilization", "must be >= 0");
-  CAPPLAN_RETURN_IF_ERROR(p.Get("kv_capacity_tokens", &out->kv_capacity_tokens));
-  CAPPLAN_RETURN_IF_ERROR(p.Get("peak_kv_tokens", &out->peak_kv_tokens));
-  CAPPLAN_RETURN_IF_ERROR(p.Get("mean_time_in_pool_ms", &out->mean_time_in_pool_ms));
-  CAPPLAN_ASSIGN_OR_RETURN(JsonObject d, p.Child("deployment", true));
-  CAPPLAN_RETURN_IF_ERROR(d.Get("replicas", &out->replicas));
-  if (out->replicas < 1) return d.Error("replicas", "must be >= 1");
-  CAPPLAN_RETURN_IF_ERROR(d.Get("weights", &out->weights));
-  CAPPLAN_RETURN_IF_ERROR(d.Get("kv_cache", &out->kv_cache));
-  if (p.Has("bound_time_share")) {
-    CAPPLAN_RETURN_IF_ERROR(ParseTimeShares(p, "bound_time_share", &out->bound_time_share));
+std::string Text(const nlohmann::json& d, const char* key) {
+  const auto it = d.find(key);
+  return it != d.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+Result<PdPool> PoolOf(const schema::RunSummary& run, schema::PoolRole role,
+                      const std::string& origin) {
+  const schema::PoolSummary* p = run.pool(role);
+  const std::string name = schema::PoolRoleName(role);
+  if (p == nullptr) {
+    return Status::Usage(origin + ": /pools/" + name + ": required field is missing");
   }
-  return Status::Ok();
+  if (!p->deployment.is_object()) {
+    return Status::Usage(origin + ": /pools/" + name + "/deployment: required field is missing");
+  }
+  PdPool out;
+  out.gpus = p->gpus.value_or(0);
+  out.utilization = p->utilization.value_or(0);
+  out.replicas = p->deployment.value("replicas", 1);
+  out.weights = Text(p->deployment, "weights");
+  out.kv_cache = Text(p->deployment, "kv_cache");
+  if (p->kv_capacity_tokens) out.kv_capacity_tokens = static_cast<double>(*p->kv_capacity_tokens);
+  if (p->peak_kv_tokens) out.peak_kv_tokens = static_cast<double>(*p->peak_kv_tokens);
+  const auto t = p->stages.find("time_in_pool");
+  if (t != p->stages.end()) out.mean_time_in_pool_ms = t->second.mean;
+  if (p->bound_time_share) out.bound_time_share = *p->bound_time_share;
+  return out;
 }
 
 }  // namespace
@@ -55,19 +64,17 @@ nlohmann::json MergePoolDeployments(const nlohmann::json& prefill, const nlohman
   return out;
 }
 
-Status ParsePdFields(JsonObject& root, Summary* s) {
+Status PdFields(const schema::RunSummary& run, Summary* s) {
   PdInfo pd;
-  CAPPLAN_ASSIGN_OR_RETURN(JsonObject pools, root.Child("pools", true));
-  CAPPLAN_RETURN_IF_ERROR(ParsePool(pools, "prefill", &pd.prefill));
-  CAPPLAN_RETURN_IF_ERROR(ParsePool(pools, "decode", &pd.decode));
-  if (root.Has("transfer")) {
-    CAPPLAN_ASSIGN_OR_RETURN(JsonObject t, root.Child("transfer"));
-    CAPPLAN_RETURN_IF_ERROR(t.Get("link", &pd.link));
-    CAPPLAN_RETURN_IF_ERROR(t.Get("mean_exposed_transfer_ms", &pd.mean_exposed_transfer_ms));
-    CAPPLAN_RETURN_IF_ERROR(t.Get("p99_exposed_transfer_ms", &pd.p99_exposed_transfer_ms));
+  CAPPLAN_ASSIGN_OR_RETURN(pd.prefill, PoolOf(run, schema::PoolRole::kPrefill, s->origin));
+  CAPPLAN_ASSIGN_OR_RETURN(pd.decode, PoolOf(run, schema::PoolRole::kDecode, s->origin));
+  if (run.transfer) {
+    pd.link = run.transfer->link.value_or("");
+    pd.mean_exposed_transfer_ms = run.transfer->exposed_transfer.mean;
+    pd.p99_exposed_transfer_ms = run.transfer->exposed_transfer.p99;
   }
-  const nlohmann::json& pj = root.json()["pools"];
-  s->deployment = MergePoolDeployments(pj["prefill"]["deployment"], pj["decode"]["deployment"]);
+  s->deployment = MergePoolDeployments(run.pool(schema::PoolRole::kPrefill)->deployment,
+                                       run.pool(schema::PoolRole::kDecode)->deployment);
   // KV accumulates in the decode pool (prompts leave the prefill pool when
   // computed), so its capacity and peak are the ones that bind.
   s->kv_capacity_tokens = pd.decode.kv_capacity_tokens;

@@ -12,112 +12,81 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A field that the simulator may write either as a name or as an object
-// carrying a "name" (model cards, hardware profiles): shown as text.
-Status GetNameLike(JsonObject& o, std::string_view key, std::string* out) {
-  const nlohmann::json* v = o.Raw(key);
-  if (v == nullptr || v->is_null()) return Status::Ok();
-  if (v->is_string()) {
-    *out = v->get<std::string>();
-  } else if (v->is_object() && v->contains("name") && (*v)["name"].is_string()) {
-    *out = (*v)["name"].get<std::string>();
-  } else {
-    return o.Error(key, "must be a name (string) or an object with a \"name\"");
-  }
-  return Status::Ok();
-}
-
-Status ParseMemory(JsonObject& root, Summary* s) {
-  if (!root.Has("memory")) return Status::Ok();
-  CAPPLAN_ASSIGN_OR_RETURN(JsonObject m, root.Child("memory"));
+MemoryPerGpu MemoryOf(const schema::Memory& m) {
   MemoryPerGpu mem;
-  CAPPLAN_RETURN_IF_ERROR(m.Get("weights_bytes_per_gpu", &mem.weights_bytes));
-  CAPPLAN_RETURN_IF_ERROR(m.Get("reserve_bytes_per_gpu", &mem.reserve_bytes));
-  CAPPLAN_RETURN_IF_ERROR(m.Get("kv_pool_bytes_per_gpu", &mem.kv_pool_bytes));
-  CAPPLAN_RETURN_IF_ERROR(m.Get("gpu_memory_bytes", &mem.gpu_memory_bytes));
-  if (m.Has("weights_by_component_bytes")) {
-    CAPPLAN_ASSIGN_OR_RETURN(JsonObject c, m.Child("weights_by_component_bytes"));
-    for (auto it = c.json().begin(); it != c.json().end(); ++it) {
-      double v = 0;
-      CAPPLAN_RETURN_IF_ERROR(c.Get(it.key(), &v, true));
-      if (v < 0) return c.Error(it.key(), "must be >= 0");
-      mem.weights_by_component[it.key()] = v;
+  auto num = [](const std::optional<int64_t>& v) { return static_cast<double>(v.value_or(0)); };
+  mem.weights_bytes = num(m.weights_bytes_per_gpu);
+  mem.reserve_bytes = num(m.reserve_bytes_per_gpu);
+  mem.kv_pool_bytes = num(m.kv_pool_bytes_per_gpu);
+  mem.gpu_memory_bytes = num(m.gpu_memory_bytes);
+  if (m.weights_by_component_bytes) {
+    for (const auto& [k, v] : *m.weights_by_component_bytes) {
+      mem.weights_by_component[k] = static_cast<double>(v);
     }
   }
-  s->memory = mem;
-  return Status::Ok();
+  return mem;
 }
 
-Status ParseLatencies(JsonObject& root, Summary* s) {
-  for (const char* stat : {"mean", "median", "p90", "p99"}) {
-    for (const char* metric : {"ttft", "tpot", "itl", "e2el"}) {
+void Latencies(const schema::RunSummary& run, Summary* s) {
+  const std::pair<const char*, const schema::Stats*> metrics[] = {
+      {"ttft", &run.ttft}, {"tpot", &run.tpot}, {"itl", &run.itl}, {"e2el", &run.e2el}};
+  for (const auto& [metric, st] : metrics) {
+    const std::pair<const char*, const std::optional<double>*> stats[] = {
+        {"mean", &st->mean}, {"median", &st->median}, {"p90", &st->p90}, {"p99", &st->p99}};
+    for (const auto& [stat, v] : stats) {
       const std::string name = std::string(stat) + "_" + metric;
-      std::optional<double> v;
-      CAPPLAN_RETURN_IF_ERROR(root.Get(name + "_ms", &v));
-      if (v) s->latency_ms[name] = *v;
-      std::optional<double> lo, hi;
-      CAPPLAN_RETURN_IF_ERROR(root.Get(name + "_ms_lo", &lo));
-      CAPPLAN_RETURN_IF_ERROR(root.Get(name + "_ms_hi", &hi));
-      if (lo && hi) {
-        if (*lo > *hi) return root.Error(name + "_ms_lo", "must be <= " + name + "_ms_hi");
-        s->latency_interval_ms[name] = {*lo, *hi};
-      }
+      if (*v) s->latency_ms[name] = **v;
+      const auto iv = run.intervals.find(name + "_ms");
+      if (iv != run.intervals.end()) s->latency_interval_ms[name] = {iv->second.lo, iv->second.hi};
     }
   }
-  return Status::Ok();
 }
 
-Status ParseGoodput(JsonObject& root, Summary* s) {
-  if (!root.Has("goodput")) return Status::Ok();
-  CAPPLAN_ASSIGN_OR_RETURN(JsonObject g, root.Child("goodput"));
-  CAPPLAN_RETURN_IF_ERROR(g.Get("request_goodput", &s->request_goodput));
-  CAPPLAN_RETURN_IF_ERROR(g.Get("good_fraction", &s->good_fraction));
-  if (g.Has("slo")) {
-    CAPPLAN_ASSIGN_OR_RETURN(JsonObject slo, g.Child("slo"));
-    for (auto it = slo.json().begin(); it != slo.json().end(); ++it) {
-      double v = 0;
-      CAPPLAN_RETURN_IF_ERROR(slo.Get(it.key(), &v, true));
-      // vLLM names SLOs by metric ("tpot"); our summaries may add the unit.
-      std::string key = it.key();
-      if (key.size() < 3 || key.substr(key.size() - 3) != "_ms") key += "_ms";
-      s->slo_ms[key] = v;
-    }
+void Goodput(const schema::Goodput& g, Summary* s) {
+  s->request_goodput = g.request_goodput;
+  s->good_fraction = g.good_fraction;
+  for (const auto& [k, v] : g.slo) {
+    // vLLM names SLOs by metric ("tpot"); our summaries may add the unit.
+    std::string key = k;
+    if (key.size() < 3 || key.substr(key.size() - 3) != "_ms") key += "_ms";
+    s->slo_ms[key] = v;
   }
-  return Status::Ok();
 }
 
 // Which offered concurrency a result ran at. The pinned key list has none, so
 // read the workload's cap when the simulator echoes it, else the measured
 // peak of in-flight requests.
-Status ParseConcurrency(JsonObject& root, Summary* s) {
-  if (root.Has("workload")) {
-    CAPPLAN_ASSIGN_OR_RETURN(JsonObject w, root.Child("workload"));
+void Concurrency(const schema::RunSummary& run, Summary* s) {
+  if (run.workload.is_object()) {
     // capplan simulate echoes the closed-loop (or capped open-loop)
     // concurrency as workload.concurrency; vLLM's name is max_concurrency.
     for (const char* key : {"concurrency", "max_concurrency"}) {
-      std::optional<double> c;
-      CAPPLAN_RETURN_IF_ERROR(w.Get(key, &c));
-      if (c && *c > 0) {
-        s->concurrency = c;
+      const auto it = run.workload.find(key);
+      if (it != run.workload.end() && it->is_number() && it->get<double>() > 0) {
+        s->concurrency = it->get<double>();
         s->concurrency_source = std::string("workload.") + key;
-        return Status::Ok();
+        return;
       }
     }
   }
-  for (const char* key : {"max_concurrency", "concurrency"}) {
-    std::optional<double> c;
-    CAPPLAN_RETURN_IF_ERROR(root.Get(key, &c));
-    if (c) {
-      s->concurrency = c;
+  const std::pair<const char*, const std::optional<double>*> top[] = {
+      {"max_concurrency", &run.max_concurrency}, {"concurrency", &run.concurrency}};
+  for (const auto& [key, v] : top) {
+    if (*v) {
+      s->concurrency = *v;
       s->concurrency_source = key;
-      return Status::Ok();
+      return;
     }
   }
   if (s->max_concurrent_requests) {
     s->concurrency = s->max_concurrent_requests;
     s->concurrency_source = "max_concurrent_requests";
   }
-  return Status::Ok();
+}
+
+std::optional<double> AsDouble(const std::optional<int64_t>& v) {
+  if (!v) return std::nullopt;
+  return static_cast<double>(*v);
 }
 
 // A profile's provenance is either a sentence or, as capplan simulate
@@ -139,18 +108,6 @@ std::string DescribeProvenance(const nlohmann::json& prov) {
 
 }  // namespace
 
-Status ParseTimeShares(JsonObject& parent, std::string_view key,
-                       std::map<std::string, double>* out) {
-  CAPPLAN_ASSIGN_OR_RETURN(JsonObject b, parent.Child(key));
-  for (auto it = b.json().begin(); it != b.json().end(); ++it) {
-    double v = 0;
-    CAPPLAN_RETURN_IF_ERROR(b.Get(it.key(), &v, true));
-    CAPPLAN_RETURN_IF_ERROR(b.CheckRange(it.key(), v, 0.0, 1.0));
-    (*out)[it.key()] = v;
-  }
-  return Status::Ok();
-}
-
 std::string Summary::DeploymentField(const std::string& key) const {
   if (!deployment.is_object() || !deployment.contains(key)) return "";
   const auto& v = deployment[key];
@@ -165,16 +122,13 @@ Result<Summary> ParseSummary(const nlohmann::json& doc, const std::string& origi
                          ": not a simulation summary (expected a JSON object as "
                          "written by 'capplan simulate --out DIR' to DIR/summary.json)");
   }
-  // The keys every summary carries (sim/simulate.h); without them the file
-  // is some other JSON (a scenario, a profile), and saying so is the fix.
-  // A PD summary (sim/pd) carries pools instead of one deployment.
+  // The keys every summary carries; without them the file is some other JSON
+  // (a scenario, a profile), and saying so is the fix. A PD summary carries
+  // pools instead of one deployment.
   const auto dis = doc.find("disaggregated");
-  if (dis != doc.end() && !dis->is_boolean()) {
-    return Status::Usage(origin + ": /disaggregated: must be true or false, got " +
-                         EchoValue(dis->dump()));
-  }
-  const bool pd = dis != doc.end() && dis->get<bool>();
+  const bool pd = dis != doc.end() && dis->is_boolean() && dis->get<bool>();
   for (const char* key : {pd ? "pools" : "deployment", "output_throughput", "gpus"}) {
+    if (dis != doc.end() && !dis->is_boolean()) break;  // FromJson names the bad value
     if (!doc.contains(key)) {
       return Status::Usage(origin + ": /" + key +
                            ": required field is missing; not a simulation summary (pass "
@@ -182,70 +136,58 @@ Result<Summary> ParseSummary(const nlohmann::json& doc, const std::string& origi
                            "directory)");
     }
   }
+  CAPPLAN_ASSIGN_OR_RETURN(const schema::RunSummary run, schema::FromJson(doc, origin));
   Summary s;
   s.origin = origin;
-  JsonObject root(doc, origin, "");
-  CAPPLAN_RETURN_IF_ERROR(root.Get("scenario", &s.scenario));
-  CAPPLAN_RETURN_IF_ERROR(GetNameLike(root, "model", &s.model));
-  CAPPLAN_RETURN_IF_ERROR(GetNameLike(root, "hardware", &s.hardware));
-  if (root.Has("profile")) {
-    const nlohmann::json* p = root.Raw("profile");
-    if (p->is_string()) {
-      s.profile_name = p->get<std::string>();
-    } else {
-      CAPPLAN_ASSIGN_OR_RETURN(JsonObject po, root.Child("profile"));
-      CAPPLAN_RETURN_IF_ERROR(po.Get("name", &s.profile_name));
-      CAPPLAN_RETURN_IF_ERROR(po.Get("path", &s.profile_path));
-      const nlohmann::json* prov = po.Raw("provenance");
-      if (prov != nullptr && !prov->is_null()) {
-        s.profile_provenance = DescribeProvenance(*prov);
-      }
+  s.scenario = run.scenario.value_or("");
+  s.model = run.model.value_or("");
+  s.hardware = run.hardware.value_or("");
+  if (run.profile) {
+    s.profile_name = run.profile->name;
+    s.profile_path = run.profile->path;
+    if (!run.profile->provenance.is_null()) {
+      s.profile_provenance = DescribeProvenance(run.profile->provenance);
     }
   }
-  if (pd) {
-    CAPPLAN_RETURN_IF_ERROR(ParsePdFields(root, &s));
-  } else {
-    CAPPLAN_ASSIGN_OR_RETURN(JsonObject d, root.Child("deployment", true));
-    s.deployment = d.json();
-  }
-  if (const nlohmann::json* w = root.Raw("workload"); w != nullptr && w->is_object()) {
-    s.workload = *w;
-  }
-  CAPPLAN_RETURN_IF_ERROR(root.Get("gpus", &s.gpus, true));
-  if (s.gpus < 1) return root.Error("gpus", "must be >= 1, got " + std::to_string(s.gpus));
-  CAPPLAN_RETURN_IF_ERROR(root.Get("completed", &s.completed));
-  CAPPLAN_RETURN_IF_ERROR(root.Get("failed", &s.failed));
-  CAPPLAN_RETURN_IF_ERROR(root.Get("duration_s", &s.duration_s));
-  CAPPLAN_RETURN_IF_ERROR(root.Get("request_throughput", &s.request_throughput));
-  CAPPLAN_RETURN_IF_ERROR(root.Get("input_throughput", &s.input_throughput));
-  CAPPLAN_RETURN_IF_ERROR(root.Get("output_throughput", &s.output_throughput, true));
-  if (s.output_throughput < 0) return root.Error("output_throughput", "must be >= 0");
-  CAPPLAN_RETURN_IF_ERROR(root.Get("total_token_throughput", &s.total_token_throughput));
+  if (run.workload.is_object()) s.workload = run.workload;
+  s.gpus = run.gpus.value_or(0);
+  s.completed = static_cast<double>(run.completed.value_or(0));
+  s.failed = static_cast<double>(run.failed.value_or(0));
+  s.duration_s = run.duration_s.value_or(0);
+  s.request_throughput = run.request_throughput.value_or(0);
+  s.input_throughput = run.input_throughput.value_or(0);
+  s.output_throughput = run.output_throughput.value_or(0);
+  s.total_token_throughput = run.total_token_throughput.value_or(0);
   // Per-GPU figures follow InferenceMAX (utils/process_result.py in
   // SemiAnalysisAI/InferenceX): throughput / GPUs.
-  s.output_throughput_per_gpu = s.output_throughput / s.gpus;
-  s.total_token_throughput_per_gpu = s.total_token_throughput / s.gpus;
-  CAPPLAN_RETURN_IF_ERROR(root.Get("output_throughput_per_gpu", &s.output_throughput_per_gpu));
-  CAPPLAN_RETURN_IF_ERROR(
-      root.Get("total_token_throughput_per_gpu", &s.total_token_throughput_per_gpu));
-  CAPPLAN_RETURN_IF_ERROR(ParseLatencies(root, &s));
-  CAPPLAN_RETURN_IF_ERROR(root.Get("usd_per_gpu_hour", &s.usd_per_gpu_hour));
-  CAPPLAN_RETURN_IF_ERROR(root.Get("kv_capacity_tokens", &s.kv_capacity_tokens));
-  CAPPLAN_RETURN_IF_ERROR(root.Get("kv_bytes_per_token", &s.kv_bytes_per_token));
-  CAPPLAN_RETURN_IF_ERROR(root.Get("peak_kv_tokens", &s.peak_kv_tokens));
-  CAPPLAN_RETURN_IF_ERROR(root.Get("max_concurrent_requests", &s.max_concurrent_requests));
-  CAPPLAN_RETURN_IF_ERROR(root.Get("retractions", &s.retractions));
-  CAPPLAN_RETURN_IF_ERROR(root.Get("kv_bound", &s.kv_bound));
-  CAPPLAN_RETURN_IF_ERROR(root.Get("kv_verify_time_share", &s.kv_verify_time_share));
-  CAPPLAN_RETURN_IF_ERROR(ParseMemory(root, &s));
-  if (root.Has("bound_time_share")) {
-    CAPPLAN_RETURN_IF_ERROR(ParseTimeShares(root, "bound_time_share", &s.bound_time_share));
+  s.output_throughput_per_gpu =
+      run.output_throughput_per_gpu.value_or(s.output_throughput / s.gpus);
+  s.total_token_throughput_per_gpu =
+      run.total_token_throughput_per_gpu.value_or(s.total_token_throughput / s.gpus);
+  Latencies(run, &s);
+  s.usd_per_gpu_hour = run.usd_per_gpu_hour;
+  if (run.goodput) Goodput(*run.goodput, &s);
+  if (pd) {
+    CAPPLAN_RETURN_IF_ERROR(PdFields(run, &s));
+  } else {
+    const schema::PoolSummary& p = run.pools.at(0);
+    if (!p.deployment.is_object()) {
+      return Status::Usage(origin + ": /deployment: must be an object");
+    }
+    s.deployment = p.deployment;
+    s.kv_capacity_tokens = AsDouble(p.kv_capacity_tokens);
+    s.kv_bytes_per_token = AsDouble(p.kv_bytes_per_token);
+    s.peak_kv_tokens = AsDouble(p.peak_kv_tokens);
+    s.max_concurrent_requests = AsDouble(p.max_concurrent_requests);
+    s.retractions = AsDouble(p.retractions);
+    s.kv_bound = p.kv_bound.value_or(false);
+    s.kv_verify_time_share = p.kv_verify_time_share;
+    if (p.memory) s.memory = MemoryOf(*p.memory);
+    if (p.bound_time_share) s.bound_time_share = *p.bound_time_share;
+    if (p.warnings) s.warnings = *p.warnings;
   }
-  CAPPLAN_RETURN_IF_ERROR(ParseGoodput(root, &s));
-  CAPPLAN_RETURN_IF_ERROR(root.Get("warnings", &s.warnings));
-  CAPPLAN_RETURN_IF_ERROR(ParseConcurrency(root, &s));
-  std::string label;
-  CAPPLAN_RETURN_IF_ERROR(root.Get("label", &label));
+  Concurrency(run, &s);
+  const std::string label = run.label.value_or("");
   s.id = !label.empty()        ? label
          : !s.scenario.empty() ? s.scenario
                                : fs::path(origin).stem().string();

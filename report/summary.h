@@ -1,7 +1,7 @@
-// One simulation result as the report sees it: the subset of the summary keys
-// pinned in sim/simulate.h that a planning report shows. The report reads
-// JSON files only (it never links the simulator), so this is its own typed
-// view of that contract.
+// One simulation result as the report sees it: what a planning report shows
+// of a run summary (schema/run_summary.h, read with its one reader), with the
+// display choices made (names, a PD run's merged deployment, concurrency).
+// The report never links the simulator.
 #ifndef CAPPLAN_REPORT_SUMMARY_H_
 #define CAPPLAN_REPORT_SUMMARY_H_
 
@@ -14,6 +14,7 @@
 
 #include "common/json_util.h"
 #include "common/status.h"
+#include "schema/run_summary.h"
 
 namespace capplan::report {
 
@@ -27,7 +28,7 @@ struct MemoryPerGpu {
   double gpu_memory_bytes = 0;
 };
 
-// One pool of a prefill/decode-disaggregated run (RunPd's pools.<pool>).
+// One pool of a prefill/decode-disaggregated run (the summary's pools.<pool>).
 struct PdPool {
   int replicas = 1;
   int gpus = 0;            // all replicas of the pool
@@ -103,11 +104,6 @@ struct Summary {
   // Deployment field as display text ("" when absent).
   std::string DeploymentField(const std::string& key) const;
 };
-
-// Reads parent[key], an object of step-time fractions in [0, 1] by name
-// (bound_time_share), into `out`; errors name the JSON path.
-Status ParseTimeShares(JsonObject& parent, std::string_view key,
-                       std::map<std::string, double>* out);
 
 // Parses a summary document; errors name `origin` and the JSON path. A
 // document lacking the core keys is rejected as "not a simulation summary".

@@ -6,7 +6,6 @@
 
 #include "common/atomic_file.h"
 #include "common/json_util.h"
-#include "sim/pd/pd_command.h"
 #include "sim/scenario.h"
 #include "sim/simulate.h"
 #include "sim/sweep/commands.h"
@@ -16,6 +15,32 @@ namespace capplan {
 namespace po = boost::program_options;
 
 namespace {
+
+// One line for a run with a prefill and a decode pool: both pools' load and
+// the exposed transfer.
+std::string PoolsLine(const schema::RunSummary& s) {
+  const schema::PoolSummary* pre = s.pool(schema::PoolRole::kPrefill);
+  const schema::PoolSummary* dec = s.pool(schema::PoolRole::kDecode);
+  auto pct = [](const schema::PoolSummary* p, const std::optional<double> schema::PoolSummary::*f) {
+    return p != nullptr ? 100 * (p->*f).value_or(0) : 0.0;
+  };
+  char buf[1024];
+  std::snprintf(
+      buf, sizeof(buf),
+      "%s (PD, %d GPUs): %lld completed, %lld failed in %.2f s | output %.1f tok/s "
+      "(%.1f /GPU) | TTFT median %.1f ms p99 %.1f ms (transfer mean %.2f ms) | TPOT "
+      "median %.2f ms | prefill pool util %.0f%% KV peak %.0f%% | decode pool util "
+      "%.0f%% KV peak %.0f%% | $%.3f per M output tokens\n",
+      s.scenario.value_or("").c_str(), s.gpus.value_or(0),
+      static_cast<long long>(s.completed.value_or(0)), static_cast<long long>(s.failed.value_or(0)),
+      s.duration_s.value_or(0), s.output_throughput.value_or(0),
+      s.output_throughput_per_gpu.value_or(0), s.ttft.median.value_or(0), s.ttft.p99.value_or(0),
+      s.transfer ? s.transfer->exposed_transfer.mean.value_or(0) : 0.0, s.tpot.median.value_or(0),
+      pct(pre, &schema::PoolSummary::utilization), pct(pre, &schema::PoolSummary::peak_kv_fraction),
+      pct(dec, &schema::PoolSummary::utilization), pct(dec, &schema::PoolSummary::peak_kv_fraction),
+      s.cost_usd_per_million_output_tokens.value_or(0));
+  return buf;
+}
 
 Status RunSimulate(const std::vector<std::string>& args, CommandContext& ctx) {
   po::options_description desc(
@@ -43,14 +68,6 @@ Status RunSimulate(const std::vector<std::string>& args, CommandContext& ctx) {
   }
   std::vector<std::string> sets;
   if (vm.count("set")) sets = vm["set"].as<std::vector<std::string>>();
-  // PD scenarios (`pd` instead of `deployment`) run through sim/pd.
-  if (IsPdScenarioFile(vm["scenario"].as<std::string>())) {
-    PdCommandOptions pdo;
-    if (vm.count("out")) pdo.out_dir = vm["out"].as<std::string>();
-    if (vm.count("trace-out")) pdo.trace_out = vm["trace-out"].as<std::string>();
-    pdo.json = vm.count("json") > 0;
-    return RunPdSimulateCommand(vm["scenario"].as<std::string>(), sets, pdo, ctx);
-  }
   CAPPLAN_ASSIGN_OR_RETURN(auto scenario,
                            LoadScenarioFile(vm["scenario"].as<std::string>(), sets));
   RunOptions opt;
@@ -58,30 +75,33 @@ Status RunSimulate(const std::vector<std::string>& args, CommandContext& ctx) {
   opt.want_requests_csv = vm.count("out") > 0;
   opt.want_trace = vm.count("trace-out") > 0;
   CAPPLAN_ASSIGN_OR_RETURN(RunResult r, RunScenario(*scenario, opt));
+  const nlohmann::json doc = schema::ToJson(r.summary);
   if (vm.count("out")) {
     const std::string dir = vm["out"].as<std::string>();
-    CAPPLAN_RETURN_IF_ERROR(WriteFileAtomic(dir + "/summary.json", DumpJson(r.summary) + "\n"));
+    CAPPLAN_RETURN_IF_ERROR(WriteFileAtomic(dir + "/summary.json", DumpJson(doc) + "\n"));
     CAPPLAN_RETURN_IF_ERROR(WriteFileAtomic(dir + "/requests.csv", r.requests_csv));
   }
   if (vm.count("trace-out")) {
     CAPPLAN_RETURN_IF_ERROR(WriteFileAtomic(vm["trace-out"].as<std::string>(), r.trace.dump()));
   }
-  const nlohmann::json& s = r.summary;
+  const schema::RunSummary& s = r.summary;
+  const schema::PoolSummary& p = s.pools.at(0);
+  const double cost = s.cost_usd_per_million_output_tokens.value_or(0);
   if (vm.count("json")) {
-    *ctx.out << DumpJson(s) << "\n";
+    *ctx.out << DumpJson(doc) << "\n";
+  } else if (s.disaggregated()) {
+    *ctx.out << PoolsLine(s);
   } else if (vm.count("row")) {
     char buf[512];
-    std::snprintf(buf, sizeof(buf),
-                  "%-28s conc %4lld | out %9.1f tok/s (%7.1f /GPU) | TTFT p50 %9.1f ms | TPOT p50 "
-                  "%7.2f ms | KV peak %5.1f%% | retract %4lld%s | $%.3f /M out\n",
-                  s["scenario"].get<std::string>().c_str(),
-                  static_cast<long long>(s["workload"]["concurrency"].get<int64_t>()),
-                  s["output_throughput"].get<double>(), s["output_throughput_per_gpu"].get<double>(),
-                  s["median_ttft_ms"].get<double>(), s["median_tpot_ms"].get<double>(),
-                  100.0 * s["peak_kv_fraction"].get<double>(),
-                  static_cast<long long>(s["retractions"].get<int64_t>()),
-                  s["kv_bound"].get<bool>() ? " KV-bound" : "",
-                  s["cost_usd_per_million_output_tokens"].get<double>());
+    std::snprintf(
+        buf, sizeof(buf),
+        "%-28s conc %4lld | out %9.1f tok/s (%7.1f /GPU) | TTFT p50 %9.1f ms | TPOT p50 "
+        "%7.2f ms | KV peak %5.1f%% | retract %4lld%s | $%.3f /M out\n",
+        s.scenario.value_or("").c_str(), static_cast<long long>(scenario->workload.concurrency),
+        s.output_throughput.value_or(0), s.output_throughput_per_gpu.value_or(0),
+        s.ttft.median.value_or(0), s.tpot.median.value_or(0),
+        100.0 * p.peak_kv_fraction.value_or(0), static_cast<long long>(p.retractions.value_or(0)),
+        p.kv_bound.value_or(false) ? " KV-bound" : "", cost);
     *ctx.out << buf;
   } else {
     char buf[1024];
@@ -90,20 +110,19 @@ Status RunSimulate(const std::vector<std::string>& args, CommandContext& ctx) {
                   "total %.1f tok/s | TTFT median %.1f ms p99 %.1f ms | TPOT median %.2f ms | "
                   "ITL p99 %.2f ms | KV peak %lld of %lld tokens, retractions %lld%s | $%.3f per M "
                   "output tokens\n",
-                  s["scenario"].get<std::string>().c_str(),
-                  static_cast<long long>(s["completed"].get<int64_t>()),
-                  static_cast<long long>(s["failed"].get<int64_t>()), s["duration_s"].get<double>(),
-                  s["output_throughput"].get<double>(), s["output_throughput_per_gpu"].get<double>(),
-                  s["total_token_throughput"].get<double>(), s["median_ttft_ms"].get<double>(),
-                  s["p99_ttft_ms"].get<double>(), s["median_tpot_ms"].get<double>(),
-                  s["p99_itl_ms"].get<double>(),
-                  static_cast<long long>(s["peak_kv_tokens"].get<int64_t>()),
-                  static_cast<long long>(s["kv_capacity_tokens"].get<int64_t>()),
-                  static_cast<long long>(s["retractions"].get<int64_t>()),
-                  s["kv_bound"].get<bool>() ? " (KV-bound)" : "",
-                  s["cost_usd_per_million_output_tokens"].get<double>());
+                  s.scenario.value_or("").c_str(), static_cast<long long>(s.completed.value_or(0)),
+                  static_cast<long long>(s.failed.value_or(0)), s.duration_s.value_or(0),
+                  s.output_throughput.value_or(0), s.output_throughput_per_gpu.value_or(0),
+                  s.total_token_throughput.value_or(0), s.ttft.median.value_or(0),
+                  s.ttft.p99.value_or(0), s.tpot.median.value_or(0), s.itl.p99.value_or(0),
+                  static_cast<long long>(p.peak_kv_tokens.value_or(0)),
+                  static_cast<long long>(p.kv_capacity_tokens.value_or(0)),
+                  static_cast<long long>(p.retractions.value_or(0)),
+                  p.kv_bound.value_or(false) ? " (KV-bound)" : "", cost);
     *ctx.out << buf;
-    for (const auto& w : s["warnings"]) *ctx.err << "warning: " << w.get<std::string>() << "\n";
+    for (const auto& w : p.warnings.value_or(std::vector<std::string>{})) {
+      *ctx.err << "warning: " << w << "\n";
+    }
   }
   return Status::Ok();
 }

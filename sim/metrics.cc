@@ -57,15 +57,12 @@ double LogHistogram::Percentile(double p) const {
   return Midpoint(static_cast<int>(buckets_.size() - 1));
 }
 
-void AddStats(nlohmann::json& s, const std::string& metric, const std::vector<double>& v) {
-  s["mean_" + metric + "_ms"] = Mean(v);
-  s["median_" + metric + "_ms"] = Percentile(v, 50);
-  s["p90_" + metric + "_ms"] = Percentile(v, 90);
-  s["p99_" + metric + "_ms"] = Percentile(v, 99);
+schema::Stats StatsOf(const std::vector<double>& v) {
+  return schema::Stats{Mean(v), Percentile(v, 50), Percentile(v, 90), Percentile(v, 99)};
 }
 
-E2eTotals AddEndToEndSummary(const std::vector<E2eRequest>& reqs, int gpus,
-                             double usd_per_gpu_hour, const SloLimits& slo, nlohmann::json* out) {
+E2eTotals AddEndToEndSummary(const std::vector<E2eRequest>& reqs, int gpus, double usd_per_gpu_hour,
+                             const SloLimits& slo, schema::RunSummary* out) {
   auto ms = [](int64_t ns) { return static_cast<double>(ns) / 1e6; };
   std::vector<double> ttft, tpot, e2el;
   E2eTotals t;
@@ -96,40 +93,40 @@ E2eTotals AddEndToEndSummary(const std::vector<E2eRequest>& reqs, int gpus,
   const double duration = t.duration_s;
   auto per_s = [&](double x) { return duration > 0 ? x / duration : 0.0; };
   const int64_t in_tok = t.input_tokens, out_tok = t.output_tokens;
-  nlohmann::json& s = *out;
-  s["completed"] = t.completed;
-  s["failed"] = t.failed;
-  s["duration_s"] = duration;
-  s["total_input_tokens"] = in_tok;
-  s["total_output_tokens"] = out_tok;
-  s["request_throughput"] = per_s(t.completed);
-  s["input_throughput"] = per_s(in_tok);
-  s["output_throughput"] = per_s(out_tok);
-  s["total_token_throughput"] = per_s(in_tok + out_tok);
-  s["output_throughput_per_gpu"] = per_s(out_tok) / gpus;
-  s["total_token_throughput_per_gpu"] = per_s(in_tok + out_tok) / gpus;
-  AddStats(s, "ttft", ttft);
-  AddStats(s, "tpot", tpot);
-  AddStats(s, "e2el", e2el);
+  schema::RunSummary& s = *out;
+  s.completed = t.completed;
+  s.failed = t.failed;
+  s.duration_s = duration;
+  s.total_input_tokens = in_tok;
+  s.total_output_tokens = out_tok;
+  s.request_throughput = per_s(t.completed);
+  s.input_throughput = per_s(in_tok);
+  s.output_throughput = per_s(out_tok);
+  s.total_token_throughput = per_s(in_tok + out_tok);
+  s.output_throughput_per_gpu = per_s(out_tok) / gpus;
+  s.total_token_throughput_per_gpu = per_s(in_tok + out_tok) / gpus;
+  s.ttft = StatsOf(ttft);
+  s.tpot = StatsOf(tpot);
+  s.e2el = StatsOf(e2el);
   if (slo.any()) {
-    nlohmann::json sl = nlohmann::json::object();
-    if (slo.ttft_ms) sl["ttft_ms"] = *slo.ttft_ms;
-    if (slo.tpot_ms) sl["tpot_ms"] = *slo.tpot_ms;
-    if (slo.e2el_ms) sl["e2el_ms"] = *slo.e2el_ms;
-    s["goodput"] = {{"slo", sl},
-                    {"good_requests", good},
-                    {"request_goodput", per_s(good)},
-                    {"good_fraction", t.completed ? static_cast<double>(good) / t.completed : 0.0}};
+    schema::Goodput g;
+    if (slo.ttft_ms) g.slo["ttft_ms"] = *slo.ttft_ms;
+    if (slo.tpot_ms) g.slo["tpot_ms"] = *slo.tpot_ms;
+    if (slo.e2el_ms) g.slo["e2el_ms"] = *slo.e2el_ms;
+    g.good_requests = good;
+    g.request_goodput = per_s(good);
+    g.good_fraction = t.completed ? static_cast<double>(good) / t.completed : 0.0;
+    s.goodput = std::move(g);
   }
-  s["gpus"] = gpus;
-  s["usd_per_gpu_hour"] = usd_per_gpu_hour;
+  s.gpus = gpus;
+  s.usd_per_gpu_hour = usd_per_gpu_hour;
   t.cost_usd = usd_per_gpu_hour * gpus * duration / 3600.0;
-  const double usd = t.cost_usd;
-  s["cost_usd"] = usd;
-  s["cost_usd_per_million_output_tokens"] = out_tok ? usd / out_tok * 1e6 : 0.0;
-  s["cost_usd_per_million_total_tokens"] =
-      (in_tok + out_tok) ? usd / (in_tok + out_tok) * 1e6 : 0.0;
-  s["cost_tokens_note"] =
+  s.cost_usd = t.cost_usd;
+  s.cost_usd_per_million_output_tokens =
+      schema::CostPerMillionTokens(usd_per_gpu_hour, gpus, duration, static_cast<double>(out_tok));
+  s.cost_usd_per_million_total_tokens = schema::CostPerMillionTokens(
+      usd_per_gpu_hour, gpus, duration, static_cast<double>(in_tok + out_tok));
+  s.notes["cost_tokens"] =
       "output: output tokens only; total: input + output tokens; usd = usd_per_gpu_hour * gpus * "
       "duration_s / 3600";
   return t;

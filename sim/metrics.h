@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "schema/run_summary.h"
 
 namespace capplan {
 
@@ -41,8 +41,8 @@ class LogHistogram {
   double sum_ = 0;
 };
 
-// Writes {mean,median,p90,p99}_<metric>_ms of `v` (milliseconds) into s.
-void AddStats(nlohmann::json& s, const std::string& metric, const std::vector<double>& v);
+// Mean, median, p90 and p99 of `ms` (milliseconds; 0 each when empty).
+schema::Stats StatsOf(const std::vector<double>& ms);
 
 // One request as the end-to-end (client-side) metrics see it: sent at
 // send_ns (the TTFT/E2EL origin), first token, last token.
@@ -68,13 +68,14 @@ struct E2eTotals {
   double cost_usd = 0;
 };
 
-// The end-to-end block every run reports (sim/simulate.h contract):
+// The end-to-end part every run reports (sim/simulate.h contract):
 // completed, failed, duration_s, total_{input,output}_tokens, throughputs
-// (per GPU too), {mean,median,p90,p99}_{ttft,tpot,e2el}_ms, goodput (when
-// SLOs are given), gpus, usd_per_gpu_hour, cost_usd and cost per million
-// tokens. Warmup requests count in neither statistics nor totals.
-E2eTotals AddEndToEndSummary(const std::vector<E2eRequest>& reqs, int gpus,
-                             double usd_per_gpu_hour, const SloLimits& slo, nlohmann::json* s);
+// (per GPU too), TTFT/TPOT/E2EL statistics, goodput (when SLOs are given),
+// gpus, usd_per_gpu_hour, cost_usd and cost per million tokens
+// (schema::CostPerMillionTokens). Warmup requests count in neither
+// statistics nor totals.
+E2eTotals AddEndToEndSummary(const std::vector<E2eRequest>& reqs, int gpus, double usd_per_gpu_hour,
+                             const SloLimits& slo, schema::RunSummary* s);
 
 }  // namespace capplan
 

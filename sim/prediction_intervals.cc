@@ -47,7 +47,7 @@ Result<const std::map<std::string, IntervalRatio>*> GetPredictionIntervals() {
   return &kIntervals.value();
 }
 
-Status AddPredictionIntervals(nlohmann::json* summary) {
+Status AddPredictionIntervals(schema::RunSummary* summary) {
   CAPPLAN_ASSIGN_OR_RETURN(const auto* intervals, GetPredictionIntervals());
   const std::map<std::string, std::vector<std::string>> keys = {
       {"output_throughput", {"output_throughput", "output_throughput_per_gpu"}},
@@ -58,11 +58,9 @@ Status AddPredictionIntervals(nlohmann::json* summary) {
     auto it = intervals->find(group);
     if (it == intervals->end()) continue;
     for (const std::string& k : names) {
-      auto v = summary->find(k);
-      if (v == summary->end() || !v->is_number()) continue;
-      const double x = v->get<double>();
-      (*summary)[k + "_lo"] = x * it->second.lo;
-      (*summary)[k + "_hi"] = x * it->second.hi;
+      const std::optional<double> x = schema::Metric(*summary, k);
+      if (!x) continue;
+      summary->intervals[k] = {*x * it->second.lo, *x * it->second.hi};
     }
   }
   return Status::Ok();

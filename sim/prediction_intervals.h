@@ -10,6 +10,7 @@
 #include <string>
 
 #include "common/status.h"
+#include "schema/run_summary.h"
 
 namespace capplan {
 
@@ -23,9 +24,9 @@ Result<const std::map<std::string, IntervalRatio>*> GetPredictionIntervals();
 Result<std::map<std::string, IntervalRatio>> ParsePredictionIntervals(const std::string& text,
                                                                       const std::string& origin);
 
-// Adds `<key>_lo` / `<key>_hi` beside the throughput, TTFT and TPOT keys of
-// an end-to-end summary.
-Status AddPredictionIntervals(nlohmann::json* summary);
+// Sets the intervals (written as `<key>_lo` / `<key>_hi`) of the throughput,
+// TTFT and TPOT metrics a summary has.
+Status AddPredictionIntervals(schema::RunSummary* summary);
 
 }  // namespace capplan
 

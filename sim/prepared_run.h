@@ -1,8 +1,8 @@
-// A scenario made ready to simulate -- model shard, memory plan, step
-// pricer, simulator config and request specs -- and the summary RunScenario
-// reports from a finished simulation. RunScenario is PrepareRun + Simulate +
-// Summarize; sim/pd prepares one per pool and drives both pools in one event
-// loop (sim/serving_pool.h), then summarizes each pool.
+// One pool of a scenario made ready to simulate -- model shard, memory plan,
+// step pricer, simulator config and request specs -- and the summary it
+// reports from a finished simulation. RunScenario prepares every pool, runs
+// them (one pool: Simulate; pools linked by a KV transfer: sim/pd/pd_run.h,
+// all on one event loop) and summarizes each.
 #ifndef CAPPLAN_SIM_PREPARED_RUN_H_
 #define CAPPLAN_SIM_PREPARED_RUN_H_
 
@@ -40,7 +40,8 @@ class PreparedRun {
 
 // `scenario` must outlive the result. Errors name the scenario file and the
 // JSON path, as RunScenario's do.
-Result<std::unique_ptr<PreparedRun>> PrepareRun(const Scenario& scenario,
+// Pool `pool` of the scenario (an index into Scenario::pools).
+Result<std::unique_ptr<PreparedRun>> PrepareRun(const Scenario& scenario, size_t pool,
                                                 const RunOptions& options);
 
 }  // namespace capplan

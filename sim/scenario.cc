@@ -6,6 +6,7 @@
 
 #include "common/json_util.h"
 #include "models/engine_profile.h"
+#include "sim/cost_model.h"
 #include "sim/router.h"
 #include "sim/scheduler.h"
 #include "sim/simulate.h"
@@ -13,6 +14,24 @@
 namespace capplan {
 
 namespace {
+
+// Reads `key` as one of `values` by name (`name_of`), keeping *out when absent.
+template <class E, size_t N, class NameOf>
+Status GetEnum(JsonObject& d, const char* key, const E (&values)[N], NameOf name_of, E* out) {
+  std::string name = name_of(*out);
+  CAPPLAN_RETURN_IF_ERROR(d.Get(key, &name));
+  std::vector<std::string> names;
+  for (E v : values) {
+    if (name == name_of(v)) {
+      *out = v;
+      return Status::Ok();
+    }
+    names.push_back(name_of(v));
+  }
+  return d.CheckOneOf(key, name, names);
+}
+
+constexpr Dtype kKvDtypes[] = {Dtype::kBf16, Dtype::kFp8E4m3};
 
 Status ParseDeployment(JsonObject& d, DeploymentSpec* o) {
   CAPPLAN_RETURN_IF_ERROR(d.CheckObject());
@@ -39,9 +58,12 @@ Status ParseDeployment(JsonObject& d, DeploymentSpec* o) {
       o->weights_per_component[k] = v.get<std::string>();
     }
   }
-  CAPPLAN_RETURN_IF_ERROR(d.Get("kv_cache", &o->kv_cache));
-  if (o->kv_cache == "fp8_e4m3") o->kv_cache = "fp8";
-  CAPPLAN_RETURN_IF_ERROR(d.CheckOneOf("kv_cache", o->kv_cache, {"bf16", "fp8"}));
+  if (const nlohmann::json* kv = d.Raw("kv_cache"); kv != nullptr && *kv == "fp8_e4m3") {
+    d.Touch("kv_cache");  // the checkpoint dtype's full name
+    o->kv_cache = Dtype::kFp8E4m3;
+  } else {
+    CAPPLAN_RETURN_IF_ERROR(GetEnum(d, "kv_cache", kKvDtypes, DtypeName, &o->kv_cache));
+  }
   CAPPLAN_RETURN_IF_ERROR(d.Get("mem_fraction_static", &o->mem_fraction_static));
   if (o->mem_fraction_static) {
     CAPPLAN_RETURN_IF_ERROR(d.CheckRange("mem_fraction_static", *o->mem_fraction_static, 0.05, 1.0));
@@ -64,13 +86,15 @@ Status ParseDeployment(JsonObject& d, DeploymentSpec* o) {
   if (o->cuda_graph_max_bs) {
     CAPPLAN_RETURN_IF_ERROR(d.CheckRange("cuda_graph_max_bs", *o->cuda_graph_max_bs, 0, 1 << 20));
   }
-  CAPPLAN_RETURN_IF_ERROR(d.Get("kv_integrity", &o->kv_integrity));
-  CAPPLAN_RETURN_IF_ERROR(d.CheckOneOf("kv_integrity", o->kv_integrity, {"none", "verify"}));
-  CAPPLAN_RETURN_IF_ERROR(d.Get("phase", &o->phase));
-  CAPPLAN_RETURN_IF_ERROR(d.CheckOneOf("phase", o->phase, {"both", "decode_only", "prefill_only"}));
-  CAPPLAN_RETURN_IF_ERROR(d.Get("scheduler", &o->scheduler));
-  if (!o->scheduler.empty()) {
+  CAPPLAN_RETURN_IF_ERROR(
+      GetEnum(d, "kv_integrity", kKvIntegrities, KvIntegrityName, &o->kv_integrity));
+  CAPPLAN_RETURN_IF_ERROR(GetEnum(d, "phase", kPhases, PhaseName, &o->phase));
+  if (d.Has("scheduler")) {
+    CAPPLAN_RETURN_IF_ERROR(d.Get("scheduler", &o->scheduler));
     CAPPLAN_RETURN_IF_ERROR(d.CheckOneOf("scheduler", o->scheduler, Schedulers().Names()));
+  } else {
+    d.Touch("scheduler");
+    o->scheduler = o->engine;  // each engine's own batching loop is registered under its name
   }
   CAPPLAN_RETURN_IF_ERROR(d.Get("router", &o->router));
   CAPPLAN_RETURN_IF_ERROR(d.CheckOneOf("router", o->router, Routers().Names()));
@@ -82,6 +106,10 @@ Status ParseDeployment(JsonObject& d, DeploymentSpec* o) {
     d.Touch("overlap_schedule");
   }
   CAPPLAN_RETURN_IF_ERROR(d.Get("cost_model", &o->cost_model));
+  // The registry's own message ("unknown cost model ...", did you mean).
+  if (auto f = CostModels().Find(o->cost_model); !f.ok()) {
+    return d.Error("cost_model", f.status().message());
+  }
   CAPPLAN_RETURN_IF_ERROR(d.Finish());
   // Cross-field rules: well-formed but impossible layouts exit 1.
   if (o->gpus != o->tp) {
@@ -95,6 +123,51 @@ Status ParseDeployment(JsonObject& d, DeploymentSpec* o) {
   if (o->dp != 0 && (!o->dp_attention || o->tp % o->dp != 0)) {
     return d.Invalid("dp", "dp needs dp_attention: true and must divide tp " + std::to_string(o->tp));
   }
+  return Status::Ok();
+}
+
+// A prefill/decode scenario's `pd` {prefill, decode, transfer}: each pool is
+// a deployment object read at its own path with its phase fixed by its role.
+Status ParsePdPools(JsonObject& root, Scenario* sc) {
+  if (root.Has("deployment")) {
+    return Status::Usage(sc->origin +
+                         ": /deployment: a PD scenario declares /pd/prefill and /pd/decode "
+                         "instead of /deployment; remove /deployment");
+  }
+  CAPPLAN_ASSIGN_OR_RETURN(JsonObject p, root.Child("pd", true));
+  const struct {
+    const char* name;
+    schema::PoolRole role;
+    Phase phase;
+  } pools[] = {{"prefill", schema::PoolRole::kPrefill, Phase::kPrefillOnly},
+               {"decode", schema::PoolRole::kDecode, Phase::kDecodeOnly}};
+  for (const auto& want : pools) {
+    CAPPLAN_ASSIGN_OR_RETURN(JsonObject d, p.Child(want.name, true));
+    PoolSpec pool{want.name, want.role, d.pointer(), {}};
+    const nlohmann::json* phase = d.Raw("phase");
+    if (phase != nullptr && *phase != PhaseName(want.phase)) {
+      return d.Error("phase", std::string("must be \"") + PhaseName(want.phase) +
+                                  "\" (or absent) in a PD pool");
+    }
+    CAPPLAN_RETURN_IF_ERROR(ParseDeployment(d, &pool.deployment));
+    pool.deployment.phase = want.phase;
+    sc->pools.push_back(std::move(pool));
+  }
+  KvTransferSpec& t = sc->transfer.emplace();
+  CAPPLAN_ASSIGN_OR_RETURN(JsonObject tj, p.Child("transfer"));
+  CAPPLAN_RETURN_IF_ERROR(tj.Get("link", &t.link));
+  CAPPLAN_RETURN_IF_ERROR(tj.CheckOneOf("link", t.link, KvLinkNames()));
+  CAPPLAN_RETURN_IF_ERROR(tj.Get("layerwise_overlap", &t.layerwise_overlap));
+  CAPPLAN_RETURN_IF_ERROR(tj.Finish());
+  return p.Finish();
+}
+
+Status ParsePools(JsonObject& root, Scenario* sc) {
+  if (root.Has("pd")) return ParsePdPools(root, sc);
+  CAPPLAN_ASSIGN_OR_RETURN(JsonObject d, root.Child("deployment", true));
+  PoolSpec pool{"", schema::PoolRole::kBoth, d.pointer(), {}};
+  CAPPLAN_RETURN_IF_ERROR(ParseDeployment(d, &pool.deployment));
+  sc->pools.push_back(std::move(pool));
   return Status::Ok();
 }
 
@@ -124,10 +197,7 @@ Result<std::shared_ptr<const Scenario>> ParseScenario(const nlohmann::json& doc,
   CAPPLAN_RETURN_IF_ERROR(root.Get("description", &sc->description));
   CAPPLAN_RETURN_IF_ERROR(root.Get("model", &sc->model, true));
   CAPPLAN_RETURN_IF_ERROR(root.Get("hardware", &sc->hardware));
-  {
-    CAPPLAN_ASSIGN_OR_RETURN(JsonObject d, root.Child("deployment", true));
-    CAPPLAN_RETURN_IF_ERROR(ParseDeployment(d, &sc->deployment));
-  }
+  CAPPLAN_RETURN_IF_ERROR(ParsePools(root, sc.get()));
   {
     CAPPLAN_ASSIGN_OR_RETURN(JsonObject w, root.Child("workload", true));
     std::string dir = std::filesystem::path(origin).parent_path().string();

@@ -5,17 +5,29 @@
 
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
+#include "models/types.h"
+#include "schema/run_summary.h"
+#include "sim/pd/kv_transfer.h"
+#include "sim/sim_state.h"
 #include "sim/workload/workload.h"
 
 namespace capplan {
 
+enum class KvIntegrity { kNone, kVerify };
+inline constexpr KvIntegrity kKvIntegrities[] = {KvIntegrity::kNone, KvIntegrity::kVerify};
+inline const char* KvIntegrityName(KvIntegrity k) {
+  return k == KvIntegrity::kVerify ? "verify" : "none";
+}
+
+// Every name is resolved when the scenario is parsed: enums for the closed
+// sets, registered names (checked against their registry's Names()) for the
+// plug-ins, so nothing downstream compares or re-checks strings.
 struct DeploymentSpec {
-  std::string engine = "sglang";  // sglang | vllm
+  std::string engine = "sglang";  // an engine profile (models/engines/*.json)
   std::string engine_version;     // "" = latest rules models/ knows
   int gpus = 8;
   int tp = 8;
@@ -25,19 +37,30 @@ struct DeploymentSpec {
   int replicas = 1;
   std::string weights = "default";
   std::map<std::string, std::string> weights_per_component;  // "experts" -> "int4"
-  std::string kv_cache = "bf16";  // bf16 | fp8
+  Dtype kv_cache = Dtype::kBf16;                             // bf16 | fp8
   std::optional<double> mem_fraction_static;  // null: the engine's default
   int64_t chunked_prefill_tokens = 0;  // 0: the engine profile's default
   std::optional<int64_t> max_running_requests;  // null: the engine's default
   int64_t page_size = 0;  // 0: the engine profile's default (per model kind)
   bool cuda_graphs = true;
   std::optional<int64_t> cuda_graph_max_bs;  // null: the engine's default
-  std::string kv_integrity = "none";  // none | verify
-  std::string phase = "both";         // both | decode_only | prefill_only
-  std::string scheduler;              // "" = the engine's own (sglang | vllm)
-  std::string router = "round_robin";  // round_robin | least_kv
+  KvIntegrity kv_integrity = KvIntegrity::kNone;
+  Phase phase = Phase::kBoth;
+  std::string scheduler;               // a Schedulers() name; absent in the file: the engine's own
+  std::string router = "round_robin";  // a Routers() name
   std::optional<bool> overlap_schedule;  // null: the engine's default
-  std::string cost_model = "roofline";
+  std::string cost_model = "roofline";   // a CostModels() name
+};
+
+// One serving pool: a deployment with a role. A co-located scenario has one
+// pool doing both phases (its `deployment`); a disaggregated one (`pd`) has a
+// prefill and a decode pool, each a full deployment object, linked by a KV
+// transfer.
+struct PoolSpec {
+  std::string name;  // key under `pools` in the summary; "" for the one co-located pool
+  schema::PoolRole role = schema::PoolRole::kBoth;
+  std::string pointer;  // where the deployment is in the document ("/pd/prefill")
+  DeploymentSpec deployment;
 };
 
 struct SloSpec {
@@ -51,7 +74,10 @@ struct Scenario {
   std::string description;
   std::string model;
   std::string hardware = "h200-sxm";
-  DeploymentSpec deployment;
+  // Requests enter the first pool and leave from the last; with several
+  // pools, `transfer` is the link between them (sim/pd/README.md).
+  std::vector<PoolSpec> pools;
+  std::optional<KvTransferSpec> transfer;
   Workload workload;
   double usd_per_gpu_hour = 2.30;
   SloSpec slo;

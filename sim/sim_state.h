@@ -14,6 +14,20 @@
 namespace capplan {
 
 enum class Phase { kBoth, kDecodeOnly, kPrefillOnly };
+// As a scenario spells it (deployment.phase): "both", "decode_only",
+// "prefill_only".
+inline const char* PhaseName(Phase p) {
+  switch (p) {
+    case Phase::kDecodeOnly:
+      return "decode_only";
+    case Phase::kPrefillOnly:
+      return "prefill_only";
+    case Phase::kBoth:
+      break;
+  }
+  return "both";
+}
+inline constexpr Phase kPhases[] = {Phase::kBoth, Phase::kDecodeOnly, Phase::kPrefillOnly};
 
 // kPrealloc, kReserved and kHeld occur in PD runs only (sim/serving_pool.h):
 // waiting in a decode rank's prealloc queue, decode pages reserved while the

@@ -9,14 +9,15 @@
 #include <optional>
 #include <sstream>
 
-#include "hw/profile.h"
 #include "common/data_path.h"
 #include "common/json_util.h"
+#include "hw/profile.h"
 #include "models/engine_profile.h"
 #include "models/memory.h"
 #include "models/ops.h"
 #include "sim/cost_model.h"
 #include "sim/metrics.h"
+#include "sim/pd/pd_run.h"
 #include "sim/prediction_intervals.h"
 #include "sim/prepared_run.h"
 #include "sim/scenario.h"
@@ -72,6 +73,7 @@ std::string Csv(const std::vector<ReqState>& reqs) {
 
 struct PreparedRun::State {
   const Scenario* sc = nullptr;
+  const PoolSpec* pool = nullptr;
   RunOptions options;
   ModelCard card;
   HardwareProfile profile;
@@ -96,11 +98,14 @@ const ModelCard& PreparedRun::card() const { return st_->card; }
 const HardwareProfile& PreparedRun::profile() const { return st_->profile; }
 const ParallelLayout& PreparedRun::layout() const { return st_->layout; }
 
-Result<std::unique_ptr<PreparedRun>> PrepareRun(const Scenario& sc, const RunOptions& options) {
+Result<std::unique_ptr<PreparedRun>> PrepareRun(const Scenario& sc, size_t pool,
+                                                const RunOptions& options) {
   auto st = std::make_unique<PreparedRun::State>();
   st->sc = &sc;
   st->options = options;
-  const DeploymentSpec& d = sc.deployment;
+  const PoolSpec& ps = sc.pools.at(pool);
+  st->pool = &ps;
+  const DeploymentSpec& d = ps.deployment;
   const std::string& origin = sc.origin;
   auto at = [&](const std::string& ptr, const Status& st) {
     return st.WithPrefix(origin + ": " + ptr);
@@ -124,20 +129,18 @@ Result<std::unique_ptr<PreparedRun>> PrepareRun(const Scenario& sc, const RunOpt
   choice.weights = d.weights;
   for (const auto& [k, v] : d.weights_per_component) {
     auto c = ParseComponent(k);
-    if (!c.ok()) return at("/deployment/weights_per_component/" + k, c.status());
+    if (!c.ok()) return at(ps.pointer + "/weights_per_component/" + k, c.status());
     choice.per_component[*c] = v;
   }
-  auto kv = ParseDtype(d.kv_cache);
-  if (!kv.ok()) return at("/deployment/kv_cache", kv.status());
-  choice.kv_cache = *kv;
+  choice.kv_cache = d.kv_cache;
 
   auto sharded_r = ShardModel(card, layout, choice);
-  if (!sharded_r.ok()) return at("/deployment", sharded_r.status());
+  if (!sharded_r.ok()) return at(ps.pointer, sharded_r.status());
   st->sharded.emplace(std::move(*sharded_r));
   const ShardedModel& sharded = *st->sharded;
 
   auto engine_r = ResolveEngine(d.engine, d.engine_version);
-  if (!engine_r.ok()) return at("/deployment/engine_version", engine_r.status());
+  if (!engine_r.ok()) return at(ps.pointer + "/engine_version", engine_r.status());
   const EngineDefaults& ed = engine_r->profile->defaults;
   EngineMemoryOptions eng;
   eng.engine = d.engine;
@@ -156,38 +159,39 @@ Result<std::unique_ptr<PreparedRun>> PrepareRun(const Scenario& sc, const RunOpt
   auto plan_r = PlanMemory(card, layout, choice, eng,
                            DeviceMemory{profile.gpu_memory_bytes, profile.gpu_runtime_memory_bytes},
                            mean_ctx);
-  if (!plan_r.ok()) return at("/deployment", plan_r.status());
+  if (!plan_r.ok()) return at(ps.pointer, plan_r.status());
   st->plan.emplace(std::move(*plan_r));
   const MemoryPlan& plan = *st->plan;
   const int64_t cgbs = st->cgbs = plan.cuda_graph_max_bs;
 
   auto cost_r = MakeCostModel(d.cost_model, profile);
-  if (!cost_r.ok()) return at("/deployment/cost_model", cost_r.status());
+  if (!cost_r.ok()) return at(ps.pointer + "/cost_model", cost_r.status());
   st->cost = std::move(*cost_r);
   const bool overlap = st->overlap = d.overlap_schedule.value_or(ed.overlap_schedule);
   ModelPricerOptions po;
   po.cuda_graphs = d.cuda_graphs;
   po.cuda_graph_max_bs = cgbs;
   po.overlap_schedule = overlap;
-  po.kv_verify = d.kv_integrity == "verify";
+  po.kv_verify = d.kv_integrity == KvIntegrity::kVerify;
   po.page_size = plan.page_size;
   po.verify_tag_bytes_per_page_per_layer = profile.kv_verify_tag_bytes_per_page_per_layer;
   po.verify_kernels_per_step = static_cast<int64_t>(profile.kv_verify_kernels_per_step);
   st->pricer = std::make_unique<ModelStepPricer>(&sharded, st->cost.get(), po);
 
   SimConfig& cfg = st->cfg;
-  cfg.scheduler = d.scheduler.empty() ? d.engine : d.scheduler;
+  cfg.scheduler = d.scheduler;
   cfg.router = d.router;
   cfg.replicas = d.replicas;
   cfg.ranks_per_replica = layout.AttentionRanks();
   cfg.kv_tokens_per_rank = plan.kv_tokens_per_rank;
   cfg.page_size = plan.page_size;
-  cfg.concurrency = sc.workload.concurrency;
+  // A concurrency cap spans the whole request: the pool where requests
+  // enter and leave enforces it (with a prefill pool, the decode pool's
+  // prealloc queue: sim/pd/pd_run.h), never a prefill pool.
+  cfg.concurrency = ps.role == schema::PoolRole::kPrefill ? 0 : sc.workload.concurrency;
   cfg.want_trace = options.want_trace;
   cfg.progress = options.progress;
-  cfg.sched.phase = d.phase == "decode_only"    ? Phase::kDecodeOnly
-                    : d.phase == "prefill_only" ? Phase::kPrefillOnly
-                                                : Phase::kBoth;
+  cfg.sched.phase = d.phase;
   cfg.sched.chunked_prefill_tokens = plan.chunked_prefill_tokens;
   int64_t& mrr = st->mrr;
   if (d.max_running_requests) {
@@ -217,7 +221,7 @@ Result<std::unique_ptr<PreparedRun>> PrepareRun(const Scenario& sc, const RunOpt
 RunResult PreparedRun::Summarize(const SimResult& sim) const {
   const Scenario& sc = *st_->sc;
   const RunOptions& options = st_->options;
-  const DeploymentSpec& d = sc.deployment;
+  const DeploymentSpec& d = st_->pool->deployment;
   const HardwareProfile& profile = st_->profile;
   const ParallelLayout& layout = st_->layout;
   const MemoryPlan& plan = *st_->plan;
@@ -235,88 +239,91 @@ RunResult PreparedRun::Summarize(const SimResult& sim) const {
   }
   const int total_gpus = d.gpus * d.replicas;
 
-  nlohmann::json s;
-  s["scenario"] = sc.name;
-  s["model"] = sc.model;
-  s["hardware"] = sc.hardware;
-  nlohmann::json prov = nlohmann::json::object();
-  for (const auto& [k, v] : profile.provenance) prov[k] = v.kind;
-  s["profile"] = {{"name", profile.name}, {"path", profile.path}, {"provenance", prov}};
-  s["deployment"] = {{"engine", d.engine},
-                     {"engine_version", plan.engine_version},
-                     {"gpus", d.gpus},
-                     {"tp", d.tp},
-                     {"ep", d.ep},
-                     {"dp_attention", d.dp_attention},
-                     {"attention_ranks", layout.AttentionRanks()},
-                     {"replicas", d.replicas},
-                     {"weights", d.weights},
-                     {"kv_cache", d.kv_cache},
-                     {"page_size", plan.page_size},
-                     {"kv_integrity", d.kv_integrity},
-                     {"phase", d.phase},
-                     {"scheduler", cfg.scheduler},
-                     {"router", d.router},
-                     {"chunked_prefill_tokens", plan.chunked_prefill_tokens},
-                     {"max_running_requests", mrr},
-                     {"cuda_graphs", d.cuda_graphs},
-                     {"cuda_graph_max_bs", cgbs},
-                     {"overlap_schedule", overlap},
-                     {"mem_fraction_static", plan.mem_fraction},
-                     {"cost_model", d.cost_model},
-                     {"memory_rule", plan.rule_source}};
-  s["workload"] = {{"kind", sc.workload.kind},
-                   {"concurrency", sc.workload.concurrency},
-                   {"num_requests", static_cast<int64_t>(sc.workload.requests.size())},
-                   {"warmup_requests", sc.workload.warmup_requests},
-                   {"description", DescribeWorkload(sc.workload)}};
+  schema::RunSummary s;
+  s.scenario = sc.name;
+  s.model = sc.model;
+  s.hardware = sc.hardware;
+  s.profile.emplace();
+  s.profile->name = profile.name;
+  s.profile->path = profile.path;
+  s.profile->provenance = nlohmann::json::object();
+  for (const auto& [k, v] : profile.provenance) s.profile->provenance[k] = v.kind;
+  s.workload = {{"kind", sc.workload.kind},
+                {"concurrency", sc.workload.concurrency},
+                {"num_requests", static_cast<int64_t>(sc.workload.requests.size())},
+                {"warmup_requests", sc.workload.warmup_requests},
+                {"description", DescribeWorkload(sc.workload)}};
   const E2eTotals totals = AddEndToEndSummary(
       e2e, total_gpus, sc.usd_per_gpu_hour, {sc.slo.ttft_ms, sc.slo.tpot_ms, sc.slo.e2el_ms}, &s);
-  s["mean_itl_ms"] = sim.itl_ns.mean() / 1e6;
-  s["median_itl_ms"] = sim.itl_ns.Percentile(50) / 1e6;
-  s["p90_itl_ms"] = sim.itl_ns.Percentile(90) / 1e6;
-  s["p99_itl_ms"] = sim.itl_ns.Percentile(99) / 1e6;
-  s["kv_capacity_tokens"] = sim.kv_capacity_tokens_per_replica;
-  s["kv_bytes_per_token"] = plan.kv.bytes_per_token;
-  s["peak_kv_tokens"] = sim.peak_kv_tokens;
-  s["peak_kv_fraction"] = sim.kv_capacity_tokens_per_replica
-                              ? static_cast<double>(sim.peak_kv_tokens) / sim.kv_capacity_tokens_per_replica
-                              : 0.0;
-  s["max_concurrent_requests"] = PeakInFlight(sim.requests);
-  s["max_running_requests_observed"] = sim.max_running_requests;
-  s["retractions"] = sim.retractions;
-  s["kv_bound"] = sim.kv_bound;
-  nlohmann::json comps = nlohmann::json::object();
+  s.itl = schema::Stats{sim.itl_ns.mean() / 1e6, sim.itl_ns.Percentile(50) / 1e6,
+                        sim.itl_ns.Percentile(90) / 1e6, sim.itl_ns.Percentile(99) / 1e6};
+  schema::PoolSummary& p = s.pools.emplace_back();
+  p.role = schema::PoolRole::kBoth;
+  p.deployment = {{"engine", d.engine},
+                  {"engine_version", plan.engine_version},
+                  {"gpus", d.gpus},
+                  {"tp", d.tp},
+                  {"ep", d.ep},
+                  {"dp_attention", d.dp_attention},
+                  {"attention_ranks", layout.AttentionRanks()},
+                  {"replicas", d.replicas},
+                  {"weights", d.weights},
+                  {"kv_cache", DtypeName(d.kv_cache)},
+                  {"page_size", plan.page_size},
+                  {"kv_integrity", KvIntegrityName(d.kv_integrity)},
+                  {"phase", PhaseName(d.phase)},
+                  {"scheduler", cfg.scheduler},
+                  {"router", d.router},
+                  {"chunked_prefill_tokens", plan.chunked_prefill_tokens},
+                  {"max_running_requests", mrr},
+                  {"cuda_graphs", d.cuda_graphs},
+                  {"cuda_graph_max_bs", cgbs},
+                  {"overlap_schedule", overlap},
+                  {"mem_fraction_static", plan.mem_fraction},
+                  {"cost_model", d.cost_model},
+                  {"memory_rule", plan.rule_source}};
+  p.gpus = total_gpus;
+  p.kv_capacity_tokens = sim.kv_capacity_tokens_per_replica;
+  p.kv_bytes_per_token = plan.kv.bytes_per_token;
+  p.peak_kv_tokens = sim.peak_kv_tokens;
+  p.peak_kv_fraction =
+      sim.kv_capacity_tokens_per_replica
+          ? static_cast<double>(sim.peak_kv_tokens) / sim.kv_capacity_tokens_per_replica
+          : 0.0;
+  p.max_concurrent_requests = PeakInFlight(sim.requests);
+  p.max_running_requests_observed = sim.max_running_requests;
+  p.retractions = sim.retractions;
+  p.kv_bound = sim.kv_bound;
+  schema::Memory& mem = p.memory.emplace();
+  mem.weights_bytes_per_gpu = plan.weights.bytes_per_gpu;
+  auto& comps = mem.weights_by_component_bytes.emplace();
   for (const auto& c : plan.weights.components) {
     comps[ComponentName(c.component)] = c.bytes_per_gpu + c.scale_bytes_per_gpu;
   }
-  s["memory"] = {{"weights_bytes_per_gpu", plan.weights.bytes_per_gpu},
-                 {"weights_by_component_bytes", comps},
-                 {"reserve_bytes_per_gpu", plan.reserve_bytes_per_gpu},
-                 {"kv_pool_bytes_per_gpu", plan.kv_pool_bytes_per_gpu},
-                 {"gpu_memory_bytes", plan.gpu_memory_bytes},
-                 {"mem_fraction_static", plan.mem_fraction},
-                 {"mem_fraction_defaulted", plan.mem_fraction_defaulted},
-                 {"kv_tokens_per_rank", plan.kv_tokens_per_rank}};
+  mem.reserve_bytes_per_gpu = plan.reserve_bytes_per_gpu;
+  mem.kv_pool_bytes_per_gpu = plan.kv_pool_bytes_per_gpu;
+  mem.gpu_memory_bytes = plan.gpu_memory_bytes;
+  mem.mem_fraction_static = plan.mem_fraction;
+  mem.mem_fraction_defaulted = plan.mem_fraction_defaulted;
+  mem.kv_tokens_per_rank = plan.kv_tokens_per_rank;
   const StepCost& b = sim.busy;
   const double tot = b.seconds > 0 ? b.seconds : 1;
-  nlohmann::json share = nlohmann::json::object();
+  auto& share = p.op_time_share.emplace();
   for (int i = 0; i < kNumOpClasses; ++i) {
     share[OpClassName(static_cast<OpClass>(i))] = b.class_seconds[i] / tot;
   }
-  s["op_time_share"] = share;
-  nlohmann::json bshare = nlohmann::json::object();
+  auto& bshare = p.bound_time_share.emplace();
   for (int i = 0; i < kNumBounds; ++i) bshare[BoundName(static_cast<Bound>(i))] = b.bound_seconds[i] / tot;
-  s["bound_time_share"] = bshare;
-  s["kv_verify_time_share"] = b.verify_seconds / tot;
-  s["iterations"] = sim.iterations;
-  s["busy_s"] = b.seconds;
-  s["simulator"] = {{"step_cost_memo_hits", pricer.hits()},
-                    {"step_cost_memo_misses", pricer.misses()},
-                    {"context_bucket_relative_error", 1.0 / 512},
-                    {"itl_histogram_relative_error", 1.0 / 256},
-                    {"simulated_end_s", static_cast<double>(sim.end_ns) / 1e9}};
-  nlohmann::json warnings = nlohmann::json::array();
+  p.kv_verify_time_share = b.verify_seconds / tot;
+  p.iterations = sim.iterations;
+  p.busy_s = b.seconds;
+  schema::SimulatorStats& st = p.simulator.emplace();
+  st.step_cost_memo_hits = pricer.hits();
+  st.step_cost_memo_misses = pricer.misses();
+  st.context_bucket_relative_error = 1.0 / 512;
+  st.itl_histogram_relative_error = 1.0 / 256;
+  st.simulated_end_s = static_cast<double>(sim.end_ns) / 1e9;
+  std::vector<std::string>& warnings = p.warnings.emplace();
   for (const auto& w : pricer.warnings()) warnings.push_back(w);
   if (totals.failed > 0) {
     warnings.push_back(std::to_string(totals.failed) +
@@ -324,7 +331,6 @@ RunResult PreparedRun::Summarize(const SimResult& sim) const {
                        std::to_string(plan.kv_tokens_per_rank) + " tokens)");
   }
   if (sim.trace_truncated) warnings.push_back("trace truncated to the first iterations");
-  s["warnings"] = warnings;
 
   if (options.requests_out != nullptr) *options.requests_out = sim.requests;
   RunResult out;
@@ -343,7 +349,9 @@ RunResult PreparedRun::Summarize(const SimResult& sim) const {
 }
 
 Result<RunResult> RunScenario(const Scenario& sc, const RunOptions& options) {
-  CAPPLAN_ASSIGN_OR_RETURN(std::unique_ptr<PreparedRun> prep, PrepareRun(sc, options));
+  // Pools linked by a KV transfer run on its protocol (sim/pd/pd_run.h).
+  if (sc.transfer) return RunLinkedPools(sc, options);
+  CAPPLAN_ASSIGN_OR_RETURN(std::unique_ptr<PreparedRun> prep, PrepareRun(sc, 0, options));
   auto sim_r = Simulate(prep->config(), prep->specs(), prep->pricer());
   if (!sim_r.ok()) return sim_r.status().WithPrefix(sc.origin);
   const auto& reqs = sim_r->requests;

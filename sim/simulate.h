@@ -7,7 +7,8 @@
 //     (common/json_util.h SetDotted) before parsing.
 //   * RunScenario is deterministic for a given scenario (seed included) and
 //     thread-safe (sweeps run many on a thread pool).
-//   * RunResult::summary keys (snake_case, with units), at least:
+//   * RunResult::summary is a schema::RunSummary (schema/run_summary.h);
+//     its JSON keys (snake_case, with units) are at least:
 //       scenario, model, hardware, profile {name, path, provenance},
 //       deployment {engine, gpus, tp, ep, dp_attention, replicas, weights,
 //                   kv_cache, page_size, kv_integrity, phase, ...},
@@ -32,12 +33,12 @@
 
 #include <iosfwd>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "common/status.h"
+#include "schema/run_summary.h"
 
 namespace capplan {
 
@@ -62,7 +63,7 @@ struct RunOptions {
 };
 
 struct RunResult {
-  nlohmann::json summary;
+  schema::RunSummary summary;
   std::string requests_csv;  // one row per request with its timestamps
   nlohmann::json trace;      // {"traceEvents": [...]} when asked for
 };

@@ -16,6 +16,11 @@ int64_t KvTransferPlan::ExposedNs(int64_t tokens) const {
   return static_cast<int64_t>(std::llround(s * 1e9));
 }
 
+const std::vector<std::string>& KvLinkNames() {
+  static const std::vector<std::string> kNames = {"nvlink", "rdma"};
+  return kNames;
+}
+
 Result<KvTransferPlan> PlanKvTransfer(const ModelCard& card, const ParallelLayout& decode,
                                       Dtype src, Dtype dst, const KvTransferSpec& spec,
                                       const HardwareProfile& profile) {
@@ -35,7 +40,7 @@ Result<KvTransferPlan> PlanKvTransfer(const ModelCard& card, const ParallelLayou
   CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json doc, ReadJsonFile(path));
   JsonObject root(doc, path, "");
   root.Touch("_comment");
-  for (const char* l : {"nvlink", "rdma"}) {
+  for (const std::string& l : KvLinkNames()) {
     CAPPLAN_ASSIGN_OR_RETURN(JsonObject o, root.Child(l, true));
     double lat = 0;
     std::string src_note;

@@ -19,18 +19,23 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
-#include "hw/profile.h"
 #include "common/status.h"
+#include "hw/profile.h"
 #include "models/card.h"
 #include "models/types.h"
 
 namespace capplan {
 
 struct KvTransferSpec {
-  std::string link = "rdma";  // nvlink (same box) | rdma (between boxes)
+  std::string link = "rdma";  // one of KvLinkNames()
   bool layerwise_overlap = true;
 };
+// The links a transfer can use: nvlink (same box) | rdma (between boxes),
+// each with its latency in sim/pd/link_defaults.json and its bandwidth in
+// the hardware profile.
+const std::vector<std::string>& KvLinkNames();
 
 struct KvTransferPlan {
   std::string link;

@@ -1,4 +1,5 @@
-// Runs a PD scenario: a prefill pool and a decode pool in one discrete-event
+// Runs a scenario whose prefill and decode pools are linked by a KV transfer
+// (Scenario::transfer): both pools in one discrete-event
 // loop (sim/serving_pool.h pools on one EventQueue), on SGLang's
 // disaggregation protocol (sim/pd/README.md "Protocol"):
 //   arrival -> decode rank's prealloc queue (FIFO) -> pages reserved for the
@@ -16,13 +17,14 @@
 #define CAPPLAN_SIM_PD_PD_RUN_H_
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "common/status.h"
+#include "schema/run_summary.h"
 #include "sim/pd/kv_transfer.h"
-#include "sim/pd/pd_scenario.h"
+#include "sim/scenario.h"
+#include "sim/simulate.h"
 
 namespace capplan {
 
@@ -43,18 +45,24 @@ struct PdRequest {
 };
 
 struct PdRunResult {
-  nlohmann::json summary;
+  schema::RunSummary summary;
   std::vector<PdRequest> requests;  // workload order
   KvTransferPlan transfer;
 };
 
-Result<PdRunResult> RunPd(const PdScenario& pd);
+// `sc` has a prefill pool, a decode pool and a transfer.
+Result<PdRunResult> RunPd(const Scenario& sc);
 
 // InvalidConfig when every request failed: such a run has no throughput,
 // latency or cost to report (its summary would show $0 per million tokens).
-// Callers that report a run (the CLI, sweeps) check it; RunPd itself returns
-// the run so that its accounting stays observable.
-Status RequireCompletions(const PdScenario& pd, const PdRunResult& run);
+// RunLinkedPools checks it; RunPd itself returns the run so that its
+// accounting stays observable.
+Status RequireCompletions(const Scenario& sc, const PdRunResult& run);
+
+// RunScenario for linked pools: RunPd, RequireCompletions, and the requests
+// CSV (one row per request with its time in each stage) and trace (one track
+// per stage) when `options` asks for them.
+Result<RunResult> RunLinkedPools(const Scenario& sc, const RunOptions& options);
 
 }  // namespace capplan
 

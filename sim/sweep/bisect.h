@@ -6,18 +6,19 @@
 #define CAPPLAN_SIM_SWEEP_BISECT_H_
 
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 
-#include <nlohmann/json.hpp>
-
 #include "common/status.h"
+#include "schema/run_summary.h"
 
 namespace capplan {
 
 struct RateProbe {
   double rate = 0;
   bool met = false;
-  nlohmann::json detail;  // whatever the caller wants back (summary, checks)
+  schema::RunSummary summary;  // the simulation at `rate`
+  nlohmann::json detail;       // whatever else the caller wants back (checks)
 };
 
 struct BisectOptions {

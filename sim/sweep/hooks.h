@@ -5,12 +5,12 @@
 #define CAPPLAN_SIM_SWEEP_HOOKS_H_
 
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
 #include "common/status.h"
+#include "schema/run_summary.h"
 
 namespace capplan {
 
@@ -18,9 +18,9 @@ namespace capplan {
 // document is malformed (unknown key, wrong type); Invalid errors mean it is
 // well-formed but describes a configuration that cannot work.
 using PointValidator = std::function<Status(const nlohmann::json& scenario_doc)>;
-// Runs one simulation and returns its summary (sim/simulate.h keys). Must be
-// thread-safe and deterministic.
-using PointRunner = std::function<Result<nlohmann::json>(const nlohmann::json& scenario_doc)>;
+// Runs one simulation and returns its summary. Must be thread-safe and
+// deterministic.
+using PointRunner = std::function<Result<schema::RunSummary>(const nlohmann::json& scenario_doc)>;
 
 // Cheap checks before simulating (search only): weights fit, KV holds the
 // concurrency. `reason` set means the point is dropped without simulating.

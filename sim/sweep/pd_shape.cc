@@ -6,20 +6,25 @@ namespace capplan {
 
 namespace {
 
-PdPoolShape PoolOf(const nlohmann::json& pool) {
+double MeanOf(const schema::PoolSummary& pool, const std::string& stage, double fallback) {
+  const auto it = pool.stages.find(stage);
+  return it != pool.stages.end() && it->second.mean ? *it->second.mean : fallback;
+}
+
+PdPoolShape PoolOf(const schema::PoolSummary& pool) {
   PdPoolShape p;
-  const nlohmann::json dep = pool.value("deployment", nlohmann::json::object());
+  const nlohmann::json dep =
+      pool.deployment.is_object() ? pool.deployment : nlohmann::json::object();
   p.replicas = dep.value("replicas", 1);
   // The pool summary's gpus already spans its replicas (RunScenario's gpus).
-  p.gpus = pool.value("gpus", dep.value("gpus", 0) * p.replicas);
-  p.utilization = pool.value("utilization", 0.0);
-  p.mean_time_in_pool_ms = pool.value("mean_time_in_pool_ms", 0.0);
+  p.gpus = pool.gpus.value_or(dep.value("gpus", 0) * p.replicas);
+  p.utilization = pool.utilization.value_or(0.0);
+  p.mean_time_in_pool_ms = MeanOf(pool, "time_in_pool", 0.0);
   double queue = 0;
   bool any = false;
-  for (const char* k :
-       {"mean_prefill_queue_ms", "mean_decode_queue_ms", "mean_reservation_wait_ms"}) {
-    if (pool.contains(k) && pool[k].is_number()) {
-      queue += pool[k].get<double>();
+  for (const char* k : {"prefill_queue", "decode_queue", "reservation_wait"}) {
+    if (pool.stages.count(k) && pool.stages.at(k).mean) {
+      queue += MeanOf(pool, k, 0.0);
       any = true;
     }
   }
@@ -49,15 +54,13 @@ std::string BindingMetric(const nlohmann::json& binding) {
 
 }  // namespace
 
-std::optional<PdShape> PdShapeOf(const nlohmann::json& summary, const nlohmann::json& binding) {
-  if (!summary.is_object() || !summary.value("disaggregated", false)) return std::nullopt;
-  const auto pools = summary.find("pools");
-  if (pools == summary.end() || !pools->contains("prefill") || !pools->contains("decode")) {
-    return std::nullopt;
-  }
+std::optional<PdShape> PdShapeOf(const schema::RunSummary& summary, const nlohmann::json& binding) {
+  const schema::PoolSummary* pre = summary.pool(schema::PoolRole::kPrefill);
+  const schema::PoolSummary* dec = summary.pool(schema::PoolRole::kDecode);
+  if (pre == nullptr || dec == nullptr) return std::nullopt;
   PdShape s;
-  s.prefill = PoolOf((*pools)["prefill"]);
-  s.decode = PoolOf((*pools)["decode"]);
+  s.prefill = PoolOf(*pre);
+  s.decode = PoolOf(*dec);
   s.ratio = std::to_string(s.prefill.replicas) + "P:" + std::to_string(s.decode.replicas) + "D";
   const std::string metric = BindingMetric(binding);
   const bool token_gap =

@@ -1,5 +1,5 @@
 // What a search reports about a prefill/decode-disaggregated configuration,
-// read from its RunPd summary (sim/pd/pd_run.h): the prefill:decode replica
+// read from its run summary's prefill and decode pools: the prefill:decode replica
 // ratio, the GPUs of each pool, and which pool binds.
 #ifndef CAPPLAN_SIM_SWEEP_PD_SHAPE_H_
 #define CAPPLAN_SIM_SWEEP_PD_SHAPE_H_
@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+
+#include "schema/run_summary.h"
 
 namespace capplan {
 
@@ -36,11 +38,11 @@ struct PdShape {
   std::string binding_text;  // "decode (TPOT SLO binds; utilization 92% vs prefill 41%)"
 };
 
-// Absent for a co-located summary (no `disaggregated: true` with `pools`).
+// Absent for a co-located summary (no prefill and decode pools).
 // `binding` is the search's binding constraint (FeasibleConfig::binding:
 // {"kind": "slo", "slos": [{"metric": ...}, ...]}, most violated first), or
 // null.
-std::optional<PdShape> PdShapeOf(const nlohmann::json& summary,
+std::optional<PdShape> PdShapeOf(const schema::RunSummary& summary,
                                  const nlohmann::json& binding = nullptr);
 nlohmann::json PdShapeJson(const PdShape& s);
 

@@ -26,12 +26,10 @@ const std::vector<std::pair<std::string, Objective>>& ObjectiveNames() {
   return k;
 }
 
-Result<double> Number(const nlohmann::json& summary, const std::string& key) {
-  const auto it = summary.find(key);
-  if (it == summary.end() || !it->is_number()) {
-    return Status::Internal("simulation summary has no numeric '" + key + "'");
-  }
-  return it->get<double>();
+Result<double> Number(const schema::RunSummary& summary, const std::string& key) {
+  const std::optional<double> v = schema::Metric(summary, key);
+  if (!v) return Status::Internal("simulation summary has no numeric '" + key + "'");
+  return *v;
 }
 
 std::string RateText(double r) {
@@ -159,7 +157,8 @@ Result<SearchResult> RunSearch(const nlohmann::json& base, const std::string& or
       CAPPLAN_ASSIGN_OR_RETURN(std::vector<SloCheck> checks, CheckSlos(options.slos, *summary, options.pessimistic));
       RateProbe rp;
       rp.met = AllMet(checks);
-      rp.detail = {{"summary", std::move(*summary)}, {"checks", ChecksJson(checks)}};
+      rp.detail = {{"checks", ChecksJson(checks)}};
+      rp.summary = std::move(*summary);
       return rp;
     };
     auto bisect = BisectRate(bo, probe);
@@ -169,8 +168,8 @@ Result<SearchResult> RunSearch(const nlohmann::json& base, const std::string& or
     }
     const BisectResult& b = *bisect;
     const RateProbe& any = b.best ? *b.best : *b.first_fail;
-    if (space.max_total_gpus && any.detail["summary"].contains("gpus")) {
-      const int used = any.detail["summary"]["gpus"].get<int>();
+    if (space.max_total_gpus && any.summary.gpus) {
+      const int used = *any.summary.gpus;
       if (used > *space.max_total_gpus) {
         return prune("gpu_budget", "uses " + std::to_string(used) + " GPUs, more than " +
                                        "max_total_gpus=" + std::to_string(*space.max_total_gpus));
@@ -192,7 +191,7 @@ Result<SearchResult> RunSearch(const nlohmann::json& base, const std::string& or
     f.point_id = p.id;
     f.grid = p.grid;
     f.rate = b.best->rate;
-    f.summary = b.best->detail["summary"];
+    f.summary = b.best->summary;
     f.checks = b.best->detail["checks"];
     f.probes = b.probes;
     if (b.hit_max) {
@@ -226,7 +225,7 @@ Result<SearchResult> RunSearch(const nlohmann::json& base, const std::string& or
     // Pessimistic ranking: throughput at its interval's low end, and the cost
     // of the GPU-hours that throughput needs.
     double throughput_scale = 1;
-    if (options.pessimistic && f.summary.contains("output_throughput_per_gpu_lo")) {
+    if (options.pessimistic && f.summary.intervals.count("output_throughput_per_gpu")) {
       CAPPLAN_ASSIGN_OR_RETURN(const double lo, Number(f.summary, "output_throughput_per_gpu_lo"));
       if (f.output_throughput_per_gpu > 0 && lo > 0) {
         throughput_scale = lo / f.output_throughput_per_gpu;

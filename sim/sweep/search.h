@@ -52,7 +52,7 @@ struct FeasibleConfig {
   std::string point_id;
   GridAssignment grid;
   double rate = 0;            // largest passing request rate probed, req/s
-  nlohmann::json summary;     // simulation at that rate
+  schema::RunSummary summary;  // simulation at that rate
   nlohmann::json checks;      // SLO checks at that rate
   nlohmann::json binding;     // what stops a higher rate
   std::string binding_text;

@@ -51,9 +51,8 @@ std::string ShortConfig(const GridAssignment& grid) {
   return s.empty() ? "(base scenario)" : s;
 }
 
-double Get(const nlohmann::json& summary, const char* key) {
-  const auto it = summary.find(key);
-  return it != summary.end() && it->is_number() ? it->get<double>() : NAN;
+double Get(const schema::RunSummary& summary, const char* key) {
+  return schema::Metric(summary, key).value_or(NAN);
 }
 
 nlohmann::json ConfigJson(const FeasibleConfig& f, int rank, bool full) {
@@ -67,14 +66,15 @@ nlohmann::json ConfigJson(const FeasibleConfig& f, int rank, bool full) {
                       {"binding_constraint", f.binding},
                       {"binding_constraint_text", f.binding_text},
                       {"bisection_probes", f.probes}};
+  const nlohmann::json summary = schema::ToJson(f.summary);
   for (const char* k : {"p90_ttft_ms", "p90_tpot_ms", "mean_tpot_ms", "gpus",
                         "cost_usd_per_million_output_tokens"}) {
-    if (f.summary.contains(k)) j[k] = f.summary[k];
+    if (summary.contains(k)) j[k] = summary[k];
   }
   if (auto pd = PdShapeOf(f.summary, f.binding)) j["pd"] = PdShapeJson(*pd);
   if (full) {
     j["slo_checks"] = f.checks;
-    j["summary"] = f.summary;
+    j["summary"] = summary;
   }
   return j;
 }

@@ -4,8 +4,6 @@
 #include <cstdio>
 
 #include "common/json_util.h"
-#include "sim/pd/pd_run.h"
-#include "sim/pd/pd_scenario.h"
 #include "sim/prepared_run.h"
 #include "sim/scenario.h"
 #include "sim/simulate.h"
@@ -22,11 +20,12 @@ namespace {
 // the deployment asks for at the workload's mean context. A request keeps
 // input + output tokens in a co-located or decode pool, its prompt only in a
 // prefill pool (`prompt_only`).
-Result<PruneVerdict> CheapChecks(const Scenario& s, bool prompt_only) {
+Result<PruneVerdict> PoolChecks(const Scenario& s, size_t pool) {
   PruneVerdict v;
-  const DeploymentSpec& d = s.deployment;
+  const DeploymentSpec& d = s.pools[pool].deployment;
+  const bool prompt_only = s.pools[pool].role == schema::PoolRole::kPrefill;
   v.gpus = d.gpus * d.replicas;
-  auto prepared = PrepareRun(s, RunOptions{});
+  auto prepared = PrepareRun(s, pool, RunOptions{});
   if (!prepared.ok()) {
     if (prepared.status().code() == StatusCode::kInvalidConfig) {
       v.reason = prepared.status().message();  // weights do not fit, TP does not divide heads, ...
@@ -74,17 +73,18 @@ Result<PruneVerdict> CheapChecks(const Scenario& s, bool prompt_only) {
   return v;
 }
 
-// Both pools of a PD deployment: a point is dropped when either pool fails
-// its checks (the reason names the pool), and it uses the GPUs of both.
-Result<PruneVerdict> PdCheapChecks(const PdScenario& pd) {
-  CAPPLAN_ASSIGN_OR_RETURN(PruneVerdict pre, CheapChecks(*pd.prefill, /*prompt_only=*/true));
-  CAPPLAN_ASSIGN_OR_RETURN(PruneVerdict dec, CheapChecks(*pd.decode, /*prompt_only=*/false));
+// Every pool: a point is dropped when any pool fails its checks (with
+// several pools the reason names the first that fails), and it uses the GPUs
+// of all.
+Result<PruneVerdict> CheapChecks(const Scenario& s) {
   PruneVerdict v;
-  v.gpus = *pre.gpus + *dec.gpus;
-  if (pre.reason) {
-    v.reason = "prefill pool: " + *pre.reason;
-  } else if (dec.reason) {
-    v.reason = "decode pool: " + *dec.reason;
+  v.gpus = 0;
+  for (size_t i = 0; i < s.pools.size(); ++i) {
+    CAPPLAN_ASSIGN_OR_RETURN(PruneVerdict one, PoolChecks(s, i));
+    *v.gpus += *one.gpus;
+    if (one.reason && !v.reason) {
+      v.reason = s.pools.size() > 1 ? s.pools[i].name + " pool: " + *one.reason : *one.reason;
+    }
   }
   return v;
 }
@@ -94,27 +94,16 @@ Result<PruneVerdict> PdCheapChecks(const PdScenario& pd) {
 SimHooks RealSimHooks(const std::string& origin) {
   SimHooks h;
   h.validate = [origin](const nlohmann::json& doc) -> Status {
-    if (IsPdScenario(doc)) return ParsePdScenario(doc, origin).status();
     return ParseScenario(doc, origin).status();
   };
-  h.run = [origin](const nlohmann::json& doc) -> Result<nlohmann::json> {
-    if (IsPdScenario(doc)) {
-      CAPPLAN_ASSIGN_OR_RETURN(auto pd, ParsePdScenario(doc, origin));
-      CAPPLAN_ASSIGN_OR_RETURN(PdRunResult r, RunPd(*pd));
-      CAPPLAN_RETURN_IF_ERROR(RequireCompletions(*pd, r));
-      return std::move(r.summary);
-    }
+  h.run = [origin](const nlohmann::json& doc) -> Result<schema::RunSummary> {
     CAPPLAN_ASSIGN_OR_RETURN(auto scenario, ParseScenario(doc, origin));
     CAPPLAN_ASSIGN_OR_RETURN(RunResult r, RunScenario(*scenario, RunOptions{}));
     return std::move(r.summary);
   };
   h.prune = [origin](const nlohmann::json& doc) -> Result<PruneVerdict> {
-    if (IsPdScenario(doc)) {
-      CAPPLAN_ASSIGN_OR_RETURN(auto pd, ParsePdScenario(doc, origin));
-      return PdCheapChecks(*pd);
-    }
     CAPPLAN_ASSIGN_OR_RETURN(auto scenario, ParseScenario(doc, origin));
-    return CheapChecks(*scenario, /*prompt_only=*/false);
+    return CheapChecks(*scenario);
   };
   return h;
 }
@@ -124,11 +113,6 @@ SimHooks RealSimHooks(const std::string& origin) {
 // same scenario a single run would.
 Result<nlohmann::json> LoadBaseScenario(const std::string& path,
                                         const std::vector<std::string>& sets) {
-  CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json raw, ReadJsonFile(path));
-  if (IsPdScenario(raw)) {
-    CAPPLAN_ASSIGN_OR_RETURN(auto pd, LoadPdScenarioFile(path, sets));
-    return pd->doc;
-  }
   CAPPLAN_ASSIGN_OR_RETURN(auto scenario, LoadScenarioFile(path, sets));
   return scenario->doc;
 }

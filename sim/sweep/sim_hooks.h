@@ -1,7 +1,6 @@
-// The real simulator behind the sweep/search hooks: ParseScenario (or, for a
-// document with `pd`, ParsePdScenario) as the validator, RunScenario (RunPd)
-// as the runner, and the models/ memory plan of every pool as the cheap
-// pruning check.
+// The real simulator behind the sweep/search hooks: ParseScenario as the
+// validator, RunScenario as the runner, and the models/ memory plan of every
+// pool as the cheap pruning check.
 #ifndef CAPPLAN_SIM_SWEEP_SIM_HOOKS_H_
 #define CAPPLAN_SIM_SWEEP_SIM_HOOKS_H_
 

@@ -119,21 +119,20 @@ Result<Slo> ParseSlo(const std::string& raw) {
 }
 
 Result<std::vector<SloCheck>> CheckSlos(const std::vector<Slo>& slos,
-                                        const nlohmann::json& summary, bool pessimistic) {
+                                        const schema::RunSummary& summary, bool pessimistic) {
   std::vector<SloCheck> checks;
   for (const Slo& s : slos) {
-    auto it = summary.find(s.metric);
+    std::optional<double> v = schema::Metric(summary, s.metric);
     if (pessimistic) {
-      const auto end = summary.find(s.metric + (s.upper ? "_hi" : "_lo"));
-      if (end != summary.end()) it = end;
+      if (const auto end = schema::Metric(summary, s.metric + (s.upper ? "_hi" : "_lo"))) v = end;
     }
-    if (it == summary.end() || !it->is_number()) {
+    if (!v) {
       return Status::Internal("simulation summary has no numeric '" + s.metric +
                               "' (needed by --slo " + s.text + ")");
     }
     SloCheck c;
     c.slo = &s;
-    c.value = it->get<double>();
+    c.value = *v;
     switch (s.op) {
       case SloOp::kLe: c.met = c.value <= s.bound; break;
       case SloOp::kLt: c.met = c.value < s.bound; break;

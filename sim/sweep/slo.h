@@ -6,12 +6,12 @@
 #ifndef CAPPLAN_SIM_SWEEP_SLO_H_
 #define CAPPLAN_SIM_SWEEP_SLO_H_
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "common/status.h"
+#include "schema/run_summary.h"
 
 namespace capplan {
 
@@ -43,11 +43,13 @@ struct SloCheck {
 };
 
 // Internal error when the summary lacks a metric (a simulator contract bug).
+// Metrics are read by key (schema::Metric).
 // `pessimistic` checks the unfavourable end of the metric's prediction
 // interval (`<metric>_hi` for an upper bound, `_lo` for a lower one) where the
 // summary has one.
 Result<std::vector<SloCheck>> CheckSlos(const std::vector<Slo>& slos,
-                                        const nlohmann::json& summary, bool pessimistic = false);
+                                        const schema::RunSummary& summary,
+                                        bool pessimistic = false);
 bool AllMet(const std::vector<SloCheck>& checks);
 // "ttft_p90_ms=2150 > 2000" for a violated check, "ttft_p90_ms=1800 <= 2000"
 // for a met one.

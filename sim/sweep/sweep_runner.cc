@@ -46,7 +46,8 @@ Result<SweepStats> RunSweep(const SweepPlan& plan, const SimHooks& hooks,
     } else {
       auto summary = hooks.run(p.doc);
       if (summary.ok()) {
-        record = PointRecord(plan, p, &*summary, "");
+        const nlohmann::json doc = schema::ToJson(*summary);
+        record = PointRecord(plan, p, &doc, "");
       } else if (summary.status().code() == StatusCode::kInvalidConfig) {
         record = PointRecord(plan, p, nullptr, summary.status().message());
         ++invalid;

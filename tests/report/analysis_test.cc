@@ -26,8 +26,8 @@ const Point& PointOf(const Analysis& a, const std::string& id, double concurrenc
 
 TEST(ReportAnalysis, CostPerMillionFollowsTheFormula) {
   // $2/GPU-h x 8 GPUs = $16/h = $0.004444/s; at 1000 tok/s that is $4.444/M.
-  EXPECT_NEAR(CostPerMillion(2.0, 8, 1000), 4.4444444, 1e-6);
-  EXPECT_TRUE(std::isinf(CostPerMillion(2.0, 8, 0)));
+  EXPECT_NEAR(schema::CostPerMillionTokens(2.0, 8, 1.0, 1000), 4.4444444, 1e-6);
+  EXPECT_TRUE(std::isinf(schema::CostPerMillionTokens(2.0, 8, 1.0, 0)));
 }
 
 TEST(ReportAnalysis, GroupsByConfigurationAndSortsByConcurrency) {

@@ -61,9 +61,13 @@ TEST(SimKvPool, AllocateNeverOvercommits) {
 TEST(PredictionIntervals, ShippedRatiosScaleThroughputTtftAndTpot) {
   auto iv = GetPredictionIntervals();
   ASSERT_TRUE(iv.ok()) << iv.status().message();
-  nlohmann::json s = {{"output_throughput", 100.0}, {"p90_ttft_ms", 50.0}, {"mean_tpot_ms", 20.0},
-                      {"mean_e2el_ms", 7.0}};
-  ASSERT_TRUE(AddPredictionIntervals(&s).ok());
+  schema::RunSummary run;
+  run.output_throughput = 100.0;
+  run.ttft.p90 = 50.0;
+  run.tpot.mean = 20.0;
+  run.e2el.mean = 7.0;
+  ASSERT_TRUE(AddPredictionIntervals(&run).ok());
+  const nlohmann::json s = schema::ToJson(run);
   const IntervalRatio& thr = (*iv)->at("output_throughput");
   EXPECT_DOUBLE_EQ(s["output_throughput_lo"].get<double>(), 100.0 * thr.lo);
   EXPECT_DOUBLE_EQ(s["output_throughput_hi"].get<double>(), 100.0 * thr.hi);

@@ -26,7 +26,7 @@ nlohmann::json Base() {
 Result<nlohmann::json> RunDoc(const nlohmann::json& doc) {
   CAPPLAN_ASSIGN_OR_RETURN(auto sc, ParseScenario(doc, "t.json"));
   CAPPLAN_ASSIGN_OR_RETURN(RunResult r, RunScenario(*sc, RunOptions{}));
-  return r.summary;
+  return schema::ToJson(r.summary);
 }
 
 TEST(SimScenario, UnknownKeySuggestsAndNamesThePath) {
@@ -92,8 +92,66 @@ TEST(SimScenario, SetOverridesApplyBeforeParsing) {
   auto sc = LoadScenarioFile(path, {"workload.concurrency=2", "deployment.kv_cache=fp8"});
   ASSERT_TRUE(sc.ok()) << sc.status().message();
   EXPECT_EQ((*sc)->workload.concurrency, 2);
-  EXPECT_EQ((*sc)->deployment.kv_cache, "fp8");
+  EXPECT_EQ((*sc)->pools[0].deployment.kv_cache, Dtype::kFp8E4m3);
   EXPECT_EQ(LoadScenarioFile(path, {"novalue"}).status().code(), StatusCode::kUsage);
+}
+
+// `pd` is the two-pool case of the same parser: each pool is a deployment
+// read at its own path, so errors name it and keep their code.
+TEST(SimScenario, PdPoolsAreDeploymentsParsedAtTheirOwnPaths) {
+  auto doc = Base();
+  const nlohmann::json pool = doc["deployment"];
+  doc.erase("deployment");
+  doc["pd"] = {{"prefill", pool}, {"decode", pool}, {"transfer", {{"link", "nvlink"}}}};
+  doc["pd"]["decode"]["kv_cache"] = "fp8";
+  auto sc = ParseScenario(doc, "pd.json");
+  ASSERT_TRUE(sc.ok()) << sc.status().message();
+  ASSERT_EQ((*sc)->pools.size(), 2u);
+  EXPECT_EQ((*sc)->pools[0].role, schema::PoolRole::kPrefill);
+  EXPECT_EQ((*sc)->pools[0].deployment.phase, Phase::kPrefillOnly);
+  EXPECT_EQ((*sc)->pools[1].pointer, "/pd/decode");
+  EXPECT_EQ((*sc)->pools[1].deployment.phase, Phase::kDecodeOnly);
+  EXPECT_EQ((*sc)->pools[1].deployment.kv_cache, Dtype::kFp8E4m3);
+  ASSERT_TRUE((*sc)->transfer.has_value());
+  EXPECT_EQ((*sc)->transfer->link, "nvlink");
+
+  auto bad = doc;
+  bad["pd"]["decode"]["tp"] = 3;  // well-formed, impossible: InvalidConfig
+  auto r = ParseScenario(bad, "pd.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidConfig);
+  EXPECT_NE(r.status().message().find("pd.json: /pd/decode/gpus"), std::string::npos)
+      << r.status().message();
+  bad = doc;
+  bad["pd"]["prefill"]["schedular"] = "vllm";  // malformed: Usage
+  r = ParseScenario(bad, "pd.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kUsage);
+  EXPECT_NE(r.status().message().find("pd.json: /pd/prefill/schedular"), std::string::npos)
+      << r.status().message();
+  bad = doc;
+  bad["deployment"] = pool;
+  EXPECT_EQ(ParseScenario(bad, "pd.json").status().code(), StatusCode::kUsage);
+}
+
+TEST(SimScenario, NamesAreResolvedAtParseTime) {
+  auto doc = Base();
+  doc["deployment"]["kv_cache"] = "fp8_e4m3";
+  doc["deployment"]["kv_integrity"] = "verify";
+  doc["deployment"]["phase"] = "decode_only";
+  auto sc = ParseScenario(doc, "t.json");
+  ASSERT_TRUE(sc.ok()) << sc.status().message();
+  const DeploymentSpec& d = (*sc)->pools[0].deployment;
+  EXPECT_EQ(d.kv_cache, Dtype::kFp8E4m3);
+  EXPECT_EQ(d.kv_integrity, KvIntegrity::kVerify);
+  EXPECT_EQ(d.phase, Phase::kDecodeOnly);
+  EXPECT_EQ(d.scheduler, "sglang");  // the engine's own, named at parse time
+  doc["deployment"]["cost_model"] = "rooflin";
+  auto r = ParseScenario(doc, "t.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("/deployment/cost_model: unknown cost model 'rooflin'"),
+            std::string::npos)
+      << r.status().message();
 }
 
 TEST(SimScenario, SummaryHasTheContractKeysAndConsistentNumbers) {

@@ -14,7 +14,6 @@
 #include <sstream>
 
 #include "common/data_path.h"
-#include "sim/pd/pd_scenario.h"
 #include "sim/prepared_run.h"
 #include "sim/sim_state.h"
 #include "sim/simulate.h"
@@ -52,8 +51,8 @@ nlohmann::json PdDoc(const nlohmann::json& workload) {
           {"workload", workload}};
 }
 
-std::shared_ptr<const PdScenario> MustParse(const nlohmann::json& doc) {
-  auto pd = ParsePdScenario(doc, "pd-test.json");
+std::shared_ptr<const Scenario> MustParse(const nlohmann::json& doc) {
+  auto pd = ParseScenario(doc, "pd-test.json");
   EXPECT_TRUE(pd.ok()) << pd.status().message();
   return pd.ok() ? *pd : nullptr;
 }
@@ -102,7 +101,7 @@ TEST(PdRun, TtftIsPrefillPlusTransferPlusFirstDecodeStep) {
   EXPECT_GT(first_step_ns, 0);
   EXPECT_GT(transfer_ns, 30000);  // more than the link latency alone
   EXPECT_EQ(q.first_token_ns - q.arrival_ns, prefill_ns + transfer_ns + first_step_ns);
-  EXPECT_NEAR(r->summary["mean_ttft_ms"].get<double>(),
+  EXPECT_NEAR(schema::ToJson(r->summary)["mean_ttft_ms"].get<double>(),
               (prefill_ns + transfer_ns + first_step_ns) / 1e6, 1e-9);
   EXPECT_EQ(q.generated, 4);
 }
@@ -121,8 +120,8 @@ TEST(PdRun, TtftHandCheckedFromThePricersAndTheLink) {
   const nlohmann::json w = Workload(1, 0, 2048, 4);
   auto pd = MustParse(PdDoc(w));
   ASSERT_TRUE(pd);
-  auto pre = PrepareRun(*pd->prefill, RunOptions{});
-  auto dec = PrepareRun(*pd->decode, RunOptions{});
+  auto pre = PrepareRun(*pd, 0, RunOptions{});
+  auto dec = PrepareRun(*pd, 1, RunOptions{});
   ASSERT_TRUE(pre.ok() && dec.ok());
   StepWork pw;
   pw.prefill.push_back({2048, 0});
@@ -153,9 +152,9 @@ TEST(PdRun, TtftHandCheckedFromThePricersAndTheLink) {
   EXPECT_EQ(q.decode_arrival_ns, q.prefill_done_ns + q.transfer_ns);
   EXPECT_EQ(q.decode_admit_ns, q.decode_arrival_ns);
   EXPECT_EQ(q.first_token_ns - q.arrival_ns, prefill_ns + q.transfer_ns + decode_ns);
-  EXPECT_NEAR(r->summary["mean_ttft_ms"].get<double>(),
+  EXPECT_NEAR(schema::ToJson(r->summary)["mean_ttft_ms"].get<double>(),
               (prefill_ns + q.transfer_ns + decode_ns) / 1e6, 1e-9);
-  const auto& pools = r->summary["pools"];
+  const nlohmann::json pools = schema::ToJson(r->summary)["pools"];
   EXPECT_EQ(pools["decode"]["mean_reservation_wait_ms"].get<double>(), 0.0);
   EXPECT_EQ(pools["prefill"]["mean_prefill_queue_ms"].get<double>(), 0.0);
   EXPECT_EQ(pools["decode"]["mean_decode_queue_ms"].get<double>(), 0.0);
@@ -189,12 +188,13 @@ TEST(PdRun, FullDecodePoolHoldsRequestsBackWithoutLosingAny) {
   auto b = RunPd(*tight);
   ASSERT_TRUE(a.ok()) << a.status().message();
   ASSERT_TRUE(b.ok()) << b.status().message();
-  const int64_t cap = b->summary["pools"]["decode"]["kv_capacity_tokens"].get<int64_t>();
+  const int64_t cap =
+      schema::ToJson(b->summary)["pools"]["decode"]["kv_capacity_tokens"].get<int64_t>();
   ASSERT_GE(cap, 16384 + 1024) << "the tight pool must still fit one request";
   ASSERT_LT(cap, 6 * (16384 + 64)) << "the tight pool must fit under half of the 12 requests";
   for (const auto* r : {&*a, &*b}) {
-    EXPECT_EQ(r->summary["completed"].get<int64_t>(), 12);
-    EXPECT_EQ(r->summary["failed"].get<int64_t>(), 0);
+    EXPECT_EQ(schema::ToJson(r->summary)["completed"].get<int64_t>(), 12);
+    EXPECT_EQ(schema::ToJson(r->summary)["failed"].get<int64_t>(), 0);
     for (const auto& q : r->requests) {
       EXPECT_TRUE(q.done);
       EXPECT_EQ(q.generated, 1024);
@@ -204,9 +204,10 @@ TEST(PdRun, FullDecodePoolHoldsRequestsBackWithoutLosingAny) {
   // requests wait for pages that decodes free.
   EXPECT_EQ(MaxReservationWait(*a), 0);
   EXPECT_GT(MaxReservationWait(*b), 1000000000) << "some request waited over a second";
-  EXPECT_GT(b->summary["mean_ttft_ms"].get<double>(), a->summary["mean_ttft_ms"].get<double>());
+  EXPECT_GT(schema::ToJson(b->summary)["mean_ttft_ms"].get<double>(),
+            schema::ToJson(a->summary)["mean_ttft_ms"].get<double>());
   // Never more reserved than the pool holds.
-  const auto& dp = b->summary["pools"]["decode"];
+  const nlohmann::json dp = schema::ToJson(b->summary)["pools"]["decode"];
   EXPECT_LE(dp["peak_kv_pages_per_rank"].get<int64_t>(), dp["kv_pages_per_rank"].get<int64_t>());
   // Waiting for a reservation happens before the prefill: a held-back
   // request is prefilled only after it got its pages.
@@ -268,7 +269,7 @@ TEST(PdRun, SlowTransfersBackPressureThePrefillPool) {
   ASSERT_TRUE(a.ok()) << a.status().message();
   ASSERT_TRUE(b.ok()) << b.status().message();
   ASSERT_TRUE(c.ok()) << c.status().message();
-  const auto& pp = b->summary["pools"]["prefill"];
+  const nlohmann::json pp = schema::ToJson(b->summary)["pools"]["prefill"];
   const int64_t prompt_pages = 8192 / 64;
   ASSERT_LT(pp["kv_pages_per_rank"].get<int64_t>(), 4 * prompt_pages)
       << "the prefill pool must hold under four prompts";
@@ -283,9 +284,10 @@ TEST(PdRun, SlowTransfersBackPressureThePrefillPool) {
   EXPECT_GT(MaxPrefillQueueWait(*b), 2 * MaxPrefillQueueWait(*a))
       << MaxPrefillQueueWait(*b) << " vs " << MaxPrefillQueueWait(*a);
   EXPECT_EQ(MaxPrefillQueueWait(*c), MaxPrefillQueueWait(*a));
-  EXPECT_EQ(a->summary["pools"]["prefill"]["peak_transfer_pages"].get<int64_t>(), prompt_pages);
+  EXPECT_EQ(schema::ToJson(a->summary)["pools"]["prefill"]["peak_transfer_pages"].get<int64_t>(),
+            prompt_pages);
   for (const auto* r : {&*a, &*b, &*c}) {
-    EXPECT_EQ(r->summary["completed"].get<int64_t>(), 8);
+    EXPECT_EQ(schema::ToJson(r->summary)["completed"].get<int64_t>(), 8);
     for (const auto& q : r->requests) {
       EXPECT_TRUE(q.done);
       EXPECT_EQ(q.generated, 16);
@@ -304,25 +306,27 @@ TEST(PdRun, ColocatedAndPdConserveRequestsAndTokens) {
   auto pd = MustParse(PdDoc(wl));
   ASSERT_TRUE(pd);
   int64_t want_in = 0, want_out = 0;
-  for (const auto& q : pd->prefill->workload.requests) {
+  for (const auto& q : pd->workload.requests) {
     want_in += q.input_tokens;
     want_out += q.output_tokens;
   }
   auto r = RunPd(*pd);
   ASSERT_TRUE(r.ok()) << r.status().message();
-  EXPECT_EQ(r->summary["completed"].get<int64_t>() + r->summary["failed"].get<int64_t>(), 40);
-  EXPECT_EQ(r->summary["completed"].get<int64_t>(), 40);
-  EXPECT_EQ(r->summary["total_input_tokens"].get<int64_t>(), want_in);
-  EXPECT_EQ(r->summary["total_output_tokens"].get<int64_t>(), want_out);
+  EXPECT_EQ(schema::ToJson(r->summary)["completed"].get<int64_t>() +
+                schema::ToJson(r->summary)["failed"].get<int64_t>(),
+            40);
+  EXPECT_EQ(schema::ToJson(r->summary)["completed"].get<int64_t>(), 40);
+  EXPECT_EQ(schema::ToJson(r->summary)["total_input_tokens"].get<int64_t>(), want_in);
+  EXPECT_EQ(schema::ToJson(r->summary)["total_output_tokens"].get<int64_t>(), want_out);
   for (const auto& q : r->requests) {
     EXPECT_LE(q.arrival_ns, q.prefill_done_ns);
     EXPECT_LT(q.prefill_done_ns, q.decode_arrival_ns);
     EXPECT_LT(q.decode_arrival_ns, q.first_token_ns);
     EXPECT_LE(q.first_token_ns, q.finish_ns);
   }
-  EXPECT_EQ(r->summary["gpus"].get<int>(), 2);
+  EXPECT_EQ(schema::ToJson(r->summary)["gpus"].get<int>(), 2);
   for (const char* pool : {"prefill", "decode"}) {
-    const double u = r->summary["pools"][pool]["utilization"].get<double>();
+    const double u = schema::ToJson(r->summary)["pools"][pool]["utilization"].get<double>();
     EXPECT_GT(u, 0.0) << pool;
     EXPECT_LE(u, 1.0) << pool;
   }
@@ -342,13 +346,13 @@ TEST(PdRun, ColocatedAndPdConserveRequestsAndTokens) {
 TEST(PdRun, ErrorsNameTheFileAndPath) {
   nlohmann::json doc = PdDoc(Workload(1, 0, 128, 4));
   doc["pd"]["decode"]["tpp"] = 2;
-  auto bad = ParsePdScenario(doc, "x.json");
+  auto bad = ParseScenario(doc, "x.json");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("x.json: /pd/decode"), std::string::npos)
       << bad.status().message();
   doc = PdDoc(Workload(1, 0, 128, 4));
   doc["pd"]["transfer"]["link"] = "rdmaa";
-  bad = ParsePdScenario(doc, "x.json");
+  bad = ParseScenario(doc, "x.json");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("rdma"), std::string::npos);
 }
@@ -362,7 +366,7 @@ TEST(PdRun, ConcurrencyCapSpansBothPools) {
   ASSERT_TRUE(pd);
   auto r = RunPd(*pd);
   ASSERT_TRUE(r.ok()) << r.status().message();
-  EXPECT_EQ(r->summary["completed"].get<int64_t>(), 10);
+  EXPECT_EQ(schema::ToJson(r->summary)["completed"].get<int64_t>(), 10);
   std::vector<std::pair<int64_t, int>> ev;
   for (const auto& q : r->requests) {
     ev.push_back({q.arrival_ns, +1});
@@ -393,14 +397,14 @@ TEST(PdRun, TooLargeRequestsFailWithoutLeakingPages) {
     ASSERT_TRUE(pd);
     auto r = RunPd(*pd);
     ASSERT_TRUE(r.ok()) << r.status().message();
-    EXPECT_EQ(r->summary["completed"].get<int64_t>(), 0);
-    EXPECT_EQ(r->summary["failed"].get<int64_t>(), 3);
+    EXPECT_EQ(schema::ToJson(r->summary)["completed"].get<int64_t>(), 0);
+    EXPECT_EQ(schema::ToJson(r->summary)["failed"].get<int64_t>(), 3);
     for (const auto& q : r->requests) EXPECT_FALSE(q.done);
-    EXPECT_EQ(r->summary["pools"]["decode"]["completed"].get<int64_t>(), 0);
+    EXPECT_EQ(schema::ToJson(r->summary)["pools"]["decode"]["completed"].get<int64_t>(), 0);
     // Each pool reports its own failures only.
-    EXPECT_EQ(r->summary["pools"][pool]["failed"].get<int64_t>(), 3) << pool;
-    EXPECT_EQ(r->summary["pools"][other]["failed"].get<int64_t>(), 0) << other;
-    EXPECT_EQ(r->summary["pools"][other]["warnings"].size(), 0u) << other;
+    EXPECT_EQ(schema::ToJson(r->summary)["pools"][pool]["failed"].get<int64_t>(), 3) << pool;
+    EXPECT_EQ(schema::ToJson(r->summary)["pools"][other]["failed"].get<int64_t>(), 0) << other;
+    EXPECT_EQ(schema::ToJson(r->summary)["pools"][other]["warnings"].size(), 0u) << other;
     // What the CLI and sweeps report for it: an impossible configuration.
     const Status st = RequireCompletions(*pd, *r);
     EXPECT_EQ(st.code(), StatusCode::kInvalidConfig) << pool;
@@ -422,10 +426,10 @@ TEST(PdRun, DeterministicForASeed) {
   auto a = RunPd(*pd);
   auto b = RunPd(*pd);
   ASSERT_TRUE(a.ok() && b.ok());
-  EXPECT_EQ(a->summary["completed"].get<int64_t>(), 25);  // warmup excluded
+  EXPECT_EQ(schema::ToJson(a->summary)["completed"].get<int64_t>(), 25);  // warmup excluded
   // Busy time includes warmup, so does the span utilization divides by.
-  EXPECT_LE(a->summary["pools"]["decode"]["utilization"].get<double>(), 1.0);
-  EXPECT_EQ(a->summary.dump(), b->summary.dump());
+  EXPECT_LE(schema::ToJson(a->summary)["pools"]["decode"]["utilization"].get<double>(), 1.0);
+  EXPECT_EQ(schema::ToJson(a->summary).dump(), schema::ToJson(b->summary).dump());
   ASSERT_EQ(a->requests.size(), b->requests.size());
   for (size_t i = 0; i < a->requests.size(); ++i) {
     EXPECT_EQ(a->requests[i].first_token_ns, b->requests[i].first_token_ns);
@@ -433,9 +437,10 @@ TEST(PdRun, DeterministicForASeed) {
   }
   nlohmann::json other = doc;
   other["workload"]["seed"] = 4;
-  auto c = RunPd(**ParsePdScenario(other, "x.json"));
+  auto c = RunPd(**ParseScenario(other, "x.json"));
   ASSERT_TRUE(c.ok());
-  EXPECT_NE(a->summary.dump(), c->summary.dump()) << "the seed must matter";
+  EXPECT_NE(schema::ToJson(a->summary).dump(), schema::ToJson(c->summary).dump())
+      << "the seed must matter";
 }
 
 // A decode pool that over-admits (the new-token reservation decays to 0.098
@@ -453,30 +458,30 @@ TEST(PdRun, RetractedDecodesResumeWithoutStallingThePool) {
   ASSERT_TRUE(pd);
   auto r = RunPd(*pd);
   ASSERT_TRUE(r.ok()) << r.status().message();
-  const auto& dp = r->summary["pools"]["decode"];
+  const nlohmann::json dp = schema::ToJson(r->summary)["pools"]["decode"];
   const int64_t cap = dp["kv_capacity_tokens"].get<int64_t>();
   ASSERT_LT(cap, n * (2048 + 4096) / 2) << "the pool must be too small for the whole batch";
   EXPECT_GT(dp["retractions"].get<int64_t>(), 0) << "the setup must make the decode pool retract";
-  EXPECT_EQ(r->summary["completed"].get<int64_t>(), n);
-  EXPECT_EQ(r->summary["failed"].get<int64_t>(), 0);
+  EXPECT_EQ(schema::ToJson(r->summary)["completed"].get<int64_t>(), n);
+  EXPECT_EQ(schema::ToJson(r->summary)["failed"].get<int64_t>(), 0);
   for (const auto& q : r->requests) {
     EXPECT_TRUE(q.done);
     EXPECT_EQ(q.generated, 4096) << "a resumed request continues where it stopped";
   }
   // Each prompt was prefilled once: the prefill pool completed each request
   // exactly once and nothing else.
-  EXPECT_EQ(r->summary["pools"]["prefill"]["completed"].get<int64_t>(), n);
+  EXPECT_EQ(schema::ToJson(r->summary)["pools"]["prefill"]["completed"].get<int64_t>(), n);
 
   // The configuration a PD ratio search hit (shipped GLM-5.2 PD scenario, FP8
   // decode weights, 16 req/s): it stalled with 7 of 135 requests in flight.
-  auto glm = LoadPdScenarioFile(DataPath("scenarios/pd-glm-5.2.json"),
-                                {"pd.decode.weights=fp8", "workload.request_rate=16",
-                                 "workload.num_requests=135"});
+  auto glm = LoadScenarioFile(
+      DataPath("scenarios/pd-glm-5.2.json"),
+      {"pd.decode.weights=fp8", "workload.request_rate=16", "workload.num_requests=135"});
   ASSERT_TRUE(glm.ok()) << glm.status().message();
   auto g = RunPd(**glm);
   ASSERT_TRUE(g.ok()) << g.status().message();
-  EXPECT_GT(g->summary["pools"]["decode"]["retractions"].get<int64_t>(), 0);
-  EXPECT_EQ(g->summary["failed"].get<int64_t>(), 0);
+  EXPECT_GT(schema::ToJson(g->summary)["pools"]["decode"]["retractions"].get<int64_t>(), 0);
+  EXPECT_EQ(schema::ToJson(g->summary)["failed"].get<int64_t>(), 0);
   for (const auto& q : g->requests) EXPECT_TRUE(q.done);
 }
 
@@ -503,7 +508,8 @@ TEST(PdRun, StressRunsConserveRequests) {
           auto r = RunPd(*pd);
           ASSERT_TRUE(r.ok()) << sched << " mfs " << mfs << " rate " << rate << " seed " << seed
                               << ": " << r.status().message();
-          EXPECT_EQ(r->summary["completed"].get<int64_t>() + r->summary["failed"].get<int64_t>(),
+          EXPECT_EQ(schema::ToJson(r->summary)["completed"].get<int64_t>() +
+                        schema::ToJson(r->summary)["failed"].get<int64_t>(),
                     60);
           ++runs;
         }

@@ -91,12 +91,12 @@ struct CountingRunner {
   // Fails (Internal) on the call whose scenario has this tp, when >= 0.
   int fail_tp = -1;
   PointRunner Runner() {
-    return [this](const nlohmann::json& doc) -> Result<nlohmann::json> {
+    return [this](const nlohmann::json& doc) -> Result<schema::RunSummary> {
       ++calls;
       if (doc["deployment"]["tp"].get<int>() == fail_tp) {
         return Status::Internal("injected failure");
       }
-      return FakeSummary(doc);
+      return schema::FromJson(FakeSummary(doc), "fake summary");
     };
   }
   SimHooks Hooks() { return SimHooks{FakeValidate, Runner(), nullptr}; }

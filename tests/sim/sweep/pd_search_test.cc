@@ -1,4 +1,4 @@
-// Search over a PD scenario with the real hooks (ParsePdScenario / RunPd and
+// Search over a PD scenario with the real hooks (ParseScenario / RunScenario and
 // the models/ memory plan of both pools) on a small GLM-5.2 workload: the
 // prefill:decode ratio varies, BF16 decode weights are pruned on paper with
 // the pool named, GPUs count both pools, and the ranking is deterministic.
@@ -79,7 +79,7 @@ TEST(PdSearchTest, VariesTheRatioPrunesPerPoolAndCountsBothPools) {
               Get(f.grid, "pd.prefill.replicas") + "P:" + Get(f.grid, "pd.decode.replicas") + "D");
     EXPECT_EQ(pd->prefill.gpus, 8 * pd->prefill.replicas);
     EXPECT_EQ(pd->decode.gpus, 8 * pd->decode.replicas);
-    EXPECT_EQ(f.summary["gpus"].get<int>(), pd->prefill.gpus + pd->decode.gpus);
+    EXPECT_EQ(*f.summary.gpus, pd->prefill.gpus + pd->decode.gpus);
     EXPECT_TRUE(pd->binding_pool == "prefill" || pd->binding_pool == "decode");
     // The SLOs, not the rate range, stop every configuration; a TPOT bound
     // is the decode pool's.
@@ -112,7 +112,8 @@ TEST(PdSearchTest, RankingIsDeterministic) {
   for (size_t i = 0; i < a->ranked.size(); ++i) {
     EXPECT_EQ(a->ranked[i].point_id, b->ranked[i].point_id);
     EXPECT_EQ(a->ranked[i].rate, b->ranked[i].rate);
-    EXPECT_EQ(a->ranked[i].summary.dump(), b->ranked[i].summary.dump());
+    EXPECT_EQ(schema::ToJson(a->ranked[i].summary).dump(),
+              schema::ToJson(b->ranked[i].summary).dump());
   }
 }
 
@@ -135,6 +136,10 @@ TEST(PdSearchTest, PdPointsValidateThroughThePdParser) {
 namespace capplan {
 namespace {
 
+schema::RunSummary Summary(const nlohmann::json& j) {
+  return schema::FromJson(j, "summary.json").value();
+}
+
 // Hand-made PD summary: prefill waits 50 ms on average, decode 5 + 1 ms.
 nlohmann::json PdSummary() {
   return nlohmann::json::parse(R"({
@@ -147,10 +152,10 @@ nlohmann::json PdSummary() {
 }
 
 TEST(PdShapeTest, BindingPoolFollowsTheBindingSloThenQueuesThenUtilization) {
-  EXPECT_FALSE(PdShapeOf(nlohmann::json{{"gpus", 8}}).has_value());
+  EXPECT_FALSE(PdShapeOf(Summary({{"gpus", 8}})).has_value());
   const nlohmann::json ttft = {{"kind", "slo"}, {"slos", {{{"metric", "p90_ttft_ms"}}}}};
   const nlohmann::json tpot = {{"kind", "slo"}, {"slos", {{{"metric", "p90_tpot_ms"}}}}};
-  auto by_queue = PdShapeOf(PdSummary(), ttft);
+  auto by_queue = PdShapeOf(Summary(PdSummary()), ttft);
   ASSERT_TRUE(by_queue.has_value());
   EXPECT_EQ(by_queue->ratio, "2P:1D");
   EXPECT_EQ(by_queue->prefill.gpus, 16);
@@ -160,10 +165,10 @@ TEST(PdShapeTest, BindingPoolFollowsTheBindingSloThenQueuesThenUtilization) {
   EXPECT_EQ(by_queue->binding_text,
             "prefill (mean queue prefill 50 ms vs decode 6 ms; utilization prefill 30%, "
             "decode 90%)");
-  EXPECT_EQ(PdShapeOf(PdSummary(), tpot)->binding_pool, "decode");
+  EXPECT_EQ(PdShapeOf(Summary(PdSummary()), tpot)->binding_pool, "decode");
   nlohmann::json no_queues = PdSummary();
   no_queues["pools"]["prefill"].erase("mean_prefill_queue_ms");
-  EXPECT_EQ(PdShapeOf(no_queues, ttft)->binding_pool, "decode");  // busier
+  EXPECT_EQ(PdShapeOf(Summary(no_queues), ttft)->binding_pool, "decode");  // busier
   EXPECT_EQ(PdShapeJson(*by_queue)["prefill_gpus"], 16);
 }
 

@@ -52,7 +52,7 @@ TEST(SloTest, ChecksAgainstASummary) {
                            ParseSlo("output_throughput_per_gpu>=100").value()};
   nlohmann::json s = {{"p90_ttft_ms", 150.0}, {"p90_tpot_ms", 20.0},
                       {"output_throughput_per_gpu", 120}};
-  auto checks = CheckSlos(slos, s);
+  auto checks = CheckSlos(slos, schema::FromJson(s, "s.json").value());
   ASSERT_TRUE(checks.ok());
   EXPECT_TRUE((*checks)[0].met);
   EXPECT_DOUBLE_EQ((*checks)[0].slack, 0.25);
@@ -62,7 +62,7 @@ TEST(SloTest, ChecksAgainstASummary) {
   EXPECT_FALSE(AllMet(*checks));
   EXPECT_EQ(DescribeCheck((*checks)[1]), "tpot_p90_ms=20 >= 20");
   s.erase("p90_tpot_ms");
-  auto missing = CheckSlos(slos, s);
+  auto missing = CheckSlos(slos, schema::FromJson(s, "s.json").value());
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find("p90_tpot_ms"), std::string::npos);
 }
@@ -73,10 +73,11 @@ TEST(SloTest, PessimisticChecksTheIntervalsUnfavourableEnd) {
   auto thr = ParseSlo("output_throughput>=1000");
   ASSERT_TRUE(ttft.ok() && thr.ok());
   const std::vector<Slo> slos = {*ttft, *thr};
-  const nlohmann::json s = {{"p90_ttft_ms", 90.0},
-                            {"p90_ttft_ms_hi", 150.0},
-                            {"output_throughput", 1200.0},
-                            {"output_throughput_lo", 900.0}};
+  schema::RunSummary s;
+  s.ttft.p90 = 90.0;
+  s.output_throughput = 1200.0;
+  s.intervals["p90_ttft_ms"] = {60.0, 150.0};
+  s.intervals["output_throughput"] = {900.0, 1500.0};
   auto plain = CheckSlos(slos, s);
   ASSERT_TRUE(plain.ok());
   EXPECT_TRUE(AllMet(*plain));

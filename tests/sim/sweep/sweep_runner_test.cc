@@ -179,10 +179,10 @@ TEST(SweepRunnerTest, PointsParsedOnlyByTheirRunStillRecordInvalid) {
     ++validations;
     return FakeValidate(doc);
   };
-  hooks.run = [&](const nlohmann::json& doc) -> Result<nlohmann::json> {
+  hooks.run = [&](const nlohmann::json& doc) -> Result<schema::RunSummary> {
     ++runs;
     CAPPLAN_RETURN_IF_ERROR(FakeValidate(doc));
-    return testing::FakeSummary(doc);
+    return schema::FromJson(testing::FakeSummary(doc), "fake summary");
   };
   std::vector<GridAxis> axes = {ParseGridFlag("deployment.tp=2,3").value(),
                                 ParseGridFlag("workload.request_rate=1,2").value()};

@@ -1,0 +1,169 @@
+// The run summary: what one simulation reports, as a typed value. The
+// simulator fills it, sweeps and searches read it, `capplan report` reads it
+// back from files; ToJson and FromJson are the one writer and the one reader
+// of its JSON form (the keys scenarios/README.md and sim/simulate.h list:
+// snake_case with units, vLLM's and SGLang's serving-benchmark metric names).
+//
+// Every field is optional: the simulator sets all it knows, files written by
+// other versions or tools may carry fewer, and a reader shows what is there.
+//
+// One layout rule: a run with a single pool that does both phases
+// (co-located serving) writes that pool's fields at the top level; a run with
+// several pools (prefill/decode disaggregation) writes `disaggregated: true`,
+// each pool under `pools.<name>` and each pool's cost as
+// `cost_usd_<name>_pool`.
+#ifndef CAPPLAN_SCHEMA_RUN_SUMMARY_H_
+#define CAPPLAN_SCHEMA_RUN_SUMMARY_H_
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+
+namespace capplan::schema {
+
+// One latency-like distribution in milliseconds, written as
+// {mean,median,p90,p99}_<name>_ms.
+struct Stats {
+  std::optional<double> mean, median, p90, p99;
+  bool empty() const { return !mean && !median && !p90 && !p99; }
+};
+
+// A prediction interval around a metric, written as <key>_lo and <key>_hi.
+struct Interval {
+  double lo = 0, hi = 0;
+};
+
+struct Profile {
+  std::string name, path;
+  nlohmann::json provenance;  // {parameter: kind} as written; other forms kept as read
+};
+
+struct Memory {
+  std::optional<int64_t> weights_bytes_per_gpu;
+  std::optional<std::map<std::string, int64_t>> weights_by_component_bytes;
+  std::optional<int64_t> reserve_bytes_per_gpu, kv_pool_bytes_per_gpu, gpu_memory_bytes;
+  std::optional<double> mem_fraction_static;
+  std::optional<bool> mem_fraction_defaulted;
+  std::optional<int64_t> kv_tokens_per_rank;
+};
+
+struct Goodput {
+  std::map<std::string, double> slo;  // "ttft_ms" -> limit
+  std::optional<int64_t> good_requests;
+  std::optional<double> request_goodput, good_fraction;
+};
+
+struct SimulatorStats {
+  std::optional<int64_t> step_cost_memo_hits, step_cost_memo_misses;
+  std::optional<double> context_bucket_relative_error, itl_histogram_relative_error;
+  std::optional<double> simulated_end_s;
+};
+
+enum class PoolRole { kBoth, kPrefill, kDecode };
+// "both" | "prefill" | "decode".
+const char* PoolRoleName(PoolRole r);
+
+// One serving pool: its deployment, KV, memory and where its time went.
+struct PoolSummary {
+  std::string name;  // key under `pools` ("prefill", "decode"); unused for one co-located pool
+  PoolRole role = PoolRole::kBoth;
+  nlohmann::json deployment;  // the resolved deployment, echoed (null: absent)
+  std::optional<int> gpus;    // all replicas
+  // Requests this pool completed and failed (several pools only: a co-located
+  // pool's are the run's).
+  std::optional<int64_t> completed, failed;
+  std::optional<double> cost_usd;  // several pools only
+  std::optional<int64_t> kv_capacity_tokens, kv_bytes_per_token, peak_kv_tokens;
+  std::optional<double> peak_kv_fraction;
+  std::optional<int64_t> max_concurrent_requests, max_running_requests_observed, retractions;
+  std::optional<bool> kv_bound;
+  std::optional<Memory> memory;
+  std::optional<std::map<std::string, double>> op_time_share, bound_time_share;
+  std::optional<double> kv_verify_time_share;
+  std::optional<int64_t> iterations;
+  std::optional<double> busy_s;
+  std::optional<SimulatorStats> simulator;
+  std::optional<std::vector<std::string>> warnings;
+  // Pages, not tokens: reserved and held pages carry no tokens yet (or any
+  // more) but are taken all the same.
+  std::optional<int64_t> kv_pages_per_rank, peak_kv_pages_per_rank, peak_transfer_pages;
+  std::optional<double> peak_kv_page_fraction;
+  std::optional<double> utilization;  // busy / (replicas x simulated span)
+  // Stage -> its time per request (time_in_pool, prefill_queue, ...).
+  std::map<std::string, Stats> stages;
+  // Field -> what it means, written as <field>_note.
+  std::map<std::string, std::string> notes;
+};
+
+// The KV transfer between a prefill and a decode pool.
+struct Transfer {
+  std::optional<std::string> link;
+  std::optional<bool> layerwise_overlap;
+  std::optional<std::string> src_kv_dtype, dst_kv_dtype;
+  std::optional<int64_t> src_bytes_per_token_per_rank, dst_bytes_per_token_per_rank;
+  std::optional<int64_t> wire_bytes_per_token_per_rank;
+  std::optional<double> bandwidth_bytes_per_s, latency_s;
+  std::optional<std::string> latency_source;
+  Stats exposed_transfer;
+};
+
+struct RunSummary {
+  std::optional<std::string> scenario, model, hardware;
+  std::optional<std::string> label;  // a display name a tool gave the result
+  std::optional<Profile> profile;
+  nlohmann::json workload;  // the workload, echoed (null: absent)
+  // End to end, as the client sees it (warmup requests excluded).
+  std::optional<int64_t> completed, failed, total_input_tokens, total_output_tokens;
+  std::optional<double> duration_s, request_throughput, input_throughput, output_throughput;
+  std::optional<double> total_token_throughput, output_throughput_per_gpu;
+  std::optional<double> total_token_throughput_per_gpu;
+  Stats ttft, tpot, itl, e2el;
+  std::optional<Goodput> goodput;
+  std::optional<int> gpus;  // every pool's GPUs, all replicas
+  std::optional<double> usd_per_gpu_hour, cost_usd;
+  std::optional<double> cost_usd_per_million_output_tokens, cost_usd_per_million_total_tokens;
+  // Offered concurrency as other benchmark tools write it (vLLM's result
+  // files); capplan echoes it under `workload` instead.
+  std::optional<double> max_concurrency, concurrency;
+  std::vector<PoolSummary> pools;
+  std::optional<Transfer> transfer;
+  std::optional<std::vector<std::string>> model_limits;
+  std::map<std::string, std::string> notes;   // field -> meaning, written as <field>_note
+  std::map<std::string, Interval> intervals;  // metric key -> prediction interval
+
+  // Several pools (or one that does not do both phases): written with
+  // `disaggregated: true` and `pools`.
+  bool disaggregated() const;
+  // The pool with this role, or null.
+  const PoolSummary* pool(PoolRole role) const;
+};
+
+nlohmann::json ToJson(const RunSummary& s);
+// Reads what is there, checking types and ranges; errors name `origin` and
+// the JSON path. Keys it does not know are ignored (fixtures and other tools
+// add their own). For every summary the simulator writes,
+// ToJson(FromJson(ToJson(s))) == ToJson(s).
+Result<RunSummary> FromJson(const nlohmann::json& doc, const std::string& origin);
+
+// A metric by its summary key: "{mean,median,p90,p99}_{ttft,tpot,itl,e2el}_ms",
+// the throughputs, "cost_usd_per_million_{output,total}_tokens", "gpus"; with
+// "_lo"/"_hi" the end of its prediction interval. Null when absent.
+std::optional<double> Metric(const RunSummary& s, std::string_view key);
+// The keys Metric knows (without the interval suffixes).
+const std::vector<std::string>& MetricKeys();
+
+// USD per million tokens for `gpus` GPUs at `usd_per_gpu_hour` that produced
+// `tokens` in `seconds`: usd_per_gpu_hour * gpus * seconds / 3600 / tokens * 1e6.
+// The one edge-case rule: no tokens (tokens <= 0) has no finite price per
+// token, so the result is +infinity; its JSON form is null.
+double CostPerMillionTokens(double usd_per_gpu_hour, double gpus, double seconds, double tokens);
+
+}  // namespace capplan::schema
+
+#endif  // CAPPLAN_SCHEMA_RUN_SUMMARY_H_
