@@ -102,6 +102,7 @@ Status ParseDefaults(JsonObject& d, EngineProfile* p) {
     return d.Error("max_running_requests_min", "must not exceed max_running_requests_max");
   }
   CAPPLAN_RETURN_IF_ERROR(GetSourced(d, pre, "overlap_schedule", &o.overlap_schedule, &s));
+  CAPPLAN_RETURN_IF_ERROR(GetSourced(d, pre, "prefix_cache", &o.prefix_cache, &s));
   return d.Finish();
 }
 

@@ -35,6 +35,7 @@ struct EngineDefaults {
   // min), max); vLLM's fixed max_num_seqs has per_context 0 and min == max.
   int64_t max_running_per_context = 0, max_running_min = 0, max_running_max = 0;
   bool overlap_schedule = false;
+  bool prefix_cache = false;  // SGLang's radix cache / vLLM's automatic prefix caching
 
   int64_t CudaGraphMaxBs(int tp) const;
   int64_t PageSize(bool sparse_attention) const;

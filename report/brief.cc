@@ -158,6 +158,16 @@ BriefLine Compare(const Analysis& a, const Comparison& c, const std::string& tit
                                      : FromTo(bp.cost->usd_per_million_output,
                                               p.cost->usd_per_million_output, " /M out tok")));
   }
+  // Prefix caching changes what a prompt costs: its hit rate and the TTFT
+  // users see.
+  if (b.prefix_cache_hit_rate || s.prefix_cache_hit_rate) {
+    figures.push_back("prefix cache hit " + Percent(b.prefix_cache_hit_rate.value_or(0)) + " " +
+                      kArrow + " " + Percent(s.prefix_cache_hit_rate.value_or(0)));
+    const auto bt = b.latency_ms.find("median_ttft"), st = s.latency_ms.find("median_ttft");
+    if (bt != b.latency_ms.end() && st != s.latency_ms.end()) {
+      figures.push_back("median TTFT " + FromTo(bt->second, st->second, " ms"));
+    }
+  }
   if (s.kv_verify_time_share && *s.kv_verify_time_share > 0) {
     figures.push_back("verify " + Percent(*s.kv_verify_time_share) + " of step time");
   }

@@ -180,6 +180,7 @@ Result<Summary> ParseSummary(const nlohmann::json& doc, const std::string& origi
     s.peak_kv_tokens = AsDouble(p.peak_kv_tokens);
     s.max_concurrent_requests = AsDouble(p.max_concurrent_requests);
     s.retractions = AsDouble(p.retractions);
+    s.prefix_cache_hit_rate = p.prefix_cache_hit_rate;
     s.kv_bound = p.kv_bound.value_or(false);
     s.kv_verify_time_share = p.kv_verify_time_share;
     if (p.memory) s.memory = MemoryOf(*p.memory);

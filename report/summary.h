@@ -78,6 +78,7 @@ struct Summary {
   std::optional<double> usd_per_gpu_hour;
   std::optional<double> kv_capacity_tokens, kv_bytes_per_token, peak_kv_tokens;
   std::optional<double> max_concurrent_requests, retractions;
+  std::optional<double> prefix_cache_hit_rate;  // prompt tokens found cached / admitted
   bool kv_bound = false;
 
   std::optional<MemoryPerGpu> memory;

@@ -107,6 +107,10 @@ void PoolFields(P& p, V& v, bool flat) {
   v("peak_kv_page_fraction", p.peak_kv_page_fraction);
   v("peak_transfer_pages", p.peak_transfer_pages);
   v("utilization", p.utilization);
+  v("prefix_cache_hit_rate", p.prefix_cache_hit_rate);
+  v("prefill_tokens_saved", p.prefill_tokens_saved);
+  v("cached_kv_tokens_peak", p.cached_kv_tokens_peak);
+  v("prefix_cache_evicted_blocks", p.prefix_cache_evicted_blocks);
   if (!flat) {  // at the top level these would be the run's
     v.StageMap(p.stages);
     v.Notes(p.notes);

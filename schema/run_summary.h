@@ -95,6 +95,11 @@ struct PoolSummary {
   std::optional<int64_t> kv_pages_per_rank, peak_kv_pages_per_rank, peak_transfer_pages;
   std::optional<double> peak_kv_page_fraction;
   std::optional<double> utilization;  // busy / (replicas x simulated span)
+  // Prefix caching (set when the pool caches prompt prefixes): prompt tokens
+  // found cached over prompt tokens admitted, the tokens that skipped
+  // prefill, the most tokens one rank's cache held, cache blocks evicted.
+  std::optional<double> prefix_cache_hit_rate;
+  std::optional<int64_t> prefill_tokens_saved, cached_kv_tokens_peak, prefix_cache_evicted_blocks;
   // Stage -> its time per request (time_in_pool, prefill_queue, ...).
   std::map<std::string, Stats> stages;
   // Field -> what it means, written as <field>_note.

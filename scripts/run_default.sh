@@ -75,19 +75,25 @@ for s in pd-glm-5.2 pd-kimi-k2.6; do
     "$CAPPLAN" simulate "scenarios/$v.json" --out "$STUDY/$v" >/dev/null
   done
 done
+# Agentic traffic (multi-turn sessions sharing a system prompt): SGLang's
+# prefix cache off vs on, the same sessions and seed.
+for v in nocache cache; do
+  "$CAPPLAN" simulate "scenarios/kimi-k2.6-agent-$v.json" --out "$STUDY/kimi-k2.6-agent-$v" >/dev/null
+done
 results=()
 for s in kimi-k2.6-kv-bf16 kimi-k2.6-kv-fp8 glm-5.2-decode-fp8 glm-5.2-decode-int4 \
          kimi-k2.6-integrity-none kimi-k2.6-integrity-verify; do
   results+=("$STUDY"/"$s"-c*)
 done
 results+=("$STUDY/pd-glm-5.2-colocated" "$STUDY/pd-glm-5.2" \
-          "$STUDY/pd-kimi-k2.6-colocated" "$STUDY/pd-kimi-k2.6")
+          "$STUDY/pd-kimi-k2.6-colocated" "$STUDY/pd-kimi-k2.6" \
+          "$STUDY/kimi-k2.6-agent-nocache" "$STUDY/kimi-k2.6-agent-cache")
 for fmt in html md; do
   "$CAPPLAN" report "${results[@]}" --out "$STUDY/report.$fmt" \
     --title "Motivating study: Kimi K2.6 and GLM-5.2 on 8x H200 (simulated)" \
     --baseline kimi-k2.6-kv-bf16 --baseline glm-5.2-decode-fp8 \
     --baseline kimi-k2.6-integrity-none --baseline pd-glm-5.2-colocated \
-    --baseline pd-kimi-k2.6-colocated >/dev/null
+    --baseline pd-kimi-k2.6-colocated --baseline kimi-k2.6-agent-nocache >/dev/null
 done
 {
 echo
@@ -140,6 +146,8 @@ brief "GLM-5.2 prefill weights int4 vs fp8, 8K prompts" \
   "$STUDY/glm-5.2-prefill-fp8" "$STUDY/glm-5.2-prefill-int4"
 brief "Kimi K2.6 KV integrity verify vs none" \
   "$STUDY/kimi-k2.6-integrity-none-c64" "$STUDY/kimi-k2.6-integrity-verify-c64"
+brief "Kimi K2.6 agents (64 multi-turn sessions, 8K shared prompt), prefix cache on vs off" \
+  "$STUDY/kimi-k2.6-agent-nocache" "$STUDY/kimi-k2.6-agent-cache"
 brief "GLM-5.2 at SLO p90 TTFT 2 s/TPOT 50 ms, cheapest PD vs co-located" \
   "$STUDY/search-glm-5.2-colocated" "$STUDY/search-pd-glm-5.2-ratio"
 brief "Kimi K2.6 at the same SLO, cheapest PD vs co-located" \

@@ -98,12 +98,15 @@ Status ParseDeployment(JsonObject& d, DeploymentSpec* o) {
   }
   CAPPLAN_RETURN_IF_ERROR(d.Get("router", &o->router));
   CAPPLAN_RETURN_IF_ERROR(d.CheckOneOf("router", o->router, Routers().Names()));
-  if (d.Has("overlap_schedule")) {
-    bool b = false;
-    CAPPLAN_RETURN_IF_ERROR(d.Get("overlap_schedule", &b));
-    o->overlap_schedule = b;
-  } else {
-    d.Touch("overlap_schedule");
+  for (auto [key, out] : {std::pair{"overlap_schedule", &o->overlap_schedule},
+                          std::pair{"prefix_cache", &o->prefix_cache}}) {
+    if (d.Has(key)) {
+      bool b = false;
+      CAPPLAN_RETURN_IF_ERROR(d.Get(key, &b));
+      *out = b;
+    } else {
+      d.Touch(key);
+    }
   }
   CAPPLAN_RETURN_IF_ERROR(d.Get("cost_model", &o->cost_model));
   // The registry's own message ("unknown cost model ...", did you mean).

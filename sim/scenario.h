@@ -49,6 +49,10 @@ struct DeploymentSpec {
   std::string scheduler;               // a Schedulers() name; absent in the file: the engine's own
   std::string router = "round_robin";  // a Routers() name
   std::optional<bool> overlap_schedule;  // null: the engine's default
+  // Prompt-prefix caching (SGLang's radix cache, vLLM's automatic prefix
+  // caching); null: the engine's default. Needs a workload with content
+  // identity (sessions, Mooncake hash_ids); others have nothing to match.
+  std::optional<bool> prefix_cache;
   std::string cost_model = "roofline";   // a CostModels() name
 };
 

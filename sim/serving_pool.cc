@@ -101,6 +101,11 @@ ServingPool::ServingPool(uint8_t id, const SimConfig& c, const std::vector<SimRe
   }
   res_.kv_capacity_tokens_per_replica =
       replicas_.empty() ? 0 : replicas_[0].ranks[0].pool.capacity_tokens() * c.ranks_per_replica;
+  if (RouterUsesPrefixTrees(c.router) && c.content && c.prefix_block_tokens > 0) {
+    for (size_t i = 0; i < replicas_.size(); ++i) {
+      route_trees_.push_back(std::make_unique<prefix_cache::PrefixCache>(c.prefix_block_tokens, 1));
+    }
+  }
   if (c.prefix_cache && c.content && c.sched.phase != Phase::kDecodeOnly) {
     for (auto& rep : replicas_) {
       for (auto& rk : rep.ranks) {
@@ -156,7 +161,7 @@ void ServingPool::Send(int32_t idx, int64_t now_ns) {
   ReqState& r = res_.requests[idx];
   r.arrival_ns = now_;
   ++in_flight_;
-  const int rep_i = Route();
+  const int rep_i = Route(idx);
   Replica& rep = replicas_[rep_i];
   const int rank_i = PickRank(rep);
   RankState& rank = rep.ranks[rank_i];
@@ -212,20 +217,46 @@ void ServingPool::Abandon(int32_t idx, int64_t now_ns) {
   PagesFreed(r.instance);
 }
 
-int ServingPool::Route() {
-  return router_(static_cast<int>(replicas_.size()),
-                 [&](int i) {
-                   int64_t load = 0;
-                   for (const auto& rk : replicas_[i].ranks) load += Load(rk);
-                   return load;
-                 },
-                 &next_replica_);
+int ServingPool::Route(int32_t idx) {
+  RouteQuery q;
+  q.n = static_cast<int>(replicas_.size());
+  q.kv_load = [&](int i) {
+    int64_t load = 0;
+    for (const auto& rk : replicas_[i].ranks) load += Load(rk);
+    return load;
+  };
+  q.in_flight = [&](int i) {
+    int64_t n = 0;
+    for (const auto& rk : replicas_[i].ranks) n += InFlight(rk);
+    return n;
+  };
+  q.cursor = &next_replica_;
+  if (!route_trees_.empty()) {
+    cfg_.content(idx, res_.requests[idx].input / cfg_.prefix_block_tokens, &route_blocks_);
+    q.prompt_blocks = static_cast<int64_t>(route_blocks_.size());
+    q.matched_blocks = [&](int i) { return route_trees_[i]->MatchLength(route_blocks_); };
+    q.tree_blocks = [&](int i) { return route_trees_[i]->cached_blocks(); };
+  }
+  const int pick = router_(q);
+  if (!route_trees_.empty()) route_trees_[pick]->Insert(route_blocks_, q.prompt_blocks);
+  return pick;
 }
 
+// DP-attention ranks of one replica: the same router, looking at the ranks'
+// own prefix caches when there are any.
 int ServingPool::PickRank(Replica& rep) {
   if (rep.ranks.size() == 1) return 0;
-  return router_(static_cast<int>(rep.ranks.size()),
-                 [&](int i) { return Load(rep.ranks[i]); }, &rep.next_rank);
+  RouteQuery q;
+  q.n = static_cast<int>(rep.ranks.size());
+  q.kv_load = [&](int i) { return Load(rep.ranks[i]); };
+  q.in_flight = [&](int i) { return InFlight(rep.ranks[i]); };
+  q.cursor = &rep.next_rank;
+  if (!route_trees_.empty() && rep.ranks[0].cache != nullptr) {
+    q.prompt_blocks = static_cast<int64_t>(route_blocks_.size());
+    q.matched_blocks = [&](int i) { return rep.ranks[i].cache->MatchLength(route_blocks_); };
+    q.tree_blocks = [&](int i) { return rep.ranks[i].cache->cached_blocks(); };
+  }
+  return router_(q);
 }
 
 void ServingPool::WakeUp(int rep_i) {

@@ -101,8 +101,12 @@ class ServingPool {
   void Push(int64_t t, EventClass cls, int64_t target) { q_->Push(t, cls, target, id_); }
   void OnArrival(int32_t idx);
   static int64_t Load(const RankState& rk) { return rk.kv_tokens + rk.queued_tokens; }
-  int Route();
+  int Route(int32_t idx);
   int PickRank(Replica& rep);
+  static int64_t InFlight(const RankState& rk) {
+    return static_cast<int64_t>(rk.waiting.size() + rk.prefilling.size() + rk.running.size() +
+                                rk.prealloc.size() + rk.retracted.size());
+  }
   void WakeUp(int rep_i);
   void WakeReserve(int rep_i);
   void PagesFreed(int rep_i);
@@ -139,6 +143,10 @@ class ServingPool {
   std::vector<bool> is_follow_up_;
   std::vector<std::unique_ptr<prefix_cache::PrefixCache>> caches_;  // one per rank, when on
   std::vector<int64_t> blocks_;  // content ids scratch (SchedulerEnv::blocks)
+  // cache_aware routing: each replica's approximate tree of the prompts
+  // routed to it (like SGLang's router, which sees requests, not caches).
+  std::vector<std::unique_ptr<prefix_cache::PrefixCache>> route_trees_;
+  std::vector<int64_t> route_blocks_;
   size_t cursor_ = 0;
   int64_t in_flight_ = 0;
   std::deque<int32_t> backlog_;

@@ -203,6 +203,17 @@ Result<std::unique_ptr<PreparedRun>> PrepareRun(const Scenario& sc, size_t pool,
   // With DP attention the engine splits the cap over the ranks.
   cfg.sched.max_running_requests = std::max<int64_t>(1, mrr / cfg.ranks_per_replica);
 
+  // Prefix caching matches content blocks; a workload without content
+  // identity leaves nothing to match, so the pool runs without a cache.
+  if (sc.workload.prefix_block_tokens > 0) {
+    cfg.prefix_cache = d.prefix_cache.value_or(ed.prefix_cache);
+    cfg.prefix_block_tokens = sc.workload.prefix_block_tokens;
+    const Workload* w = &sc.workload;
+    cfg.content = [w](int32_t idx, int64_t n_blocks, std::vector<int64_t>* out) {
+      ContentBlocks(*w, idx, n_blocks, out);
+    };
+  }
+
   std::vector<SimRequestSpec>& specs = st->specs;
   specs.reserve(sc.workload.requests.size());
   for (size_t i = 0; i < sc.workload.requests.size(); ++i) {
@@ -293,6 +304,15 @@ RunResult PreparedRun::Summarize(const SimResult& sim) const {
   p.max_concurrent_requests = PeakInFlight(sim.requests);
   p.max_running_requests_observed = sim.max_running_requests;
   p.retractions = sim.retractions;
+  if (cfg.prefix_cache) {
+    p.prefix_cache_hit_rate =
+        sim.prefix_prompt_tokens > 0
+            ? static_cast<double>(sim.prefix_hit_tokens) / static_cast<double>(sim.prefix_prompt_tokens)
+            : 0.0;
+    p.prefill_tokens_saved = sim.prefix_hit_tokens;
+    p.cached_kv_tokens_peak = sim.prefix_cached_tokens_peak;
+    p.prefix_cache_evicted_blocks = sim.prefix_evicted_blocks;
+  }
   p.kv_bound = sim.kv_bound;
   schema::Memory& mem = p.memory.emplace();
   mem.weights_bytes_per_gpu = plan.weights.bytes_per_gpu;

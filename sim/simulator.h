@@ -52,9 +52,11 @@ struct SimConfig {
   // semaphore). A request's send time (TTFT/E2EL origin) is when it gets a
   // slot. 0 = no cap.
   int64_t concurrency = 0;
-  // Prefix caching (sim/rank_cache.h): every prefill-capable rank keeps a
-  // cache of content blocks of prefix_block_tokens tokens (a multiple of
-  // page_size), identified by `content`. Off when false or content is empty.
+  // Content identity of the requests (empty when the workload has none):
+  // blocks of prefix_block_tokens tokens. With prefix_cache, every
+  // prefill-capable rank keeps a cache of them (sim/rank_cache.h; the block
+  // size must be a multiple of page_size); the cache_aware router follows
+  // them either way.
   bool prefix_cache = false;
   int64_t prefix_block_tokens = 0;
   ContentFn content;

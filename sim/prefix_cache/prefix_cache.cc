@@ -41,6 +41,18 @@ Match PrefixCache::Lookup(std::span<const int64_t> blocks, int64_t max_blocks) {
   return m;
 }
 
+int64_t PrefixCache::MatchLength(std::span<const int64_t> blocks) const {
+  int32_t node = kRoot;
+  int64_t n = 0;
+  for (int64_t b : blocks) {
+    auto it = child_.find({node, b});
+    if (it == child_.end()) break;
+    node = it->second;
+    ++n;
+  }
+  return n;
+}
+
 void PrefixCache::Lock(int32_t node) {
   for (int32_t n = node; n != kRoot; n = nodes_[n].parent) {
     if (nodes_[n].refs++ == 0) --unreferenced_nodes_;

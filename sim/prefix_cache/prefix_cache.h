@@ -65,6 +65,9 @@ class PrefixCache {
   // The longest cached prefix of blocks[0, max_blocks). Touches the matched
   // path (it becomes most recently used).
   Match Lookup(std::span<const int64_t> blocks, int64_t max_blocks);
+  // Blocks of the longest cached prefix of `blocks`, without touching it (a
+  // router's look, not a use).
+  int64_t MatchLength(std::span<const int64_t> blocks) const;
   // +1 / -1 reference on every node from `node` to the root.
   void Lock(int32_t node);
   void Unlock(int32_t node);

@@ -61,7 +61,7 @@ Status ReadStarts(JsonObject& w, Starts* s) {
 Status LoadSessions(JsonObject& w, const std::string& dir, Workload* out) {
   Starts starts;
   CAPPLAN_RETURN_IF_ERROR(ReadStarts(w, &starts));
-  int64_t num_sessions = 0, system_tokens = 0, block_tokens = 16;
+  int64_t num_sessions = 0, system_tokens = 0, block_tokens = 64;
   double think_s = 0;
   CAPPLAN_RETURN_IF_ERROR(w.Get("num_sessions", &num_sessions, true));
   CAPPLAN_RETURN_IF_ERROR(w.CheckRange("num_sessions", static_cast<double>(num_sessions), 1, 1e7));
@@ -72,6 +72,13 @@ Status LoadSessions(JsonObject& w, const std::string& dir, Workload* out) {
   CAPPLAN_RETURN_IF_ERROR(w.CheckRange("think_time_s", think_s, 0, 1e6));
   CAPPLAN_RETURN_IF_ERROR(w.Get("block_tokens", &block_tokens));
   CAPPLAN_RETURN_IF_ERROR(w.CheckRange("block_tokens", static_cast<double>(block_tokens), 1, 4096));
+  // An optional cap on the requests of the run (all kinds take one): the
+  // sessions are generated in order and cut after this many requests.
+  int64_t cap = kMaxRequests;
+  if (w.Has("num_requests")) {
+    CAPPLAN_RETURN_IF_ERROR(w.Get("num_requests", &cap));
+    CAPPLAN_RETURN_IF_ERROR(w.CheckRange("num_requests", static_cast<double>(cap), 1, 1e8));
+  }
   SessionDists d;
   CAPPLAN_RETURN_IF_ERROR(ReadDists(w, dir, &d));
 
@@ -80,11 +87,11 @@ Status LoadSessions(JsonObject& w, const std::string& dir, Workload* out) {
   WorkloadRng out_rng(out->seed, kOutputLengthStream);
   std::vector<int64_t> first_of, last_of;  // per session: its first and last request
   const int64_t think_ns = std::llround(think_s * 1e9);
-  for (int64_t s = 0; s < num_sessions; ++s) {
+  for (int64_t s = 0; s < num_sessions && std::ssize(out->requests) < cap; ++s) {
     const int64_t turns = d.turns->Sample(turns_rng);
     int64_t history = system_tokens;
     first_of.push_back(static_cast<int64_t>(out->requests.size()));
-    for (int64_t k = 0; k < turns; ++k) {
+    for (int64_t k = 0; k < turns && std::ssize(out->requests) < cap; ++k) {
       const int64_t id = static_cast<int64_t>(out->requests.size());
       if (id >= kMaxRequests) {
         return w.Error("num_sessions", "the sessions add up to more than 1e8 requests");
@@ -102,16 +109,17 @@ Status LoadSessions(JsonObject& w, const std::string& dir, Workload* out) {
     }
     last_of.push_back(static_cast<int64_t>(out->requests.size()) - 1);
   }
+  const int64_t generated = std::ssize(first_of);
   if (starts.concurrent > 0) {
     // Session s >= N starts when session s - N's last turn completes.
-    for (int64_t s = starts.concurrent; s < num_sessions; ++s) {
+    for (int64_t s = starts.concurrent; s < generated; ++s) {
       out->after[static_cast<size_t>(first_of[s])] = last_of[s - starts.concurrent];
     }
   } else {
     WorkloadRng arrival_rng(out->seed, kArrivalStream);
     const std::vector<int64_t> arrivals =
-        OpenLoopArrivalsNs(num_sessions, starts.rate, 1.0, ArrivalConvention::kSglang, arrival_rng);
-    for (int64_t s = 0; s < num_sessions; ++s) {
+        OpenLoopArrivalsNs(generated, starts.rate, 1.0, ArrivalConvention::kSglang, arrival_rng);
+    for (int64_t s = 0; s < generated; ++s) {
       out->requests[static_cast<size_t>(first_of[s])].arrival_ns = arrivals[s];
     }
   }

@@ -261,3 +261,36 @@ TEST(SimServingPool, FullPoolEvictsCacheBeforeRetracting) {
 
 }  // namespace
 }  // namespace capplan
+
+namespace capplan {
+namespace {
+
+// Two replicas; requests 2 and 3 repeat the prefixes of requests 1 and 0.
+// Round robin alternates blindly; cache_aware sends each repeated prefix to
+// the replica that saw it.
+TEST(SimServingPool, CacheAwareRouterSendsARepeatedPrefixToTheSameReplica) {
+  const std::vector<SimRequestSpec> specs = {
+      {0, 0, 64, 2, false}, {1, 1, 64, 2, false}, {2, 2, 64, 2, false}, {3, 3, 64, 2, false}};
+  const std::vector<std::vector<int64_t>> ids = {{1, 2, 3, 4}, {5, 6, 7, 8}, {5, 6, 7, 9},
+                                                 {1, 2, 3, 9}};
+  for (const char* router : {"round_robin", "cache_aware"}) {
+    SCOPED_TRACE(router);
+    SimConfig c = CachedPool(10000, ids);
+    c.concurrency = 0;
+    c.replicas = 2;
+    c.router = router;
+    const SimResult r = RunPool(c, specs);
+    EXPECT_EQ(r.requests[0].instance, 0);
+    EXPECT_EQ(r.requests[1].instance, 1);
+    if (std::string(router) == "cache_aware") {
+      EXPECT_EQ(r.requests[2].instance, 1);
+      EXPECT_EQ(r.requests[3].instance, 0);
+    } else {
+      EXPECT_EQ(r.requests[2].instance, 0);
+      EXPECT_EQ(r.requests[3].instance, 1);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace capplan

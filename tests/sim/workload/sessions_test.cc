@@ -12,7 +12,8 @@ namespace {
 constexpr char kTwoSessions[] = R"({"kind": "sessions", "sessions": 1, "num_sessions": 2,
     "turns": {"dist": "fixed", "value": 3}, "system_prompt_tokens": 100,
     "user_tokens": {"dist": "fixed", "value": 10},
-    "output_tokens": {"dist": "fixed", "value": 5}, "think_time_s": 0.5, "seed": 3})";
+    "output_tokens": {"dist": "fixed", "value": 5}, "think_time_s": 0.5, "block_tokens": 16,
+    "seed": 3})";
 
 TEST(SessionsTest, TurnsResendTheHistory) {
   auto w = LoadFromText(kTwoSessions);
@@ -52,6 +53,16 @@ TEST(SessionsTest, ContentBlocksShareSystemPromptAndHistory) {
   ContentBlocks(*w, 0, (110 + 5) / 16, &t0);
   ContentBlocks(*w, 1, (110 + 5) / 16, &t1);
   EXPECT_EQ(t0, t1);
+}
+
+TEST(SessionsTest, NumRequestsCutsTheSessionsInOrder) {
+  std::string s = kTwoSessions;
+  s.replace(s.find("\"seed\": 3"), 9, "\"seed\": 3, \"num_requests\": 4");
+  auto w = LoadFromText(s);
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  ASSERT_EQ(w->requests.size(), 4u);
+  EXPECT_EQ(w->after, (std::vector<int64_t>{-1, 0, 1, 2}));
+  EXPECT_EQ(w->requests[3].input_tokens, 110);  // session 1's first turn
 }
 
 TEST(SessionsTest, OpenSessionsArriveAtRate) {
