@@ -3,6 +3,7 @@
 #include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <set>
 
 #include "hw/op_pricing.h"
@@ -111,22 +112,28 @@ CurveFit FitCurve(const std::vector<const FitPoint*>& pts, bool memory, double h
   f.lo = 1e300, f.hi = 0;
   for (const FitPoint* p : pts) {
     const double x = memory ? p->bytes : p->x;
+    const double ceil = p->hbm > 0 ? p->hbm : hbm;
     xs.insert(x);
     f.lo = std::min(f.lo, x);
     f.hi = std::max(f.hi, x);
     if (memory) {
-      rows.push_back({p->bytes / hbm, 1.0 / hbm, p->t_s});
+      rows.push_back({p->bytes / ceil, 1.0 / ceil, p->t_s});
     } else {
       rows.push_back({p->flops / p->rate, p->flops / (p->rate * x), p->t_s});
     }
   }
   double a = 0, b = 0;
-  const bool one_shape = xs.size() < 2;
+  // Shapes within a factor 1.5 of each other cannot separate the saturated
+  // rate from the half-saturation point: the second parameter would fit
+  // measurement noise.
+  const bool one_shape = xs.size() < 2 || f.hi < 1.5 * f.lo;
   if (!SolveLinear(rows, one_shape ? base.half : -1.0, &a, &b)) {
     f.note = "least squares found no positive solution; kept from the base profile";
     return f;
   }
-  if (one_shape) f.note = "one distinct shape: half-saturation held at the base profile's";
+  if (one_shape) {
+    f.note = "shapes within 1.5x of each other: half-saturation held at the base profile's";
+  }
   f.fitted = true;
   f.max = 1.0 / a;
   f.half = b / a;
@@ -149,6 +156,7 @@ EfficiencyCurve AsCurve(const CurveFit& f, const EfficiencyCurve& base) {
 }
 
 double TermSeconds(const FitPoint& p, const EfficiencyCurve& c, bool memory, double hbm) {
+  if (p.hbm > 0) hbm = p.hbm;
   if (memory) return p.bytes > 0 ? p.bytes / (hbm * c.At(p.bytes)) : 0;
   return p.flops > 0 ? p.flops / (p.rate * c.At(p.x)) : 0;
 }
@@ -308,7 +316,78 @@ std::string Classify(const MeasuredKernel& k, const HardwareProfile& p, FitPoint
 
 }  // namespace
 
-Result<CalibrationFit> FitMeasurements(const MeasurementSet& set, const HardwareProfile& base) {
+namespace {
+
+std::string Pct(double v) {
+  char b[32];
+  std::snprintf(b, sizeof(b), "%.3g", v);
+  return b;
+}
+
+// All-reduce bus bandwidth from ring records (nccl-tests busbw, a range or a
+// value): the midpoint as a fraction of the record GPU's NVLink rate, the
+// median over records. NVLS records are reported, not fitted: the cost
+// model prices a ring all-reduce at every GPU count.
+void FitAllReduce(const MeasurementSet& set, const std::vector<int>& records,
+                  const std::vector<const HardwareProfile*>& gpu_of, CalibrationFit* out) {
+  std::vector<double> fr;
+  std::string how;
+  for (int i : records) {
+    const MeasuredKernel& k = set.records[i];
+    const double mid = 0.5 * (k.bus_bandwidth_lo + k.bus_bandwidth_hi);
+    const double nvlink = gpu_of[i]->nvlink_bytes_per_s;
+    if (k.kernel != "nccl_all_reduce" || k.variant != "ring") {
+      out->unused.push_back(
+          {i, k.variant + " " + k.kernel + " bus bandwidth " + Pct(mid / 1e9) + " GB/s at " +
+                  std::to_string(k.Shape("gpus_min")) + "-" +
+                  std::to_string(k.Shape("gpus_max")) + " GPUs (" + Pct(mid / nvlink) +
+                  " of NVLink): reported only; the cost model prices a ring all-reduce "
+                  "at every GPU count (no NVLS path)"});
+      continue;
+    }
+    fr.push_back(mid / nvlink);
+    ++out->used_per_source[k.source];
+    how += (how.empty() ? "" : "; ") + Pct(mid / 1e9) + " GB/s ring busbw at " +
+           std::to_string(k.Shape("gpus_min")) + "-" + std::to_string(k.Shape("gpus_max")) +
+           " " + set.sources[k.source].gpu_model + " = " + Pct(mid / nvlink) + " of " +
+           Pct(nvlink / 1e9) + " GB/s NVLink";
+  }
+  if (fr.empty()) return;
+  out->all_reduce.fitted = true;
+  out->all_reduce.fraction = Quantile(fr, 0.5);
+  out->all_reduce.points = static_cast<int>(fr.size());
+  out->all_reduce.how = how;
+}
+
+// W4A16 experts: no public grouped W4A16 kernel figure exists, so the
+// grouped curve is the 16-bit grouped one times the dequant factor the
+// dense W4A16 records show against 16-bit GEMMs of the same shapes
+// (memory max of gemm_int4 / gemm_bf16, both fitted).
+void DeriveGroupedInt4(const HardwareProfile& base, CalibrationFit* out) {
+  auto i4 = out->classes.find("gemm_int4");
+  auto b16 = out->classes.find("gemm_bf16");
+  if (i4 == out->classes.end() || b16 == out->classes.end() || !i4->second.memory.fitted ||
+      !b16->second.memory.fitted) {
+    return;
+  }
+  const double factor = i4->second.memory.max / b16->second.memory.max;
+  DerivedClass d;
+  d.key = "grouped_gemm_int4";
+  d.efficiency = base.efficiency.at("grouped_gemm");
+  d.efficiency.memory.max = std::min(1.0, d.efficiency.memory.max * factor);
+  d.how = "derived: grouped_gemm's curve with its memory max x " + Pct(factor) +
+          ", the W4A16 dequant factor (gemm_int4 memory max " + Pct(i4->second.memory.max) +
+          " / gemm_bf16 " + Pct(b16->second.memory.max) +
+          ", fitted from W4A16 and 16-bit GEMMs of the same shapes); no public grouped "
+          "W4A16 kernel figure; compute curve as grouped_gemm's at the 16-bit rate / (1 + "
+          "int4_dequant_compute_overhead)";
+  out->derived.push_back(d);
+}
+
+}  // namespace
+
+Result<CalibrationFit> FitMeasurements(const MeasurementSet& set, const HardwareProfile& base,
+                                       const CeilingProfiles& ceilings) {
   if (!base.has_cost_model) {
     return Status::Invalid(base.path + ": base profile has no cost-model parameters to refit");
   }
@@ -320,22 +399,28 @@ Result<CalibrationFit> FitMeasurements(const MeasurementSet& set, const Hardware
   std::map<std::string, std::vector<FitPoint>> by_class;
   std::vector<double> launch;
   std::vector<std::pair<double, double>> graph;  // nodes, seconds
+  std::vector<int> bus;
+  std::vector<const HardwareProfile*> gpu_of(set.records.size(), &base);
   for (size_t i = 0; i < set.records.size(); ++i) {
     const MeasuredKernel& k = set.records[i];
     const MeasurementSource& src = set.sources[k.source];
     if (src.is_public && src.gpu_model != base_gpu) {
-      out.unused.push_back(
-          {static_cast<int>(i), "public " + src.gpu_model + " record: informs " +
-                                    (base_gpu.empty() ? base.gpu : base_gpu) +
-                                    " efficiency only as a fraction of the " + src.gpu_model +
-                                    "'s own peak (same SM90 generation); that needs the " +
-                                    src.gpu_model + " profile's ceilings, not fitted yet"});
-      continue;
+      auto c = ceilings.find(src.gpu_model);
+      if (c == ceilings.end() || c->second.profile == nullptr ||
+          !c->second.profile->has_cost_model) {
+        out.unused.push_back(
+            {static_cast<int>(i),
+             "public " + src.gpu_model + " record: informs " +
+                 (base_gpu.empty() ? base.gpu : base_gpu) +
+                 " efficiency only as a fraction of the " + src.gpu_model +
+                 "'s own peak (same SM90 generation); no profile with the " + src.gpu_model +
+                 "'s ceilings was given"});
+        continue;
+      }
+      gpu_of[i] = c->second.profile;
     }
     if (k.timing == KernelTiming::kBusBandwidth) {
-      out.unused.push_back({static_cast<int>(i),
-                            "bus bandwidth record: collectives are not fitted yet (the profile "
-                            "keeps them)"});
+      bus.push_back(static_cast<int>(i));
       continue;
     }
     ++out.used_per_source[k.source];  // undone below when not usable
@@ -357,8 +442,11 @@ Result<CalibrationFit> FitMeasurements(const MeasurementSet& set, const Hardware
     fp.flops = k.flops;
     fp.bytes = k.bytes;
     fp.record = static_cast<int>(i);
+    fp.hbm = gpu_of[i]->hbm_bytes_per_s;
+    fp.gpu_model = src.gpu_model;
     std::string why;
-    const std::string key = Classify(k, base, &fp, &why);
+    // Classified on its own GPU's profile: the FLOP rate is that GPU's.
+    const std::string key = Classify(k, *gpu_of[i], &fp, &why);
     if (key.empty()) {
       --out.used_per_source[k.source];
       out.unused.push_back({static_cast<int>(i), why});
@@ -369,6 +457,15 @@ Result<CalibrationFit> FitMeasurements(const MeasurementSet& set, const Hardware
       out.unused.push_back({static_cast<int>(i), "neither bytes nor flops: nothing to price"});
       continue;
     }
+    if (gpu_of[i] != &base) {
+      const HardwareProfile& g = *gpu_of[i];
+      out.cross_gpu[src.gpu_model] =
+          src.gpu_model + " records enter as fractions of " + g.name + "'s ceilings (HBM " +
+          Pct(g.hbm_bytes_per_s / 1e12) + " TB/s, BF16 " + Pct(g.bf16_flops_per_s / 1e12) +
+          ", FP8 " + Pct(g.fp8_flops_per_s / 1e12) + " TFLOP/s), never as " + base_gpu +
+          " times (same SM90 generation)" +
+          (ceilings.at(src.gpu_model).note.empty() ? "" : "; " + ceilings.at(src.gpu_model).note);
+    }
     by_class[key].push_back(fp);
   }
   for (const auto& [key, pts] : by_class) {
@@ -376,6 +473,8 @@ Result<CalibrationFit> FitMeasurements(const MeasurementSet& set, const Hardware
     if (it == base.efficiency.end()) return Status::Internal("no base curve for " + key);
     out.classes[key] = FitClass(key, pts, it->second, base.hbm_bytes_per_s);
   }
+  DeriveGroupedInt4(base, &out);
+  FitAllReduce(set, bus, gpu_of, &out);
   OverheadFit& o = out.overheads;
   if (!launch.empty()) {
     o.kernel_launch = true;
@@ -401,7 +500,8 @@ Result<CalibrationFit> FitMeasurements(const MeasurementSet& set, const Hardware
   for (size_t i = 0; i < set.steps.size(); ++i) {
     out.unused_steps.push_back(
         {static_cast<int>(i), "step record (" + set.steps[i].step +
-                                  "): per-step fixed costs are not fitted from step records yet"});
+                                  "): per-step fixed costs are fitted from the step cases "
+                                  "(capplan calibrate --public, calibrate/step_fit.h)"});
   }
   if (out.classes.empty() && !o.kernel_launch && !o.graph && !any_public) {
     return Status::Invalid("calibrate: no record could be used for any fit (" +

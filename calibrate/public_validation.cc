@@ -10,6 +10,7 @@
 #include "calibrate/measurements.h"
 #include "common/data_path.h"
 #include "common/json_util.h"
+#include "hw/profile.h"
 #include "sim/prepared_run.h"
 #include "sim/scenario.h"
 #include "sim/simulate.h"
@@ -103,7 +104,7 @@ std::string MissingData(const nlohmann::json& doc) {
 }
 
 Status ReadRow(const nlohmann::json& j, const Case& c, const nlohmann::json& scenario, int index,
-               CaseRow* row) {
+               const PublicValidationOptions& opt, CaseRow* row) {
   row->pointer = "/rows/" + std::to_string(index);
   JsonObject r(j, c.path, row->pointer);
   CAPPLAN_RETURN_IF_ERROR(r.CheckObject());
@@ -149,6 +150,12 @@ Status ReadRow(const nlohmann::json& j, const Case& c, const nlohmann::json& sce
   std::stable_sort(row->measured.begin(), row->measured.end(),
                    [&](const auto& a, const auto& b) { return rank(a.first) < rank(b.first); });
   CAPPLAN_RETURN_IF_ERROR(r.Finish());
+  if (!opt.hardware_files.empty()) {
+    const std::string hw =
+        doc.contains("hardware") && doc["hardware"].is_string() ? doc["hardware"] : "h200-sxm";
+    auto f = opt.hardware_files.find(hw);
+    if (f != opt.hardware_files.end()) doc["hardware"] = f->second;
+  }
   // Parsed even when the row is skipped (parsing loads neither card nor
   // profile), so a case waiting for its profile is still checked now.
   auto sc = ParseScenario(doc, c.path);
@@ -158,7 +165,7 @@ Status ReadRow(const nlohmann::json& j, const Case& c, const nlohmann::json& sce
   return Status::Ok();
 }
 
-Result<Case> ReadCase(const std::string& path) {
+Result<Case> ReadCase(const std::string& path, const PublicValidationOptions& opt) {
   CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json doc, ReadJsonFile(path));
   Case c;
   c.path = path;
@@ -194,7 +201,7 @@ Result<Case> ReadCase(const std::string& path) {
   CAPPLAN_RETURN_IF_ERROR(root.Finish());
   for (size_t i = 0; i < rows->size(); ++i) {
     CaseRow row;
-    CAPPLAN_RETURN_IF_ERROR(ReadRow((*rows)[i], c, *scenario, static_cast<int>(i), &row));
+    CAPPLAN_RETURN_IF_ERROR(ReadRow((*rows)[i], c, *scenario, static_cast<int>(i), opt, &row));
     c.rows.push_back(std::move(row));
   }
   return c;
@@ -269,7 +276,8 @@ std::string ClassLine(const std::string& cls, const PublicClassSummary& s) {
 
 }  // namespace
 
-Result<PublicValidation> RunPublicValidation(const std::string& cases_dir) {
+Result<PublicValidation> RunPublicValidation(const std::string& cases_dir,
+                                             const PublicValidationOptions& options) {
   PublicValidation v;
   v.cases_dir = cases_dir;
   std::error_code ec;
@@ -284,10 +292,11 @@ Result<PublicValidation> RunPublicValidation(const std::string& cases_dir) {
   // Read and check every case before running any: a bad file fails fast.
   std::vector<Case> cases;
   for (const std::string& f : v.case_files) {
-    CAPPLAN_ASSIGN_OR_RETURN(Case c, ReadCase(f));
+    CAPPLAN_ASSIGN_OR_RETURN(Case c, ReadCase(f, options));
     cases.push_back(std::move(c));
   }
   for (const Case& c : cases) {
+    if (!options.only_class.empty() && c.cls != options.only_class) continue;
     PublicClassSummary& cls = v.classes[c.cls];
     for (const CaseRow& row : c.rows) {
       std::vector<double> pred;
@@ -462,7 +471,7 @@ double Quantile(std::vector<double> v, double q) {
 
 }  // namespace
 
-nlohmann::json PredictionIntervalsJson(const PublicValidation& v) {
+Result<nlohmann::json> PredictionIntervalsJson(const PublicValidation& v) {
   struct Group {
     const char* name;
     std::vector<std::pair<std::string, std::string>> rows;  // class, metric
@@ -477,7 +486,8 @@ nlohmann::json PredictionIntervalsJson(const PublicValidation& v) {
   out["method"] =
       "empirical p10 and p90 of log(measured / predicted) over the public validation rows of "
       "each group (linear interpolation between order statistics); a prediction p is reported "
-      "with [p x ratio_lo, p x ratio_hi]. Not widened for shapes outside the validated range.";
+      "with [p x ratio_lo, p x ratio_hi]; a run that prices an op outside a curve's valid "
+      "range gets [p x ratio_lo / widen, p x ratio_hi x widen] (out_of_range).";
   out["generated_by"] = "capplan validate --public --intervals-out validation/intervals.json";
   nlohmann::json gs = nlohmann::json::object();
   for (const Group& g : groups) {
@@ -496,6 +506,24 @@ nlohmann::json PredictionIntervalsJson(const PublicValidation& v) {
                   {"ratio_hi", std::exp(Quantile(logs, 0.9))}};
   }
   out["groups"] = gs;
+  double worst = 0;
+  std::string where;
+  for (const std::string& name : ShippedProfileNames()) {
+    CAPPLAN_ASSIGN_OR_RETURN(HardwareProfile p, LoadHardwareProfile(name));
+    for (const auto& [cls, eff] : p.efficiency) {
+      for (const EfficiencyCurve* c : {&eff.compute, &eff.memory}) {
+        if (c->fit_points > 0 && c->loo_p90_rel_err > worst) {
+          worst = c->loo_p90_rel_err;
+          where = name + " " + cls;
+        }
+      }
+    }
+  }
+  out["out_of_range"] = {
+      {"widen", 1 + worst},
+      {"method", "1 + the largest leave-one-out p90 relative time error of a fitted efficiency "
+                 "class in the shipped profiles (" +
+                     (where.empty() ? std::string("none fitted") : where) + ")"}};
   return out;
 }
 
