@@ -195,6 +195,21 @@ std::string FitReportMarkdown(const HardwareProfile& base, const CalibrationFit&
       os << c->note << " |\n";
     }
   }
+  for (const DerivedClass& d : fit.derived) {
+    os << "| " << d.key << " | memory | - | " << Fmt(d.efficiency.memory.max) << " ("
+       << Fmt(base.efficiency.at(d.key).memory.max) << ") | " << Fmt(d.efficiency.memory.half)
+       << " | - | - | - | " << d.how << " |\n";
+  }
+  if (!fit.cross_gpu.empty()) {
+    os << "\nCross-GPU records:\n\n";
+    for (const auto& [gpu, how] : fit.cross_gpu) os << "- " << how << "\n";
+  }
+  if (fit.all_reduce.fitted) {
+    os << "\nAll-reduce bus bandwidth: " << Fmt(fit.all_reduce.fraction) << " x NVLink = "
+       << Fmt(fit.all_reduce.fraction * base.nvlink_bytes_per_s / 1e9) << " GB/s (was "
+       << Fmt(base.all_reduce.bus_bandwidth_bytes_per_s / 1e9) << "): " << fit.all_reduce.how
+       << ".\n";
+  }
   const OverheadFit& o = fit.overheads;
   os << "\nOverheads: kernel_launch_s "
      << (o.kernel_launch ? Fmt(o.kernel_launch_s) + " (fitted)" : "kept") << ", graph_launch_s "
@@ -202,11 +217,12 @@ std::string FitReportMarkdown(const HardwareProfile& base, const CalibrationFit&
      << (o.graph ? Fmt(o.graph_node_s) + " (fitted)" : "kept") << ". " << o.note << "\n";
   // What no measurement class can move: every priced parameter of the base
   // profile except the efficiency curves and the launch overheads above.
-  os << "\nProfile parameters the simulator reads that no measurement class fits "
-        "(they keep their provenance):\n\n";
+  os << "\nProfile parameters the simulator reads that no kernel record fits (they keep "
+        "their provenance; with --public the step cases fit the per-step ones, below):\n\n";
   for (const auto& [key, provenance] : base.provenance) {
     if (key.rfind("efficiency.", 0) == 0 || key == "overheads.kernel_launch_s" ||
-        key == "overheads.graph_launch_s" || key == "overheads.graph_node_s") {
+        key == "overheads.graph_launch_s" || key == "overheads.graph_node_s" ||
+        (fit.all_reduce.fitted && key == "collectives.all_reduce.bus_bandwidth_bytes_per_s")) {
       continue;
     }
     os << "- `" << key << "`\n";
