@@ -324,6 +324,12 @@ std::string Pct(double v) {
   return b;
 }
 
+std::string Num4(double v) {
+  char b[32];
+  std::snprintf(b, sizeof(b), "%.4g", v);
+  return b;
+}
+
 // All-reduce bus bandwidth from ring records (nccl-tests busbw, a range or a
 // value): the midpoint as a fraction of the record GPU's NVLink rate, the
 // median over records. NVLS records are reported, not fitted: the cost
@@ -339,17 +345,18 @@ void FitAllReduce(const MeasurementSet& set, const std::vector<int>& records,
     if (k.kernel != "nccl_all_reduce" || k.variant != "ring") {
       out->unused.push_back(
           {i, k.variant + " " + k.kernel + " bus bandwidth " + Pct(mid / 1e9) + " GB/s at " +
-                  std::to_string(k.Shape("gpus_min")) + "-" +
-                  std::to_string(k.Shape("gpus_max")) + " GPUs (" + Pct(mid / nvlink) +
+                  std::to_string(k.Shape("gpus_min")) + "-" + std::to_string(k.Shape("gpus_max")) +
+                  " GPUs (" + Pct(mid / nvlink) +
                   " of NVLink): reported only; the cost model prices a ring all-reduce "
                   "at every GPU count (no NVLS path)"});
       continue;
     }
     fr.push_back(mid / nvlink);
+    out->all_reduce.records.push_back(i);
     ++out->used_per_source[k.source];
     how += (how.empty() ? "" : "; ") + Pct(mid / 1e9) + " GB/s ring busbw at " +
-           std::to_string(k.Shape("gpus_min")) + "-" + std::to_string(k.Shape("gpus_max")) +
-           " " + set.sources[k.source].gpu_model + " = " + Pct(mid / nvlink) + " of " +
+           std::to_string(k.Shape("gpus_min")) + "-" + std::to_string(k.Shape("gpus_max")) + " " +
+           set.sources[k.source].gpu_model + " = " + Pct(mid / nvlink) + " of " +
            Pct(nvlink / 1e9) + " GB/s NVLink";
   }
   if (fr.empty()) return;
@@ -409,12 +416,11 @@ Result<CalibrationFit> FitMeasurements(const MeasurementSet& set, const Hardware
       if (c == ceilings.end() || c->second.profile == nullptr ||
           !c->second.profile->has_cost_model) {
         out.unused.push_back(
-            {static_cast<int>(i),
-             "public " + src.gpu_model + " record: informs " +
-                 (base_gpu.empty() ? base.gpu : base_gpu) +
-                 " efficiency only as a fraction of the " + src.gpu_model +
-                 "'s own peak (same SM90 generation); no profile with the " + src.gpu_model +
-                 "'s ceilings was given"});
+            {static_cast<int>(i), "public " + src.gpu_model + " record: informs " +
+                                      (base_gpu.empty() ? base.gpu : base_gpu) +
+                                      " efficiency only as a fraction of the " + src.gpu_model +
+                                      "'s own peak (same SM90 generation); no profile with the " +
+                                      src.gpu_model + "'s ceilings was given"});
         continue;
       }
       gpu_of[i] = c->second.profile;
@@ -461,8 +467,8 @@ Result<CalibrationFit> FitMeasurements(const MeasurementSet& set, const Hardware
       const HardwareProfile& g = *gpu_of[i];
       out.cross_gpu[src.gpu_model] =
           src.gpu_model + " records enter as fractions of " + g.name + "'s ceilings (HBM " +
-          Pct(g.hbm_bytes_per_s / 1e12) + " TB/s, BF16 " + Pct(g.bf16_flops_per_s / 1e12) +
-          ", FP8 " + Pct(g.fp8_flops_per_s / 1e12) + " TFLOP/s), never as " + base_gpu +
+          Num4(g.hbm_bytes_per_s / 1e12) + " TB/s, BF16 " + Num4(g.bf16_flops_per_s / 1e12) +
+          ", FP8 " + Num4(g.fp8_flops_per_s / 1e12) + " TFLOP/s), never as " + base_gpu +
           " times (same SM90 generation)" +
           (ceilings.at(src.gpu_model).note.empty() ? "" : "; " + ceilings.at(src.gpu_model).note);
     }

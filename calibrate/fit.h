@@ -95,6 +95,7 @@ struct CollectiveFit {
   bool fitted = false;
   double fraction = 0;  // of nvlink_bytes_per_s
   int points = 0;
+  std::vector<int> records;  // indices into MeasurementSet::records
   std::string how;
 };
 

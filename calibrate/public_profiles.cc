@@ -53,11 +53,18 @@ Result<PublicProfiles> FitPublicProfiles(const std::string& base_dir,
   PublicProfiles out;
   CAPPLAN_ASSIGN_OR_RETURN(std::vector<std::string> files, JsonFiles(measurements_dir));
   CAPPLAN_ASSIGN_OR_RETURN(out.set, ReadMeasurements(files, ReadOptions{}));
+  // Provenance names files as the repository does, not as this checkout
+  // happens to be laid out: the generated profiles are the same everywhere.
+  for (MeasurementSource& s : out.set.sources) {
+    s.path = "calibrate/measurements/public/" +
+             std::filesystem::path(s.path).filename().string();
+  }
   CAPPLAN_ASSIGN_OR_RETURN(std::vector<std::string> base_files, JsonFiles(base_dir));
   std::map<std::string, nlohmann::json> base_docs;
   for (const std::string& f : base_files) {
     CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json doc, ReadJsonFile(f));
     CAPPLAN_ASSIGN_OR_RETURN(HardwareProfile p, ParseHardwareProfile(doc, f));
+    p.path = "calibrate/profiles/base/" + std::filesystem::path(f).filename().string();
     if (!p.has_cost_model) return Status::Invalid(f + ": /compute: a base needs the cost model");
     const std::string name = p.name;
     out.bases[name] = std::move(p);
@@ -76,9 +83,9 @@ Result<PublicProfiles> FitPublicProfiles(const std::string& base_dir,
     out.fits[name] = std::move(fit);
     out.docs[name] = std::move(doc);
   }
-  const std::string scratch = (std::filesystem::temp_directory_path() /
-                               ("capplan-step-fit-" + std::to_string(::getpid())))
-                                  .string();
+  const std::string scratch =
+      (std::filesystem::temp_directory_path() / ("capplan-step-fit-" + std::to_string(::getpid())))
+          .string();
   CAPPLAN_ASSIGN_OR_RETURN(out.step, FitStepOverheads(out.docs, cases_dir, scratch));
   ApplyStepFit(out.step, &out.docs);
   for (const auto& [name, doc] : out.docs) {

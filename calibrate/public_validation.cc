@@ -521,9 +521,10 @@ Result<nlohmann::json> PredictionIntervalsJson(const PublicValidation& v) {
   }
   out["out_of_range"] = {
       {"widen", 1 + worst},
-      {"method", "1 + the largest leave-one-out p90 relative time error of a fitted efficiency "
-                 "class in the shipped profiles (" +
-                     (where.empty() ? std::string("none fitted") : where) + ")"}};
+      {"method",
+       "1 + the largest leave-one-out p90 relative time error of a fitted efficiency "
+       "class in the shipped profiles (" +
+           (where.empty() ? std::string("none fitted") : where) + ")"}};
   return out;
 }
 

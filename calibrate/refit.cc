@@ -14,6 +14,25 @@ namespace {
 
 // "fitted by capplan calibrate from A (gpu ...), B (...)": names every file
 // a fitted record came from.
+// "fitted by capplan calibrate from ..." naming only the files whose
+// records are in `records` (indices into set.records).
+std::string FromRecords(const std::vector<int>& records, const MeasurementSet& set,
+                        const std::string& prefix) {
+  std::set<int> files;
+  for (int r : records) {
+    if (r >= 0) files.insert(set.records[r].source);
+  }
+  std::string s;
+  for (int f : files) s += (s.empty() ? "" : "; ") + set.sources[f].Describe();
+  return prefix + "fitted by capplan calibrate from " + s;
+}
+
+std::vector<int> RecordsOf(const std::vector<FitPoint>& points) {
+  std::vector<int> r;
+  for (const FitPoint& p : points) r.push_back(p.record);
+  return r;
+}
+
 std::string SourcesLine(const CalibrationFit& fit, const MeasurementSet& set) {
   std::string s;
   for (size_t i = 0; i < set.sources.size(); ++i) {
@@ -72,8 +91,7 @@ Result<nlohmann::json> ApplyFit(const nlohmann::json& base_doc, const std::strin
   for (size_t i = 0; i < set.sources.size(); ++i) {
     // Public files name a GPU model, possibly another one of the same
     // generation (fit.h); only a file measured here names the device.
-    if (i < fit.used_per_source.size() && fit.used_per_source[i] > 0 &&
-        !set.sources[i].is_public) {
+    if (i < fit.used_per_source.size() && fit.used_per_source[i] > 0 && !set.sources[i].is_public) {
       doc["gpu"] = set.sources[i].gpu;
       break;
     }
@@ -105,7 +123,8 @@ Result<nlohmann::json> ApplyFit(const nlohmann::json& base_doc, const std::strin
       // the simulator warns (and widens its prediction intervals).
       const double base_hi = j["valid"][1].get<double>();
       j["valid"] = {Round4(std::min(lo, c->lo)), std::max(Round4(std::max(hi, c->hi)), base_hi)};
-      std::string src = from + "; " + std::to_string(c->points) + " records bound by this term";
+      std::string src = FromRecords(RecordsOf(cf.points), set, Prefix(set)) + "; " +
+                        std::to_string(c->points) + " records bound by this term";
       src += CrossGpu(fit, cf.points);
       if (!c->note.empty()) src += "; " + c->note;
       j["provenance"] = {{"kind", "fitted"}, {"source", src}};
@@ -130,12 +149,14 @@ Result<nlohmann::json> ApplyFit(const nlohmann::json& base_doc, const std::strin
         {"value", Round4(fit.all_reduce.fraction * nvlink)},
         {"provenance",
          {{"kind", "fitted"},
-          {"source", from + "; " + Fmt(fit.all_reduce.fraction) +
+          {"source", FromRecords(fit.all_reduce.records, set, Prefix(set)) + "; " +
+                         Fmt(fit.all_reduce.fraction) +
                          " of this GPU's NVLink per direction, the median over " +
                          std::to_string(fit.all_reduce.points) + " ring records (" +
                          fit.all_reduce.how + ")" +
-                         (fit.cross_gpu.empty() ? "" : "; the fraction, not the rate, carries "
-                                                       "over between SM90 GPUs")}}}};
+                         (fit.cross_gpu.empty() ? ""
+                                                : "; the fraction, not the rate, carries "
+                                                  "over between SM90 GPUs")}}}};
   }
   const OverheadFit& o = fit.overheads;
   auto set_param = [&](const char* key, double v, const std::string& what) {
@@ -205,10 +226,10 @@ std::string FitReportMarkdown(const HardwareProfile& base, const CalibrationFit&
     for (const auto& [gpu, how] : fit.cross_gpu) os << "- " << how << "\n";
   }
   if (fit.all_reduce.fitted) {
-    os << "\nAll-reduce bus bandwidth: " << Fmt(fit.all_reduce.fraction) << " x NVLink = "
-       << Fmt(fit.all_reduce.fraction * base.nvlink_bytes_per_s / 1e9) << " GB/s (was "
-       << Fmt(base.all_reduce.bus_bandwidth_bytes_per_s / 1e9) << "): " << fit.all_reduce.how
-       << ".\n";
+    os << "\nAll-reduce bus bandwidth: " << Fmt(fit.all_reduce.fraction)
+       << " x NVLink = " << Fmt(fit.all_reduce.fraction * base.nvlink_bytes_per_s / 1e9)
+       << " GB/s (was " << Fmt(base.all_reduce.bus_bandwidth_bytes_per_s / 1e9)
+       << "): " << fit.all_reduce.how << ".\n";
   }
   const OverheadFit& o = fit.overheads;
   os << "\nOverheads: kernel_launch_s "

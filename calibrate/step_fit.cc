@@ -37,7 +37,8 @@ const ParamSpec kFitted[] = {
 };
 
 const ParamSpec kHeld[] = {
-    {"overheads.kernel_launch_s", "eager launch per kernel: every public step case runs CUDA graphs"},
+    {"overheads.kernel_launch_s",
+     "eager launch per kernel: every public step case runs CUDA graphs"},
     {"overheads.cpu_schedule_per_request_s",
      "hidden by overlapped scheduling (S1, S3) or confounded with the per-step CPU time in the "
      "one non-overlapped case (S2, always 8 requests)"},
@@ -95,8 +96,8 @@ std::vector<double> SolveNonNegative(const Eigen::MatrixXd& a, const Eigen::Vect
       rhs(i) = b(rows[i]);
       for (size_t j = 0; j < cols.size(); ++j) m(i, j) = a(rows[i], cols[j]);
     }
-    Eigen::VectorXd x = cols.empty() ? Eigen::VectorXd() : Eigen::VectorXd(
-                                                               m.colPivHouseholderQr().solve(rhs));
+    Eigen::VectorXd x =
+        cols.empty() ? Eigen::VectorXd() : Eigen::VectorXd(m.colPivHouseholderQr().solve(rhs));
     bool ok = true;
     for (int j = 0; j < x.size(); ++j) ok &= x(j) >= 0 && std::isfinite(x(j));
     if (!ok) continue;
@@ -130,79 +131,97 @@ std::string Pct(double v) {
 
 }  // namespace
 
-Result<StepFit> FitStepOverheads(const Docs& profiles, const std::string& cases_dir,
-                                 const std::string& scratch_dir) {
-  CAPPLAN_RETURN_IF_ERROR(MakeDirs(scratch_dir));
-  constexpr int kN = sizeof(kFitted) / sizeof(kFitted[0]);
+namespace {
+
+constexpr int kNumFitted = sizeof(kFitted) / sizeof(kFitted[0]);
+
+// The step rows as a linear model in the parameters: predictions at theta0
+// (p0), their sensitivities (jac) and the measured values.
+struct Linearized {
+  std::vector<double> theta0, p0, meas;
+  Eigen::MatrixXd jac;
+  PublicValidation v0;
+  // pred_i(theta) = p0_i + jac_i (theta - theta0).
+  double At(int i, const std::vector<double>& t) const {
+    double p = p0[i];
+    for (int j = 0; j < kNumFitted; ++j) p += jac(i, j) * (t[j] - theta0[j]);
+    return p;
+  }
+};
+
+Result<Linearized> Linearize(const Docs& profiles, const std::string& cases_dir,
+                             const std::string& scratch) {
+  Linearized l;
   // One value per parameter for every profile: fixed host and launch costs
   // of Hopper servers, fitted jointly on the H100 and H200 cases. The start
   // is the first profile's value.
-  std::vector<double> theta0(kN);
   const nlohmann::json& first = profiles.begin()->second;
-  for (int j = 0; j < kN; ++j) theta0[j] = first.at(Pointer(kFitted[j].path)).get<double>();
-  CAPPLAN_ASSIGN_OR_RETURN(PublicValidation v0,
-                           Evaluate(profiles, theta0, cases_dir, scratch_dir));
-  const std::vector<double> p0 = Predictions(v0);
-  const int rows = static_cast<int>(p0.size());
-  if (rows < kN + 1) {
+  for (const ParamSpec& p : kFitted) l.theta0.push_back(first.at(Pointer(p.path)).get<double>());
+  CAPPLAN_ASSIGN_OR_RETURN(l.v0, Evaluate(profiles, l.theta0, cases_dir, scratch));
+  l.p0 = Predictions(l.v0);
+  for (const auto& r : l.v0.rows) {
+    if (r.skipped.empty()) l.meas.push_back(r.measured);
+  }
+  const int rows = static_cast<int>(l.p0.size());
+  if (rows <= kNumFitted) {
     return Status::Invalid(cases_dir + ": " + std::to_string(rows) +
                            " step rows ran; the per-step fit needs more than " +
-                           std::to_string(kN));
+                           std::to_string(kNumFitted));
   }
   // Finite differences: the step is large enough to clear float noise and
   // small against a step; the prediction is linear in each parameter.
   constexpr double kDelta = 5e-5;
-  Eigen::MatrixXd jac(rows, kN);
-  for (int j = 0; j < kN; ++j) {
-    std::vector<double> t = theta0;
+  l.jac.resize(rows, kNumFitted);
+  for (int j = 0; j < kNumFitted; ++j) {
+    std::vector<double> t = l.theta0;
     t[j] += kDelta;
-    CAPPLAN_ASSIGN_OR_RETURN(PublicValidation vj, Evaluate(profiles, t, cases_dir, scratch_dir));
+    CAPPLAN_ASSIGN_OR_RETURN(PublicValidation vj, Evaluate(profiles, t, cases_dir, scratch));
     const std::vector<double> pj = Predictions(vj);
-    if (pj.size() != p0.size()) return Status::Internal("step rows changed between runs");
-    for (int i = 0; i < rows; ++i) jac(i, j) = (pj[i] - p0[i]) / kDelta;
+    if (pj.size() != l.p0.size()) return Status::Internal("step rows changed between runs");
+    for (int i = 0; i < rows; ++i) l.jac(i, j) = (pj[i] - l.p0[i]) / kDelta;
   }
-  // Relative residuals: pred_i / m_i - 1 = (p0_i + J_i (theta - theta0)) / m_i - 1.
-  std::vector<double> meas;
-  for (const auto& r : v0.rows) {
-    if (r.skipped.empty()) meas.push_back(r.measured);
-  }
-  Eigen::MatrixXd a(rows, kN);
+  return l;
+}
+
+}  // namespace
+
+Result<StepFit> FitStepOverheads(const Docs& profiles, const std::string& cases_dir,
+                                 const std::string& scratch_dir) {
+  CAPPLAN_RETURN_IF_ERROR(MakeDirs(scratch_dir));
+  CAPPLAN_ASSIGN_OR_RETURN(Linearized l, Linearize(profiles, cases_dir, scratch_dir));
+  const int rows = static_cast<int>(l.p0.size());
+  // Relative residuals pred_i / m_i - 1 as A theta - b.
+  Eigen::MatrixXd a(rows, kNumFitted);
   Eigen::VectorXd b(rows);
   for (int i = 0; i < rows; ++i) {
     double j0 = 0;
-    for (int j = 0; j < kN; ++j) {
-      a(i, j) = jac(i, j) / meas[i];
-      j0 += jac(i, j) * theta0[j];
+    for (int j = 0; j < kNumFitted; ++j) {
+      a(i, j) = l.jac(i, j) / l.meas[i];
+      j0 += l.jac(i, j) * l.theta0[j];
     }
-    b(i) = 1 - (p0[i] - j0) / meas[i];
+    b(i) = 1 - (l.p0[i] - j0) / l.meas[i];
   }
-  auto linear = [&](int i, const std::vector<double>& t) {
-    double p = p0[i];
-    for (int j = 0; j < kN; ++j) p += jac(i, j) * (t[j] - theta0[j]);
-    return p;
-  };
-  std::vector<bool> all(rows, true);
+  const std::vector<bool> all(rows, true);
   std::vector<double> theta = SolveNonNegative(a, b, all);
   for (double& t : theta) t = Round4(t);
   StepFit fit;
-  for (int j = 0; j < kN; ++j) {
-    fit.params.push_back({kFitted[j].path, theta0[j], theta[j], theta[j] == 0, kFitted[j].why});
+  for (int j = 0; j < kNumFitted; ++j) {
+    fit.params.push_back({kFitted[j].path, l.theta0[j], theta[j], theta[j] == 0, kFitted[j].why});
   }
   for (const ParamSpec& h : kHeld) fit.held.push_back(std::string(h.path) + ": " + h.why);
   CAPPLAN_ASSIGN_OR_RETURN(PublicValidation v1, Evaluate(profiles, theta, cases_dir, scratch_dir));
   const std::vector<double> p1 = Predictions(v1);
   std::vector<double> loo_err;
   int i = 0;
-  for (const auto& r : v0.rows) {
+  for (const auto& r : l.v0.rows) {
     if (!r.skipped.empty()) continue;
     std::vector<bool> use = all;
     use[i] = false;
-    const double loo = linear(i, SolveNonNegative(a, b, use));
-    StepFitRow row{r.case_name, "", r.label, r.metric, r.measured, p0[i], p1[i], loo};
-    fit.mape_before += std::fabs(p0[i] / r.measured - 1) / rows;
+    const double loo = l.At(i, SolveNonNegative(a, b, use));
+    fit.rows.push_back({r.case_name, r.label, r.metric, r.measured, l.p0[i], p1[i], loo});
+    fit.mape_before += std::fabs(l.p0[i] / r.measured - 1) / rows;
     fit.mape_after += std::fabs(p1[i] / r.measured - 1) / rows;
     loo_err.push_back(std::fabs(loo / r.measured - 1));
-    fit.rows.push_back(row);
     ++i;
   }
   fit.loo_median = Quantile(loo_err, 0.5);
@@ -245,7 +264,8 @@ std::string StepFitMarkdown(const StepFit& fit) {
        << (p.at_zero ? " (bound)" : "") << " | " << p.why << " |\n";
   }
   os << "\nHeld at the base profile's value:\n\n";
-  for (const auto& h : fit.held) os << "- `" << h.substr(0, h.find(':')) << "`" << h.substr(h.find(':')) << "\n";
+  for (const auto& h : fit.held)
+    os << "- `" << h.substr(0, h.find(':')) << "`" << h.substr(h.find(':')) << "\n";
   os << "\n| case | row | metric | measured | before | after | leave-one-out |\n"
         "|---|---|---|---|---|---|---|\n";
   char b[256];

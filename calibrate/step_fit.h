@@ -34,7 +34,7 @@
 namespace capplan {
 
 struct StepFitRow {
-  std::string case_name, profile, label, metric;
+  std::string case_name, label, metric;
   double measured = 0;
   double before = 0;  // predicted on the kernel-fitted profiles, base overheads
   double after = 0;   // predicted on the final profiles

@@ -56,7 +56,7 @@ OpPricing PriceOp(const OpPricingInput& op, const HardwareProfile& p) {
 
 const std::vector<std::string>& EfficiencyClasses() {
   static const std::vector<std::string> kClasses = {
-      "gemm_bf16",        "gemm_fp8",         "gemm_int4",         "grouped_gemm",
+      "gemm_bf16",         "gemm_fp8",         "gemm_int4",         "grouped_gemm",
       "grouped_gemm_int4", "attention_decode", "attention_prefill", "elementwise"};
   return kClasses;
 }

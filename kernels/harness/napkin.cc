@@ -20,7 +20,8 @@ double Ceilings::FlopsFor(const std::string& compute) const {
 Result<Ceilings> LoadCeilings(const std::string& path) {
   CAPPLAN_ASSIGN_OR_RETURN(HardwareProfile p, LoadHardwareProfile(path));
   if (!p.has_cost_model) {
-    return Status::Invalid(path + ": /compute: the profile has no compute ceilings "
+    return Status::Invalid(path +
+                           ": /compute: the profile has no compute ceilings "
                            "(calibrate/PROFILE.md)");
   }
   Ceilings c;
