@@ -268,13 +268,26 @@ std::string StepFitMarkdown(const StepFit& fit) {
     os << "- `" << h.substr(0, h.find(':')) << "`" << h.substr(h.find(':')) << "\n";
   os << "\n| case | row | metric | measured | before | after | leave-one-out |\n"
         "|---|---|---|---|---|---|---|\n";
-  char b[256];
+  char b[256], b4[32];
   for (const StepFitRow& r : fit.rows) {
     std::snprintf(b, sizeof(b), "| %.4g | %.4g (%+.1f%%) | %.4g (%+.1f%%) | %.4g (%+.1f%%) |\n",
                   r.measured, r.before, 100 * (r.before / r.measured - 1), r.after,
                   100 * (r.after / r.measured - 1), r.loo, 100 * (r.loo / r.measured - 1));
     os << "| " << r.case_name << " | " << r.label << " | " << r.metric << " " << b;
   }
+  // Per case (engine and version): where one per-step cost for every engine
+  // leaves a bias, it shows here.
+  std::map<std::string, std::pair<double, int>> bias;
+  for (const StepFitRow& r : fit.rows) {
+    bias[r.case_name].first += r.after / r.measured - 1;
+    ++bias[r.case_name].second;
+  }
+  os << "\nMean signed error after the fit, per case:";
+  for (const auto& [name, sum] : bias) {
+    std::snprintf(b4, sizeof(b4), " %+.1f%%", 100 * sum.first / sum.second);
+    os << (name == bias.begin()->first ? " " : "; ") << name << b4;
+  }
+  os << ".\n";
   os << "\nMean relative error " << Pct(fit.mape_before) << " before, " << Pct(fit.mape_after)
      << " after; leave-one-out median " << Pct(fit.loo_median) << ", p90 " << Pct(fit.loo_p90)
      << ".\n";
