@@ -10,7 +10,6 @@
 #include "calibrate/measurements.h"
 #include "common/data_path.h"
 #include "common/json_util.h"
-#include "hw/profile.h"
 #include "sim/prepared_run.h"
 #include "sim/scenario.h"
 #include "sim/simulate.h"
@@ -456,76 +455,6 @@ std::string PublicValidationMarkdown(const PublicValidation& v) {
     }
   }
   return os.str();
-}
-
-namespace {
-
-// Linear interpolation between order statistics (numpy's default).
-double Quantile(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  const double pos = q * static_cast<double>(v.size() - 1);
-  const size_t i = static_cast<size_t>(pos);
-  if (i + 1 >= v.size()) return v.back();
-  return v[i] + (pos - static_cast<double>(i)) * (v[i + 1] - v[i]);
-}
-
-}  // namespace
-
-Result<nlohmann::json> PredictionIntervalsJson(const PublicValidation& v) {
-  struct Group {
-    const char* name;
-    std::vector<std::pair<std::string, std::string>> rows;  // class, metric
-  };
-  const Group groups[] = {
-      {"output_throughput", {{"serving", "output_throughput"}}},
-      {"ttft", {{"serving", "mean_ttft_ms"}}},
-      {"tpot", {{"serving", "mean_itl_ms"}, {"step", "decode_step_ms"}, {"step", "mean_itl_ms"}}},
-  };
-  nlohmann::json out;
-  out["format"] = "capplan.prediction_intervals.v1";
-  out["method"] =
-      "empirical p10 and p90 of log(measured / predicted) over the public validation rows of "
-      "each group (linear interpolation between order statistics); a prediction p is reported "
-      "with [p x ratio_lo, p x ratio_hi]; a run that prices an op outside a curve's valid "
-      "range gets [p x ratio_lo / widen, p x ratio_hi x widen] (out_of_range).";
-  out["generated_by"] = "capplan validate --public --intervals-out validation/intervals.json";
-  nlohmann::json gs = nlohmann::json::object();
-  for (const Group& g : groups) {
-    std::vector<double> logs;
-    for (const PublicValidationRow& r : v.rows) {
-      if (!r.skipped.empty() || r.predicted <= 0 || r.measured <= 0) continue;
-      for (const auto& [cls, metric] : g.rows) {
-        if (r.case_class == cls && r.metric == metric) {
-          logs.push_back(std::log(r.measured / r.predicted));
-        }
-      }
-    }
-    if (logs.empty()) continue;
-    gs[g.name] = {{"rows", logs.size()},
-                  {"ratio_lo", std::exp(Quantile(logs, 0.1))},
-                  {"ratio_hi", std::exp(Quantile(logs, 0.9))}};
-  }
-  out["groups"] = gs;
-  double worst = 0;
-  std::string where;
-  for (const std::string& name : ShippedProfileNames()) {
-    CAPPLAN_ASSIGN_OR_RETURN(HardwareProfile p, LoadHardwareProfile(name));
-    for (const auto& [cls, eff] : p.efficiency) {
-      for (const EfficiencyCurve* c : {&eff.compute, &eff.memory}) {
-        if (c->fit_points > 0 && c->loo_p90_rel_err > worst) {
-          worst = c->loo_p90_rel_err;
-          where = name + " " + cls;
-        }
-      }
-    }
-  }
-  out["out_of_range"] = {
-      {"widen", 1 + worst},
-      {"method",
-       "1 + the largest leave-one-out p90 relative time error of a fitted efficiency "
-       "class in the shipped profiles (" +
-           (where.empty() ? std::string("none fitted") : where) + ")"}};
-  return out;
 }
 
 }  // namespace capplan
