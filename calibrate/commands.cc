@@ -1,5 +1,6 @@
 // `capplan calibrate MEASUREMENTS.json... [--base PROFILE] --out PROFILE.json
 //  [--report FILE.md] [--allow-dry-run]`,
+// `capplan calibrate --public [--out-dir DIR] [--report FILE.md]`,
 // `capplan validate ENGINE_RUN.json [--profile P] [--json]` and
 // `capplan validate --public [--json] [--out DIR] [--cases DIR]`.
 #include "calibrate/commands.h"
@@ -10,6 +11,7 @@
 #include "calibrate/fit.h"
 #include "calibrate/measurements.h"
 #include "hw/profile.h"
+#include "calibrate/public_profiles.h"
 #include "calibrate/public_validation.h"
 #include "calibrate/refit.h"
 #include "calibrate/validate.h"
@@ -23,9 +25,53 @@ namespace po = boost::program_options;
 
 namespace {
 
+// `capplan calibrate --public`: regenerates every shipped profile
+// (calibrate/public_profiles.h).
+Status RunCalibratePublic(const po::variables_map& vm, CommandContext& ctx) {
+  if (vm.count("measurements") || vm.count("out") || vm.count("name") ||
+      !vm["base"].defaulted() || vm.count("allow-dry-run")) {
+    return Status::Usage(
+        "calibrate: --public reads calibrate/profiles/base/ and calibrate/measurements/public/; "
+        "give only --out-dir and --report");
+  }
+  const std::string dir =
+      vm.count("out-dir") ? vm["out-dir"].as<std::string>() : DataPath("calibrate/profiles");
+  CAPPLAN_ASSIGN_OR_RETURN(
+      PublicProfiles p,
+      FitPublicProfiles(DataPath("calibrate/profiles/base"),
+                        DataPath("calibrate/measurements/public"), DataPath("validation/cases")));
+  // Everything is fitted before anything is written.
+  CAPPLAN_RETURN_IF_ERROR(MakeDirs(dir));
+  for (const auto& [name, doc] : p.docs) {
+    const std::string out = (std::filesystem::path(dir) / (name + ".json")).string();
+    CAPPLAN_RETURN_IF_ERROR(WriteFileAtomic(out, DumpJson(doc) + "\n"));
+    const CalibrationFit& fit = p.fits.at(name);
+    *ctx.out << "calibrate --public: wrote " << out << "\n";
+    for (const auto& [k, cf] : fit.classes) {
+      char buf[256];
+      std::snprintf(buf, sizeof(buf), "  %-18s %3zu records  LOO median %6.1f%%  p90 %6.1f%%\n",
+                    k.c_str(), cf.points.size(), 100 * cf.loo_median, 100 * cf.loo_p90);
+      *ctx.out << buf;
+    }
+  }
+  char buf[256];
+  std::snprintf(buf, sizeof(buf),
+                "  per-step fixed costs: %zu step rows, mean error %.1f%% -> %.1f%%, LOO median "
+                "%.1f%% p90 %.1f%%\n",
+                p.step.rows.size(), 100 * p.step.mape_before, 100 * p.step.mape_after,
+                100 * p.step.loo_median, 100 * p.step.loo_p90);
+  *ctx.out << buf;
+  if (vm.count("report")) {
+    CAPPLAN_RETURN_IF_ERROR(
+        WriteFileAtomic(vm["report"].as<std::string>(), PublicProfilesMarkdown(p)));
+  }
+  return Status::Ok();
+}
+
 Status RunCalibrate(const std::vector<std::string>& args, CommandContext& ctx) {
   po::options_description desc(
       "capplan calibrate MEASUREMENTS.json... --out PROFILE.json [options]\n"
+      "capplan calibrate --public [--out-dir DIR] [--report FILE.md]\n"
       "Fits the hardware profile's efficiency curves and overheads to measurement files\n"
       "(calibrate/MEASUREMENTS.md, calibrate/README.md).\nOptions");
   desc.add_options()("help,h", "show this help")(
@@ -37,7 +83,11 @@ Status RunCalibrate(const std::vector<std::string>& args, CommandContext& ctx) {
       "report", po::value<std::string>(), "write the fit report (Markdown) to FILE")(
       "allow-dry-run",
       "fit dry-run (CPU) files anyway; every fitted parameter is marked 'dry-run CPU timings, "
-      "not a GPU'");
+      "not a GPU'")(
+      "public",
+      "regenerate every shipped profile (calibrate/profiles/NAME.json) from "
+      "calibrate/profiles/base/ and calibrate/measurements/public/")(
+      "out-dir", po::value<std::string>(), "with --public: write the profiles here instead");
   po::positional_options_description pos;
   pos.add("measurements", -1);
   po::variables_map vm;
@@ -46,6 +96,8 @@ Status RunCalibrate(const std::vector<std::string>& args, CommandContext& ctx) {
     *ctx.out << desc << "\n";
     return Status::Ok();
   }
+  if (vm.count("public")) return RunCalibratePublic(vm, ctx);
+  if (vm.count("out-dir")) return Status::Usage("calibrate: --out-dir goes with --public");
   if (!vm.count("measurements")) {
     return Status::Usage(
         "calibrate: missing MEASUREMENTS.json; e.g. capplan calibrate "
@@ -125,8 +177,9 @@ Status RunPublic(const po::variables_map& vm, CommandContext& ctx) {
                                             DumpJson(PublicValidationToJson(v)) + "\n"));
   }
   if (vm.count("intervals-out")) {
-    CAPPLAN_RETURN_IF_ERROR(WriteFileAtomic(vm["intervals-out"].as<std::string>(),
-                                            DumpJson(PredictionIntervalsJson(v)) + "\n"));
+    CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json intervals, PredictionIntervalsJson(v));
+    CAPPLAN_RETURN_IF_ERROR(
+        WriteFileAtomic(vm["intervals-out"].as<std::string>(), DumpJson(intervals) + "\n"));
   }
   if (vm.count("json")) {
     *ctx.out << DumpJson(PublicValidationToJson(v)) << "\n";

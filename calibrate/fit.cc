@@ -3,8 +3,10 @@
 #include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <set>
 
+#include "calibrate/fit_derived.h"
 #include "hw/op_pricing.h"
 
 namespace capplan {
@@ -111,22 +113,28 @@ CurveFit FitCurve(const std::vector<const FitPoint*>& pts, bool memory, double h
   f.lo = 1e300, f.hi = 0;
   for (const FitPoint* p : pts) {
     const double x = memory ? p->bytes : p->x;
+    const double ceil = p->hbm > 0 ? p->hbm : hbm;
     xs.insert(x);
     f.lo = std::min(f.lo, x);
     f.hi = std::max(f.hi, x);
     if (memory) {
-      rows.push_back({p->bytes / hbm, 1.0 / hbm, p->t_s});
+      rows.push_back({p->bytes / ceil, 1.0 / ceil, p->t_s});
     } else {
       rows.push_back({p->flops / p->rate, p->flops / (p->rate * x), p->t_s});
     }
   }
   double a = 0, b = 0;
-  const bool one_shape = xs.size() < 2;
+  // Shapes within a factor 1.5 of each other cannot separate the saturated
+  // rate from the half-saturation point: the second parameter would fit
+  // measurement noise.
+  const bool one_shape = xs.size() < 2 || f.hi < 1.5 * f.lo;
   if (!SolveLinear(rows, one_shape ? base.half : -1.0, &a, &b)) {
     f.note = "least squares found no positive solution; kept from the base profile";
     return f;
   }
-  if (one_shape) f.note = "one distinct shape: half-saturation held at the base profile's";
+  if (one_shape) {
+    f.note = "shapes within 1.5x of each other: half-saturation held at the base profile's";
+  }
   f.fitted = true;
   f.max = 1.0 / a;
   f.half = b / a;
@@ -149,6 +157,7 @@ EfficiencyCurve AsCurve(const CurveFit& f, const EfficiencyCurve& base) {
 }
 
 double TermSeconds(const FitPoint& p, const EfficiencyCurve& c, bool memory, double hbm) {
+  if (p.hbm > 0) hbm = p.hbm;
   if (memory) return p.bytes > 0 ? p.bytes / (hbm * c.At(p.bytes)) : 0;
   return p.flops > 0 ? p.flops / (p.rate * c.At(p.x)) : 0;
 }
@@ -308,7 +317,18 @@ std::string Classify(const MeasuredKernel& k, const HardwareProfile& p, FitPoint
 
 }  // namespace
 
-Result<CalibrationFit> FitMeasurements(const MeasurementSet& set, const HardwareProfile& base) {
+namespace {
+
+std::string Num4(double v) {
+  char b[32];
+  std::snprintf(b, sizeof(b), "%.4g", v);
+  return b;
+}
+
+}  // namespace
+
+Result<CalibrationFit> FitMeasurements(const MeasurementSet& set, const HardwareProfile& base,
+                                       const CeilingProfiles& ceilings) {
   if (!base.has_cost_model) {
     return Status::Invalid(base.path + ": base profile has no cost-model parameters to refit");
   }
@@ -320,22 +340,27 @@ Result<CalibrationFit> FitMeasurements(const MeasurementSet& set, const Hardware
   std::map<std::string, std::vector<FitPoint>> by_class;
   std::vector<double> launch;
   std::vector<std::pair<double, double>> graph;  // nodes, seconds
+  std::vector<int> bus;
+  std::vector<const HardwareProfile*> gpu_of(set.records.size(), &base);
   for (size_t i = 0; i < set.records.size(); ++i) {
     const MeasuredKernel& k = set.records[i];
     const MeasurementSource& src = set.sources[k.source];
     if (src.is_public && src.gpu_model != base_gpu) {
-      out.unused.push_back(
-          {static_cast<int>(i), "public " + src.gpu_model + " record: informs " +
-                                    (base_gpu.empty() ? base.gpu : base_gpu) +
-                                    " efficiency only as a fraction of the " + src.gpu_model +
-                                    "'s own peak (same SM90 generation); that needs the " +
-                                    src.gpu_model + " profile's ceilings, not fitted yet"});
-      continue;
+      auto c = ceilings.find(src.gpu_model);
+      if (c == ceilings.end() || c->second.profile == nullptr ||
+          !c->second.profile->has_cost_model) {
+        out.unused.push_back(
+            {static_cast<int>(i), "public " + src.gpu_model + " record: informs " +
+                                      (base_gpu.empty() ? base.gpu : base_gpu) +
+                                      " efficiency only as a fraction of the " + src.gpu_model +
+                                      "'s own peak (same SM90 generation); no profile with the " +
+                                      src.gpu_model + "'s ceilings was given"});
+        continue;
+      }
+      gpu_of[i] = c->second.profile;
     }
     if (k.timing == KernelTiming::kBusBandwidth) {
-      out.unused.push_back({static_cast<int>(i),
-                            "bus bandwidth record: collectives are not fitted yet (the profile "
-                            "keeps them)"});
+      bus.push_back(static_cast<int>(i));
       continue;
     }
     ++out.used_per_source[k.source];  // undone below when not usable
@@ -357,8 +382,11 @@ Result<CalibrationFit> FitMeasurements(const MeasurementSet& set, const Hardware
     fp.flops = k.flops;
     fp.bytes = k.bytes;
     fp.record = static_cast<int>(i);
+    fp.hbm = gpu_of[i]->hbm_bytes_per_s;
+    fp.gpu_model = src.gpu_model;
     std::string why;
-    const std::string key = Classify(k, base, &fp, &why);
+    // Classified on its own GPU's profile: the FLOP rate is that GPU's.
+    const std::string key = Classify(k, *gpu_of[i], &fp, &why);
     if (key.empty()) {
       --out.used_per_source[k.source];
       out.unused.push_back({static_cast<int>(i), why});
@@ -369,6 +397,15 @@ Result<CalibrationFit> FitMeasurements(const MeasurementSet& set, const Hardware
       out.unused.push_back({static_cast<int>(i), "neither bytes nor flops: nothing to price"});
       continue;
     }
+    if (gpu_of[i] != &base) {
+      const HardwareProfile& g = *gpu_of[i];
+      out.cross_gpu[src.gpu_model] =
+          src.gpu_model + " records enter as fractions of " + g.name + "'s ceilings (HBM " +
+          Num4(g.hbm_bytes_per_s / 1e12) + " TB/s, BF16 " + Num4(g.bf16_flops_per_s / 1e12) +
+          ", FP8 " + Num4(g.fp8_flops_per_s / 1e12) + " TFLOP/s), never as " + base_gpu +
+          " times (same SM90 generation)" +
+          (ceilings.at(src.gpu_model).note.empty() ? "" : "; " + ceilings.at(src.gpu_model).note);
+    }
     by_class[key].push_back(fp);
   }
   for (const auto& [key, pts] : by_class) {
@@ -376,6 +413,8 @@ Result<CalibrationFit> FitMeasurements(const MeasurementSet& set, const Hardware
     if (it == base.efficiency.end()) return Status::Internal("no base curve for " + key);
     out.classes[key] = FitClass(key, pts, it->second, base.hbm_bytes_per_s);
   }
+  DeriveGroupedInt4(base, &out);
+  FitAllReduce(set, bus, gpu_of, &out);
   OverheadFit& o = out.overheads;
   if (!launch.empty()) {
     o.kernel_launch = true;
@@ -401,7 +440,8 @@ Result<CalibrationFit> FitMeasurements(const MeasurementSet& set, const Hardware
   for (size_t i = 0; i < set.steps.size(); ++i) {
     out.unused_steps.push_back(
         {static_cast<int>(i), "step record (" + set.steps[i].step +
-                                  "): per-step fixed costs are not fitted from step records yet"});
+                                  "): per-step fixed costs are fitted from the step cases "
+                                  "(capplan calibrate --public, calibrate/step_fit.h)"});
   }
   if (out.classes.empty() && !o.kernel_launch && !o.graph && !any_public) {
     return Status::Invalid("calibrate: no record could be used for any fit (" +

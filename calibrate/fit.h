@@ -30,6 +30,11 @@ struct FitPoint {
   double rate = 1;  // FLOP/s of the compute dtype (W4A16: bf16 rate / (1 + dequant overhead))
   double x = 1;     // the class's compute shape variable (PROFILE.md)
   int record = -1;  // index into MeasurementSet::records (-1: synthetic)
+  // HBM ceiling of the GPU the record ran on (0: the class fit's). With
+  // `rate` from that GPU's profile too, a record from another GPU of the
+  // same generation enters as a fraction of its own GPU's peak.
+  double hbm = 0;
+  std::string gpu_model;  // "H100", ... ("" when synthetic)
 };
 
 struct CurveFit {
@@ -76,9 +81,32 @@ struct OverheadFit {
   std::string note;
 };
 
+// A class no record measures, derived from fitted ones (its curves and the
+// sentence that says how).
+struct DerivedClass {
+  std::string key;
+  OpEfficiency efficiency;
+  std::string how;
+};
+
+// A collective's bus bandwidth as a fraction of the NVLink per-direction
+// rate of the GPU its records ran on (all-reduce ring: nccl-tests busbw).
+struct CollectiveFit {
+  bool fitted = false;
+  double fraction = 0;  // of nvlink_bytes_per_s
+  int points = 0;
+  std::vector<int> records;  // indices into MeasurementSet::records
+  std::string how;
+};
+
 struct CalibrationFit {
   std::map<std::string, ClassFit> classes;  // only classes with points
+  std::vector<DerivedClass> derived;
+  CollectiveFit all_reduce;
   OverheadFit overheads;
+  // GPU model -> how its records were normalized, for every model other
+  // than the profile's own that entered a fit.
+  std::map<std::string, std::string> cross_gpu;
   // Records not used, with the reason ("communication: collectives are not
   // fitted from single-GPU measurements").
   std::vector<std::pair<int, std::string>> unused;
@@ -88,14 +116,26 @@ struct CalibrationFit {
   std::vector<int> used_per_source;
 };
 
-// Maps every record to its class (as sim/cost_model.cc prices that op) and
-// fits each class against the base profile's ceilings. Public records
-// (MEASUREMENTS.md) are listed as unused, with the reason, when they cannot
-// be fitted yet: another GPU's kernel (it informs this GPU's efficiency only
-// as a fraction of its own GPU's peak, which needs that GPU's profile), a
-// bus bandwidth, a step record. Nothing usable is an error unless the inputs
-// include public records; then the fit is empty and the caller keeps the base.
-Result<CalibrationFit> FitMeasurements(const MeasurementSet& set, const HardwareProfile& base);
+// GPU model ("H100", "H800", "H200") -> the profile whose ceilings (HBM copy
+// rate, datasheet FLOP rates, NVLink rate) normalize that GPU's records, and
+// the sentence the provenance quotes ("H800: the H100's SMs and clocks").
+struct GpuCeilings {
+  const HardwareProfile* profile = nullptr;
+  std::string note;
+};
+using CeilingProfiles = std::map<std::string, GpuCeilings>;
+
+// Maps every record to its class (hw/op_pricing.h, as the simulator prices
+// that op) and fits each class. A record is priced against the ceilings of
+// the GPU it ran on: the base profile's for its own GPU, `ceilings` for
+// another GPU of the same generation, so an H100 result informs H200
+// efficiency only as a fraction of the H100's own peak. Records of a GPU
+// with no ceilings, and step records (calibrate/step_fit.h fits those), are
+// listed as unused with the reason. Nothing usable is an error unless the
+// inputs include public records; then the fit is empty and the caller keeps
+// the base.
+Result<CalibrationFit> FitMeasurements(const MeasurementSet& set, const HardwareProfile& base,
+                                       const CeilingProfiles& ceilings = {});
 
 }  // namespace capplan
 

@@ -103,7 +103,7 @@ std::string MissingData(const nlohmann::json& doc) {
 }
 
 Status ReadRow(const nlohmann::json& j, const Case& c, const nlohmann::json& scenario, int index,
-               CaseRow* row) {
+               const PublicValidationOptions& opt, CaseRow* row) {
   row->pointer = "/rows/" + std::to_string(index);
   JsonObject r(j, c.path, row->pointer);
   CAPPLAN_RETURN_IF_ERROR(r.CheckObject());
@@ -149,6 +149,12 @@ Status ReadRow(const nlohmann::json& j, const Case& c, const nlohmann::json& sce
   std::stable_sort(row->measured.begin(), row->measured.end(),
                    [&](const auto& a, const auto& b) { return rank(a.first) < rank(b.first); });
   CAPPLAN_RETURN_IF_ERROR(r.Finish());
+  if (!opt.hardware_files.empty()) {
+    const std::string hw =
+        doc.contains("hardware") && doc["hardware"].is_string() ? doc["hardware"] : "h200-sxm";
+    auto f = opt.hardware_files.find(hw);
+    if (f != opt.hardware_files.end()) doc["hardware"] = f->second;
+  }
   // Parsed even when the row is skipped (parsing loads neither card nor
   // profile), so a case waiting for its profile is still checked now.
   auto sc = ParseScenario(doc, c.path);
@@ -158,7 +164,7 @@ Status ReadRow(const nlohmann::json& j, const Case& c, const nlohmann::json& sce
   return Status::Ok();
 }
 
-Result<Case> ReadCase(const std::string& path) {
+Result<Case> ReadCase(const std::string& path, const PublicValidationOptions& opt) {
   CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json doc, ReadJsonFile(path));
   Case c;
   c.path = path;
@@ -194,7 +200,7 @@ Result<Case> ReadCase(const std::string& path) {
   CAPPLAN_RETURN_IF_ERROR(root.Finish());
   for (size_t i = 0; i < rows->size(); ++i) {
     CaseRow row;
-    CAPPLAN_RETURN_IF_ERROR(ReadRow((*rows)[i], c, *scenario, static_cast<int>(i), &row));
+    CAPPLAN_RETURN_IF_ERROR(ReadRow((*rows)[i], c, *scenario, static_cast<int>(i), opt, &row));
     c.rows.push_back(std::move(row));
   }
   return c;
@@ -269,7 +275,8 @@ std::string ClassLine(const std::string& cls, const PublicClassSummary& s) {
 
 }  // namespace
 
-Result<PublicValidation> RunPublicValidation(const std::string& cases_dir) {
+Result<PublicValidation> RunPublicValidation(const std::string& cases_dir,
+                                             const PublicValidationOptions& options) {
   PublicValidation v;
   v.cases_dir = cases_dir;
   std::error_code ec;
@@ -284,10 +291,11 @@ Result<PublicValidation> RunPublicValidation(const std::string& cases_dir) {
   // Read and check every case before running any: a bad file fails fast.
   std::vector<Case> cases;
   for (const std::string& f : v.case_files) {
-    CAPPLAN_ASSIGN_OR_RETURN(Case c, ReadCase(f));
+    CAPPLAN_ASSIGN_OR_RETURN(Case c, ReadCase(f, options));
     cases.push_back(std::move(c));
   }
   for (const Case& c : cases) {
+    if (!options.only_class.empty() && c.cls != options.only_class) continue;
     PublicClassSummary& cls = v.classes[c.cls];
     for (const CaseRow& row : c.rows) {
       std::vector<double> pred;
@@ -447,56 +455,6 @@ std::string PublicValidationMarkdown(const PublicValidation& v) {
     }
   }
   return os.str();
-}
-
-namespace {
-
-// Linear interpolation between order statistics (numpy's default).
-double Quantile(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  const double pos = q * static_cast<double>(v.size() - 1);
-  const size_t i = static_cast<size_t>(pos);
-  if (i + 1 >= v.size()) return v.back();
-  return v[i] + (pos - static_cast<double>(i)) * (v[i + 1] - v[i]);
-}
-
-}  // namespace
-
-nlohmann::json PredictionIntervalsJson(const PublicValidation& v) {
-  struct Group {
-    const char* name;
-    std::vector<std::pair<std::string, std::string>> rows;  // class, metric
-  };
-  const Group groups[] = {
-      {"output_throughput", {{"serving", "output_throughput"}}},
-      {"ttft", {{"serving", "mean_ttft_ms"}}},
-      {"tpot", {{"serving", "mean_itl_ms"}, {"step", "decode_step_ms"}, {"step", "mean_itl_ms"}}},
-  };
-  nlohmann::json out;
-  out["format"] = "capplan.prediction_intervals.v1";
-  out["method"] =
-      "empirical p10 and p90 of log(measured / predicted) over the public validation rows of "
-      "each group (linear interpolation between order statistics); a prediction p is reported "
-      "with [p x ratio_lo, p x ratio_hi]. Not widened for shapes outside the validated range.";
-  out["generated_by"] = "capplan validate --public --intervals-out validation/intervals.json";
-  nlohmann::json gs = nlohmann::json::object();
-  for (const Group& g : groups) {
-    std::vector<double> logs;
-    for (const PublicValidationRow& r : v.rows) {
-      if (!r.skipped.empty() || r.predicted <= 0 || r.measured <= 0) continue;
-      for (const auto& [cls, metric] : g.rows) {
-        if (r.case_class == cls && r.metric == metric) {
-          logs.push_back(std::log(r.measured / r.predicted));
-        }
-      }
-    }
-    if (logs.empty()) continue;
-    gs[g.name] = {{"rows", logs.size()},
-                  {"ratio_lo", std::exp(Quantile(logs, 0.1))},
-                  {"ratio_hi", std::exp(Quantile(logs, 0.9))}};
-  }
-  out["groups"] = gs;
-  return out;
 }
 
 }  // namespace capplan

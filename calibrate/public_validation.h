@@ -46,7 +46,16 @@ struct PublicValidation {
 // profile (by name) does not exist is reported row by row as skipped
 // ("profile h100-sxm not found"); any other error -- a malformed case, an
 // invalid scenario -- is a one-line error naming the file and JSON path.
-Result<PublicValidation> RunPublicValidation(const std::string& cases_dir);
+struct PublicValidationOptions {
+  // Runs only the cases of this class ("" runs all); the others are still
+  // read and checked.
+  std::string only_class;
+  // Profile name -> file to load in its place (calibrate/step_fit.h prices
+  // the step cases on candidate profiles this way).
+  std::map<std::string, std::string> hardware_files;
+};
+Result<PublicValidation> RunPublicValidation(const std::string& cases_dir,
+                                             const PublicValidationOptions& options = {});
 
 // The table `capplan validate --public` prints, its --json form, and the
 // --out files (CSV and Markdown).
@@ -60,8 +69,11 @@ std::string PublicValidationMarkdown(const PublicValidation& v);
 // log(measured / predicted) over the rows that ran, as ratios to multiply a
 // prediction by. Groups: output throughput (serving output_throughput rows),
 // TTFT (serving mean_ttft_ms), TPOT (serving mean_itl_ms, step
-// decode_step_ms and mean_itl_ms).
-nlohmann::json PredictionIntervalsJson(const PublicValidation& v);
+// decode_step_ms and mean_itl_ms). Also the widening for runs that price a
+// shape outside a curve's fitted range: w = 1 + the largest leave-one-out
+// p90 relative time error of any fitted efficiency class in the shipped
+// profiles (how far a curve misses a point it was not fitted on).
+Result<nlohmann::json> PredictionIntervalsJson(const PublicValidation& v);
 
 }  // namespace capplan
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <set>
 #include <sstream>
 
 #include "hw/profile.h"
@@ -12,6 +14,25 @@ namespace {
 
 // "fitted by capplan calibrate from A (gpu ...), B (...)": names every file
 // a fitted record came from.
+// "fitted by capplan calibrate from ..." naming only the files whose
+// records are in `records` (indices into set.records).
+std::string FromRecords(const std::vector<int>& records, const MeasurementSet& set,
+                        const std::string& prefix) {
+  std::set<int> files;
+  for (int r : records) {
+    if (r >= 0) files.insert(set.records[r].source);
+  }
+  std::string s;
+  for (int f : files) s += (s.empty() ? "" : "; ") + set.sources[f].Describe();
+  return prefix + "fitted by capplan calibrate from " + s;
+}
+
+std::vector<int> RecordsOf(const std::vector<FitPoint>& points) {
+  std::vector<int> r;
+  for (const FitPoint& p : points) r.push_back(p.record);
+  return r;
+}
+
 std::string SourcesLine(const CalibrationFit& fit, const MeasurementSet& set) {
   std::string s;
   for (size_t i = 0; i < set.sources.size(); ++i) {
@@ -32,6 +53,26 @@ std::string Prefix(const MeasurementSet& set) {
   return AnyDryRun(set) ? "dry-run CPU timings, not a GPU: " : "";
 }
 
+// Fitted values are written to 4 significant digits: more would only carry
+// floating-point noise into the shipped files, which a test regenerates.
+double Round4(double v) {
+  char b[64];
+  std::snprintf(b, sizeof(b), "%.4g", v);
+  return std::strtod(b, nullptr);
+}
+
+// The cross-GPU sentence of every GPU model whose records entered the
+// class ("" when all came from the profile's own GPU).
+std::string CrossGpu(const CalibrationFit& fit, const std::vector<FitPoint>& points) {
+  std::set<std::string> models;
+  for (const FitPoint& p : points) {
+    if (fit.cross_gpu.count(p.gpu_model)) models.insert(p.gpu_model);
+  }
+  std::string s;
+  for (const std::string& m : models) s += "; " + fit.cross_gpu.at(m);
+  return s;
+}
+
 std::string Fmt(double v) {
   char b[64];
   std::snprintf(b, sizeof(b), "%.4g", v);
@@ -48,7 +89,9 @@ Result<nlohmann::json> ApplyFit(const nlohmann::json& base_doc, const std::strin
   // The GPU the fitted records were measured on; the base's when nothing
   // was fitted (public records from other GPUs only).
   for (size_t i = 0; i < set.sources.size(); ++i) {
-    if (i < fit.used_per_source.size() && fit.used_per_source[i] > 0) {
+    // Public files name a GPU model, possibly another one of the same
+    // generation (fit.h); only a file measured here names the device.
+    if (i < fit.used_per_source.size() && fit.used_per_source[i] > 0 && !set.sources[i].is_public) {
       doc["gpu"] = set.sources[i].gpu;
       break;
     }
@@ -61,8 +104,8 @@ Result<nlohmann::json> ApplyFit(const nlohmann::json& base_doc, const std::strin
       if (!c->fitted) continue;
       const bool memory = c == &cf.memory;
       nlohmann::json& j = (*eff)[memory ? "memory" : "compute"];
-      j["max"] = c->max;
-      j["half"] = c->half;
+      j["max"] = Round4(c->max);
+      j["half"] = Round4(c->half);
       // Valid over every record of the class, not only those this term
       // bound: the roofline was fitted to all of them (a memory-bound record
       // constrains the compute curve too), and a narrower range would warn on
@@ -74,15 +117,46 @@ Result<nlohmann::json> ApplyFit(const nlohmann::json& base_doc, const std::strin
         lo = std::min(lo, x);
         hi = std::max(hi, x);
       }
-      j["valid"] = {std::min(lo, c->lo), std::max(hi, c->hi)};
-      std::string src = from + "; " + std::to_string(c->points) + " records bound by this term";
+      // Above the largest fitted shape the saturating curve is at its
+      // plateau, the premise of the roofline, so the base's upper end
+      // stays; below the smallest, the half-saturation is extrapolated and
+      // the simulator warns (and widens its prediction intervals).
+      const double base_hi = j["valid"][1].get<double>();
+      j["valid"] = {Round4(std::min(lo, c->lo)), std::max(Round4(std::max(hi, c->hi)), base_hi)};
+      std::string src = FromRecords(RecordsOf(cf.points), set, Prefix(set)) + "; " +
+                        std::to_string(c->points) + " records bound by this term";
+      src += CrossGpu(fit, cf.points);
       if (!c->note.empty()) src += "; " + c->note;
       j["provenance"] = {{"kind", "fitted"}, {"source", src}};
       // LOO is over the whole class (both terms predict each point together).
       j["fit"] = {{"points", c->points},
-                  {"loo_median_rel_err", cf.loo_rel_err.empty() ? -1.0 : cf.loo_median},
-                  {"loo_p90_rel_err", cf.loo_rel_err.empty() ? -1.0 : cf.loo_p90}};
+                  {"loo_median_rel_err", cf.loo_rel_err.empty() ? -1.0 : Round4(cf.loo_median)},
+                  {"loo_p90_rel_err", cf.loo_rel_err.empty() ? -1.0 : Round4(cf.loo_p90)}};
     }
+  }
+  for (const DerivedClass& d : fit.derived) {
+    nlohmann::json& eff = doc["efficiency"][d.key];
+    nlohmann::json& mem = eff["memory"];
+    mem["max"] = Round4(d.efficiency.memory.max);
+    mem["half"] = Round4(d.efficiency.memory.half);
+    mem["valid"] = {d.efficiency.memory.valid_lo, d.efficiency.memory.valid_hi};
+    mem["provenance"] = {{"kind", "fitted"}, {"source", Prefix(set) + d.how}};
+    mem.erase("fit");
+  }
+  if (fit.all_reduce.fitted) {
+    const double nvlink = doc["collectives"]["nvlink_bytes_per_s_per_direction"]["value"];
+    doc["collectives"]["all_reduce"]["bus_bandwidth_bytes_per_s"] = {
+        {"value", Round4(fit.all_reduce.fraction * nvlink)},
+        {"provenance",
+         {{"kind", "fitted"},
+          {"source", FromRecords(fit.all_reduce.records, set, Prefix(set)) + "; " +
+                         Fmt(fit.all_reduce.fraction) +
+                         " of this GPU's NVLink per direction, the median over " +
+                         std::to_string(fit.all_reduce.points) + " ring records (" +
+                         fit.all_reduce.how + ")" +
+                         (fit.cross_gpu.empty() ? ""
+                                                : "; the fraction, not the rate, carries "
+                                                  "over between SM90 GPUs")}}}};
   }
   const OverheadFit& o = fit.overheads;
   auto set_param = [&](const char* key, double v, const std::string& what) {
@@ -142,6 +216,21 @@ std::string FitReportMarkdown(const HardwareProfile& base, const CalibrationFit&
       os << c->note << " |\n";
     }
   }
+  for (const DerivedClass& d : fit.derived) {
+    os << "| " << d.key << " | memory | - | " << Fmt(d.efficiency.memory.max) << " ("
+       << Fmt(base.efficiency.at(d.key).memory.max) << ") | " << Fmt(d.efficiency.memory.half)
+       << " | - | - | - | " << d.how << " |\n";
+  }
+  if (!fit.cross_gpu.empty()) {
+    os << "\nCross-GPU records:\n\n";
+    for (const auto& [gpu, how] : fit.cross_gpu) os << "- " << how << "\n";
+  }
+  if (fit.all_reduce.fitted) {
+    os << "\nAll-reduce bus bandwidth: " << Fmt(fit.all_reduce.fraction)
+       << " x NVLink = " << Fmt(fit.all_reduce.fraction * base.nvlink_bytes_per_s / 1e9)
+       << " GB/s (was " << Fmt(base.all_reduce.bus_bandwidth_bytes_per_s / 1e9)
+       << "): " << fit.all_reduce.how << ".\n";
+  }
   const OverheadFit& o = fit.overheads;
   os << "\nOverheads: kernel_launch_s "
      << (o.kernel_launch ? Fmt(o.kernel_launch_s) + " (fitted)" : "kept") << ", graph_launch_s "
@@ -149,11 +238,12 @@ std::string FitReportMarkdown(const HardwareProfile& base, const CalibrationFit&
      << (o.graph ? Fmt(o.graph_node_s) + " (fitted)" : "kept") << ". " << o.note << "\n";
   // What no measurement class can move: every priced parameter of the base
   // profile except the efficiency curves and the launch overheads above.
-  os << "\nProfile parameters the simulator reads that no measurement class fits "
-        "(they keep their provenance):\n\n";
+  os << "\nProfile parameters the simulator reads that no kernel record fits (they keep "
+        "their provenance; with --public the step cases fit the per-step ones, below):\n\n";
   for (const auto& [key, provenance] : base.provenance) {
     if (key.rfind("efficiency.", 0) == 0 || key == "overheads.kernel_launch_s" ||
-        key == "overheads.graph_launch_s" || key == "overheads.graph_node_s") {
+        key == "overheads.graph_launch_s" || key == "overheads.graph_node_s" ||
+        (fit.all_reduce.fitted && key == "collectives.all_reduce.bus_bandwidth_bytes_per_s")) {
       continue;
     }
     os << "- `" << key << "`\n";

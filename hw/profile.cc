@@ -175,6 +175,8 @@ Result<HardwareProfile> ParseHardwareProfile(const nlohmann::json& doc,
   CAPPLAN_RETURN_IF_ERROR(root.Get("format", &format));
   CAPPLAN_RETURN_IF_ERROR(root.Get("name", &p.name, true));
   CAPPLAN_RETURN_IF_ERROR(root.Get("gpu", &p.gpu, true));
+  std::string generated_by;  // the command that wrote a generated profile
+  CAPPLAN_RETURN_IF_ERROR(root.Get("generated_by", &generated_by));
   {
     CAPPLAN_ASSIGN_OR_RETURN(JsonObject mem, root.Child("memory", true));
     CAPPLAN_ASSIGN_OR_RETURN(JsonObject cap, mem.Child("gpu_memory_bytes", true));

@@ -151,11 +151,19 @@ class RooflineCostModel : public CostModel {
 
   static void Warn(const Op& op, const char* which, const EfficiencyCurve& c,
                    std::set<std::string>* warnings) {
+    // Every priced batch re-checks its ops: look the op up by the message's
+    // prefix before formatting numbers, the costly part, so a run whose ops
+    // sit outside a fitted range does not pay for it on every step.
+    std::string prefix = "op '";
+    prefix.append(op.name).append("' (").append(OpKindName(op.kind)).append("): ");
+    prefix.append(which).append(" shape ");
+    auto it = warnings->lower_bound(prefix);
+    if (it != warnings->end() && it->compare(0, prefix.size(), prefix) == 0) return;
+    if (warnings->size() >= 32) return;
     std::ostringstream os;
-    os << "op '" << op.name << "' (" << OpKindName(op.kind) << "): " << which << " shape "
-       << c.x << " outside the profile's valid range [" << c.valid_lo << ", " << c.valid_hi
-       << "]";
-    if (warnings->size() < 32) warnings->insert(os.str());
+    os << prefix << c.x << " outside the profile's valid range [" << c.valid_lo << ", "
+       << c.valid_hi << "]";
+    warnings->insert(os.str());
   }
 
   HardwareProfile p_;

@@ -6,8 +6,8 @@
 
 namespace capplan {
 
-Result<std::map<std::string, IntervalRatio>> ParsePredictionIntervals(const std::string& text,
-                                                                      const std::string& origin) {
+Result<PredictionIntervals> ParsePredictionIntervals(const std::string& text,
+                                                     const std::string& origin) {
   CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json doc, ParseJson(text, origin));
   JsonObject root(doc, origin, "");
   CAPPLAN_RETURN_IF_ERROR(root.CheckObject());
@@ -16,8 +16,15 @@ Result<std::map<std::string, IntervalRatio>> ParsePredictionIntervals(const std:
   CAPPLAN_RETURN_IF_ERROR(root.CheckOneOf("format", format, {"capplan.prediction_intervals.v1"}));
   root.Touch("method");
   root.Touch("generated_by");
+  PredictionIntervals out;
+  if (root.Has("out_of_range")) {
+    CAPPLAN_ASSIGN_OR_RETURN(JsonObject o, root.Child("out_of_range", true));
+    CAPPLAN_RETURN_IF_ERROR(o.Get("widen", &out.out_of_range_widen, true));
+    CAPPLAN_RETURN_IF_ERROR(o.CheckRange("widen", out.out_of_range_widen, 1, 100));
+    o.Touch("method");
+    CAPPLAN_RETURN_IF_ERROR(o.Finish());
+  }
   CAPPLAN_ASSIGN_OR_RETURN(JsonObject groups, root.Child("groups", true));
-  std::map<std::string, IntervalRatio> out;
   for (const std::string name : {"output_throughput", "ttft", "tpot"}) {
     if (!groups.Has(name)) continue;
     CAPPLAN_ASSIGN_OR_RETURN(JsonObject g, groups.Child(name, true));
@@ -29,16 +36,15 @@ Result<std::map<std::string, IntervalRatio>> ParsePredictionIntervals(const std:
     CAPPLAN_RETURN_IF_ERROR(g.CheckRange("ratio_hi", r.hi, r.lo, 1e6));
     CAPPLAN_RETURN_IF_ERROR(g.CheckRange("rows", r.rows, 1, 1e6));
     CAPPLAN_RETURN_IF_ERROR(g.Finish());
-    out[name] = r;
+    out.groups[name] = r;
   }
   CAPPLAN_RETURN_IF_ERROR(groups.Finish());
   CAPPLAN_RETURN_IF_ERROR(root.Finish());
   return out;
 }
 
-Result<const std::map<std::string, IntervalRatio>*> GetPredictionIntervals() {
-  static const Result<std::map<std::string, IntervalRatio>> kIntervals =
-      []() -> Result<std::map<std::string, IntervalRatio>> {
+Result<const PredictionIntervals*> GetPredictionIntervals() {
+  static const Result<PredictionIntervals> kIntervals = []() -> Result<PredictionIntervals> {
     const std::string path = DataPath("validation/intervals.json");
     CAPPLAN_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
     return ParsePredictionIntervals(text, path);
@@ -47,8 +53,21 @@ Result<const std::map<std::string, IntervalRatio>*> GetPredictionIntervals() {
   return &kIntervals.value();
 }
 
+bool HasOutOfRangeShapes(const schema::RunSummary& summary) {
+  for (const schema::PoolSummary& p : summary.pools) {
+    if (!p.warnings) continue;
+    for (const std::string& line : *p.warnings) {
+      // The cost model's wording (sim/cost_model.cc).
+      if (line.find("outside the profile's valid range") != std::string::npos) return true;
+    }
+  }
+  return false;
+}
+
 Status AddPredictionIntervals(schema::RunSummary* summary) {
-  CAPPLAN_ASSIGN_OR_RETURN(const auto* intervals, GetPredictionIntervals());
+  CAPPLAN_ASSIGN_OR_RETURN(const PredictionIntervals* iv, GetPredictionIntervals());
+  const double widen = HasOutOfRangeShapes(*summary) ? iv->out_of_range_widen : 1.0;
+  const auto* intervals = &iv->groups;
   const std::map<std::string, std::vector<std::string>> keys = {
       {"output_throughput", {"output_throughput", "output_throughput_per_gpu"}},
       {"ttft", {"mean_ttft_ms", "median_ttft_ms", "p90_ttft_ms", "p99_ttft_ms"}},
@@ -60,7 +79,7 @@ Status AddPredictionIntervals(schema::RunSummary* summary) {
     for (const std::string& k : names) {
       const std::optional<double> x = schema::Metric(*summary, k);
       if (!x) continue;
-      summary->intervals[k] = {*x * it->second.lo, *x * it->second.hi};
+      summary->intervals[k] = {*x * it->second.lo / widen, *x * it->second.hi * widen};
     }
   }
   return Status::Ok();

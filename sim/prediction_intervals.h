@@ -1,7 +1,11 @@
 // Prediction intervals on simulated metrics, from the residuals of the public
 // validation cases (validation/intervals.json, written by `capplan validate
 // --public --intervals-out`). A metric m gets m_lo and m_hi: the prediction
-// times the p10 and p90 of measured / predicted for its group.
+// times the p10 and p90 of measured / predicted for its group, widened to
+// [lo / w, hi x w] when the run priced an op at a shape outside the range a
+// profile curve was fitted or anchored on (the cost model's "outside the
+// profile's valid range" warnings): w is the file's out_of_range.widen
+// (validation/README.md says how it is derived).
 #ifndef CAPPLAN_SIM_PREDICTION_INTERVALS_H_
 #define CAPPLAN_SIM_PREDICTION_INTERVALS_H_
 
@@ -19,13 +23,23 @@ struct IntervalRatio {
   int rows = 0;
 };
 
-// group ("output_throughput", "ttft", "tpot") -> ratios. Loaded once.
-Result<const std::map<std::string, IntervalRatio>*> GetPredictionIntervals();
-Result<std::map<std::string, IntervalRatio>> ParsePredictionIntervals(const std::string& text,
-                                                                      const std::string& origin);
+struct PredictionIntervals {
+  // group ("output_throughput", "ttft", "tpot") -> ratios.
+  std::map<std::string, IntervalRatio> groups;
+  double out_of_range_widen = 1;  // >= 1
+};
+
+// Loaded once.
+Result<const PredictionIntervals*> GetPredictionIntervals();
+Result<PredictionIntervals> ParsePredictionIntervals(const std::string& text,
+                                                     const std::string& origin);
+
+// True when a pool's warnings say an op was priced outside a curve's valid
+// range.
+bool HasOutOfRangeShapes(const schema::RunSummary& summary);
 
 // Sets the intervals (written as `<key>_lo` / `<key>_hi`) of the throughput,
-// TTFT and TPOT metrics a summary has.
+// TTFT and TPOT metrics a summary has, widened when HasOutOfRangeShapes.
 Status AddPredictionIntervals(schema::RunSummary* summary);
 
 }  // namespace capplan

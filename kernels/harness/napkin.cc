@@ -4,7 +4,7 @@
 #include <cstdio>
 
 #include "common/data_path.h"
-#include "common/json_util.h"
+#include "hw/profile.h"
 
 namespace capplan::kernels {
 
@@ -14,35 +14,22 @@ double Ceilings::FlopsFor(const std::string& compute) const {
   return bf16_flops_per_s;
 }
 
-namespace {
-
-// One `{value, provenance}` parameter of a profile section (calibrate/PROFILE.md).
-Status ProfileValue(JsonObject& section, const char* key, double* out) {
-  CAPPLAN_ASSIGN_OR_RETURN(JsonObject param, section.Child(key, true));
-  CAPPLAN_RETURN_IF_ERROR(param.Get("value", out, true));
-  return param.CheckRange("value", *out, 1e9, 1e17);
-}
-
-}  // namespace
-
-// The ceilings are the hardware profile's own (one source of truth for the
-// simulator's roofline and the kernels' fraction of roofline); only the keys
-// read here are checked, the rest of the profile is the calibrator's business.
+// The ceilings are the hardware profile's own, read by the one profile reader
+// (hw/profile.h), so the kernels' fraction of roofline and the simulator's
+// roofline can never disagree on a file.
 Result<Ceilings> LoadCeilings(const std::string& path) {
-  CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json doc, ReadJsonFile(path));
-  JsonObject o(doc, path, "");
-  CAPPLAN_RETURN_IF_ERROR(o.CheckObject());
-  std::string format;
-  CAPPLAN_RETURN_IF_ERROR(o.Get("format", &format, true));
-  CAPPLAN_RETURN_IF_ERROR(o.CheckOneOf("format", format, {"capplan.profile.v1"}));
+  CAPPLAN_ASSIGN_OR_RETURN(HardwareProfile p, LoadHardwareProfile(path));
+  if (!p.has_cost_model) {
+    return Status::Invalid(path +
+                           ": /compute: the profile has no compute ceilings "
+                           "(calibrate/PROFILE.md)");
+  }
   Ceilings c;
-  CAPPLAN_RETURN_IF_ERROR(o.Get("gpu", &c.gpu, true));
-  CAPPLAN_ASSIGN_OR_RETURN(JsonObject memory, o.Child("memory", true));
-  CAPPLAN_RETURN_IF_ERROR(ProfileValue(memory, "hbm_bandwidth_bytes_per_s", &c.hbm_bytes_per_s));
-  CAPPLAN_ASSIGN_OR_RETURN(JsonObject compute, o.Child("compute", true));
-  CAPPLAN_RETURN_IF_ERROR(ProfileValue(compute, "bf16_flops_per_s", &c.bf16_flops_per_s));
-  CAPPLAN_RETURN_IF_ERROR(ProfileValue(compute, "fp8_flops_per_s", &c.fp8_flops_per_s));
-  CAPPLAN_RETURN_IF_ERROR(ProfileValue(compute, "fp32_flops_per_s", &c.fp32_flops_per_s));
+  c.gpu = p.gpu;
+  c.hbm_bytes_per_s = p.hbm_bytes_per_s;
+  c.bf16_flops_per_s = p.bf16_flops_per_s;
+  c.fp8_flops_per_s = p.fp8_flops_per_s;
+  c.fp32_flops_per_s = p.fp32_flops_per_s;
   return c;
 }
 

@@ -68,12 +68,34 @@ TEST(PredictionIntervals, ShippedRatiosScaleThroughputTtftAndTpot) {
   run.e2el.mean = 7.0;
   ASSERT_TRUE(AddPredictionIntervals(&run).ok());
   const nlohmann::json s = schema::ToJson(run);
-  const IntervalRatio& thr = (*iv)->at("output_throughput");
+  const IntervalRatio& thr = (*iv)->groups.at("output_throughput");
   EXPECT_DOUBLE_EQ(s["output_throughput_lo"].get<double>(), 100.0 * thr.lo);
   EXPECT_DOUBLE_EQ(s["output_throughput_hi"].get<double>(), 100.0 * thr.hi);
-  EXPECT_DOUBLE_EQ(s["p90_ttft_ms_hi"].get<double>(), 50.0 * (*iv)->at("ttft").hi);
-  EXPECT_DOUBLE_EQ(s["mean_tpot_ms_lo"].get<double>(), 20.0 * (*iv)->at("tpot").lo);
+  EXPECT_DOUBLE_EQ(s["p90_ttft_ms_hi"].get<double>(), 50.0 * (*iv)->groups.at("ttft").hi);
+  EXPECT_DOUBLE_EQ(s["mean_tpot_ms_lo"].get<double>(), 20.0 * (*iv)->groups.at("tpot").lo);
   EXPECT_FALSE(s.contains("mean_e2el_ms_lo"));  // no validated group for E2E
+}
+
+// A run that priced an op outside a curve's fitted range gets the wider
+// interval; one that did not keeps the validated ratios.
+TEST(PredictionIntervals, OutOfRangeShapesWidenTheInterval) {
+  auto iv = GetPredictionIntervals();
+  ASSERT_TRUE(iv.ok()) << iv.status().message();
+  const double w = (*iv)->out_of_range_widen;
+  ASSERT_GT(w, 1.0);
+  schema::RunSummary run;
+  run.output_throughput = 100.0;
+  run.pools.emplace_back().warnings = std::vector<std::string>{
+      "op 'q_proj' (gemm): memory shape bytes outside the profile's valid range [1e8, 1e10]"};
+  ASSERT_TRUE(HasOutOfRangeShapes(run));
+  ASSERT_TRUE(AddPredictionIntervals(&run).ok());
+  const nlohmann::json s = schema::ToJson(run);
+  const IntervalRatio& thr = (*iv)->groups.at("output_throughput");
+  EXPECT_DOUBLE_EQ(s["output_throughput_lo"].get<double>(), 100.0 * thr.lo / w);
+  EXPECT_DOUBLE_EQ(s["output_throughput_hi"].get<double>(), 100.0 * thr.hi * w);
+  schema::RunSummary quiet;
+  quiet.pools.emplace_back().warnings = std::vector<std::string>{"trace truncated"};
+  EXPECT_FALSE(HasOutOfRangeShapes(quiet));
 }
 
 TEST(PredictionIntervals, BadFilesAreOneLineErrors) {

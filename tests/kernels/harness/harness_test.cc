@@ -7,6 +7,7 @@
 #include <limits>
 #include <vector>
 
+#include "common/data_path.h"
 #include "common/json_util.h"
 #include "kernels/harness/check.h"
 #include "kernels/harness/measurement.h"
@@ -94,17 +95,18 @@ TEST(Napkin, BadCeilingsFileNamesPath) {
   EXPECT_NE(c.status().message().find("/nonexistent/ceilings.json"), std::string::npos);
 }
 
-// The ceilings come from the hardware profile; a profile missing one names
-// the JSON path, so a hand-edited profile fails loudly, not with a 0 ceiling.
+// The ceilings come from the hardware profile, read by hw/'s one reader; a
+// profile missing one names the JSON path, so a hand-edited profile fails
+// loudly, not with a 0 ceiling.
 TEST(Napkin, ProfileMissingCeilingNamesJsonPath) {
+  auto doc = ReadJsonFile(DataPath("calibrate/profiles/h200-sxm.json"));
+  ASSERT_TRUE(doc.ok()) << doc.status().ToString();
+  (*doc)["compute"].erase("fp8_flops_per_s");
   const std::string path = ::testing::TempDir() + "/profile_no_fp8_" +
                            std::to_string(::getpid()) + ".json";
   {
     std::ofstream f(path);
-    f << R"({"format": "capplan.profile.v1", "gpu": "X",
-             "memory": {"hbm_bandwidth_bytes_per_s": {"value": 4.3e12}},
-             "compute": {"bf16_flops_per_s": {"value": 989.5e12},
-                         "fp32_flops_per_s": {"value": 67e12}}})";
+    f << doc->dump();
   }
   auto c = LoadCeilings(path);
   ASSERT_FALSE(c.ok());

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "common/data_path.h"
+#include "common/json_util.h"
 #include "sim/prepared_run.h"
 #include "sim/sim_state.h"
 #include "sim/simulate.h"
@@ -226,19 +227,12 @@ int64_t MaxPrefillQueueWait(const PdRunResult& r) {
 // The h200-sxm profile with RDMA slowed to `bytes_per_s`, as a file: a link
 // slow enough that transfers outlast prefills.
 std::string SlowLinkProfile(double bytes_per_s) {
-  std::ifstream in(DataPath("calibrate/profiles/h200-sxm.json"));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string text = ss.str();
-  const std::string from = "\"rdma_bytes_per_s\": {\"value\": 50e9";
-  const size_t at = text.find(from);
-  EXPECT_NE(at, std::string::npos) << "the profile's rdma_bytes_per_s entry moved";
-  if (at == std::string::npos) return "";
-  std::ostringstream v;
-  v << "\"rdma_bytes_per_s\": {\"value\": " << bytes_per_s;
-  text.replace(at, from.size(), v.str());
+  auto doc = ReadJsonFile(DataPath("calibrate/profiles/h200-sxm.json"));
+  EXPECT_TRUE(doc.ok()) << doc.status().message();
+  if (!doc.ok()) return "";
+  (*doc)["collectives"]["rdma_bytes_per_s"]["value"] = bytes_per_s;
   const std::string path = ::testing::TempDir() + "pd_slow_link_" + std::to_string(getpid()) + ".json";
-  std::ofstream(path) << text;
+  std::ofstream(path) << doc->dump();
   return path;
 }
 

@@ -1,0 +1,79 @@
+#include "calibrate/fit_derived.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace capplan {
+
+namespace {
+
+std::string Pct(double v) {
+  char b[32];
+  std::snprintf(b, sizeof(b), "%.3g", v);
+  return b;
+}
+
+}  // namespace
+
+// All-reduce bus bandwidth from ring records (nccl-tests busbw, a range or a
+// value): the midpoint as a fraction of the record GPU's NVLink rate, the
+// median over records. NVLS records are reported, not fitted: the cost
+// model prices a ring all-reduce at every GPU count.
+void FitAllReduce(const MeasurementSet& set, const std::vector<int>& records,
+                  const std::vector<const HardwareProfile*>& gpu_of, CalibrationFit* out) {
+  std::vector<double> fr;
+  std::string how;
+  for (int i : records) {
+    const MeasuredKernel& k = set.records[i];
+    const double mid = 0.5 * (k.bus_bandwidth_lo + k.bus_bandwidth_hi);
+    const double nvlink = gpu_of[i]->nvlink_bytes_per_s;
+    if (k.kernel != "nccl_all_reduce" || k.variant != "ring") {
+      out->unused.push_back(
+          {i, k.variant + " " + k.kernel + " bus bandwidth " + Pct(mid / 1e9) + " GB/s at " +
+                  std::to_string(k.Shape("gpus_min")) + "-" + std::to_string(k.Shape("gpus_max")) +
+                  " GPUs (" + Pct(mid / nvlink) +
+                  " of NVLink): reported only; the cost model prices a ring all-reduce "
+                  "at every GPU count (no NVLS path)"});
+      continue;
+    }
+    fr.push_back(mid / nvlink);
+    out->all_reduce.records.push_back(i);
+    ++out->used_per_source[k.source];
+    how += (how.empty() ? "" : "; ") + Pct(mid / 1e9) + " GB/s ring busbw at " +
+           std::to_string(k.Shape("gpus_min")) + "-" + std::to_string(k.Shape("gpus_max")) + " " +
+           set.sources[k.source].gpu_model + " = " + Pct(mid / nvlink) + " of " +
+           Pct(nvlink / 1e9) + " GB/s NVLink";
+  }
+  if (fr.empty()) return;
+  out->all_reduce.fitted = true;
+  out->all_reduce.fraction = Quantile(fr, 0.5);
+  out->all_reduce.points = static_cast<int>(fr.size());
+  out->all_reduce.how = how;
+}
+
+// W4A16 experts: no public grouped W4A16 kernel figure exists, so the
+// grouped curve is the 16-bit grouped one times the dequant factor the
+// dense W4A16 records show against 16-bit GEMMs of the same shapes
+// (memory max of gemm_int4 / gemm_bf16, both fitted).
+void DeriveGroupedInt4(const HardwareProfile& base, CalibrationFit* out) {
+  auto i4 = out->classes.find("gemm_int4");
+  auto b16 = out->classes.find("gemm_bf16");
+  if (i4 == out->classes.end() || b16 == out->classes.end() || !i4->second.memory.fitted ||
+      !b16->second.memory.fitted) {
+    return;
+  }
+  const double factor = i4->second.memory.max / b16->second.memory.max;
+  DerivedClass d;
+  d.key = "grouped_gemm_int4";
+  d.efficiency = base.efficiency.at("grouped_gemm");
+  d.efficiency.memory.max = std::min(1.0, d.efficiency.memory.max * factor);
+  d.how = "derived: grouped_gemm's curve with its memory max x " + Pct(factor) +
+          ", the W4A16 dequant factor (gemm_int4 memory max " + Pct(i4->second.memory.max) +
+          " / gemm_bf16 " + Pct(b16->second.memory.max) +
+          ", fitted from W4A16 and 16-bit GEMMs of the same shapes); no public grouped "
+          "W4A16 kernel figure; compute curve as grouped_gemm's at the 16-bit rate / (1 + "
+          "int4_dequant_compute_overhead)";
+  out->derived.push_back(d);
+}
+
+}  // namespace capplan

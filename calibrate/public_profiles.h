@@ -1,0 +1,45 @@
+// `capplan calibrate --public`: the one command that regenerates the shipped
+// hardware profiles (calibrate/profiles/NAME.json) from their hand-written
+// bases (calibrate/profiles/base/NAME.json: datasheet figures, measured
+// ceilings, anchors) and the public measurements
+// (calibrate/measurements/public/): every profile's efficiency curves from
+// the kernel records (other Hopper GPUs' records as fractions of their own
+// GPU's ceilings, fit.h), its all-reduce bus bandwidth from the nccl-tests
+// records, and the per-step fixed costs from the public step cases
+// (step_fit.h). A test checks the shipped files equal its output.
+#ifndef CAPPLAN_CALIBRATE_PUBLIC_PROFILES_H_
+#define CAPPLAN_CALIBRATE_PUBLIC_PROFILES_H_
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "calibrate/fit.h"
+#include "calibrate/measurements.h"
+#include "calibrate/step_fit.h"
+#include "common/status.h"
+#include "hw/profile.h"
+
+namespace capplan {
+
+struct PublicProfiles {
+  MeasurementSet set;
+  std::map<std::string, HardwareProfile> bases;  // name -> base profile
+  std::map<std::string, CalibrationFit> fits;    // name -> kernel fit
+  StepFit step;
+  std::map<std::string, nlohmann::json> docs;  // name -> profile to write
+};
+
+// Fits every base under `base_dir` from the files under `measurements_dir`
+// and the step cases under `cases_dir`; writes nothing.
+Result<PublicProfiles> FitPublicProfiles(const std::string& base_dir,
+                                         const std::string& measurements_dir,
+                                         const std::string& cases_dir);
+
+// The report: per profile the kernel fit (refit.h), then the step fit.
+std::string PublicProfilesMarkdown(const PublicProfiles& p);
+
+}  // namespace capplan
+
+#endif  // CAPPLAN_CALIBRATE_PUBLIC_PROFILES_H_

@@ -1,0 +1,297 @@
+#include "calibrate/step_fit.h"
+
+#include <Eigen/Dense>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+#include <sstream>
+
+#include "calibrate/fit.h"
+#include "calibrate/public_validation.h"
+#include "common/atomic_file.h"
+#include "common/json_util.h"
+
+namespace capplan {
+
+namespace {
+
+struct ParamSpec {
+  const char* path;
+  const char* why;
+};
+
+// The parameters the step cases identify (step_fit.h).
+const ParamSpec kFitted[] = {
+    {"overheads.graph_launch_s",
+     "paid once per step by every case (all run CUDA graphs); the concurrency-1 ITL intercept "
+     "(S3) and the TP1 batch latencies (S2) pin it"},
+    {"overheads.graph_node_s",
+     "paid per kernel of the replayed graph: separated from the per-step cost by models of 32, "
+     "61 and 80 layers"},
+    {"overheads.cpu_schedule_s",
+     "shows only where the engine does not overlap scheduling with the GPU (S2: vLLM 0.8.0)"},
+    {"collectives.all_reduce.latency_s",
+     "two all-reduces per layer under TP: S1 (TP8) and S2's TP4 rows"},
+};
+
+const ParamSpec kHeld[] = {
+    {"overheads.kernel_launch_s",
+     "eager launch per kernel: every public step case runs CUDA graphs"},
+    {"overheads.cpu_schedule_per_request_s",
+     "hidden by overlapped scheduling (S1, S3) or confounded with the per-step CPU time in the "
+     "one non-overlapped case (S2, always 8 requests)"},
+};
+
+nlohmann::json::json_pointer Pointer(const std::string& dotted) {
+  std::string p = "/";
+  for (char c : dotted) p += c == '.' ? '/' : c;
+  return nlohmann::json::json_pointer(p + "/value");
+}
+
+using Docs = std::map<std::string, nlohmann::json>;
+
+// Prices every step row on `docs` with the parameters set to `theta`.
+Result<PublicValidation> Evaluate(Docs docs, const std::vector<double>& theta,
+                                  const std::string& cases_dir, const std::string& scratch) {
+  PublicValidationOptions opt;
+  opt.only_class = "step";
+  for (auto& [name, doc] : docs) {
+    for (size_t j = 0; j < theta.size(); ++j) doc[Pointer(kFitted[j].path)] = theta[j];
+    const std::string file = scratch + "/" + name + ".json";
+    CAPPLAN_RETURN_IF_ERROR(WriteFileAtomic(file, DumpJson(doc) + "\n"));
+    opt.hardware_files[name] = file;
+  }
+  return RunPublicValidation(cases_dir, opt);
+}
+
+std::vector<double> Predictions(const PublicValidation& v) {
+  std::vector<double> p;
+  for (const auto& r : v.rows) {
+    if (r.skipped.empty()) p.push_back(r.predicted);
+  }
+  return p;
+}
+
+// min |A x - b|^2 with x >= 0 over the rows in `use`: every subset of free
+// parameters (the others at 0), the best solution that is non-negative.
+std::vector<double> SolveNonNegative(const Eigen::MatrixXd& a, const Eigen::VectorXd& b,
+                                     const std::vector<bool>& use) {
+  const int n = static_cast<int>(a.cols());
+  std::vector<int> rows;
+  for (int i = 0; i < a.rows(); ++i) {
+    if (use[i]) rows.push_back(i);
+  }
+  std::vector<double> best(n, 0.0);
+  double best_cost = 1e300;
+  for (int mask = 0; mask < (1 << n); ++mask) {
+    std::vector<int> cols;
+    for (int j = 0; j < n; ++j) {
+      if (mask & (1 << j)) cols.push_back(j);
+    }
+    Eigen::MatrixXd m(rows.size(), cols.size());
+    Eigen::VectorXd rhs(rows.size());
+    for (size_t i = 0; i < rows.size(); ++i) {
+      rhs(i) = b(rows[i]);
+      for (size_t j = 0; j < cols.size(); ++j) m(i, j) = a(rows[i], cols[j]);
+    }
+    Eigen::VectorXd x =
+        cols.empty() ? Eigen::VectorXd() : Eigen::VectorXd(m.colPivHouseholderQr().solve(rhs));
+    bool ok = true;
+    for (int j = 0; j < x.size(); ++j) ok &= x(j) >= 0 && std::isfinite(x(j));
+    if (!ok) continue;
+    const double cost = cols.empty() ? rhs.squaredNorm() : (m * x - rhs).squaredNorm();
+    if (cost < best_cost) {
+      best_cost = cost;
+      std::fill(best.begin(), best.end(), 0.0);
+      for (size_t j = 0; j < cols.size(); ++j) best[cols[j]] = x(j);
+    }
+  }
+  return best;
+}
+
+double Round4(double v) {
+  char b[64];
+  std::snprintf(b, sizeof(b), "%.4g", v);
+  return std::strtod(b, nullptr);
+}
+
+std::string Us(double s) {
+  char b[64];
+  std::snprintf(b, sizeof(b), "%.3g us", s * 1e6);
+  return b;
+}
+
+std::string Pct(double v) {
+  char b[32];
+  std::snprintf(b, sizeof(b), "%.1f%%", 100 * v);
+  return b;
+}
+
+}  // namespace
+
+namespace {
+
+constexpr int kNumFitted = sizeof(kFitted) / sizeof(kFitted[0]);
+
+// The step rows as a linear model in the parameters: predictions at theta0
+// (p0), their sensitivities (jac) and the measured values.
+struct Linearized {
+  std::vector<double> theta0, p0, meas;
+  Eigen::MatrixXd jac;
+  PublicValidation v0;
+  // pred_i(theta) = p0_i + jac_i (theta - theta0).
+  double At(int i, const std::vector<double>& t) const {
+    double p = p0[i];
+    for (int j = 0; j < kNumFitted; ++j) p += jac(i, j) * (t[j] - theta0[j]);
+    return p;
+  }
+};
+
+Result<Linearized> Linearize(const Docs& profiles, const std::string& cases_dir,
+                             const std::string& scratch) {
+  Linearized l;
+  // One value per parameter for every profile: fixed host and launch costs
+  // of Hopper servers, fitted jointly on the H100 and H200 cases. The start
+  // is the first profile's value.
+  const nlohmann::json& first = profiles.begin()->second;
+  for (const ParamSpec& p : kFitted) l.theta0.push_back(first.at(Pointer(p.path)).get<double>());
+  CAPPLAN_ASSIGN_OR_RETURN(l.v0, Evaluate(profiles, l.theta0, cases_dir, scratch));
+  l.p0 = Predictions(l.v0);
+  for (const auto& r : l.v0.rows) {
+    if (r.skipped.empty()) l.meas.push_back(r.measured);
+  }
+  const int rows = static_cast<int>(l.p0.size());
+  if (rows <= kNumFitted) {
+    return Status::Invalid(cases_dir + ": " + std::to_string(rows) +
+                           " step rows ran; the per-step fit needs more than " +
+                           std::to_string(kNumFitted));
+  }
+  // Finite differences: the step is large enough to clear float noise and
+  // small against a step; the prediction is linear in each parameter.
+  constexpr double kDelta = 5e-5;
+  l.jac.resize(rows, kNumFitted);
+  for (int j = 0; j < kNumFitted; ++j) {
+    std::vector<double> t = l.theta0;
+    t[j] += kDelta;
+    CAPPLAN_ASSIGN_OR_RETURN(PublicValidation vj, Evaluate(profiles, t, cases_dir, scratch));
+    const std::vector<double> pj = Predictions(vj);
+    if (pj.size() != l.p0.size()) return Status::Internal("step rows changed between runs");
+    for (int i = 0; i < rows; ++i) l.jac(i, j) = (pj[i] - l.p0[i]) / kDelta;
+  }
+  return l;
+}
+
+}  // namespace
+
+Result<StepFit> FitStepOverheads(const Docs& profiles, const std::string& cases_dir,
+                                 const std::string& scratch_dir) {
+  CAPPLAN_RETURN_IF_ERROR(MakeDirs(scratch_dir));
+  CAPPLAN_ASSIGN_OR_RETURN(Linearized l, Linearize(profiles, cases_dir, scratch_dir));
+  const int rows = static_cast<int>(l.p0.size());
+  // Relative residuals pred_i / m_i - 1 as A theta - b.
+  Eigen::MatrixXd a(rows, kNumFitted);
+  Eigen::VectorXd b(rows);
+  for (int i = 0; i < rows; ++i) {
+    double j0 = 0;
+    for (int j = 0; j < kNumFitted; ++j) {
+      a(i, j) = l.jac(i, j) / l.meas[i];
+      j0 += l.jac(i, j) * l.theta0[j];
+    }
+    b(i) = 1 - (l.p0[i] - j0) / l.meas[i];
+  }
+  const std::vector<bool> all(rows, true);
+  std::vector<double> theta = SolveNonNegative(a, b, all);
+  for (double& t : theta) t = Round4(t);
+  StepFit fit;
+  for (int j = 0; j < kNumFitted; ++j) {
+    fit.params.push_back({kFitted[j].path, l.theta0[j], theta[j], theta[j] == 0, kFitted[j].why});
+  }
+  for (const ParamSpec& h : kHeld) fit.held.push_back(std::string(h.path) + ": " + h.why);
+  CAPPLAN_ASSIGN_OR_RETURN(PublicValidation v1, Evaluate(profiles, theta, cases_dir, scratch_dir));
+  const std::vector<double> p1 = Predictions(v1);
+  std::vector<double> loo_err;
+  int i = 0;
+  for (const auto& r : l.v0.rows) {
+    if (!r.skipped.empty()) continue;
+    std::vector<bool> use = all;
+    use[i] = false;
+    const double loo = l.At(i, SolveNonNegative(a, b, use));
+    fit.rows.push_back({r.case_name, r.label, r.metric, r.measured, l.p0[i], p1[i], loo});
+    fit.mape_before += std::fabs(l.p0[i] / r.measured - 1) / rows;
+    fit.mape_after += std::fabs(p1[i] / r.measured - 1) / rows;
+    loo_err.push_back(std::fabs(loo / r.measured - 1));
+    ++i;
+  }
+  fit.loo_median = Quantile(loo_err, 0.5);
+  fit.loo_p90 = Quantile(loo_err, 0.9);
+  std::error_code ec;
+  std::filesystem::remove_all(scratch_dir, ec);
+  return fit;
+}
+
+void ApplyStepFit(const StepFit& fit, Docs* profiles) {
+  std::set<std::string> cases;
+  for (const auto& r : fit.rows) cases.insert(r.case_name);
+  std::string names;
+  for (const auto& c : cases) names += (names.empty() ? "" : ", ") + c;
+  for (auto& [name, doc] : *profiles) {
+    for (const StepFitParam& p : fit.params) {
+      std::ostringstream src;
+      src << "fitted by capplan calibrate --public to the " << fit.rows.size()
+          << " public step rows (" << names
+          << "; validation/cases), jointly for every Hopper profile: " << p.why
+          << (p.at_zero ? "; the fit put it at its lower bound 0" : "")
+          << ". Step rows' mean relative error " << Pct(fit.mape_before) << " -> "
+          << Pct(fit.mape_after) << ", leave-one-out median " << Pct(fit.loo_median) << ", p90 "
+          << Pct(fit.loo_p90) << " (capplan calibrate --public --report)";
+      doc[Pointer(p.path)] = p.value;
+      nlohmann::json::json_pointer prov(Pointer(p.path).parent_pointer());
+      doc[prov]["provenance"] = {{"kind", "fitted"}, {"source", src.str()}};
+    }
+  }
+}
+
+std::string StepFitMarkdown(const StepFit& fit) {
+  std::ostringstream os;
+  os << "## Per-step fixed costs (step cases)\n\n"
+     << "Fitted jointly on every profile's step cases (calibrate/step_fit.h): relative least "
+        "squares, parameters >= 0, sensitivities by finite differences through the simulator's "
+        "step pricer.\n\n| parameter | before | fitted | what identifies it |\n|---|---|---|---|\n";
+  for (const StepFitParam& p : fit.params) {
+    os << "| `" << p.path << "` | " << Us(p.base) << " | " << Us(p.value)
+       << (p.at_zero ? " (bound)" : "") << " | " << p.why << " |\n";
+  }
+  os << "\nHeld at the base profile's value:\n\n";
+  for (const auto& h : fit.held)
+    os << "- `" << h.substr(0, h.find(':')) << "`" << h.substr(h.find(':')) << "\n";
+  os << "\n| case | row | metric | measured | before | after | leave-one-out |\n"
+        "|---|---|---|---|---|---|---|\n";
+  char b[256], b4[32];
+  for (const StepFitRow& r : fit.rows) {
+    std::snprintf(b, sizeof(b), "| %.4g | %.4g (%+.1f%%) | %.4g (%+.1f%%) | %.4g (%+.1f%%) |\n",
+                  r.measured, r.before, 100 * (r.before / r.measured - 1), r.after,
+                  100 * (r.after / r.measured - 1), r.loo, 100 * (r.loo / r.measured - 1));
+    os << "| " << r.case_name << " | " << r.label << " | " << r.metric << " " << b;
+  }
+  // Per case (engine and version): where one per-step cost for every engine
+  // leaves a bias, it shows here.
+  std::map<std::string, std::pair<double, int>> bias;
+  for (const StepFitRow& r : fit.rows) {
+    bias[r.case_name].first += r.after / r.measured - 1;
+    ++bias[r.case_name].second;
+  }
+  os << "\nMean signed error after the fit, per case:";
+  for (const auto& [name, sum] : bias) {
+    std::snprintf(b4, sizeof(b4), " %+.1f%%", 100 * sum.first / sum.second);
+    os << (name == bias.begin()->first ? " " : "; ") << name << b4;
+  }
+  os << ".\n";
+  os << "\nMean relative error " << Pct(fit.mape_before) << " before, " << Pct(fit.mape_after)
+     << " after; leave-one-out median " << Pct(fit.loo_median) << ", p90 " << Pct(fit.loo_p90)
+     << ".\n";
+  return os.str();
+}
+
+}  // namespace capplan

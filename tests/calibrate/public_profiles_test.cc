@@ -1,0 +1,98 @@
+// `capplan calibrate --public`: the shipped profiles are exactly its output,
+// other Hopper GPUs' kernel records inform a profile only as fractions of
+// their own GPU's ceilings, W4A16 experts get their own derived class, and
+// the per-step fixed costs come from the step cases.
+#include "calibrate/public_profiles.h"
+
+#include <gtest/gtest.h>
+
+#include "common/atomic_file.h"
+#include "common/data_path.h"
+#include "common/json_util.h"
+#include "hw/op_pricing.h"
+
+namespace capplan {
+namespace {
+
+const PublicProfiles& Fitted() {
+  static const Result<PublicProfiles> kFit =
+      FitPublicProfiles(DataPath("calibrate/profiles/base"),
+                        DataPath("calibrate/measurements/public"), DataPath("validation/cases"));
+  EXPECT_TRUE(kFit.ok()) << kFit.status().message();
+  return kFit.value();
+}
+
+TEST(PublicProfiles, ShippedFilesEqualTheCommandsOutput) {
+  const PublicProfiles& p = Fitted();
+  ASSERT_EQ(p.docs.size(), 2u);
+  for (const auto& [name, doc] : p.docs) {
+    auto shipped = ReadFile(DataPath("calibrate/profiles/" + name + ".json"));
+    ASSERT_TRUE(shipped.ok()) << shipped.status().message();
+    EXPECT_EQ(*shipped, DumpJson(doc) + "\n")
+        << "calibrate/profiles/" << name
+        << ".json is stale: run build/capplan calibrate --public (calibrate/README.md)";
+  }
+}
+
+TEST(PublicProfiles, CrossGpuRecordsEnterAsFractionsOfTheirOwnPeak) {
+  const PublicProfiles& p = Fitted();
+  // The FlashMLA decode records ran on an H100: the H200 profile gets the
+  // same efficiency (a fraction of HBM), not the H100's time.
+  const ClassFit& h200 = p.fits.at("h200-sxm").classes.at("attention_decode");
+  const ClassFit& h100 = p.fits.at("h100-sxm").classes.at("attention_decode");
+  ASSERT_TRUE(h200.memory.fitted);
+  EXPECT_NEAR(h200.memory.max, h100.memory.max, 1e-12);
+  for (const FitPoint& pt : h200.points) {
+    EXPECT_EQ(pt.gpu_model, "H100");
+    EXPECT_DOUBLE_EQ(pt.hbm, p.bases.at("h100-sxm").hbm_bytes_per_s);
+  }
+  const std::string src =
+      p.docs.at("h200-sxm")["efficiency"]["attention_decode"]["memory"]["provenance"]["source"];
+  EXPECT_NE(src.find("H100 records enter as fractions of h100-sxm's ceilings"), std::string::npos)
+      << src;
+  // H800 records are normalized by the H100 profile, and say so.
+  EXPECT_NE(p.fits.at("h200-sxm").cross_gpu.at("H800").find("H800 has the H100's"),
+            std::string::npos);
+  // Every fitted class reports its leave-one-out error.
+  for (const auto& [name, fit] : p.fits) {
+    for (const auto& [cls, cf] : fit.classes) {
+      if (cf.points.size() < 2) continue;
+      EXPECT_EQ(cf.loo_rel_err.size(), cf.points.size()) << name << " " << cls;
+    }
+  }
+}
+
+TEST(PublicProfiles, W4A16IsSlowerPerByteThan16Bit) {
+  for (const std::string name : {"h200-sxm", "h100-sxm"}) {
+    auto prof = ParseHardwareProfile(Fitted().docs.at(name), name);
+    ASSERT_TRUE(prof.ok()) << prof.status().message();
+    const auto& e = prof->efficiency;
+    // Marlin-class W4A16 streams its packed weights well below a 16-bit
+    // GEMM's rate at M = 1-4 (only ~2.2x faster, not 4x).
+    EXPECT_LT(e.at("gemm_int4").memory.max, 0.75 * e.at("gemm_bf16").memory.max) << name;
+    EXPECT_LT(e.at("grouped_gemm_int4").memory.max, e.at("grouped_gemm").memory.max) << name;
+    OpPricingInput op;
+    op.family = OpFamily::kGroupedGemm;
+    op.weights = MathFormat::kInt4;
+    op.m = 8;
+    op.groups = 8;
+    EXPECT_EQ(PriceOp(op, *prof).efficiency_class, "grouped_gemm_int4");
+  }
+}
+
+TEST(PublicProfiles, StepFixedCostsAreFittedWithTheirError) {
+  const PublicProfiles& p = Fitted();
+  EXPECT_GE(p.step.rows.size(), 10u);
+  EXPECT_LE(p.step.mape_after, p.step.mape_before + 1e-9);
+  for (const auto& [name, doc] : p.docs) {
+    for (const char* path : {"/overheads/graph_launch_s", "/collectives/all_reduce/latency_s"}) {
+      const nlohmann::json& prov = doc[nlohmann::json::json_pointer(path)]["provenance"];
+      EXPECT_EQ(prov["kind"], "fitted") << name << path;
+      EXPECT_NE(prov["source"].get<std::string>().find("leave-one-out"), std::string::npos);
+    }
+  }
+  EXPECT_NE(PublicProfilesMarkdown(p).find("## Per-step fixed costs"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace capplan
