@@ -20,6 +20,7 @@ legend { font-weight: 600; font-size: 0.9em; }
 label.ctl { display: grid; grid-template-columns: minmax(0, 1fr) 110px; gap: 6px; align-items: center;
             font-size: 0.88em; margin: 3px 0; }
 label.ctl input, label.ctl select { width: 100%; box-sizing: border-box; font: inherit; }
+label.ctl.wide { grid-template-columns: 64px minmax(0, 1fr); }
 label.ctl.changed span { font-weight: 600; color: #0072B2; }
 select.wide { width: 100%; font: inherit; }
 #error { display: none; background: #fdecea; border-left: 4px solid #D55E00; padding: 6px 10px;
@@ -235,7 +236,7 @@ function latencyChart(s, metric, title, sloKey) {
 // Every run of this session: output tokens/s per GPU against median TPOT,
 // the current run ringed, so a planner sees the trade-off they walked.
 function tradeoffChart() {
-  const W = 560, H = 260, L = 60, B = 40, T = 24, R = 12;
+  const W = 560, H = 270, L = 60, B = 40, T = 40, R = 12;
   const pts = state.history;
   const xmax = niceMax(Math.max(...pts.map((p) => p.x)) * 1.1);
   const ymax = niceMax(Math.max(...pts.map((p) => p.y)) * 1.1);
@@ -347,17 +348,20 @@ function init(mod) {
     op.textContent = p.label;
     ps.appendChild(op);
   });
+  if (!PRESETS.length) ps.parentElement.style.display = 'none';
   ps.addEventListener('change', () => { if (ps.value !== '') { applyPreset(Number(ps.value)); run(); } });
   if (PRESETS.length) applyPreset(0); else selectScenario(SCENARIOS[0].path);
   applyHash();
   run();
 }
 
-window.addEventListener('error', (e) => {
-  $('error').textContent = 'page error: ' + e.message;
+function pageError(message) {
+  $('error').textContent = 'page error: ' + message;
   $('error').style.display = 'block';
-});
-CapplanSim().then(init);
+  $('capplan-whatif').textContent = JSON.stringify({ page_error: String(message) });
+}
+window.addEventListener('error', (e) => pageError(e.message));
+CapplanSim().then(init).catch((e) => pageError(e && e.stack ? e.stack : e));
 )js";
 }
 

@@ -11,7 +11,6 @@ message is the CLI's one-line message (``str(e)``; the CLI prints it after
                          {"workload.concurrency": 16, "deployment.kv_cache": "bf16"})
     s["output_throughput"], s["p99_ttft_ms"]
 """
-import glob
 import json
 import os
 import tempfile
@@ -91,9 +90,11 @@ def _out_dir(out, prefix):
 
 
 def sweep(scenario, grid, out=None, overrides=None, jobs=None):
-    """``capplan sweep SCENARIO --grid K=v1,v2 ... --out DIR``; returns the
-    summaries of every point (dicts, in point-file name order), each with
-    "_file" naming its file in DIR (a fresh temporary folder when out is None).
+    """``capplan sweep SCENARIO --grid K=v1,v2 ... --out DIR``; returns every
+    point's file (DIR/<point_id>.json) as a dict, in grid order: "grid" (the
+    point's values), "status" ("ok" or "invalid"), "summary" (the simulate
+    summary) or "error". DIR also holds sweep.csv (one row per point); a fresh
+    temporary folder when out is None.
     grid: {"workload.concurrency": [1, 8, 64]} or ["workload.concurrency=1,8,64"]."""
     out = _out_dir(out, "capplan-sweep-")
     if isinstance(grid, dict):
@@ -104,13 +105,12 @@ def sweep(scenario, grid, out=None, overrides=None, jobs=None):
         argv += ["--jobs", jobs]
     run(*argv)
     points = []
-    for path in sorted(glob.glob(os.path.join(out, "*.json"))):
-        with open(path) as f:
-            doc = json.load(f)
-        if isinstance(doc, dict) and "output_throughput" in doc:
-            doc["_file"] = path
-            points.append(doc)
-    return points
+    with open(os.path.join(out, "manifest.jsonl")) as f:
+        for line in f:
+            if line.strip():
+                with open(os.path.join(out, json.loads(line)["point_id"] + ".json")) as p:
+                    points.append(json.load(p))
+    return sorted(points, key=lambda p: p.get("index", 0))
 
 
 def search(scenario, slo, space, out=None, overrides=None, objective=None, pessimistic=False,
