@@ -302,6 +302,9 @@ function run() {
     $('results').classList.remove('stale');
     state.history.push({ x: s.median_tpot_ms, y: s.output_throughput_per_gpu, label: sets.join(' ') || state.scenario });
     draw(s);
+    rec.drawn = { bars: document.querySelectorAll('#charts rect.bar').length,
+                  slo_lines: document.querySelectorAll('#charts line.slo').length,
+                  points: document.querySelectorAll('#tradeoff circle.pt').length };
   } else {
     const e = JSON.parse(out);
     rec.error = e.error;

@@ -39,8 +39,10 @@ def run(*args):
 
 
 def _value(v):
-    # --set parses its value like JSON; strings pass as written.
-    return v if isinstance(v, str) else json.dumps(v)
+    # --set parses its value like JSON; strings and paths pass as written.
+    if isinstance(v, (str, os.PathLike)):
+        return os.fspath(v)
+    return json.dumps(v)
 
 
 def _sets(overrides, flag="--set"):
