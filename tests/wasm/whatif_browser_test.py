@@ -9,7 +9,7 @@ page writes (<pre id="capplan-whatif">: the --set overrides it used and the
 summary text the module printed). Checks:
   * the summary text equals `capplan simulate SCENARIO --set ... --json` on
     this machine byte for byte (every number the same double), for a
-    co-located and a PD scenario;
+    co-located, a PD and a sampled (log-normal, Poisson) scenario;
   * an invalid choice shows the CLI's one-line error and exit code;
   * the charts are redrawn (bars, SLO lines, trade-off points);
   * the page is one file: the module inside, nothing fetched, no path of
@@ -38,6 +38,9 @@ WORK = os.path.join(OUT, "work")
 PAGE = os.path.join(WORK, "whatif.html")
 KIMI = "scenarios/kimi-k2.6-kv-fp8.json"
 PD = "scenarios/pd-kimi-k2.6.json"
+# Log-normal lengths and Poisson arrivals: the sampling that calls
+# exp/log/sqrt (emscripten's musl in the page, glibc in the CLI).
+LLAMA = "scenarios/llama-3.1-70b-tp4.json"
 
 
 def cli(*args, env_data_dir=True):
@@ -159,7 +162,8 @@ class WhatIfPage(unittest.TestCase):
     def setUpClass(cls):
         shutil.rmtree(WORK, ignore_errors=True)
         os.makedirs(WORK)
-        r = cli("report", "--interactive", "--scenario", KIMI, "--scenario", PD, "--out", PAGE,
+        r = cli("report", "--interactive", "--scenario", KIMI, "--scenario", PD, "--scenario", LLAMA,
+                "--out", PAGE,
                 env_data_dir=False)
         assert r.returncode == 0, r.stderr
         with open(PAGE) as f:
@@ -207,6 +211,9 @@ class WhatIfPage(unittest.TestCase):
 
     def test_pd_numbers_equal_cli(self):
         self.compare_with_cli(PD, {"pd.decode.replicas": 2, "workload.request_rate": 1.5})
+
+    def test_sampled_workload_numbers_equal_cli(self):
+        self.compare_with_cli(LLAMA, {"workload.request_rate": 5.5, "deployment.replicas": 2})
 
     def test_invalid_choice_shows_cli_error(self):
         rec = self.browser.set_controls(KIMI, {"deployment.tp": 3})
