@@ -48,7 +48,9 @@ nlohmann::json Presets(const std::vector<Summary>& results) {
   for (const Summary& r : results) {
     nlohmann::json values = nlohmann::json::object();
     for (const char* k : {"concurrency", "request_rate"}) {
-      if (r.workload.is_object() && r.workload.contains(k) && r.workload[k].is_number()) {
+      // An open-loop summary echoes concurrency 0: not a setting.
+      if (r.workload.is_object() && r.workload.contains(k) && r.workload[k].is_number() &&
+          r.workload[k].get<double>() > 0) {
         values[std::string("workload.") + k] = r.workload[k];
       }
     }
