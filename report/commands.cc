@@ -3,6 +3,7 @@
 #include <ostream>
 
 #include "report/formats.h"
+#include "report/interactive.h"
 #include "report/report.h"
 
 namespace capplan {
@@ -13,7 +14,8 @@ namespace po = boost::program_options;
 Status RunReport(const std::vector<std::string>& args, CommandContext& ctx) {
   std::vector<std::string> inputs;
   std::string out, format, title, pareto_tokens = "output";
-  std::vector<std::string> baselines;
+  std::vector<std::string> baselines, scenario_files;
+  std::string wasm;
   double usd = 0;
   po::options_description desc(
       "capplan report RESULT... --out FILE [options]\n"
@@ -34,8 +36,15 @@ Status RunReport(const std::vector<std::string>& args, CommandContext& ctx) {
       "GPU price for the cost figures (default: each summary's usd_per_gpu_hour)")(
       "pareto-tokens", po::value(&pareto_tokens),
       "tokens the Pareto chart's y axis counts: output or total (input+output)")(
-      "title", po::value(&title), "report title")("result", po::value(&inputs),
-                                                  "results (positional)");
+      "title", po::value(&title), "report title")(
+      "interactive",
+      "write the what-if page instead: the results' scenarios with controls that re-simulate "
+      "in the browser (one HTML file, the simulator inside as WebAssembly)")(
+      "scenario", po::value(&scenario_files),
+      "with --interactive: a scenario file for the page (repeatable; besides the results' own)")(
+      "wasm", po::value(&wasm),
+      "with --interactive: the simulator module to embed (default: the one this build "
+      "made, " CAPPLAN_WASM_MODULE ")")("result", po::value(&inputs), "results (positional)");
   po::positional_options_description pos;
   pos.add("result", -1);
   po::variables_map vm;
@@ -50,6 +59,19 @@ Status RunReport(const std::vector<std::string>& args, CommandContext& ctx) {
   }
   if (out.empty()) {
     return Status::Usage("report: --out FILE is required (e.g. --out report.html)");
+  }
+  if (vm.count("interactive")) {
+    if (out == "-") return Status::Usage("report --interactive: --out FILE.html is required");
+    report::InteractiveOptions io;
+    if (!title.empty()) io.title = title;
+    io.scenario_files = scenario_files;
+    io.module_js = wasm.empty() ? CAPPLAN_WASM_MODULE : wasm;
+    CAPPLAN_RETURN_IF_ERROR(report::WriteInteractive(inputs, out, io));
+    *ctx.out << "report: wrote " << out << " (what-if page)\n";
+    return Status::Ok();
+  }
+  if (!scenario_files.empty() || !wasm.empty()) {
+    return Status::Usage("report: --scenario and --wasm belong to --interactive");
   }
   if (inputs.empty()) {
     return Status::Usage(

@@ -3,14 +3,16 @@
 # else. Usage: scripts/install_deps.sh build|test
 #   build: compiler toolchain and C++ libraries
 #   test:  build + what the test suite drives (Jupyter for notebooks,
-#          Chromium for the report rendering test)
+#          Chromium for the report and what-if page tests, emscripten for the
+#          simulator's WebAssembly build, pybind11 and Python headers for the
+#          capplan Python module)
 set -euo pipefail
 what=${1:-build}
 pkgs=(cmake make g++ pkg-config libeigen3-dev libboost-program-options-dev nlohmann-json3-dev
       libgtest-dev libgmock-dev libbenchmark-dev)
 if [ "$what" = test ]; then
   pkgs+=(jupyter-nbconvert jupyter-core python3-nbclient python3-ipykernel
-         python3-matplotlib python3-pandas chromium)
+         python3-matplotlib python3-pandas chromium emscripten pybind11-dev python3-dev)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

@@ -3,9 +3,9 @@
 #
 # The terminal gets the answer: a summary of the motivating study (at most 15
 # lines, every figure read from the simulation summaries by `capplan report
-# --format brief`), then where the reports and detailed tables are. The
-# detailed tables (capacity table, simulated rows, search tops) go to files
-# under $STUDY. Usage: scripts/run_default.sh [BUILD_DIR]
+# --format brief`), then where the reports, the what-if page and the
+# detailed tables are. The detailed tables (capacity table, simulated rows,
+# search tops) go to files under $STUDY. Usage: scripts/run_default.sh [BUILD_DIR]
 # CAPPLAN_STUDY_DIR overrides where the study is written (default BUILD/study).
 set -euo pipefail
 BUILD=${1:-build}
@@ -95,6 +95,15 @@ for fmt in html md; do
     --baseline kimi-k2.6-integrity-none --baseline pd-glm-5.2-colocated \
     --baseline pd-kimi-k2.6-colocated --baseline kimi-k2.6-agent-nocache >/dev/null
 done
+# The what-if page (`capplan report --interactive`): the study's scenarios,
+# one preset per result, re-simulated in the browser as controls change.
+# Only when the simulator's WebAssembly module was built (emscripten).
+whatif=""
+if [ -f "$BUILD/wasm/capplan_sim.js" ]; then
+  "$CAPPLAN" report "${results[@]}" --interactive --wasm "$BUILD/wasm/capplan_sim.js" \
+    --out "$STUDY/whatif.html" --title "What if: Kimi K2.6 and GLM-5.2 on 8x H200" >/dev/null
+  whatif="$STUDY/whatif.html"
+fi
 {
 echo
 echo "== PD vs co-located on 16x H200 (from the planning report; labels in its legend) =="
@@ -158,4 +167,7 @@ brief "Kimi K2.6 at the same SLO, cheapest PD vs co-located" \
 mv "$STUDY/summary.txt.tmp" "$STUDY/summary.txt"
 cat "$STUDY/summary.txt"
 echo "Reports: $STUDY/report.html and $STUDY/slo-report.html (Markdown: *.md)"
+if [ -n "$whatif" ]; then
+  echo "What-if page (re-simulates in the browser): $whatif"
+fi
 echo "Detailed tables: $TABLES; simulation summaries: $STUDY/*/summary.json"

@@ -82,13 +82,21 @@ TEST_F(CapplanCli, MakeRunEndsWithAShortSummaryAndWritesTablesToFiles) {
   const std::vector<std::string> summary = SplitLines(Slurp(study / "summary.txt"));
   ASSERT_FALSE(summary.empty());
   EXPECT_LE(summary.size(), 15u) << Slurp(study / "summary.txt");
-  // Terminal: one progress line, the summary, then two lines saying where
-  // the reports and tables are; nothing else.
-  ASSERT_EQ(out.size(), 1 + summary.size() + 2) << r.out;
-  EXPECT_EQ(std::vector<std::string>(out.begin() + 1, out.end() - 2), summary);
-  EXPECT_EQ(out[out.size() - 2].rfind("Reports: ", 0), 0u) << r.out;
-  EXPECT_NE(out[out.size() - 2].find("report.html"), std::string::npos);
-  EXPECT_NE(out[out.size() - 2].find("slo-report.html"), std::string::npos);
+  // Terminal: one progress line, the summary, then the lines saying where
+  // the reports, the what-if page (when the WebAssembly module was built)
+  // and the tables are; nothing else.
+  const bool whatif = fs::exists(fs::path(CAPPLAN_BUILD_DIR) / "wasm" / "capplan_sim.js");
+  const size_t where = whatif ? 3 : 2;
+  ASSERT_EQ(out.size(), 1 + summary.size() + where) << r.out;
+  EXPECT_EQ(std::vector<std::string>(out.begin() + 1, out.end() - where), summary);
+  const std::string& reports = out[out.size() - where];
+  EXPECT_EQ(reports.rfind("Reports: ", 0), 0u) << r.out;
+  EXPECT_NE(reports.find("report.html"), std::string::npos);
+  EXPECT_NE(reports.find("slo-report.html"), std::string::npos);
+  if (whatif) {
+    EXPECT_EQ(out[out.size() - 2].rfind("What-if page", 0), 0u) << r.out;
+    EXPECT_TRUE(fs::exists(study / "whatif.html"));
+  }
   EXPECT_EQ(out.back().rfind("Detailed tables: ", 0), 0u) << r.out;
   for (const auto& l : out) EXPECT_LE(Width(l), 160u) << l;
   // Each study question answered with figures read from the summaries.

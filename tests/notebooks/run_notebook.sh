@@ -3,9 +3,10 @@
 # not whatever python3 is first on PATH), headless matplotlib, outputs in a
 # scratch dir. Installs the Debian packages the notebooks need when missing
 # (same list as scripts/install_deps.sh test).
-# Usage: run_notebook.sh NOTEBOOK.ipynb CAPPLAN_BIN OUT_DIR REPO_ROOT
+# Usage: run_notebook.sh NOTEBOOK.ipynb CAPPLAN_BIN OUT_DIR REPO_ROOT PYTHON_DIR
+# (PYTHON_DIR: where the capplan Python module was built, build/python)
 set -euo pipefail
-nb=$1 bin=$2 out=$3 repo=$4
+nb=$1 bin=$2 out=$3 repo=$4 pydir=$5
 need() {
   [ -x /usr/bin/jupyter ] && /usr/bin/python3 -c 'import nbclient, ipykernel, matplotlib, pandas' 2>/dev/null
 }
@@ -22,6 +23,6 @@ rm -rf "$out" && mkdir -p "$out"
 name=$(basename "$nb" .ipynb)
 # pyenv or a venv first on PATH must not supply the kernel's python3.
 export PATH=/usr/bin:/bin:$PATH
-CAPPLAN_BIN=$bin CAPPLAN_NB_OUT=$out CAPPLAN_REPO=$repo PYDEVD_DISABLE_FILE_VALIDATION=1 \
+CAPPLAN_BIN=$bin CAPPLAN_PYTHON=$pydir CAPPLAN_NB_OUT=$out CAPPLAN_REPO=$repo PYDEVD_DISABLE_FILE_VALIDATION=1 \
   MPLBACKEND=Agg /usr/bin/jupyter nbconvert --to notebook --execute \
   --ExecutePreprocessor.timeout=600 --output-dir "$out" --output "$name.executed.ipynb" "$nb"

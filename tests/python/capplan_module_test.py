@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""`import capplan` (python/, pybind11) against the capplan binary.
+
+Each function must give what the CLI gives: simulate() the summary of
+`capplan simulate --json` (equal as parsed JSON, so every number is the same
+double), capacity() that of `capplan capacity --json`, errors the CLI's
+one-line message and exit code; sweep(), search() and report() write and
+return what their commands write.
+Usage: capplan_module_test.py CAPPLAN_BIN SOURCE_DIR PYTHON_DIR OUT_DIR
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import unittest
+
+CAPPLAN, SRC, PYDIR, OUT = (os.path.abspath(a) for a in sys.argv[1:5])
+sys.path.insert(0, PYDIR)
+import capplan  # noqa: E402  (the build folder's package)
+
+KIMI = os.path.join(SRC, "scenarios/kimi-k2.6-kv-fp8.json")
+SMALL = {"workload.num_requests": 40, "workload.warmup_requests": 4}
+
+
+def cli(*args):
+    return subprocess.run([CAPPLAN, *map(str, args)], capture_output=True, text=True)
+
+
+class Module(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        shutil.rmtree(OUT, ignore_errors=True)
+        os.makedirs(OUT)
+
+    def test_simulate_equals_cli_json(self):
+        over = {"workload.concurrency": 8, "deployment.kv_cache": "bf16", "cost.usd_per_gpu_hour": 2.7}
+        s = capplan.simulate(KIMI, over)
+        r = cli("simulate", KIMI, *[x for k, v in over.items() for x in ("--set", f"{k}={v}")], "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(s, json.loads(r.stdout))
+        self.assertEqual(s["workload"]["concurrency"], 8)
+        self.assertEqual(s["usd_per_gpu_hour"], 2.7)
+        # The overrides reached the simulator: the default run differs.
+        self.assertNotEqual(s["output_throughput"], capplan.simulate(KIMI)["output_throughput"])
+        self.assertEqual(capplan.simulate(KIMI, ["workload.concurrency=8", "deployment.kv_cache=bf16",
+                                                 "cost.usd_per_gpu_hour=2.7"]), s)
+
+    def test_errors_carry_the_cli_line_and_exit_code(self):
+        with self.assertRaises(capplan.Error) as e:
+            capplan.simulate(KIMI, {"deployment.tp": 3})
+        r = cli("simulate", KIMI, "--set", "deployment.tp=3", "--json")
+        self.assertNotEqual(r.returncode, 0)
+        self.assertEqual("capplan: error: " + str(e.exception), r.stderr.strip().splitlines()[-1])
+        self.assertEqual(e.exception.exit_code, r.returncode)
+        with self.assertRaises(capplan.Error) as e:
+            capplan.simulate(KIMI, {"workload.concurency": 8})
+        self.assertIn("did you mean", str(e.exception))
+        with self.assertRaises(capplan.Error) as e:
+            capplan.capacity("no-such-model", 8)
+        self.assertEqual(e.exception.exit_code, cli("capacity", "--model", "no-such-model", "--gpus", 8).returncode)
+
+    def test_capacity_equals_cli_json(self):
+        c = capplan.capacity("kimi-k2.6", 8, tp=8, kv="fp8")
+        r = cli("capacity", "--model", "kimi-k2.6", "--gpus", 8, "--tp", 8, "--kv", "fp8", "--json")
+        self.assertEqual(c, json.loads(r.stdout))
+        self.assertGreater(c["kv_capacity_tokens"], 0)
+
+    def test_sweep_then_report(self):
+        out = os.path.join(OUT, "sweep")
+        pts = capplan.sweep(KIMI, {"workload.concurrency": [2, 4]}, out=out, overrides=SMALL)
+        self.assertEqual([p["status"] for p in pts], ["ok", "ok"])
+        self.assertEqual([p["summary"]["workload"]["concurrency"] for p in pts], [2, 4])
+        one = capplan.simulate(KIMI, dict(SMALL, **{"workload.concurrency": 4}))
+        self.assertEqual(pts[1]["summary"]["output_throughput"], one["output_throughput"])
+        self.assertEqual(pts[1]["summary"]["p99_itl_ms"], one["p99_itl_ms"])
+        md = capplan.report([out], os.path.join(OUT, "report.md"))
+        with open(md) as f:
+            self.assertIn("|", f.read())
+        self.assertIn("kimi", capplan.report(out, "-", format="brief"))
+
+    def test_search(self):
+        out = os.path.join(OUT, "search")
+        space = {"axes": {"deployment.replicas": [1, 2]},
+                 "request_rate": {"path": "workload.request_rate", "min_req_per_s": 0.1,
+                                  "max_req_per_s": 2, "rel_tol": 0.5},
+                 "top_n": 2}
+        r = capplan.search(os.path.join(SRC, "scenarios/pd-kimi-k2.6-colocated.json"),
+                           {"p90_tpot_ms": 50}, space, out=out,
+                           overrides={"workload.num_requests": 30, "workload.warmup_requests": 3})
+        with open(os.path.join(out, "search.json")) as f:
+            self.assertEqual(r, json.load(f))
+        self.assertTrue(os.path.exists(os.path.join(out, "space.json")))
+
+    def test_interactive_report(self):
+        page = os.path.join(OUT, "whatif.html")
+        try:
+            capplan.report([], page, interactive=True, scenario=[KIMI])
+        except capplan.Error as e:
+            self.assertIn("WebAssembly module", str(e))  # built without emscripten
+            return
+        with open(page) as f:
+            text = f.read()
+        self.assertIn("CapplanSim", text)
+        self.assertIn("kimi-k2.6-kv-fp8.json", text)
+        self.assertNotIn(SRC, text)  # no absolute path of this machine
+
+
+if __name__ == "__main__":
+    unittest.main(argv=[sys.argv[0], "-v"])
