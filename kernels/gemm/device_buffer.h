@@ -1,6 +1,9 @@
 // Owning device allocation for the GEMM/MoE host code, suites and tests
 // (only with CAPPLAN_HAVE_CUDA). Upload/Download wrap cudaMemcpy and return
-// Status, so no CUDA error goes unchecked.
+// Status, so no CUDA error goes unchecked. Allocate and Upload keep the
+// allocation when it is large enough (size() shrinks, the capacity stays),
+// so per-step uploads of a plan never cudaFree/cudaMalloc inside a timed
+// forward once the buffer has been sized for the largest step.
 #ifndef CAPPLAN_KERNELS_GEMM_DEVICE_BUFFER_H_
 #define CAPPLAN_KERNELS_GEMM_DEVICE_BUFFER_H_
 
@@ -23,12 +26,15 @@ class DeviceBuffer {
   DeviceBuffer() = default;
   ~DeviceBuffer() { Reset(); }
   DeviceBuffer(DeviceBuffer&& o) noexcept
-      : p_(std::exchange(o.p_, nullptr)), n_(std::exchange(o.n_, 0)) {}
+      : p_(std::exchange(o.p_, nullptr)),
+        n_(std::exchange(o.n_, 0)),
+        cap_(std::exchange(o.cap_, 0)) {}
   DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
     if (this != &o) {
       Reset();
       p_ = std::exchange(o.p_, nullptr);
       n_ = std::exchange(o.n_, 0);
+      cap_ = std::exchange(o.cap_, 0);
     }
     return *this;
   }
@@ -36,15 +42,18 @@ class DeviceBuffer {
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
 
   Status Allocate(size_t n) {
+    if (n <= cap_) {
+      n_ = n;
+      return Status::Ok();
+    }
     Reset();
-    if (n == 0) return Status::Ok();
     const cudaError_t e = cudaMalloc(&p_, n * sizeof(T));
     if (e != cudaSuccess) {
       p_ = nullptr;
       return Status::Internal("cudaMalloc(" + std::to_string(n * sizeof(T)) +
                               " B): " + cudaGetErrorString(e));
     }
-    n_ = n;
+    n_ = cap_ = n;
     return Status::Ok();
   }
   Status Upload(const T* src, size_t n) {
@@ -73,15 +82,17 @@ class DeviceBuffer {
   }
   T* get() const { return static_cast<T*>(p_); }
   size_t size() const { return n_; }
+  size_t capacity() const { return cap_; }
 
  private:
   void Reset() {
     if (p_) cudaFree(p_);
     p_ = nullptr;
-    n_ = 0;
+    n_ = cap_ = 0;
   }
   void* p_ = nullptr;
   size_t n_ = 0;
+  size_t cap_ = 0;
 };
 
 }  // namespace capplan::kernels

@@ -103,6 +103,11 @@ Result<std::unique_ptr<MoeCuda>> MoeCuda::Create(const MoeWeights& w, int max_to
     CAPPLAN_RETURN_IF_ERROR(m->sh_h.Allocate(static_cast<size_t>(max_tokens) * m->shared_inter));
     CAPPLAN_RETURN_IF_ERROR(m->sh_o.Allocate(static_cast<size_t>(max_tokens) * hd));
   }
+  // The plan's buffers at their largest, so Plan() only copies.
+  CAPPLAN_RETURN_IF_ERROR(m->offsets.Allocate(static_cast<size_t>(m->num_experts) + 1));
+  CAPPLAN_RETURN_IF_ERROR(m->row_token.Allocate(rows));
+  CAPPLAN_RETURN_IF_ERROR(m->slot_row.Allocate(rows));
+  CAPPLAN_RETURN_IF_ERROR(m->weights.Allocate(rows));
   CAPPLAN_RETURN_IF_ERROR(m->xin.Allocate(rows * hd));
   CAPPLAN_RETURN_IF_ERROR(m->gu.Allocate(rows * 2 * w.intermediate));
   CAPPLAN_RETURN_IF_ERROR(m->h.Allocate(rows * w.intermediate));
