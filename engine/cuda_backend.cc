@@ -43,6 +43,10 @@ Status Cuda(cudaError_t e, const char* what) {
                           : Status::Internal(std::string(what) + ": " + cudaGetErrorString(e));
 }
 
+// The DSA indexer's score scratch: 64M floats (256 MB) at most, sliced by
+// rows beyond that.
+constexpr int64_t kMaxIndexScoreFloats = int64_t{64} << 20;
+
 // Grow-only scratch: reallocates only when a step needs more than any
 // before (Create pre-sizes the per-token buffers, so steps do not allocate).
 template <typename T>
@@ -262,6 +266,9 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::Create(const SliceConfig& c, i
   for (int l = 0; l < c.layers; ++l) {
     SliceLayerWeights& L = w.layers[l];
     DevLayer d;
+    // Layers run one after another on one stream: one set of FFN
+    // intermediates serves them all.
+    const kernels::MoeCuda* scratch_donor = l > 0 ? m->layers[0].ffn.get() : nullptr;
     CAPPLAN_RETURN_IF_ERROR(d.attn_norm.Upload(Bf16Bits(L.attn_norm)));
     CAPPLAN_RETURN_IF_ERROR(d.ffn_norm.Upload(Bf16Bits(L.ffn_norm)));
     CAPPLAN_RETURN_IF_ERROR(d.q_a_norm.Upload(Bf16Bits(L.q_a_norm)));
@@ -280,7 +287,8 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::Create(const SliceConfig& c, i
     CAPPLAN_ASSIGN_OR_RETURN(d.wi_w, UploadLinear(L.wi_w));
     d.moe = L.moe;
     if (L.moe) {
-      CAPPLAN_ASSIGN_OR_RETURN(d.ffn, kernels::MoeCuda::Create(L.experts, max_tokens, c.top_k));
+      CAPPLAN_ASSIGN_OR_RETURN(
+          d.ffn, kernels::MoeCuda::Create(L.experts, max_tokens, c.top_k, scratch_donor));
       CAPPLAN_RETURN_IF_ERROR(d.router.Upload(L.experts.router));
       d.router_config = L.router;
     } else {
@@ -288,7 +296,8 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::Create(const SliceConfig& c, i
       one.hidden = c.hidden;
       one.intermediate = c.dense_intermediate;
       one.experts.push_back(L.dense);
-      CAPPLAN_ASSIGN_OR_RETURN(d.ffn, kernels::MoeCuda::Create(one, max_tokens, 1));
+      CAPPLAN_ASSIGN_OR_RETURN(d.ffn,
+                               kernels::MoeCuda::Create(one, max_tokens, 1, scratch_donor));
     }
     L = SliceLayerWeights();  // host copies are no longer needed
     // KV cache of the layer; 0xff everywhere is NaN in BF16 and e4m3, so the
@@ -496,18 +505,29 @@ Status CudaBackend::Forward(const std::vector<StepRequest>& batch, PageTags* tag
       p.kv_dtype = L.cache.layout.dtype;
       kernels::AttentionRows r = rows;
       if (fresh) {
-        CAPPLAN_RETURN_IF_ERROR(Ensure(&m.scores, static_cast<size_t>(n) * max_ctx));
+        // Scores for a slice of rows at a time: n x max_ctx floats would be
+        // GBs for a long prefill chunk at 128K tokens of context.
+        const int slice = static_cast<int>(std::clamp<int64_t>(
+            kMaxIndexScoreFloats / std::max(max_ctx, 1), 1, std::max(n, 1)));
+        CAPPLAN_RETURN_IF_ERROR(Ensure(&m.scores, static_cast<size_t>(slice) * max_ctx));
         engine_cuda::IndexKeyCache ikc;
         ikc.keys = L.index_cache.k;
         ikc.fp8 = L.index_cache.layout.dtype == kernels::KvDtype::kFp8;
         ikc.scale = L.index_cache.k_scale;
         ikc.page_size = page_size_;
         ikc.dim = c.index_head_dim;
-        CAPPLAN_RETURN_IF_ERROR(engine_cuda::LaunchIndexScores(
-            n, c.index_heads, m.iq.get(), m.iw.get(), m.token_row.get(), m.row_ctx.get(),
-            m.pt_pages.get(), max_pages, ikc, max_ctx, m.scores.get(), nullptr));
-        CAPPLAN_RETURN_IF_ERROR(engine_cuda::LaunchTopkSelect(
-            n, max_ctx, m.scores.get(), m.row_ctx.get(), c.index_topk, m.topk_idx.get(), nullptr));
+        const size_t q_row = static_cast<size_t>(c.index_heads) * c.index_head_dim;
+        for (int r0 = 0; r0 < n; r0 += slice) {
+          const int nr = std::min(slice, n - r0);
+          CAPPLAN_RETURN_IF_ERROR(engine_cuda::LaunchIndexScores(
+              nr, c.index_heads, m.iq.get() + r0 * q_row,
+              m.iw.get() + static_cast<size_t>(r0) * c.index_heads, m.token_row.get() + r0,
+              m.row_ctx.get() + r0, m.pt_pages.get(), max_pages, ikc, max_ctx, m.scores.get(),
+              nullptr));
+          CAPPLAN_RETURN_IF_ERROR(engine_cuda::LaunchTopkSelect(
+              nr, max_ctx, m.scores.get(), m.row_ctx.get() + r0, c.index_topk,
+              m.topk_idx.get() + static_cast<size_t>(r0) * c.index_topk, nullptr));
+        }
       }
       if (dsa) {
         p.topk = c.index_topk;
