@@ -333,8 +333,7 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::Create(const SliceConfig& c, i
       one.hidden = c.hidden;
       one.intermediate = c.dense_intermediate;
       one.experts.push_back(L.dense);
-      CAPPLAN_ASSIGN_OR_RETURN(d.ffn,
-                               kernels::MoeCuda::Create(one, max_tokens, 1, scratch_donor));
+      CAPPLAN_ASSIGN_OR_RETURN(d.ffn, kernels::MoeCuda::Create(one, max_tokens, 1, scratch_donor));
     }
     L = SliceLayerWeights();  // host copies are no longer needed
     // KV cache of the layer; 0xff everywhere is NaN in BF16 and e4m3, so the
@@ -458,8 +457,8 @@ Status CudaBackend::Forward(const std::vector<StepRequest>& batch, PageTags* tag
   const float eps = slice_math::kRmsEps;
   const float theta = static_cast<float>(slice_math::kRopeTheta);
   // Building and uploading the step's page table and rows is host work.
-  m.host_us += std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - host_t0)
-                   .count();
+  m.host_us +=
+      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - host_t0).count();
 
   m.Mark(OpClass::kElementwise);
   CAPPLAN_RETURN_IF_ERROR(
@@ -564,8 +563,8 @@ Status CudaBackend::Forward(const std::vector<StepRequest>& batch, PageTags* tag
         m.Mark(OpClass::kAttention);  // the DSA indexer
         // Scores for a slice of rows at a time: n x max_ctx floats would be
         // GBs for a long prefill chunk at 128K tokens of context.
-        const int slice = static_cast<int>(std::clamp<int64_t>(
-            kMaxIndexScoreFloats / std::max(max_ctx, 1), 1, std::max(n, 1)));
+        const int slice = static_cast<int>(
+            std::clamp<int64_t>(kMaxIndexScoreFloats / std::max(max_ctx, 1), 1, std::max(n, 1)));
         CAPPLAN_RETURN_IF_ERROR(Ensure(&m.scores, static_cast<size_t>(slice) * max_ctx));
         engine_cuda::IndexKeyCache ikc;
         ikc.keys = L.index_cache.k;

@@ -55,8 +55,8 @@ class HostSpan {
  public:
   explicit HostSpan(double* sum_us) : sum_(sum_us), t0_(std::chrono::steady_clock::now()) {}
   ~HostSpan() {
-    *sum_ += std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0_)
-                 .count();
+    *sum_ +=
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0_).count();
   }
   HostSpan(const HostSpan&) = delete;
   HostSpan& operator=(const HostSpan&) = delete;

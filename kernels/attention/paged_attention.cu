@@ -295,13 +295,12 @@ Status LaunchPagedAttention(const AttentionProblem& p, const AttentionRows& rows
   if (smem > 48 * 1024) {
     // Above 48 KB a kernel must opt in; a refusal (more than the device
     // offers) would otherwise surface as a launch error far from its cause.
-    const cudaError_t e =
-        fp8 ? cudaFuncSetAttribute(PagedAttentionKernel<uint8_t>,
-                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                   static_cast<int>(smem))
-            : cudaFuncSetAttribute(PagedAttentionKernel<uint16_t>,
-                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                   static_cast<int>(smem));
+    const cudaError_t e = fp8 ? cudaFuncSetAttribute(PagedAttentionKernel<uint8_t>,
+                                                     cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                     static_cast<int>(smem))
+                              : cudaFuncSetAttribute(PagedAttentionKernel<uint16_t>,
+                                                     cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                     static_cast<int>(smem));
     if (e != cudaSuccess) {
       (void)cudaGetLastError();
       return Status::Invalid("LaunchPagedAttention: " + std::to_string(smem) +

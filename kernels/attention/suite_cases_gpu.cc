@@ -28,7 +28,9 @@ Result<TimingStats> TimeAdaptive(const SuiteOptions& o, const std::function<Stat
   CudaTimerOptions probe{1, 1, o.flush_l2};
   CAPPLAN_ASSIGN_OR_RETURN(TimingStats t, TimeCuda(launch, probe));
   const int fit = static_cast<int>(kCaseBudgetUs / std::max(t.median_us, 1.0));
-  CudaTimerOptions opt{o.timing_warmup, std::clamp(fit, std::min(3, o.timing_repeats), o.timing_repeats), o.flush_l2};
+  CudaTimerOptions opt{o.timing_warmup,
+                       std::clamp(fit, std::min(3, o.timing_repeats), o.timing_repeats),
+                       o.flush_l2};
   return TimeCuda(launch, opt);
 }
 

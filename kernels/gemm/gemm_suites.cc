@@ -182,7 +182,10 @@ const Variant* DeviceVariants(int group) {
       {"gemm_w4a16", "own_g128_sym", "bf16", "int4", GemmWeightFormat::kInt4},
   };
   static const Variant g32[] = {
-      g128[0], g128[1], g128[2], g128[3],
+      g128[0],
+      g128[1],
+      g128[2],
+      g128[3],
       {"gemm_w4a16", "own_g32_sym", "bf16", "int4", GemmWeightFormat::kInt4},
   };
   return group == 32 ? g32 : g128;
@@ -327,9 +330,8 @@ class GemmShapeContext {
       CAPPLAN_ASSIGN_OR_RETURN(CheckResult c, CheckRows(pv.w, pv.a, rows, p.y, n));
       cr = c;
     }
-    CAPPLAN_ASSIGN_OR_RETURN(TimingStats t,
-                             TimeCuda(launch, {opt.timing_warmup, opt.timing_repeats,
-                                               opt.flush_l2}));
+    CAPPLAN_ASSIGN_OR_RETURN(
+        TimingStats t, TimeCuda(launch, {opt.timing_warmup, opt.timing_repeats, opt.flush_l2}));
     MeasurementRecord r = MakeRecord(v, m, n, k, model_.int4_group, t);
     if (g.split_k > 1) r.variant += "_splitk" + std::to_string(g.split_k);
     if (cr) {
@@ -352,7 +354,8 @@ class GemmShapeContext {
 // Mission priority: the mission's models' FP8 and W4A16 weights at decode M.
 int GemmPriority(const std::string& model, const Variant& v, int m) {
   const bool mission_model = model == "kimi-k2.6" || model == "glm-5.2";
-  const bool fmt = v.format == GemmWeightFormat::kInt4 || v.format == GemmWeightFormat::kFp8PerTensor ||
+  const bool fmt = v.format == GemmWeightFormat::kInt4 ||
+                   v.format == GemmWeightFormat::kFp8PerTensor ||
                    v.format == GemmWeightFormat::kFp8Block128;
   if (mission_model && fmt && m <= 64) return kMissionPriority;
   return m > 4096 ? kLatePriority : kSweepPriority;
@@ -369,8 +372,8 @@ std::vector<SuiteCase> DeviceCases(const SuiteOptions& opt, const SweepShapes& s
         if (opt.Selected(Label(model.name, d.name, m))) todo.push_back(m);
       }
       if (todo.empty()) continue;
-      auto ctx = std::make_shared<GemmShapeContext>(model, d, todo.back(),
-                                                    kNumDeviceVariants * static_cast<int>(todo.size()));
+      auto ctx = std::make_shared<GemmShapeContext>(
+          model, d, todo.back(), kNumDeviceVariants * static_cast<int>(todo.size()));
       const Variant* vs = DeviceVariants(model.int4_group);
       for (int m : todo) {
         for (int vi = 0; vi < kNumDeviceVariants; ++vi) {

@@ -21,9 +21,9 @@ struct SuiteRun {
   std::vector<std::string> suites_run;
   std::vector<std::string> suites_cut;  // no case started before the deadline
   int cases_run = 0;
-  int cases_cut = 0;      // not started: the deadline passed, or the run stopped
-  int cases_failed = 0;   // a check "fail" or "error" record
-  std::string stopped;    // why the run stopped early (a sticky device error), or ""
+  int cases_cut = 0;     // not started: the deadline passed, or the run stopped
+  int cases_failed = 0;  // a check "fail" or "error" record
+  std::string stopped;   // why the run stopped early (a sticky device error), or ""
   // Any record that failed its check or could not be measured, or an early stop.
   bool Clean() const { return cases_failed == 0 && stopped.empty(); }
 };
@@ -41,8 +41,7 @@ struct RunHooks {
 // round-robin across the suites (each suite's own order kept), so a short
 // budget measures some of every suite's most important cases. Entries are
 // {suite index, case index}.
-std::vector<std::pair<size_t, size_t>> OrderCases(
-    const std::vector<std::vector<SuiteCase>>& lists);
+std::vector<std::pair<size_t, size_t>> OrderCases(const std::vector<std::vector<SuiteCase>>& lists);
 
 // Runs the cases of `lists` (lists[i] belongs to suite names[i]) in
 // OrderCases order into *run. Each case runs under its own deadline

@@ -51,7 +51,8 @@ struct MoeCuda::Impl {
     a.m = rows;
     a.max_rows_per_group = max_rows_per_group;
     if (fp8) {
-      CAPPLAN_RETURN_IF_ERROR(LaunchQuantFp8Rowwise128(x, rows, w1.k, scratch->q_in.get(), scratch->s_in.get(), s));
+      CAPPLAN_RETURN_IF_ERROR(
+          LaunchQuantFp8Rowwise128(x, rows, w1.k, scratch->q_in.get(), scratch->s_in.get(), s));
       a.x_fp8 = scratch->q_in.get();
       a.x_scales = scratch->s_in.get();
     } else {
@@ -117,7 +118,8 @@ Result<std::unique_ptr<MoeCuda>> MoeCuda::Create(const MoeWeights& w, int max_to
     CAPPLAN_ASSIGN_OR_RETURN(m->sh_down, UploadWeightSet({&w.shared[0].down}));
     CAPPLAN_RETURN_IF_ERROR(
         Grow(&m->scratch->sh_gu, static_cast<size_t>(max_tokens) * 2 * m->shared_inter));
-    CAPPLAN_RETURN_IF_ERROR(Grow(&m->scratch->sh_h, static_cast<size_t>(max_tokens) * m->shared_inter));
+    CAPPLAN_RETURN_IF_ERROR(
+        Grow(&m->scratch->sh_h, static_cast<size_t>(max_tokens) * m->shared_inter));
     CAPPLAN_RETURN_IF_ERROR(Grow(&m->scratch->sh_o, static_cast<size_t>(max_tokens) * hd));
   }
   // The plan's buffers at their largest, so Plan() only copies.
@@ -159,9 +161,10 @@ Status MoeCuda::RunExperts(const uint16_t* x, cudaStream_t s) {
   Impl& m = *impl_;
   const int rows = m.tokens * m.top_k;
   if (rows == 0) return Status::Ok();
-  CAPPLAN_RETURN_IF_ERROR(LaunchGatherRows(x, m.row_token.get(), rows, m.hidden, m.scratch->xin.get(), s));
-  return m.Mlp(m.gate_up, m.down, m.offsets.get(), m.num_experts, m.max_rows, m.scratch->xin.get(), rows,
-               m.scratch->gu.get(), m.scratch->h.get(), m.scratch->o.get(), s);
+  CAPPLAN_RETURN_IF_ERROR(
+      LaunchGatherRows(x, m.row_token.get(), rows, m.hidden, m.scratch->xin.get(), s));
+  return m.Mlp(m.gate_up, m.down, m.offsets.get(), m.num_experts, m.max_rows, m.scratch->xin.get(),
+               rows, m.scratch->gu.get(), m.scratch->h.get(), m.scratch->o.get(), s);
 }
 
 Status MoeCuda::Run(const uint16_t* x, uint16_t* y, cudaStream_t s) {
@@ -170,10 +173,12 @@ Status MoeCuda::Run(const uint16_t* x, uint16_t* y, cudaStream_t s) {
   CAPPLAN_RETURN_IF_ERROR(RunExperts(x, s));
   if (m.has_shared) {
     CAPPLAN_RETURN_IF_ERROR(m.Mlp(m.sh_gate_up, m.sh_down, nullptr, 1, m.tokens, x, m.tokens,
-                                  m.scratch->sh_gu.get(), m.scratch->sh_h.get(), m.scratch->sh_o.get(), s));
+                                  m.scratch->sh_gu.get(), m.scratch->sh_h.get(),
+                                  m.scratch->sh_o.get(), s));
   }
   return LaunchMoeCombine(m.scratch->o.get(), m.slot_row.get(), m.weights.get(),
-                          m.has_shared ? m.scratch->sh_o.get() : nullptr, m.tokens, m.top_k, m.hidden, y, s);
+                          m.has_shared ? m.scratch->sh_o.get() : nullptr, m.tokens, m.top_k,
+                          m.hidden, y, s);
 }
 
 }  // namespace capplan::kernels

@@ -150,8 +150,8 @@ class MoeModelContext {
     // Smoke runs route every pair to this GPU's experts, so even one token
     // has rows to check.
     for (int t : ts) {
-      pairs_.push_back(LocalPairs(t, all_local ? local : mo.total_experts, local, mo.top_k,
-                                  seed + t));
+      pairs_.push_back(
+          LocalPairs(t, all_local ? local : mo.total_experts, local, mo.top_k, seed + t));
       max_rows_ = std::max<int>(max_rows_, static_cast<int>(pairs_.back().size()));
     }
     for (int f = 0; f < 3; ++f) pending_[f] = static_cast<int>(ts.size());
@@ -186,9 +186,8 @@ class MoeModelContext {
     const SweepMoe& mo = model_.moe;
     const Flavor& f = kFlavors[fi];
     // One random expert, copied to every local slot.
-    CAPPLAN_ASSIGN_OR_RETURN(one_[fi], RandomMoeWeights(mo.hidden, mo.intermediate, 1, 0,
-                                                         f.format, model_.int4_group, true,
-                                                         opt.seed));
+    CAPPLAN_ASSIGN_OR_RETURN(one_[fi], RandomMoeWeights(mo.hidden, mo.intermediate, 1, 0, f.format,
+                                                        model_.int4_group, true, opt.seed));
     MoeWeights w;
     w.hidden = mo.hidden;
     w.intermediate = mo.intermediate;
@@ -218,8 +217,7 @@ class MoeModelContext {
       if (cudaDeviceSynchronize() != cudaSuccess) return CudaLastError("moe check");
       const int nrows = std::min(rows, 4);
       std::vector<float> ref(static_cast<size_t>(nrows) * mo.hidden), got(ref.size());
-      CAPPLAN_RETURN_IF_ERROR(
-          ExpertForwardCpu(one_[fi].experts[0], xf_.data(), nrows, ref.data()));
+      CAPPLAN_RETURN_IF_ERROR(ExpertForwardCpu(one_[fi].experts[0], xf_.data(), nrows, ref.data()));
       std::vector<uint16_t> out;
       CAPPLAN_RETURN_IF_ERROR(y_.Download(&out));
       for (size_t j = 0; j < got.size(); ++j) got[j] = Bf16BitsToFloat(out[j]);
@@ -232,9 +230,8 @@ class MoeModelContext {
                              TimeCuda([&] { return moe.RunExperts(x_.get()); },
                                       {opt.timing_warmup, opt.timing_repeats, opt.flush_l2}));
     MeasurementRecord r =
-        MakeRecord(f, "own_wmma_gather_gateup_silu_down", ts_[ti], rows, mo.hidden,
-                   mo.intermediate, mo.LocalExperts(), p.TouchedExperts(), mo.top_k,
-                   model_.int4_group, t);
+        MakeRecord(f, "own_wmma_gather_gateup_silu_down", ts_[ti], rows, mo.hidden, mo.intermediate,
+                   mo.LocalExperts(), p.TouchedExperts(), mo.top_k, model_.int4_group, t);
     if (cr) {
       r.max_abs_err = cr->max_abs_err;
       r.check = cr->pass ? "pass" : "fail";
@@ -259,8 +256,8 @@ class MoeModelContext {
 // Mission priority: the mission's models' W4A16 and FP8 experts at decode
 // batch sizes (up to 256 tokens of the global batch).
 int MoePriority(const std::string& model, const Flavor& f, int tokens) {
-  const bool mission = (model == "kimi-k2.6" || model == "glm-5.2") &&
-                       f.format != GemmWeightFormat::kBf16;
+  const bool mission =
+      (model == "kimi-k2.6" || model == "glm-5.2") && f.format != GemmWeightFormat::kBf16;
   if (mission && tokens <= 256) return kMissionPriority;
   return tokens > 4096 ? kLatePriority : kSweepPriority;
 }

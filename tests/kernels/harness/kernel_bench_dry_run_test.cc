@@ -94,8 +94,7 @@ TEST(KernelBenchDryRun, SmokeCoversEveryKernelFamilyAndDtype) {
   for (const char* k : {"paged_decode_attention", "mla_decode_attention", "dsa_decode_attention",
                         "prefill_attention", "paged_kv_append", "kv_integrity_verify",
                         "fused_add_rmsnorm", "silu_and_mul", "rope", "gemm_bf16", "gemm_fp8",
-                        "gemm_w4a16", "moe_grouped_bf16", "moe_grouped_fp8",
-                        "moe_grouped_w4a16"}) {
+                        "gemm_w4a16", "moe_grouped_bf16", "moe_grouped_fp8", "moe_grouped_w4a16"}) {
     EXPECT_TRUE(kernels.count(k)) << "no record for " << k;
   }
   EXPECT_EQ(attn_kv, (std::set<std::string>{"bf16", "fp8"}));

@@ -2,6 +2,8 @@
 // suites), failed cases recorded as check "error" while the sweep goes on,
 // the file rewritten after every case, and a sticky device error ending the
 // run with what was measured kept.
+#include "kernels/harness/run_suites.h"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -14,7 +16,6 @@
 
 #include "common/json_util.h"
 #include "kernels/harness/measurement.h"
-#include "kernels/harness/run_suites.h"
 #include "kernels/harness/suite.h"
 
 namespace capplan::kernels {
@@ -49,10 +50,10 @@ TEST(OrderCases, PriorityFirstThenRoundRobinAcrossSuitesKeepingEachSuitesOrder) 
       {Case("b0"), Case("b1"), Case("b2", kLatePriority), Case("b3")},
       {Case("c0", kMissionPriority)},
   };
-  const Order want = {{0, 1}, {2, 0},           // mission: a1, c0
-                      {0, 0}, {1, 0}, {0, 2},   // sweep, round 1-2: a0 b0 a2
-                      {1, 1}, {1, 3},           // b1 b3 (a is done)
-                      {1, 2}};                  // late: b2
+  const Order want = {{0, 1}, {2, 0},          // mission: a1, c0
+                      {0, 0}, {1, 0}, {0, 2},  // sweep, round 1-2: a0 b0 a2
+                      {1, 1}, {1, 3},          // b1 b3 (a is done)
+                      {1, 2}};                 // late: b2
   EXPECT_EQ(OrderCases(lists), want);
   EXPECT_TRUE(OrderCases({}).empty());
   EXPECT_TRUE(OrderCases({{}, {}}).empty());
@@ -116,10 +117,11 @@ TEST(RunCaseLists, AFailedCaseIsAnErrorRecordAndTheSweepGoesOn) {
 
 TEST(RunCaseLists, AStickyDeviceErrorStopsTheRunKeepingWhatWasMeasured) {
   const std::vector<std::vector<SuiteCase>> lists = {
-      {Case("ok"), Case("bad", kSweepPriority,
-                        [](const SuiteOptions&, MeasurementSink*) {
-                          return Status::Internal("kernel run: an illegal memory access");
-                        }),
+      {Case("ok"),
+       Case("bad", kSweepPriority,
+            [](const SuiteOptions&, MeasurementSink*) {
+              return Status::Internal("kernel run: an illegal memory access");
+            }),
        Case("never1"), Case("never2")},
   };
   RunHooks hooks;
