@@ -8,9 +8,10 @@
 #   5-6  kv_integrity verify (vs runs 1 and 3) at concurrency 64
 #   then concurrency 1 and 8 of those, then the rest of the cross product,
 # all within the time left before --deadline (epoch seconds). Run 2 repeats
-# run 1 with twice the layers: the pair gives the time per layer and the
-# fixed part of a step (embedding, final norm, LM head, sampling), printed
-# as "linearity:", so a slice scales to the full model. Each run is one
+# run 1 with twice the layers: the pair gives the time per added layer (MoE
+# layers: the slice's leading dense layers stay) and the rest of a step
+# (embedding, final norm, LM head, sampling, the dense layers), printed as
+# "linearity:", so a slice scales to the full model. Each run is one
 # process: building a full-dims slice (synthetic weights for every expert)
 # costs seconds before its first timed step, so the budget holds few runs.
 #
@@ -136,7 +137,7 @@ b = glob.glob(f"{work}/kimi-k2.6-kvfp8-wint4-none-c*-L{2 * l1}.json")
 if a and b:
     (t1, n1), (t2, n2) = mean_iter_us(a[0]), mean_iter_us(b[0])
     per = (t2 - t1) / l1
-    print("linearity: mean forward %.1f us at %d layers, %.1f us at %d; per layer %.1f us, "
-          "fixed %.1f us (%d and %d iterations)" % (t1, l1, t2, 2 * l1, per, t1 - l1 * per, n1, n2))
+    print("linearity: mean forward %.1f us at %d layers, %.1f us at %d; per added layer %.1f us, "
+          "rest %.1f us (%d and %d iterations)" % (t1, l1, t2, 2 * l1, per, t1 - l1 * per, n1, n2))
 PY
 echo "serve_bench.sh: $n run(s); files: $OUT_DIR/engine_runs.tar.gz (ENGINE_RUN json + logs)"
