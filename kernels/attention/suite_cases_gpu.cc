@@ -62,7 +62,7 @@ Status RunAttentionCaseGpu(const SuiteOptions& o, const AttnCaseSpec& s, Measure
   const AttentionProblem p = ProblemFor(s, static_cast<int>(row_seq.size()), pt.max_pages, scale);
   const PagedKvLayout l{num_pages, s.page, p.kv_heads, p.k_dim, p.v_from_k ? 0 : p.v_dim, s.dtype};
   const int eb = KvElemBytes(s.dtype);
-  DeviceBuffer k, v, q, out, ws, pages, dseq, dctx, dtopk;
+  DeviceBuffer<> k, v, q, out, ws, pages, dseq, dctx, dtopk;
   CAPPLAN_RETURN_IF_ERROR(k.Allocate(l.KElems() * eb));
   CAPPLAN_RETURN_IF_ERROR(v.Allocate(l.VElems() * eb));
   CAPPLAN_RETURN_IF_ERROR(FillKv(k.get(), l.KElems(), s.dtype, o.seed + 1));
@@ -129,7 +129,7 @@ Status RunAppendCaseGpu(const SuiteOptions& o, const AttnCaseSpec& s, Measuremen
     rows[i] = i;
     pos[i] = s.page + i % s.page;
   }
-  DeviceBuffer k, v, tags, kn_d, vn_d, rows_d, pos_d, pages, epochs, req, slen, bad;
+  DeviceBuffer<> k, v, tags, kn_d, vn_d, rows_d, pos_d, pages, epochs, req, slen, bad;
   CAPPLAN_RETURN_IF_ERROR(k.Allocate(l.KElems() * eb));
   CAPPLAN_RETURN_IF_ERROR(k.Poison());
   CAPPLAN_RETURN_IF_ERROR(v.Allocate(l.VElems() * eb));
@@ -184,7 +184,7 @@ Status RunVerifyCaseGpu(const SuiteOptions& o, const AttnCaseSpec& s, Measuremen
   // One planted stale entry, so the check proves detection, not silence.
   PageTable bad_pt = pt;
   bad_pt.epochs[0] += 1;
-  DeviceBuffer pages, epochs, req, slen, dtags, outb, count;
+  DeviceBuffer<> pages, epochs, req, slen, dtags, outb, count;
   CAPPLAN_RETURN_IF_ERROR(pages.Upload(bad_pt.pages));
   CAPPLAN_RETURN_IF_ERROR(epochs.Upload(bad_pt.epochs));
   CAPPLAN_RETURN_IF_ERROR(req.Upload(bad_pt.request_ids));
@@ -215,7 +215,7 @@ Status RunElementwiseCaseGpu(const SuiteOptions& o, const ElementwiseCaseSpec& s
   const bool check = o.ForceCheck() || static_cast<double>(s.n) * s.width <= 4e6;
   const size_t nw = static_cast<size_t>(s.n) * s.width;
   if (s.op == "rmsnorm") {
-    DeviceBuffer x, res, w, y;
+    DeviceBuffer<> x, res, w, y;
     CAPPLAN_RETURN_IF_ERROR(x.Allocate(nw * 2));
     CAPPLAN_RETURN_IF_ERROR(res.Allocate(nw * 2));
     CAPPLAN_RETURN_IF_ERROR(w.Allocate(s.width * 2));
@@ -247,7 +247,7 @@ Status RunElementwiseCaseGpu(const SuiteOptions& o, const ElementwiseCaseSpec& s
     // finite for the few dozen repeats the timer runs.
     CAPPLAN_ASSIGN_OR_RETURN(rec.timing, TimeAdaptive(o, launch));
   } else if (s.op == "silu_mul") {
-    DeviceBuffer gu, y;
+    DeviceBuffer<> gu, y;
     CAPPLAN_RETURN_IF_ERROR(gu.Allocate(nw * 4));
     CAPPLAN_RETURN_IF_ERROR(y.Allocate(nw * 2));
     CAPPLAN_RETURN_IF_ERROR(y.Poison());
@@ -270,7 +270,7 @@ Status RunElementwiseCaseGpu(const SuiteOptions& o, const ElementwiseCaseSpec& s
     const size_t n = static_cast<size_t>(s.n) * heads * s.width;
     std::vector<int32_t> pos(s.n);
     for (int i = 0; i < s.n; ++i) pos[i] = i;
-    DeviceBuffer x, dpos;
+    DeviceBuffer<> x, dpos;
     CAPPLAN_RETURN_IF_ERROR(x.Allocate(n * 2));
     CAPPLAN_RETURN_IF_ERROR(FillRandomBf16Device(x.get(), n, o.seed + 5, 1.0f));
     CAPPLAN_RETURN_IF_ERROR(dpos.Upload(pos));

@@ -30,10 +30,10 @@
 #include "kernels/harness/suite.h"
 #include "kernels/harness/timing.h"
 #ifdef CAPPLAN_HAVE_CUDA
-#include "kernels/gemm/device_buffer.h"
 #include "kernels/gemm/device_weights.h"
 #include "kernels/gemm/gemm_cuda.h"
 #include "kernels/harness/cuda_timer.h"
+#include "kernels/harness/device_buffer.h"
 #endif
 
 namespace capplan::kernels {

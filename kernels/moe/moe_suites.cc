@@ -34,8 +34,8 @@
 #include "kernels/moe/moe_permute.h"
 #include "kernels/moe/moe_router.h"
 #ifdef CAPPLAN_HAVE_CUDA
-#include "kernels/gemm/device_buffer.h"
 #include "kernels/harness/cuda_timer.h"
+#include "kernels/harness/device_buffer.h"
 #include "kernels/moe/moe_cuda.h"
 #endif
 
