@@ -333,6 +333,9 @@ Status ReadMeasurementFile(const std::string& path, MeasurementSet* set) {
       steps.push_back(std::move(st));
       continue;
     }
+    // A case the device sweep could not measure (check "error", its
+    // message in "error") has no time to fit; the file keeps it as a finding.
+    if (const nlohmann::json* c = r.Raw("check"); c != nullptr && *c == "error") continue;
     MeasuredKernel k;
     CAPPLAN_RETURN_IF_ERROR(ReadRecord(r, src.is_public, &k));
     k.source = source;

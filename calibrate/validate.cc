@@ -1,5 +1,6 @@
 #include "calibrate/validate.h"
 
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -105,6 +106,38 @@ Result<BatchShape> ReadBatch(const nlohmann::json& it, const std::string& origin
   return b;
 }
 
+// One iteration's optional "op_us" (forward time by op class, no
+// communication) and "host_us". The first iteration without them turns the
+// split off for the run; a malformed one is an error naming its path.
+Status ReadOpSplit(const nlohmann::json& it, const std::string& origin, const std::string& ptr,
+                   const StepCost& c, bool* split, std::array<double, kNumOpClasses>* meas,
+                   std::array<double, kNumOpClasses>* pred, double* host_s) {
+  JsonObject io(it, origin, ptr);
+  const nlohmann::json* op = io.Raw("op_us");
+  if (op == nullptr) {
+    *split = false;
+    return Status::Ok();
+  }
+  CAPPLAN_ASSIGN_OR_RETURN(JsonObject o, io.Child("op_us", true));
+  for (int k = 0; k < kNumOpClasses; ++k) {
+    const OpClass cls = static_cast<OpClass>(k);
+    if (cls == OpClass::kCommunication) continue;
+    double us = 0;
+    CAPPLAN_RETURN_IF_ERROR(o.Get(OpClassName(cls), &us, true));
+    CAPPLAN_RETURN_IF_ERROR(o.CheckRange(OpClassName(cls), us, 0, 1e9));
+    (*meas)[k] += us * 1e-6;
+    (*pred)[k] += c.class_seconds[k];
+  }
+  CAPPLAN_RETURN_IF_ERROR(o.Finish());
+  // Verification is priced as attention but measured outside the forward.
+  (*pred)[static_cast<int>(OpClass::kAttention)] -= c.verify_seconds;
+  double host = 0;
+  CAPPLAN_RETURN_IF_ERROR(io.Get("host_us", &host));
+  CAPPLAN_RETURN_IF_ERROR(io.CheckRange("host_us", host, 0, 1e9));
+  *host_s += host * 1e-6;
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<ReplayResult> ReplayEngineRun(const nlohmann::json& run, const std::string& origin,
@@ -158,6 +191,9 @@ Result<ReplayResult> ReplayEngineRun(const nlohmann::json& run, const std::strin
   }
   std::vector<Op> ops;
   double meas_sum = 0, pred_sum = 0;
+  // Op-class splits: summed while every iteration so far has one.
+  bool split = true;
+  std::array<double, kNumOpClasses> class_meas{}, class_pred{};
   for (size_t i = 0; i < its->size(); ++i) {
     const std::string ptr = "/iterations/" + std::to_string(i);
     CAPPLAN_ASSIGN_OR_RETURN(BatchShape b, ReadBatch((*its)[i], origin, ptr));
@@ -191,6 +227,10 @@ Result<ReplayResult> ReplayEngineRun(const nlohmann::json& run, const std::strin
     StepContext ctx;
     ctx.requests = static_cast<int64_t>(b.prefill.size() + b.decode_context.size());
     const StepCost c = model->PriceOps(ops, ctx, &r.warnings);
+    if (split) {
+      CAPPLAN_RETURN_IF_ERROR(
+          ReadOpSplit((*its)[i], origin, ptr, c, &split, &class_meas, &class_pred, &r.host_s));
+    }
     const double meas = us * 1e-6;
     r.measured_s.push_back(meas);
     r.predicted_s.push_back(c.seconds);
@@ -213,6 +253,14 @@ Result<ReplayResult> ReplayEngineRun(const nlohmann::json& run, const std::strin
   r.measured_tokens_per_s = r.tokens / meas_sum;
   r.predicted_tokens_per_s = pred_sum > 0 ? r.tokens / pred_sum : 0;
   r.tokens_per_s_rel_err = r.predicted_tokens_per_s / r.measured_tokens_per_s - 1;
+  if (split) {
+    for (int k = 0; k < kNumOpClasses; ++k) {
+      if (static_cast<OpClass>(k) == OpClass::kCommunication) continue;  // one rank: none
+      r.class_split.push_back({OpClassName(static_cast<OpClass>(k)), class_meas[k], class_pred[k]});
+    }
+  } else {
+    r.host_s = 0;
+  }
   return r;
 }
 
@@ -237,6 +285,17 @@ std::string FormatReplay(const ReplayResult& r, const std::string& run_path,
                 r.measured_tokens_per_s, r.predicted_tokens_per_s, 100 * r.tokens_per_s_rel_err,
                 static_cast<long long>(r.tokens));
   os << buf;
+  if (!r.class_split.empty()) {
+    os << "forward by op class (verification excluded):  measured ms  predicted ms   error\n";
+    for (const auto& cs : r.class_split) {
+      std::snprintf(buf, sizeof(buf), "  %-14s %30.3f %13.3f %+7.1f%%\n", cs.op_class.c_str(),
+                    cs.measured_s * 1e3, cs.predicted_s * 1e3,
+                    cs.measured_s > 0 ? 100 * (cs.predicted_s / cs.measured_s - 1) : 0.0);
+      os << buf;
+    }
+    std::snprintf(buf, sizeof(buf), "  host work inside the forwards: %.3f ms\n", r.host_s * 1e3);
+    os << buf;
+  }
   if (r.backend == "cpu") {
     os << "note: this run used the CPU backend" << (r.dims == "small" ? " with small dims" : "")
        << "; its times are CPU times of a model slice, so a GPU profile is not expected to "
@@ -271,6 +330,15 @@ nlohmann::json ReplayToJson(const ReplayResult& r, const std::string& run_path,
                    {"rel_err", r.rel_err[i]}});
   }
   j["per_iteration"] = per;
+  if (!r.class_split.empty()) {
+    nlohmann::json cls = nlohmann::json::object();
+    for (const auto& cs : r.class_split) {
+      cls[cs.op_class] = {{"measured_us", cs.measured_s * 1e6},
+                          {"predicted_us", cs.predicted_s * 1e6}};
+    }
+    j["op_classes"] = cls;
+    j["host_us"] = r.host_s * 1e6;
+  }
   j["warnings"] = r.warnings;
   return j;
 }

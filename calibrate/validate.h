@@ -29,6 +29,16 @@ struct ReplayResult {
   double measured_tokens_per_s = 0, predicted_tokens_per_s = 0;
   double tokens_per_s_rel_err = 0;  // predicted / measured - 1
   std::set<std::string> warnings;   // shapes outside the profile's fitted ranges
+  // Per op class over the run, when every iteration carries "op_us" (the
+  // forward split by op class, ENGINE_RUN.md): the forward's measured time
+  // against the simulator's price of the same ops (verification excluded:
+  // it is verify_us, outside op_us). Empty otherwise.
+  struct ClassSplit {
+    std::string op_class;
+    double measured_s = 0, predicted_s = 0;
+  };
+  std::vector<ClassSplit> class_split;
+  double host_s = 0;  // host work inside the forwards (its own figure, not a class)
 };
 
 // `run` is an ENGINE_RUN document read from `origin` (errors name it and the

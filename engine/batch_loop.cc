@@ -154,6 +154,7 @@ Status BatchLoop::Step() {
   backend_->StartTimer();
   CAPPLAN_RETURN_IF_ERROR(backend_->Forward(batch, tracker_->tags(), &next));
   rec.forward_us = backend_->StopTimerUs();
+  rec.op = backend_->last_op_times();
   rec.measured_us = rec.verify_us + rec.forward_us;
   clock_us_ += rec.measured_us;
 

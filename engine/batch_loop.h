@@ -20,6 +20,7 @@
 #include "engine/backend.h"
 #include "engine/integrity_tracker.h"
 #include "engine/kv_page_manager.h"
+#include "engine/op_times.h"
 #include "models/ops.h"
 
 namespace capplan {
@@ -47,6 +48,7 @@ struct IterationRecord {
   double verify_us = 0;    // the verification batch (0 with kv_integrity none)
   double forward_us = 0;   // append + attention + FFN + sampling
   double measured_us = 0;  // verify + forward: what the iteration cost
+  OpClassTimes op;         // forward_us split by op class, where the backend splits
 };
 
 struct LoopOptions {

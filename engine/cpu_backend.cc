@@ -96,6 +96,9 @@ Status CpuBackend::Forward(const std::vector<StepRequest>& batch, PageTags* tags
     }
   }
   const int n = static_cast<int>(rows.size());
+  marks_.Clear();
+  op_times_ = {};
+  marks_.Mark(OpClass::kElementwise);  // embedding gather
   std::vector<float> x(static_cast<size_t>(n) * H);
   {
     int k = 0;
@@ -110,13 +113,17 @@ Status CpuBackend::Forward(const std::vector<StepRequest>& batch, PageTags* tags
   std::vector<float> h(x.size()), out;
   for (int l = 0; l < c.layers; ++l) {
     const SliceLayerWeights& L = w_.layers[l];
+    marks_.Mark(OpClass::kElementwise);
     for (int i = 0; i < n; ++i) RmsNorm(&x[i * H], L.attn_norm, H, &h[i * H]);
+    marks_.Mark(OpClass::kAttention);
     CAPPLAN_RETURN_IF_ERROR(Attention(l, batch, rows, h, tags, &out));
+    marks_.Mark(OpClass::kElementwise);
     // On a TP rank o_proj yields a partial sum that an all-reduce completes;
     // the slice runs one rank, so the partial is the rank's output.
     for (size_t i = 0; i < x.size(); ++i) x[i] = RoundToBf16(x[i] + out[i]);
     for (int i = 0; i < n; ++i) RmsNorm(&x[i * H], L.ffn_norm, H, &h[i * H]);
     out.assign(x.size(), 0.0f);
+    marks_.Mark(L.moe ? OpClass::kMoe : OpClass::kDenseGemm);
     if (n > 0) {
       if (L.moe) {
         CAPPLAN_RETURN_IF_ERROR(kernels::MoeForwardCpu(L.experts, L.router, h.data(), n,
@@ -125,6 +132,7 @@ Status CpuBackend::Forward(const std::vector<StepRequest>& batch, PageTags* tags
         CAPPLAN_RETURN_IF_ERROR(kernels::ExpertForwardCpu(L.dense, h.data(), n, out.data()));
       }
     }
+    marks_.Mark(OpClass::kElementwise);
     for (size_t i = 0; i < x.size(); ++i) x[i] = RoundToBf16(x[i] + out[i]);
     if (probe_) probe_(l, x, H);
   }
@@ -143,8 +151,10 @@ Status CpuBackend::Forward(const std::vector<StepRequest>& batch, PageTags* tags
       which.push_back(i);
     }
   }
+  marks_.Mark(OpClass::kDenseGemm);  // LM head
   CAPPLAN_ASSIGN_OR_RETURN(std::vector<float> logits,
                            Gemm(w_.lm_head, last, static_cast<int>(which.size())));
+  marks_.Mark(OpClass::kOverhead);  // greedy sampling
   for (size_t j = 0; j < which.size(); ++j) {
     const float* lg = logits.data() + j * c.vocab;
     logits_.emplace_back(lg, lg + c.vocab);
@@ -155,6 +165,7 @@ Status CpuBackend::Forward(const std::vector<StepRequest>& batch, PageTags* tags
     }
     (*next_tokens)[which[j]] = best;
   }
+  op_times_ = marks_.Finish();
   return Status::Ok();
 }
 

@@ -60,6 +60,7 @@ class CpuBackend final : public EngineBackend {
                  std::vector<int32_t>* next_tokens) override;
   const std::vector<std::vector<float>>& last_logits() const override { return logits_; }
   void set_probe(LayerProbe probe) override { probe_ = std::move(probe); }
+  OpClassTimes last_op_times() const override { return op_times_; }
   const SliceConfig& config() const { return config_; }
 
  private:
@@ -87,6 +88,11 @@ class CpuBackend final : public EngineBackend {
   std::vector<std::vector<float>> cache_;  // per layer [pages][page_size][width]
   std::vector<std::vector<float>> logits_;
   LayerProbe probe_;
+  // Host-clock split of the last Forward. The CPU references fuse some
+  // work the simulator splits: the attention block's projections count as
+  // attention here.
+  HostOpMarks marks_;
+  OpClassTimes op_times_;
   // The DSA selection of the step's last fresh indexer layer, per row
   // (IndexShare layers reuse it).
   std::vector<std::vector<int64_t>> shared_sel_;

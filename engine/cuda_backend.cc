@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -42,6 +43,10 @@ Status Cuda(cudaError_t e, const char* what) {
   return e == cudaSuccess ? Status::Ok()
                           : Status::Internal(std::string(what) + ": " + cudaGetErrorString(e));
 }
+
+// The DSA indexer's score scratch: 64M floats (256 MB) at most, sliced by
+// rows beyond that.
+constexpr int64_t kMaxIndexScoreFloats = int64_t{64} << 20;
 
 // Grow-only scratch: reallocates only when a step needs more than any
 // before (Create pre-sizes the per-token buffers, so steps do not allocate).
@@ -100,6 +105,13 @@ struct CudaBackend::Impl {
   CudaBackendOptions opt;
   kernels::CudaDeviceInfo info;
   cudaEvent_t ev_start = nullptr, ev_stop = nullptr;
+  // Op-class marks of the step being timed (engine/op_times.h): an event
+  // where work of a class begins; the pool grows once to the step's count.
+  std::vector<cudaEvent_t> mark_events;
+  std::vector<OpClass> mark_class;
+  size_t marks = 0;
+  double host_us = 0;
+  OpClassTimes op_times;
 
   DeviceBuffer<uint16_t> embedding, final_norm;
   DevLinear lm_head;
@@ -128,6 +140,33 @@ struct CudaBackend::Impl {
   ~Impl() {
     if (ev_start) cudaEventDestroy(ev_start);
     if (ev_stop) cudaEventDestroy(ev_stop);
+    for (cudaEvent_t e : mark_events) cudaEventDestroy(e);
+  }
+
+  void Mark(OpClass cls) {
+    if (marks > 0 && mark_class[marks - 1] == cls) return;
+    if (marks == mark_events.size()) {
+      cudaEvent_t e = nullptr;
+      if (cudaEventCreate(&e) != cudaSuccess) return;  // the split is lost, not the step
+      mark_events.push_back(e);
+      mark_class.push_back(cls);
+    }
+    mark_class[marks] = cls;
+    if (cudaEventRecord(mark_events[marks], nullptr) == cudaSuccess) ++marks;
+  }
+
+  // After ev_stop completed: the segments between marks, by class.
+  OpClassTimes SplitMarks() const {
+    OpClassTimes t;
+    t.host_us = host_us;
+    for (size_t i = 0; i < marks; ++i) {
+      float ms = 0;
+      const cudaEvent_t end = i + 1 < marks ? mark_events[i + 1] : ev_stop;
+      if (cudaEventElapsedTime(&ms, mark_events[i], end) != cudaSuccess) return OpClassTimes{};
+      t.us[static_cast<int>(mark_class[i])] += 1000.0 * ms;
+    }
+    t.valid = marks > 0;
+    return t;
   }
 
   int QkWidth() const { return c.qk_nope + c.qk_rope; }
@@ -177,6 +216,7 @@ struct CudaBackend::Impl {
   // activations in 1x128 groups, as GemmCpu's reference does.
   Status Linear(const DevLinear& w, const uint16_t* x, int m, uint16_t* y) {
     if (m == 0) return Status::Ok();
+    Mark(OpClass::kDenseGemm);
     kernels::GroupedGemmArgs a;
     w.set.Bind(&a);
     a.num_groups = 1;
@@ -218,6 +258,7 @@ struct CudaBackend::Impl {
                 uint16_t* out) {
     // A DSA row walks its top-k list, not its context (suite_cases_gpu.cc
     // plans the same way).
+    Mark(OpClass::kAttention);
     const kernels::AttentionPlan plan = Plan(p, p.topk > 0 ? p.topk : max_ctx);
     if (plan.workspace_bytes > 0) CAPPLAN_RETURN_IF_ERROR(Ensure(&attn_ws, plan.workspace_bytes));
     return kernels::LaunchPagedAttention(
@@ -262,6 +303,9 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::Create(const SliceConfig& c, i
   for (int l = 0; l < c.layers; ++l) {
     SliceLayerWeights& L = w.layers[l];
     DevLayer d;
+    // Layers run one after another on one stream: one set of FFN
+    // intermediates serves them all.
+    const kernels::MoeCuda* scratch_donor = l > 0 ? m->layers[0].ffn.get() : nullptr;
     CAPPLAN_RETURN_IF_ERROR(d.attn_norm.Upload(Bf16Bits(L.attn_norm)));
     CAPPLAN_RETURN_IF_ERROR(d.ffn_norm.Upload(Bf16Bits(L.ffn_norm)));
     CAPPLAN_RETURN_IF_ERROR(d.q_a_norm.Upload(Bf16Bits(L.q_a_norm)));
@@ -280,7 +324,8 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::Create(const SliceConfig& c, i
     CAPPLAN_ASSIGN_OR_RETURN(d.wi_w, UploadLinear(L.wi_w));
     d.moe = L.moe;
     if (L.moe) {
-      CAPPLAN_ASSIGN_OR_RETURN(d.ffn, kernels::MoeCuda::Create(L.experts, max_tokens, c.top_k));
+      CAPPLAN_ASSIGN_OR_RETURN(
+          d.ffn, kernels::MoeCuda::Create(L.experts, max_tokens, c.top_k, scratch_donor));
       CAPPLAN_RETURN_IF_ERROR(d.router.Upload(L.experts.router));
       d.router_config = L.router;
     } else {
@@ -288,7 +333,7 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::Create(const SliceConfig& c, i
       one.hidden = c.hidden;
       one.intermediate = c.dense_intermediate;
       one.experts.push_back(L.dense);
-      CAPPLAN_ASSIGN_OR_RETURN(d.ffn, kernels::MoeCuda::Create(one, max_tokens, 1));
+      CAPPLAN_ASSIGN_OR_RETURN(d.ffn, kernels::MoeCuda::Create(one, max_tokens, 1, scratch_donor));
     }
     L = SliceLayerWeights();  // host copies are no longer needed
     // KV cache of the layer; 0xff everywhere is NaN in BF16 and e4m3, so the
@@ -339,6 +384,10 @@ Status CudaBackend::Forward(const std::vector<StepRequest>& batch, PageTags* tag
   Impl& m = *impl_;
   const SliceConfig& c = m.c;
   const int H = c.hidden;
+  m.marks = 0;
+  m.host_us = 0;
+  m.op_times = {};
+  const auto host_t0 = std::chrono::steady_clock::now();
   // Host plan of the step: rows (request-major, as the CPU backend), the
   // page table, the sampled rows.
   std::vector<int32_t> token_ids, token_row, token_pos, row_ctx, sample_rows;
@@ -407,7 +456,11 @@ Status CudaBackend::Forward(const std::vector<StepRequest>& batch, PageTags* tag
   rows.page_table = m.pt_pages.get();
   const float eps = slice_math::kRmsEps;
   const float theta = static_cast<float>(slice_math::kRopeTheta);
+  // Building and uploading the step's page table and rows is host work.
+  m.host_us +=
+      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - host_t0).count();
 
+  m.Mark(OpClass::kElementwise);
   CAPPLAN_RETURN_IF_ERROR(
       kernels::LaunchGatherRows(m.embedding.get(), m.token_ids.get(), n, H, m.resid.get()));
   std::vector<uint16_t> host_r, host_a;
@@ -416,6 +469,7 @@ Status CudaBackend::Forward(const std::vector<StepRequest>& batch, PageTags* tag
     DevLayer& L = m.layers[l];
     // Residual stream: resid holds x; `add` the previous sublayer's output
     // (zeros before the first layer). x = bf16(x + add); h = RMSNorm(x).
+    m.Mark(OpClass::kElementwise);
     CAPPLAN_RETURN_IF_ERROR(
         kernels::LaunchFusedAddRmsNorm(n, H, eps, B(l == 0 ? m.zeros.get() : m.add.get()),
                                        B(m.resid.get()), B(L.attn_norm.get()), B(m.h.get())));
@@ -424,10 +478,13 @@ Status CudaBackend::Forward(const std::vector<StepRequest>& batch, PageTags* tag
       CAPPLAN_RETURN_IF_ERROR(m.Linear(L.wq, m.h.get(), n, m.q.get()));
       CAPPLAN_RETURN_IF_ERROR(m.Linear(L.wk, m.h.get(), n, m.k.get()));
       CAPPLAN_RETURN_IF_ERROR(m.Linear(L.wv, m.h.get(), n, m.v.get()));
+      m.Mark(OpClass::kElementwise);
       CAPPLAN_RETURN_IF_ERROR(
           kernels::LaunchRope(n, c.kv_heads, hd, 0, hd, theta, m.token_pos.get(), B(m.k.get())));
+      m.Mark(OpClass::kElementwise);
       CAPPLAN_RETURN_IF_ERROR(
           kernels::LaunchRope(n, c.q_heads, hd, 0, hd, theta, m.token_pos.get(), B(m.q.get())));
+      m.Mark(OpClass::kAttention);
       CAPPLAN_RETURN_IF_ERROR(kernels::LaunchAppendKv(n, B(m.k.get()), B(m.v.get()),
                                                       m.token_row.get(), m.token_pos.get(), ptd,
                                                       L.cache, nullptr));
@@ -454,6 +511,7 @@ Status CudaBackend::Forward(const std::vector<StepRequest>& batch, PageTags* tag
       const bool fresh = c.IndexFresh(l);
       if (c.q_lora_rank > 0) {
         CAPPLAN_RETURN_IF_ERROR(m.Linear(L.wq_a, m.h.get(), n, m.cq.get()));
+        m.Mark(OpClass::kElementwise);
         CAPPLAN_RETURN_IF_ERROR(engine_cuda::LaunchRmsNormRows(n, c.q_lora_rank, m.cq.get(),
                                                                c.q_lora_rank, L.q_a_norm.get(), eps,
                                                                m.cq.get(), c.q_lora_rank, nullptr));
@@ -462,23 +520,29 @@ Status CudaBackend::Forward(const std::vector<StepRequest>& batch, PageTags* tag
         CAPPLAN_RETURN_IF_ERROR(m.Linear(L.wq, m.h.get(), n, m.q.get()));
       }
       CAPPLAN_RETURN_IF_ERROR(m.Linear(L.wkv_a, m.h.get(), n, m.kv.get()));
+      m.Mark(OpClass::kElementwise);
       CAPPLAN_RETURN_IF_ERROR(engine_cuda::LaunchRmsNormRows(n, lora, m.kv.get(), lora + rope,
                                                              L.kv_a_norm.get(), eps, m.kv.get(),
                                                              lora + rope, nullptr));
+      m.Mark(OpClass::kElementwise);
       CAPPLAN_RETURN_IF_ERROR(kernels::LaunchRope(n, 1, lora + rope, lora, rope, theta,
                                                   m.token_pos.get(), B(m.kv.get())));
+      m.Mark(OpClass::kElementwise);
       CAPPLAN_RETURN_IF_ERROR(kernels::LaunchRope(n, c.q_heads, qk, nope, rope, theta,
                                                   m.token_pos.get(), B(m.q.get())));
+      m.Mark(OpClass::kAttention);
       CAPPLAN_RETURN_IF_ERROR(kernels::LaunchAppendKv(n, B(m.kv.get()), nullptr, m.token_row.get(),
                                                       m.token_pos.get(), ptd, L.cache, nullptr));
       if (fresh) {
         CAPPLAN_RETURN_IF_ERROR(m.Linear(L.wi_q, m.h.get(), n, m.iq.get()));
         CAPPLAN_RETURN_IF_ERROR(m.Linear(L.wi_k, m.h.get(), n, m.ik.get()));
         CAPPLAN_RETURN_IF_ERROR(m.Linear(L.wi_w, m.h.get(), n, m.iw.get()));
+        m.Mark(OpClass::kAttention);
         CAPPLAN_RETURN_IF_ERROR(kernels::LaunchAppendKv(n, B(m.ik.get()), nullptr,
                                                         m.token_row.get(), m.token_pos.get(), ptd,
                                                         L.index_cache, nullptr));
       }
+      m.Mark(OpClass::kAttention);
       CAPPLAN_RETURN_IF_ERROR(engine_cuda::LaunchMlaAbsorbQ(
           n, c.q_heads, nope, rope, lora, m.q.get(), L.w_uk.get(), m.q_att.get(), nullptr));
       kernels::AttentionProblem p;
@@ -496,28 +560,42 @@ Status CudaBackend::Forward(const std::vector<StepRequest>& batch, PageTags* tag
       p.kv_dtype = L.cache.layout.dtype;
       kernels::AttentionRows r = rows;
       if (fresh) {
-        CAPPLAN_RETURN_IF_ERROR(Ensure(&m.scores, static_cast<size_t>(n) * max_ctx));
+        m.Mark(OpClass::kAttention);  // the DSA indexer
+        // Scores for a slice of rows at a time: n x max_ctx floats would be
+        // GBs for a long prefill chunk at 128K tokens of context.
+        const int slice = static_cast<int>(
+            std::clamp<int64_t>(kMaxIndexScoreFloats / std::max(max_ctx, 1), 1, std::max(n, 1)));
+        CAPPLAN_RETURN_IF_ERROR(Ensure(&m.scores, static_cast<size_t>(slice) * max_ctx));
         engine_cuda::IndexKeyCache ikc;
         ikc.keys = L.index_cache.k;
         ikc.fp8 = L.index_cache.layout.dtype == kernels::KvDtype::kFp8;
         ikc.scale = L.index_cache.k_scale;
         ikc.page_size = page_size_;
         ikc.dim = c.index_head_dim;
-        CAPPLAN_RETURN_IF_ERROR(engine_cuda::LaunchIndexScores(
-            n, c.index_heads, m.iq.get(), m.iw.get(), m.token_row.get(), m.row_ctx.get(),
-            m.pt_pages.get(), max_pages, ikc, max_ctx, m.scores.get(), nullptr));
-        CAPPLAN_RETURN_IF_ERROR(engine_cuda::LaunchTopkSelect(
-            n, max_ctx, m.scores.get(), m.row_ctx.get(), c.index_topk, m.topk_idx.get(), nullptr));
+        const size_t q_row = static_cast<size_t>(c.index_heads) * c.index_head_dim;
+        for (int r0 = 0; r0 < n; r0 += slice) {
+          const int nr = std::min(slice, n - r0);
+          CAPPLAN_RETURN_IF_ERROR(engine_cuda::LaunchIndexScores(
+              nr, c.index_heads, m.iq.get() + r0 * q_row,
+              m.iw.get() + static_cast<size_t>(r0) * c.index_heads, m.token_row.get() + r0,
+              m.row_ctx.get() + r0, m.pt_pages.get(), max_pages, ikc, max_ctx, m.scores.get(),
+              nullptr));
+          CAPPLAN_RETURN_IF_ERROR(engine_cuda::LaunchTopkSelect(
+              nr, max_ctx, m.scores.get(), m.row_ctx.get() + r0, c.index_topk,
+              m.topk_idx.get() + static_cast<size_t>(r0) * c.index_topk, nullptr));
+        }
       }
       if (dsa) {
         p.topk = c.index_topk;
         r.topk_idx = m.topk_idx.get();
       }
       CAPPLAN_RETURN_IF_ERROR(m.Attend(p, r, m.q_att.get(), L.cache, max_ctx, m.attn.get()));
+      m.Mark(OpClass::kAttention);
       CAPPLAN_RETURN_IF_ERROR(engine_cuda::LaunchMlaUpV(
           n, c.q_heads, lora, c.v_head_dim, m.attn.get(), L.w_uv.get(), m.o_v.get(), nullptr));
       CAPPLAN_RETURN_IF_ERROR(m.Linear(L.wo, m.o_v.get(), n, m.add.get()));
     }
+    m.Mark(OpClass::kElementwise);
     CAPPLAN_RETURN_IF_ERROR(kernels::LaunchFusedAddRmsNorm(
         n, H, eps, B(m.add.get()), B(m.resid.get()), B(L.ffn_norm.get()), B(m.h.get())));
     // FFN: routing is planned on the host (MoeCuda's plan/run split).
@@ -525,8 +603,10 @@ Status CudaBackend::Forward(const std::vector<StepRequest>& batch, PageTags* tag
     std::vector<float> route_w;
     if (L.moe) {
       const int E = c.n_experts;
+      m.Mark(OpClass::kMoe);
       CAPPLAN_RETURN_IF_ERROR(engine_cuda::LaunchRouterLogits(n, E, H, m.h.get(), L.router.get(),
                                                               m.router_logits.get(), nullptr));
+      HostSpan host(&m.host_us);  // routing on the host: download, RouteCpu, permutation
       std::vector<float> logits(static_cast<size_t>(n) * E);
       CAPPLAN_RETURN_IF_ERROR(
           Cuda(cudaMemcpy(logits.data(), m.router_logits.get(), logits.size() * sizeof(float),
@@ -547,7 +627,11 @@ Status CudaBackend::Forward(const std::vector<StepRequest>& batch, PageTags* tag
       perm.slot_row = perm.row_token;
       route_w.assign(n, 1.0f);
     }
-    CAPPLAN_RETURN_IF_ERROR(L.ffn->Plan(perm, route_w.data()));
+    m.Mark(L.moe ? OpClass::kMoe : OpClass::kDenseGemm);  // a dense FFN prices as GEMMs
+    {
+      HostSpan host(&m.host_us);  // the plan's uploads
+      CAPPLAN_RETURN_IF_ERROR(L.ffn->Plan(perm, route_w.data()));
+    }
     CAPPLAN_RETURN_IF_ERROR(L.ffn->Run(m.h.get(), m.add.get()));
     if (probe_) {
       // x after the layer = bf16(resid + add), what the next fused add makes.
@@ -563,13 +647,17 @@ Status CudaBackend::Forward(const std::vector<StepRequest>& batch, PageTags* tag
   }
   const int ms = static_cast<int>(sample_rows.size());
   if (ms == 0) return Cuda(cudaGetLastError(), "CUDA backend step");
+  m.Mark(OpClass::kElementwise);
   CAPPLAN_RETURN_IF_ERROR(kernels::LaunchFusedAddRmsNorm(
       n, H, eps, B(m.add.get()), B(m.resid.get()), B(m.final_norm.get()), B(m.h.get())));
   CAPPLAN_RETURN_IF_ERROR(Ensure(&m.last, static_cast<size_t>(ms) * H));
+  m.Mark(OpClass::kElementwise);
   CAPPLAN_RETURN_IF_ERROR(
       kernels::LaunchGatherRows(m.h.get(), m.sample_rows.get(), ms, H, m.last.get()));
   CAPPLAN_RETURN_IF_ERROR(Ensure(&m.logits, static_cast<size_t>(ms) * c.vocab));
   CAPPLAN_RETURN_IF_ERROR(m.Linear(m.lm_head, m.last.get(), ms, m.logits.get()));
+  m.Mark(OpClass::kOverhead);  // sampling: logits download and argmax on the host
+  HostSpan host(&m.host_us);
   std::vector<uint16_t> lg(static_cast<size_t>(ms) * c.vocab);
   CAPPLAN_RETURN_IF_ERROR(Cuda(
       cudaMemcpy(lg.data(), m.logits.get(), lg.size() * sizeof(uint16_t), cudaMemcpyDeviceToHost),
@@ -597,10 +685,16 @@ double CudaBackend::StopTimerUs() {
   if (cudaEventRecord(impl_->ev_stop, nullptr) != cudaSuccess ||
       cudaEventSynchronize(impl_->ev_stop) != cudaSuccess ||
       cudaEventElapsedTime(&ms, impl_->ev_start, impl_->ev_stop) != cudaSuccess) {
+    impl_->marks = 0;
     return std::numeric_limits<double>::quiet_NaN();  // JSON null: never a made-up time
   }
+  // A forward span carries op-class marks; the verification span has none.
+  if (impl_->marks > 0) impl_->op_times = impl_->SplitMarks();
+  impl_->marks = 0;
   return 1000.0 * ms;
 }
+
+OpClassTimes CudaBackend::last_op_times() const { return impl_->op_times; }
 
 Result<std::unique_ptr<IntegrityTracker>> CudaBackend::MakeTracker(const std::string& name,
                                                                    int32_t num_pages) {

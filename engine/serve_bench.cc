@@ -105,11 +105,22 @@ nlohmann::json IterationsToJson(const std::vector<IterationRecord>& its) {
     for (const auto& c : it.batch.prefill) {
       prefill.push_back({{"new_tokens", c.new_tokens}, {"cached_tokens", c.cached_tokens}});
     }
-    arr.push_back({{"prefill", prefill},
-                   {"decode_contexts", it.batch.decode_context},
-                   {"measured_us", it.measured_us},
-                   {"verify_us", it.verify_us},
-                   {"forward_us", it.forward_us}});
+    nlohmann::json j = {{"prefill", prefill},
+                        {"decode_contexts", it.batch.decode_context},
+                        {"measured_us", it.measured_us},
+                        {"verify_us", it.verify_us},
+                        {"forward_us", it.forward_us}};
+    if (it.op.valid) {
+      // The forward split by op class (communication: none on one rank).
+      nlohmann::json op = nlohmann::json::object();
+      for (int c = 0; c < kEngineOpClasses; ++c) {
+        if (static_cast<OpClass>(c) == OpClass::kCommunication) continue;
+        op[OpClassName(static_cast<OpClass>(c))] = it.op.us[c];
+      }
+      j["op_us"] = op;
+      j["host_us"] = it.op.host_us;
+    }
+    arr.push_back(std::move(j));
   }
   return arr;
 }

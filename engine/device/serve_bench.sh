@@ -7,7 +7,11 @@
 #   3-4  glm-5.2 INT4 vs FP8 weights at concurrency 64
 #   5-6  kv_integrity verify (vs runs 1 and 3) at concurrency 64
 #   then concurrency 1 and 8 of those, then the rest of the cross product,
-# all within the time left before --deadline (epoch seconds). Each run is one
+# all within the time left before --deadline (epoch seconds). Run 2 repeats
+# run 1 with twice the layers: the pair gives the time per added layer (MoE
+# layers: the slice's leading dense layers stay) and the rest of a step
+# (embedding, final norm, LM head, sampling, the dense layers), printed as
+# "linearity:", so a slice scales to the full model. Each run is one
 # process: building a full-dims slice (synthetic weights for every expert)
 # costs seconds before its first timed step, so the budget holds few runs.
 #
@@ -69,6 +73,8 @@ declare -A SCEN=([kimi-k2.6]=scenarios/kimi-k2.6-kv-fp8.json [glm-5.2]=scenarios
 # The run list, most important first; the cross product follows, duplicates
 # dropped. Fields: model kv weights integrity concurrency.
 RUNS=()
+FIRST=$(set -- $CONCS; echo $1)
+RUNS+=("kimi-k2.6 fp8 int4 none $FIRST" "kimi-k2.6 fp8 int4 none $FIRST x2")
 for c in $CONCS; do
   RUNS+=("kimi-k2.6 fp8 int4 none $c" "kimi-k2.6 bf16 int4 none $c"
          "glm-5.2 fp8 int4 none $c" "glm-5.2 fp8 fp8 none $c"
@@ -91,13 +97,15 @@ for spec in "${RUNS[@]}"; do
   [ -n "${DONE[$spec]:-}" ] && continue
   DONE[$spec]=1
   [ $n -ge "$MAX_RUNS" ] && break
-  read -r model kv w integ conc <<<"$spec"
+  read -r model kv w integ conc mult <<<"$spec"
+  layers=$LAYERS
+  [ "${mult:-}" = x2 ] && layers=$(( 2 * LAYERS ))
   left=$(( DEADLINE - $(date +%s) ))
   if [ $left -lt 20 ]; then echo "serve_bench.sh: budget spent after $n run(s), stopping"; break; fi
-  label=$model-kv$kv-w$w-$integ-c$conc
+  label=$model-kv$kv-w$w-$integ-c$conc-L$layers
   n=$((n + 1))
   if ! timeout $(( left < 120 ? left : 120 )) "$CAPPLAN" engine serve-bench \
-      --scenario "$ROOT/${SCEN[$model]}" --layers "$LAYERS" "${BACKEND[@]}" \
+      --scenario "$ROOT/${SCEN[$model]}" --layers "$layers" "${BACKEND[@]}" \
       --kv-cache "$kv" --weights "$w" --kv-integrity "$integ" --concurrency "$conc" \
       --num-requests "$conc" --input-len $IN --output-len $OUTLEN \
       --out "$WORK/$label.json" --json >"$WORK/$label.log" 2>&1; then
@@ -117,4 +125,19 @@ PY
   fi
   tar -czf "$OUT_DIR/engine_runs.tar.gz" -C "$WORK" . 2>/dev/null || true
 done
+# Linearity in layers from the first two runs: t(L) = fixed + L * per_layer.
+python3 - "$WORK" "$LAYERS" <<'PY' 2>/dev/null || true
+import glob, json, sys
+work, l1 = sys.argv[1], int(sys.argv[2])
+def mean_iter_us(path):
+    it = json.load(open(path))["iterations"]
+    return sum(i["forward_us"] for i in it) / len(it), len(it)
+a = glob.glob(f"{work}/kimi-k2.6-kvfp8-wint4-none-c*-L{l1}.json")
+b = glob.glob(f"{work}/kimi-k2.6-kvfp8-wint4-none-c*-L{2 * l1}.json")
+if a and b:
+    (t1, n1), (t2, n2) = mean_iter_us(a[0]), mean_iter_us(b[0])
+    per = (t2 - t1) / l1
+    print("linearity: mean forward %.1f us at %d layers, %.1f us at %d; per added layer %.1f us, "
+          "rest %.1f us (%d and %d iterations)" % (t1, l1, t2, 2 * l1, per, t1 - l1 * per, n1, n2))
+PY
 echo "serve_bench.sh: $n run(s); files: $OUT_DIR/engine_runs.tar.gz (ENGINE_RUN json + logs)"

@@ -35,15 +35,21 @@ Result<std::vector<AttnHeadShape>> CardShapes() {
   return LoadAttentionShapesFromCards(DataPath("models/cards"), kTp);
 }
 
+bool IsMissionCard(const AttnHeadShape& h) {
+  return h.cards.find("kimi-k2.6") != std::string::npos ||
+         h.cards.find("glm-5.2") != std::string::npos;
+}
+
 std::vector<AttnCaseSpec> DecodeCases(const SuiteOptions& o, const std::vector<AttnHeadShape>& hs,
                                       bool want_mla, bool want_dsa) {
   std::vector<AttnCaseSpec> out;
   std::vector<int> batches = {1, 16, 64, 256};
   std::vector<int> ctxs = {256, 4096, 32768, 131072};
   std::vector<int> pages = want_mla ? std::vector<int>{64} : std::vector<int>{16, 64};
-  if (o.dry_run || o.quick) {
+  if (o.dry_run || o.quick || o.smoke) {
     batches = {2};
-    ctxs = {o.dry_run ? 192 : 4096};
+    // Smoke: a DSA row must hold more tokens than its top-k to select.
+    ctxs = {o.dry_run ? 192 : (o.smoke && !want_dsa ? 1024 : 4096)};
     pages = {want_mla ? 64 : 16};
   }
   for (const auto& h : hs) {
@@ -73,37 +79,57 @@ std::vector<AttnCaseSpec> DecodeCases(const SuiteOptions& o, const std::vector<A
         }
       }
     }
-    if (o.quick || o.dry_run) break;  // one head shape is enough for a smoke run
+    if (o.quick || o.dry_run || o.smoke) break;  // one head shape is enough for a smoke run
   }
   return out;
 }
 
-Status RunCases(const SuiteOptions& o, const std::vector<AttnCaseSpec>& cases,
-                MeasurementSink* sink) {
-  for (const auto& c : cases) {
-    if (o.OutOfTime()) break;
-    if (!o.Selected(c.Label())) continue;
-    CAPPLAN_RETURN_IF_ERROR(RunAttentionCase(o, c, sink).WithPrefix(c.Label()));
+using CaseFn = Status (*)(const SuiteOptions&, const AttnCaseSpec&, MeasurementSink*);
+
+// The cases of `specs` that pass the shape filter. Mission priority: the
+// mission's models decoding at 32K tokens or more (where FP8 KV and DSA's
+// top-k decide the step time), and page verification at decode batches and
+// long contexts.
+std::vector<SuiteCase> ToCases(const SuiteOptions& o, const std::vector<AttnCaseSpec>& specs,
+                               const char* op_class, CaseFn fn) {
+  std::vector<SuiteCase> out;
+  for (const auto& spec : specs) {
+    if (!o.Selected(spec.Label())) continue;
+    SuiteCase c;
+    c.label = spec.Label();
+    c.kernel = spec.kernel;
+    c.op_class = op_class;
+    const bool verify = spec.kernel == "kv_integrity_verify";
+    if (verify ? spec.batch >= 16 && spec.ctx >= 32768
+               : spec.chunk == 0 && spec.ctx >= 32768 && IsMissionCard(spec.heads)) {
+      c.priority = kMissionPriority;
+    } else if (spec.ctx <= 256 && spec.batch <= 16) {
+      c.priority = kLatePriority;  // launch-bound corners: the simulator's overhead fit has them
+    }
+    c.run = [spec, fn](const SuiteOptions& so, MeasurementSink* sink) {
+      return fn(so, spec, sink);
+    };
+    out.push_back(std::move(c));
   }
-  return Status::Ok();
+  return out;
 }
 
-Status DecodeSuite(const SuiteOptions& o, MeasurementSink* sink) {
+Result<std::vector<SuiteCase>> DecodeSuite(const SuiteOptions& o) {
   CAPPLAN_ASSIGN_OR_RETURN(auto hs, CardShapes());
-  return RunCases(o, DecodeCases(o, hs, false, false), sink);
+  return ToCases(o, DecodeCases(o, hs, false, false), "attention", RunAttentionCase);
 }
 
-Status MlaSuite(const SuiteOptions& o, MeasurementSink* sink) {
+Result<std::vector<SuiteCase>> MlaSuite(const SuiteOptions& o) {
   CAPPLAN_ASSIGN_OR_RETURN(auto hs, CardShapes());
   std::vector<AttnCaseSpec> cases = DecodeCases(o, hs, true, false);
   // DP-attention deployments keep all 64-128 heads on one rank (DeepSeek
   // decodes with h_q = 128: deepseek-ai/FlashMLA
   // docs/20250422-new-kernel-deep-dive.md): a few small cases.
-  if (!o.dry_run && !o.quick) {
+  if (!o.dry_run && !o.quick && !o.smoke && !cases.empty()) {
+    const AttnCaseSpec first = cases.front();
     for (int heads : {64, 128}) {
       for (int b : {1, 16}) {
-        AttnCaseSpec s = cases.empty() ? AttnCaseSpec{} : cases.front();
-        if (cases.empty()) break;
+        AttnCaseSpec s = first;
         s.heads.q_heads = heads;
         s.heads.cards += " (all heads on one rank)";
         s.batch = b;
@@ -113,15 +139,15 @@ Status MlaSuite(const SuiteOptions& o, MeasurementSink* sink) {
       }
     }
   }
-  return RunCases(o, cases, sink);
+  return ToCases(o, cases, "attention", RunAttentionCase);
 }
 
-Status DsaSuite(const SuiteOptions& o, MeasurementSink* sink) {
+Result<std::vector<SuiteCase>> DsaSuite(const SuiteOptions& o) {
   CAPPLAN_ASSIGN_OR_RETURN(auto hs, CardShapes());
-  return RunCases(o, DecodeCases(o, hs, true, true), sink);
+  return ToCases(o, DecodeCases(o, hs, true, true), "attention", RunAttentionCase);
 }
 
-Status PrefillSuite(const SuiteOptions& o, MeasurementSink* sink) {
+Result<std::vector<SuiteCase>> PrefillSuite(const SuiteOptions& o) {
   CAPPLAN_ASSIGN_OR_RETURN(auto hs, CardShapes());
   std::vector<AttnCaseSpec> cases;
   for (const auto& h : hs) {
@@ -129,93 +155,100 @@ Status PrefillSuite(const SuiteOptions& o, MeasurementSink* sink) {
     // (chunk, total context): a first chunk and a chunk after a long prefix.
     std::vector<std::pair<int, int>> cc = {{512, 512}, {512, 8192}, {2048, 2048}, {2048, 16384}};
     if (o.dry_run || o.quick) cc = {{o.dry_run ? 16 : 512, o.dry_run ? 64 : 4096}};
-    for (auto [chunk, ctx] : cc) {
-      AttnCaseSpec s;
-      s.kernel = "prefill_attention";
-      s.variant = "causal_chunk_rows_fma_v1";
-      s.heads = h;
-      s.dtype = KvDtype::kBf16;
-      s.page = 16;
-      s.batch = 1;
-      s.ctx = ctx;
-      s.chunk = chunk;
-      cases.push_back(s);
+    if (o.smoke && !o.dry_run) cc = {{64, 512}};
+    for (KvDtype dt : {KvDtype::kBf16, KvDtype::kFp8}) {
+      for (auto [chunk, ctx] : cc) {
+        AttnCaseSpec s;
+        s.kernel = "prefill_attention";
+        s.variant = "causal_chunk_rows_fma_v1";
+        s.heads = h;
+        s.dtype = dt;
+        s.page = 16;
+        s.batch = 1;
+        s.ctx = ctx;
+        s.chunk = chunk;
+        cases.push_back(s);
+      }
     }
     break;  // one GQA shape: FMA prefill is a correctness reference, not a speed path
   }
-  return RunCases(o, cases, sink);
+  return ToCases(o, cases, "attention", RunAttentionCase);
 }
 
-Status AppendSuite(const SuiteOptions& o, MeasurementSink* sink) {
+Result<std::vector<SuiteCase>> AppendSuite(const SuiteOptions& o) {
   CAPPLAN_ASSIGN_OR_RETURN(auto hs, CardShapes());
   std::vector<int> ns = {1, 16, 64, 256, 2048, 8192};
-  if (o.dry_run || o.quick) ns = {16};
+  if (o.dry_run || o.quick || o.smoke) ns = {16};
+  std::vector<AttnCaseSpec> specs;
   for (const auto& h : hs) {
     if (h.topk > 0) continue;
     for (KvDtype dt : {KvDtype::kBf16, KvDtype::kFp8}) {
       for (int n : ns) {
-        if (o.OutOfTime()) return Status::Ok();
         AttnCaseSpec s;
         s.kernel = "paged_kv_append";
         s.heads = h;
         s.dtype = dt;
         s.page = h.mla ? 64 : 16;
         s.batch = n;
-        if (!o.Selected(s.Label())) continue;
-        CAPPLAN_RETURN_IF_ERROR(RunAppendCase(o, s, sink).WithPrefix(s.Label()));
+        specs.push_back(s);
       }
     }
-    if (o.dry_run || o.quick) break;
+    if (o.dry_run || o.quick) break;  // smoke: GQA and MLA layouts both
+    if (o.smoke && h.mla) break;
   }
-  return Status::Ok();
+  return ToCases(o, specs, "attention", RunAppendCase);
 }
 
-Status VerifySuite(const SuiteOptions& o, MeasurementSink* sink) {
+Result<std::vector<SuiteCase>> VerifySuite(const SuiteOptions& o) {
   std::vector<int> batches = {1, 16, 64, 256}, ctxs = {4096, 32768, 131072}, pages = {16, 64};
-  if (o.dry_run || o.quick) {
+  if (o.dry_run || o.quick || o.smoke) {
     batches = {4};
     ctxs = {1024};
     pages = {16};
   }
+  std::vector<AttnCaseSpec> specs;
   for (int page : pages) {
     for (int b : batches) {
       for (int c : ctxs) {
-        if (o.OutOfTime()) return Status::Ok();
         if (static_cast<int64_t>(b) * c > kMaxKvTokens) continue;
         AttnCaseSpec s;
         s.kernel = "kv_integrity_verify";
         s.page = page;
         s.batch = b;
         s.ctx = c;
-        if (!o.Selected(s.Label())) continue;
-        CAPPLAN_RETURN_IF_ERROR(RunVerifyCase(o, s, sink).WithPrefix(s.Label()));
+        specs.push_back(s);
       }
     }
   }
-  return Status::Ok();
+  return ToCases(o, specs, "overhead", RunVerifyCase);
 }
 
-Status ElementwiseSuite(const SuiteOptions& o, MeasurementSink* sink) {
+Result<std::vector<SuiteCase>> ElementwiseSuite(const SuiteOptions& o) {
   std::vector<int> ns = {1, 16, 256, 4096, 16384};
-  if (o.dry_run || o.quick) ns = {16};
+  if (o.dry_run || o.quick || o.smoke) ns = {16};
   // Widths: hidden 4096 (llama-3.1-8b, qwen3-235b cards) and 7168 (kimi-k2.6,
   // deepseek-v3 cards) for RMSNorm; per-rank dense FFN widths at TP8 for
   // SiLU-mul: 18432/8 = 2304 (kimi-k2.6) and 28672/8 = 3584 (llama-3.1-70b).
-  const std::vector<std::pair<std::string, int>> ops = {{"rmsnorm", 4096},  {"rmsnorm", 7168},
-                                                        {"silu_mul", 2304}, {"silu_mul", 3584},
-                                                        {"rope_gqa", 128},  {"rope_mla", 576}};
+  std::vector<std::pair<std::string, int>> ops = {{"rmsnorm", 4096},  {"rmsnorm", 7168},
+                                                  {"silu_mul", 2304}, {"silu_mul", 3584},
+                                                  {"rope_gqa", 128},  {"rope_mla", 576}};
+  if (o.smoke) ops = {{"rmsnorm", 7168}, {"silu_mul", 2304}, {"rope_gqa", 128}, {"rope_mla", 576}};
+  std::vector<SuiteCase> out;
   for (const auto& [op, width] : ops) {
     for (int n : ns) {
-      if (o.OutOfTime()) return Status::Ok();
-      ElementwiseCaseSpec s{op, n, width};
-      if (!o.Selected(s.Label())) continue;
-      CAPPLAN_RETURN_IF_ERROR(RunElementwiseCase(o, s, sink).WithPrefix(s.Label()));
-    }
-    if (o.dry_run || o.quick) {
-      // keep one width per op in smoke runs
+      const ElementwiseCaseSpec spec{op, n, width};
+      if (!o.Selected(spec.Label())) continue;
+      SuiteCase c;
+      c.label = spec.Label();
+      c.kernel = ElementwiseRecord(spec).kernel;
+      c.op_class = "elementwise";
+      c.run = [spec](const SuiteOptions& so, MeasurementSink* sink) {
+        return RunElementwiseCase(so, spec, sink);
+      };
+      out.push_back(std::move(c));
     }
   }
-  return Status::Ok();
+  return out;
 }
 
 }  // namespace

@@ -9,6 +9,10 @@
 // fraction is low.
 //
 // Run: `ctest -L gpu -R ElementwiseGpu` or `capplan-kernel-bench --suite elementwise`.
+#include <algorithm>
+#include <cmath>
+#include <string>
+
 #include "kernels/attention/attention_cuda.h"
 #include "kernels/formats/bf16.h"
 #include "kernels/harness/cuda_timer.h"
@@ -61,8 +65,16 @@ __global__ void SiluMulKernel(int n, int d, const uint16_t* __restrict__ gate_up
   }
 }
 
+// Inverse frequencies computed in double on the host and rounded once to
+// FP32: exp2f of an FP32 exponent would be off by ~1e-6 relative, i.e.
+// 0.016 rad at position 16K.
+constexpr int kMaxRopeHalf = 256;
+struct RopeInvFreq {
+  float v[kMaxRopeHalf];
+};
+
 __global__ void RopeKernel(int n, int heads, int head_dim, int rope_offset, int rope_dim,
-                           float log2_theta, const int32_t* __restrict__ positions,
+                           const RopeInvFreq inv, const int32_t* __restrict__ positions,
                            uint16_t* __restrict__ x) {
   const int half = rope_dim / 2;
   const size_t total = static_cast<size_t>(n) * heads * half;
@@ -71,7 +83,7 @@ __global__ void RopeKernel(int n, int heads, int head_dim, int rope_offset, int 
     const int k = static_cast<int>(i % half);
     const size_t th = i / half;  // token * heads + head
     const int tok = static_cast<int>(th / heads);
-    const float inv_freq = exp2f(-2.0f * k / rope_dim * log2_theta);
+    const float inv_freq = inv.v[k];
     float s, c;
     sincosf(static_cast<float>(positions[tok]) * inv_freq, &s, &c);
     const size_t b = th * head_dim + rope_offset;
@@ -106,8 +118,17 @@ Status LaunchRope(int n, int heads, int head_dim, int rope_offset, int rope_dim,
                   const int32_t* positions, Bf16* x) {
   const size_t total = static_cast<size_t>(n) * heads * (rope_dim / 2);
   if (total == 0) return Status::Ok();
-  RopeKernel<<<Blocks(total), 256>>>(n, heads, head_dim, rope_offset, rope_dim, log2f(theta),
-                                     positions, reinterpret_cast<uint16_t*>(x));
+  if (rope_dim % 2 != 0 || rope_dim / 2 > kMaxRopeHalf || rope_offset + rope_dim > head_dim) {
+    return Status::Invalid("LaunchRope: rope_dim " + std::to_string(rope_dim) +
+                           " must be even, <= " + std::to_string(2 * kMaxRopeHalf) +
+                           " and fit head_dim " + std::to_string(head_dim));
+  }
+  RopeInvFreq inv{};
+  for (int k = 0; k < rope_dim / 2; ++k) {
+    inv.v[k] = static_cast<float>(std::pow(static_cast<double>(theta), -2.0 * k / rope_dim));
+  }
+  RopeKernel<<<Blocks(total), 256>>>(n, heads, head_dim, rope_offset, rope_dim, inv, positions,
+                                     reinterpret_cast<uint16_t*>(x));
   return CudaLastError("RopeKernel launch");
 }
 

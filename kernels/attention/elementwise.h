@@ -30,6 +30,15 @@ void SiluMulCpu(int n, int d, const Bf16* gate_up, float* y);
 void RopeCpu(int n, int heads, int head_dim, int rope_offset, int rope_dim, float theta,
              const int32_t* positions, const Bf16* x, float* y);
 
+// The absolute error a device RoPE may show against RopeCpu (double
+// throughout) besides BF16 rounding: the device forms its angle as one FP32
+// product pos * inv_freq (as production engines' cos/sin caches do), which
+// is off by up to half an ulp of the angle, pos * 2^-24 radians for
+// inv_freq <= 1; the rotated value moves by that times |x|.
+inline double RopeAngleTolerance(int32_t max_position, double max_abs_x) {
+  return 2.0 * static_cast<double>(max_position) * 0x1p-24 * max_abs_x;
+}
+
 }  // namespace capplan::kernels
 
 #endif  // CAPPLAN_KERNELS_ATTENTION_ELEMENTWISE_H_

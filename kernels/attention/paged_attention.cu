@@ -75,7 +75,12 @@ struct KernelArgs {
   int num_splits;
   int split_tokens;
   int head_tiles;
+  int row_base;  // first row of this launch (rows beyond grid.z's limit)
 };
+
+// gridDim.z is at most 65535: longer row lists (prefill chunks) launch in
+// slices of rows.
+constexpr int kMaxGridZ = 65535;
 
 size_t SmemFloats(const AttentionProblem& p) {
   return static_cast<size_t>(kHeadTile) * p.k_dim                         // q
@@ -91,7 +96,7 @@ __global__ void __launch_bounds__(kThreads) PagedAttentionKernel(KernelArgs a) {
   const int tid = threadIdx.x;
   const int split = blockIdx.x;
   const int kvh = blockIdx.y / a.head_tiles, ht = blockIdx.y % a.head_tiles;
-  const int row = blockIdx.z;
+  const int row = a.row_base + static_cast<int>(blockIdx.z);
   const int g = p.q_heads / p.kv_heads;
   const int h0 = kvh * g + ht * kHeadTile;
   const int nh = min(kHeadTile, g - ht * kHeadTile);
@@ -286,21 +291,31 @@ Status LaunchPagedAttention(const AttentionProblem& p, const AttentionRows& rows
     a.part_lse = a.part_o + static_cast<size_t>(plan.num_splits) * p.rows * p.q_heads * p.v_dim;
   }
   const size_t smem = SmemFloats(p) * sizeof(float);
-  const dim3 grid(plan.num_splits, p.kv_heads * plan.head_tiles, p.rows);
-  if (p.kv_dtype == KvDtype::kFp8) {
-    if (smem > 48 * 1024) {
-      (void)cudaFuncSetAttribute(PagedAttentionKernel<uint8_t>,
-                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 static_cast<int>(smem));
+  const bool fp8 = p.kv_dtype == KvDtype::kFp8;
+  if (smem > 48 * 1024) {
+    // Above 48 KB a kernel must opt in; a refusal (more than the device
+    // offers) would otherwise surface as a launch error far from its cause.
+    const cudaError_t e = fp8 ? cudaFuncSetAttribute(PagedAttentionKernel<uint8_t>,
+                                                     cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                     static_cast<int>(smem))
+                              : cudaFuncSetAttribute(PagedAttentionKernel<uint16_t>,
+                                                     cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                     static_cast<int>(smem));
+    if (e != cudaSuccess) {
+      (void)cudaGetLastError();
+      return Status::Invalid("LaunchPagedAttention: " + std::to_string(smem) +
+                             " B of shared memory refused: " + cudaGetErrorString(e));
     }
-    PagedAttentionKernel<uint8_t><<<grid, kThreads, smem>>>(a);
-  } else {
-    if (smem > 48 * 1024) {
-      (void)cudaFuncSetAttribute(PagedAttentionKernel<uint16_t>,
-                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 static_cast<int>(smem));
+  }
+  for (int base = 0; base < p.rows; base += kMaxGridZ) {
+    a.row_base = base;
+    const dim3 grid(plan.num_splits, p.kv_heads * plan.head_tiles,
+                    std::min(kMaxGridZ, p.rows - base));
+    if (fp8) {
+      PagedAttentionKernel<uint8_t><<<grid, kThreads, smem>>>(a);
+    } else {
+      PagedAttentionKernel<uint16_t><<<grid, kThreads, smem>>>(a);
     }
-    PagedAttentionKernel<uint16_t><<<grid, kThreads, smem>>>(a);
   }
   CAPPLAN_RETURN_IF_ERROR(CudaLastError("PagedAttentionKernel launch"));
   if (plan.num_splits > 1) {

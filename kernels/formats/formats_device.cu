@@ -24,7 +24,7 @@ __global__ void ConvertKernel(const float* in, int n, uint8_t* fp8, uint8_t* fp8
 
 Result<DeviceFormatResults> RunFormatConversionsOnDevice(const std::vector<float>& in) {
   const int n = static_cast<int>(in.size());
-  DeviceBuffer din, d8, d8c, d16, ddec;
+  DeviceBuffer<> din, d8, d8c, d16, ddec;
   CAPPLAN_RETURN_IF_ERROR(din.Upload(in));
   CAPPLAN_RETURN_IF_ERROR(d8.Allocate(n));
   CAPPLAN_RETURN_IF_ERROR(d8c.Allocate(n));

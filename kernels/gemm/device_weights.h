@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "common/status.h"
-#include "kernels/gemm/device_buffer.h"
 #include "kernels/gemm/gemm_cuda.h"
 #include "kernels/gemm/gemm_weights.h"
+#include "kernels/harness/device_buffer.h"
 
 namespace capplan::kernels {
 

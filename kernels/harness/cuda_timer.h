@@ -1,6 +1,8 @@
 // CUDA event timer (only with CAPPLAN_HAVE_CUDA): warm-up launches, then N
-// repeats, each preceded by an L2 flush (memset of a buffer >= 2x the L2
-// size, outside the timed region) so every repeat reads KV/weights from HBM
+// repeats, each preceded by an L2 flush (a kernel reading a buffer of 2x the
+// L2 size, outside the timed region: reading leaves only clean lines, so no
+// write-back of the flush lands in the timed kernel; the buffer is allocated
+// once per process) so every repeat reads KV/weights from HBM
 // ("cold" timing as FlashInfer's nvbench runs do,
 // https://flashinfer.ai/2024/02/02/introduce-flashinfer.html), each
 // repeat bracketed by its own event pair on the default stream.
@@ -43,6 +45,10 @@ Result<CudaDeviceInfo> GetCudaDeviceInfo();
 std::string CudaDeviceUnavailableReason();
 // Wraps the last launch error / a runtime error code as a Status.
 Status CudaLastError(const char* what);
+// After a failed case: Ok when the device can go on (a non-sticky error is
+// cleared), else the sticky error (an illegal address, say) that poisons
+// every later CUDA call of this process.
+Status CudaDeviceHealthy();
 
 }  // namespace capplan::kernels
 

@@ -42,6 +42,7 @@ nlohmann::json RecordToJson(const MeasurementRecord& r) {
   j["flops"] = r.flops;
   if (r.max_abs_err) j["max_abs_err"] = *r.max_abs_err;
   if (!r.check.empty()) j["check"] = r.check;
+  if (!r.error.empty()) j["error"] = r.error;
   return j;
 }
 
@@ -111,8 +112,11 @@ Status ValidateMeasurementsJson(const nlohmann::json& doc, const std::string& or
     CAPPLAN_RETURN_IF_ERROR(r.Get("repeats", &reps));
     CAPPLAN_RETURN_IF_ERROR(r.Get("check", &check));
     if (!check.empty()) {
-      CAPPLAN_RETURN_IF_ERROR(r.CheckOneOf("check", check, {"pass", "fail", "skipped"}));
+      CAPPLAN_RETURN_IF_ERROR(r.CheckOneOf("check", check, {"pass", "fail", "skipped", "error"}));
     }
+    std::string error;
+    CAPPLAN_RETURN_IF_ERROR(r.Get("error", &error));
+    if (check == "error" && error.empty()) return r.Error("error", "an error record says why");
     CAPPLAN_RETURN_IF_ERROR(r.Finish());
   }
   return o.Finish();

@@ -28,11 +28,12 @@ struct MeasurementRecord {
   double bytes = 0;  // HBM bytes the kernel must move (napkin math)
   double flops = 0;  // FLOPs it must do
   std::optional<double> max_abs_err;
-  std::string check;  // pass|fail|skipped, or "" to omit
+  std::string check;  // pass|fail|skipped|error, or "" to omit
+  std::string error;  // check "error": why the case could not be measured
   int64_t ShapeValue(const std::string& key, int64_t fallback = 0) const;
 };
 
-// Suites append here; the driver writes the file at the end.
+// Suites append here; the driver writes the file after every case.
 class MeasurementSink {
  public:
   void Add(MeasurementRecord r) { records_.push_back(std::move(r)); }

@@ -49,7 +49,11 @@ class MoeCuda {
  public:
   // Uploads the routed experts (and at most one shared expert) in their
   // formats; buffers sized for up to `max_tokens` tokens of `top_k` routes.
-  static Result<std::unique_ptr<MoeCuda>> Create(const MoeWeights& w, int max_tokens, int top_k);
+  // With `share`, the intermediates (gathered rows, gate_up, activations,
+  // FP8 quantised copies) are the ones of `share`, grown as needed: layers
+  // that run one after another on one stream need one set, not one each.
+  static Result<std::unique_ptr<MoeCuda>> Create(const MoeWeights& w, int max_tokens, int top_k,
+                                                 const MoeCuda* share = nullptr);
   ~MoeCuda();
   MoeCuda(const MoeCuda&) = delete;
   MoeCuda& operator=(const MoeCuda&) = delete;

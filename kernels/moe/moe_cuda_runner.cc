@@ -1,10 +1,27 @@
 // Host side of MoeCuda (moe_cuda.h): uploads, plan, and the launch sequence.
 #include <algorithm>
+#include <memory>
 
 #include "kernels/gemm/device_weights.h"
 #include "kernels/moe/moe_cuda.h"
 
 namespace capplan::kernels {
+
+// Intermediates of one forward: layers run one after another on one stream,
+// so every layer of a model can share them (MoeCuda::Create's `share`).
+struct MoeScratch {
+  DeviceBuffer<uint16_t> xin, gu, h, o, sh_gu, sh_h, sh_o;
+  DeviceBuffer<uint8_t> q_in, q_h;
+  DeviceBuffer<float> s_in, s_h;
+};
+
+namespace {
+// Grows a shared scratch buffer, never shrinks it (another layer may need more).
+template <typename T>
+Status Grow(DeviceBuffer<T>* b, size_t n) {
+  return n <= b->capacity() ? Status::Ok() : b->Allocate(n);
+}
+}  // namespace
 
 struct MoeCuda::Impl {
   int hidden = 0, inter = 0, num_experts = 0, max_tokens = 0, top_k = 0;
@@ -14,10 +31,8 @@ struct MoeCuda::Impl {
   DeviceWeightSet gate_up, down, sh_gate_up, sh_down;
   DeviceBuffer<int> offsets, row_token, slot_row;
   DeviceBuffer<float> weights;
-  // Scratch, sized for max_tokens * top_k rows.
-  DeviceBuffer<uint16_t> xin, gu, h, o, sh_gu, sh_h, sh_o;
-  DeviceBuffer<uint8_t> q_in, q_h;
-  DeviceBuffer<float> s_in, s_h;
+  // Scratch, sized for max_tokens * top_k rows (shared between layers).
+  std::shared_ptr<MoeScratch> scratch;
 
   bool Fp8() const { return gate_up.format == GemmWeightFormat::kFp8Block128; }
   bool SharedFp8() const { return sh_gate_up.format == GemmWeightFormat::kFp8Block128; }
@@ -36,9 +51,10 @@ struct MoeCuda::Impl {
     a.m = rows;
     a.max_rows_per_group = max_rows_per_group;
     if (fp8) {
-      CAPPLAN_RETURN_IF_ERROR(LaunchQuantFp8Rowwise128(x, rows, w1.k, q_in.get(), s_in.get(), s));
-      a.x_fp8 = q_in.get();
-      a.x_scales = s_in.get();
+      CAPPLAN_RETURN_IF_ERROR(
+          LaunchQuantFp8Rowwise128(x, rows, w1.k, scratch->q_in.get(), scratch->s_in.get(), s));
+      a.x_fp8 = scratch->q_in.get();
+      a.x_scales = scratch->s_in.get();
     } else {
       a.x_bf16 = x;
     }
@@ -53,9 +69,9 @@ struct MoeCuda::Impl {
     b.max_rows_per_group = max_rows_per_group;
     if (fp8) {
       CAPPLAN_RETURN_IF_ERROR(
-          LaunchQuantFp8Rowwise128(h_buf, rows, i_dim, q_h.get(), s_h.get(), s));
-      b.x_fp8 = q_h.get();
-      b.x_scales = s_h.get();
+          LaunchQuantFp8Rowwise128(h_buf, rows, i_dim, scratch->q_h.get(), scratch->s_h.get(), s));
+      b.x_fp8 = scratch->q_h.get();
+      b.x_scales = scratch->s_h.get();
     } else {
       b.x_bf16 = h_buf;
     }
@@ -69,7 +85,8 @@ MoeCuda::~MoeCuda() = default;
 int MoeCuda::hidden() const { return impl_->hidden; }
 int MoeCuda::tokens() const { return impl_->tokens; }
 
-Result<std::unique_ptr<MoeCuda>> MoeCuda::Create(const MoeWeights& w, int max_tokens, int top_k) {
+Result<std::unique_ptr<MoeCuda>> MoeCuda::Create(const MoeWeights& w, int max_tokens, int top_k,
+                                                 const MoeCuda* share) {
   if (w.experts.empty() || max_tokens <= 0 || top_k <= 0) {
     return Status::Invalid("MoeCuda: need experts, max_tokens > 0 and top_k > 0");
   }
@@ -82,6 +99,7 @@ Result<std::unique_ptr<MoeCuda>> MoeCuda::Create(const MoeWeights& w, int max_to
   m->num_experts = static_cast<int>(w.experts.size());
   m->max_tokens = max_tokens;
   m->top_k = top_k;
+  m->scratch = share != nullptr ? share->impl_->scratch : std::make_shared<MoeScratch>();
   std::vector<const GemmWeights*> gu, dn;
   for (const MoeExpertWeights& e : w.experts) {
     gu.push_back(&e.gate_up);
@@ -99,20 +117,26 @@ Result<std::unique_ptr<MoeCuda>> MoeCuda::Create(const MoeWeights& w, int max_to
     CAPPLAN_ASSIGN_OR_RETURN(m->sh_gate_up, UploadWeightSet({&w.shared[0].gate_up}));
     CAPPLAN_ASSIGN_OR_RETURN(m->sh_down, UploadWeightSet({&w.shared[0].down}));
     CAPPLAN_RETURN_IF_ERROR(
-        m->sh_gu.Allocate(static_cast<size_t>(max_tokens) * 2 * m->shared_inter));
-    CAPPLAN_RETURN_IF_ERROR(m->sh_h.Allocate(static_cast<size_t>(max_tokens) * m->shared_inter));
-    CAPPLAN_RETURN_IF_ERROR(m->sh_o.Allocate(static_cast<size_t>(max_tokens) * hd));
+        Grow(&m->scratch->sh_gu, static_cast<size_t>(max_tokens) * 2 * m->shared_inter));
+    CAPPLAN_RETURN_IF_ERROR(
+        Grow(&m->scratch->sh_h, static_cast<size_t>(max_tokens) * m->shared_inter));
+    CAPPLAN_RETURN_IF_ERROR(Grow(&m->scratch->sh_o, static_cast<size_t>(max_tokens) * hd));
   }
-  CAPPLAN_RETURN_IF_ERROR(m->xin.Allocate(rows * hd));
-  CAPPLAN_RETURN_IF_ERROR(m->gu.Allocate(rows * 2 * w.intermediate));
-  CAPPLAN_RETURN_IF_ERROR(m->h.Allocate(rows * w.intermediate));
-  CAPPLAN_RETURN_IF_ERROR(m->o.Allocate(rows * hd));
+  // The plan's buffers at their largest, so Plan() only copies.
+  CAPPLAN_RETURN_IF_ERROR(m->offsets.Allocate(static_cast<size_t>(m->num_experts) + 1));
+  CAPPLAN_RETURN_IF_ERROR(m->row_token.Allocate(rows));
+  CAPPLAN_RETURN_IF_ERROR(m->slot_row.Allocate(rows));
+  CAPPLAN_RETURN_IF_ERROR(m->weights.Allocate(rows));
+  CAPPLAN_RETURN_IF_ERROR(Grow(&m->scratch->xin, rows * hd));
+  CAPPLAN_RETURN_IF_ERROR(Grow(&m->scratch->gu, rows * 2 * w.intermediate));
+  CAPPLAN_RETURN_IF_ERROR(Grow(&m->scratch->h, rows * w.intermediate));
+  CAPPLAN_RETURN_IF_ERROR(Grow(&m->scratch->o, rows * hd));
   if (m->Fp8() || (m->has_shared && m->SharedFp8())) {
     const size_t cols = std::max(hd, static_cast<size_t>(max_inter));
-    CAPPLAN_RETURN_IF_ERROR(m->q_in.Allocate(rows * cols));
-    CAPPLAN_RETURN_IF_ERROR(m->s_in.Allocate(rows * ((cols + 127) / 128)));
-    CAPPLAN_RETURN_IF_ERROR(m->q_h.Allocate(rows * cols));
-    CAPPLAN_RETURN_IF_ERROR(m->s_h.Allocate(rows * ((cols + 127) / 128)));
+    CAPPLAN_RETURN_IF_ERROR(Grow(&m->scratch->q_in, rows * cols));
+    CAPPLAN_RETURN_IF_ERROR(Grow(&m->scratch->s_in, rows * ((cols + 127) / 128)));
+    CAPPLAN_RETURN_IF_ERROR(Grow(&m->scratch->q_h, rows * cols));
+    CAPPLAN_RETURN_IF_ERROR(Grow(&m->scratch->s_h, rows * ((cols + 127) / 128)));
   }
   return std::unique_ptr<MoeCuda>(new MoeCuda(std::move(m)));
 }
@@ -137,9 +161,10 @@ Status MoeCuda::RunExperts(const uint16_t* x, cudaStream_t s) {
   Impl& m = *impl_;
   const int rows = m.tokens * m.top_k;
   if (rows == 0) return Status::Ok();
-  CAPPLAN_RETURN_IF_ERROR(LaunchGatherRows(x, m.row_token.get(), rows, m.hidden, m.xin.get(), s));
-  return m.Mlp(m.gate_up, m.down, m.offsets.get(), m.num_experts, m.max_rows, m.xin.get(), rows,
-               m.gu.get(), m.h.get(), m.o.get(), s);
+  CAPPLAN_RETURN_IF_ERROR(
+      LaunchGatherRows(x, m.row_token.get(), rows, m.hidden, m.scratch->xin.get(), s));
+  return m.Mlp(m.gate_up, m.down, m.offsets.get(), m.num_experts, m.max_rows, m.scratch->xin.get(),
+               rows, m.scratch->gu.get(), m.scratch->h.get(), m.scratch->o.get(), s);
 }
 
 Status MoeCuda::Run(const uint16_t* x, uint16_t* y, cudaStream_t s) {
@@ -148,10 +173,12 @@ Status MoeCuda::Run(const uint16_t* x, uint16_t* y, cudaStream_t s) {
   CAPPLAN_RETURN_IF_ERROR(RunExperts(x, s));
   if (m.has_shared) {
     CAPPLAN_RETURN_IF_ERROR(m.Mlp(m.sh_gate_up, m.sh_down, nullptr, 1, m.tokens, x, m.tokens,
-                                  m.sh_gu.get(), m.sh_h.get(), m.sh_o.get(), s));
+                                  m.scratch->sh_gu.get(), m.scratch->sh_h.get(),
+                                  m.scratch->sh_o.get(), s));
   }
-  return LaunchMoeCombine(m.o.get(), m.slot_row.get(), m.weights.get(),
-                          m.has_shared ? m.sh_o.get() : nullptr, m.tokens, m.top_k, m.hidden, y, s);
+  return LaunchMoeCombine(m.scratch->o.get(), m.slot_row.get(), m.weights.get(),
+                          m.has_shared ? m.scratch->sh_o.get() : nullptr, m.tokens, m.top_k,
+                          m.hidden, y, s);
 }
 
 }  // namespace capplan::kernels

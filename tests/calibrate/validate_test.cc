@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 
 #include "engine/serve_bench.h"
 #include "tests/test_util/shell.h"
@@ -60,6 +61,59 @@ TEST(CalibValidate, ReplaysEveryIterationOfACpuRun) {
   }
   EXPECT_EQ(r->tokens, tokens);
   EXPECT_NE(FormatReplay(*r, "run.json", Shipped()).find("CPU backend"), std::string::npos);
+}
+
+// A dry-run (CPU backend) run file carries the forward split by op class;
+// the replay sums it per class beside the simulator's price of the same ops.
+TEST(CalibValidate, ReplaysTheOpClassSplitOfADryRun) {
+  nlohmann::json run = EngineRun("kimi-k2.6", 8, "verify");
+  std::map<std::string, double> want;
+  double host = 0;
+  for (const auto& it : run["iterations"]) {
+    ASSERT_TRUE(it.contains("op_us")) << it.dump();
+    double sum = 0;
+    for (const auto& [k, v] : it["op_us"].items()) {
+      want[k] += v.get<double>();
+      sum += v.get<double>();
+    }
+    // The classes partition the forward (up to the timer's own cost).
+    EXPECT_LE(sum, it["forward_us"].get<double>() * 1.001 + 1.0);
+    host += it["host_us"].get<double>();
+  }
+  auto r = ReplayEngineRun(run, "run.json", Shipped());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->class_split.size(), 5u);
+  for (const auto& cs : r->class_split) {
+    ASSERT_TRUE(want.count(cs.op_class)) << cs.op_class;
+    EXPECT_NEAR(cs.measured_s, want[cs.op_class] * 1e-6, 1e-12) << cs.op_class;
+    EXPECT_GE(cs.predicted_s, 0) << cs.op_class;
+    if (cs.op_class == "attention" || cs.op_class == "moe" || cs.op_class == "dense_gemm") {
+      EXPECT_GT(cs.measured_s, 0) << cs.op_class;
+      EXPECT_GT(cs.predicted_s, 0) << cs.op_class;
+    }
+  }
+  EXPECT_NEAR(r->host_s, host * 1e-6, 1e-12);
+  EXPECT_NE(FormatReplay(*r, "run.json", Shipped()).find("by op class"), std::string::npos);
+  EXPECT_TRUE(ReplayToJson(*r, "run.json", Shipped()).contains("op_classes"));
+
+  // A run without the split replays as before, with no class table.
+  nlohmann::json plain = run;
+  for (auto& it : plain["iterations"]) {
+    it.erase("op_us");
+    it.erase("host_us");
+  }
+  auto p = ReplayEngineRun(plain, "run.json", Shipped());
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_TRUE(p->class_split.empty());
+  EXPECT_EQ(p->rel_err, r->rel_err);
+
+  // A malformed split names the iteration and the class.
+  nlohmann::json bad = run;
+  bad["iterations"][1]["op_us"]["moe"] = -1.0;
+  auto b = ReplayEngineRun(bad, "run.json", Shipped());
+  ASSERT_FALSE(b.ok());
+  EXPECT_NE(b.status().message().find("/iterations/1/op_us/moe"), std::string::npos)
+      << b.status().message();
 }
 
 TEST(CalibValidate, KnownErrorsWhenMeasuredIsAMultipleOfPredicted) {

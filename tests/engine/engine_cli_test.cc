@@ -79,21 +79,29 @@ TEST(EngineCliTest, CudaBackendRunsOnTheGpuOrFailsWithOneLineNeverFallsBack) {
 
 TEST(EngineCliTest, DeviceServeBenchScriptDryRunWritesCpuLabelledRuns) {
   // engine/device/serve_bench.sh --dry-run, as engine/device/run.sh --dry-run
-  // calls it: CPU backend, small dims, one run, packed into the tarball.
+  // calls it: CPU backend, small dims, the first run and its twice-the-layers
+  // repeat (the linearity pair), packed into the tarball.
   const std::string dir = TempPath("serve_bench_dry");
   const Out o = RunShell(std::string(CAPPLAN_SOURCE_DIR) + "/engine/device/serve_bench.sh" +
-                         " --dry-run --max-runs 1 --build " + BinDir() + " --out " + dir +
+                         " --dry-run --max-runs 2 --build " + BinDir() + " --out " + dir +
                          " --work " + dir + "/work");
   ASSERT_EQ(o.rc, 0) << o.text;
-  EXPECT_NE(o.text.find("kimi-k2.6-kvfp8-wint4-none-c1"), std::string::npos) << o.text;
+  EXPECT_NE(o.text.find("kimi-k2.6-kvfp8-wint4-none-c1-L2"), std::string::npos) << o.text;
+  EXPECT_NE(o.text.find("kimi-k2.6-kvfp8-wint4-none-c1-L4"), std::string::npos) << o.text;
+  EXPECT_NE(o.text.find("linearity: "), std::string::npos) << o.text;
   EXPECT_EQ(o.text.find("FAILED"), std::string::npos) << o.text;
-  std::ifstream in(dir + "/work/kimi-k2.6-kvfp8-wint4-none-c1.json");
-  ASSERT_TRUE(in.good()) << o.text;
-  const auto j = nlohmann::json::parse(in);
-  EXPECT_EQ(j["format"], "capplan.engine_run.v1");
-  EXPECT_EQ(j["backend"], "cpu");
-  EXPECT_EQ(j["slice"]["dims"], "small");
-  EXPECT_EQ(j["slice"]["intermediate_size"].get<int>(), 96);
+  for (int layers : {2, 4}) {
+    std::ifstream in(dir + "/work/kimi-k2.6-kvfp8-wint4-none-c1-L" + std::to_string(layers) +
+                     ".json");
+    ASSERT_TRUE(in.good()) << o.text;
+    const auto j = nlohmann::json::parse(in);
+    EXPECT_EQ(j["format"], "capplan.engine_run.v1");
+    EXPECT_EQ(j["backend"], "cpu");
+    EXPECT_EQ(j["layers"].get<int>(), layers);
+    EXPECT_EQ(j["slice"]["dims"], "small");
+    EXPECT_EQ(j["slice"]["intermediate_size"].get<int>(), 96);
+    EXPECT_TRUE(j["iterations"][0].contains("op_us")) << j["iterations"][0].dump();
+  }
   EXPECT_TRUE(std::ifstream(dir + "/engine_runs.tar.gz").good());
   RunShell("rm -rf '" + dir + "'");
 }

@@ -6,12 +6,12 @@
 #include <cmath>
 
 #include "kernels/formats/bf16.h"
-#include "kernels/gemm/device_buffer.h"
 #include "kernels/gemm/device_weights.h"
 #include "kernels/gemm/gemm_cpu.h"
 #include "kernels/gemm/gemm_cuda.h"
 #include "kernels/harness/check.h"
 #include "kernels/harness/cuda_timer.h"
+#include "kernels/harness/device_buffer.h"
 #include "tests/kernels/gemm/test_util.h"
 
 namespace capplan::kernels {

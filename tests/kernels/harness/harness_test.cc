@@ -164,14 +164,22 @@ TEST(Measurements, ValidatorRejectsBadFiles) {
 }
 
 TEST(Suites, RegistryFindsByNameWithDidYouMean) {
-  RegisterSuite("test_suite_alpha", [](const SuiteOptions&, MeasurementSink* s) {
-    s->Add(SampleRecord());
-    return Status::Ok();
+  RegisterSuite("test_suite_alpha", [](const SuiteOptions&) -> Result<std::vector<SuiteCase>> {
+    SuiteCase c;
+    c.label = "one";
+    c.run = [](const SuiteOptions&, MeasurementSink* s) {
+      s->Add(SampleRecord());
+      return Status::Ok();
+    };
+    return std::vector<SuiteCase>{c};
   });
   auto fn = SuiteRegistry().Find("test_suite_alpha");
   ASSERT_TRUE(fn.ok());
+  auto cases = (*fn)(SuiteOptions{});
+  ASSERT_TRUE(cases.ok());
+  ASSERT_EQ(cases->size(), 1u);
   MeasurementSink sink;
-  ASSERT_TRUE((*fn)(SuiteOptions{}, &sink).ok());
+  ASSERT_TRUE((*cases)[0].run(SuiteOptions{}, &sink).ok());
   EXPECT_EQ(sink.records().size(), 1u);
   auto bad = SuiteRegistry().Find("test_suite_alpah");
   EXPECT_EQ(bad.status().code(), StatusCode::kUsage);

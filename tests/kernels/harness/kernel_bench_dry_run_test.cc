@@ -71,6 +71,42 @@ TEST(KernelBenchDryRun, WritesValidMeasurementsForAttentionSuites) {
   std::remove(out.c_str());
 }
 
+// The smoke gate lists every kernel family and dtype, runs the suites as one
+// interleaved case list and exits 0 when every check passed.
+TEST(KernelBenchDryRun, SmokeCoversEveryKernelFamilyAndDtype) {
+  const std::string out = TempPath("smoke.json");
+  std::string log;
+  ASSERT_EQ(RunBench("--dry-run --smoke --out " + out, &log), 0) << log;
+  auto doc = ReadJsonFile(out);
+  ASSERT_TRUE(doc.ok()) << doc.status().ToString();
+  EXPECT_TRUE(ValidateMeasurementsJson(*doc, out).ok());
+  std::set<std::string> kernels, attn_kv, moe_w;
+  std::vector<std::string> order;
+  for (const auto& r : (*doc)["records"]) {
+    const std::string k = r["kernel"].get<std::string>();
+    kernels.insert(k);
+    if (order.empty() || order.back() != k) order.push_back(k);
+    if (k == "prefill_attention") attn_kv.insert(r["kv_dtype"].get<std::string>());
+    if (k.rfind("moe_", 0) == 0) moe_w.insert(r["weight_dtype"].get<std::string>());
+    EXPECT_NE(r["check"], "fail") << r.dump();
+    EXPECT_NE(r["check"], "error") << r.dump();
+  }
+  for (const char* k : {"paged_decode_attention", "mla_decode_attention", "dsa_decode_attention",
+                        "prefill_attention", "paged_kv_append", "kv_integrity_verify",
+                        "fused_add_rmsnorm", "silu_and_mul", "rope", "gemm_bf16", "gemm_fp8",
+                        "gemm_w4a16", "moe_grouped_bf16", "moe_grouped_fp8", "moe_grouped_w4a16"}) {
+    EXPECT_TRUE(kernels.count(k)) << "no record for " << k;
+  }
+  EXPECT_EQ(attn_kv, (std::set<std::string>{"bf16", "fp8"}));
+  EXPECT_EQ(moe_w, (std::set<std::string>{"bf16", "fp8_block", "int4"}));
+  // Round-robin: the first suites' records interleave rather than run in
+  // blocks, so the first few records come from different kernel families.
+  ASSERT_GE(order.size(), 3u);
+  EXPECT_NE(order[0], order[1]);
+  EXPECT_NE(log.find("0 failed"), std::string::npos) << log;
+  std::remove(out.c_str());
+}
+
 TEST(KernelBenchDryRun, UnknownSuiteIsAUsageErrorWithSuggestion) {
   std::string log;
   const int rc =

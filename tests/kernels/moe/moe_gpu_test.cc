@@ -7,10 +7,10 @@
 #include <cmath>
 
 #include "kernels/formats/bf16.h"
-#include "kernels/gemm/device_buffer.h"
 #include "kernels/gemm/gemm_cpu.h"
 #include "kernels/harness/check.h"
 #include "kernels/harness/cuda_timer.h"
+#include "kernels/harness/device_buffer.h"
 #include "kernels/moe/moe_cuda.h"
 #include "tests/kernels/gemm/test_util.h"
 
