@@ -1,13 +1,18 @@
 #include "common/atomic_file.h"
 
 #include <fcntl.h>
+#include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <atomic>
 #include <filesystem>
+#include <memory>
+
+#include "common/temp_files.h"
 
 namespace capplan {
 
@@ -37,6 +42,28 @@ Result<fs::path> ResolveLinks(const std::string& path) {
   return Status::Io(Shown(path) + ": cannot write: too many levels of symbolic links");
 }
 
+std::string TempSuffix() {
+  static std::atomic<uint64_t> counter{0};
+  return ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
+}
+
+std::string TempName(const std::string& target) { return target + TempSuffix(); }
+
+// Writes `content` to a new file and flushes it to disk; "" or why not.
+std::string WriteWhole(const std::string& path, std::string_view content) {
+  FILE* f = std::fopen(path.c_str(), "wb");
+  if (f == nullptr) return std::strerror(errno);
+  const size_t n = std::fwrite(content.data(), 1, content.size(), f);
+  bool ok = n == content.size() && std::fflush(f) == 0 && ::fsync(::fileno(f)) == 0;
+  std::string err = ok ? "" : std::strerror(errno);
+  if (std::fclose(f) != 0 && ok) {
+    ok = false;
+    err = std::strerror(errno);
+  }
+  if (ok && InjectedDiskFull()) err = std::strerror(ENOSPC);
+  return err;
+}
+
 }  // namespace
 
 Status MakeDirs(const std::string& path) {
@@ -59,17 +86,69 @@ Status WriteFileAtomic(const std::string& path, std::string_view content) {
   }
   if (p.has_parent_path()) CAPPLAN_RETURN_IF_ERROR(MakeDirs(p.parent_path().string()));
   const std::string target = p.string();
-  const std::string tmp = target + ".tmp." + std::to_string(::getpid());
-  FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (f == nullptr) return Status::Io(Shown(path) + ": cannot write: " + std::strerror(errno));
-  const size_t n = std::fwrite(content.data(), 1, content.size(), f);
-  const bool ok = n == content.size() && std::fflush(f) == 0 && ::fsync(::fileno(f)) == 0;
-  std::fclose(f);
-  if (!ok || std::rename(tmp.c_str(), target.c_str()) != 0) {
-    const std::string err = std::strerror(errno);
+  const std::string tmp = TempName(target);
+  TempPath cleanup(tmp, /*is_dir=*/false);
+  const std::string err = WriteWhole(tmp, content);
+  if (!err.empty() || std::rename(tmp.c_str(), target.c_str()) != 0) {
+    const std::string why = err.empty() ? std::strerror(errno) : err;
     std::remove(tmp.c_str());
-    return Status::Io(Shown(path) + ": cannot write: " + err);
+    return Status::Io(Shown(path) + ": cannot write: " + why);
   }
+  return Status::Ok();
+}
+
+Status WriteDirAtomic(const std::string& dir,
+                      const std::vector<std::pair<std::string, std::string>>& files) {
+  CAPPLAN_ASSIGN_OR_RETURN(const fs::path p, ResolveLinks(dir));
+  std::error_code ec;
+  const fs::file_status st = fs::status(p, ec);
+  const bool exists = st.type() != fs::file_type::not_found;
+  if (exists && st.type() != fs::file_type::directory) {
+    if (ec) return Status::Io(Shown(dir) + ": cannot write: " + ec.message());
+    return Status::Io(Shown(dir) + ": exists and is not a folder; choose a folder path");
+  }
+  const fs::path abs = fs::absolute(p, ec).lexically_normal();
+  const fs::path clean = abs.has_filename() ? abs : abs.parent_path();
+  CAPPLAN_RETURN_IF_ERROR(MakeDirs(clean.parent_path().string()));
+  // A hidden sibling on the same file system, so that the rename is atomic.
+  const std::string tmp =
+      (clean.parent_path() / ("." + clean.filename().string())).string() + TempSuffix();
+  if (::mkdir(tmp.c_str(), 0777) != 0) {
+    return Status::Io(Shown(dir) + ": cannot write: " + std::strerror(errno));
+  }
+  TempPath cleanup_dir(tmp, /*is_dir=*/true);
+  std::vector<std::unique_ptr<TempPath>> cleanup_files;
+  auto fail = [&](const std::string& why) {
+    fs::remove_all(tmp, ec);
+    return Status::Io(Shown(dir) + ": cannot write: " + why);
+  };
+  for (const auto& [name, content] : files) {
+    const std::string f = tmp + "/" + name;
+    cleanup_files.push_back(std::make_unique<TempPath>(f, /*is_dir=*/false));
+    const std::string err = WriteWhole(f, content);
+    if (!err.empty()) return fail(name + ": " + err);
+  }
+  if (!exists) {
+    if (std::rename(tmp.c_str(), clean.c_str()) != 0) return fail(std::strerror(errno));
+    return Status::Ok();
+  }
+  // Swap the new folder and the earlier one in one step, so that the output
+  // path always holds a complete result; then delete the earlier one.
+  if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, clean.c_str(), RENAME_EXCHANGE) == 0) {
+    fs::remove_all(tmp, ec);
+    return Status::Ok();
+  }
+  if (errno != EINVAL && errno != ENOSYS) return fail(std::strerror(errno));
+  // A file system without the exchange: move the earlier folder aside
+  // first (for an instant the output path is absent, never half-written).
+  const std::string old = TempName(tmp);
+  if (std::rename(clean.c_str(), old.c_str()) != 0) return fail(std::strerror(errno));
+  if (std::rename(tmp.c_str(), clean.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    std::rename(old.c_str(), clean.c_str());
+    return fail(why);
+  }
+  fs::remove_all(old, ec);
   return Status::Ok();
 }
 

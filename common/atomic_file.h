@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "common/status.h"
 
@@ -17,6 +19,14 @@ namespace capplan {
 // existing device, FIFO, socket or directory is refused, since renaming over
 // it would replace it with a regular file.
 Status WriteFileAtomic(const std::string& path, std::string_view content);
+
+// Writes a folder of files (name -> content) so that `dir` is complete or
+// absent: the files go to a hidden temporary sibling folder, which then
+// takes the place of `dir` in one rename (an earlier `dir` is swapped out and
+// deleted). On any failure the earlier `dir`, if any, is left as it was and
+// nothing else remains. Io error naming `dir`; `dir` being a file is one.
+Status WriteDirAtomic(const std::string& dir,
+                      const std::vector<std::pair<std::string, std::string>>& files);
 
 // Inputs larger than this are refused rather than read into memory.
 inline constexpr int64_t kMaxInputFileBytes = int64_t{256} << 20;

@@ -59,9 +59,11 @@ Status RunSimulate(const std::vector<std::string>& args, CommandContext& ctx) {
   opt.want_trace = vm.count("trace-out") > 0;
   CAPPLAN_ASSIGN_OR_RETURN(RunResult r, RunScenario(*scenario, opt));
   if (vm.count("out")) {
-    const std::string dir = vm["out"].as<std::string>();
-    CAPPLAN_RETURN_IF_ERROR(WriteFileAtomic(dir + "/summary.json", DumpJson(r.summary) + "\n"));
-    CAPPLAN_RETURN_IF_ERROR(WriteFileAtomic(dir + "/requests.csv", r.requests_csv));
+    // Complete or absent: a disk filling up after summary.json must not
+    // leave a folder without its requests.csv.
+    CAPPLAN_RETURN_IF_ERROR(WriteDirAtomic(vm["out"].as<std::string>(),
+                                           {{"summary.json", DumpJson(r.summary) + "\n"},
+                                            {"requests.csv", r.requests_csv}}));
   }
   if (vm.count("trace-out")) {
     CAPPLAN_RETURN_IF_ERROR(WriteFileAtomic(vm["trace-out"].as<std::string>(), r.trace.dump()));

@@ -65,9 +65,10 @@ Status RunPdSimulateCommand(const std::string& path, const std::vector<std::stri
   CAPPLAN_ASSIGN_OR_RETURN(PdRunResult r, RunPd(*pd));
   CAPPLAN_RETURN_IF_ERROR(RequireCompletions(*pd, r));
   if (!options.out_dir.empty()) {
-    CAPPLAN_RETURN_IF_ERROR(
-        WriteFileAtomic(options.out_dir + "/summary.json", DumpJson(r.summary) + "\n"));
-    CAPPLAN_RETURN_IF_ERROR(WriteFileAtomic(options.out_dir + "/requests.csv", Csv(r.requests)));
+    // Complete or absent, as for a co-located run.
+    CAPPLAN_RETURN_IF_ERROR(WriteDirAtomic(options.out_dir,
+                                           {{"summary.json", DumpJson(r.summary) + "\n"},
+                                            {"requests.csv", Csv(r.requests)}}));
   }
   if (!options.trace_out.empty()) {
     CAPPLAN_RETURN_IF_ERROR(WriteFileAtomic(options.trace_out, Trace(r.requests).dump()));
