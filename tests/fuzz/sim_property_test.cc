@@ -5,6 +5,7 @@
 // repeated and must give the same summary byte for byte.
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
 #include <random>
 #include <string>
 #include <vector>
@@ -217,6 +218,26 @@ TEST(SimProperty, SameSeedTwiceGivesIdenticalSummaries) {
     ++compared;
   }
   EXPECT_GE(compared, 4);
+}
+
+// summary.json is DumpJson(summary) + "\n", so equal dumps are equal files.
+TEST(SimProperty, EveryShippedScenarioTwiceGivesTheSameSummary) {
+  int compared = 0;
+  for (const auto& e : std::filesystem::directory_iterator(DataPath("scenarios"))) {
+    if (e.path().extension() != ".json") continue;
+    const std::string path = e.path().string();
+    SCOPED_TRACE(path);
+    auto doc = ReadJsonFile(path);
+    ASSERT_TRUE(doc.ok()) << doc.status().message();
+    const SimHooks hooks = RealSimHooks(path);
+    auto a = hooks.run(*doc);
+    ASSERT_TRUE(a.ok()) << a.status().message();
+    auto b = hooks.run(*doc);
+    ASSERT_TRUE(b.ok()) << b.status().message();
+    EXPECT_EQ(DumpJson(*a), DumpJson(*b));
+    ++compared;
+  }
+  EXPECT_GE(compared, 10);
 }
 
 }  // namespace
