@@ -1,7 +1,8 @@
 #include "common/atomic_file.h"
 
 #include <fcntl.h>
-#include <stdio.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -102,53 +103,54 @@ Status WriteDirAtomic(const std::string& dir,
   CAPPLAN_ASSIGN_OR_RETURN(const fs::path p, ResolveLinks(dir));
   std::error_code ec;
   const fs::file_status st = fs::status(p, ec);
-  const bool exists = st.type() != fs::file_type::not_found;
-  if (exists && st.type() != fs::file_type::directory) {
+  const bool created = st.type() == fs::file_type::not_found;
+  if (!created && st.type() != fs::file_type::directory) {
     if (ec) return Status::Io(Shown(dir) + ": cannot write: " + ec.message());
     return Status::Io(Shown(dir) + ": exists and is not a folder; choose a folder path");
   }
-  const fs::path abs = fs::absolute(p, ec).lexically_normal();
-  const fs::path clean = abs.has_filename() ? abs : abs.parent_path();
-  CAPPLAN_RETURN_IF_ERROR(MakeDirs(clean.parent_path().string()));
-  // A hidden sibling on the same file system, so that the rename is atomic.
-  const std::string tmp =
-      (clean.parent_path() / ("." + clean.filename().string())).string() + TempSuffix();
-  if (::mkdir(tmp.c_str(), 0777) != 0) {
-    return Status::Io(Shown(dir) + ": cannot write: " + std::strerror(errno));
-  }
-  TempPath cleanup_dir(tmp, /*is_dir=*/true);
-  std::vector<std::unique_ptr<TempPath>> cleanup_files;
-  auto fail = [&](const std::string& why) {
-    fs::remove_all(tmp, ec);
-    return Status::Io(Shown(dir) + ": cannot write: " + why);
-  };
   for (const auto& [name, content] : files) {
-    const std::string f = tmp + "/" + name;
-    cleanup_files.push_back(std::make_unique<TempPath>(f, /*is_dir=*/false));
-    const std::string err = WriteWhole(f, content);
-    if (!err.empty()) return fail(name + ": " + err);
+    const fs::file_status fst = fs::symlink_status(p / name, ec);
+    if (fst.type() != fs::file_type::not_found && fst.type() != fs::file_type::regular) {
+      return Status::Io(Shown((p / name).string()) +
+                        ": exists and is not a regular file; choose another folder");
+    }
   }
-  if (!exists) {
-    if (std::rename(tmp.c_str(), clean.c_str()) != 0) return fail(std::strerror(errno));
-    return Status::Ok();
+  CAPPLAN_RETURN_IF_ERROR(MakeDirs(p.string()));
+  // Every file is written in full, as a hidden temporary next to its
+  // target, before any target is touched: a full disk or an error fails
+  // here, leaving the earlier files (and any others in the folder) as they
+  // were, and a folder this call created is removed again.
+  std::vector<std::string> temps;
+  std::vector<std::unique_ptr<TempPath>> cleanup;
+  for (const auto& [name, content] : files) {
+    temps.push_back((p / ("." + name)).string() + TempSuffix());
+    cleanup.push_back(std::make_unique<TempPath>(temps.back(), /*is_dir=*/false));
+    const std::string err = WriteWhole(temps.back(), content);
+    if (!err.empty()) {
+      for (const std::string& t : temps) std::remove(t.c_str());
+      if (created) fs::remove(p, ec);
+      return Status::Io(Shown(dir) + ": cannot write " + name + ": " + err);
+    }
   }
-  // Swap the new folder and the earlier one in one step, so that the output
-  // path always holds a complete result; then delete the earlier one.
-  if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, clean.c_str(), RENAME_EXCHANGE) == 0) {
-    fs::remove_all(tmp, ec);
-    return Status::Ok();
+  // Renames need no space. With SIGINT and SIGTERM held off (and the
+  // temporaries no longer removed by the interrupt handler), Ctrl-C cannot
+  // land between two of them.
+  cleanup.clear();
+  sigset_t block, old;
+  sigemptyset(&block);
+  sigaddset(&block, SIGINT);
+  sigaddset(&block, SIGTERM);
+  ::pthread_sigmask(SIG_BLOCK, &block, &old);
+  std::string err;
+  for (size_t i = 0; i < files.size(); ++i) {
+    const std::string target = (p / files[i].first).string();
+    if (err.empty() && std::rename(temps[i].c_str(), target.c_str()) != 0) {
+      err = files[i].first + ": " + std::strerror(errno);
+    }
+    if (!err.empty()) std::remove(temps[i].c_str());
   }
-  if (errno != EINVAL && errno != ENOSYS) return fail(std::strerror(errno));
-  // A file system without the exchange: move the earlier folder aside
-  // first (for an instant the output path is absent, never half-written).
-  const std::string old = TempName(tmp);
-  if (std::rename(clean.c_str(), old.c_str()) != 0) return fail(std::strerror(errno));
-  if (std::rename(tmp.c_str(), clean.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    std::rename(old.c_str(), clean.c_str());
-    return fail(why);
-  }
-  fs::remove_all(old, ec);
+  ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  if (!err.empty()) return Status::Io(Shown(dir) + ": cannot write " + err);
   return Status::Ok();
 }
 

@@ -20,11 +20,12 @@ namespace capplan {
 // it would replace it with a regular file.
 Status WriteFileAtomic(const std::string& path, std::string_view content);
 
-// Writes a folder of files (name -> content) so that `dir` is complete or
-// absent: the files go to a hidden temporary sibling folder, which then
-// takes the place of `dir` in one rename (an earlier `dir` is swapped out and
-// deleted). On any failure the earlier `dir`, if any, is left as it was and
-// nothing else remains. Io error naming `dir`; `dir` being a file is one.
+// Writes files (name -> content) into the folder `dir` as one result: each
+// is written in full to a hidden temporary first, and only when all are
+// written are they renamed into place, so a failure (a full disk, a folder
+// that cannot be written) leaves the earlier files as they were and a folder
+// this call created absent. Other files in `dir` are left alone. Io error
+// naming `dir`; `dir` being a file is one.
 Status WriteDirAtomic(const std::string& dir,
                       const std::vector<std::pair<std::string, std::string>>& files);
 

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Runs libFuzzer targets built by a CAPPLAN_FUZZ build (tests/fuzz/README.md).
 #
-#   scripts/fuzz.sh [--build DIR] [--seconds N | --runs N] [TARGET...]
+#   scripts/fuzz.sh [--build DIR] [--seconds N] [--runs N] [TARGET...]
 #
 # Each target runs alone, in turn, for N seconds (default 10) or N inputs,
-# starting from its seeds: the shipped files of its format, the hand-written
-# seeds in tests/fuzz/seeds/<target>/ and every kept regression input in
+# whichever ends first, starting from its seeds: the shipped files of its
+# format, the hand-written seeds in tests/fuzz/seeds/<target>/ and every kept
+# regression input in
 # tests/fuzz/regressions/<target>/. New corpus entries stay in
 # DIR/fuzz/corpus/<target>/ (reused by the next run); a crashing input is
 # written to DIR/fuzz/artifacts/<target>/ and the script exits 1, telling
@@ -21,7 +22,7 @@ while [[ $# -gt 0 ]]; do
     --build) build="$2"; shift 2 ;;
     --seconds) seconds="$2"; shift 2 ;;
     --runs) runs="$2"; shift 2 ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
     -*) echo "fuzz.sh: unknown option $1" >&2; exit 2 ;;
     *) targets+=("$1"); shift ;;
   esac
@@ -71,7 +72,7 @@ for t in "${targets[@]}"; do
     fi
   done
   limit=(-max_total_time="$seconds")
-  [[ -n "$runs" ]] && limit=(-runs="$runs")
+  [[ -n "$runs" ]] && limit+=(-runs="$runs")
   dict=()
   [[ -f "$root/tests/fuzz/dicts/$t.dict" ]] && dict=(-dict="$root/tests/fuzz/dicts/$t.dict")
   log="$build/fuzz/$t.log"

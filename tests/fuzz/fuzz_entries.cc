@@ -36,8 +36,10 @@ namespace {
 void Check(const Status& st) {
   if (st.ok()) return;
   const std::string& m = st.message();
+  // Valid UTF-8 too: errors are also written into JSON (a sweep point's
+  // "error"), and nlohmann::json refuses to dump anything else.
   if (m.find('\n') != std::string::npos || m.find('\r') != std::string::npos ||
-      m.size() > kMaxErrorBytes) {
+      m.size() > kMaxErrorBytes || !IsUtf8(m)) {
     std::fprintf(stderr, "error is not one bounded line (%zu bytes): %s\n", m.size(),
                  OneLine(m, 600).c_str());
     std::abort();

@@ -5,7 +5,8 @@
 //
 // An entry must return normally for any input: an accepted input or a
 // one-line error. It aborts (a fuzzer crash) when a reader returns an error
-// whose message spans lines or runs past kMaxErrorBytes; any exception,
+// whose message spans lines, runs past kMaxErrorBytes or is not valid UTF-8;
+// any exception,
 // sanitizer report or signal is a crash by itself.
 #ifndef CAPPLAN_TESTS_FUZZ_FUZZ_ENTRIES_H_
 #define CAPPLAN_TESTS_FUZZ_FUZZ_ENTRIES_H_
