@@ -6,6 +6,7 @@
 
 #include "common/atomic_file.h"
 #include "common/did_you_mean.h"
+#include "common/utf8.h"
 
 namespace capplan {
 

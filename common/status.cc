@@ -1,5 +1,9 @@
 #include "common/status.h"
 
+#include <cstdint>
+
+#include "common/utf8.h"
+
 namespace capplan {
 
 int Status::ExitCode() const {

@@ -77,14 +77,10 @@ class [[nodiscard]] Result {
   std::variant<T, Status> v_;
 };
 
-// True when `text` is well-formed UTF-8 (what a JSON string may hold).
-bool IsUtf8(std::string_view text);
-
 // A user-supplied value made safe to quote in a one-line error: control
-// characters and bytes that are not UTF-8 become escapes (\n, \t, \x01,
-// \xf4) and text past `max_bytes` is cut (at a UTF-8 character boundary) and
-// marked with "...". Without this, a value with a newline splits the error
-// and a 100 MB value becomes a 100 MB line.
+// characters become escapes (\n, \t, \x01) and text past `max_bytes` is cut
+// (at a UTF-8 character boundary) and marked with "...". Without this, a value
+// with a newline splits the error and a 100 MB value becomes a 100 MB line.
 std::string EchoValue(std::string_view value, size_t max_bytes = 80);
 
 // The last line of defence for what main() prints: escapes control

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "common/json_util.h"
+#include "common/utf8.h"
 
 namespace capplan {
 

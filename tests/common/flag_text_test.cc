@@ -5,6 +5,7 @@
 
 #include "common/did_you_mean.h"
 #include "common/json_util.h"
+#include "common/utf8.h"
 
 namespace capplan {
 namespace {

@@ -14,6 +14,7 @@
 #include "calibrate/validate.h"
 #include "common/data_path.h"
 #include "common/json_util.h"
+#include "common/utf8.h"
 #include "common/memory_budget.h"
 #include "common/status.h"
 #include "hw/profile.h"
