@@ -2,11 +2,19 @@
 #   make run   installs missing Debian packages, builds, runs the default planning job
 #   make test  installs missing Debian packages, builds with warnings as errors
 #              (CAPPLAN_WERROR=ON), runs the whole test suite (ctest)
+#   make test-sanitize  the same suite (CPU code, CUDA off) built with clang,
+#              AddressSanitizer and UndefinedBehaviorSanitizer, plus a short
+#              run of every fuzz target (tests/fuzz/README.md)
+#   make fuzz  runs each fuzz target FUZZ_SECONDS (default 60) in turn;
+#              FUZZ_TARGETS="scenario card" picks some
 BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release
+SANITIZE_BUILD ?= build-sanitize
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?=
 
-.PHONY: all deps deps-test configure build run test clean
+.PHONY: all deps deps-test configure build run test test-sanitize sanitize-build fuzz clean
 
 all: build
 
@@ -32,5 +40,19 @@ test:
 	@$(MAKE) --no-print-directory build CMAKE_FLAGS="$(CMAKE_FLAGS) -DCAPPLAN_WERROR=ON"
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
+# One clang build serves both: sanitizers on all code, libFuzzer coverage
+# instrumentation, the fuzz_<target> binaries.
+sanitize-build:
+	@scripts/install_deps.sh sanitize
+	@CC=clang-14 CXX=clang++-14 cmake -S . -B $(SANITIZE_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DCAPPLAN_FUZZ=ON -DCAPPLAN_WITH_CUDA=OFF >/dev/null
+	@cmake --build $(SANITIZE_BUILD) -j $(JOBS)
+
+test-sanitize: sanitize-build
+	@cd $(SANITIZE_BUILD) && ctest --output-on-failure -j $(JOBS) -LE gpu
+
+fuzz: sanitize-build
+	@scripts/fuzz.sh --build $(SANITIZE_BUILD) --seconds $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(SANITIZE_BUILD)

@@ -2,6 +2,7 @@
 // only wires them together and turns a Status into a message and exit code.
 #include <unistd.h>
 
+#include <algorithm>
 #include <exception>
 #include <iostream>
 #include <new>
@@ -10,6 +11,8 @@
 
 #include "calibrate/commands.h"
 #include "common/cli.h"
+#include "common/memory_budget.h"
+#include "common/temp_files.h"
 #include "engine/commands.h"
 #include "models/commands.h"
 #include "report/commands.h"
@@ -24,6 +27,15 @@ int main(int argc, char** argv) {
   capplan::RegisterReportCommands(&table);
 
   std::vector<std::string> args(argv + 1, argv + argc);
+  // --yes, accepted by every command: run even when a run's estimated
+  // memory exceeds what this machine has (common/memory_budget.h).
+  const auto yes = std::remove(args.begin(), args.end(), std::string("--yes"));
+  if (yes != args.end()) {
+    args.erase(yes, args.end());
+    capplan::SetMemoryCheckDisabled(true);
+  }
+  // Ctrl-C or SIGTERM during a write removes its temporary files.
+  capplan::InstallInterruptCleanup();
   if (!args.empty() && args[0] == "--version") {
     std::cout << "capplan " << CAPPLAN_VERSION << " (commit " << CAPPLAN_GIT_COMMIT << ")\n";
     return 0;

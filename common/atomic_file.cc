@@ -1,13 +1,19 @@
 #include "common/atomic_file.h"
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <atomic>
 #include <filesystem>
+#include <memory>
+
+#include "common/temp_files.h"
 
 namespace capplan {
 
@@ -37,6 +43,28 @@ Result<fs::path> ResolveLinks(const std::string& path) {
   return Status::Io(Shown(path) + ": cannot write: too many levels of symbolic links");
 }
 
+std::string TempSuffix() {
+  static std::atomic<uint64_t> counter{0};
+  return ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
+}
+
+std::string TempName(const std::string& target) { return target + TempSuffix(); }
+
+// Writes `content` to a new file and flushes it to disk; "" or why not.
+std::string WriteWhole(const std::string& path, std::string_view content) {
+  FILE* f = std::fopen(path.c_str(), "wb");
+  if (f == nullptr) return std::strerror(errno);
+  const size_t n = std::fwrite(content.data(), 1, content.size(), f);
+  bool ok = n == content.size() && std::fflush(f) == 0 && ::fsync(::fileno(f)) == 0;
+  std::string err = ok ? "" : std::strerror(errno);
+  if (std::fclose(f) != 0 && ok) {
+    ok = false;
+    err = std::strerror(errno);
+  }
+  if (ok && InjectedDiskFull()) err = std::strerror(ENOSPC);
+  return err;
+}
+
 }  // namespace
 
 Status MakeDirs(const std::string& path) {
@@ -59,17 +87,70 @@ Status WriteFileAtomic(const std::string& path, std::string_view content) {
   }
   if (p.has_parent_path()) CAPPLAN_RETURN_IF_ERROR(MakeDirs(p.parent_path().string()));
   const std::string target = p.string();
-  const std::string tmp = target + ".tmp." + std::to_string(::getpid());
-  FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (f == nullptr) return Status::Io(Shown(path) + ": cannot write: " + std::strerror(errno));
-  const size_t n = std::fwrite(content.data(), 1, content.size(), f);
-  const bool ok = n == content.size() && std::fflush(f) == 0 && ::fsync(::fileno(f)) == 0;
-  std::fclose(f);
-  if (!ok || std::rename(tmp.c_str(), target.c_str()) != 0) {
-    const std::string err = std::strerror(errno);
+  const std::string tmp = TempName(target);
+  TempPath cleanup(tmp, /*is_dir=*/false);
+  const std::string err = WriteWhole(tmp, content);
+  if (!err.empty() || std::rename(tmp.c_str(), target.c_str()) != 0) {
+    const std::string why = err.empty() ? std::strerror(errno) : err;
     std::remove(tmp.c_str());
-    return Status::Io(Shown(path) + ": cannot write: " + err);
+    return Status::Io(Shown(path) + ": cannot write: " + why);
   }
+  return Status::Ok();
+}
+
+Status WriteDirAtomic(const std::string& dir,
+                      const std::vector<std::pair<std::string, std::string>>& files) {
+  CAPPLAN_ASSIGN_OR_RETURN(const fs::path p, ResolveLinks(dir));
+  std::error_code ec;
+  const fs::file_status st = fs::status(p, ec);
+  const bool created = st.type() == fs::file_type::not_found;
+  if (!created && st.type() != fs::file_type::directory) {
+    if (ec) return Status::Io(Shown(dir) + ": cannot write: " + ec.message());
+    return Status::Io(Shown(dir) + ": exists and is not a folder; choose a folder path");
+  }
+  for (const auto& [name, content] : files) {
+    const fs::file_status fst = fs::symlink_status(p / name, ec);
+    if (fst.type() != fs::file_type::not_found && fst.type() != fs::file_type::regular) {
+      return Status::Io(Shown((p / name).string()) +
+                        ": exists and is not a regular file; choose another folder");
+    }
+  }
+  CAPPLAN_RETURN_IF_ERROR(MakeDirs(p.string()));
+  // Every file is written in full, as a hidden temporary next to its
+  // target, before any target is touched: a full disk or an error fails
+  // here, leaving the earlier files (and any others in the folder) as they
+  // were, and a folder this call created is removed again.
+  std::vector<std::string> temps;
+  std::vector<std::unique_ptr<TempPath>> cleanup;
+  for (const auto& [name, content] : files) {
+    temps.push_back((p / ("." + name)).string() + TempSuffix());
+    cleanup.push_back(std::make_unique<TempPath>(temps.back(), /*is_dir=*/false));
+    const std::string err = WriteWhole(temps.back(), content);
+    if (!err.empty()) {
+      for (const std::string& t : temps) std::remove(t.c_str());
+      if (created) fs::remove(p, ec);
+      return Status::Io(Shown(dir) + ": cannot write " + name + ": " + err);
+    }
+  }
+  // Renames need no space. With SIGINT and SIGTERM held off (and the
+  // temporaries no longer removed by the interrupt handler), Ctrl-C cannot
+  // land between two of them.
+  cleanup.clear();
+  sigset_t block, old;
+  sigemptyset(&block);
+  sigaddset(&block, SIGINT);
+  sigaddset(&block, SIGTERM);
+  ::pthread_sigmask(SIG_BLOCK, &block, &old);
+  std::string err;
+  for (size_t i = 0; i < files.size(); ++i) {
+    const std::string target = (p / files[i].first).string();
+    if (err.empty() && std::rename(temps[i].c_str(), target.c_str()) != 0) {
+      err = files[i].first + ": " + std::strerror(errno);
+    }
+    if (!err.empty()) std::remove(temps[i].c_str());
+  }
+  ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  if (!err.empty()) return Status::Io(Shown(dir) + ": cannot write " + err);
   return Status::Ok();
 }
 

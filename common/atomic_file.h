@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "common/status.h"
 
@@ -17,6 +19,15 @@ namespace capplan {
 // existing device, FIFO, socket or directory is refused, since renaming over
 // it would replace it with a regular file.
 Status WriteFileAtomic(const std::string& path, std::string_view content);
+
+// Writes files (name -> content) into the folder `dir` as one result: each
+// is written in full to a hidden temporary first, and only when all are
+// written are they renamed into place, so a failure (a full disk, a folder
+// that cannot be written) leaves the earlier files as they were and a folder
+// this call created absent. Other files in `dir` are left alone. Io error
+// naming `dir`; `dir` being a file is one.
+Status WriteDirAtomic(const std::string& dir,
+                      const std::vector<std::pair<std::string, std::string>>& files);
 
 // Inputs larger than this are refused rather than read into memory.
 inline constexpr int64_t kMaxInputFileBytes = int64_t{256} << 20;

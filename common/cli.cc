@@ -44,6 +44,8 @@ std::string CommandTable::Help(const std::string& program) const {
   for (const auto& c : commands_) {
     os << "  " << c.name << std::string(w - c.name.size() + 2, ' ') << c.summary << "\n";
   }
+  os << "\nevery command also takes --yes: run even when the run's estimated memory is more "
+        "than this machine has\n";
   return os.str();
 }
 

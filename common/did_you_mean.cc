@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "common/status.h"
+
 namespace capplan {
 
 int EditDistance(std::string_view a, std::string_view b) {
@@ -36,12 +38,14 @@ std::string ClosestMatch(std::string_view name, const std::vector<std::string>& 
 
 std::string DidYouMean(std::string_view name, const std::vector<std::string>& candidates) {
   const std::string m = ClosestMatch(name, candidates);
-  if (!m.empty()) return "; did you mean '" + m + "'?";
+  // Candidates can come from an input (a trace's header columns): they are
+  // echoed escaped and cut like any other input.
+  if (!m.empty()) return "; did you mean '" + EchoValue(m) + "'?";
   if (candidates.empty()) return "";
   std::string out = "; known: ";
   for (size_t i = 0; i < candidates.size() && i < 12; ++i) {
     if (i) out += ", ";
-    out += candidates[i];
+    out += EchoValue(candidates[i], 40);
   }
   if (candidates.size() > 12) out += ", ...";
   return out;

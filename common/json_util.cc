@@ -6,6 +6,7 @@
 
 #include "common/atomic_file.h"
 #include "common/did_you_mean.h"
+#include "common/utf8.h"
 
 namespace capplan {
 
@@ -164,8 +165,13 @@ Result<nlohmann::json> ReadJsonFile(const std::string& path) {
 Result<nlohmann::json> ParseFlagValue(std::string_view text, const std::string& origin) {
   ParseFailure failure;
   auto r = ParseStrict(text, origin, &failure);
-  if (failure == ParseFailure::kSyntax) return nlohmann::json(std::string(text));
-  return r;
+  if (failure != ParseFailure::kSyntax) return r;
+  // Taken as a string, it must be text: JSON strings are UTF-8, and writing
+  // any other bytes into a summary or a point id would fail later.
+  if (!IsUtf8(text)) {
+    return Status::Usage(origin + ": '" + EchoValue(text) + "' is not valid UTF-8 text");
+  }
+  return nlohmann::json(std::string(text));
 }
 
 JsonObject::JsonObject(const nlohmann::json& j, std::string origin, std::string pointer)
@@ -367,6 +373,9 @@ Status JsonObject::Finish(const std::vector<std::string>& extra_known) const {
 Status SetDotted(nlohmann::json* doc, std::string_view dotted_path, std::string_view value,
                  const std::string& origin) {
   if (dotted_path.empty()) return Status::Usage(origin + ": empty path in '--set'");
+  if (!IsUtf8(dotted_path)) {
+    return Status::Usage(origin + ": '" + EchoValue(dotted_path) + "' is not valid UTF-8 text");
+  }
   nlohmann::json* cur = doc;
   std::string pointer;
   size_t start = 0;

@@ -236,6 +236,9 @@ void BuildStepOps(const ShardedModel& model, const BatchShape& batch, std::vecto
     const WeightFormat& f = model.formats.at(t.component);
     const bool dense = t.component == Component::kDenseFfn;
     const int64_t layers = dense ? card.NumDenseLayers() : card.NumMoeLayers();
+    // A model slice can hold no layer of this kind (an engine run of fewer
+    // layers than the card's leading dense ones): then it has no such ops.
+    if (layers == 0) continue;
     const int copies = static_cast<int>(s.count / layers);  // 2 for gate+up, x shared experts
     const OpClass cls = dense ? OpClass::kDenseGemm : OpClass::kMoe;
     out->push_back(MakeGemm(c, t.name, cls, f, t_ffn, s.n, s.k, copies, layers));
@@ -247,7 +250,7 @@ void BuildStepOps(const ShardedModel& model, const BatchShape& batch, std::vecto
     }
   }
 
-  if (card.IsMoe()) {
+  if (card.IsMoe() && card.NumMoeLayers() > 0) {
     const int64_t moe_layers = card.NumMoeLayers();
     const int E = card.n_routed_experts, k = card.experts_per_token;
     // Router GEMM (replicated, BF16) and top-k over E scores.

@@ -6,6 +6,7 @@
 
 #include "common/json_util.h"
 #include "report/pd_summary.h"
+#include "report/sweep_points.h"
 
 namespace capplan::report {
 namespace {
@@ -281,6 +282,12 @@ Result<std::vector<Summary>> LoadResults(const std::vector<std::string>& inputs)
       const fs::path single = fs::path(in) / "summary.json";
       if (fs::exists(single, ec)) {
         files.push_back(single.string());
+        continue;
+      }
+      if (IsSweepFolder(in)) {
+        CAPPLAN_RETURN_IF_ERROR(flush());  // keep the order of inputs
+        CAPPLAN_ASSIGN_OR_RETURN(std::vector<Summary> points, LoadSweepFolder(in));
+        for (Summary& s : points) out.push_back(std::move(s));
         continue;
       }
       const fs::path search = fs::path(in) / "search.json";

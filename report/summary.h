@@ -113,8 +113,9 @@ Result<Summary> ParseSummary(const nlohmann::json& doc, const std::string& origi
 // Loads every result named by `inputs`: a summary file, a `capplan simulate
 // --out` directory (its summary.json), a `capplan search --out` directory
 // (its winner's summary, labelled "<scenario> best at SLO (<config>, <rate>
-// req/s)"), or a `capplan sweep --out` directory (every *.json in it, in name
-// order). Order of the result follows inputs.
+// req/s)"), a `capplan sweep --out` directory (its valid points in manifest
+// order, sweep_points.h), or a directory of summary files (every *.json in
+// it, in name order). Order of the result follows inputs.
 Result<std::vector<Summary>> LoadResults(const std::vector<std::string>& inputs);
 
 }  // namespace capplan::report

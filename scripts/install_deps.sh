@@ -10,9 +10,12 @@ set -euo pipefail
 what=${1:-build}
 pkgs=(cmake make g++ pkg-config libeigen3-dev libboost-program-options-dev nlohmann-json3-dev
       libgtest-dev libgmock-dev libbenchmark-dev)
-if [ "$what" = test ]; then
+if [ "$what" = test ] || [ "$what" = sanitize ]; then
   pkgs+=(jupyter-nbconvert jupyter-core python3-nbclient python3-ipykernel
          python3-matplotlib python3-pandas chromium emscripten pybind11-dev python3-dev)
+fi
+if [ "$what" = sanitize ]; then
+  pkgs+=(clang-14 libclang-rt-14-dev)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

@@ -77,9 +77,11 @@ Status RunSimulate(const std::vector<std::string>& args, CommandContext& ctx) {
   CAPPLAN_ASSIGN_OR_RETURN(RunResult r, RunScenario(*scenario, opt));
   const nlohmann::json doc = schema::ToJson(r.summary);
   if (vm.count("out")) {
-    const std::string dir = vm["out"].as<std::string>();
-    CAPPLAN_RETURN_IF_ERROR(WriteFileAtomic(dir + "/summary.json", DumpJson(doc) + "\n"));
-    CAPPLAN_RETURN_IF_ERROR(WriteFileAtomic(dir + "/requests.csv", r.requests_csv));
+    // Complete or absent: a disk filling up after summary.json must not
+    // leave a folder without its requests.csv.
+    CAPPLAN_RETURN_IF_ERROR(WriteDirAtomic(vm["out"].as<std::string>(),
+                                           {{"summary.json", DumpJson(doc) + "\n"},
+                                            {"requests.csv", r.requests_csv}}));
   }
   if (vm.count("trace-out")) {
     CAPPLAN_RETURN_IF_ERROR(WriteFileAtomic(vm["trace-out"].as<std::string>(), r.trace.dump()));

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "common/json_util.h"
+#include "common/utf8.h"
 
 namespace capplan {
 
@@ -59,15 +60,18 @@ Result<GridAxis> ParseGridFlag(const std::string& flag) {
   }
   GridAxis axis;
   axis.path = flag.substr(0, eq);
+  // The path names JSON keys and point ids: it must be text.
+  const std::string shown = "--grid " + EchoValue(axis.path);
+  if (!IsUtf8(axis.path)) return Status::Usage(shown + ": the path is not valid UTF-8 text");
   std::set<std::string> seen;
   for (const std::string& raw : SplitTopLevel(flag.substr(eq + 1))) {
     if (raw.empty()) {
-      return Status::Usage("--grid " + axis.path + ": empty value in '" + EchoValue(flag) +
+      return Status::Usage(shown + ": empty value in '" + EchoValue(flag) +
                            "'; list values as v1,v2,...");
     }
-    CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json v, ParseFlagValue(raw, "--grid " + axis.path));
+    CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json v, ParseFlagValue(raw, shown));
     if (!seen.insert(v.dump()).second) {
-      return Status::Usage("--grid " + axis.path + ": value '" + EchoValue(raw) +
+      return Status::Usage(shown + ": value '" + EchoValue(raw) +
                            "' listed twice; list each value once");
     }
     axis.raw.push_back(raw);
@@ -112,9 +116,9 @@ Result<SweepPlan> BuildSweepPlan(const nlohmann::json& base, const std::string& 
   plan.base_id = DocumentId(base);
   std::set<std::string> paths;
   for (const GridAxis& axis : axes) {
-    if (axis.values.empty()) return Status::Usage("--grid " + axis.path + ": no values");
+    if (axis.values.empty()) return Status::Usage("--grid " + EchoValue(axis.path) + ": no values");
     if (!paths.insert(axis.path).second) {
-      return Status::Usage("--grid " + axis.path +
+      return Status::Usage("--grid " + EchoValue(axis.path) +
                            ": path given twice; put all its values in one --grid flag");
     }
     plan.paths.push_back(axis.path);

@@ -187,9 +187,8 @@ std::string PrunedCsv(const SearchResult& r) {
 }
 
 Status WriteSearchOutputs(const SearchResult& r, const std::string& dir) {
-  CAPPLAN_RETURN_IF_ERROR(MakeDirs(dir));
-  CAPPLAN_RETURN_IF_ERROR(WriteFileAtomic(dir + "/search.json", DumpJson(SearchJson(r))));
-  return WriteFileAtomic(dir + "/pruned.csv", PrunedCsv(r));
+  // Both files or neither (a report reads search.json; pruned.csv explains it).
+  return WriteDirAtomic(dir, {{"search.json", DumpJson(SearchJson(r))}, {"pruned.csv", PrunedCsv(r)}});
 }
 
 void PrintSearchReport(const SearchResult& r, std::ostream& os) {

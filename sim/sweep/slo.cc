@@ -71,8 +71,10 @@ std::vector<std::string> KnownSloMetrics() {
 Result<Slo> ParseSlo(const std::string& raw) {
   Slo s;
   s.text = Trim(raw);
-  const std::string usage = "--slo '" + s.text +
-                            "': expected METRIC<=VALUE (operators <=, <, >=, >), e.g. "
+  // Every message echoes the flag escaped and cut, never raw.
+  const std::string flag = "--slo '" + EchoValue(s.text) + "'";
+  const std::string usage = flag +
+                            ": expected METRIC<=VALUE (operators <=, <, >=, >), e.g. "
                             "--slo ttft_p90_ms<=2000";
   const size_t pos = s.text.find_first_of("<>=!");
   if (pos == std::string::npos) return Status::Usage(usage);
@@ -90,14 +92,14 @@ Result<Slo> ParseSlo(const std::string& raw) {
   } else if (op_text == ">") {
     s.op = SloOp::kGt;
   } else {
-    return Status::Usage("--slo '" + s.text + "': unknown operator '" + op_text +
+    return Status::Usage(flag + ": unknown operator '" + EchoValue(op_text) +
                          "'; use one of <=, <, >=, >");
   }
   s.name = Trim(s.text.substr(0, pos));
   if (s.name.empty()) return Status::Usage(usage);
   const auto it = Metrics().find(s.name);
   if (it == Metrics().end()) {
-    return Status::Usage("--slo '" + s.text + "': unknown metric '" + s.name + "'" +
+    return Status::Usage(flag + ": unknown metric '" + EchoValue(s.name) + "'" +
                          DidYouMean(s.name, KnownSloMetrics()));
   }
   s.metric = it->second.key;
@@ -105,13 +107,13 @@ Result<Slo> ParseSlo(const std::string& raw) {
   char* end = nullptr;
   s.bound = num.empty() ? NAN : std::strtod(num.c_str(), &end);
   if (num.empty() || end != num.c_str() + num.size() || !std::isfinite(s.bound) || s.bound < 0) {
-    return Status::Usage("--slo '" + s.text + "': bound '" + num +
+    return Status::Usage(flag + ": bound '" + EchoValue(num) +
                          "' is not a finite non-negative number");
   }
   s.upper = s.op == SloOp::kLe || s.op == SloOp::kLt;
   const bool want_upper = it->second.latency || LowerIsBetter(s.metric);
   if (s.upper != want_upper) {
-    return Status::Usage("--slo '" + s.text + "': " + s.name + " is " +
+    return Status::Usage(flag + ": " + s.name + " is " +
                          (want_upper ? "an upper bound; write " + s.name + "<=" + num
                                      : "a lower bound; write " + s.name + ">=" + num));
   }
@@ -128,7 +130,7 @@ Result<std::vector<SloCheck>> CheckSlos(const std::vector<Slo>& slos,
     }
     if (!v) {
       return Status::Internal("simulation summary has no numeric '" + s.metric +
-                              "' (needed by --slo " + s.text + ")");
+                              "' (needed by --slo " + EchoValue(s.text) + ")");
     }
     SloCheck c;
     c.slo = &s;

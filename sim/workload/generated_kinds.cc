@@ -3,6 +3,7 @@
 #include <limits>
 #include <sstream>
 
+#include "common/memory_budget.h"
 #include "sim/workload/arrivals.h"
 #include "sim/workload/length_dist.h"
 #include "sim/workload/random.h"
@@ -15,10 +16,18 @@ namespace {
 // Upper bound on generated requests: 100M RequestSpecs are 3.2 GB, past
 // which a typo (an extra zero) is likelier than intent.
 constexpr int64_t kMaxRequests = 100'000'000;
+// What one request costs a run: its 32-byte spec, the simulator's state for
+// it and its requests.csv row (roughly 230 bytes together),
+// rounded up.
+constexpr int64_t kBytesPerRequest = 256;
 
 Status ReadNumRequests(JsonObject& w, int64_t* n) {
   CAPPLAN_RETURN_IF_ERROR(w.Get("num_requests", n, true));
-  return w.CheckRange("num_requests", static_cast<double>(*n), 1, kMaxRequests);
+  CAPPLAN_RETURN_IF_ERROR(w.CheckRange("num_requests", static_cast<double>(*n), 1, kMaxRequests));
+  return CheckMemoryEstimate(*n * kBytesPerRequest,
+                             w.origin() + ": " + w.PathOf("num_requests") + " = " +
+                                 std::to_string(*n) + " requests",
+                             "run fewer requests");
 }
 
 // Fills requests with ids and lengths; arrivals are left at 0.

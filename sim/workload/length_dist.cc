@@ -201,46 +201,6 @@ Result<std::unique_ptr<LengthDist>> MakeLognormal(JsonObject& spec, const std::s
   return std::unique_ptr<LengthDist>(new LognormalDist(mu, sigma));
 }
 
-// A file of "LENGTH" or "LENGTH,WEIGHT" lines; blank lines and '#' comments
-// are skipped. Errors name file:line.
-Status ReadLengthsFile(const std::string& path, std::vector<int64_t>* values,
-                       std::vector<double>* weights) {
-  CAPPLAN_ASSIGN_OR_RETURN(const std::string text, ReadFile(path));
-  std::istringstream in(text);
-  std::string line;
-  int line_no = 0;
-  while (std::getline(in, line)) {
-    ++line_no;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    const auto first = line.find_first_not_of(" \t");
-    if (first == std::string::npos || line[first] == '#') continue;
-    const std::string where = path + ":" + std::to_string(line_no);
-    const auto comma = line.find(',');
-    const std::string len_text =
-        line.substr(first, comma == std::string::npos ? std::string::npos : comma - first);
-    int64_t v = 0;
-    auto [p, ec] = std::from_chars(len_text.data(), len_text.data() + len_text.size(), v);
-    if (ec != std::errc() || p != len_text.data() + len_text.size() || v < 1 ||
-        v > kMaxRequestTokens) {
-      return Status::Usage(where + ": expected a token count in [1, " +
-                           std::to_string(kMaxRequestTokens) + "], got '" + EchoValue(line) + "'");
-    }
-    double w = 1.0;
-    if (comma != std::string::npos) {
-      const std::string wt = line.substr(comma + 1);
-      char* end = nullptr;
-      w = std::strtod(wt.c_str(), &end);
-      if (end == wt.c_str() || *end != '\0' || !(w >= 0) || !std::isfinite(w)) {
-        return Status::Usage(where + ": expected a weight >= 0 after the comma, got '" + wt + "'");
-      }
-    }
-    values->push_back(v);
-    weights->push_back(w);
-  }
-  if (values->empty()) return Status::Usage(path + ": no lengths in file");
-  return Status::Ok();
-}
-
 Result<std::unique_ptr<LengthDist>> MakeEmpirical(JsonObject& spec, const std::string& dir) {
   std::vector<int64_t> values;
   std::vector<double> weights;
@@ -282,6 +242,45 @@ Result<std::unique_ptr<LengthDist>> MakeEmpirical(JsonObject& spec, const std::s
 }
 
 }  // namespace
+
+Status ReadLengthsFile(const std::string& path, std::vector<int64_t>* values,
+                       std::vector<double>* weights) {
+  CAPPLAN_ASSIGN_OR_RETURN(const std::string text, ReadFile(path));
+  std::istringstream in(text);
+  std::string line;
+  int line_no = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    const auto first = line.find_first_not_of(" \t");
+    if (first == std::string::npos || line[first] == '#') continue;
+    const std::string where = path + ":" + std::to_string(line_no);
+    const auto comma = line.find(',');
+    const std::string len_text =
+        line.substr(first, comma == std::string::npos ? std::string::npos : comma - first);
+    int64_t v = 0;
+    auto [p, ec] = std::from_chars(len_text.data(), len_text.data() + len_text.size(), v);
+    if (ec != std::errc() || p != len_text.data() + len_text.size() || v < 1 ||
+        v > kMaxRequestTokens) {
+      return Status::Usage(where + ": expected a token count in [1, " +
+                           std::to_string(kMaxRequestTokens) + "], got '" + EchoValue(line) + "'");
+    }
+    double w = 1.0;
+    if (comma != std::string::npos) {
+      const std::string wt = line.substr(comma + 1);
+      char* end = nullptr;
+      w = std::strtod(wt.c_str(), &end);
+      if (end == wt.c_str() || *end != '\0' || !(w >= 0) || !std::isfinite(w)) {
+        return Status::Usage(where + ": expected a weight >= 0 after the comma, got '" + EchoValue(wt) + "'");
+      }
+    }
+    values->push_back(v);
+    weights->push_back(w);
+  }
+  if (values->empty()) return Status::Usage(path + ": no lengths in file");
+  return Status::Ok();
+}
+
 
 int64_t LengthDist::Sample(WorkloadRng& rng) const {
   const double d = Draw(rng);

@@ -52,6 +52,11 @@ const Registry<LengthDistFactory>& LengthDistRegistry();
 Result<std::unique_ptr<LengthDist>> ParseLengthDist(JsonObject& spec,
                                                     const std::string& scenario_dir);
 
+// A file of "LENGTH" or "LENGTH,WEIGHT" lines (the empirical distribution's
+// `path`); blank lines and '#' comments are skipped. Errors name file:line.
+Status ReadLengthsFile(const std::string& path, std::vector<int64_t>* values,
+                       std::vector<double>* weights);
+
 // "dir/rel" unless `path` is absolute or dir is empty.
 std::string ResolvePath(const std::string& path, const std::string& scenario_dir);
 

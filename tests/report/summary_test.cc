@@ -68,12 +68,39 @@ TEST(ReportSummary, NoInputsIsUsage) {
   EXPECT_EQ(r.status().ExitCode(), 2);
 }
 
-TEST(ReportSummary, SweepDirectoryLoadsEveryPointInNameOrder) {
+// The fixture is laid out as `capplan sweep --out` writes: manifest.jsonl,
+// one point file per point wrapping its summary, and two invalid points.
+TEST(ReportSummary, SweepDirectoryLoadsItsValidPointsInManifestOrder) {
   auto r = LoadResults({kData + "/sweep"});
   ASSERT_TRUE(r.ok()) << r.status().message();
   ASSERT_EQ(r->size(), 4u);
-  EXPECT_NE((*r)[0].origin.find("p000.json"), std::string::npos);
-  EXPECT_NE((*r)[3].origin.find("p003.json"), std::string::npos);
+  EXPECT_NE((*r)[0].origin.find("14ad2da943ae.json /summary"), std::string::npos) << (*r)[0].origin;
+  EXPECT_NE((*r)[3].origin.find("3451061ed961.json /summary"), std::string::npos) << (*r)[3].origin;
+}
+
+TEST(ReportSummary, SweepPointFilesAreCheckedFieldByField) {
+  const auto dir = std::filesystem::temp_directory_path() / "capplan_report_sweep_bad";
+  std::filesystem::remove_all(dir);
+  std::filesystem::copy(kData + "/sweep", dir);
+  const auto point = dir / "9454529ddf78.json";
+  auto doc = nlohmann::json::parse(std::ifstream(point));
+  doc.erase("summary");
+  std::ofstream(point) << doc.dump();
+  auto r = LoadResults({dir.string()});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("9454529ddf78.json: /summary: missing"), std::string::npos)
+      << r.status().message();
+  doc["status"] = 1;
+  std::ofstream(point) << doc.dump();
+  r = LoadResults({dir.string()});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("/status"), std::string::npos) << r.status().message();
+  std::filesystem::remove(point);
+  r = LoadResults({dir.string()});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("1 of 6 sweep points have no file yet"), std::string::npos)
+      << r.status().message();
+  std::filesystem::remove_all(dir);
 }
 
 TEST(ReportSummary, SimulateDirectoryUsesItsSummaryJson) {

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <string>
 
+#include "common/memory_budget.h"
 #include "sim/workload/timestamp.h"
 #include "sim/workload/trace_reader.h"
 #include "sim/workload/workload.h"
@@ -148,6 +149,36 @@ TEST(WorkloadLimitsTest, MooncakeLinesUseTheStrictParser) {
                                                   "\n");
   EXPECT_FALSE(ReadTraceFile("mooncake", big, {}).ok());
   EXPECT_FALSE(ReadTraceFile("mooncake", "/dev/zero", {}).ok());
+}
+
+// A generated workload larger than the memory there is fails up front with
+// the estimate and the way on, before allocating anything.
+TEST(WorkloadLimitsTest, TooManyRequestsForTheMemoryIsOneLineUpFront) {
+  SetMemoryBudgetBytes(int64_t{1} << 30);  // 1 GiB
+  const std::string w = R"({"kind": "open_loop", "request_rate": 1, "num_requests": 100000000,
+      "input_tokens": {"dist": "fixed", "value": 8}, "output_tokens": {"dist": "fixed", "value": 8}})";
+  auto r = LoadFromText(w);
+  ASSERT_FALSE(r.ok());
+  const std::string& m = r.status().message();
+  EXPECT_EQ(r.status().code(), StatusCode::kUsage);
+  EXPECT_NE(m.find("/num_requests = 100000000 requests needs an estimated 25.6 GB of memory, "
+                   "more than the 1.1 GB available"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("--yes"), std::string::npos) << m;
+  EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+  // Within the budget, or with the check turned off (--yes), it loads.
+  SetMemoryBudgetBytes(int64_t{1} << 40);
+  auto small = LoadFromText(R"({"kind": "open_loop", "request_rate": 1, "num_requests": 1000,
+      "input_tokens": {"dist": "fixed", "value": 8}, "output_tokens": {"dist": "fixed", "value": 8}})");
+  EXPECT_TRUE(small.ok()) << small.status().message();
+  SetMemoryBudgetBytes(int64_t{1} << 10);
+  SetMemoryCheckDisabled(true);
+  small = LoadFromText(R"({"kind": "closed_loop", "concurrency": 4, "num_requests": 1000,
+      "input_tokens": {"dist": "fixed", "value": 8}, "output_tokens": {"dist": "fixed", "value": 8}})");
+  EXPECT_TRUE(small.ok()) << small.status().message();
+  SetMemoryCheckDisabled(false);
+  SetMemoryBudgetBytes(std::nullopt);
 }
 
 }  // namespace

@@ -1,0 +1,223 @@
+#include "tests/fuzz/fuzz_entries.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+#include "calibrate/measurements.h"
+#include "calibrate/validate.h"
+#include "common/data_path.h"
+#include "common/json_util.h"
+#include "common/utf8.h"
+#include "common/memory_budget.h"
+#include "common/status.h"
+#include "hw/profile.h"
+#include "models/card.h"
+#include "report/summary.h"
+#include "sim/sweep/grid.h"
+#include "sim/sweep/search_space.h"
+#include "sim/sweep/sim_hooks.h"
+#include "sim/sweep/slo.h"
+#include "sim/workload/length_dist.h"
+#include "sim/workload/trace_reader.h"
+
+namespace capplan::fuzz {
+
+namespace {
+
+// The verdict every entry gives: an accepted input, or an error that is one
+// bounded line. Anything else aborts, which libFuzzer and the replay test
+// both report with the input.
+void Check(const Status& st) {
+  if (st.ok()) return;
+  const std::string& m = st.message();
+  // Valid UTF-8 too: errors are also written into JSON (a sweep point's
+  // "error"), and nlohmann::json refuses to dump anything else.
+  if (m.find('\n') != std::string::npos || m.find('\r') != std::string::npos ||
+      m.size() > kMaxErrorBytes || !IsUtf8(m)) {
+    std::fprintf(stderr, "error is not one bounded line (%zu bytes): %s\n", m.size(),
+                 OneLine(m, 600).c_str());
+    std::abort();
+  }
+}
+
+template <typename T>
+void Check(const Result<T>& r) {
+  if (!r.ok()) Check(r.status());
+}
+
+// Scenarios resolve relative trace and lengths paths against their own
+// folder; an origin in scenarios/ lets fuzzed inputs reach the shipped ones.
+std::string ScenarioOrigin() { return DataPath("scenarios/fuzz_input.json"); }
+
+// Readers that take a path get the input through a per-process file.
+std::string WriteTemp(std::string_view input, const char* ext) {
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("capplan_fuzz_" + std::to_string(::getpid()) + ext))
+                               .string();
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(input.data(), static_cast<std::streamsize>(input.size()));
+  return path;
+}
+
+// Generated workloads are checked against a small fixed budget, so that a
+// fuzzed num_requests is refused up front instead of allocating gigabytes.
+const bool kBudgetSet = [] {
+  SetMemoryBudgetBytes(int64_t{64} << 20);
+  return true;
+}();
+
+// Scenario JSON, then up to 8 "\n--set path=value" overrides; validated by
+// the sweep's validator (ParseScenario, or ParsePdScenario for `pd`).
+void ScenarioEntry(std::string_view input) {
+  const std::vector<std::string> parts = SplitOn(input, "\n--set ", 9);
+  auto doc = ParseJson(parts[0], "fuzz.json");
+  Check(doc);
+  if (!doc.ok()) return;
+  for (size_t i = 1; i < parts.size(); ++i) {
+    const std::string& s = parts[i];
+    const auto eq = s.find('=');
+    if (eq == std::string::npos || eq == 0) continue;
+    const Status st = SetDotted(&*doc, s.substr(0, eq), s.substr(eq + 1), "--set");
+    Check(st);
+    if (!st.ok()) return;
+  }
+  Check(RealSimHooks(ScenarioOrigin()).validate(*doc));
+}
+
+void CardEntry(std::string_view input) {
+  Check(ParseModelCard(std::string(input), "fuzz_card.json"));
+}
+
+void ProfileEntry(std::string_view input) {
+  auto doc = ParseJson(input, "fuzz_profile.json");
+  Check(doc);
+  if (doc.ok()) Check(ParseHardwareProfile(*doc, "fuzz_profile.json"));
+}
+
+void MeasurementsEntry(std::string_view input) {
+  MeasurementSet set;
+  Check(ReadMeasurementFile(WriteTemp(input, ".json"), &set));
+}
+
+void EngineRunEntry(std::string_view input) {
+  static const HardwareProfile* profile = [] {
+    auto p = LoadHardwareProfile("h200-sxm");
+    if (!p.ok()) {
+      std::fprintf(stderr, "%s\n", p.status().message().c_str());
+      std::abort();
+    }
+    return new HardwareProfile(std::move(*p));
+  }();
+  auto doc = ParseJson(input, "fuzz_run.json");
+  Check(doc);
+  if (doc.ok()) Check(ReplayEngineRun(*doc, "fuzz_run.json", *profile));
+}
+
+void SearchSpaceEntry(std::string_view input) {
+  auto doc = ParseJson(input, "fuzz_space.json");
+  Check(doc);
+  if (doc.ok()) Check(ParseSearchSpace(*doc, "fuzz_space.json"));
+}
+
+// One SLO per line, as repeated --slo flags.
+void SloEntry(std::string_view input) {
+  for (const std::string& line : SplitOn(input, "\n", 16)) Check(ParseSlo(line));
+}
+
+// A base scenario, then "\n--grid " flags; the plan is expanded and every
+// point validated when the cross product is small.
+void GridEntry(std::string_view input) {
+  const std::vector<std::string> parts = SplitOn(input, "\n--grid ", 5);
+  auto base = ParseJson(parts[0], "fuzz.json");
+  Check(base);
+  if (!base.ok()) return;
+  std::vector<GridAxis> axes;
+  size_t points = 1;
+  for (size_t i = 1; i < parts.size(); ++i) {
+    auto axis = ParseGridFlag(parts[i]);
+    Check(axis);
+    if (!axis.ok()) return;
+    points *= axis->values.size();
+    axes.push_back(std::move(*axis));
+  }
+  if (points > 16) return;
+  Check(BuildSweepPlan(*base, ScenarioOrigin(), axes, RealSimHooks(ScenarioOrigin()).validate));
+}
+
+template <const char* kFormat>
+void TraceEntry(std::string_view input) {
+  TraceReadOptions options;
+  // The first byte picks the BurstGPT filters, so both paths are reached.
+  if (!input.empty()) {
+    options.drop_failed = (input[0] & 1) == 0;
+    if (input[0] & 2) options.model_filter = "ChatGPT";
+  }
+  Check(ParseTraceText(kFormat, input, "fuzz_trace", options));
+}
+constexpr char kAzure2023[] = "azure_2023";
+constexpr char kAzure2024[] = "azure_2024";
+constexpr char kMooncake[] = "mooncake";
+constexpr char kBurstGpt[] = "burstgpt";
+
+void LengthsEntry(std::string_view input) {
+  std::vector<int64_t> values;
+  std::vector<double> weights;
+  Check(ReadLengthsFile(WriteTemp(input, ".txt"), &values, &weights));
+}
+
+// What `capplan report FILE` does with a file: detect the kind of result
+// (summary, PD summary, search winner) and parse it.
+void SummaryEntry(std::string_view input) {
+  Check(report::LoadResults({WriteTemp(input, ".json")}));
+}
+
+}  // namespace
+
+std::vector<std::string> SplitOn(std::string_view input, std::string_view marker,
+                                 size_t max_parts) {
+  std::vector<std::string> parts;
+  while (parts.size() + 1 < max_parts) {
+    const size_t at = input.find(marker);
+    if (at == std::string_view::npos) break;
+    parts.emplace_back(input.substr(0, at));
+    input.remove_prefix(at + marker.size());
+  }
+  parts.emplace_back(input);
+  return parts;
+}
+
+const std::vector<Target>& Targets() {
+  static const std::vector<Target> targets = {
+      {"scenario", ScenarioEntry},
+      {"card", CardEntry},
+      {"profile", ProfileEntry},
+      {"measurements", MeasurementsEntry},
+      {"engine_run", EngineRunEntry},
+      {"search_space", SearchSpaceEntry},
+      {"slo", SloEntry},
+      {"grid", GridEntry},
+      {"trace_azure_2023", TraceEntry<kAzure2023>},
+      {"trace_azure_2024", TraceEntry<kAzure2024>},
+      {"trace_mooncake", TraceEntry<kMooncake>},
+      {"trace_burstgpt", TraceEntry<kBurstGpt>},
+      {"lengths", LengthsEntry},
+      {"summary", SummaryEntry},
+  };
+  return targets;
+}
+
+const Target* FindTarget(std::string_view name) {
+  for (const Target& t : Targets()) {
+    if (name == t.name) return &t;
+  }
+  return nullptr;
+}
+
+}  // namespace capplan::fuzz
