@@ -1,7 +1,8 @@
 // Simulator speed budget: 100k requests of study (a) -- Kimi
 // K2.6 decode pool on 8xH200 TP8, FP8 KV, closed loop 64 -- with 8K in / 1K
 // out must simulate in under 1 s on one core. Reports simulated requests/s
-// and scheduler iterations/s.
+// and scheduler iterations/s. BM_Agent*: the multi-turn agent scenario
+// (prefix caching off and on, the same sessions), the cost of the cache.
 //   build-DIR/bench/sim_bench [--benchmark_filter=...]
 #include <benchmark/benchmark.h>
 
@@ -12,8 +13,8 @@
 namespace capplan {
 namespace {
 
-void RunStudyA(benchmark::State& state, const std::vector<std::string>& sets) {
-  auto sc = LoadScenarioFile(DataPath("scenarios/kimi-k2.6-kv-fp8.json"), sets);
+void RunFile(benchmark::State& state, const char* scenario, const std::vector<std::string>& sets) {
+  auto sc = LoadScenarioFile(DataPath(scenario), sets);
   if (!sc.ok()) {
     state.SkipWithError(sc.status().message().c_str());
     return;
@@ -35,6 +36,10 @@ void RunStudyA(benchmark::State& state, const std::vector<std::string>& sets) {
       benchmark::Counter(static_cast<double>(iterations), benchmark::Counter::kIsRate);
 }
 
+void RunStudyA(benchmark::State& state, const std::vector<std::string>& sets) {
+  RunFile(state, "scenarios/kimi-k2.6-kv-fp8.json", sets);
+}
+
 void BM_StudyA_100k(benchmark::State& state) {
   RunStudyA(state, {"workload.num_requests=100000", "workload.warmup_requests=0",
                     "workload.input_tokens.value=8192", "workload.output_tokens.value=1024"});
@@ -46,6 +51,16 @@ void BM_StudyA_1k(benchmark::State& state) {
                     "workload.input_tokens.value=8192", "workload.output_tokens.value=1024"});
 }
 BENCHMARK(BM_StudyA_1k)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_AgentNoCache(benchmark::State& state) {
+  RunFile(state, "scenarios/kimi-k2.6-agent-nocache.json", {});
+}
+BENCHMARK(BM_AgentNoCache)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
+
+void BM_AgentCache(benchmark::State& state) {
+  RunFile(state, "scenarios/kimi-k2.6-agent-cache.json", {});
+}
+BENCHMARK(BM_AgentCache)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
 
 }  // namespace
 }  // namespace capplan

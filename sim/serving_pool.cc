@@ -403,6 +403,19 @@ void ServingPool::Trace(int rep_i, int64_t dur, int64_t decode_n, int64_t prefil
                                {"pid", rep_i}, {"args", {{"kv_tokens", kv}}}});
   res_.trace_events.push_back({{"name", "queue"}, {"ph", "C"}, {"ts", now_ / 1000.0},
                                {"pid", rep_i}, {"args", {{"waiting_requests", waiting}}}});
+  if (caches_.empty()) return;
+  // Prefix cache: what it holds and the prompt tokens it has served so far
+  // (a rising hit line is cache hits; a falling cached line is eviction).
+  int64_t cached = 0, hits = 0;
+  for (const auto& rk : replicas_[rep_i].ranks) {
+    cached += rk.cache->cached_blocks() * rk.cache->block_tokens();
+    hits += rk.cache_hit_tokens;
+  }
+  res_.trace_events.push_back({{"name", "prefix_cache"},
+                               {"ph", "C"},
+                               {"ts", now_ / 1000.0},
+                               {"pid", rep_i},
+                               {"args", {{"cached_tokens", cached}, {"hit_tokens_total", hits}}}});
 }
 
 void ServingPool::Emit(ReqState& r) {

@@ -334,12 +334,7 @@ class GemmShapeContext {
         TimingStats t, TimeCuda(launch, {opt.timing_warmup, opt.timing_repeats, opt.flush_l2}));
     MeasurementRecord r = MakeRecord(v, m, n, k, model_.int4_group, t);
     if (g.split_k > 1) r.variant += "_splitk" + std::to_string(g.split_k);
-    if (cr) {
-      r.max_abs_err = cr->max_abs_err;
-      r.check = cr->pass ? "pass" : "fail";
-    } else {
-      r.check = "skipped";
-    }
+    SetCheck(&r, cr);
     sink->Add(std::move(r));
     return Status::Ok();
   }

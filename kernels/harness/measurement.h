@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "kernels/harness/check.h"
 #include "kernels/harness/timing.h"
 
 namespace capplan::kernels {
@@ -65,6 +66,17 @@ Status WriteMeasurements(const std::string& path, const RunInfo& info,
 // known op_class and check values, no unknown keys. Errors name `origin` and
 // the JSON path.
 Status ValidateMeasurementsJson(const nlohmann::json& doc, const std::string& origin);
+
+// A record's verdict from its CPU check: "pass" or "fail" with the largest
+// absolute error, or "skipped" when no check ran.
+inline void SetCheck(MeasurementRecord* r, const std::optional<CheckResult>& c) {
+  if (c) {
+    r->max_abs_err = c->max_abs_err;
+    r->check = c->pass ? "pass" : "fail";
+  } else {
+    r->check = "skipped";
+  }
+}
 
 }  // namespace capplan::kernels
 

@@ -232,12 +232,7 @@ class MoeModelContext {
     MeasurementRecord r =
         MakeRecord(f, "own_wmma_gather_gateup_silu_down", ts_[ti], rows, mo.hidden, mo.intermediate,
                    mo.LocalExperts(), p.TouchedExperts(), mo.top_k, model_.int4_group, t);
-    if (cr) {
-      r.max_abs_err = cr->max_abs_err;
-      r.check = cr->pass ? "pass" : "fail";
-    } else {
-      r.check = "skipped";
-    }
+    SetCheck(&r, cr);
     sink->Add(std::move(r));
     return Status::Ok();
   }

@@ -136,36 +136,6 @@ TEST(SimServingPool, HeldPromptsBackPressureThePrefillPool) {
 namespace capplan {
 namespace {
 
-// Follow-up turns: request 1 is issued 1 ms after request 0 completes and
-// request 2 1 ms after request 1; request 3 is independent. Nothing else
-// delays a follow-up in an empty pool, so its arrival is exact.
-TEST(SimServingPool, FollowUpsArriveThinkTimeAfterTheirPredecessor) {
-  FakePricer p;
-  EventQueue q;
-  std::vector<SimRequestSpec> specs = {
-      {0, 0, 100, 2, false}, {1, 0, 120, 2, false}, {2, 0, 140, 2, false}, {3, 5, 50, 1, false}};
-  specs[1].after = 0;
-  specs[1].think_ns = 1'000'000;
-  specs[2].after = 1;
-  specs[2].think_ns = 1'000'000;
-  auto pool = ServingPool::Create(0, Pool(Phase::kBoth, 10000), specs, p, &q);
-  ASSERT_TRUE(pool.ok()) << pool.status().message();
-  (*pool)->StartArrivals();
-  int64_t end = 0;
-  while (!q.empty()) {
-    const Event e = q.Pop();
-    end = e.time_ns;
-    (*pool)->Handle(e);
-  }
-  auto r = (*pool)->TakeResult(end);
-  ASSERT_TRUE(r.ok()) << r.status().message();
-  const auto& rq = r->requests;
-  for (const auto& x : rq) EXPECT_EQ(x.status, ReqStatus::kDone);
-  EXPECT_EQ(rq[1].arrival_ns, rq[0].finish_ns + 1'000'000);
-  EXPECT_EQ(rq[2].arrival_ns, rq[1].finish_ns + 1'000'000);
-  EXPECT_EQ(rq[3].arrival_ns, 5);
-}
-
 TEST(SimServingPool, FollowUpsAreRefusedInPdPools) {
   FakePricer p;
   EventQueue q;
@@ -202,6 +172,24 @@ SimResult RunPool(const SimConfig& c, const std::vector<SimRequestSpec>& specs) 
   auto r = (*pool)->TakeResult(end);  // conservation, cache pages included
   EXPECT_TRUE(r.ok()) << r.status().message();
   return std::move(*r);
+}
+
+// Follow-up turns: request 1 is issued 1 ms after request 0 completes and
+// request 2 1 ms after request 1; request 3 is independent. Nothing else
+// delays a follow-up in an empty pool, so its arrival is exact.
+TEST(SimServingPool, FollowUpsArriveThinkTimeAfterTheirPredecessor) {
+  std::vector<SimRequestSpec> specs = {
+      {0, 0, 100, 2, false}, {1, 0, 120, 2, false}, {2, 0, 140, 2, false}, {3, 5, 50, 1, false}};
+  specs[1].after = 0;
+  specs[1].think_ns = 1'000'000;
+  specs[2].after = 1;
+  specs[2].think_ns = 1'000'000;
+  const SimResult r = RunPool(Pool(Phase::kBoth, 10000), specs);
+  const auto& rq = r.requests;
+  for (const auto& x : rq) EXPECT_EQ(x.status, ReqStatus::kDone);
+  EXPECT_EQ(rq[1].arrival_ns, rq[0].finish_ns + 1'000'000);
+  EXPECT_EQ(rq[2].arrival_ns, rq[1].finish_ns + 1'000'000);
+  EXPECT_EQ(rq[3].arrival_ns, 5);
 }
 
 // Content: request i's stream is blocks ids[i][0..]; 16-token blocks.
@@ -244,8 +232,16 @@ TEST(SimServingPool, PrefixCacheSkipsCachedPromptTokens) {
 // last token's logits.
 TEST(SimServingPool, PrefixCacheNeverMatchesTheWholePrompt) {
   const std::vector<SimRequestSpec> specs = {{0, 0, 64, 1, false}, {1, 0, 64, 1, false}};
-  const SimResult r = RunPool(CachedPool(10000, {{1, 2, 3, 4}, {1, 2, 3, 4}}), specs);
+  SimConfig c = CachedPool(10000, {{1, 2, 3, 4}, {1, 2, 3, 4}});
+  c.want_trace = true;
+  const SimResult r = RunPool(c, specs);
   EXPECT_EQ(r.prefix_hit_tokens, 48);
+  // The trace's prefix_cache counter shows the hit.
+  int64_t last_hits = -1;
+  for (const auto& e : r.trace_events) {
+    if (e["name"] == "prefix_cache") last_hits = e["args"]["hit_tokens_total"].get<int64_t>();
+  }
+  EXPECT_EQ(last_hits, 48);
 }
 
 // A 128-token pool (8 pages). Request 0 leaves 4 cached blocks (64 tokens);
