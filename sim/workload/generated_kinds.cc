@@ -13,9 +13,6 @@ namespace capplan {
 
 namespace {
 
-// Upper bound on generated requests: 100M RequestSpecs are 3.2 GB, past
-// which a typo (an extra zero) is likelier than intent.
-constexpr int64_t kMaxRequests = 100'000'000;
 // What one request costs a run: its 32-byte spec, the simulator's state for
 // it and its requests.csv row (roughly 230 bytes together),
 // rounded up.

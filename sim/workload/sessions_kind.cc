@@ -17,8 +17,6 @@ namespace capplan {
 
 namespace {
 
-// At most 1e8 requests in all (the other kinds' bound).
-constexpr int64_t kMaxRequests = 100'000'000;
 
 struct SessionDists {
   std::unique_ptr<LengthDist> turns, user, output;
@@ -77,7 +75,7 @@ Status LoadSessions(JsonObject& w, const std::string& dir, Workload* out) {
   int64_t cap = kMaxRequests;
   if (w.Has("num_requests")) {
     CAPPLAN_RETURN_IF_ERROR(w.Get("num_requests", &cap));
-    CAPPLAN_RETURN_IF_ERROR(w.CheckRange("num_requests", static_cast<double>(cap), 1, 1e8));
+    CAPPLAN_RETURN_IF_ERROR(w.CheckRange("num_requests", static_cast<double>(cap), 1, kMaxRequests));
   }
   SessionDists d;
   CAPPLAN_RETURN_IF_ERROR(ReadDists(w, dir, &d));

@@ -16,6 +16,10 @@ Status LoadOpenLoop(JsonObject& w, const std::string& scenario_dir, Workload* ou
 Status LoadTrace(JsonObject& w, const std::string& scenario_dir, Workload* out);
 Status LoadSessions(JsonObject& w, const std::string& scenario_dir, Workload* out);
 
+// The most requests one workload generates: 100M RequestSpecs are 3.2 GB,
+// past which a typo (an extra zero) is likelier than intent.
+inline constexpr int64_t kMaxRequests = 100'000'000;
+
 // Random streams drawn from one seed (see WorkloadRng): fixed forever, since
 // changing them changes every generated workload.
 inline constexpr uint64_t kInputLengthStream = 1;
