@@ -53,7 +53,10 @@ Status RunSimulate(const std::vector<std::string>& args, CommandContext& ctx) {
       "out", po::value<std::string>(), "write DIR/summary.json and DIR/requests.csv")(
       "json", "print the summary JSON to stdout")(
       "row", "print one compact comparison row (for tables of runs)")(
-      "trace-out", po::value<std::string>(), "write a Chrome/Perfetto trace JSON to FILE");
+      "trace-out", po::value<std::string>(), "write a Chrome/Perfetto trace JSON to FILE")(
+      "no-fast-forward",
+      "simulate every decode iteration as an event (the same results, slower; the "
+      "reference for the closed-form fast path)");
   po::positional_options_description pos;
   pos.add("scenario", 1);
   po::variables_map vm;
@@ -74,6 +77,7 @@ Status RunSimulate(const std::vector<std::string>& args, CommandContext& ctx) {
   opt.progress = ctx.stderr_is_tty ? ctx.err : nullptr;
   opt.want_requests_csv = vm.count("out") > 0;
   opt.want_trace = vm.count("trace-out") > 0;
+  opt.fast_forward = vm.count("no-fast-forward") == 0;
   CAPPLAN_ASSIGN_OR_RETURN(RunResult r, RunScenario(*scenario, opt));
   const nlohmann::json doc = schema::ToJson(r.summary);
   if (vm.count("out")) {

@@ -24,6 +24,14 @@ void StepCost::Add(const StepCost& o) {
   verify_seconds += o.verify_seconds;
 }
 
+void StepCost::AddTimes(const StepCost& o, int64_t times) {
+  const double k = static_cast<double>(times);
+  seconds += k * o.seconds;
+  for (int i = 0; i < kNumOpClasses; ++i) class_seconds[i] += k * o.class_seconds[i];
+  for (int i = 0; i < kNumBounds; ++i) bound_seconds[i] += k * o.bound_seconds[i];
+  verify_seconds += k * o.verify_seconds;
+}
+
 namespace {
 
 bool IsCollective(OpKind k) {

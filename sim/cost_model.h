@@ -42,6 +42,7 @@ struct StepCost {
   std::array<double, kNumBounds> bound_seconds{};     // indexed by Bound
   double verify_seconds = 0;  // KV-integrity verification ops (inside class_seconds too)
   void Add(const StepCost& o);
+  void AddTimes(const StepCost& o, int64_t times);  // `times` identical steps
 };
 
 struct StepContext {

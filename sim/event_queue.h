@@ -54,6 +54,8 @@ class EventQueue {
   }
   bool empty() const { return heap_.empty(); }
   size_t size() const { return heap_.size(); }
+  // Time of the earliest event; INT64_MAX when none is queued.
+  int64_t next_time() const { return heap_.empty() ? INT64_MAX : heap_.top().time_ns; }
   Event Pop() {
     Event e = heap_.top();
     heap_.pop();

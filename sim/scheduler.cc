@@ -90,6 +90,13 @@ void Scheduler::CancelReservation(RankState& rank, ReqState& r) {
   rank.incoming_out_tokens -= ClippedOutLeft(r);
 }
 
+bool Scheduler::SteadyDecode(const RankState& rank) const {
+  if (cfg_.phase == Phase::kPrefillOnly) return false;
+  if (!rank.prefilling.empty() || !rank.prealloc.empty() || !rank.retracted.empty()) return false;
+  return rank.waiting.empty() ||
+         static_cast<int64_t>(rank.running.size()) >= cfg_.max_running_requests;
+}
+
 int64_t Scheduler::Admit(RankState& rank, SchedulerEnv& env, int32_t idx,
                          const prefix_cache::Match& hit) {
   ReqState& r = (*env.reqs)[idx];
@@ -216,10 +223,21 @@ class SglangScheduler : public Scheduler {
       if (!out->prefill.empty()) return;
     }
     if (cfg_.phase == Phase::kPrefillOnly) return;
-    if (PrepareDecode(rank, env, out)) {
-      rank.new_token_ratio =
-          std::max(cfg_.min_new_token_ratio, rank.new_token_ratio - cfg_.new_token_ratio_decay);
+    if (PrepareDecode(rank, env, out)) DecayRatio(rank);
+  }
+
+  void SkipDecodeIterations(RankState& rank, int64_t n) const override {
+    // One subtraction per iteration, as FormBatch does, so the ratio is the
+    // same double either way.
+    for (int64_t i = 0; i < n && rank.new_token_ratio > cfg_.min_new_token_ratio; ++i) {
+      DecayRatio(rank);
     }
+  }
+
+ private:
+  void DecayRatio(RankState& rank) const {
+    rank.new_token_ratio =
+        std::max(cfg_.min_new_token_ratio, rank.new_token_ratio - cfg_.new_token_ratio_decay);
   }
 };
 

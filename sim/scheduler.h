@@ -63,6 +63,18 @@ class Scheduler {
   // Gives a reservation back (the prefill pool failed the request).
   void CancelReservation(RankState& rank, ReqState& r);
 
+  // Steady decode, the simulator's fast-forward (sim/serving_pool.h): true
+  // when FormBatch, called on this rank while nothing outside it changes
+  // except that its running requests grow by one token per iteration and
+  // take free pages, forms a decode batch of exactly `running` (or nothing,
+  // when nothing runs) and admits, prefills and reserves nothing: no prompt
+  // is in progress, no PD queue waits, and the waiting queue is empty or
+  // held back by max_running_requests (which frees only on a completion).
+  virtual bool SteadyDecode(const RankState& rank) const;
+  // The state FormBatch changes besides pages and contexts, advanced by `n`
+  // steady decode iterations (the sglang new_token_ratio decay).
+  virtual void SkipDecodeIterations(RankState& /*rank*/, int64_t /*n*/) const {}
+
  protected:
   // Frees the request's pages and puts it at the front of the waiting queue.
   void Retract(RankState& rank, SchedulerEnv& env, int32_t idx);

@@ -373,11 +373,12 @@ void ServingPool::OnSchedule(int rep_i) {
   if (!any) return;
   rep.busy = true;
   rep.step_start_ns = now_;
-  const int64_t dur = std::max<int64_t>(1, std::llround(seconds * 1e9));
+  const int64_t dur = StepNs(seconds);
   res_.busy.Add(*slowest);
   ++res_.iterations;
   if (cfg_.want_trace) Trace(rep_i, dur, decode_n, prefill_tokens);
-  Push(now_ + dur, EventClass::kStepEnd, rep_i);
+  const bool ff = cfg_.fast_forward && !cfg_.want_trace && prefill_tokens == 0;
+  Push(ff ? FastForward(rep_i, dur) : now_ + dur, EventClass::kStepEnd, rep_i);
 }
 
 void ServingPool::Trace(int rep_i, int64_t dur, int64_t decode_n, int64_t prefill_tokens) {

@@ -20,6 +20,25 @@
 //    what the prefill scheduler can admit (back-pressure).
 //  * PoolListener::OnFailed: the pool gave up on a request (it can never fit
 //    a rank); Abandon() tells the other pool.
+//
+// Fast-forward (SimConfig::fast_forward): when a replica forms a pure decode
+// batch and every rank's scheduler reports steady decode
+// (Scheduler::SteadyDecode), the iterations that follow repeat with the same
+// requests, each context one token longer. The pool advances K of them at
+// once, K the largest count such that at each of the K skipped step ends
+//  * no request finishes (K < every request's remaining output),
+//  * the pages the K iterations take are already free (no retraction, no
+//    prefix-cache eviction), and
+//  * no queued event (any pool's: an arrival, another replica's step end, a
+//    transfer) falls at or before that step end, so nothing could have
+//    changed the batch formed there.
+// Step prices are exact: the pricer names the context range it prices
+// alike (StepPricer::SameCostUntil), so a range costs one Price() call. The
+// skipped step ends emit their tokens in closed form (per request counts and
+// timestamps, one weighted ITL histogram entry per price range), and the
+// last iteration's step end is an ordinary event. Results equal the
+// iteration-by-iteration path's except for the order of floating-point sums
+// of busy time.
 #ifndef CAPPLAN_SIM_SERVING_POOL_H_
 #define CAPPLAN_SIM_SERVING_POOL_H_
 
@@ -123,6 +142,14 @@ class ServingPool {
   void IssueFollowUps(int32_t idx);
   void HandleFailures();
   void OnStepEnd(int rep_i);
+  // After OnSchedule formed a pure decode batch lasting `dur_ns`: skips the
+  // steady iterations that follow (header comment) and returns the end time
+  // of the iteration whose step end is then pushed.
+  int64_t FastForward(int rep_i, int64_t dur_ns);
+  int64_t SteadyIterations(const Replica& rep) const;
+  void PriceSteadyStep(const Replica& rep, int64_t i, StepCost* cost, int64_t* dur_ns,
+                       int64_t* same);
+  static int64_t StepNs(double seconds);
   void TransferPages(int64_t delta);
   Status CheckConservation();
 

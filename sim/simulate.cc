@@ -190,6 +190,7 @@ Result<std::unique_ptr<PreparedRun>> PrepareRun(const Scenario& sc, size_t pool,
   // prealloc queue: sim/pd/pd_run.h), never a prefill pool.
   cfg.concurrency = ps.role == schema::PoolRole::kPrefill ? 0 : sc.workload.concurrency;
   cfg.want_trace = options.want_trace;
+  cfg.fast_forward = options.fast_forward;
   cfg.progress = options.progress;
   cfg.sched.phase = d.phase;
   cfg.sched.chunked_prefill_tokens = plan.chunked_prefill_tokens;
@@ -340,6 +341,7 @@ RunResult PreparedRun::Summarize(const SimResult& sim) const {
   schema::SimulatorStats& st = p.simulator.emplace();
   st.step_cost_memo_hits = pricer.hits();
   st.step_cost_memo_misses = pricer.misses();
+  st.fast_forward_iterations = sim.fast_forward_iterations;
   st.context_bucket_relative_error = 1.0 / 512;
   st.itl_histogram_relative_error = 1.0 / 256;
   st.simulated_end_s = static_cast<double>(sim.end_ns) / 1e9;

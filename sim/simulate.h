@@ -57,6 +57,9 @@ struct RunOptions {
   std::ostream* progress = nullptr;  // progress bar target (a terminal), or null
   bool want_requests_csv = false;
   bool want_trace = false;  // Chrome/Perfetto trace JSON
+  // Steady decode in closed form (SimConfig::fast_forward); false: one event
+  // per iteration, the reference the fast path is tested against.
+  bool fast_forward = true;
   // When set, receives every request's final state, in spec order (tests
   // and tools that look at single requests).
   std::vector<ReqState>* requests_out = nullptr;

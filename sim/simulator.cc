@@ -17,13 +17,13 @@ Result<SimResult> Simulate(const SimConfig& config, const std::vector<SimRequest
   const auto wall0 = std::chrono::steady_clock::now();
   bool progress_shown = false;
   int64_t now = 0;
+  int64_t events = 0;
   pool->StartArrivals();
   while (!q.empty()) {
     const Event e = q.Pop();
     now = e.time_ns;
     pool->Handle(e);
-    const int64_t it = pool->iterations();
-    if (config.progress != nullptr && (it & 0x3fff) == 0 && it > 0) {
+    if (config.progress != nullptr && (++events & 0x3fff) == 0) {
       const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
       if (s > 1.0) {
         *config.progress << "\rsimulate: " << pool->done() << "/" << pool->num_requests()

@@ -62,6 +62,11 @@ struct SimConfig {
   ContentFn content;
   bool want_trace = false;
   int64_t trace_max_iterations = 100000;
+  // Steady decode iterations between two events that can change a batch are
+  // advanced in closed form (sim/serving_pool.h); off = one event per
+  // iteration. Both give the same results; a trace turns it off (it draws
+  // every iteration).
+  bool fast_forward = true;
   std::ostream* progress = nullptr;  // progress bar when the run takes > 1 s
 };
 
@@ -69,6 +74,7 @@ struct SimResult {
   std::vector<ReqState> requests;  // final state, in spec order
   LogHistogram itl_ns;             // non-warmup requests only
   int64_t iterations = 0;          // replica iterations
+  int64_t fast_forward_iterations = 0;  // of those, skipped in closed form
   int64_t retractions = 0;
   bool kv_bound = false;
   int64_t kv_capacity_tokens_per_replica = 0;

@@ -11,6 +11,12 @@ int64_t BucketValue(int64_t v) {
   return ((v >> shift) << shift) + (int64_t{1} << (shift - 1));
 }
 
+int64_t BucketEnd(int64_t v) {
+  if (v < 512) return v;
+  const int shift = std::bit_width(static_cast<uint64_t>(v)) - 9;
+  return (((v >> shift) + 1) << shift) - 1;
+}
+
 const StepCost& ModelStepPricer::Price(const StepWork& work) {
   key_.clear();
   key_.push_back(work.decode_n);

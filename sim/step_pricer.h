@@ -38,10 +38,17 @@ class StepPricer {
   virtual ~StepPricer() = default;
   // The reference stays valid until the next call.
   virtual const StepCost& Price(const StepWork& work) = 0;
+  // The largest decode context sum that Price() prices exactly like `work`
+  // (same prefill, same decode_n). The simulator's fast-forward prices a run
+  // of decode iterations once per such range. A pricer that promises nothing
+  // returns work.decode_ctx_sum: every iteration is priced.
+  virtual int64_t SameCostUntil(const StepWork& work) const { return work.decode_ctx_sum; }
 };
 
 // Top 9 significant bits, midpoint of the bucket (see header comment).
 int64_t BucketValue(int64_t v);
+// The largest value in v's bucket.
+int64_t BucketEnd(int64_t v);
 
 struct ModelPricerOptions {
   bool cuda_graphs = true;
@@ -59,6 +66,9 @@ class ModelStepPricer : public StepPricer {
   ModelStepPricer(const ShardedModel* model, const CostModel* cost, ModelPricerOptions options)
       : model_(model), cost_(cost), opt_(options) {}
   const StepCost& Price(const StepWork& work) override;
+  int64_t SameCostUntil(const StepWork& work) const override {
+    return BucketEnd(work.decode_ctx_sum);
+  }
   int64_t hits() const { return hits_; }
   int64_t misses() const { return misses_; }
   const std::set<std::string>& warnings() const { return warnings_; }

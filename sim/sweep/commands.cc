@@ -39,6 +39,7 @@ Status RunSweepCommand(const std::vector<std::string>& args, CommandContext& ctx
       "override a base-scenario field: dotted.path=value (repeatable)")(
       "out", po::value<std::string>(), "output directory (shared by all shards)")(
       "jobs,j", po::value<int>(), "simulations in parallel (default: all cores)")(
+      "no-fast-forward", "simulate every decode iteration as an event (simulate --help)")(
       "plan", "only write DIR/manifest.jsonl (one point per line) and exit")(
       "shard-index", po::value<int>(),
       "run points with index % shard-count == shard-index (default: SLURM_ARRAY_TASK_ID "
@@ -80,7 +81,7 @@ Status RunSweepCommand(const std::vector<std::string>& args, CommandContext& ctx
     axes.push_back(std::move(a));
   }
   CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json base, LoadBaseScenario(path, Strings(vm, "set")));
-  const SimHooks hooks = RealSimHooks(path);
+  const SimHooks hooks = RealSimHooks(path, !vm.count("no-fast-forward"));
   // Each point is parsed once, by its run (in its shard, on the pool): the
   // plan checks each --grid value alone, and a combination that only fails
   // together is reported when its point runs (sweep_runner.h).
@@ -135,7 +136,8 @@ Status RunSearchCommand(const std::vector<std::string>& args, CommandContext& ct
       "set", po::value<std::vector<std::string>>()->composing(),
       "override a base-scenario field: dotted.path=value (repeatable)")(
       "out", po::value<std::string>(), "output directory")(
-      "jobs,j", po::value<int>(), "configurations searched in parallel (default: all cores)");
+      "jobs,j", po::value<int>(), "configurations searched in parallel (default: all cores)")(
+      "no-fast-forward", "simulate every decode iteration as an event (simulate --help)");
   po::positional_options_description pos;
   pos.add("scenario", 1);
   po::variables_map vm;
@@ -164,7 +166,8 @@ Status RunSearchCommand(const std::vector<std::string>& args, CommandContext& ct
   CAPPLAN_ASSIGN_OR_RETURN(SearchSpace space, LoadSearchSpace(vm["space"].as<std::string>()));
   const std::string path = vm["scenario"].as<std::string>();
   CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json base, LoadBaseScenario(path, Strings(vm, "set")));
-  CAPPLAN_ASSIGN_OR_RETURN(SearchResult r, RunSearch(base, path, space, opt, RealSimHooks(path)));
+  CAPPLAN_ASSIGN_OR_RETURN(SearchResult r, RunSearch(base, path, space, opt,
+                                                        RealSimHooks(path, !vm.count("no-fast-forward"))));
   const std::string out = vm["out"].as<std::string>();
   CAPPLAN_RETURN_IF_ERROR(WriteSearchOutputs(r, out));
   PrintSearchReport(r, *ctx.out);

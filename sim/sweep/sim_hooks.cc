@@ -91,14 +91,16 @@ Result<PruneVerdict> CheapChecks(const Scenario& s) {
 
 }  // namespace
 
-SimHooks RealSimHooks(const std::string& origin) {
+SimHooks RealSimHooks(const std::string& origin, bool fast_forward) {
   SimHooks h;
   h.validate = [origin](const nlohmann::json& doc) -> Status {
     return ParseScenario(doc, origin).status();
   };
-  h.run = [origin](const nlohmann::json& doc) -> Result<schema::RunSummary> {
+  h.run = [origin, fast_forward](const nlohmann::json& doc) -> Result<schema::RunSummary> {
     CAPPLAN_ASSIGN_OR_RETURN(auto scenario, ParseScenario(doc, origin));
-    CAPPLAN_ASSIGN_OR_RETURN(RunResult r, RunScenario(*scenario, RunOptions{}));
+    RunOptions opt;
+    opt.fast_forward = fast_forward;
+    CAPPLAN_ASSIGN_OR_RETURN(RunResult r, RunScenario(*scenario, opt));
     return std::move(r.summary);
   };
   h.prune = [origin](const nlohmann::json& doc) -> Result<PruneVerdict> {

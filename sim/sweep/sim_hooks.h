@@ -14,8 +14,9 @@
 namespace capplan {
 
 // `origin` is the scenario file: errors name it, and relative trace paths
-// resolve against its directory.
-SimHooks RealSimHooks(const std::string& origin);
+// resolve against its directory. `fast_forward`: RunOptions::fast_forward
+// for every simulation.
+SimHooks RealSimHooks(const std::string& origin, bool fast_forward = true);
 
 // The scenario document at `path` with "dotted.path=value" overrides applied,
 // loaded and checked by the simulator's own loader (LoadScenarioFile, or

@@ -1,0 +1,164 @@
+// Fast-forward of steady decode (sim/serving_pool.h) against the
+// iteration-by-iteration path: every shipped scenario and variants covering
+// both schedulers, PD, DP attention, several replicas, open loop, a trace,
+// sessions with the prefix cache, and a KV-bound run with retractions. Every
+// request's timestamps must be identical and every summary number within
+// 0.1% (they differ only in the order of floating-point sums of busy time).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "common/data_path.h"
+#include "common/json_util.h"
+#include "sim/scenario.h"
+#include "sim/sim_state.h"
+#include "sim/simulate.h"
+
+namespace capplan {
+namespace {
+
+struct Case {
+  std::string name;
+  std::string file;  // under scenarios/
+  std::vector<std::string> sets;
+  nlohmann::json workload;  // replaces the file's workload when not null
+};
+
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+
+std::vector<Case> Cases() {
+  std::vector<Case> cases;
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(DataPath("scenarios"))) {
+    if (e.path().extension() == ".json") files.push_back(e.path().filename().string());
+  }
+  std::sort(files.begin(), files.end());
+  for (const auto& f : files) cases.push_back({f.substr(0, f.size() - 5), f, {}, nullptr});
+  cases.push_back({"kimi_dp_attention", "kimi-k2.6-kv-fp8.json",
+                   {"deployment.dp_attention=true", "workload.num_requests=256"}, nullptr});
+  cases.push_back({"kimi_two_replicas_least_kv", "kimi-k2.6-kv-fp8.json",
+                   {"deployment.replicas=2", "deployment.router=least_kv"}, nullptr});
+  cases.push_back({"kimi_kv_bound_retractions", "kimi-k2.6-kv-bf16.json",
+                   {"deployment.mem_fraction_static=0.86", "workload.concurrency=96",
+                    "workload.num_requests=288", "workload.warmup_requests=0",
+                    "workload.output_tokens.value=128"},
+                   nullptr});
+  cases.push_back({"qwen_vllm_closed_loop", "qwen3-235b-tp8.json", {"deployment.scheduler=vllm"},
+                   nullptr});
+  cases.push_back({"llama_trace_azure", "llama-3.1-70b-tp4.json", {},
+                   {{"kind", "trace"},
+                    {"format", "azure_2023"},
+                    {"path", "traces/azure_2023_sample.csv"}}});
+  cases.push_back({"llama_vllm_trace_mooncake", "llama-3.1-70b-tp4-vllm.json", {},
+                   {{"kind", "trace"},
+                    {"format", "mooncake"},
+                    {"path", "traces/mooncake_sample.jsonl"}}});
+  return cases;
+}
+
+struct Run {
+  nlohmann::json summary;
+  std::vector<ReqState> requests;
+};
+
+Result<Run> RunCase(const Case& c, bool fast_forward) {
+  const std::string path = DataPath("scenarios/" + c.file);
+  std::shared_ptr<const Scenario> sc;
+  if (c.workload.is_null()) {
+    CAPPLAN_ASSIGN_OR_RETURN(sc, LoadScenarioFile(path, c.sets));
+  } else {
+    CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json doc, ReadJsonFile(path));
+    doc["workload"] = c.workload;
+    CAPPLAN_ASSIGN_OR_RETURN(sc, ParseScenario(doc, path));
+  }
+  RunOptions opt;
+  opt.fast_forward = fast_forward;
+  Run out;
+  opt.requests_out = &out.requests;
+  CAPPLAN_ASSIGN_OR_RETURN(RunResult r, RunScenario(*sc, opt));
+  out.summary = schema::ToJson(r.summary);
+  return out;
+}
+
+// Every number in `a` against `b`, by JSON path.
+void ExpectClose(const nlohmann::json& a, const nlohmann::json& b, const std::string& path) {
+  ASSERT_EQ(a.type(), b.type()) << path;
+  if (a.is_object()) {
+    for (const auto& [k, v] : a.items()) {
+      // The simulator's own bookkeeping differs by design.
+      if (k == "step_cost_memo_hits" || k == "step_cost_memo_misses" ||
+          k == "fast_forward_iterations") {
+        continue;
+      }
+      ASSERT_TRUE(b.contains(k)) << path << "/" << k;
+      ExpectClose(v, b[k], path + "/" + k);
+    }
+    EXPECT_EQ(a.size(), b.size()) << path;
+  } else if (a.is_array()) {
+    ASSERT_EQ(a.size(), b.size()) << path;
+    for (size_t i = 0; i < a.size(); ++i) ExpectClose(a[i], b[i], path + "/" + std::to_string(i));
+  } else if (a.is_number_float()) {
+    const double x = a.get<double>(), y = b.get<double>();
+    EXPECT_LE(std::abs(x - y), 1e-3 * std::max(std::abs(x), std::abs(y)) + 1e-12)
+        << path << ": " << x << " vs " << y;
+  } else {
+    EXPECT_EQ(a, b) << path;
+  }
+}
+
+// fast_forward_iterations summed over the summary's pools.
+int64_t Skipped(const nlohmann::json& j) {
+  int64_t n = 0;
+  if (j.is_object()) {
+    for (const auto& [k, v] : j.items()) {
+      n += k == "fast_forward_iterations" ? v.get<int64_t>() : Skipped(v);
+    }
+  }
+  return n;
+}
+
+class FastForward : public ::testing::TestWithParam<Case> {};
+
+TEST_P(FastForward, SameAnswersAsEveryIteration) {
+  auto fast = RunCase(GetParam(), true);
+  auto slow = RunCase(GetParam(), false);
+  ASSERT_TRUE(fast.ok()) << fast.status().message();
+  ASSERT_TRUE(slow.ok()) << slow.status().message();
+  ExpectClose(fast->summary, slow->summary, "");
+  ASSERT_EQ(fast->requests.size(), slow->requests.size());
+  for (size_t i = 0; i < fast->requests.size(); ++i) {
+    const ReqState& f = fast->requests[i];
+    const ReqState& s = slow->requests[i];
+    ASSERT_EQ(f.first_token_ns, s.first_token_ns) << "request " << i;
+    ASSERT_EQ(f.finish_ns, s.finish_ns) << "request " << i;
+    ASSERT_EQ(f.generated, s.generated) << "request " << i;
+    ASSERT_EQ(f.retractions, s.retractions) << "request " << i;
+    ASSERT_EQ(f.status, s.status) << "request " << i;
+  }
+  EXPECT_EQ(Skipped(slow->summary), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Scenarios, FastForward, ::testing::ValuesIn(Cases()),
+                         [](const ::testing::TestParamInfo<Case>& i) {
+                           std::string n = i.param.name;
+                           std::replace_if(n.begin(), n.end(),
+                                           [](char ch) { return !std::isalnum(ch); }, '_');
+                           return n;
+                         });
+
+// The fast path must actually skip: a decode-only closed loop is almost all
+// steady decode (every request finishes after 1,024 tokens together).
+TEST(FastForwardEngages, DecodeOnlyClosedLoopSkipsMostIterations) {
+  Case c{"kimi", "kimi-k2.6-kv-fp8.json", {}, nullptr};
+  auto fast = RunCase(c, true);
+  ASSERT_TRUE(fast.ok()) << fast.status().message();
+  const int64_t it = fast->summary["iterations"];
+  EXPECT_GT(Skipped(fast->summary), it * 9 / 10) << it;
+}
+
+}  // namespace
+}  // namespace capplan
