@@ -1,17 +1,49 @@
-// Simulator speed budget: 100k requests of study (a) -- Kimi
-// K2.6 decode pool on 8xH200 TP8, FP8 KV, closed loop 64 -- with 8K in / 1K
-// out must simulate in under 1 s on one core. Reports simulated requests/s
-// and scheduler iterations/s. BM_Agent*: the multi-turn agent scenario
-// (prefix caching off and on, the same sessions), the cost of the cache.
+// Simulator speed, one thread. Reports simulated requests/s and scheduler
+// iterations/s. The /0 and /1 variants run the same simulation without and
+// with fast-forward of steady decode (RunOptions::fast_forward), side by
+// side in one run.
+//  * BM_StudyA_100k: study (a) -- Kimi K2.6 decode pool on 8xH200 TP8, FP8
+//    KV, closed loop 64 -- 100k requests of 8K in / 1K out.
+//  * BM_KimiClosedLoop_1M: the same with 1,000,000 requests. Target <= 1 s.
+//  * BM_LlamaTrace_100k: Llama-3.1-8B on 1xH200 with vLLM replaying a
+//    100,000-row Azure-format trace (Poisson 6 req/s, 1024 in / 256 out).
+//    Target <= 0.1 s.
+//  * BM_Agent*: the multi-turn agent scenario (prefix caching off and on,
+//    the same sessions), the cost of the cache.
 //   build-DIR/bench/sim_bench [--benchmark_filter=...]
 #include <benchmark/benchmark.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
 
 #include "common/data_path.h"
 #include "sim/scenario.h"
 #include "sim/simulate.h"
+#include "sim/workload/random.h"
 
 namespace capplan {
 namespace {
+
+void RunScenarioBench(benchmark::State& state, const Scenario& sc) {
+  RunOptions opt;
+  opt.fast_forward = state.range(0) != 0;
+  int64_t iterations = 0, requests = 0;
+  for (auto _ : state) {
+    auto r = RunScenario(sc, opt);
+    if (!r.ok()) {
+      state.SkipWithError(r.status().message().c_str());
+      return;
+    }
+    iterations += r->summary.pools.at(0).iterations.value_or(0);
+    requests += static_cast<int64_t>(sc.workload.requests.size());
+    benchmark::DoNotOptimize(r->summary);
+  }
+  state.counters["sim_requests_per_s"] =
+      benchmark::Counter(static_cast<double>(requests), benchmark::Counter::kIsRate);
+  state.counters["sim_iterations_per_s"] =
+      benchmark::Counter(static_cast<double>(iterations), benchmark::Counter::kIsRate);
+}
 
 void RunFile(benchmark::State& state, const char* scenario, const std::vector<std::string>& sets) {
   auto sc = LoadScenarioFile(DataPath(scenario), sets);
@@ -19,21 +51,7 @@ void RunFile(benchmark::State& state, const char* scenario, const std::vector<st
     state.SkipWithError(sc.status().message().c_str());
     return;
   }
-  int64_t iterations = 0, requests = 0;
-  for (auto _ : state) {
-    auto r = RunScenario(**sc, RunOptions{});
-    if (!r.ok()) {
-      state.SkipWithError(r.status().message().c_str());
-      return;
-    }
-    iterations += r->summary.pools.at(0).iterations.value_or(0);
-    requests += static_cast<int64_t>((*sc)->workload.requests.size());
-    benchmark::DoNotOptimize(r->summary);
-  }
-  state.counters["sim_requests_per_s"] =
-      benchmark::Counter(static_cast<double>(requests), benchmark::Counter::kIsRate);
-  state.counters["sim_iterations_per_s"] =
-      benchmark::Counter(static_cast<double>(iterations), benchmark::Counter::kIsRate);
+  RunScenarioBench(state, **sc);
 }
 
 void RunStudyA(benchmark::State& state, const std::vector<std::string>& sets) {
@@ -44,23 +62,71 @@ void BM_StudyA_100k(benchmark::State& state) {
   RunStudyA(state, {"workload.num_requests=100000", "workload.warmup_requests=0",
                     "workload.input_tokens.value=8192", "workload.output_tokens.value=1024"});
 }
-BENCHMARK(BM_StudyA_100k)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
+BENCHMARK(BM_StudyA_100k)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
 
 void BM_StudyA_1k(benchmark::State& state) {
   RunStudyA(state, {"workload.num_requests=1000", "workload.warmup_requests=0",
                     "workload.input_tokens.value=8192", "workload.output_tokens.value=1024"});
 }
-BENCHMARK(BM_StudyA_1k)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_StudyA_1k)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_KimiClosedLoop_1M(benchmark::State& state) {
+  RunStudyA(state, {"workload.num_requests=1000000", "workload.warmup_requests=0",
+                    "workload.input_tokens.value=8192", "workload.output_tokens.value=1024"});
+}
+BENCHMARK(BM_KimiClosedLoop_1M)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime()
+    ->Iterations(1);
+
+// An n-row Azure 2023 (Azure LLM inference trace) file: Poisson arrivals at
+// `rate` req/s, fixed lengths. The pid keeps concurrent runs apart.
+std::string WriteAzureTrace(int64_t n, double rate, int64_t in, int64_t out) {
+  const std::string path = "/tmp/capplan_sim_bench_" + std::to_string(getpid()) + ".csv";
+  std::ofstream f(path);
+  f << "TIMESTAMP,ContextTokens,GeneratedTokens\n";
+  WorkloadRng rng(42, 0);
+  double t = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    t += rng.StandardExponential() / rate;
+    const int64_t t_100ns = static_cast<int64_t>(t * 1e7);
+    const int64_t s = t_100ns / 10'000'000, frac = t_100ns % 10'000'000;
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "2023-11-16 %02lld:%02lld:%02lld.%07lld,%lld,%lld\n",
+                  static_cast<long long>(s / 3600 % 24), static_cast<long long>(s / 60 % 60),
+                  static_cast<long long>(s % 60), static_cast<long long>(frac),
+                  static_cast<long long>(in), static_cast<long long>(out));
+    f << buf;
+  }
+  return path;
+}
+
+void BM_LlamaTrace_100k(benchmark::State& state) {
+  // 100k rows at 6 req/s span 4.6 h, inside the format's one day.
+  const std::string trace = WriteAzureTrace(100'000, 6.0, 1024, 256);
+  nlohmann::json doc = {
+      {"name", "llama-8b-trace"},
+      {"model", "llama-3.1-8b"},
+      {"hardware", "h200-sxm"},
+      {"deployment", {{"engine", "vllm"}, {"gpus", 1}, {"tp", 1}}},
+      {"workload", {{"kind", "trace"}, {"format", "azure_2023"}, {"path", trace}}}};
+  auto sc = ParseScenario(doc, "sim_bench");
+  std::remove(trace.c_str());
+  if (!sc.ok()) {
+    state.SkipWithError(sc.status().message().c_str());
+    return;
+  }
+  RunScenarioBench(state, **sc);
+}
+BENCHMARK(BM_LlamaTrace_100k)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_AgentNoCache(benchmark::State& state) {
   RunFile(state, "scenarios/kimi-k2.6-agent-nocache.json", {});
 }
-BENCHMARK(BM_AgentNoCache)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
+BENCHMARK(BM_AgentNoCache)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
 
 void BM_AgentCache(benchmark::State& state) {
   RunFile(state, "scenarios/kimi-k2.6-agent-cache.json", {});
 }
-BENCHMARK(BM_AgentCache)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
+BENCHMARK(BM_AgentCache)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
 
 }  // namespace
 }  // namespace capplan

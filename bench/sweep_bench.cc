@@ -2,6 +2,9 @@
 // way `capplan sweep` runs them (validation, simulation, atomic per-point
 // files, merge). Target: 1,000 points of 10k-request simulations
 // in under 60 s on 2 cores. Reports points/s.
+// BM_SloSearch/{0,1}: `capplan search` over 16 configurations of
+// scenarios/llama-3.1-70b-tp4.json with 2,000 requests per probe, without
+// and with fast-forward (RunOptions::fast_forward). Target: <= 2 s on 2 cores.
 //   build-DIR/bench/sweep_bench --benchmark_filter=BM_Sweep/1000/10000
 #include <unistd.h>
 
@@ -14,6 +17,8 @@
 
 #include "common/json_util.h"
 #include "sim/sweep/grid.h"
+#include "sim/sweep/search.h"
+#include "sim/sweep/sim_hooks.h"
 #include "sim/sweep/sim_hooks.h"
 #include "sim/sweep/sweep_runner.h"
 
@@ -81,6 +86,41 @@ BENCHMARK(BM_Sweep)
     ->Unit(benchmark::kSecond)
     ->UseRealTime()
     ->Iterations(1);
+
+void BM_SloSearch(benchmark::State& state) {
+  const std::string scenario = std::string(CAPPLAN_SOURCE_DIR) + "/scenarios/llama-3.1-70b-tp4.json";
+  auto base = LoadBaseScenario(scenario, {"workload.num_requests=2000",
+                                          "workload.warmup_requests=200"});
+  auto space = ParseSearchSpace(nlohmann::json::parse(R"({
+      "axes": {"deployment.replicas": [1, 2, 3, 4], "deployment.kv_cache": ["bf16", "fp8"],
+               "deployment.chunked_prefill_tokens": [4096, 16384]},
+      "request_rate": {"path": "workload.request_rate", "min_req_per_s": 0.5,
+                       "max_req_per_s": 64, "rel_tol": 0.05}})"),
+                                "sweep_bench");
+  if (!base.ok() || !space.ok()) {
+    state.SkipWithError(!base.ok() ? base.status().message().c_str()
+                                   : space.status().message().c_str());
+    return;
+  }
+  SearchOptions opt;
+  opt.slos = {ParseSlo("p90_ttft_ms<=2000").value(), ParseSlo("p90_tpot_ms<=50").value()};
+  opt.jobs = static_cast<int>(std::thread::hardware_concurrency());
+  const SimHooks hooks = RealSimHooks(scenario, state.range(0) != 0);
+  int64_t sims = 0;
+  for (auto _ : state) {
+    auto r = RunSearch(*base, scenario, *space, opt, hooks);
+    if (!r.ok()) {
+      state.SkipWithError(r.status().message().c_str());
+      return;
+    }
+    sims += r->simulations;
+    state.counters["configs"] = static_cast<double>(r->configs);
+    state.counters["feasible"] = static_cast<double>(r->ranked.size());
+  }
+  state.counters["simulations"] = static_cast<double>(sims);
+  state.counters["threads"] = std::thread::hardware_concurrency();
+}
+BENCHMARK(BM_SloSearch)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
 
 }  // namespace
 }  // namespace capplan

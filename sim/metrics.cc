@@ -7,13 +7,21 @@
 
 namespace capplan {
 
-double Percentile(std::vector<double> v, double p) {
+namespace {
+
+double SortedPercentile(const std::vector<double>& v, double p) {
   if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
   const double pos = p / 100.0 * static_cast<double>(v.size() - 1);
   const size_t lo = static_cast<size_t>(std::floor(pos));
   const size_t hi = std::min(lo + 1, v.size() - 1);
   return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+}
+
+}  // namespace
+
+double Percentile(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  return SortedPercentile(v, p);
 }
 
 double Mean(const std::vector<double>& v) {
@@ -57,8 +65,22 @@ double LogHistogram::Percentile(double p) const {
   return Midpoint(static_cast<int>(buckets_.size() - 1));
 }
 
+// The two order statistics a percentile interpolates between, by selection
+// (linear time) rather than a sort: the same values.
+double SelectPercentile(std::vector<double>& v, double p) {
+  if (v.empty()) return 0;
+  const double pos = p / 100.0 * static_cast<double>(v.size() - 1);
+  const size_t lo = static_cast<size_t>(std::floor(pos));
+  std::nth_element(v.begin(), v.begin() + lo, v.end());
+  const double a = v[lo];
+  const double b = lo + 1 < v.size() ? *std::min_element(v.begin() + lo + 1, v.end()) : a;
+  return a + (b - a) * (pos - static_cast<double>(lo));
+}
+
 schema::Stats StatsOf(const std::vector<double>& v) {
-  return schema::Stats{Mean(v), Percentile(v, 50), Percentile(v, 90), Percentile(v, 99)};
+  std::vector<double> w = v;
+  return schema::Stats{Mean(v), SelectPercentile(w, 50), SelectPercentile(w, 90),
+                       SelectPercentile(w, 99)};
 }
 
 E2eTotals AddEndToEndSummary(const std::vector<E2eRequest>& reqs, int gpus, double usd_per_gpu_hour,

@@ -56,20 +56,29 @@ int64_t ServingPool::SteadyIterations(const Replica& rep) const {
   return limit;
 }
 
-// Prices iteration `i` of the steady run (contexts grown by i tokens each):
-// the slowest rank's cost, its duration, and how many iterations from i on
-// cost the same (the shortest such range over the ranks).
-void ServingPool::PriceSteadyStep(const Replica& rep, int64_t i, StepCost* cost, int64_t* dur_ns,
-                                  int64_t* same) {
-  double seconds = -1;
-  *same = INT64_MAX;
-  for (size_t k = 0; k < rep.ranks.size(); ++k) {
-    const RankBatch& b = rep.batches[k];
+// How many iterations from iteration `i` of the steady run (contexts grown
+// by i tokens each) on cost the same: the shortest such range over the
+// ranks.
+int64_t ServingPool::SamePriceRun(const Replica& rep, int64_t i) {
+  int64_t same = INT64_MAX;
+  for (const RankBatch& b : rep.batches) {
     if (!b.decode) continue;
     work_.prefill.clear();
     work_.decode_n = b.decode_n;
     work_.decode_ctx_sum = b.decode_ctx_sum + i * b.decode_n;
-    *same = std::min(*same, (pricer_.SameCostUntil(work_) - work_.decode_ctx_sum) / b.decode_n + 1);
+    same = std::min(same, (pricer_.SameCostUntil(work_) - work_.decode_ctx_sum) / b.decode_n + 1);
+  }
+  return same;
+}
+
+// Iteration i's price: the slowest rank's cost and its duration.
+void ServingPool::PriceSteadyStep(const Replica& rep, int64_t i, StepCost* cost, int64_t* dur_ns) {
+  double seconds = -1;
+  for (const RankBatch& b : rep.batches) {
+    if (!b.decode) continue;
+    work_.prefill.clear();
+    work_.decode_n = b.decode_n;
+    work_.decode_ctx_sum = b.decode_ctx_sum + i * b.decode_n;
     const StepCost& c = pricer_.Price(work_);
     if (c.seconds > seconds) {
       seconds = c.seconds;
@@ -92,10 +101,7 @@ int64_t ServingPool::FastForward(int rep_i, int64_t dur_ns) {
   // Invariant: iteration `skipped` starts at t, lasts d and costs `cost`,
   // like the `same` - 1 iterations after it.
   StepCost cost = slowest_copy_;
-  int64_t skipped = 0, t = now_, d = dur_ns, same = 0;
-  PriceSteadyStep(rep, 0, &cost, &d, &same);
-  cost = slowest_copy_;
-  d = dur_ns;
+  int64_t skipped = 0, t = now_, d = dur_ns, same = SamePriceRun(rep, 0);
   while (skipped < limit) {
     int64_t m = std::min(same, limit - skipped);
     // Every skipped step end must come before the next queued event.
@@ -111,7 +117,10 @@ int64_t ServingPool::FastForward(int rep_i, int64_t dur_ns) {
     t += m * d;
     skipped += m;
     same -= m;
-    if (same == 0) PriceSteadyStep(rep, skipped, &cost, &d, &same);
+    if (same == 0) {
+      PriceSteadyStep(rep, skipped, &cost, &d);
+      same = SamePriceRun(rep, skipped);
+    }
   }
   if (skipped == 0) return now_ + dur_ns;
   res_.busy.Add(cost);  // the iteration that ends with an ordinary event

@@ -18,9 +18,27 @@ int64_t BucketEnd(int64_t v) {
 }
 
 const StepCost& ModelStepPricer::Price(const StepWork& work) {
+  const int64_t bucket = BucketValue(work.decode_ctx_sum);
+  const bool packed = work.prefill.empty() && work.decode_n < (int64_t{1} << 20) &&
+                      bucket < (int64_t{1} << 44);
+  const uint64_t word = static_cast<uint64_t>(work.decode_n) << 44 | static_cast<uint64_t>(bucket);
+  Slot* slot = nullptr;
+  if (packed) {
+    slot = &decode_slots_[(word * 0x9E3779B97F4A7C15ull) >> 52];
+    if (slot->word == word) {
+      ++hits_;
+      return *slot->cost;
+    }
+    auto it = decode_memo_.find(word);
+    if (it != decode_memo_.end()) {
+      ++hits_;
+      *slot = {word, &it->second};
+      return it->second;
+    }
+  }
   key_.clear();
   key_.push_back(work.decode_n);
-  key_.push_back(BucketValue(work.decode_ctx_sum));
+  key_.push_back(bucket);
   for (const auto& c : work.prefill) {
     key_.push_back(c.new_tokens);
     key_.push_back(BucketValue(c.cached_tokens));
@@ -62,6 +80,11 @@ const StepCost& ModelStepPricer::Price(const StepWork& work) {
   ctx.overlap_schedule = opt_.overlap_schedule;
   ctx.requests = n + static_cast<int64_t>(work.prefill.size());
   StepCost c = cost_->PriceOps(ops_, ctx, &warnings_);
+  if (packed) {
+    const StepCost& stored = decode_memo_.emplace(word, c).first->second;
+    *slot = {word, &stored};
+    return stored;
+  }
   return memo_.emplace(key_, c).first->second;
 }
 

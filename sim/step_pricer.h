@@ -85,6 +85,15 @@ class ModelStepPricer : public StepPricer {
   const CostModel* cost_;
   ModelPricerOptions opt_;
   std::unordered_map<std::vector<int64_t>, StepCost, KeyHash> memo_;
+  // Pure decode steps, the fast path's usual question, keyed by decode_n and
+  // the bucketed context sum packed in one word.
+  std::unordered_map<uint64_t, StepCost> decode_memo_;
+  // A direct-mapped cache in front of decode_memo_ (its nodes never move).
+  struct Slot {
+    uint64_t word = ~uint64_t{0};
+    const StepCost* cost = nullptr;
+  };
+  std::vector<Slot> decode_slots_ = std::vector<Slot>(4096);
   std::vector<int64_t> key_;
   std::vector<Op> ops_;
   std::set<std::string> warnings_;

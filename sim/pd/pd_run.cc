@@ -29,6 +29,7 @@ schema::PoolSummary PoolPart(const schema::RunSummary& own, const SimResult& sim
   p.max_concurrent_requests.reset();
   p.kv_verify_time_share.reset();
   p.simulator.reset();
+  p.simulator.emplace().fast_forward_iterations = sim.fast_forward_iterations;
   p.completed = own.completed;
   // Pages, not tokens: reserved and held pages carry no tokens yet/any more
   // in the pool's token count but are taken all the same.
@@ -163,7 +164,7 @@ class PdDriver : public PoolListener {
 
 }  // namespace
 
-Result<PdRunResult> RunPd(const Scenario& sc) {
+Result<PdRunResult> RunPd(const Scenario& sc, bool fast_forward) {
   size_t pre_i = sc.pools.size(), dec_i = sc.pools.size();
   for (size_t i = 0; i < sc.pools.size(); ++i) {
     if (sc.pools[i].role == schema::PoolRole::kPrefill) pre_i = i;
@@ -177,6 +178,7 @@ Result<PdRunResult> RunPd(const Scenario& sc) {
   const PoolSpec& ps = sc.pools[pre_i];
   const PoolSpec& ds = sc.pools[dec_i];
   RunOptions no_hooks;
+  no_hooks.fast_forward = fast_forward;
   CAPPLAN_ASSIGN_OR_RETURN(std::unique_ptr<PreparedRun> pre_prep, PrepareRun(sc, pre_i, no_hooks));
   CAPPLAN_ASSIGN_OR_RETURN(std::unique_ptr<PreparedRun> dec_prep, PrepareRun(sc, dec_i, no_hooks));
   const Dtype src = ps.deployment.kv_cache, dst = ds.deployment.kv_cache;
@@ -351,7 +353,7 @@ Status RequireCompletions(const Scenario& sc, const PdRunResult& run) {
 }
 
 Result<RunResult> RunLinkedPools(const Scenario& sc, const RunOptions& options) {
-  CAPPLAN_ASSIGN_OR_RETURN(PdRunResult r, RunPd(sc));
+  CAPPLAN_ASSIGN_OR_RETURN(PdRunResult r, RunPd(sc, options.fast_forward));
   CAPPLAN_RETURN_IF_ERROR(RequireCompletions(sc, r));
   RunResult out;
   if (options.want_requests_csv) out.requests_csv = Csv(r.requests);

@@ -51,7 +51,7 @@ struct PdRunResult {
 };
 
 // `sc` has a prefill pool, a decode pool and a transfer.
-Result<PdRunResult> RunPd(const Scenario& sc);
+Result<PdRunResult> RunPd(const Scenario& sc, bool fast_forward = true);
 
 // InvalidConfig when every request failed: such a run has no throughput,
 // latency or cost to report (its summary would show $0 per million tokens).

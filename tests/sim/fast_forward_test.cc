@@ -62,6 +62,7 @@ std::vector<Case> Cases() {
 
 struct Run {
   nlohmann::json summary;
+  std::string requests_csv;  // every request's timestamps (PD too)
   std::vector<ReqState> requests;
 };
 
@@ -77,10 +78,12 @@ Result<Run> RunCase(const Case& c, bool fast_forward) {
   }
   RunOptions opt;
   opt.fast_forward = fast_forward;
+  opt.want_requests_csv = true;
   Run out;
   opt.requests_out = &out.requests;
   CAPPLAN_ASSIGN_OR_RETURN(RunResult r, RunScenario(*sc, opt));
   out.summary = schema::ToJson(r.summary);
+  out.requests_csv = std::move(r.requests_csv);
   return out;
 }
 
@@ -129,6 +132,7 @@ TEST_P(FastForward, SameAnswersAsEveryIteration) {
   ASSERT_TRUE(fast.ok()) << fast.status().message();
   ASSERT_TRUE(slow.ok()) << slow.status().message();
   ExpectClose(fast->summary, slow->summary, "");
+  EXPECT_TRUE(fast->requests_csv == slow->requests_csv) << "requests.csv differs";
   ASSERT_EQ(fast->requests.size(), slow->requests.size());
   for (size_t i = 0; i < fast->requests.size(); ++i) {
     const ReqState& f = fast->requests[i];
@@ -158,6 +162,17 @@ TEST(FastForwardEngages, DecodeOnlyClosedLoopSkipsMostIterations) {
   ASSERT_TRUE(fast.ok()) << fast.status().message();
   const int64_t it = fast->summary["iterations"];
   EXPECT_GT(Skipped(fast->summary), it * 9 / 10) << it;
+}
+
+// In a PD pair the decode pool's steady stretches are cut by the prefill
+// pool's step ends and the transfers, but still skip.
+TEST(FastForwardEngages, PdDecodePoolSkips) {
+  Case c{"pd", "pd-kimi-k2.6.json", {}, nullptr};
+  auto fast = RunCase(c, true);
+  ASSERT_TRUE(fast.ok()) << fast.status().message();
+  const auto& dec = fast->summary["pools"]["decode"];
+  EXPECT_GT(dec["simulator"]["fast_forward_iterations"].get<int64_t>(), 0);
+  EXPECT_EQ(fast->summary["pools"]["prefill"]["simulator"]["fast_forward_iterations"], 0);
 }
 
 }  // namespace
