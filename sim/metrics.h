@@ -10,6 +10,7 @@
 #ifndef CAPPLAN_SIM_METRICS_H_
 #define CAPPLAN_SIM_METRICS_H_
 
+#include <bit>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -27,14 +28,24 @@ double Mean(const std::vector<double>& values);
 class LogHistogram {
  public:
   LogHistogram();
-  void Add(int64_t v, int64_t weight = 1);
+  void Add(int64_t v, int64_t weight = 1) {
+    buckets_[Index(v)] += weight;
+    count_ += weight;
+    sum_ += static_cast<double>(v) * static_cast<double>(weight);
+  }
   int64_t count() const { return count_; }
   double mean() const { return count_ ? sum_ / count_ : 0; }
   // Nearest-rank percentile (p in [0, 100]) at the bucket midpoint.
   double Percentile(double p) const;
 
  private:
-  static int Index(int64_t v);
+  // Values < 256 map to themselves; above, 128 buckets per power of two
+  // (the 8 leading bits).
+  static int Index(int64_t v) {
+    if (v < 256) return static_cast<int>(v < 0 ? 0 : v);
+    const int shift = std::bit_width(static_cast<uint64_t>(v)) - 8;  // >= 1
+    return 256 + (shift - 1) * 128 + static_cast<int>((v >> shift) - 128);
+  }
   static double Midpoint(int idx);
   std::vector<int64_t> buckets_;
   int64_t count_ = 0;

@@ -148,7 +148,7 @@ class ServingPool {
   int64_t FastForward(int rep_i, int64_t dur_ns);
   int64_t SteadyIterations(const Replica& rep) const;
   int64_t SamePriceRun(const Replica& rep, int64_t i);
-  void PriceSteadyStep(const Replica& rep, int64_t i, StepCost* cost, int64_t* dur_ns);
+  const StepCost* PriceSteadyStep(const Replica& rep, int64_t i, int64_t* dur_ns);
   static int64_t StepNs(double seconds);
   void TransferPages(int64_t delta);
   Status CheckConservation();

@@ -71,21 +71,26 @@ int64_t ServingPool::SamePriceRun(const Replica& rep, int64_t i) {
   return same;
 }
 
-// Iteration i's price: the slowest rank's cost and its duration.
-void ServingPool::PriceSteadyStep(const Replica& rep, int64_t i, StepCost* cost, int64_t* dur_ns) {
-  double seconds = -1;
+// Iteration i's price: the slowest rank's cost (valid until the next
+// Price() call) and its duration.
+const StepCost* ServingPool::PriceSteadyStep(const Replica& rep, int64_t i, int64_t* dur_ns) {
+  const StepCost* slowest = nullptr;
+  const bool one = rep.batches.size() == 1;
   for (const RankBatch& b : rep.batches) {
     if (!b.decode) continue;
     work_.prefill.clear();
     work_.decode_n = b.decode_n;
     work_.decode_ctx_sum = b.decode_ctx_sum + i * b.decode_n;
     const StepCost& c = pricer_.Price(work_);
-    if (c.seconds > seconds) {
-      seconds = c.seconds;
-      *cost = c;
+    if (one) {
+      slowest = &c;
+    } else if (slowest == nullptr || c.seconds > slowest->seconds) {
+      slowest_copy_ = c;  // the next rank's Price() may reuse c's storage
+      slowest = &slowest_copy_;
     }
   }
-  *dur_ns = StepNs(seconds);
+  *dur_ns = StepNs(slowest->seconds);
+  return slowest;
 }
 
 int64_t ServingPool::FastForward(int rep_i, int64_t dur_ns) {
@@ -100,7 +105,7 @@ int64_t ServingPool::FastForward(int rep_i, int64_t dur_ns) {
   }
   // Invariant: iteration `skipped` starts at t, lasts d and costs `cost`,
   // like the `same` - 1 iterations after it.
-  StepCost cost = slowest_copy_;
+  const StepCost* cost = &slowest_copy_;
   int64_t skipped = 0, t = now_, d = dur_ns, same = SamePriceRun(rep, 0);
   while (skipped < limit) {
     int64_t m = std::min(same, limit - skipped);
@@ -111,19 +116,19 @@ int64_t ServingPool::FastForward(int rep_i, int64_t dur_ns) {
     // per request (below).
     const int64_t n = skipped == 0 ? m - 1 : m;
     if (n > 0) {
-      res_.busy.AddTimes(cost, n);
+      res_.busy.AddTimes(*cost, n);
       if (itl_weight > 0) res_.itl_ns.Add(d, itl_weight * n);
     }
     t += m * d;
     skipped += m;
     same -= m;
     if (same == 0) {
-      PriceSteadyStep(rep, skipped, &cost, &d);
+      cost = PriceSteadyStep(rep, skipped, &d);
       same = SamePriceRun(rep, skipped);
     }
   }
   if (skipped == 0) return now_ + dur_ns;
-  res_.busy.Add(cost);  // the iteration that ends with an ordinary event
+  res_.busy.Add(*cost);  // the iteration that ends with an ordinary event
   res_.iterations += skipped;
   res_.fast_forward_iterations += skipped;
   const int64_t first_end = now_ + dur_ns;
