@@ -124,7 +124,8 @@ ServingPool::ServingPool(uint8_t id, const SimConfig& c, const std::vector<SimRe
 
 void ServingPool::StartArrivals() {
   if (cursor_ < order_.size()) {
-    Push(res_.requests[order_[0]].arrival_ns, EventClass::kArrival, order_[cursor_++]);
+    next_arrival_ns_ = res_.requests[order_[0]].arrival_ns;
+    Push(next_arrival_ns_, EventClass::kArrival, order_[cursor_++]);
   }
 }
 
@@ -145,9 +146,13 @@ void ServingPool::OnArrival(int32_t idx) {
   // A follow-up's arrival was pushed by its predecessor; only independent
   // arrivals chain to the next one in arrival order.
   const bool follow_up = !is_follow_up_.empty() && is_follow_up_[idx];
-  if (!follow_up && cursor_ < order_.size()) {
-    const int32_t next = order_[cursor_++];
-    Push(std::max(now_, res_.requests[next].arrival_ns), EventClass::kArrival, next);
+  if (!follow_up) {
+    next_arrival_ns_ = INT64_MAX;
+    if (cursor_ < order_.size()) {
+      const int32_t next = order_[cursor_++];
+      next_arrival_ns_ = std::max(now_, res_.requests[next].arrival_ns);
+      Push(next_arrival_ns_, EventClass::kArrival, next);
+    }
   }
   if (cfg_.concurrency > 0 && in_flight_ >= cfg_.concurrency) {
     backlog_.push_back(idx);

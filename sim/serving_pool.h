@@ -29,9 +29,13 @@
 //  * no request finishes (K < every request's remaining output),
 //  * the pages the K iterations take are already free (no retraction, no
 //    prefix-cache eviction), and
-//  * no queued event (any pool's: an arrival, another replica's step end, a
-//    transfer) falls at or before that step end, so nothing could have
-//    changed the batch formed there.
+//  * no event that could change this replica falls at or before that step
+//    end, so nothing could have changed the batch formed there. In general
+//    that is any queued event (any pool's: an arrival, another replica's
+//    step end, a transfer). In a co-located pool without follow-up requests
+//    and with no request waiting for a concurrency slot, only an arrival
+//    can reach this replica (another replica's step end can neither send it
+//    a request nor read its state), so the next arrival bounds it.
 // Step prices are exact: the pricer names the context range it prices
 // alike (StepPricer::SameCostUntil), so a range costs one Price() call. The
 // skipped step ends emit their tokens in closed form (per request counts and
@@ -147,6 +151,8 @@ class ServingPool {
   // of the iteration whose step end is then pushed.
   int64_t FastForward(int rep_i, int64_t dur_ns);
   int64_t SteadyIterations(const Replica& rep) const;
+  // The time before which nothing can change a steady replica (above).
+  int64_t Horizon() const;
   int64_t SamePriceRun(const Replica& rep, int64_t i);
   const StepCost* PriceSteadyStep(const Replica& rep, int64_t i, int64_t* dur_ns);
   static int64_t StepNs(double seconds);
@@ -175,6 +181,7 @@ class ServingPool {
   std::vector<std::unique_ptr<prefix_cache::PrefixCache>> route_trees_;
   std::vector<int64_t> route_blocks_;
   size_t cursor_ = 0;
+  int64_t next_arrival_ns_ = INT64_MAX;  // the queued chained arrival, if any
   int64_t in_flight_ = 0;
   std::deque<int32_t> backlog_;
   std::vector<Replica> replicas_;

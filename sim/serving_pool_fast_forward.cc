@@ -12,6 +12,13 @@ int64_t ServingPool::StepNs(double seconds) {
   return std::max<int64_t>(1, std::llround(seconds * 1e9));
 }
 
+int64_t ServingPool::Horizon() const {
+  const bool only_arrivals = listener_ == nullptr && !opts_.reserve_before_admit &&
+                             !opts_.hold_kv_after_prefill && first_follow_.empty() &&
+                             backlog_.empty();
+  return only_arrivals ? next_arrival_ns_ : q_->next_time();
+}
+
 int64_t ServingPool::SteadyIterations(const Replica& rep) const {
   const std::vector<ReqState>& reqs = res_.requests;
   int64_t limit = INT64_MAX;
@@ -97,7 +104,7 @@ int64_t ServingPool::FastForward(int rep_i, int64_t dur_ns) {
   Replica& rep = replicas_[rep_i];
   const int64_t limit = SteadyIterations(rep);
   if (limit == 0) return now_ + dur_ns;
-  const int64_t horizon = q_->next_time();
+  const int64_t horizon = Horizon();
   std::vector<ReqState>& reqs = res_.requests;
   int64_t itl_weight = 0;  // tokens per step end that enter the ITL histogram
   for (const RankState& rank : rep.ranks) {

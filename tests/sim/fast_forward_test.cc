@@ -47,6 +47,13 @@ std::vector<Case> Cases() {
                     "workload.num_requests=288", "workload.warmup_requests=0",
                     "workload.output_tokens.value=128"},
                    nullptr});
+  // Open loop over several replicas: only arrivals bound a replica's skip.
+  cases.push_back({"llama_three_replicas_least_kv", "llama-3.1-70b-tp4.json",
+                   {"deployment.replicas=3", "deployment.router=least_kv",
+                    "workload.request_rate=20"},
+                   nullptr});
+  cases.push_back({"llama_vllm_two_replicas", "llama-3.1-70b-tp4-vllm.json",
+                   {"deployment.replicas=2", "workload.request_rate=12"}, nullptr});
   cases.push_back({"qwen_vllm_closed_loop", "qwen3-235b-tp8.json", {"deployment.scheduler=vllm"},
                    nullptr});
   cases.push_back({"llama_trace_azure", "llama-3.1-70b-tp4.json", {},
