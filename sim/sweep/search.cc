@@ -11,7 +11,7 @@
 #include "sim/sweep/bisect.h"
 #include "sim/sweep/parallel_for.h"
 #include "sim/sweep/pareto.h"
-#include "sim/sweep/progress.h"
+#include "common/progress.h"
 
 namespace capplan {
 

@@ -6,7 +6,7 @@
 #include "common/atomic_file.h"
 #include "common/json_util.h"
 #include "sim/sweep/parallel_for.h"
-#include "sim/sweep/progress.h"
+#include "common/progress.h"
 #include "sim/sweep/sweep_files.h"
 
 namespace capplan {

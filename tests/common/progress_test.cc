@@ -2,25 +2,10 @@
 
 #include <gtest/gtest.h>
 
-#include "sim/sweep/pareto.h"
-#include "sim/sweep/progress.h"
+#include "common/progress.h"
 
 namespace capplan {
 namespace {
-
-TEST(ParetoTest, KeepsOnlyNonDominatedSortedByX) {
-  // (x, y): 3 dominates 1 (same x, higher y); 4 is dominated by 2.
-  auto front = ParetoFront({{10, 100, 0}, {20, 80, 1}, {10, 120, 2}, {15, 70, 3}, {30, 10, 4},
-                            {30, 10, 5}});
-  std::vector<int> ids;
-  for (const auto& p : front) ids.push_back(p.id);
-  ASSERT_EQ(front.size(), 4u);
-  EXPECT_EQ(front[0].id, 2);
-  EXPECT_EQ(front[1].id, 1);
-  EXPECT_EQ(front[2].x, 30);
-  EXPECT_EQ(front[3].x, 30);  // exact duplicates both kept
-  EXPECT_TRUE(ParetoFront({}).empty());
-}
 
 TEST(ProgressTest, RendersRateAndEta) {
   EXPECT_EQ(ProgressBar::Render("sweep", 25, 100, 5.0, 10),
@@ -47,6 +32,22 @@ TEST(ProgressTest, SilentWithoutATerminalAndThrottled) {
   EXPECT_EQ(s.find("2/3"), std::string::npos);
   EXPECT_NE(s.find("3/3"), std::string::npos);
   EXPECT_EQ(s.back(), '\n');
+}
+
+TEST(ProgressTest, UpdateSetsTheCountAndAnUndrawnBarStaysSilent) {
+  std::ostringstream os;
+  double now = 0;
+  {
+    ProgressBar quiet(&os, 5, "x", [&] { return now; });
+    quiet.Finish();  // never drawn: a short run prints nothing
+  }
+  EXPECT_EQ(os.str(), "");
+  {
+    ProgressBar bar(&os, 100, "simulate", [&] { return now; });
+    now = 2;
+    bar.Update(40);
+  }
+  EXPECT_NE(os.str().find("40/100  40% 20.0/s ETA 0:03"), std::string::npos) << os.str();
 }
 
 }  // namespace

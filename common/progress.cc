@@ -1,4 +1,4 @@
-#include "sim/sweep/progress.h"
+#include "common/progress.h"
 
 #include <cmath>
 #include <cstdio>
@@ -52,6 +52,17 @@ void ProgressBar::Tick(int64_t n) {
   if (out_ == nullptr) return;
   std::lock_guard<std::mutex> lock(mu_);
   done_ += n;
+  Draw();
+}
+
+void ProgressBar::Update(int64_t done) {
+  if (out_ == nullptr) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  done_ = done;
+  Draw();
+}
+
+void ProgressBar::Draw() {
   const double now = clock_();
   // Redraw at most 10 times a second: a fast sweep must not be slowed by
   // terminal writes.
@@ -63,7 +74,7 @@ void ProgressBar::Tick(int64_t n) {
 void ProgressBar::Finish() {
   if (out_ == nullptr) return;
   std::lock_guard<std::mutex> lock(mu_);
-  if (finished_) return;
+  if (finished_ || last_draw_s_ < 0) return;
   finished_ = true;
   *out_ << "\r" << Render(label_, done_, total_, clock_() - start_s_) << "\n" << std::flush;
 }

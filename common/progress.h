@@ -1,8 +1,8 @@
 // A one-line progress bar with rate and ETA, redrawn in place with '\r'.
 // Callers pass a null stream when stderr is not a terminal (logs and CI
 // output stay clean). Safe to tick from several threads.
-#ifndef CAPPLAN_SIM_SWEEP_PROGRESS_H_
-#define CAPPLAN_SIM_SWEEP_PROGRESS_H_
+#ifndef CAPPLAN_COMMON_PROGRESS_H_
+#define CAPPLAN_COMMON_PROGRESS_H_
 
 #include <chrono>
 #include <cstdint>
@@ -20,7 +20,9 @@ class ProgressBar {
   ProgressBar(std::ostream* out, int64_t total, std::string label, Clock clock = {});
   ~ProgressBar();
   void Tick(int64_t n = 1);
-  // Draws the final state and ends the line.
+  // Sets the count done so far (a caller that counts on its own).
+  void Update(int64_t done);
+  // Draws the final state and ends the line, when anything was drawn.
   void Finish();
 
   // The line drawn for `done` of `total` after `elapsed_s` (for tests).
@@ -28,6 +30,8 @@ class ProgressBar {
                             double elapsed_s, int width = 30);
 
  private:
+  void Draw();  // under mu_, at most 10 times a second
+
   std::ostream* out_;
   int64_t total_;
   std::string label_;
@@ -44,4 +48,4 @@ std::string FormatDuration(double seconds);
 
 }  // namespace capplan
 
-#endif  // CAPPLAN_SIM_SWEEP_PROGRESS_H_
+#endif  // CAPPLAN_COMMON_PROGRESS_H_
