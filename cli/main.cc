@@ -28,7 +28,8 @@ int main(int argc, char** argv) {
 
   std::vector<std::string> args(argv + 1, argv + argc);
   // --yes, accepted by every command: run even when a run's estimated
-  // memory exceeds what this machine has (common/memory_budget.h).
+  // memory exceeds what this machine has, or its estimated time the run-time
+  // budget (common/memory_budget.h).
   const auto yes = std::remove(args.begin(), args.end(), std::string("--yes"));
   if (yes != args.end()) {
     args.erase(yes, args.end());

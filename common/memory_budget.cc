@@ -53,4 +53,16 @@ Status CheckMemoryEstimate(int64_t estimate_bytes, std::string_view what, std::s
                        std::string(how) + ", or pass --yes to try anyway");
 }
 
+Status CheckTimeEstimate(double estimate_s, std::string_view what, std::string_view how) {
+  if (g_disabled || !(estimate_s > kRunTimeBudgetS)) return Status::Ok();
+  char buf[32];
+  if (estimate_s >= 3600) {
+    std::snprintf(buf, sizeof(buf), "%.1f h", estimate_s / 3600);
+  } else {
+    std::snprintf(buf, sizeof(buf), "%.0f min", estimate_s / 60);
+  }
+  return Status::Usage(std::string(what) + " would take an estimated " + buf + "; " +
+                       std::string(how) + ", or pass --yes to run it anyway");
+}
+
 }  // namespace capplan

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/data_path.h"
+#include "common/memory_budget.h"
 #include "common/json_util.h"
 #include "sim/scenario.h"
 #include "sim/sim_state.h"
@@ -180,6 +181,37 @@ TEST(FastForwardEngages, PdDecodePoolSkips) {
   const auto& dec = fast->summary["pools"]["decode"];
   EXPECT_GT(dec["simulator"]["fast_forward_iterations"].get<int64_t>(), 0);
   EXPECT_EQ(fast->summary["pools"]["prefill"]["simulator"]["fast_forward_iterations"], 0);
+}
+
+// A run that would take far longer than is reasonable is refused before it
+// starts, with the estimate and the way on.
+TEST(RunTimeEstimate, IterationByIterationOfHugeRunsIsRefusedUpFront) {
+  auto doc = ReadJsonFile(DataPath("scenarios/llama-3.1-70b-tp4.json"));
+  ASSERT_TRUE(doc.ok());
+  (*doc)["workload"] = nlohmann::json::parse(R"({"kind": "open_loop", "request_rate": 1,
+      "num_requests": 1000000, "warmup_requests": 0,
+      "input_tokens": {"dist": "fixed", "value": 16},
+      "output_tokens": {"dist": "fixed", "value": 100000}})");
+  auto sc = ParseScenario(*doc, "huge.json");
+  ASSERT_TRUE(sc.ok()) << sc.status().message();
+  RunOptions slow;
+  slow.fast_forward = false;
+  auto r = RunScenario(**sc, slow);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kUsage);
+  const std::string& m = r.status().message();
+  EXPECT_NE(m.find("huge.json: simulating 1000000 requests (1e+11 output tokens) iteration by "
+                   "iteration (--no-fast-forward) would take an estimated 42 min"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("drop --no-fast-forward"), std::string::npos) << m;
+  EXPECT_NE(m.find("--yes"), std::string::npos) << m;
+  EXPECT_TRUE(CheckTimeEstimate(kRunTimeBudgetS, "x", "y").ok());
+  EXPECT_EQ(CheckTimeEstimate(2 * 3600 + 360, "x", "y").message(),
+            "x would take an estimated 2.1 h; y, or pass --yes to run it anyway");
+  SetMemoryCheckDisabled(true);
+  EXPECT_TRUE(CheckTimeEstimate(1e9, "x", "y").ok());
+  SetMemoryCheckDisabled(false);
 }
 
 }  // namespace
