@@ -12,12 +12,12 @@
 #include <tuple>
 #include <vector>
 
-#include "calibrate/commands.h"
+#include "cli/calibrate_commands.h"
 #include "common/cli.h"
 #include "common/status.h"
-#include "models/commands.h"
-#include "report/commands.h"
-#include "sim/commands.h"
+#include "cli/models_commands.h"
+#include "cli/report_commands.h"
+#include "cli/sim_commands.h"
 
 namespace capplan {
 namespace {

@@ -21,7 +21,7 @@
 namespace capplan {
 namespace {
 
-// What `capplan simulate --json` runs (sim/commands.cc): one entry point
+// What `capplan simulate --json` runs (cli/sim_commands.cc): one entry point
 // for co-located and disaggregated scenarios alike.
 Result<nlohmann::json> SimulateSummary(const std::string& path,
                                        const std::vector<std::string>& sets) {

@@ -7,7 +7,7 @@
 #include "hw/profile.h"
 #include "common/json_util.h"
 #include "models/capacity_report.h"
-#include "models/commands.h"
+#include "cli/models_commands.h"
 
 namespace po = boost::program_options;
 

@@ -1,6 +1,6 @@
 // Registers the `capplan` subcommands that live in calibrate/.
-#ifndef CAPPLAN_CALIBRATE_COMMANDS_H_
-#define CAPPLAN_CALIBRATE_COMMANDS_H_
+#ifndef CAPPLAN_CLI_CALIBRATE_COMMANDS_H_
+#define CAPPLAN_CLI_CALIBRATE_COMMANDS_H_
 
 #include "common/cli.h"
 
@@ -10,4 +10,4 @@ void RegisterCalibrateCommands(CommandTable* table);
 
 }  // namespace capplan
 
-#endif  // CAPPLAN_CALIBRATE_COMMANDS_H_
+#endif  // CAPPLAN_CLI_CALIBRATE_COMMANDS_H_

@@ -1,4 +1,4 @@
-#include "report/commands.h"
+#include "cli/report_commands.h"
 
 #include <ostream>
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "common/cli.h"
-#include "engine/commands.h"
+#include "cli/engine_commands.h"
 
 int main(int argc, char** argv) {
   capplan::CommandTable table;

@@ -1,6 +1,6 @@
 // Registers the `capplan` subcommands that live in models/ (capacity).
-#ifndef CAPPLAN_MODELS_COMMANDS_H_
-#define CAPPLAN_MODELS_COMMANDS_H_
+#ifndef CAPPLAN_CLI_MODELS_COMMANDS_H_
+#define CAPPLAN_CLI_MODELS_COMMANDS_H_
 
 #include "common/cli.h"
 
@@ -10,4 +10,4 @@ void RegisterModelsCommands(CommandTable* table);
 
 }  // namespace capplan
 
-#endif  // CAPPLAN_MODELS_COMMANDS_H_
+#endif  // CAPPLAN_CLI_MODELS_COMMANDS_H_

@@ -1,6 +1,6 @@
 // Registers `capplan sweep` and `capplan search` (sim/sweep/README.md).
-#ifndef CAPPLAN_SIM_SWEEP_COMMANDS_H_
-#define CAPPLAN_SIM_SWEEP_COMMANDS_H_
+#ifndef CAPPLAN_CLI_SWEEP_COMMANDS_H_
+#define CAPPLAN_CLI_SWEEP_COMMANDS_H_
 
 #include "common/cli.h"
 
@@ -10,4 +10,4 @@ void RegisterSweepCommands(CommandTable* table);
 
 }  // namespace capplan
 
-#endif  // CAPPLAN_SIM_SWEEP_COMMANDS_H_
+#endif  // CAPPLAN_CLI_SWEEP_COMMANDS_H_

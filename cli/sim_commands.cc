@@ -1,6 +1,6 @@
 // `capplan simulate SCENARIO.json [--set dotted.path=value ...] [--out DIR]
 //  [--json] [--trace-out FILE]`
-#include "sim/commands.h"
+#include "cli/sim_commands.h"
 
 #include <iostream>
 
@@ -8,7 +8,7 @@
 #include "common/json_util.h"
 #include "sim/scenario.h"
 #include "sim/simulate.h"
-#include "sim/sweep/commands.h"
+#include "cli/sweep_commands.h"
 
 namespace capplan {
 
