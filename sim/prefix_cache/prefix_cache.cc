@@ -11,17 +11,26 @@ PrefixCache::PrefixCache(int64_t block_tokens, int64_t page_size)
 // unreferenced node's whole subtree is unreferenced: all of them can go.
 int64_t PrefixCache::evictable_pages() const { return unreferenced_nodes_ * pages_per_block_; }
 
+// Only a candidate's set entry moves with its last use; an interior node
+// (most of a long path) just takes the new time.
 void PrefixCache::Touch(int32_t node) {
   for (int32_t n = node; n != kRoot; n = nodes_[n].parent) {
-    candidates_.erase({nodes_[n].last_use, n});
-    nodes_[n].last_use = ++clock_;
+    Node& x = nodes_[n];
+    if (x.candidate) {
+      candidates_.erase({x.last_use, n});
+      x.candidate = false;
+    }
+    x.last_use = ++clock_;
     UpdateCandidate(n);
   }
 }
 
 void PrefixCache::UpdateCandidate(int32_t node) {
-  const Node& n = nodes_[node];
-  if (node != kRoot && n.live && n.refs == 0 && n.children == 0) {
+  Node& n = nodes_[node];
+  const bool eligible = node != kRoot && n.live && n.refs == 0 && n.children == 0;
+  if (eligible == n.candidate) return;
+  n.candidate = eligible;
+  if (eligible) {
     candidates_.insert({n.last_use, node});
   } else {
     candidates_.erase({n.last_use, node});
@@ -110,6 +119,7 @@ int64_t PrefixCache::Evict(int64_t pages) {
     const int32_t victim = candidates_.begin()->second;
     candidates_.erase(candidates_.begin());
     Node& v = nodes_[victim];
+    v.candidate = false;
     child_.erase({v.parent, v.block});
     v.live = false;
     --live_nodes_;

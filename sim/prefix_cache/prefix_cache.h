@@ -25,9 +25,9 @@
 #define CAPPLAN_SIM_PREFIX_CACHE_PREFIX_CACHE_H_
 
 #include <cstdint>
-#include <map>
 #include <set>
 #include <span>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -91,6 +91,13 @@ class PrefixCache {
     int32_t refs = 0;
     uint64_t last_use = 0;
     bool live = false;
+    bool candidate = false;  // in candidates_ (an unreferenced live leaf)
+  };
+  struct ChildKeyHash {
+    size_t operator()(const std::pair<int32_t, int64_t>& k) const {
+      const uint64_t h = static_cast<uint64_t>(k.second) * 0x9E3779B97F4A7C15ull;
+      return static_cast<size_t>(h ^ (h >> 29) ^ static_cast<uint64_t>(k.first) * 0xBF58476D1CE4E5B9ull);
+    }
   };
 
   void Touch(int32_t node);
@@ -101,7 +108,7 @@ class PrefixCache {
   int64_t pages_per_block_;
   std::vector<Node> nodes_;
   std::vector<int32_t> free_nodes_;
-  std::map<std::pair<int32_t, int64_t>, int32_t> child_;  // (parent, block) -> node
+  std::unordered_map<std::pair<int32_t, int64_t>, int32_t, ChildKeyHash> child_;  // (parent, block) -> node
   std::set<std::pair<uint64_t, int32_t>> candidates_;     // (last_use, node): evictable leaves
   int64_t live_nodes_ = 0;
   int64_t unreferenced_nodes_ = 0;
