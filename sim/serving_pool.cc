@@ -26,16 +26,10 @@ Result<std::unique_ptr<ServingPool>> ServingPool::Create(uint8_t id, const SimCo
     return Status::Invalid("simulator: chunked_prefill_tokens must be >= 1, got " +
                            std::to_string(config.sched.chunked_prefill_tokens));
   }
-  const bool pd = options.reserve_before_admit || options.hold_kv_after_prefill;
   for (const SimRequestSpec& s : specs) {
     if (s.after < -1 || s.after >= static_cast<int64_t>(specs.size())) {
       return Status::Invalid("simulator: request " + std::to_string(s.id) +
                              " follows a request that does not exist");
-    }
-    if (pd && s.after >= 0) {
-      return Status::Unavailable(
-          "simulator: multi-turn (sessions) workloads are simulated co-located only; PD "
-          "disaggregation does not issue follow-up turns yet");
     }
   }
   if (config.prefix_cache &&
@@ -71,20 +65,19 @@ ServingPool::ServingPool(uint8_t id, const SimConfig& c, const std::vector<SimRe
   for (size_t i = 0; i < specs.size(); ++i) {
     if (specs[i].after < 0) order_.push_back(static_cast<int32_t>(i));
   }
-  if (order_.size() < specs.size()) {
-    first_follow_.assign(specs.size(), -1);
-    next_follow_.assign(specs.size(), -1);
-    think_ns_.assign(specs.size(), 0);
-    is_follow_up_.assign(specs.size(), false);
+  // A PD prefill pool never issues turns: the decode pool, where a request
+  // enters and leaves, does.
+  if (order_.size() < specs.size() && !options.hold_kv_after_prefill) {
+    follow_.assign(specs.size(), FollowUp());
     // Built back to front so each list keeps spec order (the tie-break
     // between two follow-ups of one request due at the same instant).
     for (size_t i = specs.size(); i-- > 0;) {
       if (specs[i].after < 0) continue;
-      const size_t a = static_cast<size_t>(specs[i].after);
-      next_follow_[i] = first_follow_[a];
-      first_follow_[a] = static_cast<int32_t>(i);
-      think_ns_[i] = specs[i].think_ns;
-      is_follow_up_[i] = true;
+      FollowUp& a = follow_[static_cast<size_t>(specs[i].after)];
+      follow_[i].next = a.first;
+      a.first = static_cast<int32_t>(i);
+      follow_[i].think_ns = specs[i].think_ns;
+      follow_[i].is_follow_up = true;
     }
   }
   std::stable_sort(order_.begin(), order_.end(), [&](int32_t a, int32_t b) {
@@ -145,7 +138,7 @@ void ServingPool::Handle(const Event& e) {
 void ServingPool::OnArrival(int32_t idx) {
   // A follow-up's arrival was pushed by its predecessor; only independent
   // arrivals chain to the next one in arrival order.
-  const bool follow_up = !is_follow_up_.empty() && is_follow_up_[idx];
+  const bool follow_up = !follow_.empty() && follow_[idx].is_follow_up;
   if (!follow_up) {
     next_arrival_ns_ = INT64_MAX;
     if (cursor_ < order_.size()) {
@@ -208,6 +201,7 @@ void ServingPool::Abandon(int32_t idx, int64_t now_ns) {
   if (r.status == ReqStatus::kPending) {  // never sent here
     r.status = ReqStatus::kFailed;
     r.finish_ns = now_;
+    IssueFollowUps(idx);
     return;
   }
   // Reserved decode pages for a prompt the prefill pool could not take.
@@ -219,6 +213,7 @@ void ServingPool::Abandon(int32_t idx, int64_t now_ns) {
   r.finish_ns = now_;
   ++done_;
   IssueNext();
+  IssueFollowUps(idx);  // a conversation goes on after a failed turn
   PagesFreed(r.instance);
 }
 
@@ -443,9 +438,9 @@ void ServingPool::Finish(RankState& rank, ReqState& r) {
 
 // The next turns of a conversation start their think time now.
 void ServingPool::IssueFollowUps(int32_t idx) {
-  if (first_follow_.empty()) return;
-  for (int32_t f = first_follow_[idx]; f >= 0; f = next_follow_[f]) {
-    Push(now_ + think_ns_[f], EventClass::kArrival, f);
+  if (follow_.empty()) return;
+  for (int32_t f = follow_[idx].first; f >= 0; f = follow_[f].next) {
+    Push(now_ + follow_[f].think_ns, EventClass::kArrival, f);
   }
 }
 

@@ -168,12 +168,17 @@ class ServingPool {
   PoolListener* listener_;
   SimResult res_;
   std::vector<int32_t> order_;  // independent requests, by arrival time
-  // Follow-ups of each request as linked lists (empty when the workload has
-  // none): first_follow_[i] is the first request issued after i completes,
-  // next_follow_[j] the next one after the same request; -1 ends a list.
-  std::vector<int32_t> first_follow_, next_follow_;
-  std::vector<int64_t> think_ns_;
-  std::vector<bool> is_follow_up_;
+  // Follow-ups (the next turns of conversations), one entry per request
+  // (empty when the workload has none): `first` is the first request issued
+  // `think_ns` after this one completes or fails, `next` the next one after
+  // the same request; -1 ends a list.
+  struct FollowUp {
+    int32_t first = -1;
+    int32_t next = -1;
+    int64_t think_ns = 0;
+    bool is_follow_up = false;  // issued by a predecessor, not by arrival time
+  };
+  std::vector<FollowUp> follow_;
   std::vector<std::unique_ptr<prefix_cache::PrefixCache>> caches_;  // one per rank, when on
   std::vector<int64_t> blocks_;  // content ids scratch (SchedulerEnv::blocks)
   // cache_aware routing: each replica's approximate tree of the prompts

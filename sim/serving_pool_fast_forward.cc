@@ -14,7 +14,7 @@ int64_t ServingPool::StepNs(double seconds) {
 
 int64_t ServingPool::Horizon() const {
   const bool only_arrivals = listener_ == nullptr && !opts_.reserve_before_admit &&
-                             !opts_.hold_kv_after_prefill && first_follow_.empty() &&
+                             !opts_.hold_kv_after_prefill && follow_.empty() &&
                              backlog_.empty();
   return only_arrivals ? next_arrival_ns_ : q_->next_time();
 }

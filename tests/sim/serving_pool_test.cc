@@ -136,15 +136,16 @@ TEST(SimServingPool, HeldPromptsBackPressureThePrefillPool) {
 namespace capplan {
 namespace {
 
-TEST(SimServingPool, FollowUpsAreRefusedInPdPools) {
+// A follow-up names an earlier request; PD pools take follow-ups too (the
+// decode pool issues them: tests/sim/pd/pd_run_test.cc).
+TEST(SimServingPool, FollowUpsMustNameARequest) {
   FakePricer p;
   EventQueue q;
   std::vector<SimRequestSpec> specs = {{0, 0, 100, 2, false}, {1, 0, 120, 2, false}};
   specs[1].after = 0;
   auto pool = ServingPool::Create(0, Pool(Phase::kPrefillOnly, 10000), specs, p, &q,
                                   {.hold_kv_after_prefill = true});
-  ASSERT_FALSE(pool.ok());
-  EXPECT_EQ(pool.status().code(), StatusCode::kUnavailable);
+  EXPECT_TRUE(pool.ok()) << pool.status().message();
   specs[1].after = 7;
   auto bad = ServingPool::Create(0, Pool(Phase::kBoth, 10000), specs, p, &q);
   ASSERT_FALSE(bad.ok());

@@ -16,6 +16,7 @@
 #include "common/data_path.h"
 #include "common/json_util.h"
 #include "sim/prepared_run.h"
+#include "sim/scenario.h"
 #include "sim/sim_state.h"
 #include "sim/simulate.h"
 
@@ -511,6 +512,42 @@ TEST(PdRun, StressRunsConserveRequests) {
     }
   }
   EXPECT_EQ(runs, 16);
+}
+
+// Multi-turn sessions across a PD pair: the decode pool, where a request
+// enters and leaves, issues each next turn think time after the previous
+// one finished; the prefill pool's prefix cache serves the re-sent history.
+TEST(PdRun, SessionsIssueEachTurnAfterThePreviousOneAndHitThePrefillCache) {
+  const nlohmann::json w = nlohmann::json::parse(R"({"kind": "sessions", "sessions": 4,
+      "num_sessions": 8, "turns": {"dist": "fixed", "value": 3}, "system_prompt_tokens": 1024,
+      "user_tokens": {"dist": "fixed", "value": 256}, "output_tokens": {"dist": "fixed", "value": 32},
+      "think_time_s": 0.5, "warmup_requests": 0, "seed": 3})");
+  auto pd = MustParse(PdDoc(w));
+  ASSERT_TRUE(pd);
+  auto r = RunPd(*pd);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const auto& wl = pd->workload;
+  ASSERT_EQ(r->requests.size(), 24u);
+  ASSERT_EQ(wl.after.size(), 24u);
+  int64_t follow_ups = 0;
+  for (size_t i = 0; i < r->requests.size(); ++i) {
+    const PdRequest& q = r->requests[i];
+    ASSERT_TRUE(q.done) << i;
+    if (wl.after[i] < 0) continue;
+    ++follow_ups;
+    const PdRequest& prev = r->requests[static_cast<size_t>(wl.after[i])];
+    EXPECT_EQ(q.arrival_ns, prev.finish_ns + wl.think_ns[i]) << i;
+  }
+  // 4 sessions open at once: the other 4 each start when one of them ends,
+  // so only the first 4 requests are issued by arrival time.
+  EXPECT_EQ(follow_ups, 20);
+  const schema::PoolSummary* pre = nullptr;
+  for (const auto& p : r->summary.pools) {
+    if (p.role == schema::PoolRole::kPrefill) pre = &p;
+  }
+  ASSERT_NE(pre, nullptr);
+  // Turns 2 and 3 find at least the system prompt and the first turn cached.
+  EXPECT_GT(pre->prefix_cache_hit_rate.value_or(0), 0.3);
 }
 
 }  // namespace
