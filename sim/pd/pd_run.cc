@@ -5,6 +5,7 @@
 
 #include "hw/profile.h"
 #include "models/card.h"
+#include "sim/event_loop.h"
 #include "sim/event_queue.h"
 #include "sim/metrics.h"
 #include "sim/prediction_intervals.h"
@@ -110,30 +111,26 @@ constexpr uint8_t kDecodePool = 1;
 // The PD protocol between the two pools (sim/pd/README.md "Protocol"): the
 // pools report reservations, held prompts and failures; the driver sends
 // reserved requests to the prefill pool and times the transfers.
-class PdDriver : public PoolListener {
+class PdDriver : public PoolListener, public LinkHandler {
  public:
   PdDriver(const KvTransferPlan& tp, std::vector<PdRequest>* reqs) : tp_(tp), reqs_(*reqs) {}
   EventQueue* queue() { return &q_; }
 
-  // Runs until the queue drains; returns the end time.
-  int64_t Run(ServingPool* pre, ServingPool* dec) {
+  // Runs both pools on the one event loop until the queue drains (requests
+  // enter and leave through the decode pool); returns the end time.
+  int64_t Run(ServingPool* pre, ServingPool* dec, std::ostream* progress) {
     pre_ = pre;
     dec_ = dec;
-    dec_->StartArrivals();
-    int64_t now = 0;
-    while (!q_.empty()) {
-      const Event e = q_.Pop();
-      now = e.time_ns;
-      if (e.cls == EventClass::kTransferDone) {
-        const int32_t idx = static_cast<int32_t>(e.target);
-        reqs_[idx].decode_arrival_ns = now;
-        pre_->Release(idx, now);
-        dec_->Deliver(idx, now);
-      } else {
-        (e.pool == kPrefillPool ? pre_ : dec_)->Handle(e);
-      }
-    }
-    return now;
+    ServingPool* pools[] = {pre, dec};  // indexed by kPrefillPool, kDecodePool
+    return RunEventLoop(q_, pools, dec, this, {.progress = progress, .exit_pool = dec});
+  }
+
+  // A prompt's KV arrived: the prefill pool frees it, the decode pool queues it.
+  void OnLinkEvent(const Event& e) override {
+    const int32_t idx = static_cast<int32_t>(e.target);
+    reqs_[idx].decode_arrival_ns = e.time_ns;
+    pre_->Release(idx, e.time_ns);
+    dec_->Deliver(idx, e.time_ns);
   }
 
   void OnReserved(int, int32_t idx, int64_t now_ns) override {
@@ -164,7 +161,7 @@ class PdDriver : public PoolListener {
 
 }  // namespace
 
-Result<PdRunResult> RunPd(const Scenario& sc, bool fast_forward) {
+Result<PdRunResult> RunPd(const Scenario& sc, const RunOptions& options) {
   size_t pre_i = sc.pools.size(), dec_i = sc.pools.size();
   for (size_t i = 0; i < sc.pools.size(); ++i) {
     if (sc.pools[i].role == schema::PoolRole::kPrefill) pre_i = i;
@@ -178,7 +175,7 @@ Result<PdRunResult> RunPd(const Scenario& sc, bool fast_forward) {
   const PoolSpec& ps = sc.pools[pre_i];
   const PoolSpec& ds = sc.pools[dec_i];
   RunOptions no_hooks;
-  no_hooks.fast_forward = fast_forward;
+  no_hooks.fast_forward = options.fast_forward;
   CAPPLAN_ASSIGN_OR_RETURN(std::unique_ptr<PreparedRun> pre_prep, PrepareRun(sc, pre_i, no_hooks));
   CAPPLAN_ASSIGN_OR_RETURN(std::unique_ptr<PreparedRun> dec_prep, PrepareRun(sc, dec_i, no_hooks));
   const Dtype src = ps.deployment.kv_cache, dst = ds.deployment.kv_cache;
@@ -208,7 +205,7 @@ Result<PdRunResult> RunPd(const Scenario& sc, bool fast_forward) {
   auto dec_pool = ServingPool::Create(kDecodePool, dec_cfg, dec_prep->specs(), dec_prep->pricer(),
                                       driver.queue(), {.reserve_before_admit = true}, &driver);
   if (!dec_pool.ok()) return dec_pool.status().WithPrefix("decode pool");
-  const int64_t end_ns = driver.Run(pre_pool->get(), dec_pool->get());
+  const int64_t end_ns = driver.Run(pre_pool->get(), dec_pool->get(), options.progress);
   auto pre_res = (*pre_pool)->TakeResult(end_ns);
   if (!pre_res.ok()) return pre_res.status().WithPrefix("prefill pool");
   auto dec_res = (*dec_pool)->TakeResult(end_ns);
@@ -353,7 +350,7 @@ Status RequireCompletions(const Scenario& sc, const PdRunResult& run) {
 }
 
 Result<RunResult> RunLinkedPools(const Scenario& sc, const RunOptions& options) {
-  CAPPLAN_ASSIGN_OR_RETURN(PdRunResult r, RunPd(sc, options.fast_forward));
+  CAPPLAN_ASSIGN_OR_RETURN(PdRunResult r, RunPd(sc, options));
   CAPPLAN_RETURN_IF_ERROR(RequireCompletions(sc, r));
   RunResult out;
   if (options.want_requests_csv) out.requests_csv = Csv(r.requests);

@@ -50,8 +50,9 @@ struct PdRunResult {
   KvTransferPlan transfer;
 };
 
-// `sc` has a prefill pool, a decode pool and a transfer.
-Result<PdRunResult> RunPd(const Scenario& sc, bool fast_forward = true);
+// `sc` has a prefill pool, a decode pool and a transfer. From `options`:
+// fast_forward (both pools) and the progress bar.
+Result<PdRunResult> RunPd(const Scenario& sc, const RunOptions& options = RunOptions{});
 
 // InvalidConfig when every request failed: such a run has no throughput,
 // latency or cost to report (its summary would show $0 per million tokens).
