@@ -44,6 +44,18 @@ TEST(SimRouter, CacheAwareFollowsTheLongestPrefixAboveThreshold) {
   EXPECT_EQ(Pick("cache_aware", t.Query(10)), 1);
 }
 
+// A prefix every target holds (a shared system prompt) is no reason to
+// favour target 0: tied targets take turns.
+TEST(SimRouter, CacheAwareRotatesAmongTargetsHoldingTheSamePrefix) {
+  Targets t{{0, 0, 0}, {5, 5, 5}, {8, 3, 8}, {9, 9, 9}};
+  EXPECT_EQ(Pick("cache_aware", t.Query(10)), 0);
+  EXPECT_EQ(Pick("cache_aware", t.Query(10)), 2);
+  EXPECT_EQ(Pick("cache_aware", t.Query(10)), 0);
+  t.matched = {8, 3, 9};  // a strictly longest prefix still wins
+  EXPECT_EQ(Pick("cache_aware", t.Query(10)), 2);
+  EXPECT_EQ(Pick("cache_aware", t.Query(10)), 2);
+}
+
 TEST(SimRouter, CacheAwareBalancesWhenImbalanced) {
   // 100 vs 20 in flight: 80 > 64 and 100 > 1.5 x 20: least loaded, whatever
   // the cache says.
