@@ -263,12 +263,12 @@ Result<std::vector<Summary>> LoadResults(const std::vector<std::string>& inputs)
   auto flush = [&]() -> Status {
     for (const auto& f : files) {
       CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json doc, ReadJsonFile(f));
-      // A sweep point file wraps its summary ({"point_id", "status",
-      // "summary"?}, sim/sweep/README.md); an invalid point has none and
+      // A sweep point file wraps its summary; an invalid point has none and
       // is left out (sweep.csv lists it with its error).
-      if (doc.is_object() && doc.contains("point_id") && doc.contains("status")) {
-        if (!doc.contains("summary")) continue;
-        doc = nlohmann::json(doc["summary"]);
+      if (IsPointFile(doc)) {
+        CAPPLAN_ASSIGN_OR_RETURN(std::optional<Summary> s, ReadPointSummary(doc, f));
+        if (s) out.push_back(std::move(*s));
+        continue;
       }
       CAPPLAN_ASSIGN_OR_RETURN(Summary s, ParseSummary(doc, f));
       out.push_back(std::move(s));

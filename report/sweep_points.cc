@@ -43,6 +43,23 @@ bool IsSweepFolder(const std::string& dir) {
   return fs::is_regular_file(ManifestPath(dir), ec);
 }
 
+bool IsPointFile(const nlohmann::json& doc) {
+  return doc.is_object() && doc.contains("point_id") && doc.contains("status");
+}
+
+Result<std::optional<Summary>> ReadPointSummary(const nlohmann::json& doc, const std::string& path) {
+  JsonObject o(doc, path, "");
+  CAPPLAN_RETURN_IF_ERROR(o.CheckObject());
+  std::string status;
+  CAPPLAN_RETURN_IF_ERROR(o.Get("status", &status, true));
+  CAPPLAN_RETURN_IF_ERROR(o.CheckOneOf("status", status, {"ok", "invalid"}));
+  if (status == "invalid") return std::optional<Summary>();
+  const nlohmann::json* summary = o.Raw("summary");
+  if (summary == nullptr) return o.Error("summary", "missing (a point with status ok has one)");
+  CAPPLAN_ASSIGN_OR_RETURN(Summary s, ParseSummary(*summary, path + " /summary"));
+  return std::optional<Summary>(std::move(s));
+}
+
 Result<std::vector<Summary>> LoadSweepFolder(const std::string& dir) {
   CAPPLAN_ASSIGN_OR_RETURN(const std::vector<std::string> ids, ReadPointIds(dir));
   std::vector<Summary> out;
@@ -56,16 +73,8 @@ Result<std::vector<Summary>> LoadSweepFolder(const std::string& dir) {
       continue;
     }
     CAPPLAN_ASSIGN_OR_RETURN(const nlohmann::json doc, ReadJsonFile(path));
-    JsonObject o(doc, path, "");
-    CAPPLAN_RETURN_IF_ERROR(o.CheckObject());
-    std::string status;
-    CAPPLAN_RETURN_IF_ERROR(o.Get("status", &status, true));
-    CAPPLAN_RETURN_IF_ERROR(o.CheckOneOf("status", status, {"ok", "invalid"}));
-    if (status == "invalid") continue;
-    const nlohmann::json* summary = o.Raw("summary");
-    if (summary == nullptr) return o.Error("summary", "missing (a point with status ok has one)");
-    CAPPLAN_ASSIGN_OR_RETURN(Summary s, ParseSummary(*summary, path + " /summary"));
-    out.push_back(std::move(s));
+    CAPPLAN_ASSIGN_OR_RETURN(std::optional<Summary> s, ReadPointSummary(doc, path));
+    if (s) out.push_back(std::move(*s));
   }
   if (missing > 0) {
     return Status::NotFound(dir + ": " + std::to_string(missing) + " of " +

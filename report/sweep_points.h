@@ -4,6 +4,8 @@
 #ifndef CAPPLAN_REPORT_SWEEP_POINTS_H_
 #define CAPPLAN_REPORT_SWEEP_POINTS_H_
 
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +16,14 @@ namespace capplan::report {
 
 // True when `dir` holds a sweep manifest.
 bool IsSweepFolder(const std::string& dir);
+
+// True when `doc` is a sweep point file ({"point_id", "status", ...}) rather
+// than a bare summary.
+bool IsPointFile(const nlohmann::json& doc);
+// The summary a point file (`doc`, read from `path`) wraps; nullopt for an
+// "invalid" point (a configuration that cannot run has none). Errors name
+// the file and JSON path.
+Result<std::optional<Summary>> ReadPointSummary(const nlohmann::json& doc, const std::string& path);
 
 // Every point whose status is "ok", in manifest order; "invalid" points
 // (configurations that cannot run) are left out. Errors name the file and
