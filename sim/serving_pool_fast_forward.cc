@@ -79,15 +79,18 @@ int64_t ServingPool::SamePriceRun(const Replica& rep, int64_t i) {
 }
 
 // Iteration i's price: the slowest rank's cost (valid until the next
-// Price() call) and its duration.
-const StepCost* ServingPool::PriceSteadyStep(const Replica& rep, int64_t i, int64_t* dur_ns) {
+// Price() call), its duration, and SamePriceRun(rep, i).
+const StepCost* ServingPool::PriceSteadyStep(const Replica& rep, int64_t i, int64_t* dur_ns,
+                                             int64_t* same) {
   const StepCost* slowest = nullptr;
   const bool one = rep.batches.size() == 1;
+  *same = INT64_MAX;
   for (const RankBatch& b : rep.batches) {
     if (!b.decode) continue;
     work_.prefill.clear();
     work_.decode_n = b.decode_n;
     work_.decode_ctx_sum = b.decode_ctx_sum + i * b.decode_n;
+    *same = std::min(*same, (pricer_.SameCostUntil(work_) - work_.decode_ctx_sum) / b.decode_n + 1);
     const StepCost& c = pricer_.Price(work_);
     if (one) {
       slowest = &c;
@@ -116,8 +119,9 @@ int64_t ServingPool::FastForward(int rep_i, int64_t dur_ns) {
   int64_t skipped = 0, t = now_, d = dur_ns, same = SamePriceRun(rep, 0);
   while (skipped < limit) {
     int64_t m = std::min(same, limit - skipped);
-    // Every skipped step end must come before the next queued event.
-    if (horizon != INT64_MAX) m = std::min(m, (horizon - 1 - t) / d);
+    // Every skipped step end must come before the next queued event (the
+    // division only when the range reaches it).
+    if (horizon != INT64_MAX && t + m * d >= horizon) m = (horizon - 1 - t) / d;
     if (m <= 0) break;
     // Iteration 0 is already counted, and the first step end's ITL entry is
     // per request (below).
@@ -129,10 +133,7 @@ int64_t ServingPool::FastForward(int rep_i, int64_t dur_ns) {
     t += m * d;
     skipped += m;
     same -= m;
-    if (same == 0) {
-      cost = PriceSteadyStep(rep, skipped, &d);
-      same = SamePriceRun(rep, skipped);
-    }
+    if (same == 0) cost = PriceSteadyStep(rep, skipped, &d, &same);
   }
   if (skipped == 0) return now_ + dur_ns;
   res_.busy.Add(*cost);  // the iteration that ends with an ordinary event
