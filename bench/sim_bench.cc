@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "bench/azure_row.h"
 #include "common/data_path.h"
 #include "sim/scenario.h"
 #include "sim/simulate.h"
@@ -87,14 +88,7 @@ std::string WriteAzureTrace(int64_t n, double rate, int64_t in, int64_t out) {
   double t = 0;
   for (int64_t i = 0; i < n; ++i) {
     t += rng.StandardExponential() / rate;
-    const int64_t t_100ns = static_cast<int64_t>(t * 1e7);
-    const int64_t s = t_100ns / 10'000'000, frac = t_100ns % 10'000'000;
-    char buf[96];
-    std::snprintf(buf, sizeof buf, "2023-11-16 %02lld:%02lld:%02lld.%07lld,%lld,%lld\n",
-                  static_cast<long long>(s / 3600 % 24), static_cast<long long>(s / 60 % 60),
-                  static_cast<long long>(s % 60), static_cast<long long>(frac),
-                  static_cast<long long>(in), static_cast<long long>(out));
-    f << buf;
+    WriteAzureRow(f, static_cast<int64_t>(t * 1e7), in, out);
   }
   return path;
 }

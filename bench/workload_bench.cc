@@ -8,6 +8,7 @@
 #include <fstream>
 #include <string>
 
+#include "bench/azure_row.h"
 #include "sim/workload/random.h"
 #include "sim/workload/trace_reader.h"
 #include "sim/workload/workload.h"
@@ -47,13 +48,7 @@ std::string WriteTrace(const std::string& format, int64_t n) {
     t_100ns += rng.UniformInt(1, 5'000'000);
     const int64_t in = rng.UniformInt(1, 8000), gen = rng.UniformInt(1, 800);
     if (format == "azure_2023") {
-      const int64_t s = t_100ns / 10'000'000, frac = t_100ns % 10'000'000;
-      char buf[96];
-      std::snprintf(buf, sizeof buf, "2023-11-16 %02lld:%02lld:%02lld.%07lld,%lld,%lld\n",
-                    static_cast<long long>(s / 3600 % 24), static_cast<long long>(s / 60 % 60),
-                    static_cast<long long>(s % 60), static_cast<long long>(frac),
-                    static_cast<long long>(in), static_cast<long long>(gen));
-      out << buf;
+      WriteAzureRow(out, t_100ns, in, gen);
     } else {
       out << "{\"timestamp\": " << t_100ns / 10'000 << ", \"input_length\": " << in
           << ", \"output_length\": " << gen << ", \"hash_ids\": [";
