@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <sstream>
+#include <unordered_map>
 
 #include "hw/op_pricing.h"
 
@@ -33,6 +34,14 @@ void StepCost::AddTimes(const StepCost& o, int64_t times) {
 }
 
 namespace {
+
+// A warning names its op and shape up to this word; what follows is numbers.
+constexpr const char* kShapeWord = " shape ";
+
+bool HasPrefix(const std::set<std::string>& warnings, const std::string& prefix) {
+  auto it = warnings.lower_bound(prefix);
+  return it != warnings.end() && it->compare(0, prefix.size(), prefix) == 0;
+}
 
 bool IsCollective(OpKind k) {
   return k == OpKind::kAllReduce || k == OpKind::kAllGather || k == OpKind::kReduceScatter ||
@@ -157,24 +166,29 @@ class RooflineCostModel : public CostModel {
     return {tc, tm};
   }
 
-  static void Warn(const Op& op, const char* which, const EfficiencyCurve& c,
-                   std::set<std::string>* warnings) {
+  void Warn(const Op& op, const char* which, const EfficiencyCurve& c,
+            std::set<std::string>* warnings) const {
     // Every priced batch re-checks its ops: look the op up by the message's
-    // prefix before formatting numbers, the costly part, so a run whose ops
-    // sit outside a fitted range does not pay for it on every step.
+    // prefix, and format a message (numbers, the costly part) once per op and
+    // shape, so a run whose ops sit outside a fitted range does not pay for
+    // it on every step.
     std::string prefix = "op '";
     prefix.append(op.name).append("' (").append(OpKindName(op.kind)).append("): ");
-    prefix.append(which).append(" shape ");
-    auto it = warnings->lower_bound(prefix);
-    if (it != warnings->end() && it->compare(0, prefix.size(), prefix) == 0) return;
-    if (warnings->size() >= 32) return;
-    std::ostringstream os;
-    os << prefix << c.x << " outside the profile's valid range [" << c.valid_lo << ", "
-       << c.valid_hi << "]";
-    warnings->insert(os.str());
+    prefix.append(which).append(kShapeWord);
+    if (HasPrefix(*warnings, prefix) || warnings->size() >= kMaxPriceWarnings) return;
+    std::string& message = messages_[prefix];
+    if (message.empty()) {
+      std::ostringstream os;
+      os << prefix << c.x << " outside the profile's valid range [" << c.valid_lo << ", "
+         << c.valid_hi << "]";
+      message = os.str();
+    }
+    warnings->insert(message);
   }
 
   HardwareProfile p_;
+  // Warning text by prefix (one run's cost model is used by one thread).
+  mutable std::unordered_map<std::string, std::string> messages_;
 };
 
 Registry<CostModelFactory>* BuildRegistry() {
@@ -194,6 +208,20 @@ Registry<CostModelFactory>* BuildRegistry() {
 }
 
 }  // namespace
+
+bool MergePriceWarnings(const std::set<std::string>& from, std::set<std::string>* into) {
+  const std::string word = kShapeWord;
+  std::vector<const std::string*> added;
+  for (const std::string& w : from) {
+    const size_t at = w.find(word);
+    if (!HasPrefix(*into, at == std::string::npos ? w : w.substr(0, at + word.size()))) {
+      added.push_back(&w);
+    }
+  }
+  if (into->size() + added.size() > kMaxPriceWarnings) return false;
+  for (const std::string* w : added) into->insert(*w);
+  return true;
+}
 
 Registry<CostModelFactory>& CostModels() {
   static Registry<CostModelFactory>* r = BuildRegistry();

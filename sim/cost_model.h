@@ -61,6 +61,13 @@ class CostModel {
                             std::set<std::string>* warnings) const = 0;
 };
 
+// Adds `from`'s out-of-range warnings to `into` by PriceOps's rule (one
+// message per op and shape, the first kept) and returns true; returns false,
+// changing nothing, when that would pass kMaxPriceWarnings (then which ones
+// stay depends on the order PriceOps meets them).
+inline constexpr size_t kMaxPriceWarnings = 32;
+bool MergePriceWarnings(const std::set<std::string>& from, std::set<std::string>* into);
+
 using CostModelFactory =
     std::function<Result<std::unique_ptr<CostModel>>(const HardwareProfile& profile)>;
 Registry<CostModelFactory>& CostModels();

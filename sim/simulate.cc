@@ -4,8 +4,6 @@
 // benchmarks report them).
 #include "sim/simulate.h"
 
-#include "common/memory_budget.h"
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -180,7 +178,19 @@ Result<std::unique_ptr<PreparedRun>> PrepareRun(const Scenario& sc, size_t pool,
   po.page_size = plan.page_size;
   po.verify_tag_bytes_per_page_per_layer = profile.kv_verify_tag_bytes_per_page_per_layer;
   po.verify_kernels_per_step = static_cast<int64_t>(profile.kv_verify_kernels_per_step);
-  st->pricer = std::make_unique<ModelStepPricer>(&sharded, st->cost.get(), po);
+  SharedStepPrices* shared = nullptr;
+  if (options.price_cache != nullptr) {
+    // Everything this pool's prices depend on: the document but its
+    // workload (model, hardware, deployment), the pool, the pricer options.
+    nlohmann::json doc = sc.doc;
+    doc.erase("workload");
+    std::ostringstream fp;
+    fp << DumpJson(doc) << "|pool " << pool << "|" << po.cuda_graphs << " " << po.cuda_graph_max_bs
+       << " " << po.overlap_schedule << " " << po.kv_verify << " " << po.page_size << " "
+       << po.verify_tag_bytes_per_page_per_layer << " " << po.verify_kernels_per_step;
+    shared = options.price_cache->For(fp.str());
+  }
+  st->pricer = std::make_unique<ModelStepPricer>(&sharded, st->cost.get(), po, shared);
 
   SimConfig& cfg = st->cfg;
   cfg.scheduler = d.scheduler;

@@ -44,6 +44,7 @@ namespace capplan {
 
 struct Scenario;        // sim/scenario.h
 struct ReqState;        // sim/sim_state.h
+class StepPriceCache;   // sim/step_pricer.h
 
 // Parses a scenario document; `origin` (a file name) prefixes every error,
 // with the JSON path of the offending field.
@@ -60,6 +61,9 @@ struct RunOptions {
   // Steady decode in closed form (SimConfig::fast_forward); false: one event
   // per iteration, the reference the fast path is tested against.
   bool fast_forward = true;
+  // Step prices shared with other runs of the same pools (a sweep's or a
+  // search's runs; sim/step_pricer.h). Null: this run prices alone.
+  StepPriceCache* price_cache = nullptr;
   // When set, receives every request's final state, in spec order (tests
   // and tools that look at single requests).
   std::vector<ReqState>* requests_out = nullptr;

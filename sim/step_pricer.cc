@@ -49,6 +49,36 @@ const StepCost& ModelStepPricer::Price(const StepWork& work) {
     return it->second;
   }
   ++misses_;
+  StepCost c;
+  if (shared_ == nullptr) {
+    c = Compute(work, &warnings_);
+  } else {
+    const SharedStepPrices::Entry* e = shared_->Find(key_);
+    if (e == nullptr) {
+      std::set<std::string> raised;
+      const StepCost fresh = Compute(work, &raised);
+      e = shared_->Insert(key_, fresh, std::move(raised));
+    }
+    // Past the cap the order of insertion decides which warnings stay:
+    // price into the run's own set then, exactly as without sharing.
+    c = e->cost;
+    if (std::find(merged_.begin(), merged_.end(), e->warnings) == merged_.end()) {
+      if (MergePriceWarnings(*e->warnings, &warnings_)) {
+        merged_.push_back(e->warnings);
+      } else {
+        c = Compute(work, &warnings_);
+      }
+    }
+  }
+  if (packed) {
+    const StepCost& stored = decode_memo_.emplace(word, c).first->second;
+    *slot = {word, &stored};
+    return stored;
+  }
+  return memo_.emplace(key_, c).first->second;
+}
+
+StepCost ModelStepPricer::Compute(const StepWork& work, std::set<std::string>* warnings) {
   // The canonical batch of this signature: decode contexts spread evenly so
   // they sum to the bucketed total.
   BatchShape b;
@@ -79,13 +109,47 @@ const StepCost& ModelStepPricer::Price(const StepWork& work) {
   ctx.cuda_graph = opt_.cuda_graphs && work.prefill.empty() && n <= opt_.cuda_graph_max_bs;
   ctx.overlap_schedule = opt_.overlap_schedule;
   ctx.requests = n + static_cast<int64_t>(work.prefill.size());
-  StepCost c = cost_->PriceOps(ops_, ctx, &warnings_);
-  if (packed) {
-    const StepCost& stored = decode_memo_.emplace(word, c).first->second;
-    *slot = {word, &stored};
-    return stored;
+  return cost_->PriceOps(ops_, ctx, warnings);
+}
+
+const SharedStepPrices::Entry* SharedStepPrices::Find(const std::vector<int64_t>& key) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = map_.find(key);
+  return it == map_.end() ? nullptr : &it->second;
+}
+
+const SharedStepPrices::Entry* SharedStepPrices::Insert(const std::vector<int64_t>& key,
+                                                        const StepCost& cost,
+                                                        std::set<std::string> warnings) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = map_.find(key);
+  if (it != map_.end()) return &it->second;
+  const std::set<std::string>* w = nullptr;
+  for (const auto& s : warning_sets_) {
+    if (*s == warnings) w = s.get();
   }
-  return memo_.emplace(key_, c).first->second;
+  if (w == nullptr) {
+    warning_sets_.push_back(std::make_unique<const std::set<std::string>>(std::move(warnings)));
+    w = warning_sets_.back().get();
+  }
+  return &map_.emplace(key, Entry{cost, w}).first->second;
+}
+
+size_t SharedStepPrices::size() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return map_.size();
+}
+
+size_t StepPriceCache::tables() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return tables_.size();
+}
+
+SharedStepPrices* StepPriceCache::For(const std::string& fingerprint) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_ptr<SharedStepPrices>& t = tables_[fingerprint];
+  if (!t) t = std::make_unique<SharedStepPrices>();
+  return t.get();
 }
 
 }  // namespace capplan

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -60,11 +61,62 @@ struct ModelPricerOptions {
   int64_t verify_kernels_per_step = 1;
 };
 
-// BuildStepOps + a CostModel, memoized on the signature.
+struct StepKeyHash {
+  size_t operator()(const std::vector<int64_t>& k) const {
+    uint64_t h = 1469598103934665603ull;
+    for (int64_t v : k) h = (h ^ static_cast<uint64_t>(v)) * 1099511628211ull;
+    return static_cast<size_t>(h);
+  }
+};
+
+// Step prices shared by the runs of one sweep or search whose pools price
+// alike (the same model, hardware and deployment: only the workload
+// differs), so a probe at a new request rate does not price again what the
+// last one did. Each run keeps its own memo (its hit and miss counts stay
+// its own) and looks here on a miss. An entry keeps the out-of-range
+// warnings its ops raised, so a run's warnings are the same whether it
+// priced a signature or found it here. Thread-safe.
+class SharedStepPrices {
+ public:
+  struct Entry {
+    StepCost cost;
+    // The warnings its ops raise; equal sets are one object (most
+    // signatures of a pool raise the same ones), so a run merges each once.
+    const std::set<std::string>* warnings = nullptr;
+  };
+  // Null when absent. An entry, once stored, never changes or moves.
+  const Entry* Find(const std::vector<int64_t>& key) const;
+  // Stores the signature's cost and warnings unless another run stored the
+  // key first; returns the stored entry.
+  const Entry* Insert(const std::vector<int64_t>& key, const StepCost& cost,
+                      std::set<std::string> warnings);
+  size_t size() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::unordered_map<std::vector<int64_t>, Entry, StepKeyHash> map_;
+  std::vector<std::unique_ptr<const std::set<std::string>>> warning_sets_;
+};
+
+// SharedStepPrices by pool fingerprint (PrepareRun builds it from everything
+// a pool's prices depend on); one per sweep or search. Thread-safe.
+class StepPriceCache {
+ public:
+  SharedStepPrices* For(const std::string& fingerprint);
+  size_t tables() const;  // distinct fingerprints seen (for tests)
+
+ private:
+  mutable std::mutex mu_;
+  std::unordered_map<std::string, std::unique_ptr<SharedStepPrices>> tables_;
+};
+
+// BuildStepOps + a CostModel, memoized on the signature; `shared` (may be
+// null) is looked at before pricing a signature the run has not seen.
 class ModelStepPricer : public StepPricer {
  public:
-  ModelStepPricer(const ShardedModel* model, const CostModel* cost, ModelPricerOptions options)
-      : model_(model), cost_(cost), opt_(options) {}
+  ModelStepPricer(const ShardedModel* model, const CostModel* cost, ModelPricerOptions options,
+                  SharedStepPrices* shared = nullptr)
+      : model_(model), cost_(cost), opt_(options), shared_(shared) {}
   const StepCost& Price(const StepWork& work) override;
   int64_t SameCostUntil(const StepWork& work) const override {
     return BucketEnd(work.decode_ctx_sum);
@@ -74,17 +126,15 @@ class ModelStepPricer : public StepPricer {
   const std::set<std::string>& warnings() const { return warnings_; }
 
  private:
-  struct KeyHash {
-    size_t operator()(const std::vector<int64_t>& k) const {
-      uint64_t h = 1469598103934665603ull;
-      for (int64_t v : k) h = (h ^ static_cast<uint64_t>(v)) * 1099511628211ull;
-      return static_cast<size_t>(h);
-    }
-  };
+  // Prices key_'s signature: the canonical batch through the cost model.
+  StepCost Compute(const StepWork& work, std::set<std::string>* warnings);
+
   const ShardedModel* model_;
   const CostModel* cost_;
   ModelPricerOptions opt_;
-  std::unordered_map<std::vector<int64_t>, StepCost, KeyHash> memo_;
+  SharedStepPrices* shared_;
+  std::vector<const std::set<std::string>*> merged_;  // shared warning sets merged so far
+  std::unordered_map<std::vector<int64_t>, StepCost, StepKeyHash> memo_;
   // Pure decode steps, the fast path's usual question, keyed by decode_n and
   // the bucketed context sum packed in one word.
   std::unordered_map<uint64_t, StepCost> decode_memo_;

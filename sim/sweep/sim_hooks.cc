@@ -7,6 +7,7 @@
 #include "sim/prepared_run.h"
 #include "sim/scenario.h"
 #include "sim/simulate.h"
+#include "sim/step_pricer.h"
 
 namespace capplan {
 
@@ -96,10 +97,14 @@ SimHooks RealSimHooks(const std::string& origin, bool fast_forward) {
   h.validate = [origin](const nlohmann::json& doc) -> Status {
     return ParseScenario(doc, origin).status();
   };
-  h.run = [origin, fast_forward](const nlohmann::json& doc) -> Result<schema::RunSummary> {
+  // The points' runs share step prices: probes of one configuration at
+  // other rates (and points differing only in the workload) price alike.
+  auto prices = std::make_shared<StepPriceCache>();
+  h.run = [origin, fast_forward, prices](const nlohmann::json& doc) -> Result<schema::RunSummary> {
     CAPPLAN_ASSIGN_OR_RETURN(auto scenario, ParseScenario(doc, origin));
     RunOptions opt;
     opt.fast_forward = fast_forward;
+    opt.price_cache = prices.get();
     CAPPLAN_ASSIGN_OR_RETURN(RunResult r, RunScenario(*scenario, opt));
     return std::move(r.summary);
   };

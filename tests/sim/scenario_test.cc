@@ -10,6 +10,7 @@
 #include "common/json_util.h"
 #include "sim/scenario.h"
 #include "sim/simulate.h"
+#include "sim/step_pricer.h"
 
 namespace capplan {
 namespace {
@@ -239,6 +240,33 @@ TEST(SimProperties, Fp8KvHoldsMoreAndVerifyCostsTime) {
   EXPECT_GT((*ver)["kv_verify_time_share"].get<double>(), 0);
   EXPECT_EQ((*f8)["kv_verify_time_share"].get<double>(), 0);
   EXPECT_GT((*ver)["median_tpot_ms"].get<double>(), (*f8)["median_tpot_ms"].get<double>());
+}
+
+// Runs that share step prices (a search's probes) report exactly what they
+// report alone: prices, memo counts and out-of-range warnings included.
+TEST(SimScenario, SharedStepPricesChangeNothing) {
+  auto run = [](double rate, StepPriceCache* cache) -> Result<std::string> {
+    auto doc = ReadJsonFile(DataPath("scenarios/pd-kimi-k2.6-colocated.json"));
+    if (!doc.ok()) return doc.status();
+    (*doc)["workload"]["request_rate"] = rate;
+    (*doc)["workload"]["num_requests"] = 40;
+    (*doc)["workload"]["warmup_requests"] = 0;
+    CAPPLAN_ASSIGN_OR_RETURN(auto sc, ParseScenario(*doc, "t.json"));
+    RunOptions o;
+    o.price_cache = cache;
+    CAPPLAN_ASSIGN_OR_RETURN(RunResult r, RunScenario(*sc, o));
+    return DumpJson(schema::ToJson(r.summary));
+  };
+  StepPriceCache cache;
+  auto warm = run(0.5, &cache);  // fills the cache
+  ASSERT_TRUE(warm.ok()) << warm.status().message();
+  EXPECT_EQ(cache.tables(), 1u);
+  auto shared = run(2.0, &cache);
+  auto alone = run(2.0, nullptr);
+  ASSERT_TRUE(shared.ok() && alone.ok());
+  EXPECT_EQ(*shared, *alone);
+  EXPECT_NE(alone->find("outside the profile's valid range"), std::string::npos);
+  EXPECT_EQ(cache.tables(), 1u);  // the workload is not part of the pool's fingerprint
 }
 
 TEST(SimScenario, DeterministicForASeed) {
