@@ -14,8 +14,7 @@ int64_t ServingPool::StepNs(double seconds) {
 
 int64_t ServingPool::Horizon() const {
   const bool only_arrivals = listener_ == nullptr && !opts_.reserve_before_admit &&
-                             !opts_.hold_kv_after_prefill && follow_.empty() &&
-                             backlog_.empty();
+                             !opts_.hold_kv_after_prefill && follow_.empty() && backlog_.empty();
   return only_arrivals ? next_arrival_ns_ : q_->next_time();
 }
 
@@ -46,7 +45,8 @@ int64_t ServingPool::SteadyIterations(const Replica& rep) const {
       int64_t n = 0;
       for (int32_t idx : rank.running) {
         const ReqState& r = reqs[idx];
-        n += std::max<int64_t>(0, rank.pool.PagesFor(r.kv_tokens - r.cached_tokens + k + 1) - r.pages);
+        n += std::max<int64_t>(0,
+                               rank.pool.PagesFor(r.kv_tokens - r.cached_tokens + k + 1) - r.pages);
       }
       return n;
     };

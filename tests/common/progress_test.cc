@@ -1,8 +1,8 @@
-#include <sstream>
+#include "common/progress.h"
 
 #include <gtest/gtest.h>
 
-#include "common/progress.h"
+#include <sstream>
 
 namespace capplan {
 namespace {
@@ -22,10 +22,10 @@ TEST(ProgressTest, SilentWithoutATerminalAndThrottled) {
   double now = 0;
   {
     ProgressBar bar(&os, 3, "x", [&] { return now; });
-    bar.Tick();      // draws
-    bar.Tick();      // within 0.1 s: skipped
+    bar.Tick();  // draws
+    bar.Tick();  // within 0.1 s: skipped
     now = 1;
-    bar.Tick();      // last one always draws
+    bar.Tick();  // last one always draws
   }
   const std::string s = os.str();
   EXPECT_NE(s.find("1/3"), std::string::npos);

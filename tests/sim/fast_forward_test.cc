@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "common/data_path.h"
-#include "common/memory_budget.h"
 #include "common/json_util.h"
+#include "common/memory_budget.h"
 #include "sim/scenario.h"
 #include "sim/sim_state.h"
 #include "sim/simulate.h"
@@ -39,32 +39,42 @@ std::vector<Case> Cases() {
   }
   std::sort(files.begin(), files.end());
   for (const auto& f : files) cases.push_back({f.substr(0, f.size() - 5), f, {}, nullptr});
-  cases.push_back({"kimi_dp_attention", "kimi-k2.6-kv-fp8.json",
-                   {"deployment.dp_attention=true", "workload.num_requests=256"}, nullptr});
-  cases.push_back({"kimi_two_replicas_least_kv", "kimi-k2.6-kv-fp8.json",
-                   {"deployment.replicas=2", "deployment.router=least_kv"}, nullptr});
-  cases.push_back({"kimi_kv_bound_retractions", "kimi-k2.6-kv-bf16.json",
+  cases.push_back({"kimi_dp_attention",
+                   "kimi-k2.6-kv-fp8.json",
+                   {"deployment.dp_attention=true", "workload.num_requests=256"},
+                   nullptr});
+  cases.push_back({"kimi_two_replicas_least_kv",
+                   "kimi-k2.6-kv-fp8.json",
+                   {"deployment.replicas=2", "deployment.router=least_kv"},
+                   nullptr});
+  cases.push_back({"kimi_kv_bound_retractions",
+                   "kimi-k2.6-kv-bf16.json",
                    {"deployment.mem_fraction_static=0.86", "workload.concurrency=96",
                     "workload.num_requests=288", "workload.warmup_requests=0",
                     "workload.output_tokens.value=128"},
                    nullptr});
   // Open loop over several replicas: only arrivals bound a replica's skip.
-  cases.push_back({"llama_three_replicas_least_kv", "llama-3.1-70b-tp4.json",
-                   {"deployment.replicas=3", "deployment.router=least_kv",
-                    "workload.request_rate=20"},
+  cases.push_back(
+      {"llama_three_replicas_least_kv",
+       "llama-3.1-70b-tp4.json",
+       {"deployment.replicas=3", "deployment.router=least_kv", "workload.request_rate=20"},
+       nullptr});
+  cases.push_back({"llama_vllm_two_replicas",
+                   "llama-3.1-70b-tp4-vllm.json",
+                   {"deployment.replicas=2", "workload.request_rate=12"},
                    nullptr});
-  cases.push_back({"llama_vllm_two_replicas", "llama-3.1-70b-tp4-vllm.json",
-                   {"deployment.replicas=2", "workload.request_rate=12"}, nullptr});
-  cases.push_back({"qwen_vllm_closed_loop", "qwen3-235b-tp8.json", {"deployment.scheduler=vllm"},
-                   nullptr});
-  cases.push_back({"llama_trace_azure", "llama-3.1-70b-tp4.json", {},
-                   {{"kind", "trace"},
-                    {"format", "azure_2023"},
-                    {"path", "traces/azure_2023_sample.csv"}}});
-  cases.push_back({"llama_vllm_trace_mooncake", "llama-3.1-70b-tp4-vllm.json", {},
-                   {{"kind", "trace"},
-                    {"format", "mooncake"},
-                    {"path", "traces/mooncake_sample.jsonl"}}});
+  cases.push_back(
+      {"qwen_vllm_closed_loop", "qwen3-235b-tp8.json", {"deployment.scheduler=vllm"}, nullptr});
+  cases.push_back(
+      {"llama_trace_azure",
+       "llama-3.1-70b-tp4.json",
+       {},
+       {{"kind", "trace"}, {"format", "azure_2023"}, {"path", "traces/azure_2023_sample.csv"}}});
+  cases.push_back(
+      {"llama_vllm_trace_mooncake",
+       "llama-3.1-70b-tp4-vllm.json",
+       {},
+       {{"kind", "trace"}, {"format", "mooncake"}, {"path", "traces/mooncake_sample.jsonl"}}});
   return cases;
 }
 
@@ -157,8 +167,8 @@ TEST_P(FastForward, SameAnswersAsEveryIteration) {
 INSTANTIATE_TEST_SUITE_P(Scenarios, FastForward, ::testing::ValuesIn(Cases()),
                          [](const ::testing::TestParamInfo<Case>& i) {
                            std::string n = i.param.name;
-                           std::replace_if(n.begin(), n.end(),
-                                           [](char ch) { return !std::isalnum(ch); }, '_');
+                           std::replace_if(
+                               n.begin(), n.end(), [](char ch) { return !std::isalnum(ch); }, '_');
                            return n;
                          });
 
