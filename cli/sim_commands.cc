@@ -9,6 +9,7 @@
 #include "sim/scenario.h"
 #include "sim/simulate.h"
 #include "cli/sweep_commands.h"
+#include "sim/cost_model.h"
 
 namespace capplan {
 
@@ -126,8 +127,26 @@ Status RunSimulate(const std::vector<std::string>& args, CommandContext& ctx) {
                   static_cast<long long>(p.retractions.value_or(0)),
                   p.kv_bound.value_or(false) ? " (KV-bound)" : "", cost);
     *ctx.out << buf;
-    for (const auto& w : p.warnings.value_or(std::vector<std::string>{})) {
-      *ctx.err << "warning: " << w << "\n";
+    // Ops priced outside the profile's fitted ranges are usually many (one
+    // per op and shape): one line names the first and counts the rest, which
+    // the summary lists; every other warning gets its own line.
+    const std::vector<std::string> ws = p.warnings.value_or(std::vector<std::string>{});
+    std::vector<const std::string*> ranges;
+    for (const auto& w : ws) {
+      if (w.find(kOutOfRangeText) != std::string::npos) {
+        ranges.push_back(&w);
+      } else {
+        *ctx.err << "warning: " << w << "\n";
+      }
+    }
+    if (!ranges.empty()) {
+      *ctx.err << "warning: " << *ranges.front();
+      if (ranges.size() > 1) {
+        *ctx.err << " (and " << ranges.size() - 1
+                 << " more op shapes outside the profile's fitted ranges, extrapolated: the "
+                    "summary's warnings list them)";
+      }
+      *ctx.err << "\n";
     }
   }
   return Status::Ok();

@@ -179,8 +179,8 @@ class RooflineCostModel : public CostModel {
     std::string& message = messages_[prefix];
     if (message.empty()) {
       std::ostringstream os;
-      os << prefix << c.x << " outside the profile's valid range [" << c.valid_lo << ", "
-         << c.valid_hi << "]";
+      os << prefix << c.x << " " << kOutOfRangeText << " [" << c.valid_lo << ", " << c.valid_hi
+         << "]";
       message = os.str();
     }
     warnings->insert(message);

@@ -66,6 +66,8 @@ class CostModel {
 // changing nothing, when that would pass kMaxPriceWarnings (then which ones
 // stay depends on the order PriceOps meets them).
 inline constexpr size_t kMaxPriceWarnings = 32;
+// Every such warning says this (after the op and shape, before the range).
+inline constexpr const char* kOutOfRangeText = "outside the profile's valid range";
 bool MergePriceWarnings(const std::set<std::string>& from, std::set<std::string>* into);
 
 using CostModelFactory =

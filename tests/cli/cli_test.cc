@@ -83,10 +83,13 @@ TEST_F(CapplanCli, MakeRunEndsWithAShortSummaryAndWritesTablesToFiles) {
   ASSERT_FALSE(summary.empty());
   EXPECT_LE(summary.size(), 15u) << Slurp(study / "summary.txt");
   // Terminal: one progress line, the summary, then the lines saying where
-  // the reports, the what-if page (when the WebAssembly module was built)
-  // and the tables are; nothing else.
+  // the reports, the what-if page (when the WebAssembly module was built),
+  // the tables and the simulator's warnings (when there are any) are;
+  // nothing else, on stderr neither.
+  EXPECT_EQ(r.err, "");
   const bool whatif = fs::exists(fs::path(CAPPLAN_BUILD_DIR) / "wasm" / "capplan_sim.js");
-  const size_t where = whatif ? 3 : 2;
+  const bool warned = fs::file_size(study / "warnings.txt") > 0;
+  const size_t where = (whatif ? 3 : 2) + (warned ? 1 : 0);
   ASSERT_EQ(out.size(), 1 + summary.size() + where) << r.out;
   EXPECT_EQ(std::vector<std::string>(out.begin() + 1, out.end() - where), summary);
   const std::string& reports = out[out.size() - where];
@@ -94,10 +97,14 @@ TEST_F(CapplanCli, MakeRunEndsWithAShortSummaryAndWritesTablesToFiles) {
   EXPECT_NE(reports.find("report.html"), std::string::npos);
   EXPECT_NE(reports.find("slo-report.html"), std::string::npos);
   if (whatif) {
-    EXPECT_EQ(out[out.size() - 2].rfind("What-if page", 0), 0u) << r.out;
+    EXPECT_EQ(out[out.size() - 2 - (warned ? 1 : 0)].rfind("What-if page", 0), 0u) << r.out;
     EXPECT_TRUE(fs::exists(study / "whatif.html"));
   }
-  EXPECT_EQ(out.back().rfind("Detailed tables: ", 0), 0u) << r.out;
+  EXPECT_EQ(out[out.size() - 1 - (warned ? 1 : 0)].rfind("Detailed tables: ", 0), 0u) << r.out;
+  if (warned) {
+    EXPECT_EQ(out.back().rfind("Simulator warnings (", 0), 0u) << r.out;
+    EXPECT_NE(out.back().find("warnings.txt"), std::string::npos) << r.out;
+  }
   for (const auto& l : out) EXPECT_LE(Width(l), 160u) << l;
   // Each study question answered with figures read from the summaries.
   const std::string text = Slurp(study / "summary.txt");
