@@ -80,9 +80,14 @@ ServingPool::ServingPool(uint8_t id, const SimConfig& c, const std::vector<SimRe
       follow_[i].is_follow_up = true;
     }
   }
-  std::stable_sort(order_.begin(), order_.end(), [&](int32_t a, int32_t b) {
+  // Workloads come in arrival order (traces are sorted when read): check
+  // before paying for a sort.
+  auto earlier = [&](int32_t a, int32_t b) {
     return res_.requests[a].arrival_ns < res_.requests[b].arrival_ns;
-  });
+  };
+  if (!std::is_sorted(order_.begin(), order_.end(), earlier)) {
+    std::stable_sort(order_.begin(), order_.end(), earlier);
+  }
   replicas_.resize(c.replicas);
   for (auto& rep : replicas_) {
     rep.ranks.resize(c.ranks_per_replica);
