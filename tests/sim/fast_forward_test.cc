@@ -47,11 +47,11 @@ std::vector<Case> Cases() {
                    "kimi-k2.6-kv-fp8.json",
                    {"deployment.replicas=2", "deployment.router=least_kv"},
                    nullptr});
-  cases.push_back({"kimi_kv_bound_retractions",
-                   "kimi-k2.6-kv-bf16.json",
+  // KV-bound: admission waits on pages and 4 running requests are retracted.
+  cases.push_back({"kimi_kv_bound_retractions", "kimi-k2.6-kv-bf16.json",
                    {"deployment.mem_fraction_static=0.86", "workload.concurrency=96",
-                    "workload.num_requests=288", "workload.warmup_requests=0",
-                    "workload.output_tokens.value=128"},
+                    "workload.num_requests=192", "workload.warmup_requests=0",
+                    "workload.output_tokens.value=1024"},
                    nullptr});
   // Open loop over several replicas: only arrivals bound a replica's skip.
   cases.push_back(
@@ -174,6 +174,17 @@ INSTANTIATE_TEST_SUITE_P(Scenarios, FastForward, ::testing::ValuesIn(Cases()),
 
 // The fast path must actually skip: a decode-only closed loop is almost all
 // steady decode (every request finishes after 1,024 tokens together).
+// The retraction case above does retract (else it would test nothing).
+TEST(FastForwardEngages, TheKvBoundCaseRetracts) {
+  for (const Case& c : Cases()) {
+    if (c.name != "kimi_kv_bound_retractions") continue;
+    auto fast = RunCase(c, true);
+    ASSERT_TRUE(fast.ok()) << fast.status().message();
+    EXPECT_GT(fast->summary["retractions"].get<int64_t>(), 0);
+    EXPECT_GT(Skipped(fast->summary), 0);
+  }
+}
+
 TEST(FastForwardEngages, DecodeOnlyClosedLoopSkipsMostIterations) {
   Case c{"kimi", "kimi-k2.6-kv-fp8.json", {}, nullptr};
   auto fast = RunCase(c, true);
