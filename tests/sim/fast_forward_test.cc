@@ -48,7 +48,8 @@ std::vector<Case> Cases() {
                    {"deployment.replicas=2", "deployment.router=least_kv"},
                    nullptr});
   // KV-bound: admission waits on pages and 4 running requests are retracted.
-  cases.push_back({"kimi_kv_bound_retractions", "kimi-k2.6-kv-bf16.json",
+  cases.push_back({"kimi_kv_bound_retractions",
+                   "kimi-k2.6-kv-bf16.json",
                    {"deployment.mem_fraction_static=0.86", "workload.concurrency=96",
                     "workload.num_requests=192", "workload.warmup_requests=0",
                     "workload.output_tokens.value=1024"},
