@@ -7,6 +7,7 @@
 #include <set>
 
 #include "calibrate/fit_derived.h"
+#include "calibrate/sig_digits.h"
 #include "hw/op_pricing.h"
 
 namespace capplan {
@@ -317,16 +318,6 @@ std::string Classify(const MeasuredKernel& k, const HardwareProfile& p, FitPoint
 
 }  // namespace
 
-namespace {
-
-std::string Num4(double v) {
-  char b[32];
-  std::snprintf(b, sizeof(b), "%.4g", v);
-  return b;
-}
-
-}  // namespace
-
 Result<CalibrationFit> FitMeasurements(const MeasurementSet& set, const HardwareProfile& base,
                                        const CeilingProfiles& ceilings) {
   if (!base.has_cost_model) {
@@ -401,8 +392,9 @@ Result<CalibrationFit> FitMeasurements(const MeasurementSet& set, const Hardware
       const HardwareProfile& g = *gpu_of[i];
       out.cross_gpu[src.gpu_model] =
           src.gpu_model + " records enter as fractions of " + g.name + "'s ceilings (HBM " +
-          Num4(g.hbm_bytes_per_s / 1e12) + " TB/s, BF16 " + Num4(g.bf16_flops_per_s / 1e12) +
-          ", FP8 " + Num4(g.fp8_flops_per_s / 1e12) + " TFLOP/s), never as " + base_gpu +
+          SigDigits(g.hbm_bytes_per_s / 1e12, 4) + " TB/s, BF16 " +
+          SigDigits(g.bf16_flops_per_s / 1e12, 4) + ", FP8 " +
+          SigDigits(g.fp8_flops_per_s / 1e12, 4) + " TFLOP/s), never as " + base_gpu +
           " times (same SM90 generation)" +
           (ceilings.at(src.gpu_model).note.empty() ? "" : "; " + ceilings.at(src.gpu_model).note);
     }

@@ -3,17 +3,9 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "calibrate/sig_digits.h"
+
 namespace capplan {
-
-namespace {
-
-std::string Pct(double v) {
-  char b[32];
-  std::snprintf(b, sizeof(b), "%.3g", v);
-  return b;
-}
-
-}  // namespace
 
 // All-reduce bus bandwidth from ring records (nccl-tests busbw, a range or a
 // value): the midpoint as a fraction of the record GPU's NVLink rate, the
@@ -29,9 +21,9 @@ void FitAllReduce(const MeasurementSet& set, const std::vector<int>& records,
     const double nvlink = gpu_of[i]->nvlink_bytes_per_s;
     if (k.kernel != "nccl_all_reduce" || k.variant != "ring") {
       out->unused.push_back(
-          {i, k.variant + " " + k.kernel + " bus bandwidth " + Pct(mid / 1e9) + " GB/s at " +
-                  std::to_string(k.Shape("gpus_min")) + "-" + std::to_string(k.Shape("gpus_max")) +
-                  " GPUs (" + Pct(mid / nvlink) +
+          {i, k.variant + " " + k.kernel + " bus bandwidth " + SigDigits(mid / 1e9, 3) +
+                  " GB/s at " + std::to_string(k.Shape("gpus_min")) + "-" +
+                  std::to_string(k.Shape("gpus_max")) + " GPUs (" + SigDigits(mid / nvlink, 3) +
                   " of NVLink): reported only; the cost model prices a ring all-reduce "
                   "at every GPU count (no NVLS path)"});
       continue;
@@ -39,10 +31,10 @@ void FitAllReduce(const MeasurementSet& set, const std::vector<int>& records,
     fr.push_back(mid / nvlink);
     out->all_reduce.records.push_back(i);
     ++out->used_per_source[k.source];
-    how += (how.empty() ? "" : "; ") + Pct(mid / 1e9) + " GB/s ring busbw at " +
+    how += (how.empty() ? "" : "; ") + SigDigits(mid / 1e9, 3) + " GB/s ring busbw at " +
            std::to_string(k.Shape("gpus_min")) + "-" + std::to_string(k.Shape("gpus_max")) + " " +
-           set.sources[k.source].gpu_model + " = " + Pct(mid / nvlink) + " of " +
-           Pct(nvlink / 1e9) + " GB/s NVLink";
+           set.sources[k.source].gpu_model + " = " + SigDigits(mid / nvlink, 3) + " of " +
+           SigDigits(nvlink / 1e9, 3) + " GB/s NVLink";
   }
   if (fr.empty()) return;
   out->all_reduce.fitted = true;
@@ -67,9 +59,10 @@ void DeriveGroupedInt4(const HardwareProfile& base, CalibrationFit* out) {
   d.key = "grouped_gemm_int4";
   d.efficiency = base.efficiency.at("grouped_gemm");
   d.efficiency.memory.max = std::min(1.0, d.efficiency.memory.max * factor);
-  d.how = "derived: grouped_gemm's curve with its memory max x " + Pct(factor) +
-          ", the W4A16 dequant factor (gemm_int4 memory max " + Pct(i4->second.memory.max) +
-          " / gemm_bf16 " + Pct(b16->second.memory.max) +
+  d.how = "derived: grouped_gemm's curve with its memory max x " + SigDigits(factor, 3) +
+          ", the W4A16 dequant factor (gemm_int4 memory max " +
+          SigDigits(i4->second.memory.max, 3) + " / gemm_bf16 " +
+          SigDigits(b16->second.memory.max, 3) +
           ", fitted from W4A16 and 16-bit GEMMs of the same shapes); no public grouped "
           "W4A16 kernel figure; compute curve as grouped_gemm's at the 16-bit rate / (1 + "
           "int4_dequant_compute_overhead)";

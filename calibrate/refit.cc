@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "calibrate/sig_digits.h"
 #include "hw/profile.h"
 
 namespace capplan {
@@ -53,14 +54,6 @@ std::string Prefix(const MeasurementSet& set) {
   return AnyDryRun(set) ? "dry-run CPU timings, not a GPU: " : "";
 }
 
-// Fitted values are written to 4 significant digits: more would only carry
-// floating-point noise into the shipped files, which a test regenerates.
-double Round4(double v) {
-  char b[64];
-  std::snprintf(b, sizeof(b), "%.4g", v);
-  return std::strtod(b, nullptr);
-}
-
 // The cross-GPU sentence of every GPU model whose records entered the
 // class ("" when all came from the profile's own GPU).
 std::string CrossGpu(const CalibrationFit& fit, const std::vector<FitPoint>& points) {
@@ -71,12 +64,6 @@ std::string CrossGpu(const CalibrationFit& fit, const std::vector<FitPoint>& poi
   std::string s;
   for (const std::string& m : models) s += "; " + fit.cross_gpu.at(m);
   return s;
-}
-
-std::string Fmt(double v) {
-  char b[64];
-  std::snprintf(b, sizeof(b), "%.4g", v);
-  return b;
 }
 
 }  // namespace
@@ -104,8 +91,8 @@ Result<nlohmann::json> ApplyFit(const nlohmann::json& base_doc, const std::strin
       if (!c->fitted) continue;
       const bool memory = c == &cf.memory;
       nlohmann::json& j = (*eff)[memory ? "memory" : "compute"];
-      j["max"] = Round4(c->max);
-      j["half"] = Round4(c->half);
+      j["max"] = RoundFitted(c->max);
+      j["half"] = RoundFitted(c->half);
       // Valid over every record of the class, not only those this term
       // bound: the roofline was fitted to all of them (a memory-bound record
       // constrains the compute curve too), and a narrower range would warn on
@@ -122,23 +109,25 @@ Result<nlohmann::json> ApplyFit(const nlohmann::json& base_doc, const std::strin
       // stays; below the smallest, the half-saturation is extrapolated and
       // the simulator warns (and widens its prediction intervals).
       const double base_hi = j["valid"][1].get<double>();
-      j["valid"] = {Round4(std::min(lo, c->lo)), std::max(Round4(std::max(hi, c->hi)), base_hi)};
+      j["valid"] = {RoundFitted(std::min(lo, c->lo)),
+                    std::max(RoundFitted(std::max(hi, c->hi)), base_hi)};
       std::string src = FromRecords(RecordsOf(cf.points), set, Prefix(set)) + "; " +
                         std::to_string(c->points) + " records bound by this term";
       src += CrossGpu(fit, cf.points);
       if (!c->note.empty()) src += "; " + c->note;
       j["provenance"] = {{"kind", "fitted"}, {"source", src}};
       // LOO is over the whole class (both terms predict each point together).
-      j["fit"] = {{"points", c->points},
-                  {"loo_median_rel_err", cf.loo_rel_err.empty() ? -1.0 : Round4(cf.loo_median)},
-                  {"loo_p90_rel_err", cf.loo_rel_err.empty() ? -1.0 : Round4(cf.loo_p90)}};
+      j["fit"] = {
+          {"points", c->points},
+          {"loo_median_rel_err", cf.loo_rel_err.empty() ? -1.0 : RoundFitted(cf.loo_median)},
+          {"loo_p90_rel_err", cf.loo_rel_err.empty() ? -1.0 : RoundFitted(cf.loo_p90)}};
     }
   }
   for (const DerivedClass& d : fit.derived) {
     nlohmann::json& eff = doc["efficiency"][d.key];
     nlohmann::json& mem = eff["memory"];
-    mem["max"] = Round4(d.efficiency.memory.max);
-    mem["half"] = Round4(d.efficiency.memory.half);
+    mem["max"] = RoundFitted(d.efficiency.memory.max);
+    mem["half"] = RoundFitted(d.efficiency.memory.half);
     mem["valid"] = {d.efficiency.memory.valid_lo, d.efficiency.memory.valid_hi};
     mem["provenance"] = {{"kind", "fitted"}, {"source", Prefix(set) + d.how}};
     mem.erase("fit");
@@ -146,11 +135,11 @@ Result<nlohmann::json> ApplyFit(const nlohmann::json& base_doc, const std::strin
   if (fit.all_reduce.fitted) {
     const double nvlink = doc["collectives"]["nvlink_bytes_per_s_per_direction"]["value"];
     doc["collectives"]["all_reduce"]["bus_bandwidth_bytes_per_s"] = {
-        {"value", Round4(fit.all_reduce.fraction * nvlink)},
+        {"value", RoundFitted(fit.all_reduce.fraction * nvlink)},
         {"provenance",
          {{"kind", "fitted"},
           {"source", FromRecords(fit.all_reduce.records, set, Prefix(set)) + "; " +
-                         Fmt(fit.all_reduce.fraction) +
+                         SigDigits(fit.all_reduce.fraction, 4) +
                          " of this GPU's NVLink per direction, the median over " +
                          std::to_string(fit.all_reduce.points) + " ring records (" +
                          fit.all_reduce.how + ")" +
@@ -203,39 +192,42 @@ std::string FitReportMarkdown(const HardwareProfile& base, const CalibrationFit&
       const EfficiencyCurve& bc = memory ? b.memory : b.compute;
       os << "| " << key << " | " << (memory ? "memory" : "compute") << " | " << c->points << " | ";
       if (c->fitted) {
-        os << Fmt(c->max) << " (" << Fmt(bc.max) << ") | " << Fmt(c->half) << " (" << Fmt(bc.half)
-           << ") | " << bc.x << " in [" << Fmt(c->lo) << ", " << Fmt(c->hi) << "] | ";
+        os << SigDigits(c->max, 4) << " (" << SigDigits(bc.max, 4) << ") | "
+           << SigDigits(c->half, 4) << " (" << SigDigits(bc.half, 4) << ") | " << bc.x << " in ["
+           << SigDigits(c->lo, 4) << ", " << SigDigits(c->hi, 4) << "] | ";
       } else {
-        os << "kept " << Fmt(bc.max) << " | kept " << Fmt(bc.half) << " | - | ";
+        os << "kept " << SigDigits(bc.max, 4) << " | kept " << SigDigits(bc.half, 4) << " | - | ";
       }
       if (cf.loo_rel_err.empty()) {
         os << "- | - | ";
       } else {
-        os << Fmt(100 * cf.loo_median) << "% | " << Fmt(100 * cf.loo_p90) << "% | ";
+        os << SigDigits(100 * cf.loo_median, 4) << "% | " << SigDigits(100 * cf.loo_p90, 4)
+           << "% | ";
       }
       os << c->note << " |\n";
     }
   }
   for (const DerivedClass& d : fit.derived) {
-    os << "| " << d.key << " | memory | - | " << Fmt(d.efficiency.memory.max) << " ("
-       << Fmt(base.efficiency.at(d.key).memory.max) << ") | " << Fmt(d.efficiency.memory.half)
-       << " | - | - | - | " << d.how << " |\n";
+    os << "| " << d.key << " | memory | - | " << SigDigits(d.efficiency.memory.max, 4) << " ("
+       << SigDigits(base.efficiency.at(d.key).memory.max, 4) << ") | "
+       << SigDigits(d.efficiency.memory.half, 4) << " | - | - | - | " << d.how << " |\n";
   }
   if (!fit.cross_gpu.empty()) {
     os << "\nCross-GPU records:\n\n";
     for (const auto& [gpu, how] : fit.cross_gpu) os << "- " << how << "\n";
   }
   if (fit.all_reduce.fitted) {
-    os << "\nAll-reduce bus bandwidth: " << Fmt(fit.all_reduce.fraction)
-       << " x NVLink = " << Fmt(fit.all_reduce.fraction * base.nvlink_bytes_per_s / 1e9)
-       << " GB/s (was " << Fmt(base.all_reduce.bus_bandwidth_bytes_per_s / 1e9)
+    os << "\nAll-reduce bus bandwidth: " << SigDigits(fit.all_reduce.fraction, 4)
+       << " x NVLink = " << SigDigits(fit.all_reduce.fraction * base.nvlink_bytes_per_s / 1e9, 4)
+       << " GB/s (was " << SigDigits(base.all_reduce.bus_bandwidth_bytes_per_s / 1e9, 4)
        << "): " << fit.all_reduce.how << ".\n";
   }
   const OverheadFit& o = fit.overheads;
   os << "\nOverheads: kernel_launch_s "
-     << (o.kernel_launch ? Fmt(o.kernel_launch_s) + " (fitted)" : "kept") << ", graph_launch_s "
-     << (o.graph ? Fmt(o.graph_launch_s) + " (fitted)" : "kept") << ", graph_node_s "
-     << (o.graph ? Fmt(o.graph_node_s) + " (fitted)" : "kept") << ". " << o.note << "\n";
+     << (o.kernel_launch ? SigDigits(o.kernel_launch_s, 4) + " (fitted)" : "kept")
+     << ", graph_launch_s " << (o.graph ? SigDigits(o.graph_launch_s, 4) + " (fitted)" : "kept")
+     << ", graph_node_s " << (o.graph ? SigDigits(o.graph_node_s, 4) + " (fitted)" : "kept") << ". "
+     << o.note << "\n";
   // What no measurement class can move: every priced parameter of the base
   // profile except the efficiency curves and the launch overheads above.
   os << "\nProfile parameters the simulator reads that no kernel record fits (they keep "

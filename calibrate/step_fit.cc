@@ -10,6 +10,7 @@
 
 #include "calibrate/fit.h"
 #include "calibrate/public_validation.h"
+#include "calibrate/sig_digits.h"
 #include "common/atomic_file.h"
 #include "common/json_util.h"
 
@@ -111,12 +112,6 @@ std::vector<double> SolveNonNegative(const Eigen::MatrixXd& a, const Eigen::Vect
   return best;
 }
 
-double Round4(double v) {
-  char b[64];
-  std::snprintf(b, sizeof(b), "%.4g", v);
-  return std::strtod(b, nullptr);
-}
-
 std::string Us(double s) {
   char b[64];
   std::snprintf(b, sizeof(b), "%.3g us", s * 1e6);
@@ -203,7 +198,7 @@ Result<StepFit> FitStepOverheads(const Docs& profiles, const std::string& cases_
   }
   const std::vector<bool> all(rows, true);
   std::vector<double> theta = SolveNonNegative(a, b, all);
-  for (double& t : theta) t = Round4(t);
+  for (double& t : theta) t = RoundFitted(t);
   StepFit fit;
   for (int j = 0; j < kNumFitted; ++j) {
     fit.params.push_back({kFitted[j].path, l.theta0[j], theta[j], theta[j] == 0, kFitted[j].why});

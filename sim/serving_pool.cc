@@ -377,7 +377,6 @@ void ServingPool::OnSchedule(int rep_i) {
   }
   if (!any) return;
   rep.busy = true;
-  rep.step_start_ns = now_;
   const int64_t dur = StepNs(seconds);
   res_.busy.Add(*slowest);
   ++res_.iterations;

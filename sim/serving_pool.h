@@ -117,7 +117,6 @@ class ServingPool {
     bool busy = false;
     bool schedule_pending = false;
     bool reserve_pending = false;
-    int64_t step_start_ns = 0;
     uint64_t next_rank = 0;  // round-robin cursor over ranks
   };
 

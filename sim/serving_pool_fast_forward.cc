@@ -84,13 +84,12 @@ const StepCost* ServingPool::PriceSteadyStep(const Replica& rep, int64_t i, int6
                                              int64_t* same) {
   const StepCost* slowest = nullptr;
   const bool one = rep.batches.size() == 1;
-  *same = INT64_MAX;
+  *same = SamePriceRun(rep, i);
   for (const RankBatch& b : rep.batches) {
     if (!b.decode) continue;
     work_.prefill.clear();
     work_.decode_n = b.decode_n;
     work_.decode_ctx_sum = b.decode_ctx_sum + i * b.decode_n;
-    *same = std::min(*same, (pricer_.SameCostUntil(work_) - work_.decode_ctx_sum) / b.decode_n + 1);
     const StepCost& c = pricer_.Price(work_);
     if (one) {
       slowest = &c;
@@ -105,9 +104,12 @@ const StepCost* ServingPool::PriceSteadyStep(const Replica& rep, int64_t i, int6
 
 int64_t ServingPool::FastForward(int rep_i, int64_t dur_ns) {
   Replica& rep = replicas_[rep_i];
+  // The first skipped step end must come before the horizon: check that
+  // (cheap) before the O(requests) look at the replica.
+  const int64_t horizon = Horizon();
+  if (horizon <= now_ + dur_ns) return now_ + dur_ns;
   const int64_t limit = SteadyIterations(rep);
   if (limit == 0) return now_ + dur_ns;
-  const int64_t horizon = Horizon();
   std::vector<ReqState>& reqs = res_.requests;
   int64_t itl_weight = 0;  // tokens per step end that enter the ITL histogram
   for (const RankState& rank : rep.ranks) {
@@ -168,7 +170,6 @@ int64_t ServingPool::FastForward(int rep_i, int64_t dur_ns) {
   }
   // The next step end may free requests' pages before its tokens count.
   res_.peak_kv_tokens = std::max(res_.peak_kv_tokens, kv);
-  rep.step_start_ns = t;
   return t + d;
 }
 
