@@ -228,4 +228,37 @@ Result<ModelCard> ParseModelCard(const std::string& json_text, const std::string
   return c;
 }
 
+Result<ModelCard> DraftCard(const ModelCard& card, DraftKind kind, int layers) {
+  ModelCard d = card;
+  d.mtp_layers = 0;
+  switch (kind) {
+    case DraftKind::kMtp:
+      if (card.mtp_layers < 1) {
+        return Status::Invalid(card.name +
+                               " has no MTP layers (mtp_layers 0); use method \"eagle\" "
+                               "with a draft head, or a model that ships MTP layers");
+      }
+      if (layers > card.mtp_layers) {
+        return Status::Invalid(card.name + " has " + std::to_string(card.mtp_layers) +
+                               " MTP layer(s), not " + std::to_string(layers));
+      }
+      d.num_layers = layers > 0 ? layers : card.mtp_layers;
+      d.first_k_dense = 0;  // MoE like the layers they follow
+      break;
+    case DraftKind::kEagle:
+      d.num_layers = layers > 0 ? layers : 1;
+      if (card.IsMoe()) {
+        if (card.intermediate_size < 1) {
+          return Status::Invalid(card.name + " has no dense FFN size for an EAGLE head");
+        }
+        d.first_k_dense = d.num_layers;  // every layer dense
+      }
+      break;
+    case DraftKind::kNone:
+      return Status::Invalid("no draft model without speculative decoding");
+  }
+  d.name = card.name + ".draft";
+  return d;
+}
+
 }  // namespace capplan

@@ -81,6 +81,18 @@ struct ModelCard {
 // Loads `name_or_path`: a path to a .json file, or a card name looked up in
 // DataPath("models/cards"). Unknown names get "did you mean".
 Result<ModelCard> LoadModelCard(const std::string& name_or_path);
+
+// The draft model of speculative decoding, shaped from its target's card.
+//  kMtp: the card's own MTP (nextn) layers, `layers` of them (0: all the
+//    card has); each is a full decoder layer like the target's last ones
+//    (MoE in an MoE model), as DeepSeek-V3 and GLM ship them.
+//  kEagle: an EAGLE head of `layers` (0: one) dense decoder layers of the
+//    target's width, attention and dense FFN size.
+// Engines share the target's embedding and LM head with the draft, so they
+// stay in the draft card (its ops compute logits) but DraftWeightBytes does
+// not count them again.
+enum class DraftKind { kNone, kMtp, kEagle };
+Result<ModelCard> DraftCard(const ModelCard& card, DraftKind kind, int layers);
 Result<ModelCard> ParseModelCard(const std::string& json_text, const std::string& origin);
 std::vector<std::string> ShippedModelNames();
 

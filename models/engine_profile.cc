@@ -90,6 +90,8 @@ Status ParseDefaults(JsonObject& d, EngineProfile* p) {
       {"max_running_requests_per_context", &o.max_running_per_context, 0, 1 << 20},
       {"max_running_requests_min", &o.max_running_min, 1, 1 << 24},
       {"max_running_requests_max", &o.max_running_max, 1, 1 << 24},
+      {"speculative_max_draft_tokens", &o.speculative_max_draft_tokens, 1, 64},
+      {"speculative_max_running_requests", &o.speculative_max_running_requests, 0, 1 << 24},
   };
   for (const Field& f : fields) {
     CAPPLAN_RETURN_IF_ERROR(GetSourced(d, pre, f.key, f.out, &s));
@@ -103,6 +105,8 @@ Status ParseDefaults(JsonObject& d, EngineProfile* p) {
   }
   CAPPLAN_RETURN_IF_ERROR(GetSourced(d, pre, "overlap_schedule", &o.overlap_schedule, &s));
   CAPPLAN_RETURN_IF_ERROR(GetSourced(d, pre, "prefix_cache", &o.prefix_cache, &s));
+  CAPPLAN_RETURN_IF_ERROR(
+      GetSourced(d, pre, "speculative_overlap_schedule", &o.speculative_overlap_schedule, &s));
   return d.Finish();
 }
 

@@ -36,6 +36,13 @@ struct EngineDefaults {
   int64_t max_running_per_context = 0, max_running_min = 0, max_running_max = 0;
   bool overlap_schedule = false;
   bool prefix_cache = false;  // SGLang's radix cache / vLLM's automatic prefix caching
+  // With speculative decoding (EAGLE / MTP): the most draft tokens a step
+  // may propose, the max_running_requests default the engine switches to
+  // (0: the rule above still applies), and whether its overlap scheduler
+  // still runs.
+  int64_t speculative_max_draft_tokens = 0;
+  int64_t speculative_max_running_requests = 0;
+  bool speculative_overlap_schedule = false;
 
   int64_t CudaGraphMaxBs(int tp) const;
   int64_t PageSize(bool sparse_attention) const;

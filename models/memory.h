@@ -72,7 +72,11 @@ struct EngineMemoryOptions {
   int64_t chunked_prefill_tokens = 0;  // SGLang chunk / vLLM max_num_batched_tokens
   int64_t cuda_graph_max_bs = 0;
   int64_t page_size = 0;
-  bool speculative = false;   // MTP/EAGLE reserve
+  // Speculative decoding's draft model (DraftCard): its weights, its own KV
+  // (cell_size x (1 + draft layers / L)) and the engine's extra reserve.
+  DraftKind draft = DraftKind::kNone;
+  int draft_layers = 0;  // 0: DraftCard's default for the kind
+  bool speculative() const { return draft != DraftKind::kNone; }
   std::optional<bool> nvls;   // NCCL NVLS buffers; unset: the engine's default
 };
 

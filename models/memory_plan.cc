@@ -77,7 +77,7 @@ Result<double> SglangDefaultFraction(const EngineProfile& prof, int64_t reported
   } else if (l.dp_attention) {
     reserve += b->dp_attention_mib;
   }
-  if (o.speculative) reserve += b->speculative_mib;
+  if (o.speculative()) reserve += b->speculative_mib;
   return RoundTo((gpu_mib - reserve) / gpu_mib, m.round_decimals);
 }
 
@@ -256,12 +256,22 @@ Result<MemoryPlan> PlanMemoryAllowShortfall(const ModelCard& card, const Paralle
   p.mem_fraction_defaulted = !opt.mem_fraction.has_value();
 
   int64_t bytes_per_token = p.kv.bytes_per_token;
-  if (opt.speculative && card.mtp_layers > 0) {
+  std::vector<MemoryTerm> extras = ResidentExtras(card, layout, p.weights, prof);
+  if (opt.speculative()) {
+    CAPPLAN_ASSIGN_OR_RETURN(const ModelCard draft, DraftCard(card, opt.draft, opt.draft_layers));
     // EAGLE/MTP draft layers keep their own KV: cell_size x (1 + draft/L).
-    bytes_per_token += bytes_per_token * card.mtp_layers / card.num_layers;
+    bytes_per_token += bytes_per_token * draft.num_layers / card.num_layers;
+    CAPPLAN_ASSIGN_OR_RETURN(const WeightBreakdown dw, ComputeWeights(draft, layout, choice));
+    int64_t draft_bytes = 0;
+    for (const auto& c : dw.components) {
+      if (c.component != Component::kEmbeddings)
+        draft_bytes += c.bytes_per_gpu + c.scale_bytes_per_gpu;
+    }
+    extras.push_back({"draft_weights_bytes",
+                      "speculative draft layers (embedding and LM head shared with the target)",
+                      draft_bytes, "models/cards/" + card.name + ".json (DraftCard)"});
   }
   std::vector<MemoryTerm>& t = p.terms;
-  const std::vector<MemoryTerm> extras = ResidentExtras(card, layout, p.weights, prof);
   p.weights_resident_bytes = p.weights.bytes_per_gpu;
   for (const MemoryTerm& e : extras) p.weights_resident_bytes += e.bytes;
   const int64_t comm = CommunicatorBytes(m, layout.tp);

@@ -63,6 +63,8 @@ struct Op {
   // Collectives (per GPU):
   int participants = 0;
   double message_bytes = 0;
+  // A speculative draft model's op (priced like any other, reported apart).
+  bool draft = false;
 };
 
 // One scheduler iteration's batch as the model sees it on one attention rank.

@@ -168,6 +168,16 @@ BriefLine Compare(const Analysis& a, const Comparison& c, const std::string& tit
       figures.push_back("median TTFT " + FromTo(bt->second, st->second, " ms"));
     }
   }
+  // Speculative decoding trades a costlier step for more tokens per step:
+  // the accept length and the per-token latency show which wins.
+  if (b.accept_length_mean || s.accept_length_mean) {
+    figures.push_back("accept length " + FromTo(b.accept_length_mean.value_or(1),
+                                                s.accept_length_mean.value_or(1), ""));
+    const auto bt = b.latency_ms.find("median_tpot"), st = s.latency_ms.find("median_tpot");
+    if (bt != b.latency_ms.end() && st != s.latency_ms.end()) {
+      figures.push_back("median TPOT " + FromTo(bt->second, st->second, " ms"));
+    }
+  }
   if (s.kv_verify_time_share && *s.kv_verify_time_share > 0) {
     figures.push_back("verify " + Percent(*s.kv_verify_time_share) + " of step time");
   }

@@ -341,6 +341,10 @@ std::string RenderHtml(const Analysis& a, const std::vector<Table>& tables) {
     os << "\n<h2 id=\"pd_vs_colocated\">PD vs co-located twin</h2>";
     Section(os, tables, "pd_vs_colocated");
   }
+  if (FindTable(tables, "cache_and_speculation") != nullptr) {
+    os << "\n<h2 id=\"cache_and_speculation\">Prefix caching and speculative decoding</h2>";
+    Section(os, tables, "cache_and_speculation");
+  }
   if (FindTable(tables, "warnings") != nullptr) {
     os << "\n<h2 id=\"warnings\">Warnings</h2>";
     Section(os, tables, "warnings");

@@ -182,6 +182,7 @@ Result<Summary> ParseSummary(const nlohmann::json& doc, const std::string& origi
     s.max_concurrent_requests = AsDouble(p.max_concurrent_requests);
     s.retractions = AsDouble(p.retractions);
     s.prefix_cache_hit_rate = p.prefix_cache_hit_rate;
+    s.accept_length_mean = p.accept_length_mean;
     s.kv_bound = p.kv_bound.value_or(false);
     s.kv_verify_time_share = p.kv_verify_time_share;
     if (p.memory) s.memory = MemoryOf(*p.memory);

@@ -79,6 +79,7 @@ struct Summary {
   std::optional<double> kv_capacity_tokens, kv_bytes_per_token, peak_kv_tokens;
   std::optional<double> max_concurrent_requests, retractions;
   std::optional<double> prefix_cache_hit_rate;  // prompt tokens found cached / admitted
+  std::optional<double> accept_length_mean;     // speculative decoding: tokens per request step
   bool kv_bound = false;
 
   std::optional<MemoryPerGpu> memory;

@@ -1,6 +1,7 @@
 #include "report/tables.h"
 
 #include <cmath>
+#include <optional>
 #include <set>
 
 #include "report/pd_compare.h"
@@ -65,6 +66,51 @@ std::vector<std::string> ReportNotes(const Analysis& a) {
   }
   return n;
 }
+
+namespace {
+
+// Prefix caching and speculative decoding change what a token costs in
+// different ways (prefill skipped vs more tokens per decode step); their
+// figures side by side with the latency and cost they lead to.
+std::optional<Table> AgenticTable(const Analysis& a) {
+  Table t{"cache_and_speculation",
+          "Prefix caching and speculative decoding",
+          "Hit rate = prompt tokens found cached / prompt tokens admitted; accept length = "
+          "tokens emitted per request decode step (1 without speculation).",
+          {"configuration", "concurrency", "prefix_cache_hit_rate", "accept_length_mean",
+           "median_ttft_ms", "median_tpot_ms", "output_tok_s", "usd_per_million_output_tokens"},
+          {}};
+  // The configurations that cache or speculate, and the baselines they are
+  // compared with (a baseline without either shows "off").
+  std::vector<bool> shown(a.configs.size(), false);
+  for (size_t ci = 0; ci < a.configs.size(); ++ci) {
+    for (int i : a.configs[ci].points) {
+      const Summary& s = *a.points[i].summary;
+      if (s.prefix_cache_hit_rate || s.accept_length_mean) {
+        shown[ci] = true;
+        shown[a.configs[ci].baseline] = true;
+      }
+    }
+  }
+  for (size_t ci = 0; ci < a.configs.size(); ++ci) {
+    if (!shown[ci]) continue;
+    const auto& c = a.configs[ci];
+    for (int i : c.points) {
+      const Point& p = a.points[i];
+      const Summary& s = *p.summary;
+      t.rows.push_back({c.short_label, ConcurrencyText(s),
+                        s.prefix_cache_hit_rate ? FormatNumber(*s.prefix_cache_hit_rate) : "off",
+                        s.accept_length_mean ? FormatNumber(*s.accept_length_mean) : "off",
+                        Latency(s, "median_ttft"), Latency(s, "median_tpot"),
+                        FormatNumber(s.output_throughput),
+                        p.cost ? FormatNumber(p.cost->usd_per_million_output) : "n/a"});
+    }
+  }
+  if (t.rows.empty()) return std::nullopt;
+  return t;
+}
+
+}  // namespace
 
 std::vector<Table> BuildTables(const Analysis& a) {
   std::vector<Table> tables;
@@ -214,6 +260,7 @@ std::vector<Table> BuildTables(const Analysis& a) {
   tables.push_back(std::move(cost));
   tables.push_back(std::move(bind));
   if (auto pd = PdComparisonTable(a)) tables.push_back(std::move(*pd));
+  if (auto agentic = AgenticTable(a)) tables.push_back(std::move(*agentic));
 
   Table warn{"warnings",
              "Simulator warnings",

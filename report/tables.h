@@ -20,7 +20,8 @@ struct Table {
 
 // Table ids, in report order: deployments, memory, throughput, latency,
 // cost, binding, pd_vs_colocated when any result is PD (report/pd_compare.h),
-// and warnings when any result carries warnings.
+// cache_and_speculation when any result caches prefixes or speculates, and
+// warnings when any result carries warnings.
 std::vector<Table> BuildTables(const Analysis& a);
 
 // "1000 / median TPOT (ms)" etc.: the sentences every format prints so the

@@ -42,6 +42,7 @@ void MemoryFields(M& m, V& v) {
   v("mem_fraction_static", m.mem_fraction_static);
   v("mem_fraction_defaulted", m.mem_fraction_defaulted);
   v("kv_tokens_per_rank", m.kv_tokens_per_rank);
+  v("draft_weights_bytes_per_gpu", m.draft_weights_bytes_per_gpu);
 }
 
 template <class G, class V>
@@ -112,6 +113,9 @@ void PoolFields(P& p, V& v, bool flat) {
   v("prefill_tokens_saved", p.prefill_tokens_saved);
   v("cached_kv_tokens_peak", p.cached_kv_tokens_peak);
   v("prefix_cache_evicted_blocks", p.prefix_cache_evicted_blocks);
+  v("accept_length_mean", p.accept_length_mean);
+  v("spec_verify_time_share", p.spec_verify_time_share);
+  v("spec_draft_time_share", p.spec_draft_time_share);
   if (!flat) {  // at the top level these would be the run's
     v.StageMap(p.stages);
     v.Notes(p.notes);

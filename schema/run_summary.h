@@ -51,6 +51,7 @@ struct Memory {
   std::optional<double> mem_fraction_static;
   std::optional<bool> mem_fraction_defaulted;
   std::optional<int64_t> kv_tokens_per_rank;
+  std::optional<int64_t> draft_weights_bytes_per_gpu;  // speculative decoding's draft layers
 };
 
 struct Goodput {
@@ -102,6 +103,10 @@ struct PoolSummary {
   // prefill, the most tokens one rank's cache held, cache blocks evicted.
   std::optional<double> prefix_cache_hit_rate;
   std::optional<int64_t> prefill_tokens_saved, cached_kv_tokens_peak, prefix_cache_evicted_blocks;
+  // Speculative decoding (set when on): tokens emitted per request decode
+  // step; busy-time shares of the target's verify passes and of the draft
+  // model's passes.
+  std::optional<double> accept_length_mean, spec_verify_time_share, spec_draft_time_share;
   // Stage -> its time per request (time_in_pool, prefill_queue, ...).
   std::map<std::string, Stats> stages;
   // Field -> what it means, written as <field>_note.

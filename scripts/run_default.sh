@@ -86,8 +86,9 @@ for s in pd-glm-5.2 pd-kimi-k2.6; do
   done
 done
 # Agentic traffic (multi-turn sessions sharing a system prompt): SGLang's
-# prefix cache off vs on, the same sessions and seed.
-for v in nocache cache; do
+# prefix cache off vs on, then on with EAGLE3 speculative decoding; the same
+# sessions and seed.
+for v in nocache cache spec; do
   warned "$CAPPLAN" simulate "scenarios/kimi-k2.6-agent-$v.json" --out "$STUDY/kimi-k2.6-agent-$v"
 done
 results=()
@@ -97,7 +98,8 @@ for s in kimi-k2.6-kv-bf16 kimi-k2.6-kv-fp8 glm-5.2-decode-fp8 glm-5.2-decode-in
 done
 results+=("$STUDY/pd-glm-5.2-colocated" "$STUDY/pd-glm-5.2" \
           "$STUDY/pd-kimi-k2.6-colocated" "$STUDY/pd-kimi-k2.6" \
-          "$STUDY/kimi-k2.6-agent-nocache" "$STUDY/kimi-k2.6-agent-cache")
+          "$STUDY/kimi-k2.6-agent-nocache" "$STUDY/kimi-k2.6-agent-cache" \
+          "$STUDY/kimi-k2.6-agent-spec")
 for fmt in html md; do
   "$CAPPLAN" report "${results[@]}" --out "$STUDY/report.$fmt" \
     --title "Motivating study: Kimi K2.6 and GLM-5.2 on 8x H200 (simulated)" \

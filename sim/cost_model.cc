@@ -23,6 +23,8 @@ void StepCost::Add(const StepCost& o) {
   for (int i = 0; i < kNumOpClasses; ++i) class_seconds[i] += o.class_seconds[i];
   for (int i = 0; i < kNumBounds; ++i) bound_seconds[i] += o.bound_seconds[i];
   verify_seconds += o.verify_seconds;
+  draft_seconds += o.draft_seconds;
+  spec_verify_seconds += o.spec_verify_seconds;
 }
 
 void StepCost::AddTimes(const StepCost& o, int64_t times) {
@@ -31,6 +33,8 @@ void StepCost::AddTimes(const StepCost& o, int64_t times) {
   for (int i = 0; i < kNumOpClasses; ++i) class_seconds[i] += k * o.class_seconds[i];
   for (int i = 0; i < kNumBounds; ++i) bound_seconds[i] += k * o.bound_seconds[i];
   verify_seconds += k * o.verify_seconds;
+  draft_seconds += k * o.draft_seconds;
+  spec_verify_seconds += k * o.spec_verify_seconds;
 }
 
 namespace {
@@ -76,6 +80,7 @@ class RooflineCostModel : public CostModel {
       c.class_seconds[static_cast<int>(op.op_class)] += t;
       c.bound_seconds[static_cast<int>(bound)] += t;
       if (op.kind == OpKind::kKvVerify) c.verify_seconds += t;
+      if (op.draft) c.draft_seconds += t;
     }
     // Launch cost: a graph replay pays a fixed cost plus a small per-node
     // cost; eager execution pays a host launch per kernel.

@@ -41,6 +41,10 @@ struct StepCost {
   std::array<double, kNumOpClasses> class_seconds{};  // indexed by OpClass
   std::array<double, kNumBounds> bound_seconds{};     // indexed by Bound
   double verify_seconds = 0;  // KV-integrity verification ops (inside class_seconds too)
+  // Speculative decoding (inside class_seconds too): the draft model's ops,
+  // and the target's ops in steps that verify drafts.
+  double draft_seconds = 0;
+  double spec_verify_seconds = 0;
   void Add(const StepCost& o);
   void AddTimes(const StepCost& o, int64_t times);  // `times` identical steps
 };

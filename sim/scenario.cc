@@ -33,6 +33,53 @@ Status GetEnum(JsonObject& d, const char* key, const E (&values)[N], NameOf name
 
 constexpr Dtype kKvDtypes[] = {Dtype::kBf16, Dtype::kFp8E4m3};
 
+// deployment.speculative: {method, draft_tokens, acceptance | mean_accept_length,
+// draft_layers}. The draft-token limit is the engine's.
+Status ParseSpeculative(JsonObject& d, const std::string& engine, const std::string& version,
+                        speculative::Spec* o) {
+  if (!d.Has("speculative")) {
+    d.Touch("speculative");
+    return Status::Ok();
+  }
+  CAPPLAN_ASSIGN_OR_RETURN(JsonObject sp, d.Child("speculative"));
+  CAPPLAN_RETURN_IF_ERROR(sp.CheckObject());
+  CAPPLAN_RETURN_IF_ERROR(
+      GetEnum(sp, "method", speculative::kMethods, speculative::MethodName, &o->method));
+  if (!o->on())
+    return sp.Finish({"draft_tokens", "acceptance", "mean_accept_length", "draft_layers"});
+  CAPPLAN_ASSIGN_OR_RETURN(EngineResolution eng, ResolveEngine(engine, version));
+  const int64_t max_draft = eng.profile->defaults.speculative_max_draft_tokens;
+  int64_t k = 0;
+  CAPPLAN_RETURN_IF_ERROR(sp.Get("draft_tokens", &k, true));
+  CAPPLAN_RETURN_IF_ERROR(
+      sp.CheckRange("draft_tokens", static_cast<double>(k), 1, static_cast<double>(max_draft)));
+  CAPPLAN_RETURN_IF_ERROR(sp.Get("draft_layers", &o->draft_layers));
+  CAPPLAN_RETURN_IF_ERROR(sp.CheckRange("draft_layers", o->draft_layers, 0, 64));
+  const bool has_p = sp.Has("acceptance"), has_len = sp.Has("mean_accept_length");
+  if (has_p == has_len) {
+    return sp.Error(has_p ? "mean_accept_length" : "acceptance",
+                    "give exactly one of acceptance (a probability per draft token) and "
+                    "mean_accept_length");
+  }
+  std::string err;
+  if (has_p) {
+    std::vector<double> p;
+    CAPPLAN_RETURN_IF_ERROR(sp.Get("acceptance", &p));
+    if (static_cast<int64_t>(p.size()) != k) {
+      return sp.Error("acceptance", "needs one probability per draft token: " + std::to_string(k) +
+                                        ", got " + std::to_string(p.size()));
+    }
+    if (!speculative::MakeAcceptance(p, &o->acceptance, &err)) return sp.Error("acceptance", err);
+  } else {
+    double len = 0;
+    CAPPLAN_RETURN_IF_ERROR(sp.Get("mean_accept_length", &len));
+    if (!speculative::AcceptanceFromMeanLength(len, k, &o->acceptance, &err)) {
+      return sp.Error("mean_accept_length", err);
+    }
+  }
+  return sp.Finish();
+}
+
 Status ParseDeployment(JsonObject& d, DeploymentSpec* o) {
   CAPPLAN_RETURN_IF_ERROR(d.CheckObject());
   CAPPLAN_RETURN_IF_ERROR(d.Get("engine", &o->engine));
@@ -113,6 +160,7 @@ Status ParseDeployment(JsonObject& d, DeploymentSpec* o) {
   if (auto f = CostModels().Find(o->cost_model); !f.ok()) {
     return d.Error("cost_model", f.status().message());
   }
+  CAPPLAN_RETURN_IF_ERROR(ParseSpeculative(d, o->engine, o->engine_version, &o->speculative));
   CAPPLAN_RETURN_IF_ERROR(d.Finish());
   // Cross-field rules: well-formed but impossible layouts exit 1.
   if (o->gpus != o->tp) {

@@ -13,6 +13,7 @@
 #include "schema/run_summary.h"
 #include "sim/pd/kv_transfer.h"
 #include "sim/sim_state.h"
+#include "sim/speculative/acceptance.h"
 #include "sim/workload/workload.h"
 
 namespace capplan {
@@ -54,6 +55,8 @@ struct DeploymentSpec {
   // identity (sessions, Mooncake hash_ids); others have nothing to match.
   std::optional<bool> prefix_cache;
   std::string cost_model = "roofline";   // a CostModels() name
+  // EAGLE / MTP speculative decoding; off by default.
+  speculative::Spec speculative;
 };
 
 // One serving pool: a deployment with a role. A co-located scenario has one

@@ -92,6 +92,8 @@ void Scheduler::CancelReservation(RankState& rank, ReqState& r) {
 
 bool Scheduler::SteadyDecode(const RankState& rank) const {
   if (cfg_.phase == Phase::kPrefillOnly) return false;
+  // A speculative step emits a drawn number of tokens, not one.
+  if (!cfg_.speculative.p.empty()) return false;
   if (!rank.prefilling.empty() || !rank.prealloc.empty() || !rank.retracted.empty()) return false;
   return rank.waiting.empty() ||
          static_cast<int64_t>(rank.running.size()) >= cfg_.max_running_requests;
@@ -139,15 +141,26 @@ bool Scheduler::AddChunk(RankState& rank, SchedulerEnv& env, int32_t idx, int64_
 bool Scheduler::PrepareDecode(RankState& rank, SchedulerEnv& env, RankBatch* out) {
   std::vector<ReqState>& reqs = *env.reqs;
   const int64_t page = rank.pool.page_size();
-  int64_t needed = 0;
-  auto at_page_end = [page](const ReqState& r) {
-    return r.kv_tokens - r.cached_tokens == r.pages * page;
+  const bool spec = !cfg_.speculative.p.empty();
+  if (spec) {
+    for (int32_t i : rank.running) {
+      ReqState& r = reqs[i];
+      const int64_t t = speculative::DrawStepTokens(cfg_.speculative, cfg_.seed, r.id, r.generated);
+      r.step_tokens = static_cast<int32_t>(std::min(t, r.output - r.generated));
+    }
+  }
+  // Pages request r needs before it can append this step's tokens.
+  auto grow = [page](const ReqState& r) -> int64_t {
+    const int64_t own = r.kv_tokens - r.cached_tokens;
+    if (r.step_tokens == 1) return own == r.pages * page;
+    return (own + r.step_tokens + page - 1) / page - r.pages;
   };
-  for (int32_t i : rank.running) needed += at_page_end(reqs[i]);
+  int64_t needed = 0;
+  for (int32_t i : rank.running) needed += grow(reqs[i]);
   while (needed > AvailablePages(rank) && !rank.running.empty()) {
     const int32_t victim = rank.running.back();
     rank.running.pop_back();
-    needed -= at_page_end(reqs[victim]);
+    needed -= grow(reqs[victim]);
     if (rank.running.empty() && rank.prefilling.empty()) {
       // Alone and still out of pages: re-running it would loop forever.
       Fail(rank, env, victim);
@@ -159,9 +172,9 @@ bool Scheduler::PrepareDecode(RankState& rank, SchedulerEnv& env, RankBatch* out
   int64_t ctx = 0;
   for (int32_t i : rank.running) {
     ReqState& r = reqs[i];
-    if (at_page_end(r)) {
-      AllocatePages(rank, 1);  // counted above, so it succeeds
-      ++r.pages;
+    if (const int64_t g = grow(r); g > 0) {
+      AllocatePages(rank, g);  // counted above, so it succeeds
+      r.pages += g;
     }
     ctx += r.kv_tokens + 1;
   }
@@ -263,7 +276,10 @@ class VllmScheduler : public Scheduler {
       }
     }
     if (cfg_.phase != Phase::kPrefillOnly && !rank.running.empty()) {
-      if (PrepareDecode(rank, env, out)) budget -= out->decode_n;
+      // Each request's verified draft positions count in the token budget.
+      if (PrepareDecode(rank, env, out)) {
+        budget -= out->decode_n * (1 + cfg_.speculative.draft_tokens());
+      }
     }
     if (cfg_.phase == Phase::kDecodeOnly) return;
     for (size_t k = 0; k < rank.prefilling.size(); ++k) {

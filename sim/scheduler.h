@@ -70,6 +70,7 @@ class Scheduler {
   // when nothing runs) and admits, prefills and reserves nothing: no prompt
   // is in progress, no PD queue waits, and the waiting queue is empty or
   // held back by max_running_requests (which frees only on a completion).
+  // Never with speculative decoding (a step's tokens are drawn).
   virtual bool SteadyDecode(const RankState& rank) const;
   // The state FormBatch changes besides pages and contexts, advanced by `n`
   // steady decode iterations (the sglang new_token_ratio decay).

@@ -50,8 +50,15 @@ Result<std::unique_ptr<ServingPool>> ServingPool::Create(uint8_t id, const SimCo
 ServingPool::ServingPool(uint8_t id, const SimConfig& c, const std::vector<SimRequestSpec>& specs,
                          StepPricer& pricer, std::unique_ptr<Scheduler> sched, RouterFn router,
                          EventQueue* queue, PoolOptions options, PoolListener* listener)
-    : id_(id), cfg_(c), pricer_(pricer), sched_(std::move(sched)), q_(queue), opts_(options),
-      listener_(listener), router_(router) {
+    : id_(id),
+      cfg_(c),
+      speculative_(!c.sched.speculative.p.empty()),
+      pricer_(pricer),
+      sched_(std::move(sched)),
+      q_(queue),
+      opts_(options),
+      listener_(listener),
+      router_(router) {
   res_.requests.resize(specs.size());
   for (size_t i = 0; i < specs.size(); ++i) {
     ReqState& r = res_.requests[i];
@@ -423,11 +430,13 @@ void ServingPool::Trace(int rep_i, int64_t dur, int64_t decode_n, int64_t prefil
                                {"args", {{"cached_tokens", cached}, {"hit_tokens_total", hits}}}});
 }
 
-void ServingPool::Emit(ReqState& r) {
+void ServingPool::Emit(ReqState& r, int64_t tokens) {
+  // Tokens that arrive together are one chunk: one inter-token gap, as the
+  // serving benchmarks record a streamed chunk.
   if (r.last_token_ns >= 0 && !r.warmup) res_.itl_ns.Add(now_ - r.last_token_ns);
   if (r.first_token_ns < 0) r.first_token_ns = now_;
   r.last_token_ns = now_;
-  ++r.generated;
+  r.generated += tokens;
 }
 
 void ServingPool::Finish(RankState& rank, ReqState& r) {
@@ -495,9 +504,14 @@ void ServingPool::OnStepEnd(int rep_i) {
       for (size_t j = 0; j < rank.running.size(); ++j) {
         const int32_t idx = rank.running[j];
         ReqState& r = reqs[idx];
-        ++r.kv_tokens;
-        ++rank.kv_tokens;
-        Emit(r);
+        const int64_t t = r.step_tokens;
+        r.kv_tokens += t;
+        rank.kv_tokens += t;
+        if (speculative_) {
+          ++res_.spec_decode_steps;
+          res_.spec_emitted_tokens += t;
+        }
+        Emit(r, t);
         if (Finished(r)) {
           Finish(rank, r);
         } else {

@@ -135,7 +135,7 @@ class ServingPool {
   void OnReserve(int rep_i);
   void OnSchedule(int rep_i);
   void Trace(int rep_i, int64_t dur, int64_t decode_n, int64_t prefill_tokens);
-  void Emit(ReqState& r);
+  void Emit(ReqState& r, int64_t tokens = 1);
   bool Finished(const ReqState& r) const {
     return r.generated >= r.output || cfg_.sched.phase == Phase::kPrefillOnly;
   }
@@ -160,6 +160,7 @@ class ServingPool {
 
   uint8_t id_;
   SimConfig cfg_;
+  bool speculative_ = false;  // cfg_.sched.speculative is on
   StepPricer& pricer_;
   std::unique_ptr<Scheduler> sched_;
   EventQueue* q_;

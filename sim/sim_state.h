@@ -10,6 +10,7 @@
 
 #include "sim/kv_pool.h"
 #include "sim/prefix_cache/prefix_cache.h"
+#include "sim/speculative/acceptance.h"
 
 namespace capplan {
 
@@ -69,6 +70,9 @@ struct ReqState {
   int64_t cached_tokens = 0;
   ReqStatus status = ReqStatus::kPending;
   bool warmup = false;
+  // Tokens the decode step being formed emits (1, or 1 + accepted drafts
+  // with speculative decoding); set with the step's pages.
+  int32_t step_tokens = 1;
 };
 
 // No cap on admitted requests (tests that exercise the KV pool alone).
@@ -94,6 +98,12 @@ struct SchedulerConfig {
   // PD decode pool: a retracted request keeps its KV in host memory and
   // waits in RankState::retracted (no prefill pool to recompute it here).
   bool retract_to_host = false;
+  // Speculative decoding (empty acceptance: off): a decode step verifies
+  // draft_tokens() + 1 positions per request and emits a count drawn by
+  // speculative::DrawStepTokens with `seed`; pages are taken for the tokens
+  // it emits.
+  speculative::AcceptanceModel speculative;
+  uint64_t seed = 0;
 };
 
 struct PrefillChunk {

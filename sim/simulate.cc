@@ -81,6 +81,7 @@ struct PreparedRun::State {
   HardwareProfile profile;
   ParallelLayout layout;
   std::optional<ShardedModel> sharded;
+  std::optional<ShardedModel> draft;  // speculative decoding's draft model
   std::optional<MemoryPlan> plan;
   std::unique_ptr<CostModel> cost;
   std::unique_ptr<ModelStepPricer> pricer;
@@ -151,6 +152,16 @@ Result<std::unique_ptr<PreparedRun>> PrepareRun(const Scenario& sc, size_t pool,
   eng.chunked_prefill_tokens = d.chunked_prefill_tokens;
   eng.cuda_graph_max_bs = d.cuda_graph_max_bs.value_or(0);
   eng.page_size = d.page_size;
+  const speculative::Spec& spec = d.speculative;
+  if (spec.on()) {
+    eng.draft = spec.method == speculative::Method::kMtp ? DraftKind::kMtp : DraftKind::kEagle;
+    eng.draft_layers = spec.draft_layers;
+    auto draft_card = DraftCard(card, eng.draft, eng.draft_layers);
+    if (!draft_card.ok()) return at(ps.pointer + "/speculative/method", draft_card.status());
+    auto draft_r = ShardModel(*draft_card, layout, choice);
+    if (!draft_r.ok()) return at(ps.pointer + "/speculative", draft_r.status());
+    st->draft.emplace(std::move(*draft_r));
+  }
   // The context a "request that fits" is sized on: the workload's mean.
   int64_t mean_ctx = 1;
   if (!sc.workload.requests.empty()) {
@@ -169,7 +180,8 @@ Result<std::unique_ptr<PreparedRun>> PrepareRun(const Scenario& sc, size_t pool,
   auto cost_r = MakeCostModel(d.cost_model, profile);
   if (!cost_r.ok()) return at(ps.pointer + "/cost_model", cost_r.status());
   st->cost = std::move(*cost_r);
-  const bool overlap = st->overlap = d.overlap_schedule.value_or(ed.overlap_schedule);
+  const bool overlap = st->overlap = d.overlap_schedule.value_or(
+      spec.on() ? ed.speculative_overlap_schedule : ed.overlap_schedule);
   ModelPricerOptions po;
   po.cuda_graphs = d.cuda_graphs;
   po.cuda_graph_max_bs = cgbs;
@@ -178,6 +190,10 @@ Result<std::unique_ptr<PreparedRun>> PrepareRun(const Scenario& sc, size_t pool,
   po.page_size = plan.page_size;
   po.verify_tag_bytes_per_page_per_layer = profile.kv_verify_tag_bytes_per_page_per_layer;
   po.verify_kernels_per_step = static_cast<int64_t>(profile.kv_verify_kernels_per_step);
+  if (spec.on()) {
+    po.spec_draft_tokens = spec.draft_tokens();
+    po.draft = &*st->draft;
+  }
   SharedStepPrices* shared = nullptr;
   if (options.price_cache != nullptr) {
     // Everything this pool's prices depend on: the document but its
@@ -208,9 +224,13 @@ Result<std::unique_ptr<PreparedRun>> PrepareRun(const Scenario& sc, size_t pool,
   cfg.progress = options.progress;
   cfg.sched.phase = d.phase;
   cfg.sched.chunked_prefill_tokens = plan.chunked_prefill_tokens;
+  cfg.sched.speculative = spec.acceptance;
+  cfg.sched.seed = sc.workload.seed;
   int64_t& mrr = st->mrr;
   if (d.max_running_requests) {
     mrr = *d.max_running_requests;
+  } else if (spec.on() && ed.speculative_max_running_requests > 0) {
+    mrr = ed.speculative_max_running_requests;
   } else {
     const int64_t ctx_len = std::max<int64_t>(1, card.max_position_embeddings);
     mrr = ed.MaxRunningRequests(plan.kv_capacity_tokens, ctx_len);
@@ -341,6 +361,9 @@ RunResult PreparedRun::Summarize(const SimResult& sim) const {
   mem.mem_fraction_static = plan.mem_fraction;
   mem.mem_fraction_defaulted = plan.mem_fraction_defaulted;
   mem.kv_tokens_per_rank = plan.kv_tokens_per_rank;
+  for (const MemoryTerm& term : plan.terms) {
+    if (term.key == "draft_weights_bytes") mem.draft_weights_bytes_per_gpu = term.bytes;
+  }
   const StepCost& b = sim.busy;
   const double tot = b.seconds > 0 ? b.seconds : 1;
   auto& share = p.op_time_share.emplace();
@@ -350,6 +373,20 @@ RunResult PreparedRun::Summarize(const SimResult& sim) const {
   auto& bshare = p.bound_time_share.emplace();
   for (int i = 0; i < kNumBounds; ++i) bshare[BoundName(static_cast<Bound>(i))] = b.bound_seconds[i] / tot;
   p.kv_verify_time_share = b.verify_seconds / tot;
+  if (const speculative::Spec& spec = d.speculative; spec.on()) {
+    p.deployment["speculative"] = {
+        {"method", speculative::MethodName(spec.method)},
+        {"draft_tokens", spec.draft_tokens()},
+        {"draft_layers", st_->draft->card.num_layers},
+        {"acceptance", spec.acceptance.p},
+        {"expected_accept_length", spec.acceptance.ExpectedTokensPerStep()}};
+    p.accept_length_mean = sim.spec_decode_steps > 0
+                               ? static_cast<double>(sim.spec_emitted_tokens) /
+                                     static_cast<double>(sim.spec_decode_steps)
+                               : 0.0;
+    p.spec_verify_time_share = b.spec_verify_seconds / tot;
+    p.spec_draft_time_share = b.draft_seconds / tot;
+  }
   p.iterations = sim.iterations;
   p.busy_s = b.seconds;
   schema::SimulatorStats& st = p.simulator.emplace();

@@ -90,6 +90,10 @@ struct SimResult {
   int64_t prefix_hit_tokens = 0;
   int64_t prefix_evicted_blocks = 0;
   int64_t prefix_cached_tokens_peak = 0;
+  // Speculative decoding: request decode steps and the tokens they emitted
+  // (their ratio is the mean accept length).
+  int64_t spec_decode_steps = 0;
+  int64_t spec_emitted_tokens = 0;
   StepCost busy;  // sum over iterations of the priced step (slowest rank)
   int64_t end_ns = 0;
   nlohmann::json trace_events = nlohmann::json::array();

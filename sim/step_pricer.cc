@@ -87,6 +87,8 @@ StepCost ModelStepPricer::Compute(const StepWork& work, std::set<std::string>* w
   const int64_t n = work.decode_n;
   b.decode_context.reserve(n);
   for (int64_t i = 0; i < n; ++i) b.decode_context.push_back(sum / n + (i < sum % n ? 1 : 0));
+  const bool spec = opt_.spec_draft_tokens > 0;
+  if (spec) b.decode_query_tokens = 1 + opt_.spec_draft_tokens;
   BuildStepOps(*model_, b, &ops_);
   if (opt_.kv_verify && n > 0) {
     // Tags of every page the decode step reads, every layer, checked by a
@@ -105,11 +107,32 @@ StepCost ModelStepPricer::Compute(const StepWork& work, std::set<std::string>* w
     v.heads = 1;
     ops_.push_back(v);
   }
+  if (spec) AppendDraftOps(b);
   StepContext ctx;
   ctx.cuda_graph = opt_.cuda_graphs && work.prefill.empty() && n <= opt_.cuda_graph_max_bs;
   ctx.overlap_schedule = opt_.overlap_schedule;
   ctx.requests = n + static_cast<int64_t>(work.prefill.size());
-  return cost_->PriceOps(ops_, ctx, warnings);
+  StepCost c = cost_->PriceOps(ops_, ctx, warnings);
+  if (spec && n > 0) {
+    c.spec_verify_seconds =
+        c.seconds - c.class_seconds[static_cast<int>(OpClass::kOverhead)] - c.draft_seconds;
+  }
+  return c;
+}
+
+void ModelStepPricer::AppendDraftOps(const BatchShape& target) {
+  const size_t first = ops_.size();
+  BuildStepOps(*opt_.draft, target, &draft_ops_);  // extend: same rows as the target's
+  ops_.insert(ops_.end(), draft_ops_.begin(), draft_ops_.end());
+  const int64_t k = opt_.spec_draft_tokens;
+  if (!target.decode_context.empty() && k > 1) {
+    BatchShape one;
+    one.decode_context = target.decode_context;
+    BuildStepOps(*opt_.draft, one, &draft_ops_);
+    for (Op& op : draft_ops_) op.count *= k - 1;
+    ops_.insert(ops_.end(), draft_ops_.begin(), draft_ops_.end());
+  }
+  for (size_t i = first; i < ops_.size(); ++i) ops_[i].draft = true;
 }
 
 const SharedStepPrices::Entry* SharedStepPrices::Find(const std::vector<int64_t>& key) const {

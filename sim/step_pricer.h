@@ -59,6 +59,11 @@ struct ModelPricerOptions {
   int64_t page_size = 0;  // tokens per KV page; PrepareRun sets the deployment's
   double verify_tag_bytes_per_page_per_layer = 16;
   int64_t verify_kernels_per_step = 1;
+  // Speculative decoding (0: off): every decode request verifies
+  // spec_draft_tokens + 1 positions, and `draft` (DraftCard, sharded like
+  // the target) runs its passes in the same step (ModelStepPricer).
+  int64_t spec_draft_tokens = 0;
+  const ShardedModel* draft = nullptr;
 };
 
 struct StepKeyHash {
@@ -128,6 +133,11 @@ class ModelStepPricer : public StepPricer {
  private:
   // Prices key_'s signature: the canonical batch through the cost model.
   StepCost Compute(const StepWork& work, std::set<std::string>* warnings);
+  // Appends the draft model's passes of one speculative step to ops_:
+  // a draft extend over the prefill chunks and each decode request's
+  // verified positions (k + 1 rows, the most it can accept), then k - 1
+  // one-token draft passes that propose the rest of the next draft.
+  void AppendDraftOps(const BatchShape& target);
 
   const ShardedModel* model_;
   const CostModel* cost_;
@@ -146,6 +156,7 @@ class ModelStepPricer : public StepPricer {
   std::vector<Slot> decode_slots_ = std::vector<Slot>(4096);
   std::vector<int64_t> key_;
   std::vector<Op> ops_;
+  std::vector<Op> draft_ops_;
   std::set<std::string> warnings_;
   int64_t hits_ = 0, misses_ = 0;
 };

@@ -14,6 +14,24 @@ double AcceptanceModel::ExpectedTokensPerStep() const {
   return expected;
 }
 
+namespace {
+
+uint64_t SplitMix64(uint64_t* state) {
+  uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
+
+int64_t DrawStepTokens(const AcceptanceModel& m, uint64_t seed, int64_t id, int64_t generated) {
+  uint64_t state = seed ^ (static_cast<uint64_t>(id) * 0xD1B54A32D192ED03ull);
+  state ^= static_cast<uint64_t>(generated) * 0xA24BAED4963EE407ull;
+  // 53 random bits -> a uniform double in [0, 1).
+  return m.SampleTokens([&state] { return (SplitMix64(&state) >> 11) * 0x1.0p-53; });
+}
+
 bool MakeAcceptance(const std::vector<double>& p, AcceptanceModel* out, std::string* error) {
   if (p.empty()) {
     *error = "needs at least one acceptance probability (one per draft token)";

@@ -44,6 +44,29 @@ struct AcceptanceModel {
   }
 };
 
+// Speculative decoding as a deployment asks for it (scenarios/README.md,
+// deployment.speculative). Off unless `method` is set.
+enum class Method { kNone, kMtp, kEagle };
+inline constexpr Method kMethods[] = {Method::kNone, Method::kMtp, Method::kEagle};
+inline const char* MethodName(Method m) {
+  return m == Method::kMtp ? "mtp" : m == Method::kEagle ? "eagle" : "none";
+}
+
+struct Spec {
+  Method method = Method::kNone;
+  int draft_layers = 0;        // 0: the method's default (all MTP layers; one EAGLE layer)
+  AcceptanceModel acceptance;  // acceptance.draft_tokens() = k
+  bool on() const { return method != Method::kNone; }
+  int64_t draft_tokens() const { return on() ? acceptance.draft_tokens() : 0; }
+};
+
+// Tokens request `id` emits in the decode step that finds `generated`
+// tokens already emitted: a counter-based draw from (seed, id, generated),
+// so the answer does not depend on which requests share the step or in
+// which order the simulator visits them (a retracted request that decodes
+// the same position again draws the same count).
+int64_t DrawStepTokens(const AcceptanceModel& m, uint64_t seed, int64_t id, int64_t generated);
+
 // Per-position probabilities, each in [0, 1]; at least one. On bad input
 // returns false and sets *error to a one-line reason naming the position.
 bool MakeAcceptance(const std::vector<double>& p, AcceptanceModel* out, std::string* error);
