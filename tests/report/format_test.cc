@@ -6,6 +6,10 @@
 #include <regex>
 #include <sstream>
 
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
 #include "report/formats.h"
 #include "report/report.h"
 #include "report/text_util.h"
@@ -54,6 +58,41 @@ TEST(ReportFormats, EveryFormatCarriesEveryCell) {
   }
   EXPECT_EQ(static_cast<size_t>(Count(csv, "\n")), cells + 1);  // + header
   EXPECT_EQ(csv.rfind("table,row,column,value\n", 0), 0u);
+}
+
+// A result that caches prefixes and speculates gets a row in the
+// cache/speculation table, with its baseline beside it ("off"); a report
+// without either has no such table (the test above).
+TEST(ReportFormats, CacheAndSpeculationTableListsTheLeversAndTheirBaseline) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("capplan_report_spec_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::ifstream in(kData + "/kimi_fp8_kv_c64.json");
+  nlohmann::json base = nlohmann::json::parse(in);
+  nlohmann::json spec = base;
+  spec["scenario"] = "kimi-spec";
+  spec["deployment"]["speculative"] = {{"method", "eagle"}, {"draft_tokens", 3}};
+  spec["prefix_cache_hit_rate"] = 0.9;
+  spec["accept_length_mean"] = 2.61;
+  std::ofstream(dir / "base.json") << base.dump();
+  std::ofstream(dir / "spec.json") << spec.dump();
+  auto r = LoadResults({(dir / "base.json").string(), (dir / "spec.json").string()});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  auto a = Analyze(std::move(r).value(), {});
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  const auto tables = BuildTables(*a);
+  const Table* t = nullptr;
+  for (const auto& x : tables) {
+    if (x.id == "cache_and_speculation") t = &x;
+  }
+  ASSERT_NE(t, nullptr);
+  ASSERT_EQ(t->rows.size(), 2u);
+  EXPECT_EQ(t->rows[0][2], "off");
+  EXPECT_EQ(t->rows[0][3], "off");
+  EXPECT_EQ(t->rows[1][2], "0.9");
+  EXPECT_EQ(t->rows[1][3], "2.61");
+  EXPECT_NE(RenderHtml(*a, tables).find("id=\"cache_and_speculation\""), std::string::npos);
+  fs::remove_all(dir);
 }
 
 TEST(ReportFormats, TablesShowCostRatioAndWhichTokensAreCounted) {
