@@ -550,5 +550,26 @@ TEST(PdRun, SessionsIssueEachTurnAfterThePreviousOneAndHitThePrefillCache) {
   EXPECT_GT(pre->prefix_cache_hit_rate.value_or(0), 0.3);
 }
 
+// Speculative decoding in the decode pool only: every request completes,
+// the pools conserve their pages (RunPd fails otherwise), the decode pool
+// reports its accept length near 1 + 0.8 + 0.64 = 2.44, and TPOT drops.
+TEST(PdRun, SpeculativeDecodePoolEmitsSeveralTokensPerStep) {
+  nlohmann::json doc = PdDoc(Workload(40, 4.0, 1024, 256));
+  auto plain = MustParse(doc);
+  doc["pd"]["decode"]["speculative"] = {
+      {"method", "eagle"}, {"draft_tokens", 2}, {"acceptance", {0.8, 0.8}}};
+  auto spec = MustParse(doc);
+  ASSERT_TRUE(plain && spec);
+  auto a = RunPd(*plain);
+  auto b = RunPd(*spec);
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  const nlohmann::json ja = schema::ToJson(a->summary), jb = schema::ToJson(b->summary);
+  EXPECT_EQ(jb["completed"], 40);
+  EXPECT_NEAR(jb["pools"]["decode"]["accept_length_mean"].get<double>(), 2.44, 0.1);
+  EXPECT_FALSE(jb["pools"]["prefill"].contains("accept_length_mean"));
+  EXPECT_LT(jb["median_tpot_ms"].get<double>(), ja["median_tpot_ms"].get<double>());
+}
+
 }  // namespace
 }  // namespace capplan
