@@ -12,10 +12,6 @@ namespace capplan {
 
 namespace {
 
-// Mooncake's hash_ids cover 512-token prefix blocks (count =
-// ceil(input_length / 512) in the rows of kvcache-ai/Mooncake
-// FAST25-release/traces checked).
-constexpr int64_t kMooncakeBlockTokens = 512;
 constexpr int64_t kNsPerSecond = 1'000'000'000;
 // The longest replay, as for generated workloads (1e8 s, about 3 years):
 // far beyond any trace, and far inside int64 nanoseconds, so that the

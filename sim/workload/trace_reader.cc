@@ -241,6 +241,14 @@ Status ParseMooncake(std::string_view text, const std::string& origin, const Tra
         }
         ids.push_back(e.get<int64_t>());
       }
+      const int64_t most = (r.input_tokens + kMooncakeBlockTokens - 1) / kMooncakeBlockTokens;
+      if (static_cast<int64_t>(ids.size()) > most) {
+        return Status::Usage(where + ": field 'hash_ids' has " + std::to_string(ids.size()) +
+                             " blocks of " + std::to_string(kMooncakeBlockTokens) +
+                             " tokens, more than input_length " + std::to_string(r.input_tokens) +
+                             " holds (" + std::to_string(most) +
+                             "); drop the extra ids or fix input_length");
+      }
     }
     RaiseZero(&r, out);
     out->rows.push_back(r);

@@ -32,6 +32,11 @@ struct TraceRow {
   int64_t line = 0;  // 1-based line in the file, for messages
 };
 
+// Mooncake's hash_ids cover 512-token prefix blocks (count =
+// ceil(input_length / 512) in the rows of kvcache-ai/Mooncake
+// FAST25-release/traces checked); a row never has more.
+inline constexpr int64_t kMooncakeBlockTokens = 512;
+
 struct TraceData {
   std::vector<TraceRow> rows;  // in file order
   // Mooncake only: per row, the prefix-block hash ids; empty otherwise.

@@ -110,6 +110,11 @@ TEST(TraceReaderTest, MalformedRowsNameFileAndLine) {
        "t.csv:1: field 'input_length' must be an integer"},
       {"mooncake", "{\"timestamp\": \"0\", \"input_length\": 5, \"output_length\": 1}\n",
        "t.csv:1: field 'timestamp' must be a number"},
+      // 513 prompt tokens fill two 512-token blocks at most.
+      {"mooncake",
+       "{\"timestamp\": 0, \"input_length\": 513, \"output_length\": 1, \"hash_ids\": [1, 2, 3]}\n",
+       "t.csv:1: field 'hash_ids' has 3 blocks of 512 tokens, more than input_length 513 holds "
+       "(2)"},
   };
   for (const auto& c : cases) {
     auto d = ParseText(c.format, c.text);
