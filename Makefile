@@ -5,6 +5,9 @@
 #   make test-sanitize  the same suite (CPU code, CUDA off) built with clang,
 #              AddressSanitizer and UndefinedBehaviorSanitizer, plus a short
 #              run of every fuzz target (tests/fuzz/README.md)
+#   make test-sanitize-fast  the same sanitizer build, but only the suite
+#              labelled `fuzz` (regression inputs, the property test, the
+#              fuzz smoke runs): what .ci/run adds after make test
 #   make fuzz  runs each fuzz target FUZZ_SECONDS (default 60) in turn;
 #              FUZZ_TARGETS="scenario card" picks some
 BUILD ?= build
@@ -14,7 +17,7 @@ SANITIZE_BUILD ?= build-sanitize
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?=
 
-.PHONY: all deps deps-test configure build run test test-sanitize sanitize-build fuzz clean
+.PHONY: all deps deps-test configure build run test test-sanitize test-sanitize-fast sanitize-configure sanitize-build fuzz clean
 
 all: build
 
@@ -42,14 +45,20 @@ test:
 
 # One clang build serves both: sanitizers on all code, libFuzzer coverage
 # instrumentation, the fuzz_<target> binaries.
-sanitize-build:
+sanitize-configure:
 	@scripts/install_deps.sh sanitize
 	@CC=clang-14 CXX=clang++-14 cmake -S . -B $(SANITIZE_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DCAPPLAN_FUZZ=ON -DCAPPLAN_WITH_CUDA=OFF >/dev/null
+
+sanitize-build: sanitize-configure
 	@cmake --build $(SANITIZE_BUILD) -j $(JOBS)
 
 test-sanitize: sanitize-build
 	@cd $(SANITIZE_BUILD) && ctest --output-on-failure -j $(JOBS) -LE gpu
+
+test-sanitize-fast: sanitize-configure
+	@cmake --build $(SANITIZE_BUILD) -j $(JOBS) --target fuzz_suite
+	@cd $(SANITIZE_BUILD) && ctest --output-on-failure -j $(JOBS) -L fuzz
 
 fuzz: sanitize-build
 	@scripts/fuzz.sh --build $(SANITIZE_BUILD) --seconds $(FUZZ_SECONDS) $(FUZZ_TARGETS)
