@@ -3,17 +3,20 @@
 // flag and the fix.
 #include "cli/engine_commands.h"
 
+#include <algorithm>
 #include <iomanip>
 #include <ostream>
 #include <sstream>
 
 #include "common/atomic_file.h"
+#include "common/did_you_mean.h"
 #include "common/json_util.h"
 #include "engine/integrity_selftest.h"
 #include "engine/numerics.h"
 #include "engine/serve_bench.h"
 #include "kernels/harness/run_suites.h"
 #include "models/card.h"
+#include "models/types.h"
 
 namespace po = boost::program_options;
 
@@ -167,8 +170,10 @@ Status ServeBench(const std::vector<std::string>& args, CommandContext& ctx) {
     o.kv_integrity = integrity;
   }
   if (vm.count("weights")) {
-    if (weights != "default" && weights != "bf16" && weights != "fp8" && weights != "int4") {
-      return Status::Usage("--weights: must be default, bf16, fp8 or int4, got '" + weights + "'");
+    const std::vector<std::string>& known = WeightChoiceNames();
+    if (std::find(known.begin(), known.end(), weights) == known.end()) {
+      return Status::Usage("--weights: unknown weight format '" + EchoValue(weights) + "'" +
+                           DidYouMean(weights, known));
     }
     o.weights = weights;
   }

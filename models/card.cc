@@ -163,7 +163,7 @@ Result<ModelCard> ParseModelCard(const std::string& json_text, const std::string
   }
   if (o.Has("quantize")) {
     CAPPLAN_ASSIGN_OR_RETURN(JsonObject qz, o.Child("quantize", true));
-    for (const std::string format : {"bf16", "fp8", "int4"}) {
+    for (const std::string format : kRequantizeFormats) {
       if (!qz.Has(format)) continue;
       CAPPLAN_ASSIGN_OR_RETURN(JsonObject f, qz.Child(format, true));
       std::vector<std::string> names;

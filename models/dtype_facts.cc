@@ -40,7 +40,7 @@ Result<DtypeFacts> ParseDtypeFacts(const std::string& json_text, const std::stri
 
   CAPPLAN_ASSIGN_OR_RETURN(JsonObject rq, root.Child("requantize_formats", true));
   rq.Touch("comment");
-  for (const char* name : {"bf16", "fp8", "int4"}) {
+  for (const char* name : kRequantizeFormats) {
     CAPPLAN_ASSIGN_OR_RETURN(JsonObject e, rq.Child(name, true));
     WeightFormat w;
     CAPPLAN_RETURN_IF_ERROR(ReadDtypeField(e, "dtype", &w.dtype));

@@ -7,6 +7,15 @@
 
 namespace capplan {
 
+const std::vector<std::string>& WeightChoiceNames() {
+  static const std::vector<std::string>* names = [] {
+    auto* v = new std::vector<std::string>{"default"};
+    for (const char* f : kRequantizeFormats) v->push_back(f);
+    return v;
+  }();
+  return *names;
+}
+
 const char* DtypeName(Dtype d) {
   switch (d) {
     case Dtype::kBf16: return "bf16";

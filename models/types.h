@@ -63,6 +63,12 @@ struct ParallelLayout {
   int AttentionRanks() const { return dp_attention ? dp : 1; }
 };
 
+// The formats weights may be re-quantized to (models/dtypes.json
+// requantize_formats, card `quantize` lists), and the names a deployment's
+// `weights` may take: "default" (the checkpoint as shipped) and those.
+inline constexpr const char* kRequantizeFormats[] = {"bf16", "fp8", "int4"};
+const std::vector<std::string>& WeightChoiceNames();
+
 // What the deployment asks for. `weights` is "default" (the checkpoint as
 // shipped), "bf16", "fp8" or "int4" for the card's quantizable set;
 // `per_component` overrides single components ("experts" -> "int4").

@@ -26,7 +26,7 @@ Status ApplyChoice(const DtypeFacts& facts, const ModelCard& card, Component c,
   auto it = facts.requantize.find(choice);
   if (it == facts.requantize.end()) {
     return Status::Usage(what + ": unknown weight format '" + choice + "'" +
-                         DidYouMean(choice, {"bf16", "fp8", "int4", "default"}));
+                         DidYouMean(choice, WeightChoiceNames()));
   }
   *out = it->second.dtype == ckpt.dtype ? ckpt : it->second;
   return Status::Ok();

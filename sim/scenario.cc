@@ -97,7 +97,7 @@ Status ParseDeployment(JsonObject& d, DeploymentSpec* o) {
   CAPPLAN_RETURN_IF_ERROR(d.Get("replicas", &o->replicas));
   CAPPLAN_RETURN_IF_ERROR(d.CheckRange("replicas", o->replicas, 1, 100000));
   CAPPLAN_RETURN_IF_ERROR(d.Get("weights", &o->weights));
-  CAPPLAN_RETURN_IF_ERROR(d.CheckOneOf("weights", o->weights, {"default", "bf16", "fp8", "int4"}));
+  CAPPLAN_RETURN_IF_ERROR(d.CheckOneOf("weights", o->weights, WeightChoiceNames()));
   if (const nlohmann::json* w = d.Raw("weights_per_component"); w != nullptr && !w->is_null()) {
     if (!w->is_object()) return d.Error("weights_per_component", "must be an object like {\"experts\": \"int4\"}");
     for (const auto& [k, v] : w->items()) {
