@@ -47,8 +47,9 @@ Status ParseSpeculative(JsonObject& d, const std::string& engine, const std::str
       GetEnum(sp, "method", speculative::kMethods, speculative::MethodName, &o->method));
   if (!o->on())
     return sp.Finish({"draft_tokens", "acceptance", "mean_accept_length", "draft_layers"});
-  CAPPLAN_ASSIGN_OR_RETURN(EngineResolution eng, ResolveEngine(engine, version));
-  const int64_t max_draft = eng.profile->defaults.speculative_max_draft_tokens;
+  auto eng = ResolveEngine(engine, version);
+  if (!eng.ok()) return d.Error("engine_version", eng.status().message());
+  const int64_t max_draft = eng->profile->defaults.speculative_max_draft_tokens;
   int64_t k = 0;
   CAPPLAN_RETURN_IF_ERROR(sp.Get("draft_tokens", &k, true));
   CAPPLAN_RETURN_IF_ERROR(

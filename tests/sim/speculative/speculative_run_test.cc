@@ -203,6 +203,19 @@ TEST(SpecScenario, BadInputNamesThePath) {
   }
 }
 
+// The draft-token limit is the engine version's, so a bad version is named
+// where it is written, not as a bare engine error.
+TEST(SpecScenario, BadEngineVersionIsNamedBeforeTheDraftLimit) {
+  auto doc = Base();
+  doc["deployment"]["engine_version"] = "0.0.1";
+  doc["deployment"]["speculative"] = {
+      {"method", "mtp"}, {"draft_tokens", 2}, {"mean_accept_length", 2}};
+  auto r = ParseScenario(doc, "t.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("t.json: /deployment/engine_version"), std::string::npos)
+      << r.status().message();
+}
+
 TEST(SpecScenario, MtpNeedsAModelWithMtpLayers) {
   auto doc = Base();
   doc["model"] = "llama-3.1-8b";
