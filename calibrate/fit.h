@@ -103,6 +103,7 @@ struct CalibrationFit {
   std::map<std::string, ClassFit> classes;  // only classes with points
   std::vector<DerivedClass> derived;
   CollectiveFit all_reduce;
+  CollectiveFit all_reduce_nvls;  // NVLS records at the GPU counts NCCL uses it
   OverheadFit overheads;
   // GPU model -> how its records were normalized, for every model other
   // than the profile's own that entered a fit.

@@ -7,25 +7,46 @@
 
 namespace capplan {
 
+namespace {
+// nccl-tests on 8xH100 (the K5 records): NVLS bus bandwidth equals the
+// ring's at 2-4 GPUs and exceeds it from 5 on.
+constexpr int kNvlsFromGpus = 5;
+}  // namespace
+
 // All-reduce bus bandwidth from ring records (nccl-tests busbw, a range or a
 // value): the midpoint as a fraction of the record GPU's NVLink rate, the
-// median over records. NVLS records are reported, not fitted: the cost
-// model prices a ring all-reduce at every GPU count.
+// median over records. NVLS records the same way into the NVLS bandwidth,
+// from those of kNvlsFromGpus GPUs on: below that NCCL runs a ring under
+// the NVLS name and the records equal the ring's. One value for every GPU
+// count from there on; the provenance lists each count's fraction, so the
+// spread it leaves is visible.
 void FitAllReduce(const MeasurementSet& set, const std::vector<int>& records,
                   const std::vector<const HardwareProfile*>& gpu_of, CalibrationFit* out) {
-  std::vector<double> fr;
+  std::vector<double> fr, nvls_fr;
   std::string how;
   for (int i : records) {
     const MeasuredKernel& k = set.records[i];
     const double mid = 0.5 * (k.bus_bandwidth_lo + k.bus_bandwidth_hi);
     const double nvlink = gpu_of[i]->nvlink_bytes_per_s;
+    const bool nvls = k.kernel == "nccl_all_reduce" && k.variant == "nvls" &&
+                      k.Shape("gpus_min") >= kNvlsFromGpus;
+    if (nvls) {
+      CollectiveFit& n = out->all_reduce_nvls;
+      n.records.push_back(i);
+      nvls_fr.push_back(mid / nvlink);
+      ++out->used_per_source[k.source];
+      n.how += (n.how.empty() ? "" : "; ") + SigDigits(mid / 1e9, 3) + " GB/s NVLS busbw at " +
+               std::to_string(k.Shape("gpus_min")) + " " + set.sources[k.source].gpu_model + " = " +
+               SigDigits(mid / nvlink, 3) + " of NVLink";
+      continue;
+    }
     if (k.kernel != "nccl_all_reduce" || k.variant != "ring") {
       out->unused.push_back(
           {i, k.variant + " " + k.kernel + " bus bandwidth " + SigDigits(mid / 1e9, 3) +
                   " GB/s at " + std::to_string(k.Shape("gpus_min")) + "-" +
                   std::to_string(k.Shape("gpus_max")) + " GPUs (" + SigDigits(mid / nvlink, 3) +
-                  " of NVLink): reported only; the cost model prices a ring all-reduce "
-                  "at every GPU count (no NVLS path)"});
+                  " of NVLink): reported only; below " + std::to_string(kNvlsFromGpus) +
+                  " GPUs NCCL's NVLS runs as the ring"});
       continue;
     }
     fr.push_back(mid / nvlink);
@@ -35,6 +56,11 @@ void FitAllReduce(const MeasurementSet& set, const std::vector<int>& records,
            std::to_string(k.Shape("gpus_min")) + "-" + std::to_string(k.Shape("gpus_max")) + " " +
            set.sources[k.source].gpu_model + " = " + SigDigits(mid / nvlink, 3) + " of " +
            SigDigits(nvlink / 1e9, 3) + " GB/s NVLink";
+  }
+  if (!nvls_fr.empty()) {
+    out->all_reduce_nvls.fitted = true;
+    out->all_reduce_nvls.fraction = Quantile(nvls_fr, 0.5);
+    out->all_reduce_nvls.points = static_cast<int>(nvls_fr.size());
   }
   if (fr.empty()) return;
   out->all_reduce.fitted = true;

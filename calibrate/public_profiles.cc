@@ -7,6 +7,7 @@
 
 #include "calibrate/refit.h"
 #include "common/json_util.h"
+#include "models/engine_step_costs.h"
 
 namespace capplan {
 
@@ -49,7 +50,8 @@ CeilingProfiles CeilingsFor(const std::string& target,
 
 Result<PublicProfiles> FitPublicProfiles(const std::string& base_dir,
                                          const std::string& measurements_dir,
-                                         const std::string& cases_dir) {
+                                         const std::string& cases_dir,
+                                         const std::string& step_costs_base) {
   PublicProfiles out;
   CAPPLAN_ASSIGN_OR_RETURN(std::vector<std::string> files, JsonFiles(measurements_dir));
   CAPPLAN_ASSIGN_OR_RETURN(out.set, ReadMeasurements(files, ReadOptions{}));
@@ -86,8 +88,19 @@ Result<PublicProfiles> FitPublicProfiles(const std::string& base_dir,
   const std::string scratch =
       (std::filesystem::temp_directory_path() / ("capplan-step-fit-" + std::to_string(::getpid())))
           .string();
-  CAPPLAN_ASSIGN_OR_RETURN(out.step, FitStepOverheads(out.docs, cases_dir, scratch));
-  ApplyStepFit(out.step, &out.docs);
+  CAPPLAN_ASSIGN_OR_RETURN(out.step_costs, ReadJsonFile(step_costs_base));
+  CAPPLAN_RETURN_IF_ERROR(ParseEngineStepCosts(out.step_costs.dump(), step_costs_base).status());
+  CAPPLAN_ASSIGN_OR_RETURN(out.step,
+                           FitStepOverheads(out.docs, out.step_costs, cases_dir, scratch));
+  CAPPLAN_RETURN_IF_ERROR(ApplyStepFit(out.step, &out.docs, &out.step_costs));
+  out.step_costs["generated_by"] =
+      "capplan calibrate --public (calibrate/README.md) from calibrate/step_costs_base.json and "
+      "the public step cases (validation/cases): edit those, not this file";
+  if (auto parsed = ParseEngineStepCosts(out.step_costs.dump(), "engine step costs (generated)");
+      !parsed.ok()) {
+    return Status::Internal("calibrate --public produced engine step costs that do not load: " +
+                            parsed.status().message());
+  }
   for (const auto& [name, doc] : out.docs) {
     auto parsed = ParseHardwareProfile(doc, name + " (generated)");
     if (!parsed.ok()) {

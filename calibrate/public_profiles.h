@@ -6,7 +6,9 @@
 // the kernel records (other Hopper GPUs' records as fractions of their own
 // GPU's ceilings, fit.h), its all-reduce bus bandwidth from the nccl-tests
 // records, and the per-step fixed costs from the public step cases
-// (step_fit.h). A test checks the shipped files equal its output.
+// (step_fit.h), which also regenerate the engines' step costs
+// (models/engine_step_costs.json). A test checks the shipped files equal its
+// output.
 #ifndef CAPPLAN_CALIBRATE_PUBLIC_PROFILES_H_
 #define CAPPLAN_CALIBRATE_PUBLIC_PROFILES_H_
 
@@ -29,13 +31,16 @@ struct PublicProfiles {
   std::map<std::string, CalibrationFit> fits;    // name -> kernel fit
   StepFit step;
   std::map<std::string, nlohmann::json> docs;  // name -> profile to write
+  nlohmann::json step_costs;                   // models/engine_step_costs.json to write
 };
 
 // Fits every base under `base_dir` from the files under `measurements_dir`
-// and the step cases under `cases_dir`; writes nothing.
+// and the step cases under `cases_dir`, and the engine step costs from their
+// base `step_costs_base` (a file) and the same cases; writes nothing.
 Result<PublicProfiles> FitPublicProfiles(const std::string& base_dir,
                                          const std::string& measurements_dir,
-                                         const std::string& cases_dir);
+                                         const std::string& cases_dir,
+                                         const std::string& step_costs_base);
 
 // The report: per profile the kernel fit (refit.h), then the step fit.
 std::string PublicProfilesMarkdown(const PublicProfiles& p);

@@ -155,6 +155,7 @@ Status ReadRow(const nlohmann::json& j, const Case& c, const nlohmann::json& sce
     auto f = opt.hardware_files.find(hw);
     if (f != opt.hardware_files.end()) doc["hardware"] = f->second;
   }
+  if (opt.adjust_scenario) CAPPLAN_RETURN_IF_ERROR(opt.adjust_scenario(&doc));
   // Parsed even when the row is skipped (parsing loads neither card nor
   // profile), so a case waiting for its profile is still checked now.
   auto sc = ParseScenario(doc, c.path);

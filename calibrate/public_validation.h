@@ -9,6 +9,7 @@
 #ifndef CAPPLAN_CALIBRATE_PUBLIC_VALIDATION_H_
 #define CAPPLAN_CALIBRATE_PUBLIC_VALIDATION_H_
 
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -53,6 +54,9 @@ struct PublicValidationOptions {
   // Profile name -> file to load in its place (calibrate/step_fit.h prices
   // the step cases on candidate profiles this way).
   std::map<std::string, std::string> hardware_files;
+  // Called on every row's scenario document (after `set`) before it is
+  // parsed; calibrate/step_fit.h sets candidate engine step costs this way.
+  std::function<Status(nlohmann::json* scenario)> adjust_scenario;
 };
 Result<PublicValidation> RunPublicValidation(const std::string& cases_dir,
                                              const PublicValidationOptions& options = {});

@@ -147,6 +147,20 @@ Result<nlohmann::json> ApplyFit(const nlohmann::json& base_doc, const std::strin
                                                 : "; the fraction, not the rate, carries "
                                                   "over between SM90 GPUs")}}}};
   }
+  if (fit.all_reduce_nvls.fitted) {
+    const double nvlink = doc["collectives"]["nvlink_bytes_per_s_per_direction"]["value"];
+    doc["collectives"]["all_reduce"]["nvls_bus_bandwidth_bytes_per_s"] = {
+        {"value", RoundFitted(fit.all_reduce_nvls.fraction * nvlink)},
+        {"provenance",
+         {{"kind", "fitted"},
+          {"source", FromRecords(fit.all_reduce_nvls.records, set, Prefix(set)) + "; " +
+                         SigDigits(fit.all_reduce_nvls.fraction, 4) +
+                         " of this GPU's NVLink per direction, the median over " +
+                         std::to_string(fit.all_reduce_nvls.points) +
+                         " NVLS records from 5 GPUs on (" + fit.all_reduce_nvls.how +
+                         "); one value for every GPU count from 5 on, so each count's own "
+                         "figure lies within the spread listed here"}}}};
+  }
   const OverheadFit& o = fit.overheads;
   auto set_param = [&](const char* key, double v, const std::string& what) {
     doc["overheads"][key] = {{"value", v},
@@ -221,6 +235,12 @@ std::string FitReportMarkdown(const HardwareProfile& base, const CalibrationFit&
        << " x NVLink = " << SigDigits(fit.all_reduce.fraction * base.nvlink_bytes_per_s / 1e9, 4)
        << " GB/s (was " << SigDigits(base.all_reduce.bus_bandwidth_bytes_per_s / 1e9, 4)
        << "): " << fit.all_reduce.how << ".\n";
+  }
+  if (fit.all_reduce_nvls.fitted) {
+    os << "\nAll-reduce NVLS bus bandwidth: " << SigDigits(fit.all_reduce_nvls.fraction, 4)
+       << " x NVLink = "
+       << SigDigits(fit.all_reduce_nvls.fraction * base.nvlink_bytes_per_s / 1e9, 4)
+       << " GB/s: " << fit.all_reduce_nvls.how << ".\n";
   }
   const OverheadFit& o = fit.overheads;
   os << "\nOverheads: kernel_launch_s "

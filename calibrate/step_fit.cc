@@ -13,37 +13,62 @@
 #include "calibrate/sig_digits.h"
 #include "common/atomic_file.h"
 #include "common/json_util.h"
+#include "models/engine_profile.h"
+#include "models/engine_step_costs.h"
 
 namespace capplan {
 
 namespace {
 
+// A parameter lives in every hardware profile (`engine` null: `key` is a
+// dotted profile path) or in one engine version's step costs
+// (models/engine_step_costs.h).
 struct ParamSpec {
-  const char* path;
+  const char* engine;
+  const char* version;
+  const char* key;
   const char* why;
 };
 
 // The parameters the step cases identify (step_fit.h).
 const ParamSpec kFitted[] = {
-    {"overheads.graph_launch_s",
-     "paid once per step by every case (all run CUDA graphs); the concurrency-1 ITL intercept "
-     "(S3) and the TP1 batch latencies (S2) pin it"},
-    {"overheads.graph_node_s",
-     "paid per kernel of the replayed graph: separated from the per-step cost by models of 32, "
+    {nullptr, nullptr, "overheads.graph_node_s",
+     "paid per kernel of the replayed graph: separated from the per-step costs by models of 32, "
      "61 and 80 layers"},
-    {"overheads.cpu_schedule_s",
-     "shows only where the engine does not overlap scheduling with the GPU (S2: vLLM 0.8.0)"},
-    {"collectives.all_reduce.latency_s",
+    {nullptr, nullptr, "collectives.all_reduce.latency_s",
      "two all-reduces per layer under TP: S1 (TP8) and S2's TP4 rows"},
+    {"sglang", "0.4.0", "host_s",
+     "the per-step host cost of SGLang 0.4.5.post3 (S1: its overlap scheduler hides the CPU "
+     "scheduling, so what stays is sampling and the step-to-step gap)"},
+    {"vllm", "0.8.0", "cpu_schedule_s",
+     "vLLM 0.8.0 does not overlap scheduling with the GPU (S2): the whole host time of a step, "
+     "TP1 and TP4 on H100 and H200"},
+    {"vllm", "0.19.0", "host_s",
+     "the per-step host cost of vLLM 0.19.1 with asynchronous scheduling: the concurrency-1 ITL "
+     "intercept at 1k-100k tokens (S3)"},
 };
 
 const ParamSpec kHeld[] = {
-    {"overheads.kernel_launch_s",
+    {nullptr, nullptr, "overheads.kernel_launch_s",
      "eager launch per kernel: every public step case runs CUDA graphs"},
-    {"overheads.cpu_schedule_per_request_s",
+    {nullptr, nullptr, "overheads.graph_launch_s",
+     "the replay's own fixed cost is paid with each engine's host cost on every step; no case "
+     "separates the two, so the GPU side keeps its anchor and the engines carry the rest"},
+    {"sglang", "0.4.0", "cpu_schedule_s",
+     "hidden behind the GPU by SGLang's overlap scheduler (S1)"},
+    {"vllm", "0.8.0", "host_s",
+     "confounded with cpu_schedule_s when scheduling is not overlapped (S2); the fit gives vLLM "
+     "0.8.0's whole host time to cpu_schedule_s"},
+    {"vllm", "0.19.0", "cpu_schedule_s", "hidden by asynchronous scheduling (S3)"},
+    {nullptr, nullptr, "cpu_schedule_per_request_s (every engine)",
      "hidden by overlapped scheduling (S1, S3) or confounded with the per-step CPU time in the "
      "one non-overlapped case (S2, always 8 requests)"},
 };
+
+std::string Display(const ParamSpec& p) {
+  return p.engine == nullptr ? std::string(p.key)
+                             : std::string(p.engine) + " " + p.version + " " + p.key;
+}
 
 nlohmann::json::json_pointer Pointer(const std::string& dotted) {
   std::string p = "/";
@@ -53,17 +78,86 @@ nlohmann::json::json_pointer Pointer(const std::string& dotted) {
 
 using Docs = std::map<std::string, nlohmann::json>;
 
-// Prices every step row on `docs` with the parameters set to `theta`.
-Result<PublicValidation> Evaluate(Docs docs, const std::vector<double>& theta,
+// Where an engine parameter sits in the step-costs document.
+Result<nlohmann::json::json_pointer> EnginePointer(const nlohmann::json& costs,
+                                                   const ParamSpec& p) {
+  const nlohmann::json* entries = nullptr;
+  if (costs.contains("engines") && costs["engines"].contains(p.engine)) {
+    entries = &costs["engines"][p.engine];
+  }
+  for (size_t i = 0; entries != nullptr && i < entries->size(); ++i) {
+    if ((*entries)[i].value("version", "") == p.version) {
+      return nlohmann::json::json_pointer("/engines/" + std::string(p.engine) + "/" +
+                                          std::to_string(i) + "/" + p.key + "/value");
+    }
+  }
+  return Status::Invalid(std::string("calibrate/step_costs_base.json: /engines/") + p.engine +
+                         ": needs an entry for version " + p.version + " (the step fit sets its " +
+                         p.key + ")");
+}
+
+// The parameter's value in `docs` / `costs` (the first profile for the
+// hardware ones: one value for every Hopper profile).
+Result<double> ValueOf(const Docs& docs, const nlohmann::json& costs, const ParamSpec& p) {
+  if (p.engine == nullptr) return docs.begin()->second.at(Pointer(p.key)).get<double>();
+  CAPPLAN_ASSIGN_OR_RETURN(auto ptr, EnginePointer(costs, p));
+  return costs.at(ptr).get<double>();
+}
+
+Status SetValue(Docs* docs, nlohmann::json* costs, const ParamSpec& p, double v) {
+  if (p.engine == nullptr) {
+    for (auto& [name, doc] : *docs) doc[Pointer(p.key)] = v;
+    return Status::Ok();
+  }
+  CAPPLAN_ASSIGN_OR_RETURN(auto ptr, EnginePointer(*costs, p));
+  (*costs)[ptr] = v;
+  return Status::Ok();
+}
+
+// Gives every step case's deployment the engine step costs of `costs` (the
+// entry its engine and version resolve to), unless the case sets its own.
+Status UseStepCosts(const std::map<std::string, std::vector<EngineStepCosts>>& table,
+                    nlohmann::json* scenario) {
+  if (!scenario->contains("deployment") || !(*scenario)["deployment"].is_object()) {
+    return Status::Ok();
+  }
+  nlohmann::json& d = (*scenario)["deployment"];
+  if (d.contains("step_costs")) return Status::Ok();
+  const std::string engine = d.value("engine", "sglang");
+  CAPPLAN_ASSIGN_OR_RETURN(EngineResolution r,
+                           ResolveEngine(engine, d.value("engine_version", "")));
+  CAPPLAN_ASSIGN_OR_RETURN(auto version, ParseEngineVersion(r.version, "engine_version"));
+  auto it = table.find(engine);
+  if (it == table.end()) {
+    return Status::Invalid("calibrate/step_costs_base.json: /engines: no entry for '" + engine +
+                           "', which a step case runs");
+  }
+  const EngineStepCosts& c = PickStepCosts(it->second, version);
+  d["step_costs"] = {{"host_s", c.host_s},
+                     {"cpu_schedule_s", c.cpu_schedule_s},
+                     {"cpu_schedule_per_request_s", c.cpu_schedule_per_request_s}};
+  return Status::Ok();
+}
+
+// Prices every step row on `docs` and `costs` with the parameters set to
+// `theta`.
+Result<PublicValidation> Evaluate(Docs docs, nlohmann::json costs, const std::vector<double>& theta,
                                   const std::string& cases_dir, const std::string& scratch) {
   PublicValidationOptions opt;
   opt.only_class = "step";
+  for (size_t j = 0; j < theta.size(); ++j) {
+    CAPPLAN_RETURN_IF_ERROR(SetValue(&docs, &costs, kFitted[j], theta[j]));
+  }
   for (auto& [name, doc] : docs) {
-    for (size_t j = 0; j < theta.size(); ++j) doc[Pointer(kFitted[j].path)] = theta[j];
     const std::string file = scratch + "/" + name + ".json";
     CAPPLAN_RETURN_IF_ERROR(WriteFileAtomic(file, DumpJson(doc) + "\n"));
     opt.hardware_files[name] = file;
   }
+  CAPPLAN_ASSIGN_OR_RETURN(auto table,
+                           ParseEngineStepCosts(costs.dump(), "calibrate/step_costs_base.json"));
+  opt.adjust_scenario = [&table](nlohmann::json* scenario) {
+    return UseStepCosts(table, scenario);
+  };
   return RunPublicValidation(cases_dir, opt);
 }
 
@@ -144,15 +238,17 @@ struct Linearized {
   }
 };
 
-Result<Linearized> Linearize(const Docs& profiles, const std::string& cases_dir,
-                             const std::string& scratch) {
+Result<Linearized> Linearize(const Docs& profiles, const nlohmann::json& costs,
+                             const std::string& cases_dir, const std::string& scratch) {
   Linearized l;
-  // One value per parameter for every profile: fixed host and launch costs
-  // of Hopper servers, fitted jointly on the H100 and H200 cases. The start
-  // is the first profile's value.
-  const nlohmann::json& first = profiles.begin()->second;
-  for (const ParamSpec& p : kFitted) l.theta0.push_back(first.at(Pointer(p.path)).get<double>());
-  CAPPLAN_ASSIGN_OR_RETURN(l.v0, Evaluate(profiles, l.theta0, cases_dir, scratch));
+  // One value per parameter: the hardware ones for every Hopper profile,
+  // fitted jointly on the H100 and H200 cases; the engine ones for every
+  // GPU the engine runs on.
+  for (const ParamSpec& p : kFitted) {
+    CAPPLAN_ASSIGN_OR_RETURN(double v, ValueOf(profiles, costs, p));
+    l.theta0.push_back(v);
+  }
+  CAPPLAN_ASSIGN_OR_RETURN(l.v0, Evaluate(profiles, costs, l.theta0, cases_dir, scratch));
   l.p0 = Predictions(l.v0);
   for (const auto& r : l.v0.rows) {
     if (r.skipped.empty()) l.meas.push_back(r.measured);
@@ -170,7 +266,7 @@ Result<Linearized> Linearize(const Docs& profiles, const std::string& cases_dir,
   for (int j = 0; j < kNumFitted; ++j) {
     std::vector<double> t = l.theta0;
     t[j] += kDelta;
-    CAPPLAN_ASSIGN_OR_RETURN(PublicValidation vj, Evaluate(profiles, t, cases_dir, scratch));
+    CAPPLAN_ASSIGN_OR_RETURN(PublicValidation vj, Evaluate(profiles, costs, t, cases_dir, scratch));
     const std::vector<double> pj = Predictions(vj);
     if (pj.size() != l.p0.size()) return Status::Internal("step rows changed between runs");
     for (int i = 0; i < rows; ++i) l.jac(i, j) = (pj[i] - l.p0[i]) / kDelta;
@@ -180,10 +276,10 @@ Result<Linearized> Linearize(const Docs& profiles, const std::string& cases_dir,
 
 }  // namespace
 
-Result<StepFit> FitStepOverheads(const Docs& profiles, const std::string& cases_dir,
-                                 const std::string& scratch_dir) {
+Result<StepFit> FitStepOverheads(const Docs& profiles, const nlohmann::json& step_costs,
+                                 const std::string& cases_dir, const std::string& scratch_dir) {
   CAPPLAN_RETURN_IF_ERROR(MakeDirs(scratch_dir));
-  CAPPLAN_ASSIGN_OR_RETURN(Linearized l, Linearize(profiles, cases_dir, scratch_dir));
+  CAPPLAN_ASSIGN_OR_RETURN(Linearized l, Linearize(profiles, step_costs, cases_dir, scratch_dir));
   const int rows = static_cast<int>(l.p0.size());
   // Relative residuals pred_i / m_i - 1 as A theta - b.
   Eigen::MatrixXd a(rows, kNumFitted);
@@ -201,10 +297,12 @@ Result<StepFit> FitStepOverheads(const Docs& profiles, const std::string& cases_
   for (double& t : theta) t = RoundFitted(t);
   StepFit fit;
   for (int j = 0; j < kNumFitted; ++j) {
-    fit.params.push_back({kFitted[j].path, l.theta0[j], theta[j], theta[j] == 0, kFitted[j].why});
+    fit.params.push_back(
+        {Display(kFitted[j]), l.theta0[j], theta[j], theta[j] == 0, kFitted[j].why});
   }
-  for (const ParamSpec& h : kHeld) fit.held.push_back(std::string(h.path) + ": " + h.why);
-  CAPPLAN_ASSIGN_OR_RETURN(PublicValidation v1, Evaluate(profiles, theta, cases_dir, scratch_dir));
+  for (const ParamSpec& h : kHeld) fit.held.push_back(Display(h) + ": " + h.why);
+  CAPPLAN_ASSIGN_OR_RETURN(PublicValidation v1,
+                           Evaluate(profiles, step_costs, theta, cases_dir, scratch_dir));
   const std::vector<double> p1 = Predictions(v1);
   std::vector<double> loo_err;
   int i = 0;
@@ -226,39 +324,50 @@ Result<StepFit> FitStepOverheads(const Docs& profiles, const std::string& cases_
   return fit;
 }
 
-void ApplyStepFit(const StepFit& fit, Docs* profiles) {
+Status ApplyStepFit(const StepFit& fit, Docs* profiles, nlohmann::json* step_costs) {
   std::set<std::string> cases;
   for (const auto& r : fit.rows) cases.insert(r.case_name);
   std::string names;
   for (const auto& c : cases) names += (names.empty() ? "" : ", ") + c;
-  for (auto& [name, doc] : *profiles) {
-    for (const StepFitParam& p : fit.params) {
-      std::ostringstream src;
-      src << "fitted by capplan calibrate --public to the " << fit.rows.size()
-          << " public step rows (" << names
-          << "; validation/cases), jointly for every Hopper profile: " << p.why
-          << (p.at_zero ? "; the fit put it at its lower bound 0" : "")
-          << ". Step rows' mean relative error " << Pct(fit.mape_before) << " -> "
-          << Pct(fit.mape_after) << ", leave-one-out median " << Pct(fit.loo_median) << ", p90 "
-          << Pct(fit.loo_p90) << " (capplan calibrate --public --report)";
-      doc[Pointer(p.path)] = p.value;
-      nlohmann::json::json_pointer prov(Pointer(p.path).parent_pointer());
-      doc[prov]["provenance"] = {{"kind", "fitted"}, {"source", src.str()}};
+  for (size_t j = 0; j < fit.params.size(); ++j) {
+    const StepFitParam& p = fit.params[j];
+    const ParamSpec& spec = kFitted[j];
+    std::ostringstream src;
+    src << "fitted by capplan calibrate --public to the " << fit.rows.size()
+        << " public step rows (" << names << "; validation/cases), "
+        << (spec.engine == nullptr ? "jointly for every Hopper profile: "
+                                   : "jointly with the hardware's per-step costs: ")
+        << p.why << (p.at_zero ? "; the fit put it at its lower bound 0" : "")
+        << ". Step rows' mean relative error " << Pct(fit.mape_before) << " -> "
+        << Pct(fit.mape_after) << ", leave-one-out median " << Pct(fit.loo_median) << ", p90 "
+        << Pct(fit.loo_p90) << " (capplan calibrate --public --report)";
+    const nlohmann::json provenance = {{"kind", "fitted"}, {"source", src.str()}};
+    CAPPLAN_RETURN_IF_ERROR(SetValue(profiles, step_costs, spec, p.value));
+    if (spec.engine == nullptr) {
+      for (auto& [name, doc] : *profiles) {
+        doc[Pointer(spec.key).parent_pointer()]["provenance"] = provenance;
+      }
+    } else {
+      CAPPLAN_ASSIGN_OR_RETURN(auto ptr, EnginePointer(*step_costs, spec));
+      (*step_costs)[ptr.parent_pointer()]["provenance"] = provenance;
     }
   }
+  return Status::Ok();
 }
 
 std::string StepFitMarkdown(const StepFit& fit) {
   std::ostringstream os;
   os << "## Per-step fixed costs (step cases)\n\n"
-     << "Fitted jointly on every profile's step cases (calibrate/step_fit.h): relative least "
+     << "Hardware parameters go to every Hopper profile; engine parameters to "
+        "models/engine_step_costs.json. Fitted jointly on every profile's step cases "
+        "(calibrate/step_fit.h): relative least "
         "squares, parameters >= 0, sensitivities by finite differences through the simulator's "
         "step pricer.\n\n| parameter | before | fitted | what identifies it |\n|---|---|---|---|\n";
   for (const StepFitParam& p : fit.params) {
     os << "| `" << p.path << "` | " << Us(p.base) << " | " << Us(p.value)
        << (p.at_zero ? " (bound)" : "") << " | " << p.why << " |\n";
   }
-  os << "\nHeld at the base profile's value:\n\n";
+  os << "\nHeld at the base value (profile or calibrate/step_costs_base.json):\n\n";
   for (const auto& h : fit.held)
     os << "- `" << h.substr(0, h.find(':')) << "`" << h.substr(h.find(':')) << "\n";
   os << "\n| case | row | metric | measured | before | after | leave-one-out |\n"

@@ -179,11 +179,9 @@ Result<ReplayResult> ReplayEngineRun(const nlohmann::json& run, const std::strin
     return Status::Invalid(origin +
                            ": cannot rebuild the run's model slice: " + sharded.status().message());
   }
-  // measured_us is verify + forward: no CPU scheduling in it.
-  HardwareProfile p = profile;
-  p.cpu_schedule_s = 0;
-  p.cpu_schedule_per_request_s = 0;
-  CAPPLAN_ASSIGN_OR_RETURN(auto model, MakeCostModel("roofline", p));
+  // measured_us is verify + forward: no CPU scheduling or engine host cost
+  // in it (StepContext leaves them at 0).
+  CAPPLAN_ASSIGN_OR_RETURN(auto model, MakeCostModel("roofline", profile));
 
   const nlohmann::json* its = root.Raw("iterations");
   if (its == nullptr || !its->is_array() || its->empty()) {
@@ -217,8 +215,8 @@ Result<ReplayResult> ReplayEngineRun(const nlohmann::json& run, const std::strin
       v.kind = OpKind::kKvVerify;
       v.op_class = OpClass::kAttention;
       v.name = "kv.verify";
-      v.count = std::max<int64_t>(1, static_cast<int64_t>(p.kv_verify_kernels_per_step));
-      v.bytes = pages * card.num_layers * p.kv_verify_tag_bytes_per_page_per_layer / v.count;
+      v.count = std::max<int64_t>(1, static_cast<int64_t>(profile.kv_verify_kernels_per_step));
+      v.bytes = pages * card.num_layers * profile.kv_verify_tag_bytes_per_page_per_layer / v.count;
       v.batch = static_cast<int64_t>(b.decode_context.size());
       v.q_tokens = v.batch;
       v.heads = 1;

@@ -39,7 +39,8 @@ Status RunCalibratePublic(const po::variables_map& vm, CommandContext& ctx) {
   CAPPLAN_ASSIGN_OR_RETURN(
       PublicProfiles p,
       FitPublicProfiles(DataPath("calibrate/profiles/base"),
-                        DataPath("calibrate/measurements/public"), DataPath("validation/cases")));
+                        DataPath("calibrate/measurements/public"), DataPath("validation/cases"),
+                        DataPath("calibrate/step_costs_base.json")));
   // Everything is fitted before anything is written.
   CAPPLAN_RETURN_IF_ERROR(MakeDirs(dir));
   for (const auto& [name, doc] : p.docs) {
@@ -54,6 +55,13 @@ Status RunCalibratePublic(const po::variables_map& vm, CommandContext& ctx) {
       *ctx.out << buf;
     }
   }
+  // The engines' step costs sit beside the engine profiles; --out-dir keeps
+  // everything it writes in one folder.
+  const std::string costs_out =
+      vm.count("out-dir") ? (std::filesystem::path(dir) / "engine_step_costs.json").string()
+                          : DataPath("models/engine_step_costs.json");
+  CAPPLAN_RETURN_IF_ERROR(WriteFileAtomic(costs_out, DumpJson(p.step_costs) + "\n"));
+  *ctx.out << "calibrate --public: wrote " << costs_out << "\n";
   char buf[256];
   std::snprintf(buf, sizeof(buf),
                 "  per-step fixed costs: %zu step rows, mean error %.1f%% -> %.1f%%, LOO median "

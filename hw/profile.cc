@@ -69,6 +69,11 @@ Status ReadCollective(JsonObject& parent, const std::string& key, CollectiveMode
   CAPPLAN_RETURN_IF_ERROR(ReadParam(o, "bus_bandwidth_bytes_per_s",
                                     base + "bus_bandwidth_bytes_per_s",
                                     &m->bus_bandwidth_bytes_per_s, prof, 1, 1e300));
+  if (key == "all_reduce" && o.Has("nvls_bus_bandwidth_bytes_per_s")) {
+    CAPPLAN_RETURN_IF_ERROR(ReadParam(o, "nvls_bus_bandwidth_bytes_per_s",
+                                      base + "nvls_bus_bandwidth_bytes_per_s",
+                                      &m->nvls_bus_bandwidth_bytes_per_s, prof, 1, 1e300));
+  }
   return o.Finish();
 }
 
@@ -133,11 +138,15 @@ Status ReadCostModel(JsonObject& root, HardwareProfile* p) {
         ReadParam(o, "graph_node_s", "overheads.graph_node_s", &p->graph_node_s, p));
     CAPPLAN_RETURN_IF_ERROR(
         ReadParam(o, "graph_launch_s", "overheads.graph_launch_s", &p->graph_launch_s, p));
-    CAPPLAN_RETURN_IF_ERROR(
-        ReadParam(o, "cpu_schedule_s", "overheads.cpu_schedule_s", &p->cpu_schedule_s, p));
-    CAPPLAN_RETURN_IF_ERROR(ReadParam(o, "cpu_schedule_per_request_s",
-                                      "overheads.cpu_schedule_per_request_s",
-                                      &p->cpu_schedule_per_request_s, p));
+    // CPU scheduling is the serving engine's cost, not the GPU's.
+    for (const char* moved : {"cpu_schedule_s", "cpu_schedule_per_request_s"}) {
+      if (o.Has(moved)) {
+        return o.Error(moved,
+                       "is a per-engine step cost: set it in the scenario's "
+                       "deployment.step_costs (models/engine_step_costs.json holds the "
+                       "engines' own) and remove it here");
+      }
+    }
     CAPPLAN_RETURN_IF_ERROR(o.Finish());
   }
   {

@@ -53,6 +53,10 @@ struct OpEfficiency {
 struct CollectiveModel {
   double latency_s = 0;
   double bus_bandwidth_bytes_per_s = 1;
+  // All-reduce only: the bus bandwidth with NCCL's NVLS (NVLink SHARP)
+  // algorithm, which an engine enables from some GPU count on
+  // (models/engine_profile.h nvls_*); 0: no figure, priced as the ring.
+  double nvls_bus_bandwidth_bytes_per_s = 0;
 };
 
 struct HardwareProfile {
@@ -83,8 +87,6 @@ struct HardwareProfile {
   double kernel_launch_s = 0;
   double graph_node_s = 0;
   double graph_launch_s = 0;
-  double cpu_schedule_s = 0;
-  double cpu_schedule_per_request_s = 0;
   double kv_verify_tag_bytes_per_page_per_layer = 0;
   double kv_verify_kernels_per_step = 0;
   // "dotted.path" -> provenance of every scalar parameter, for the summary.

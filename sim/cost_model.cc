@@ -68,7 +68,7 @@ class RooflineCostModel : public CostModel {
       double t = 0;
       Bound bound = Bound::kMemory;
       if (IsCollective(op.kind)) {
-        t = CollectiveSeconds(op);
+        t = CollectiveSeconds(op, ctx.nvls);
         bound = Bound::kCommunication;
       } else {
         const auto [tc, tm] = ComputeAndMemorySeconds(op, warnings);
@@ -87,19 +87,21 @@ class RooflineCostModel : public CostModel {
     double launch = ctx.cuda_graph ? p_.graph_launch_s + p_.graph_node_s * kernels
                                    : p_.kernel_launch_s * kernels;
     gpu += launch;
-    double cpu = p_.cpu_schedule_s + p_.cpu_schedule_per_request_s * ctx.requests;
+    double cpu = ctx.cpu_schedule_s + ctx.cpu_schedule_per_request_s * ctx.requests;
     // With an overlapping scheduler the next batch is prepared while the
-    // GPU runs this one; only the excess shows.
+    // GPU runs this one; only the excess shows. The host's per-step work
+    // (sampling, the output copy) waits for this step's results, so no
+    // overlap hides it.
     if (ctx.overlap_schedule) cpu = std::max(0.0, cpu - gpu);
-    const double overhead = launch + cpu;
+    const double overhead = launch + ctx.host_s + cpu;
     c.class_seconds[static_cast<int>(OpClass::kOverhead)] += overhead;
     c.bound_seconds[static_cast<int>(Bound::kOverhead)] += overhead;
-    c.seconds = gpu + cpu;
+    c.seconds = gpu + ctx.host_s + cpu;
     return c;
   }
 
  private:
-  double CollectiveSeconds(const Op& op) const {
+  double CollectiveSeconds(const Op& op, bool nvls) const {
     const int parts = op.participants;
     if (parts <= 1 || op.message_bytes <= 0) return 0;
     const double frac = static_cast<double>(parts - 1) / parts;
@@ -111,7 +113,10 @@ class RooflineCostModel : public CostModel {
       case OpKind::kReduceScatter: m = &p_.reduce_scatter; break;
       default: m = &p_.all_to_all; break;
     }
-    return m->latency_s + op.message_bytes * factor / m->bus_bandwidth_bytes_per_s;
+    const double bw = nvls && op.kind == OpKind::kAllReduce && m->nvls_bus_bandwidth_bytes_per_s > 0
+                          ? m->nvls_bus_bandwidth_bytes_per_s
+                          : m->bus_bandwidth_bytes_per_s;
+    return m->latency_s + op.message_bytes * factor / bw;
   }
 
   static MathFormat Format(Dtype d) {

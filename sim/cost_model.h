@@ -8,12 +8,14 @@
 //   W4A16 (int4 weights) runs at the 16-bit rate, compute time scaled by
 //   (1 + int4_dequant_compute_overhead); FP8 GEMMs at the FP8 rate.
 //   collectives: latency + message_bytes * algorithm factor / bus bandwidth
-//     (all-reduce 2(p-1)/p, all-gather / reduce-scatter / all-to-all (p-1)/p).
+//     (all-reduce 2(p-1)/p, all-gather / reduce-scatter / all-to-all (p-1)/p);
+//     an all-reduce under NVLS uses the profile's NVLS bus bandwidth.
 //   launch: every invocation pays kernel_launch_s eagerly, or graph_node_s
 //     inside a CUDA graph plus graph_launch_s once per step.
-//   CPU scheduling: cpu_schedule_s + cpu_schedule_per_request_s * requests;
-//     with an overlapping scheduler only the part not hidden behind the GPU
-//     step is paid.
+//   engine host costs (StepContext, from models/engine_step_costs.h):
+//     host_s on every step; CPU scheduling cpu_schedule_s +
+//     cpu_schedule_per_request_s * requests, of which an overlapping
+//     scheduler pays only the part not hidden behind the GPU step.
 #ifndef CAPPLAN_SIM_COST_MODEL_H_
 #define CAPPLAN_SIM_COST_MODEL_H_
 
@@ -53,6 +55,12 @@ struct StepContext {
   bool cuda_graph = false;        // this step replays a captured graph
   bool overlap_schedule = false;  // engine overlaps CPU scheduling with the GPU
   int64_t requests = 0;           // requests in the batch (CPU scheduling cost)
+  // The engine's per-step host costs (models/engine_step_costs.h).
+  double host_s = 0;
+  double cpu_schedule_s = 0;
+  double cpu_schedule_per_request_s = 0;
+  // All-reduces run NCCL's NVLS algorithm (the memory plan's decision).
+  bool nvls = false;
 };
 
 class CostModel {

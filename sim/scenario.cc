@@ -6,6 +6,7 @@
 
 #include "common/json_util.h"
 #include "models/engine_profile.h"
+#include "models/engine_step_costs.h"
 #include "sim/cost_model.h"
 #include "sim/router.h"
 #include "sim/scheduler.h"
@@ -35,6 +36,26 @@ constexpr Dtype kKvDtypes[] = {Dtype::kBf16, Dtype::kFp8E4m3};
 
 // deployment.speculative: {method, draft_tokens, acceptance | mean_accept_length,
 // draft_layers}. The draft-token limit is the engine's.
+// `step_costs`: {host_s, cpu_schedule_s, cpu_schedule_per_request_s}, each
+// optional, in seconds.
+Status ParseStepCosts(JsonObject& d, DeploymentSpec::StepCosts* out) {
+  if (!d.Has("step_costs")) {
+    d.Touch("step_costs");
+    return Status::Ok();
+  }
+  CAPPLAN_ASSIGN_OR_RETURN(JsonObject s, d.Child("step_costs"));
+  CAPPLAN_RETURN_IF_ERROR(s.CheckObject());
+  const std::vector<std::string>& keys = EngineStepCostKeys();
+  std::optional<double>* fields[] = {&out->host_s, &out->cpu_schedule_s,
+                                     &out->cpu_schedule_per_request_s};
+  for (size_t i = 0; i < keys.size(); ++i) {
+    CAPPLAN_RETURN_IF_ERROR(s.Get(keys[i], fields[i]));
+    // Seconds: a value past one second is a unit mistake (ms given as s).
+    if (*fields[i]) CAPPLAN_RETURN_IF_ERROR(s.CheckRange(keys[i], **fields[i], 0, 1));
+  }
+  return s.Finish();
+}
+
 Status ParseSpeculative(JsonObject& d, const std::string& engine, const std::string& version,
                         speculative::Spec* o) {
   if (!d.Has("speculative")) {
@@ -146,8 +167,9 @@ Status ParseDeployment(JsonObject& d, DeploymentSpec* o) {
   }
   CAPPLAN_RETURN_IF_ERROR(d.Get("router", &o->router));
   CAPPLAN_RETURN_IF_ERROR(d.CheckOneOf("router", o->router, Routers().Names()));
-  for (auto [key, out] : {std::pair{"overlap_schedule", &o->overlap_schedule},
-                          std::pair{"prefix_cache", &o->prefix_cache}}) {
+  for (auto [key, out] :
+       {std::pair{"overlap_schedule", &o->overlap_schedule},
+        std::pair{"prefix_cache", &o->prefix_cache}, std::pair{"nccl_nvls", &o->nccl_nvls}}) {
     if (d.Has(key)) {
       bool b = false;
       CAPPLAN_RETURN_IF_ERROR(d.Get(key, &b));
@@ -162,6 +184,7 @@ Status ParseDeployment(JsonObject& d, DeploymentSpec* o) {
     return d.Error("cost_model", f.status().message());
   }
   CAPPLAN_RETURN_IF_ERROR(ParseSpeculative(d, o->engine, o->engine_version, &o->speculative));
+  CAPPLAN_RETURN_IF_ERROR(ParseStepCosts(d, &o->step_costs));
   CAPPLAN_RETURN_IF_ERROR(d.Finish());
   // Cross-field rules: well-formed but impossible layouts exit 1.
   if (o->gpus != o->tp) {

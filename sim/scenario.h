@@ -50,6 +50,9 @@ struct DeploymentSpec {
   std::string scheduler;               // a Schedulers() name; absent in the file: the engine's own
   std::string router = "round_robin";  // a Routers() name
   std::optional<bool> overlap_schedule;  // null: the engine's default
+  // NCCL NVLS: its buffers in memory, its bandwidth for all-reduces; null:
+  // the engine's default (on from the engine's minimum TP).
+  std::optional<bool> nccl_nvls;
   // Prompt-prefix caching (SGLang's radix cache, vLLM's automatic prefix
   // caching); null: the engine's default. Needs a workload with content
   // identity (sessions, Mooncake hash_ids); others have nothing to match.
@@ -57,6 +60,11 @@ struct DeploymentSpec {
   std::string cost_model = "roofline";   // a CostModels() name
   // EAGLE / MTP speculative decoding; off by default.
   speculative::Spec speculative;
+  // The engine's per-step host costs (models/engine_step_costs.h), each null
+  // for the engine's own: for a user who has measured their server's.
+  struct StepCosts {
+    std::optional<double> host_s, cpu_schedule_s, cpu_schedule_per_request_s;
+  } step_costs;
 };
 
 // One serving pool: a deployment with a role. A co-located scenario has one

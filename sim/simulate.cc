@@ -15,6 +15,7 @@
 #include "common/memory_budget.h"
 #include "hw/profile.h"
 #include "models/engine_profile.h"
+#include "models/engine_step_costs.h"
 #include "models/memory.h"
 #include "models/ops.h"
 #include "sim/cost_model.h"
@@ -152,6 +153,7 @@ Result<std::unique_ptr<PreparedRun>> PrepareRun(const Scenario& sc, size_t pool,
   eng.chunked_prefill_tokens = d.chunked_prefill_tokens;
   eng.cuda_graph_max_bs = d.cuda_graph_max_bs.value_or(0);
   eng.page_size = d.page_size;
+  eng.nvls = d.nccl_nvls;
   const speculative::Spec& spec = d.speculative;
   if (spec.on()) {
     eng.draft = spec.method == speculative::Method::kMtp ? DraftKind::kMtp : DraftKind::kEagle;
@@ -186,6 +188,14 @@ Result<std::unique_ptr<PreparedRun>> PrepareRun(const Scenario& sc, size_t pool,
   po.cuda_graphs = d.cuda_graphs;
   po.cuda_graph_max_bs = cgbs;
   po.overlap_schedule = overlap;
+  po.nvls = plan.nvls;
+  CAPPLAN_ASSIGN_OR_RETURN(auto version, ParseEngineVersion(engine_r->version, "engine_version"));
+  auto step_costs_r = StepCostsFor(d.engine, version);
+  if (!step_costs_r.ok()) return at(ps.pointer + "/engine", step_costs_r.status());
+  po.step_host_s = d.step_costs.host_s.value_or(step_costs_r->host_s);
+  po.cpu_schedule_s = d.step_costs.cpu_schedule_s.value_or(step_costs_r->cpu_schedule_s);
+  po.cpu_schedule_per_request_s =
+      d.step_costs.cpu_schedule_per_request_s.value_or(step_costs_r->cpu_schedule_per_request_s);
   po.kv_verify = d.kv_integrity == KvIntegrity::kVerify;
   po.page_size = plan.page_size;
   po.verify_tag_bytes_per_page_per_layer = profile.kv_verify_tag_bytes_per_page_per_layer;
@@ -202,8 +212,10 @@ Result<std::unique_ptr<PreparedRun>> PrepareRun(const Scenario& sc, size_t pool,
     doc.erase("workload");
     std::ostringstream fp;
     fp << DumpJson(doc) << "|pool " << pool << "|" << po.cuda_graphs << " " << po.cuda_graph_max_bs
-       << " " << po.overlap_schedule << " " << po.kv_verify << " " << po.page_size << " "
-       << po.verify_tag_bytes_per_page_per_layer << " " << po.verify_kernels_per_step;
+       << " " << po.overlap_schedule << " " << po.step_host_s << " " << po.cpu_schedule_s << " "
+       << po.cpu_schedule_per_request_s << " " << po.nvls << " " << po.kv_verify << " "
+       << po.page_size << " " << po.verify_tag_bytes_per_page_per_layer << " "
+       << po.verify_kernels_per_step;
     shared = options.price_cache->For(fp.str());
   }
   st->pricer = std::make_unique<ModelStepPricer>(&sharded, st->cost.get(), po, shared);

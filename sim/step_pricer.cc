@@ -111,6 +111,10 @@ StepCost ModelStepPricer::Compute(const StepWork& work, std::set<std::string>* w
   StepContext ctx;
   ctx.cuda_graph = opt_.cuda_graphs && work.prefill.empty() && n <= opt_.cuda_graph_max_bs;
   ctx.overlap_schedule = opt_.overlap_schedule;
+  ctx.host_s = opt_.step_host_s;
+  ctx.cpu_schedule_s = opt_.cpu_schedule_s;
+  ctx.cpu_schedule_per_request_s = opt_.cpu_schedule_per_request_s;
+  ctx.nvls = opt_.nvls;
   ctx.requests = n + static_cast<int64_t>(work.prefill.size());
   StepCost c = cost_->PriceOps(ops_, ctx, warnings);
   if (spec && n > 0) {

@@ -55,6 +55,11 @@ struct ModelPricerOptions {
   bool cuda_graphs = true;
   int64_t cuda_graph_max_bs = 0;  // PrepareRun sets the engine's
   bool overlap_schedule = true;
+  // The engine's per-step host costs (models/engine_step_costs.h).
+  double step_host_s = 0;
+  double cpu_schedule_s = 0;
+  double cpu_schedule_per_request_s = 0;
+  bool nvls = false;  // all-reduces run NCCL's NVLS algorithm
   bool kv_verify = false;
   int64_t page_size = 0;  // tokens per KV page; PrepareRun sets the deployment's
   double verify_tag_bytes_per_page_per_layer = 16;

@@ -1,7 +1,7 @@
 // `capplan calibrate --public`: the shipped profiles are exactly its output,
 // other Hopper GPUs' kernel records inform a profile only as fractions of
 // their own GPU's ceilings, W4A16 experts get their own derived class, and
-// the per-step fixed costs come from the step cases.
+// the per-step fixed costs come from the step cases, per engine version.
 #include "calibrate/public_profiles.h"
 
 #include <gtest/gtest.h>
@@ -10,14 +10,15 @@
 #include "common/data_path.h"
 #include "common/json_util.h"
 #include "hw/op_pricing.h"
+#include "models/engine_step_costs.h"
 
 namespace capplan {
 namespace {
 
 const PublicProfiles& Fitted() {
-  static const Result<PublicProfiles> kFit =
-      FitPublicProfiles(DataPath("calibrate/profiles/base"),
-                        DataPath("calibrate/measurements/public"), DataPath("validation/cases"));
+  static const Result<PublicProfiles> kFit = FitPublicProfiles(
+      DataPath("calibrate/profiles/base"), DataPath("calibrate/measurements/public"),
+      DataPath("validation/cases"), DataPath("calibrate/step_costs_base.json"));
   EXPECT_TRUE(kFit.ok()) << kFit.status().message();
   return kFit.value();
 }
@@ -32,6 +33,10 @@ TEST(PublicProfiles, ShippedFilesEqualTheCommandsOutput) {
         << "calibrate/profiles/" << name
         << ".json is stale: run build/capplan calibrate --public (calibrate/README.md)";
   }
+  auto shipped = ReadFile(DataPath("models/engine_step_costs.json"));
+  ASSERT_TRUE(shipped.ok()) << shipped.status().message();
+  EXPECT_EQ(*shipped, DumpJson(p.step_costs) + "\n")
+      << "models/engine_step_costs.json is stale: run build/capplan calibrate --public";
 }
 
 TEST(PublicProfiles, CrossGpuRecordsEnterAsFractionsOfTheirOwnPeak) {
@@ -85,13 +90,29 @@ TEST(PublicProfiles, StepFixedCostsAreFittedWithTheirError) {
   EXPECT_GE(p.step.rows.size(), 10u);
   EXPECT_LE(p.step.mape_after, p.step.mape_before + 1e-9);
   for (const auto& [name, doc] : p.docs) {
-    for (const char* path : {"/overheads/graph_launch_s", "/collectives/all_reduce/latency_s"}) {
-      const nlohmann::json& prov = doc[nlohmann::json::json_pointer(path)]["provenance"];
-      EXPECT_EQ(prov["kind"], "fitted") << name << path;
-      EXPECT_NE(prov["source"].get<std::string>().find("leave-one-out"), std::string::npos);
-    }
+    const nlohmann::json& prov =
+        doc[nlohmann::json::json_pointer("/collectives/all_reduce/latency_s")]["provenance"];
+    EXPECT_EQ(prov["kind"], "fitted") << name;
+    EXPECT_NE(prov["source"].get<std::string>().find("leave-one-out"), std::string::npos);
+    // The replay's own fixed cost keeps its anchor: the engines carry the rest.
+    EXPECT_NE(doc["overheads"]["graph_launch_s"]["provenance"]["kind"], "fitted") << name;
   }
-  EXPECT_NE(PublicProfilesMarkdown(p).find("## Per-step fixed costs"), std::string::npos);
+  // Each engine version with public step data gets its own fitted host cost.
+  auto table = ParseEngineStepCosts(p.step_costs.dump(), "generated");
+  ASSERT_TRUE(table.ok()) << table.status().message();
+  const EngineStepCosts& sglang = PickStepCosts(table->at("sglang"), {0, 4, 5});
+  const EngineStepCosts& vllm8 = PickStepCosts(table->at("vllm"), {0, 8, 0});
+  const EngineStepCosts& vllm19 = PickStepCosts(table->at("vllm"), {0, 19, 1});
+  EXPECT_EQ(sglang.sources.at("host_s").rfind("fitted: ", 0), 0u) << sglang.sources.at("host_s");
+  EXPECT_EQ(vllm8.sources.at("cpu_schedule_s").rfind("fitted: ", 0), 0u);
+  EXPECT_EQ(vllm19.sources.at("host_s").rfind("fitted: ", 0), 0u);
+  // vLLM 0.8.0 runs its scheduler between steps: its host time is the
+  // largest of the three.
+  EXPECT_GT(vllm8.cpu_schedule_s + vllm8.host_s, sglang.host_s);
+  EXPECT_GT(vllm8.cpu_schedule_s + vllm8.host_s, vllm19.host_s);
+  const std::string md = PublicProfilesMarkdown(p);
+  EXPECT_NE(md.find("## Per-step fixed costs"), std::string::npos);
+  EXPECT_NE(md.find("sglang 0.4.0 host_s"), std::string::npos);
 }
 
 }  // namespace

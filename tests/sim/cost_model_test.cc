@@ -49,7 +49,7 @@ TEST_F(CostModelTest, ProfileCarriesProvenanceForEveryParameter) {
     EXPECT_FALSE(v.source.empty()) << k;
   }
   // Fitted by capplan calibrate --public (calibrate/step_fit.h).
-  EXPECT_EQ(prof_.provenance.at("overheads.cpu_schedule_s").kind, "fitted");
+  EXPECT_EQ(prof_.provenance.at("collectives.all_reduce.latency_s").kind, "fitted");
   EXPECT_EQ(prof_.efficiency.size(), EfficiencyClasses().size());
 }
 
@@ -109,23 +109,57 @@ TEST_F(CostModelTest, AllReduceIsLatencyPlusBusBandwidth) {
   EXPECT_EQ(Price(op).class_seconds[static_cast<int>(OpClass::kCommunication)], 0);
 }
 
+TEST_F(CostModelTest, NvlsAllReduceUsesItsOwnBusBandwidth) {
+  ASSERT_GT(prof_.all_reduce.nvls_bus_bandwidth_bytes_per_s,
+            prof_.all_reduce.bus_bandwidth_bytes_per_s);
+  Op op;
+  op.kind = OpKind::kAllReduce;
+  op.op_class = OpClass::kCommunication;
+  op.participants = 8;
+  op.message_bytes = 1 << 28;
+  StepContext nvls;
+  nvls.nvls = true;
+  const int comm = static_cast<int>(OpClass::kCommunication);
+  EXPECT_NEAR(Price(op, nvls).class_seconds[comm],
+              prof_.all_reduce.latency_s +
+                  (1 << 28) * 2.0 * 7 / 8 / prof_.all_reduce.nvls_bus_bandwidth_bytes_per_s,
+              1e-12);
+  EXPECT_LT(Price(op, nvls).class_seconds[comm], Price(op).class_seconds[comm]);
+  op.kind = OpKind::kAllGather;  // NVLS is an all-reduce algorithm here
+  EXPECT_EQ(Price(op, nvls).class_seconds[comm], Price(op).class_seconds[comm]);
+}
+
 TEST_F(CostModelTest, CudaGraphsCutLaunchOverheadAndOverlapHidesCpu) {
   Op op = Gemm(1, 1024, 1024, Dtype::kBf16, Dtype::kBf16);
   op.count = 500;
   StepContext eager, graph;
+  eager.cpu_schedule_s = graph.cpu_schedule_s = 1e-3;
   graph.cuda_graph = true;
   const int oh = static_cast<int>(OpClass::kOverhead);
   const double e = Price(op, eager).class_seconds[oh];
   const double g = Price(op, graph).class_seconds[oh];
-  EXPECT_NEAR(e - prof_.cpu_schedule_s, 500 * prof_.kernel_launch_s, 1e-12);
-  EXPECT_NEAR(g - prof_.cpu_schedule_s, prof_.graph_launch_s + 500 * prof_.graph_node_s, 1e-12);
+  EXPECT_NEAR(e - 1e-3, 500 * prof_.kernel_launch_s, 1e-12);
+  EXPECT_NEAR(g - 1e-3, prof_.graph_launch_s + 500 * prof_.graph_node_s, 1e-12);
   EXPECT_LT(g, e);
   StepContext overlap;
   overlap.overlap_schedule = true;
+  overlap.cpu_schedule_s = 1e-3;
   Op big = Gemm(65536, 8192, 8192, Dtype::kBf16, Dtype::kBf16);  // ~11 ms of GPU time
-  ASSERT_LT(prof_.cpu_schedule_s, 5e-3);
   const StepCost c = Price(big, overlap);
   EXPECT_NEAR(c.class_seconds[oh], prof_.kernel_launch_s, 1e-12);  // CPU fully hidden
+}
+
+TEST_F(CostModelTest, EngineHostCostIsPaidEvenWhenSchedulingOverlaps) {
+  Op big = Gemm(65536, 8192, 8192, Dtype::kBf16, Dtype::kBf16);
+  StepContext overlap;
+  overlap.overlap_schedule = true;
+  overlap.cpu_schedule_s = 1e-3;
+  const double without = Price(big, overlap).seconds;
+  overlap.host_s = 4e-4;
+  const StepCost c = Price(big, overlap);
+  EXPECT_NEAR(c.seconds - without, 4e-4, 1e-12);
+  EXPECT_NEAR(c.class_seconds[static_cast<int>(OpClass::kOverhead)], prof_.kernel_launch_s + 4e-4,
+              1e-12);
 }
 
 TEST_F(CostModelTest, ShapesOutsideTheValidRangeWarn) {
