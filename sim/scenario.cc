@@ -56,8 +56,7 @@ Status ParseStepCosts(JsonObject& d, DeploymentSpec::StepCosts* out) {
   return s.Finish();
 }
 
-Status ParseSpeculative(JsonObject& d, const std::string& engine, const std::string& version,
-                        speculative::Spec* o) {
+Status ParseSpeculative(JsonObject& d, const EngineProfile& engine, speculative::Spec* o) {
   if (!d.Has("speculative")) {
     d.Touch("speculative");
     return Status::Ok();
@@ -68,9 +67,7 @@ Status ParseSpeculative(JsonObject& d, const std::string& engine, const std::str
       GetEnum(sp, "method", speculative::kMethods, speculative::MethodName, &o->method));
   if (!o->on())
     return sp.Finish({"draft_tokens", "acceptance", "mean_accept_length", "draft_layers"});
-  auto eng = ResolveEngine(engine, version);
-  if (!eng.ok()) return d.Error("engine_version", eng.status().message());
-  const int64_t max_draft = eng->profile->defaults.speculative_max_draft_tokens;
+  const int64_t max_draft = engine.defaults.speculative_max_draft_tokens;
   int64_t k = 0;
   CAPPLAN_RETURN_IF_ERROR(sp.Get("draft_tokens", &k, true));
   CAPPLAN_RETURN_IF_ERROR(
@@ -107,6 +104,9 @@ Status ParseDeployment(JsonObject& d, DeploymentSpec* o) {
   CAPPLAN_RETURN_IF_ERROR(d.Get("engine", &o->engine));
   CAPPLAN_RETURN_IF_ERROR(d.CheckOneOf("engine", o->engine, EngineNames()));
   CAPPLAN_RETURN_IF_ERROR(d.Get("engine_version", &o->engine_version));
+  auto resolved = ResolveEngine(o->engine, o->engine_version);
+  if (!resolved.ok()) return d.Error("engine_version", resolved.status().message());
+  o->engine_resolution = *resolved;
   CAPPLAN_RETURN_IF_ERROR(d.Get("gpus", &o->gpus, true));
   CAPPLAN_RETURN_IF_ERROR(d.CheckRange("gpus", o->gpus, 1, 4096));
   CAPPLAN_RETURN_IF_ERROR(d.Get("tp", &o->tp, true));
@@ -124,7 +124,11 @@ Status ParseDeployment(JsonObject& d, DeploymentSpec* o) {
     if (!w->is_object()) return d.Error("weights_per_component", "must be an object like {\"experts\": \"int4\"}");
     for (const auto& [k, v] : w->items()) {
       if (!v.is_string()) return d.Error("weights_per_component", "/" + k + " must be a string");
-      o->weights_per_component[k] = v.get<std::string>();
+      auto component = ParseComponent(k);
+      if (!component.ok()) {
+        return d.Error("weights_per_component", "/" + k + ": " + component.status().message());
+      }
+      o->weights_per_component[*component] = v.get<std::string>();
     }
   }
   if (const nlohmann::json* kv = d.Raw("kv_cache"); kv != nullptr && *kv == "fp8_e4m3") {
@@ -180,10 +184,10 @@ Status ParseDeployment(JsonObject& d, DeploymentSpec* o) {
   }
   CAPPLAN_RETURN_IF_ERROR(d.Get("cost_model", &o->cost_model));
   // The registry's own message ("unknown cost model ...", did you mean).
-  if (auto f = CostModels().Find(o->cost_model); !f.ok()) {
-    return d.Error("cost_model", f.status().message());
-  }
-  CAPPLAN_RETURN_IF_ERROR(ParseSpeculative(d, o->engine, o->engine_version, &o->speculative));
+  auto factory = CostModels().Find(o->cost_model);
+  if (!factory.ok()) return d.Error("cost_model", factory.status().message());
+  o->cost_model_factory = *factory;
+  CAPPLAN_RETURN_IF_ERROR(ParseSpeculative(d, *o->engine_resolution.profile, &o->speculative));
   CAPPLAN_RETURN_IF_ERROR(ParseStepCosts(d, &o->step_costs));
   CAPPLAN_RETURN_IF_ERROR(d.Finish());
   // Cross-field rules: well-formed but impossible layouts exit 1.

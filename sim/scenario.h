@@ -9,8 +9,10 @@
 #include <optional>
 #include <string>
 
+#include "models/engine_profile.h"
 #include "models/types.h"
 #include "schema/run_summary.h"
+#include "sim/cost_model.h"
 #include "sim/pd/kv_transfer.h"
 #include "sim/sim_state.h"
 #include "sim/speculative/acceptance.h"
@@ -29,7 +31,10 @@ inline const char* KvIntegrityName(KvIntegrity k) {
 // plug-ins, so nothing downstream compares or re-checks strings.
 struct DeploymentSpec {
   std::string engine = "sglang";  // an engine profile (models/engines/*.json)
-  std::string engine_version;     // "" = latest rules models/ knows
+  std::string engine_version;     // as written; "" = latest rules models/ knows
+  // Resolved at parse: the profile entry the version uses and the version
+  // it stands for (the engine's latest for "").
+  EngineResolution engine_resolution;
   int gpus = 8;
   int tp = 8;
   int ep = 1;
@@ -37,7 +42,7 @@ struct DeploymentSpec {
   int dp = 0;  // DP-attention ranks; 0 = tp
   int replicas = 1;
   std::string weights = "default";
-  std::map<std::string, std::string> weights_per_component;  // "experts" -> "int4"
+  std::map<Component, std::string> weights_per_component;    // experts -> "int4"
   Dtype kv_cache = Dtype::kBf16;                             // bf16 | fp8
   std::optional<double> mem_fraction_static;  // null: the engine's default
   int64_t chunked_prefill_tokens = 0;  // 0: the engine profile's default
@@ -58,6 +63,7 @@ struct DeploymentSpec {
   // identity (sessions, Mooncake hash_ids); others have nothing to match.
   std::optional<bool> prefix_cache;
   std::string cost_model = "roofline";   // a CostModels() name
+  CostModelFactory cost_model_factory;   // its registry entry, resolved at parse
   // EAGLE / MTP speculative decoding; off by default.
   speculative::Spec speculative;
   // The engine's per-step host costs (models/engine_step_costs.h), each null

@@ -13,7 +13,7 @@ void Scheduler::Retract(RankState& rank, SchedulerEnv& env, int32_t idx) {
   r.prompt_target = r.input + r.generated;
   ++r.retractions;
   if (cfg_.retract_to_host) {
-    r.status = ReqStatus::kPrealloc;
+    r.status = ReqStatus::kWaiting;
     rank.retracted.push_back(idx);
   } else {
     r.status = ReqStatus::kWaiting;

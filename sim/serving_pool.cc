@@ -180,7 +180,7 @@ void ServingPool::Send(int32_t idx, int64_t now_ns) {
   r.prompt_target = r.input;
   rank.queued_tokens += r.input;
   if (opts_.reserve_before_admit) {
-    r.status = ReqStatus::kPrealloc;
+    r.status = ReqStatus::kWaiting;
     rank.prealloc.push_back(idx);
     WakeReserve(rep_i);
     return;
@@ -330,7 +330,7 @@ void ServingPool::OnReserve(int rep_i) {
         rank.queued_tokens -= r.prompt_target;
         continue;
       }
-      r.status = ReqStatus::kReserved;
+      r.status = ReqStatus::kAwaitingKv;
       TransferPages(r.pages);
       if (listener_ != nullptr) listener_->OnReserved(id_, idx, now_);
     }
@@ -460,7 +460,7 @@ void ServingPool::IssueFollowUps(int32_t idx) {
 // The prompt is computed; its KV stays (and counts in the pool) until the
 // PD driver Release()s it after the transfer.
 void ServingPool::Hold(ReqState& r, int32_t idx) {
-  r.status = ReqStatus::kHeld;
+  r.status = ReqStatus::kHandedOff;
   r.finish_ns = now_;
   TransferPages(r.pages);
   if (listener_ != nullptr) listener_->OnPromptHeld(id_, idx, now_);

@@ -15,7 +15,7 @@
 //    pages it reserved: no prefill is computed, its first token comes from
 //    its first decode iteration.
 //  * hold_kv_after_prefill (prefill pool): a request whose prompt is computed
-//    keeps its pages (status kHeld) and PoolListener::OnPromptHeld fires;
+//    keeps its pages (status kHandedOff) and PoolListener::OnPromptHeld fires;
 //    Release() frees them when the transfer completes, so held pages limit
 //    what the prefill scheduler can admit (back-pressure).
 //  * PoolListener::OnFailed: the pool gave up on a request (it can never fit

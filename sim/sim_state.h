@@ -30,20 +30,23 @@ inline const char* PhaseName(Phase p) {
 }
 inline constexpr Phase kPhases[] = {Phase::kBoth, Phase::kDecodeOnly, Phase::kPrefillOnly};
 
-// kPrealloc, kReserved and kHeld occur in PD runs only (sim/serving_pool.h):
-// waiting in a decode rank's prealloc queue, decode pages reserved while the
-// prompt is prefilled and sent, and prompt KV held by the prefill pool until
-// its transfer completes.
+// A request's lifecycle in one pool, whatever the pool's role
+// (schema::PoolRole). A pool that serves both phases runs kPending ->
+// kWaiting -> kPrefilling -> kDecoding -> kDone. Where a pool has a
+// neighbour, two states mark the hand-over: a prefill-role pool ends a
+// request in kHandedOff (prompt computed, its pages kept until the next
+// pool has the KV), and a decode-role pool holds a request in kAwaitingKv
+// (its pages reserved, the KV on the way) between kWaiting and kDecoding.
+// kWaiting covers every queue a rank keeps (waiting, prealloc, retracted).
 enum class ReqStatus : uint8_t {
   kPending,
   kWaiting,
+  kAwaitingKv,
   kPrefilling,
   kDecoding,
+  kHandedOff,
   kDone,
-  kFailed,
-  kPrealloc,
-  kReserved,
-  kHeld
+  kFailed
 };
 
 struct ReqState {

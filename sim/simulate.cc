@@ -131,11 +131,7 @@ Result<std::unique_ptr<PreparedRun>> PrepareRun(const Scenario& sc, size_t pool,
   layout.dp = d.dp_attention ? (d.dp > 0 ? d.dp : d.tp) : 1;
   PrecisionChoice choice;
   choice.weights = d.weights;
-  for (const auto& [k, v] : d.weights_per_component) {
-    auto c = ParseComponent(k);
-    if (!c.ok()) return at(ps.pointer + "/weights_per_component/" + k, c.status());
-    choice.per_component[*c] = v;
-  }
+  choice.per_component = d.weights_per_component;
   choice.kv_cache = d.kv_cache;
 
   auto sharded_r = ShardModel(card, layout, choice);
@@ -143,8 +139,7 @@ Result<std::unique_ptr<PreparedRun>> PrepareRun(const Scenario& sc, size_t pool,
   st->sharded.emplace(std::move(*sharded_r));
   const ShardedModel& sharded = *st->sharded;
 
-  auto engine_r = ResolveEngine(d.engine, d.engine_version);
-  if (!engine_r.ok()) return at(ps.pointer + "/engine_version", engine_r.status());
+  const EngineResolution* engine_r = &d.engine_resolution;
   const EngineDefaults& ed = engine_r->profile->defaults;
   EngineMemoryOptions eng;
   eng.engine = d.engine;
@@ -179,7 +174,7 @@ Result<std::unique_ptr<PreparedRun>> PrepareRun(const Scenario& sc, size_t pool,
   const MemoryPlan& plan = *st->plan;
   const int64_t cgbs = st->cgbs = plan.cuda_graph_max_bs;
 
-  auto cost_r = MakeCostModel(d.cost_model, profile);
+  auto cost_r = d.cost_model_factory(profile);
   if (!cost_r.ok()) return at(ps.pointer + "/cost_model", cost_r.status());
   st->cost = std::move(*cost_r);
   const bool overlap = st->overlap = d.overlap_schedule.value_or(
