@@ -103,6 +103,7 @@ struct MemoryPlan {
   bool nvls = false;
   WeightBreakdown weights;        // checkpoint shards
   int64_t weights_resident_bytes = 0;  // shards + what the engine keeps beside them
+  int64_t draft_weights_bytes = 0;     // speculative draft layers (inside the above)
   int64_t reserve_bytes_per_gpu = 0;  // graphs, activations, workspace, unrequested
   int64_t kv_pool_bytes_per_gpu = 0;
   std::vector<MemoryTerm> terms;  // adds up to gpu_memory_bytes

@@ -267,6 +267,7 @@ Result<MemoryPlan> PlanMemoryAllowShortfall(const ModelCard& card, const Paralle
       if (c.component != Component::kEmbeddings)
         draft_bytes += c.bytes_per_gpu + c.scale_bytes_per_gpu;
     }
+    p.draft_weights_bytes = draft_bytes;
     extras.push_back({"draft_weights_bytes",
                       "speculative draft layers (embedding and LM head shared with the target)",
                       draft_bytes, "models/cards/" + card.name + ".json (DraftCard)"});

@@ -368,9 +368,7 @@ RunResult PreparedRun::Summarize(const SimResult& sim) const {
   mem.mem_fraction_static = plan.mem_fraction;
   mem.mem_fraction_defaulted = plan.mem_fraction_defaulted;
   mem.kv_tokens_per_rank = plan.kv_tokens_per_rank;
-  for (const MemoryTerm& term : plan.terms) {
-    if (term.key == "draft_weights_bytes") mem.draft_weights_bytes_per_gpu = term.bytes;
-  }
+  if (plan.draft_weights_bytes > 0) mem.draft_weights_bytes_per_gpu = plan.draft_weights_bytes;
   const StepCost& b = sim.busy;
   const double tot = b.seconds > 0 ? b.seconds : 1;
   auto& share = p.op_time_share.emplace();
