@@ -5,14 +5,14 @@
 
 #include "calibrate/sig_digits.h"
 
-namespace capplan {
+namespace capplan::calibrate {
 
 // All-reduce bus bandwidth from ring records (nccl-tests busbw, a range or a
 // value): the midpoint as a fraction of the record GPU's NVLink rate, the
 // median over records. NVLS records are reported, not fitted: the cost
 // model prices a ring all-reduce at every GPU count.
 void FitAllReduce(const MeasurementSet& set, const std::vector<int>& records,
-                  const std::vector<const HardwareProfile*>& gpu_of, CalibrationFit* out) {
+                  const std::vector<const hw::HardwareProfile*>& gpu_of, CalibrationFit* out) {
   std::vector<double> fr;
   std::string how;
   for (int i : records) {
@@ -47,7 +47,7 @@ void FitAllReduce(const MeasurementSet& set, const std::vector<int>& records,
 // grouped curve is the 16-bit grouped one times the dequant factor the
 // dense W4A16 records show against 16-bit GEMMs of the same shapes
 // (memory max of gemm_int4 / gemm_bf16, both fitted).
-void DeriveGroupedInt4(const HardwareProfile& base, CalibrationFit* out) {
+void DeriveGroupedInt4(const hw::HardwareProfile& base, CalibrationFit* out) {
   auto i4 = out->classes.find("gemm_int4");
   auto b16 = out->classes.find("gemm_bf16");
   if (i4 == out->classes.end() || b16 == out->classes.end() || !i4->second.memory.fitted ||
@@ -69,4 +69,4 @@ void DeriveGroupedInt4(const HardwareProfile& base, CalibrationFit* out) {
   out->derived.push_back(d);
 }
 
-}  // namespace capplan
+}  // namespace capplan::calibrate

@@ -8,7 +8,7 @@
 #include "calibrate/refit.h"
 #include "common/json_util.h"
 
-namespace capplan {
+namespace capplan::calibrate {
 
 namespace {
 
@@ -28,7 +28,7 @@ Result<std::vector<std::string>> JsonFiles(const std::string& dir) {
 // (no profile of its own) by the H100's: same SMs and clocks, and its
 // narrower NVLink enters no kernel record.
 CeilingProfiles CeilingsFor(const std::string& target,
-                            const std::map<std::string, HardwareProfile>& bases) {
+                            const std::map<std::string, hw::HardwareProfile>& bases) {
   CeilingProfiles c;
   for (const auto& [name, p] : bases) {
     if (name == target) continue;
@@ -63,7 +63,7 @@ Result<PublicProfiles> FitPublicProfiles(const std::string& base_dir,
   std::map<std::string, nlohmann::json> base_docs;
   for (const std::string& f : base_files) {
     CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json doc, ReadJsonFile(f));
-    CAPPLAN_ASSIGN_OR_RETURN(HardwareProfile p, ParseHardwareProfile(doc, f));
+    CAPPLAN_ASSIGN_OR_RETURN(hw::HardwareProfile p, hw::ParseHardwareProfile(doc, f));
     p.path = "calibrate/profiles/base/" + std::filesystem::path(f).filename().string();
     if (!p.has_cost_model) return Status::Invalid(f + ": /compute: a base needs the cost model");
     const std::string name = p.name;
@@ -89,7 +89,7 @@ Result<PublicProfiles> FitPublicProfiles(const std::string& base_dir,
   CAPPLAN_ASSIGN_OR_RETURN(out.step, FitStepOverheads(out.docs, cases_dir, scratch));
   ApplyStepFit(out.step, &out.docs);
   for (const auto& [name, doc] : out.docs) {
-    auto parsed = ParseHardwareProfile(doc, name + " (generated)");
+    auto parsed = hw::ParseHardwareProfile(doc, name + " (generated)");
     if (!parsed.ok()) {
       return Status::Internal("calibrate --public produced a profile that does not load: " +
                               parsed.status().message());
@@ -110,4 +110,4 @@ std::string PublicProfilesMarkdown(const PublicProfiles& p) {
   return md + StepFitMarkdown(p.step);
 }
 
-}  // namespace capplan
+}  // namespace capplan::calibrate

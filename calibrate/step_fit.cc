@@ -14,7 +14,7 @@
 #include "common/atomic_file.h"
 #include "common/json_util.h"
 
-namespace capplan {
+namespace capplan::calibrate {
 
 namespace {
 
@@ -289,4 +289,4 @@ std::string StepFitMarkdown(const StepFit& fit) {
   return os.str();
 }
 
-}  // namespace capplan
+}  // namespace capplan::calibrate

@@ -31,7 +31,7 @@
 
 #include "common/status.h"
 
-namespace capplan {
+namespace capplan::calibrate {
 
 struct StepFitRow {
   std::string case_name, label, metric;
@@ -70,6 +70,6 @@ void ApplyStepFit(const StepFit& fit, std::map<std::string, nlohmann::json>* pro
 // The fit's section of the calibrate report (Markdown).
 std::string StepFitMarkdown(const StepFit& fit);
 
-}  // namespace capplan
+}  // namespace capplan::calibrate
 
 #endif  // CAPPLAN_CALIBRATE_STEP_FIT_H_

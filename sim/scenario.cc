@@ -11,7 +11,7 @@
 #include "sim/scheduler.h"
 #include "sim/simulate.h"
 
-namespace capplan {
+namespace capplan::sim {
 
 namespace {
 
@@ -31,7 +31,7 @@ Status GetEnum(JsonObject& d, const char* key, const E (&values)[N], NameOf name
   return d.CheckOneOf(key, name, names);
 }
 
-constexpr Dtype kKvDtypes[] = {Dtype::kBf16, Dtype::kFp8E4m3};
+constexpr models::Dtype kKvDtypes[] = {models::Dtype::kBf16, models::Dtype::kFp8E4m3};
 
 // deployment.speculative: {method, draft_tokens, acceptance | mean_accept_length,
 // draft_layers}. The draft-token limit is the engine's.
@@ -47,7 +47,7 @@ Status ParseSpeculative(JsonObject& d, const std::string& engine, const std::str
       GetEnum(sp, "method", speculative::kMethods, speculative::MethodName, &o->method));
   if (!o->on())
     return sp.Finish({"draft_tokens", "acceptance", "mean_accept_length", "draft_layers"});
-  auto eng = ResolveEngine(engine, version);
+  auto eng = models::ResolveEngine(engine, version);
   if (!eng.ok()) return d.Error("engine_version", eng.status().message());
   const int64_t max_draft = eng->profile->defaults.speculative_max_draft_tokens;
   int64_t k = 0;
@@ -84,7 +84,7 @@ Status ParseSpeculative(JsonObject& d, const std::string& engine, const std::str
 Status ParseDeployment(JsonObject& d, DeploymentSpec* o) {
   CAPPLAN_RETURN_IF_ERROR(d.CheckObject());
   CAPPLAN_RETURN_IF_ERROR(d.Get("engine", &o->engine));
-  CAPPLAN_RETURN_IF_ERROR(d.CheckOneOf("engine", o->engine, EngineNames()));
+  CAPPLAN_RETURN_IF_ERROR(d.CheckOneOf("engine", o->engine, models::EngineNames()));
   CAPPLAN_RETURN_IF_ERROR(d.Get("engine_version", &o->engine_version));
   CAPPLAN_RETURN_IF_ERROR(d.Get("gpus", &o->gpus, true));
   CAPPLAN_RETURN_IF_ERROR(d.CheckRange("gpus", o->gpus, 1, 4096));
@@ -98,7 +98,7 @@ Status ParseDeployment(JsonObject& d, DeploymentSpec* o) {
   CAPPLAN_RETURN_IF_ERROR(d.Get("replicas", &o->replicas));
   CAPPLAN_RETURN_IF_ERROR(d.CheckRange("replicas", o->replicas, 1, 100000));
   CAPPLAN_RETURN_IF_ERROR(d.Get("weights", &o->weights));
-  CAPPLAN_RETURN_IF_ERROR(d.CheckOneOf("weights", o->weights, WeightChoiceNames()));
+  CAPPLAN_RETURN_IF_ERROR(d.CheckOneOf("weights", o->weights, models::WeightChoiceNames()));
   if (const nlohmann::json* w = d.Raw("weights_per_component"); w != nullptr && !w->is_null()) {
     if (!w->is_object()) return d.Error("weights_per_component", "must be an object like {\"experts\": \"int4\"}");
     for (const auto& [k, v] : w->items()) {
@@ -108,9 +108,9 @@ Status ParseDeployment(JsonObject& d, DeploymentSpec* o) {
   }
   if (const nlohmann::json* kv = d.Raw("kv_cache"); kv != nullptr && *kv == "fp8_e4m3") {
     d.Touch("kv_cache");  // the checkpoint dtype's full name
-    o->kv_cache = Dtype::kFp8E4m3;
+    o->kv_cache = models::Dtype::kFp8E4m3;
   } else {
-    CAPPLAN_RETURN_IF_ERROR(GetEnum(d, "kv_cache", kKvDtypes, DtypeName, &o->kv_cache));
+    CAPPLAN_RETURN_IF_ERROR(GetEnum(d, "kv_cache", kKvDtypes, models::DtypeName, &o->kv_cache));
   }
   CAPPLAN_RETURN_IF_ERROR(d.Get("mem_fraction_static", &o->mem_fraction_static));
   if (o->mem_fraction_static) {
@@ -284,4 +284,4 @@ Result<std::shared_ptr<const Scenario>> LoadScenarioFile(const std::string& path
   return ParseScenario(doc, path);
 }
 
-}  // namespace capplan
+}  // namespace capplan::sim

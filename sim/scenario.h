@@ -16,7 +16,7 @@
 #include "sim/speculative/acceptance.h"
 #include "sim/workload/workload.h"
 
-namespace capplan {
+namespace capplan::sim {
 
 enum class KvIntegrity { kNone, kVerify };
 inline constexpr KvIntegrity kKvIntegrities[] = {KvIntegrity::kNone, KvIntegrity::kVerify};
@@ -38,7 +38,7 @@ struct DeploymentSpec {
   int replicas = 1;
   std::string weights = "default";
   std::map<std::string, std::string> weights_per_component;  // "experts" -> "int4"
-  Dtype kv_cache = Dtype::kBf16;                             // bf16 | fp8
+  models::Dtype kv_cache = models::Dtype::kBf16;                             // bf16 | fp8
   std::optional<double> mem_fraction_static;  // null: the engine's default
   int64_t chunked_prefill_tokens = 0;  // 0: the engine profile's default
   std::optional<int64_t> max_running_requests;  // null: the engine's default
@@ -91,6 +91,6 @@ struct Scenario {
   nlohmann::json doc;  // the document as parsed (after --set overrides)
 };
 
-}  // namespace capplan
+}  // namespace capplan::sim
 
 #endif  // CAPPLAN_SIM_SCENARIO_H_

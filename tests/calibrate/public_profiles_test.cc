@@ -11,7 +11,7 @@
 #include "common/json_util.h"
 #include "hw/op_pricing.h"
 
-namespace capplan {
+namespace capplan::calibrate {
 namespace {
 
 const PublicProfiles& Fitted() {
@@ -64,19 +64,19 @@ TEST(PublicProfiles, CrossGpuRecordsEnterAsFractionsOfTheirOwnPeak) {
 
 TEST(PublicProfiles, W4A16IsSlowerPerByteThan16Bit) {
   for (const std::string name : {"h200-sxm", "h100-sxm"}) {
-    auto prof = ParseHardwareProfile(Fitted().docs.at(name), name);
+    auto prof = hw::ParseHardwareProfile(Fitted().docs.at(name), name);
     ASSERT_TRUE(prof.ok()) << prof.status().message();
     const auto& e = prof->efficiency;
     // Marlin-class W4A16 streams its packed weights well below a 16-bit
     // GEMM's rate at M = 1-4 (only ~2.2x faster, not 4x).
     EXPECT_LT(e.at("gemm_int4").memory.max, 0.75 * e.at("gemm_bf16").memory.max) << name;
     EXPECT_LT(e.at("grouped_gemm_int4").memory.max, e.at("grouped_gemm").memory.max) << name;
-    OpPricingInput op;
-    op.family = OpFamily::kGroupedGemm;
-    op.weights = MathFormat::kInt4;
+    hw::OpPricingInput op;
+    op.family = hw::OpFamily::kGroupedGemm;
+    op.weights = hw::MathFormat::kInt4;
     op.m = 8;
     op.groups = 8;
-    EXPECT_EQ(PriceOp(op, *prof).efficiency_class, "grouped_gemm_int4");
+    EXPECT_EQ(hw::PriceOp(op, *prof).efficiency_class, "grouped_gemm_int4");
   }
 }
 
@@ -95,4 +95,4 @@ TEST(PublicProfiles, StepFixedCostsAreFittedWithTheirError) {
 }
 
 }  // namespace
-}  // namespace capplan
+}  // namespace capplan::calibrate
