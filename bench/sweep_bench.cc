@@ -45,7 +45,8 @@ void BM_Sweep(benchmark::State& state) {
   for (int i = 0; i < rates; ++i) rate_flag += (i ? "," : "") + std::to_string(2 + 2 * i);
   std::string seed_flag = "workload.seed=";
   for (int i = 0; i < points / rates; ++i) seed_flag += (i ? "," : "") + std::to_string(i + 1);
-  std::vector<sim::GridAxis> axes = {sim::ParseGridFlag(rate_flag).value(), sim::ParseGridFlag(seed_flag).value()};
+  std::vector<sim::GridAxis> axes = {sim::ParseGridFlag(rate_flag).value(),
+                                     sim::ParseGridFlag(seed_flag).value()};
   const sim::SimHooks hooks = sim::RealSimHooks(scenario);
   int64_t done = 0;
   for (auto _ : state) {
@@ -89,14 +90,14 @@ BENCHMARK(BM_Sweep)
 
 void BM_SloSearch(benchmark::State& state) {
   const std::string scenario = std::string(CAPPLAN_SOURCE_DIR) + "/scenarios/llama-3.1-70b-tp4.json";
-  auto base = sim::LoadBaseScenario(scenario, {"workload.num_requests=2000",
-                                          "workload.warmup_requests=200"});
+  auto base = sim::LoadBaseScenario(scenario,
+                                    {"workload.num_requests=2000", "workload.warmup_requests=200"});
   auto space = sim::ParseSearchSpace(nlohmann::json::parse(R"({
       "axes": {"deployment.replicas": [1, 2, 3, 4], "deployment.kv_cache": ["bf16", "fp8"],
                "deployment.chunked_prefill_tokens": [4096, 16384]},
       "request_rate": {"path": "workload.request_rate", "min_req_per_s": 0.5,
                        "max_req_per_s": 64, "rel_tol": 0.05}})"),
-                                "sweep_bench");
+                                     "sweep_bench");
   if (!base.ok() || !space.ok()) {
     state.SkipWithError(!base.ok() ? base.status().message().c_str()
                                    : space.status().message().c_str());

@@ -212,7 +212,8 @@ Result<std::vector<double>> Predict(const Case& c, const CaseRow& row) {
   if (c.predict == "decode_step") {
     // The simulator's own step pricer: same ops, launch mode (CUDA graph up
     // to cuda_graph_max_bs), collectives and CPU-scheduling overlap.
-    CAPPLAN_ASSIGN_OR_RETURN(std::unique_ptr<sim::PreparedRun> run, sim::PrepareRun(*row.scenario, 0, {}));
+    CAPPLAN_ASSIGN_OR_RETURN(std::unique_ptr<sim::PreparedRun> run,
+                             sim::PrepareRun(*row.scenario, 0, {}));
     sim::StepWork w;
     w.decode_n = row.running_requests;
     w.decode_ctx_sum = row.kv_tokens;

@@ -20,7 +20,7 @@ namespace {
 // per-rank widths scaled back to whole-model widths so ShardModel's TP split
 // lands on the slice's per-rank shapes.
 Result<models::ModelCard> SliceCard(JsonObject& root, const std::string& model, int layers, int tp,
-                            std::string* dims, std::set<std::string>* warnings) {
+                                    std::string* dims, std::set<std::string>* warnings) {
   CAPPLAN_ASSIGN_OR_RETURN(models::ModelCard card, models::LoadModelCard(model));
   CAPPLAN_ASSIGN_OR_RETURN(JsonObject s, root.Child("slice", true));
   CAPPLAN_RETURN_IF_ERROR(s.Get("dims", dims, true));
@@ -73,7 +73,7 @@ constexpr int64_t kMaxRunTokens = 1'000'000'000;
 constexpr size_t kMaxRunBatch = 1'000'000;
 
 Result<models::BatchShape> ReadBatch(const nlohmann::json& it, const std::string& origin,
-                             const std::string& ptr) {
+                                     const std::string& ptr) {
   JsonObject o(it, origin, ptr);
   CAPPLAN_RETURN_IF_ERROR(o.CheckObject());
   models::BatchShape b;
@@ -110,7 +110,8 @@ Result<models::BatchShape> ReadBatch(const nlohmann::json& it, const std::string
 // communication) and "host_us". The first iteration without them turns the
 // split off for the run; a malformed one is an error naming its path.
 Status ReadOpSplit(const nlohmann::json& it, const std::string& origin, const std::string& ptr,
-                   const sim::StepCost& c, bool* split, std::array<double, sim::kNumOpClasses>* meas,
+                   const sim::StepCost& c, bool* split,
+                   std::array<double, sim::kNumOpClasses>* meas,
                    std::array<double, sim::kNumOpClasses>* pred, double* host_s) {
   JsonObject io(it, origin, ptr);
   const nlohmann::json* op = io.Raw("op_us");
@@ -255,8 +256,10 @@ Result<ReplayResult> ReplayEngineRun(const nlohmann::json& run, const std::strin
   r.tokens_per_s_rel_err = r.predicted_tokens_per_s / r.measured_tokens_per_s - 1;
   if (split) {
     for (int k = 0; k < sim::kNumOpClasses; ++k) {
-      if (static_cast<models::OpClass>(k) == models::OpClass::kCommunication) continue;  // one rank: none
-      r.class_split.push_back({models::OpClassName(static_cast<models::OpClass>(k)), class_meas[k], class_pred[k]});
+      if (static_cast<models::OpClass>(k) == models::OpClass::kCommunication)
+        continue;  // one rank: none
+      r.class_split.push_back(
+          {models::OpClassName(static_cast<models::OpClass>(k)), class_meas[k], class_pred[k]});
     }
   } else {
     r.host_s = 0;

@@ -36,10 +36,10 @@ Status RunCalibratePublic(const po::variables_map& vm, CommandContext& ctx) {
   }
   const std::string dir =
       vm.count("out-dir") ? vm["out-dir"].as<std::string>() : DataPath("calibrate/profiles");
-  CAPPLAN_ASSIGN_OR_RETURN(
-      calibrate::PublicProfiles p,
-      calibrate::FitPublicProfiles(DataPath("calibrate/profiles/base"),
-                        DataPath("calibrate/measurements/public"), DataPath("validation/cases")));
+  CAPPLAN_ASSIGN_OR_RETURN(calibrate::PublicProfiles p,
+                           calibrate::FitPublicProfiles(DataPath("calibrate/profiles/base"),
+                                                        DataPath("calibrate/measurements/public"),
+                                                        DataPath("validation/cases")));
   // Everything is fitted before anything is written.
   CAPPLAN_RETURN_IF_ERROR(MakeDirs(dir));
   for (const auto& [name, doc] : p.docs) {
@@ -107,22 +107,25 @@ Status RunCalibrate(const std::vector<std::string>& args, CommandContext& ctx) {
   const std::string out = vm["out"].as<std::string>();
   calibrate::ReadOptions ro;
   ro.allow_dry_run = vm.count("allow-dry-run") > 0;
-  CAPPLAN_ASSIGN_OR_RETURN(calibrate::MeasurementSet set,
-                           calibrate::ReadMeasurements(vm["measurements"].as<std::vector<std::string>>(), ro));
+  CAPPLAN_ASSIGN_OR_RETURN(
+      calibrate::MeasurementSet set,
+      calibrate::ReadMeasurements(vm["measurements"].as<std::vector<std::string>>(), ro));
   // A shipped name (any file under calibrate/profiles/, with "did you mean")
   // or a path; the profile remembers the file it came from.
-  CAPPLAN_ASSIGN_OR_RETURN(hw::HardwareProfile base, hw::LoadHardwareProfile(vm["base"].as<std::string>()));
+  CAPPLAN_ASSIGN_OR_RETURN(hw::HardwareProfile base,
+                           hw::LoadHardwareProfile(vm["base"].as<std::string>()));
   const std::string base_path = base.path;
   CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json base_doc, ReadJsonFile(base_path));
   CAPPLAN_ASSIGN_OR_RETURN(calibrate::CalibrationFit fit, calibrate::FitMeasurements(set, base));
   calibrate::RefitOptions opt;
   opt.name =
       vm.count("name") ? vm["name"].as<std::string>() : std::filesystem::path(out).stem().string();
-  CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json doc, calibrate::ApplyFit(base_doc, base_path, fit, set, opt));
+  CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json doc,
+                           calibrate::ApplyFit(base_doc, base_path, fit, set, opt));
   CAPPLAN_RETURN_IF_ERROR(WriteFileAtomic(out, DumpJson(doc) + "\n"));
   if (vm.count("report")) {
-    CAPPLAN_RETURN_IF_ERROR(
-        WriteFileAtomic(vm["report"].as<std::string>(), calibrate::FitReportMarkdown(base, fit, set)));
+    CAPPLAN_RETURN_IF_ERROR(WriteFileAtomic(vm["report"].as<std::string>(),
+                                            calibrate::FitReportMarkdown(base, fit, set)));
   }
   int curves = 0;
   for (const auto& [k, cf] : fit.classes) curves += cf.compute.fitted + cf.memory.fitted;
@@ -169,10 +172,10 @@ Status RunPublic(const po::variables_map& vm, CommandContext& ctx) {
   if (vm.count("out")) {
     const std::filesystem::path out = vm["out"].as<std::string>();
     CAPPLAN_RETURN_IF_ERROR(MakeDirs(out.string()));
-    CAPPLAN_RETURN_IF_ERROR(
-        WriteFileAtomic((out / "public-validation.csv").string(), calibrate::PublicValidationCsv(v)));
-    CAPPLAN_RETURN_IF_ERROR(
-        WriteFileAtomic((out / "public-validation.md").string(), calibrate::PublicValidationMarkdown(v)));
+    CAPPLAN_RETURN_IF_ERROR(WriteFileAtomic((out / "public-validation.csv").string(),
+                                            calibrate::PublicValidationCsv(v)));
+    CAPPLAN_RETURN_IF_ERROR(WriteFileAtomic((out / "public-validation.md").string(),
+                                            calibrate::PublicValidationMarkdown(v)));
     CAPPLAN_RETURN_IF_ERROR(WriteFileAtomic((out / "public-validation.json").string(),
                                             DumpJson(calibrate::PublicValidationToJson(v)) + "\n"));
   }
@@ -230,7 +233,8 @@ Status RunValidate(const std::vector<std::string>& args, CommandContext& ctx) {
   CAPPLAN_ASSIGN_OR_RETURN(hw::HardwareProfile profile,
                            hw::LoadHardwareProfile(vm["profile"].as<std::string>()));
   CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json run, ReadJsonFile(path));
-  CAPPLAN_ASSIGN_OR_RETURN(calibrate::ReplayResult r, calibrate::ReplayEngineRun(run, path, profile));
+  CAPPLAN_ASSIGN_OR_RETURN(calibrate::ReplayResult r,
+                           calibrate::ReplayEngineRun(run, path, profile));
   if (vm.count("json")) {
     *ctx.out << DumpJson(calibrate::ReplayToJson(r, path, profile)) << "\n";
   } else {

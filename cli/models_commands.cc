@@ -159,8 +159,9 @@ Status RunCapacity(const std::vector<std::string>& args, CommandContext& ctx) {
   if (table) return models::RunCapacityTable(q, vm.count("json") > 0, ctx);
 
   CAPPLAN_ASSIGN_OR_RETURN(models::ModelCard card, models::LoadModelCard(model));
-  CAPPLAN_ASSIGN_OR_RETURN(models::MemoryPlan plan, models::PlanMemory(card, q.layout, q.precision, q.engine,
-                                                       q.device, q.context_tokens));
+  CAPPLAN_ASSIGN_OR_RETURN(
+      models::MemoryPlan plan,
+      models::PlanMemory(card, q.layout, q.precision, q.engine, q.device, q.context_tokens));
   if (vm.count("json")) {
     nlohmann::json j = models::PlanToJson(card, q, plan);
     if (vm.count("explain")) {

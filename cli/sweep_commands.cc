@@ -85,8 +85,9 @@ Status RunSweepCommand(const std::vector<std::string>& args, CommandContext& ctx
   // Each point is parsed once, by its run (in its shard, on the pool): the
   // plan checks each --grid value alone, and a combination that only fails
   // together is reported when its point runs (sweep_runner.h).
-  CAPPLAN_ASSIGN_OR_RETURN(sim::SweepPlan plan, sim::BuildSweepPlan(base, path, axes, hooks.validate,
-                                                          sim::PointChecks::kAxisValuesOnly));
+  CAPPLAN_ASSIGN_OR_RETURN(
+      sim::SweepPlan plan,
+      sim::BuildSweepPlan(base, path, axes, hooks.validate, sim::PointChecks::kAxisValuesOnly));
   if (vm.count("plan")) {
     CAPPLAN_RETURN_IF_ERROR(sim::WriteSweepManifest(plan, out));
     *ctx.out << "wrote " << out << "/manifest.jsonl (" << plan.points.size() << " points)\n";
@@ -163,11 +164,13 @@ Status RunSearchCommand(const std::vector<std::string>& args, CommandContext& ct
   opt.jobs = vm.count("jobs") ? vm["jobs"].as<int>() : 0;
   if (vm.count("jobs") && opt.jobs < 1) return Status::Usage("--jobs: must be >= 1");
   opt.progress = ctx.stderr_is_tty ? ctx.err : nullptr;
-  CAPPLAN_ASSIGN_OR_RETURN(sim::SearchSpace space, sim::LoadSearchSpace(vm["space"].as<std::string>()));
+  CAPPLAN_ASSIGN_OR_RETURN(sim::SearchSpace space,
+                           sim::LoadSearchSpace(vm["space"].as<std::string>()));
   const std::string path = vm["scenario"].as<std::string>();
   CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json base, sim::LoadBaseScenario(path, Strings(vm, "set")));
-  CAPPLAN_ASSIGN_OR_RETURN(sim::SearchResult r, sim::RunSearch(base, path, space, opt,
-                                                        sim::RealSimHooks(path, !vm.count("no-fast-forward"))));
+  CAPPLAN_ASSIGN_OR_RETURN(sim::SearchResult r,
+                           sim::RunSearch(base, path, space, opt,
+                                          sim::RealSimHooks(path, !vm.count("no-fast-forward"))));
   const std::string out = vm["out"].as<std::string>();
   CAPPLAN_RETURN_IF_ERROR(sim::WriteSearchOutputs(r, out));
   sim::PrintSearchReport(r, *ctx.out);

@@ -512,9 +512,9 @@ Status CudaBackend::Forward(const std::vector<StepRequest>& batch, PageTags* tag
       if (c.q_lora_rank > 0) {
         CAPPLAN_RETURN_IF_ERROR(m.Linear(L.wq_a, m.h.get(), n, m.cq.get()));
         m.Mark(models::OpClass::kElementwise);
-        CAPPLAN_RETURN_IF_ERROR(cuda::LaunchRmsNormRows(n, c.q_lora_rank, m.cq.get(),
-                                                               c.q_lora_rank, L.q_a_norm.get(), eps,
-                                                               m.cq.get(), c.q_lora_rank, nullptr));
+        CAPPLAN_RETURN_IF_ERROR(cuda::LaunchRmsNormRows(n, c.q_lora_rank, m.cq.get(), c.q_lora_rank,
+                                                        L.q_a_norm.get(), eps, m.cq.get(),
+                                                        c.q_lora_rank, nullptr));
         CAPPLAN_RETURN_IF_ERROR(m.Linear(L.wq_b, m.cq.get(), n, m.q.get()));
       } else {
         CAPPLAN_RETURN_IF_ERROR(m.Linear(L.wq, m.h.get(), n, m.q.get()));
@@ -522,8 +522,8 @@ Status CudaBackend::Forward(const std::vector<StepRequest>& batch, PageTags* tag
       CAPPLAN_RETURN_IF_ERROR(m.Linear(L.wkv_a, m.h.get(), n, m.kv.get()));
       m.Mark(models::OpClass::kElementwise);
       CAPPLAN_RETURN_IF_ERROR(cuda::LaunchRmsNormRows(n, lora, m.kv.get(), lora + rope,
-                                                             L.kv_a_norm.get(), eps, m.kv.get(),
-                                                             lora + rope, nullptr));
+                                                      L.kv_a_norm.get(), eps, m.kv.get(),
+                                                      lora + rope, nullptr));
       m.Mark(models::OpClass::kElementwise);
       CAPPLAN_RETURN_IF_ERROR(kernels::LaunchRope(n, 1, lora + rope, lora, rope, theta,
                                                   m.token_pos.get(), B(m.kv.get())));
@@ -543,8 +543,8 @@ Status CudaBackend::Forward(const std::vector<StepRequest>& batch, PageTags* tag
                                                         L.index_cache, nullptr));
       }
       m.Mark(models::OpClass::kAttention);
-      CAPPLAN_RETURN_IF_ERROR(cuda::LaunchMlaAbsorbQ(
-          n, c.q_heads, nope, rope, lora, m.q.get(), L.w_uk.get(), m.q_att.get(), nullptr));
+      CAPPLAN_RETURN_IF_ERROR(cuda::LaunchMlaAbsorbQ(n, c.q_heads, nope, rope, lora, m.q.get(),
+                                                     L.w_uk.get(), m.q_att.get(), nullptr));
       kernels::AttentionProblem p;
       p.rows = n;
       p.q_heads = c.q_heads;
@@ -591,8 +591,8 @@ Status CudaBackend::Forward(const std::vector<StepRequest>& batch, PageTags* tag
       }
       CAPPLAN_RETURN_IF_ERROR(m.Attend(p, r, m.q_att.get(), L.cache, max_ctx, m.attn.get()));
       m.Mark(models::OpClass::kAttention);
-      CAPPLAN_RETURN_IF_ERROR(cuda::LaunchMlaUpV(
-          n, c.q_heads, lora, c.v_head_dim, m.attn.get(), L.w_uv.get(), m.o_v.get(), nullptr));
+      CAPPLAN_RETURN_IF_ERROR(cuda::LaunchMlaUpV(n, c.q_heads, lora, c.v_head_dim, m.attn.get(),
+                                                 L.w_uv.get(), m.o_v.get(), nullptr));
       CAPPLAN_RETURN_IF_ERROR(m.Linear(L.wo, m.o_v.get(), n, m.add.get()));
     }
     m.Mark(models::OpClass::kElementwise);
@@ -605,7 +605,7 @@ Status CudaBackend::Forward(const std::vector<StepRequest>& batch, PageTags* tag
       const int E = c.n_experts;
       m.Mark(models::OpClass::kMoe);
       CAPPLAN_RETURN_IF_ERROR(cuda::LaunchRouterLogits(n, E, H, m.h.get(), L.router.get(),
-                                                              m.router_logits.get(), nullptr));
+                                                       m.router_logits.get(), nullptr));
       HostSpan host(&m.host_us);  // routing on the host: download, RouteCpu, permutation
       std::vector<float> logits(static_cast<size_t>(n) * E);
       CAPPLAN_RETURN_IF_ERROR(
@@ -627,7 +627,8 @@ Status CudaBackend::Forward(const std::vector<StepRequest>& batch, PageTags* tag
       perm.slot_row = perm.row_token;
       route_w.assign(n, 1.0f);
     }
-    m.Mark(L.moe ? models::OpClass::kMoe : models::OpClass::kDenseGemm);  // a dense FFN prices as GEMMs
+    m.Mark(L.moe ? models::OpClass::kMoe
+                 : models::OpClass::kDenseGemm);  // a dense FFN prices as GEMMs
     {
       HostSpan host(&m.host_us);  // the plan's uploads
       CAPPLAN_RETURN_IF_ERROR(L.ffn->Plan(perm, route_w.data()));

@@ -17,7 +17,8 @@ struct Accum {
 };
 
 Result<std::unique_ptr<CpuBackend>> Make(const models::ModelCard& card, const NumericsOptions& o,
-                                         const std::string& weights, models::Dtype kv, int32_t pages) {
+                                         const std::string& weights, models::Dtype kv,
+                                         int32_t pages) {
   models::PrecisionChoice choice;
   choice.weights = weights;
   choice.kv_cache = kv;

@@ -54,10 +54,9 @@ int SliceConfig::KvEntryWidth() const {
 }
 
 std::string SliceConfig::Describe() const {
-  return model + " tp" + std::to_string(tp) + " " + std::to_string(layers) + " layer(s), " +
-         dims + " dims, experts " + kernels::GemmWeightFormatName(experts_format) +
-         ", attention " + kernels::GemmWeightFormatName(attention_format) + ", kv " +
-         models::DtypeName(kv_dtype);
+  return model + " tp" + std::to_string(tp) + " " + std::to_string(layers) + " layer(s), " + dims +
+         " dims, experts " + kernels::GemmWeightFormatName(experts_format) + ", attention " +
+         kernels::GemmWeightFormatName(attention_format) + ", kv " + models::DtypeName(kv_dtype);
 }
 
 Result<SliceConfig> MakeSliceConfig(const models::ModelCard& card, int tp, int layers,

@@ -48,8 +48,8 @@ bool HasPrefix(const std::set<std::string>& warnings, const std::string& prefix)
 }
 
 bool IsCollective(models::OpKind k) {
-  return k == models::OpKind::kAllReduce || k == models::OpKind::kAllGather || k == models::OpKind::kReduceScatter ||
-         k == models::OpKind::kAllToAll;
+  return k == models::OpKind::kAllReduce || k == models::OpKind::kAllGather ||
+         k == models::OpKind::kReduceScatter || k == models::OpKind::kAllToAll;
 }
 
 class RooflineCostModel : public CostModel {
@@ -106,9 +106,15 @@ class RooflineCostModel : public CostModel {
     const hw::CollectiveModel* m = &p_.all_reduce;
     double factor = frac;
     switch (op.kind) {
-      case models::OpKind::kAllReduce: factor = 2 * frac; break;
-      case models::OpKind::kAllGather: m = &p_.all_gather; break;
-      case models::OpKind::kReduceScatter: m = &p_.reduce_scatter; break;
+      case models::OpKind::kAllReduce:
+        factor = 2 * frac;
+        break;
+      case models::OpKind::kAllGather:
+        m = &p_.all_gather;
+        break;
+      case models::OpKind::kReduceScatter:
+        m = &p_.reduce_scatter;
+        break;
       default: m = &p_.all_to_all; break;
     }
     return m->latency_s + op.message_bytes * factor / m->bus_bandwidth_bytes_per_s;
@@ -116,10 +122,14 @@ class RooflineCostModel : public CostModel {
 
   static hw::MathFormat Format(models::Dtype d) {
     switch (d) {
-      case models::Dtype::kFp8E4m3: return hw::MathFormat::kFp8;
-      case models::Dtype::kFp32: return hw::MathFormat::kFp32;
-      case models::Dtype::kInt4: return hw::MathFormat::kInt4;
-      default: return hw::MathFormat::k16Bit;
+      case models::Dtype::kFp8E4m3:
+        return hw::MathFormat::kFp8;
+      case models::Dtype::kFp32:
+        return hw::MathFormat::kFp32;
+      case models::Dtype::kInt4:
+        return hw::MathFormat::kInt4;
+      default:
+        return hw::MathFormat::k16Bit;
     }
   }
 
@@ -137,15 +147,25 @@ class RooflineCostModel : public CostModel {
       case models::OpKind::kGemm:
       case models::OpKind::kRouter:
       case models::OpKind::kEmbedding:
-      case models::OpKind::kSampling: in.family = hw::OpFamily::kDenseGemm; break;
-      case models::OpKind::kGroupedGemm: in.family = hw::OpFamily::kGroupedGemm; break;
+      case models::OpKind::kSampling:
+        in.family = hw::OpFamily::kDenseGemm;
+        break;
+      case models::OpKind::kGroupedGemm:
+        in.family = hw::OpFamily::kGroupedGemm;
+        break;
       case models::OpKind::kAttentionDecode:
       case models::OpKind::kMlaDecode:
       case models::OpKind::kDsaIndexer:
-      case models::OpKind::kKvVerify: in.family = hw::OpFamily::kAttentionDecode; break;
+      case models::OpKind::kKvVerify:
+        in.family = hw::OpFamily::kAttentionDecode;
+        break;
       case models::OpKind::kAttentionPrefill:
-      case models::OpKind::kMlaPrefill: in.family = hw::OpFamily::kAttentionPrefill; break;
-      default: in.family = hw::OpFamily::kElementwise; break;
+      case models::OpKind::kMlaPrefill:
+        in.family = hw::OpFamily::kAttentionPrefill;
+        break;
+      default:
+        in.family = hw::OpFamily::kElementwise;
+        break;
     }
     return in;
   }
@@ -239,8 +259,9 @@ Result<std::unique_ptr<CostModel>> MakeCostModel(const std::string& name,
   return f(profile);
 }
 
-StepCost PriceBatch(const CostModel& model, const models::ShardedModel& sharded, const models::BatchShape& batch,
-                    const StepContext& ctx, std::set<std::string>* warnings) {
+StepCost PriceBatch(const CostModel& model, const models::ShardedModel& sharded,
+                    const models::BatchShape& batch, const StepContext& ctx,
+                    std::set<std::string>* warnings) {
   std::vector<models::Op> ops;
   models::BuildStepOps(sharded, batch, &ops);
   return model.PriceOps(ops, ctx, warnings);

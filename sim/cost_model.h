@@ -82,8 +82,9 @@ Result<std::unique_ptr<CostModel>> MakeCostModel(const std::string& name,
 
 // BuildStepOps + PriceOps: what `capplan validate` replays measured batches
 // through.
-StepCost PriceBatch(const CostModel& model, const models::ShardedModel& sharded, const models::BatchShape& batch,
-                    const StepContext& ctx, std::set<std::string>* warnings);
+StepCost PriceBatch(const CostModel& model, const models::ShardedModel& sharded,
+                    const models::BatchShape& batch, const StepContext& ctx,
+                    std::set<std::string>* warnings);
 
 }  // namespace capplan::sim
 

@@ -38,7 +38,7 @@ struct DeploymentSpec {
   int replicas = 1;
   std::string weights = "default";
   std::map<std::string, std::string> weights_per_component;  // "experts" -> "int4"
-  models::Dtype kv_cache = models::Dtype::kBf16;                             // bf16 | fp8
+  models::Dtype kv_cache = models::Dtype::kBf16;             // bf16 | fp8
   std::optional<double> mem_fraction_static;  // null: the engine's default
   int64_t chunked_prefill_tokens = 0;  // 0: the engine profile's default
   std::optional<int64_t> max_running_requests;  // null: the engine's default

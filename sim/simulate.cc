@@ -154,7 +154,8 @@ Result<std::unique_ptr<PreparedRun>> PrepareRun(const Scenario& sc, size_t pool,
   eng.page_size = d.page_size;
   const speculative::Spec& spec = d.speculative;
   if (spec.on()) {
-    eng.draft = spec.method == speculative::Method::kMtp ? models::DraftKind::kMtp : models::DraftKind::kEagle;
+    eng.draft = spec.method == speculative::Method::kMtp ? models::DraftKind::kMtp
+                                                         : models::DraftKind::kEagle;
     eng.draft_layers = spec.draft_layers;
     auto draft_card = models::DraftCard(card, eng.draft, eng.draft_layers);
     if (!draft_card.ok()) return at(ps.pointer + "/speculative/method", draft_card.status());
@@ -169,9 +170,9 @@ Result<std::unique_ptr<PreparedRun>> PrepareRun(const Scenario& sc, size_t pool,
     for (const auto& r : sc.workload.requests) s += r.input_tokens + r.output_tokens;
     mean_ctx = std::max<int64_t>(1, std::llround(s / sc.workload.requests.size()));
   }
-  auto plan_r = models::PlanMemory(card, layout, choice, eng,
-                           models::DeviceMemory{profile.gpu_memory_bytes, profile.gpu_runtime_memory_bytes},
-                           mean_ctx);
+  auto plan_r = models::PlanMemory(
+      card, layout, choice, eng,
+      models::DeviceMemory{profile.gpu_memory_bytes, profile.gpu_runtime_memory_bytes}, mean_ctx);
   if (!plan_r.ok()) return at(ps.pointer, plan_r.status());
   st->plan.emplace(std::move(*plan_r));
   const models::MemoryPlan& plan = *st->plan;

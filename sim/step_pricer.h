@@ -119,8 +119,8 @@ class StepPriceCache {
 // null) is looked at before pricing a signature the run has not seen.
 class ModelStepPricer : public StepPricer {
  public:
-  ModelStepPricer(const models::ShardedModel* model, const CostModel* cost, ModelPricerOptions options,
-                  SharedStepPrices* shared = nullptr)
+  ModelStepPricer(const models::ShardedModel* model, const CostModel* cost,
+                  ModelPricerOptions options, SharedStepPrices* shared = nullptr)
       : model_(model), cost_(cost), opt_(options), shared_(shared) {}
   const StepCost& Price(const StepWork& work) override;
   int64_t SameCostUntil(const StepWork& work) const override {

@@ -21,8 +21,9 @@ const std::vector<std::string>& KvLinkNames() {
   return kNames;
 }
 
-Result<KvTransferPlan> PlanKvTransfer(const models::ModelCard& card, const models::ParallelLayout& decode,
-                                      models::Dtype src, models::Dtype dst, const KvTransferSpec& spec,
+Result<KvTransferPlan> PlanKvTransfer(const models::ModelCard& card,
+                                      const models::ParallelLayout& decode, models::Dtype src,
+                                      models::Dtype dst, const KvTransferSpec& spec,
                                       const hw::HardwareProfile& profile) {
   KvTransferPlan p;
   p.link = spec.link;

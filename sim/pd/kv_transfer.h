@@ -57,8 +57,9 @@ struct KvTransferPlan {
 
 // `decode` is the decode pool's layout: it decides which KV each receiving
 // rank holds (GQA heads are sharded over attention TP, MLA latents are not).
-Result<KvTransferPlan> PlanKvTransfer(const models::ModelCard& card, const models::ParallelLayout& decode,
-                                      models::Dtype src, models::Dtype dst, const KvTransferSpec& spec,
+Result<KvTransferPlan> PlanKvTransfer(const models::ModelCard& card,
+                                      const models::ParallelLayout& decode, models::Dtype src,
+                                      models::Dtype dst, const KvTransferSpec& spec,
                                       const hw::HardwareProfile& profile);
 
 }  // namespace capplan::sim

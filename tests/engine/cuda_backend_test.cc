@@ -56,7 +56,8 @@ namespace {
     if (!why.empty()) GTEST_SKIP() << "no CUDA device: " << why;    \
   } while (0)
 
-SliceConfig Slice(const std::string& model, models::Dtype kv, const std::string& weights = "default") {
+SliceConfig Slice(const std::string& model, models::Dtype kv,
+                  const std::string& weights = "default") {
   auto card = models::LoadModelCard(model);
   EXPECT_TRUE(card.ok()) << card.status().message();
   models::PrecisionChoice choice;

@@ -148,7 +148,8 @@ void GridEntry(std::string_view input) {
     axes.push_back(std::move(*axis));
   }
   if (points > 16) return;
-  Check(sim::BuildSweepPlan(*base, ScenarioOrigin(), axes, sim::RealSimHooks(ScenarioOrigin()).validate));
+  Check(sim::BuildSweepPlan(*base, ScenarioOrigin(), axes,
+                            sim::RealSimHooks(ScenarioOrigin()).validate));
 }
 
 template <const char* kFormat>

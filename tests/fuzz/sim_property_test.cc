@@ -144,7 +144,8 @@ void CheckColocated(const json& doc, int* ran) {
   ASSERT_EQ(reqs.size(), w.requests.size()) << doc.dump();
   int64_t done = 0, failed = 0, measured_done = 0, measured_failed = 0;
   for (const sim::ReqState& q : reqs) {
-    ASSERT_TRUE(q.status == sim::ReqStatus::kDone || q.status == sim::ReqStatus::kFailed) << doc.dump();
+    ASSERT_TRUE(q.status == sim::ReqStatus::kDone || q.status == sim::ReqStatus::kFailed)
+        << doc.dump();
     const bool ok = q.status == sim::ReqStatus::kDone;
     (ok ? done : failed) += 1;
     if (!q.warmup) (ok ? measured_done : measured_failed) += 1;

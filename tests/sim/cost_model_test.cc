@@ -71,10 +71,12 @@ TEST_F(CostModelTest, MemoryBoundOpIsBytesOverBandwidthTimesEfficiency) {
 
 TEST_F(CostModelTest, Fp8GemmRunsAtTheFp8RateAndInt4AtTheBf16Rate) {
   const int cls = static_cast<int>(models::OpClass::kDenseGemm);
-  const double bf16 = Price(Gemm(8192, 8192, 8192, models::Dtype::kBf16, models::Dtype::kBf16)).class_seconds[cls];
-  const double fp8 =
-      Price(Gemm(8192, 8192, 8192, models::Dtype::kFp8E4m3, models::Dtype::kFp8E4m3)).class_seconds[cls];
-  const double int4 = Price(Gemm(8192, 8192, 8192, models::Dtype::kInt4, models::Dtype::kBf16)).class_seconds[cls];
+  const double bf16 =
+      Price(Gemm(8192, 8192, 8192, models::Dtype::kBf16, models::Dtype::kBf16)).class_seconds[cls];
+  const double fp8 = Price(Gemm(8192, 8192, 8192, models::Dtype::kFp8E4m3, models::Dtype::kFp8E4m3))
+                         .class_seconds[cls];
+  const double int4 =
+      Price(Gemm(8192, 8192, 8192, models::Dtype::kInt4, models::Dtype::kBf16)).class_seconds[cls];
   const auto& e = prof_.efficiency;
   const double m = 8192;
   EXPECT_NEAR(bf16, 2.0 * m * m * m / (989.5e12 * e.at("gemm_bf16").compute.At(m)), 1e-9);
@@ -89,8 +91,10 @@ TEST_F(CostModelTest, Fp8GemmRunsAtTheFp8RateAndInt4AtTheBf16Rate) {
 
 TEST_F(CostModelTest, DecodeGemmIsMemoryBoundAndInt4MovesFewerBytes) {
   const int cls = static_cast<int>(models::OpClass::kDenseGemm);
-  const double fp8 = Price(Gemm(8, 7168, 18432, models::Dtype::kFp8E4m3, models::Dtype::kFp8E4m3)).class_seconds[cls];
-  const double int4 = Price(Gemm(8, 7168, 18432, models::Dtype::kInt4, models::Dtype::kBf16)).class_seconds[cls];
+  const double fp8 = Price(Gemm(8, 7168, 18432, models::Dtype::kFp8E4m3, models::Dtype::kFp8E4m3))
+                         .class_seconds[cls];
+  const double int4 =
+      Price(Gemm(8, 7168, 18432, models::Dtype::kInt4, models::Dtype::kBf16)).class_seconds[cls];
   EXPECT_LT(int4, fp8);
 }
 
@@ -122,14 +126,16 @@ TEST_F(CostModelTest, CudaGraphsCutLaunchOverheadAndOverlapHidesCpu) {
   EXPECT_LT(g, e);
   StepContext overlap;
   overlap.overlap_schedule = true;
-  models::Op big = Gemm(65536, 8192, 8192, models::Dtype::kBf16, models::Dtype::kBf16);  // ~11 ms of GPU time
+  models::Op big =
+      Gemm(65536, 8192, 8192, models::Dtype::kBf16, models::Dtype::kBf16);  // ~11 ms of GPU time
   ASSERT_LT(prof_.cpu_schedule_s, 5e-3);
   const StepCost c = Price(big, overlap);
   EXPECT_NEAR(c.class_seconds[oh], prof_.kernel_launch_s, 1e-12);  // CPU fully hidden
 }
 
 TEST_F(CostModelTest, ShapesOutsideTheValidRangeWarn) {
-  models::Op op = Gemm(1 << 20, 128, 128, models::Dtype::kBf16, models::Dtype::kBf16);  // M above 65536
+  models::Op op =
+      Gemm(1 << 20, 128, 128, models::Dtype::kBf16, models::Dtype::kBf16);  // M above 65536
   Price(op);
   ASSERT_FALSE(warnings_.empty());
   EXPECT_NE(warnings_.begin()->find("outside the profile's valid range"), std::string::npos);

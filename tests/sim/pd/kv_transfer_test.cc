@@ -38,8 +38,10 @@ TEST(PdKvTransfer, ConvertsToTheNarrowerDtypeOnTheWire) {
                             std::pair{models::Dtype::kBf16, models::Dtype::kBf16}}) {
       auto p = PlanKvTransfer(*card, Tp(8), src, dst, {}, prof);
       ASSERT_TRUE(p.ok()) << p.status().message();
-      const int64_t want_src = src == models::Dtype::kBf16 ? bf16->bytes_per_token : fp8->bytes_per_token;
-      const int64_t want_dst = dst == models::Dtype::kBf16 ? bf16->bytes_per_token : fp8->bytes_per_token;
+      const int64_t want_src =
+          src == models::Dtype::kBf16 ? bf16->bytes_per_token : fp8->bytes_per_token;
+      const int64_t want_dst =
+          dst == models::Dtype::kBf16 ? bf16->bytes_per_token : fp8->bytes_per_token;
       EXPECT_EQ(p->src_bytes_per_token, want_src);
       EXPECT_EQ(p->dst_bytes_per_token, want_dst);
       EXPECT_EQ(p->wire_bytes_per_token, std::min(want_src, want_dst));
@@ -80,15 +82,18 @@ TEST(PdKvTransfer, HandCheckedTime) {
   KvTransferSpec spec;
   spec.link = "nvlink";
   spec.layerwise_overlap = false;
-  auto p = PlanKvTransfer(*card, Tp(1), models::Dtype::kBf16, models::Dtype::kBf16, spec, Profile());
+  auto p =
+      PlanKvTransfer(*card, Tp(1), models::Dtype::kBf16, models::Dtype::kBf16, spec, Profile());
   ASSERT_TRUE(p.ok());
   EXPECT_NEAR(p->ExposedNs(1024), 30000 + 298262, 2);
   spec.layerwise_overlap = true;  // only the last of 32 layers is exposed
-  auto q = PlanKvTransfer(*card, Tp(1), models::Dtype::kBf16, models::Dtype::kBf16, spec, Profile());
+  auto q =
+      PlanKvTransfer(*card, Tp(1), models::Dtype::kBf16, models::Dtype::kBf16, spec, Profile());
   ASSERT_TRUE(q.ok());
   EXPECT_NEAR(q->ExposedNs(1024), 30000 + 298262 / 32.0, 2);
   spec.link = "rdma";  // 50e9 B/s, 77 us
-  auto r = PlanKvTransfer(*card, Tp(1), models::Dtype::kBf16, models::Dtype::kBf16, spec, Profile());
+  auto r =
+      PlanKvTransfer(*card, Tp(1), models::Dtype::kBf16, models::Dtype::kBf16, spec, Profile());
   ASSERT_TRUE(r.ok());
   EXPECT_NEAR(r->ExposedNs(1024), 77000 + 134217728 / 50e9 * 1e9 / 32, 2);
 }
@@ -98,7 +103,8 @@ TEST(PdKvTransfer, UnknownLinkIsAUsageError) {
   ASSERT_TRUE(card.ok());
   KvTransferSpec spec;
   spec.link = "infiniband";
-  auto p = PlanKvTransfer(*card, Tp(1), models::Dtype::kBf16, models::Dtype::kBf16, spec, Profile());
+  auto p =
+      PlanKvTransfer(*card, Tp(1), models::Dtype::kBf16, models::Dtype::kBf16, spec, Profile());
   ASSERT_FALSE(p.ok());
   EXPECT_EQ(p.status().code(), StatusCode::kUsage);
 }
