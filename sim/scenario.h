@@ -84,7 +84,7 @@ struct Scenario {
   // Requests enter the first pool and leave from the last; with several
   // pools, `transfer` is the link between them (sim/pd/README.md).
   std::vector<PoolSpec> pools;
-  std::optional<KvTransferSpec> transfer;
+  std::optional<pd::KvTransferSpec> transfer;
   Workload workload;
   double usd_per_gpu_hour = 2.30;
   SloSpec slo;

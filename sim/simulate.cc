@@ -458,7 +458,7 @@ Status CheckRunTime(const Scenario& sc, const RunOptions& options) {
 Result<RunResult> RunScenario(const Scenario& sc, const RunOptions& options) {
   CAPPLAN_RETURN_IF_ERROR(CheckRunTime(sc, options));
   // Pools linked by a KV transfer run on its protocol (sim/pd/pd_run.h).
-  if (sc.transfer) return RunLinkedPools(sc, options);
+  if (sc.transfer) return pd::RunLinkedPools(sc, options);
   CAPPLAN_ASSIGN_OR_RETURN(std::unique_ptr<PreparedRun> prep, PrepareRun(sc, 0, options));
   auto sim_r = Simulate(prep->config(), prep->specs(), prep->pricer());
   if (!sim_r.ok()) return sim_r.status().WithPrefix(sc.origin);

@@ -7,7 +7,7 @@
 #include "common/json_util.h"
 #include "models/memory.h"
 
-namespace capplan::sim {
+namespace capplan::sim::pd {
 
 int64_t KvTransferPlan::ExposedNs(int64_t tokens) const {
   double bytes = static_cast<double>(WireBytes(tokens));
@@ -68,4 +68,4 @@ Result<KvTransferPlan> PlanKvTransfer(const models::ModelCard& card,
   return p;
 }
 
-}  // namespace capplan::sim
+}  // namespace capplan::sim::pd

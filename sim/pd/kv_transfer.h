@@ -26,7 +26,7 @@
 #include "models/card.h"
 #include "models/types.h"
 
-namespace capplan::sim {
+namespace capplan::sim::pd {
 
 struct KvTransferSpec {
   std::string link = "rdma";  // one of KvLinkNames()
@@ -62,6 +62,6 @@ Result<KvTransferPlan> PlanKvTransfer(const models::ModelCard& card,
                                       models::Dtype dst, const KvTransferSpec& spec,
                                       const hw::HardwareProfile& profile);
 
-}  // namespace capplan::sim
+}  // namespace capplan::sim::pd
 
 #endif  // CAPPLAN_SIM_PD_KV_TRANSFER_H_

@@ -15,7 +15,7 @@
 #include "sim/simulate.h"
 #include "sim/simulator.h"
 
-namespace capplan::sim {
+namespace capplan::sim::pd {
 
 namespace {
 
@@ -359,4 +359,4 @@ Result<RunResult> RunLinkedPools(const Scenario& sc, const RunOptions& options) 
   return out;
 }
 
-}  // namespace capplan::sim
+}  // namespace capplan::sim::pd

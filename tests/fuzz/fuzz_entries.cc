@@ -88,7 +88,7 @@ void ScenarioEntry(std::string_view input) {
     Check(st);
     if (!st.ok()) return;
   }
-  Check(sim::RealSimHooks(ScenarioOrigin()).validate(*doc));
+  Check(sim::sweep::RealSimHooks(ScenarioOrigin()).validate(*doc));
 }
 
 void CardEntry(std::string_view input) {
@@ -123,12 +123,12 @@ void EngineRunEntry(std::string_view input) {
 void SearchSpaceEntry(std::string_view input) {
   auto doc = ParseJson(input, "fuzz_space.json");
   Check(doc);
-  if (doc.ok()) Check(sim::ParseSearchSpace(*doc, "fuzz_space.json"));
+  if (doc.ok()) Check(sim::sweep::ParseSearchSpace(*doc, "fuzz_space.json"));
 }
 
 // One SLO per line, as repeated --slo flags.
 void SloEntry(std::string_view input) {
-  for (const std::string& line : SplitOn(input, "\n", 16)) Check(sim::ParseSlo(line));
+  for (const std::string& line : SplitOn(input, "\n", 16)) Check(sim::sweep::ParseSlo(line));
 }
 
 // A base scenario, then "\n--grid " flags; the plan is expanded and every
@@ -138,18 +138,18 @@ void GridEntry(std::string_view input) {
   auto base = ParseJson(parts[0], "fuzz.json");
   Check(base);
   if (!base.ok()) return;
-  std::vector<sim::GridAxis> axes;
+  std::vector<sim::sweep::GridAxis> axes;
   size_t points = 1;
   for (size_t i = 1; i < parts.size(); ++i) {
-    auto axis = sim::ParseGridFlag(parts[i]);
+    auto axis = sim::sweep::ParseGridFlag(parts[i]);
     Check(axis);
     if (!axis.ok()) return;
     points *= axis->values.size();
     axes.push_back(std::move(*axis));
   }
   if (points > 16) return;
-  Check(sim::BuildSweepPlan(*base, ScenarioOrigin(), axes,
-                            sim::RealSimHooks(ScenarioOrigin()).validate));
+  Check(sim::sweep::BuildSweepPlan(*base, ScenarioOrigin(), axes,
+                                   sim::sweep::RealSimHooks(ScenarioOrigin()).validate));
 }
 
 template <const char* kFormat>

@@ -173,7 +173,7 @@ void CheckColocated(const json& doc, int* ran) {
 TEST(SimProperty, RandomScenariosKeepConservationLawsOrFailInOneLine) {
   int ran = 0, pd_ran = 0;
   constexpr uint64_t kSeeds = 48;
-  const sim::SimHooks hooks = sim::RealSimHooks(Origin());
+  const sim::sweep::SimHooks hooks = sim::sweep::RealSimHooks(Origin());
   for (uint64_t seed = 1; seed <= kSeeds; ++seed) {
     const json doc = RandomScenario(seed);
     SCOPED_TRACE("seed " + std::to_string(seed) + ": " + doc.dump());
@@ -204,7 +204,7 @@ TEST(SimProperty, RandomScenariosKeepConservationLawsOrFailInOneLine) {
 }
 
 TEST(SimProperty, SameSeedTwiceGivesIdenticalSummaries) {
-  const sim::SimHooks hooks = sim::RealSimHooks(Origin());
+  const sim::sweep::SimHooks hooks = sim::sweep::RealSimHooks(Origin());
   int compared = 0;
   for (uint64_t seed = 100; seed < 116; ++seed) {
     const json doc = RandomScenario(seed);
@@ -231,7 +231,7 @@ TEST(SimProperty, EveryShippedScenarioTwiceGivesTheSameSummary) {
     SCOPED_TRACE(path);
     auto doc = ReadJsonFile(path);
     ASSERT_TRUE(doc.ok()) << doc.status().message();
-    const sim::SimHooks hooks = sim::RealSimHooks(path);
+    const sim::sweep::SimHooks hooks = sim::sweep::RealSimHooks(path);
     auto a = hooks.run(*doc);
     ASSERT_TRUE(a.ok()) << a.status().message();
     auto b = hooks.run(*doc);

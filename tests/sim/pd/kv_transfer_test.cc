@@ -6,7 +6,7 @@
 
 #include "models/memory.h"
 
-namespace capplan::sim {
+namespace capplan::sim::pd {
 namespace {
 
 hw::HardwareProfile Profile() {
@@ -110,4 +110,4 @@ TEST(PdKvTransfer, UnknownLinkIsAUsageError) {
 }
 
 }  // namespace
-}  // namespace capplan::sim
+}  // namespace capplan::sim::pd
