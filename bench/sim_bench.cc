@@ -26,12 +26,12 @@
 namespace capplan {
 namespace {
 
-void RunScenarioBench(benchmark::State& state, const Scenario& sc) {
-  RunOptions opt;
+void RunScenarioBench(benchmark::State& state, const sim::Scenario& sc) {
+  sim::RunOptions opt;
   opt.fast_forward = state.range(0) != 0;
   int64_t iterations = 0, requests = 0;
   for (auto _ : state) {
-    auto r = RunScenario(sc, opt);
+    auto r = sim::RunScenario(sc, opt);
     if (!r.ok()) {
       state.SkipWithError(r.status().message().c_str());
       return;
@@ -47,7 +47,7 @@ void RunScenarioBench(benchmark::State& state, const Scenario& sc) {
 }
 
 void RunFile(benchmark::State& state, const char* scenario, const std::vector<std::string>& sets) {
-  auto sc = LoadScenarioFile(DataPath(scenario), sets);
+  auto sc = sim::LoadScenarioFile(DataPath(scenario), sets);
   if (!sc.ok()) {
     state.SkipWithError(sc.status().message().c_str());
     return;
@@ -84,7 +84,7 @@ std::string WriteAzureTrace(int64_t n, double rate, int64_t in, int64_t out) {
   const std::string path = "/tmp/capplan_sim_bench_" + std::to_string(getpid()) + ".csv";
   std::ofstream f(path);
   f << "TIMESTAMP,ContextTokens,GeneratedTokens\n";
-  WorkloadRng rng(42, 0);
+  sim::WorkloadRng rng(42, 0);
   double t = 0;
   for (int64_t i = 0; i < n; ++i) {
     t += rng.StandardExponential() / rate;
@@ -102,7 +102,7 @@ void BM_LlamaTrace_100k(benchmark::State& state) {
       {"hardware", "h200-sxm"},
       {"deployment", {{"engine", "vllm"}, {"gpus", 1}, {"tp", 1}}},
       {"workload", {{"kind", "trace"}, {"format", "azure_2023"}, {"path", trace}}}};
-  auto sc = ParseScenario(doc, "sim_bench");
+  auto sc = sim::ParseScenario(doc, "sim_bench");
   std::remove(trace.c_str());
   if (!sc.ok()) {
     state.SkipWithError(sc.status().message().c_str());

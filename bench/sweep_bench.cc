@@ -45,8 +45,9 @@ void BM_Sweep(benchmark::State& state) {
   for (int i = 0; i < rates; ++i) rate_flag += (i ? "," : "") + std::to_string(2 + 2 * i);
   std::string seed_flag = "workload.seed=";
   for (int i = 0; i < points / rates; ++i) seed_flag += (i ? "," : "") + std::to_string(i + 1);
-  std::vector<GridAxis> axes = {ParseGridFlag(rate_flag).value(), ParseGridFlag(seed_flag).value()};
-  const SimHooks hooks = RealSimHooks(scenario);
+  std::vector<sim::sweep::GridAxis> axes = {sim::sweep::ParseGridFlag(rate_flag).value(),
+                                            sim::sweep::ParseGridFlag(seed_flag).value()};
+  const sim::sweep::SimHooks hooks = sim::sweep::RealSimHooks(scenario);
   int64_t done = 0;
   for (auto _ : state) {
     state.PauseTiming();
@@ -55,15 +56,15 @@ void BM_Sweep(benchmark::State& state) {
                                 .string();
     std::filesystem::remove_all(dir);
     state.ResumeTiming();
-    auto plan = BuildSweepPlan(*doc, scenario, axes, hooks.validate);
+    auto plan = sim::sweep::BuildSweepPlan(*doc, scenario, axes, hooks.validate);
     if (!plan.ok()) {
       state.SkipWithError(plan.status().message().c_str());
       return;
     }
-    SweepOptions opt;
+    sim::sweep::SweepOptions opt;
     opt.out_dir = dir;
     opt.jobs = static_cast<int>(std::thread::hardware_concurrency());
-    auto stats = RunSweep(*plan, hooks, opt);
+    auto stats = sim::sweep::RunSweep(*plan, hooks, opt);
     if (!stats.ok()) {
       state.SkipWithError(stats.status().message().c_str());
       return;
@@ -89,26 +90,27 @@ BENCHMARK(BM_Sweep)
 
 void BM_SloSearch(benchmark::State& state) {
   const std::string scenario = std::string(CAPPLAN_SOURCE_DIR) + "/scenarios/llama-3.1-70b-tp4.json";
-  auto base = LoadBaseScenario(scenario, {"workload.num_requests=2000",
-                                          "workload.warmup_requests=200"});
-  auto space = ParseSearchSpace(nlohmann::json::parse(R"({
+  auto base = sim::sweep::LoadBaseScenario(
+      scenario, {"workload.num_requests=2000", "workload.warmup_requests=200"});
+  auto space = sim::sweep::ParseSearchSpace(nlohmann::json::parse(R"({
       "axes": {"deployment.replicas": [1, 2, 3, 4], "deployment.kv_cache": ["bf16", "fp8"],
                "deployment.chunked_prefill_tokens": [4096, 16384]},
       "request_rate": {"path": "workload.request_rate", "min_req_per_s": 0.5,
                        "max_req_per_s": 64, "rel_tol": 0.05}})"),
-                                "sweep_bench");
+                                            "sweep_bench");
   if (!base.ok() || !space.ok()) {
     state.SkipWithError(!base.ok() ? base.status().message().c_str()
                                    : space.status().message().c_str());
     return;
   }
-  SearchOptions opt;
-  opt.slos = {ParseSlo("p90_ttft_ms<=2000").value(), ParseSlo("p90_tpot_ms<=50").value()};
+  sim::sweep::SearchOptions opt;
+  opt.slos = {sim::sweep::ParseSlo("p90_ttft_ms<=2000").value(),
+              sim::sweep::ParseSlo("p90_tpot_ms<=50").value()};
   opt.jobs = static_cast<int>(std::thread::hardware_concurrency());
-  const SimHooks hooks = RealSimHooks(scenario, state.range(0) != 0);
+  const sim::sweep::SimHooks hooks = sim::sweep::RealSimHooks(scenario, state.range(0) != 0);
   int64_t sims = 0;
   for (auto _ : state) {
-    auto r = RunSearch(*base, scenario, *space, opt, hooks);
+    auto r = sim::sweep::RunSearch(*base, scenario, *space, opt, hooks);
     if (!r.ok()) {
       state.SkipWithError(r.status().message().c_str());
       return;

@@ -27,7 +27,7 @@ void BM_OpenLoopLognormal(benchmark::State& state) {
       {"seed", 1}};
   for (auto _ : state) {
     JsonObject o(doc, "bench", "/workload");
-    auto w = LoadWorkload(o, "");
+    auto w = sim::LoadWorkload(o, "");
     if (!w.ok()) state.SkipWithError(w.status().message().c_str());
     benchmark::DoNotOptimize(w);
   }
@@ -41,7 +41,7 @@ std::string WriteTrace(const std::string& format, int64_t n) {
   const std::string path =
       "/tmp/capplan_workload_bench_" + std::to_string(getpid()) + "_" + format + ".txt";
   std::ofstream out(path);
-  WorkloadRng rng(42, 0);
+  sim::WorkloadRng rng(42, 0);
   int64_t t_100ns = 0;
   if (format == "azure_2023") out << "TIMESTAMP,ContextTokens,GeneratedTokens\n";
   for (int64_t i = 0; i < n; ++i) {
@@ -62,7 +62,7 @@ std::string WriteTrace(const std::string& format, int64_t n) {
 void BM_ParseTrace(benchmark::State& state, const std::string& format) {
   const std::string path = WriteTrace(format, state.range(0));
   for (auto _ : state) {
-    auto d = ReadTraceFile(format, path, {});
+    auto d = sim::ReadTraceFile(format, path, {});
     if (!d.ok()) state.SkipWithError(d.status().message().c_str());
     benchmark::DoNotOptimize(d);
   }

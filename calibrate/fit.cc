@@ -10,7 +10,7 @@
 #include "calibrate/sig_digits.h"
 #include "hw/op_pricing.h"
 
-namespace capplan {
+namespace capplan::calibrate {
 
 namespace {
 
@@ -102,7 +102,7 @@ bool SolveLinear(const std::vector<Lin>& rows, double fix_ratio, double* a, doub
 // Fits one curve on its points. `memory`: x is bytes, u = bytes/hbm, v = 1/hbm;
 // compute: u = flops/rate, v = flops/(rate*x).
 CurveFit FitCurve(const std::vector<const FitPoint*>& pts, bool memory, double hbm,
-                  const EfficiencyCurve& base) {
+                  const hw::EfficiencyCurve& base) {
   CurveFit f;
   f.points = static_cast<int>(pts.size());
   if (pts.empty()) {
@@ -149,15 +149,15 @@ CurveFit FitCurve(const std::vector<const FitPoint*>& pts, bool memory, double h
   return f;
 }
 
-EfficiencyCurve AsCurve(const CurveFit& f, const EfficiencyCurve& base) {
+hw::EfficiencyCurve AsCurve(const CurveFit& f, const hw::EfficiencyCurve& base) {
   if (!f.fitted) return base;
-  EfficiencyCurve c = base;
+  hw::EfficiencyCurve c = base;
   c.max = f.max;
   c.half = f.half;
   return c;
 }
 
-double TermSeconds(const FitPoint& p, const EfficiencyCurve& c, bool memory, double hbm) {
+double TermSeconds(const FitPoint& p, const hw::EfficiencyCurve& c, bool memory, double hbm) {
   if (p.hbm > 0) hbm = p.hbm;
   if (memory) return p.bytes > 0 ? p.bytes / (hbm * c.At(p.bytes)) : 0;
   return p.flops > 0 ? p.flops / (p.rate * c.At(p.x)) : 0;
@@ -165,11 +165,11 @@ double TermSeconds(const FitPoint& p, const EfficiencyCurve& c, bool memory, dou
 
 // Fit without LOO; returns the fitted curves (base where not fitted).
 ClassFit FitOnce(const std::string& key, const std::vector<FitPoint>& points,
-                 const OpEfficiency& base, double hbm) {
+                 const hw::OpEfficiency& base, double hbm) {
   ClassFit cf;
   cf.key = key;
   cf.points = points;
-  EfficiencyCurve comp = base.compute, mem = base.memory;
+  hw::EfficiencyCurve comp = base.compute, mem = base.memory;
   std::vector<int> bound(points.size(), -1);  // 1 memory, 0 compute
   for (int iter = 0; iter < 20; ++iter) {
     bool changed = false;
@@ -202,16 +202,16 @@ double Quantile(std::vector<double> v, double p) {
   return v[lo] + (pos - lo) * (v[hi] - v[lo]);
 }
 
-double PredictSeconds(const FitPoint& p, const EfficiencyCurve& compute,
-                      const EfficiencyCurve& memory, double hbm) {
+double PredictSeconds(const FitPoint& p, const hw::EfficiencyCurve& compute,
+                      const hw::EfficiencyCurve& memory, double hbm) {
   return std::max(TermSeconds(p, compute, false, hbm), TermSeconds(p, memory, true, hbm));
 }
 
 ClassFit FitClass(const std::string& key, const std::vector<FitPoint>& points,
-                  const OpEfficiency& base, double hbm, bool with_loo) {
+                  const hw::OpEfficiency& base, double hbm, bool with_loo) {
   ClassFit cf = FitOnce(key, points, base, hbm);
-  const EfficiencyCurve comp = AsCurve(cf.compute, base.compute);
-  const EfficiencyCurve mem = AsCurve(cf.memory, base.memory);
+  const hw::EfficiencyCurve comp = AsCurve(cf.compute, base.compute);
+  const hw::EfficiencyCurve mem = AsCurve(cf.memory, base.memory);
   std::vector<double> self;
   for (const FitPoint& p : points) {
     self.push_back(std::fabs(PredictSeconds(p, comp, mem, hbm) - p.t_s) / p.t_s);
@@ -237,20 +237,20 @@ namespace {
 
 bool StartsWith(const std::string& s, const std::string& p) { return s.rfind(p, 0) == 0; }
 
-MathFormat FormatOf(const std::string& dtype) {
-  if (StartsWith(dtype, "fp8")) return MathFormat::kFp8;
-  if (dtype == "fp32" || dtype == "float32" || dtype == "int32") return MathFormat::kFp32;
-  if (dtype == "int4") return MathFormat::kInt4;
-  return MathFormat::k16Bit;
+hw::MathFormat FormatOf(const std::string& dtype) {
+  if (StartsWith(dtype, "fp8")) return hw::MathFormat::kFp8;
+  if (dtype == "fp32" || dtype == "float32" || dtype == "int32") return hw::MathFormat::kFp32;
+  if (dtype == "int4") return hw::MathFormat::kInt4;
+  return hw::MathFormat::k16Bit;
 }
 
 // The record as the op it measures (hw/op_pricing.h prices both); false +
 // reason when no op the simulator prices matches it.
-bool AsOp(const MeasuredKernel& k, OpPricingInput* op, std::string* why) {
+bool AsOp(const MeasuredKernel& k, hw::OpPricingInput* op, std::string* why) {
   op->weights = FormatOf(k.weight_dtype);
   op->compute = FormatOf(k.dtype);
   if (k.op_class == "dense_gemm") {
-    op->family = OpFamily::kDenseGemm;
+    op->family = hw::OpFamily::kDenseGemm;
     op->m = static_cast<double>(k.Shape("m"));
     if (op->m <= 0) return *why = "dense_gemm record without shape.m", false;
     if (k.weight_dtype == "int8") {
@@ -264,37 +264,37 @@ bool AsOp(const MeasuredKernel& k, OpPricingInput* op, std::string* why) {
     if (rows <= 0 || groups <= 0) {
       return *why = "moe record without shape.rows and shape.touched_experts", false;
     }
-    op->family = OpFamily::kGroupedGemm;
+    op->family = hw::OpFamily::kGroupedGemm;
     op->m = static_cast<double>(rows);
     op->groups = static_cast<double>(groups);
     return true;
   }
   if (k.op_class == "attention") {
     if (k.kernel == "paged_kv_append") {  // the simulator's kKvAppend is elementwise
-      op->family = OpFamily::kElementwise;
+      op->family = hw::OpFamily::kElementwise;
       op->m = static_cast<double>(std::max<int64_t>(k.Shape("tokens"), 1));
       return true;
     }
     const int64_t batch = std::max<int64_t>(k.Shape("batch", 1), 1);
     if (k.kernel.find("prefill") != std::string::npos) {
       const int64_t chunk = k.Shape("chunk", k.Shape("context"));
-      op->family = OpFamily::kAttentionPrefill;
+      op->family = hw::OpFamily::kAttentionPrefill;
       op->q_tokens = static_cast<double>(batch) * static_cast<double>(std::max<int64_t>(chunk, 1));
       return true;
     }
-    op->family = OpFamily::kAttentionDecode;
+    op->family = hw::OpFamily::kAttentionDecode;
     op->heads = static_cast<double>(std::max<int64_t>(k.Shape("q_heads", 1), 1));
     op->q_tokens = static_cast<double>(batch);
     return true;
   }
   if (k.op_class == "elementwise") {
-    op->family = OpFamily::kElementwise;
+    op->family = hw::OpFamily::kElementwise;
     op->m = static_cast<double>(std::max<int64_t>(k.Shape("tokens"), 1));
     return true;
   }
   if (k.op_class == "overhead" && k.kernel == "kv_integrity_verify") {
     // The simulator's kKvVerify: one head per request in the batch.
-    op->family = OpFamily::kAttentionDecode;
+    op->family = hw::OpFamily::kAttentionDecode;
     op->q_tokens = static_cast<double>(std::max<int64_t>(k.Shape("batch", 1), 1));
     return true;
   }
@@ -306,11 +306,11 @@ bool AsOp(const MeasuredKernel& k, OpPricingInput* op, std::string* why) {
 
 // The class sim/cost_model.cc prices this record's op with, its compute
 // shape variable and rate; "" + reason when calibration cannot use it.
-std::string Classify(const MeasuredKernel& k, const HardwareProfile& p, FitPoint* fp,
+std::string Classify(const MeasuredKernel& k, const hw::HardwareProfile& p, FitPoint* fp,
                      std::string* why) {
-  OpPricingInput op;
+  hw::OpPricingInput op;
   if (!AsOp(k, &op, why)) return "";
-  const OpPricing pricing = PriceOp(op, p);
+  const hw::OpPricing pricing = hw::PriceOp(op, p);
   fp->x = pricing.x;
   fp->rate = pricing.peak_flops_per_s;
   return pricing.efficiency_class;
@@ -318,7 +318,7 @@ std::string Classify(const MeasuredKernel& k, const HardwareProfile& p, FitPoint
 
 }  // namespace
 
-Result<CalibrationFit> FitMeasurements(const MeasurementSet& set, const HardwareProfile& base,
+Result<CalibrationFit> FitMeasurements(const MeasurementSet& set, const hw::HardwareProfile& base,
                                        const CeilingProfiles& ceilings) {
   if (!base.has_cost_model) {
     return Status::Invalid(base.path + ": base profile has no cost-model parameters to refit");
@@ -332,7 +332,7 @@ Result<CalibrationFit> FitMeasurements(const MeasurementSet& set, const Hardware
   std::vector<double> launch;
   std::vector<std::pair<double, double>> graph;  // nodes, seconds
   std::vector<int> bus;
-  std::vector<const HardwareProfile*> gpu_of(set.records.size(), &base);
+  std::vector<const hw::HardwareProfile*> gpu_of(set.records.size(), &base);
   for (size_t i = 0; i < set.records.size(); ++i) {
     const MeasuredKernel& k = set.records[i];
     const MeasurementSource& src = set.sources[k.source];
@@ -389,7 +389,7 @@ Result<CalibrationFit> FitMeasurements(const MeasurementSet& set, const Hardware
       continue;
     }
     if (gpu_of[i] != &base) {
-      const HardwareProfile& g = *gpu_of[i];
+      const hw::HardwareProfile& g = *gpu_of[i];
       out.cross_gpu[src.gpu_model] =
           src.gpu_model + " records enter as fractions of " + g.name + "'s ceilings (HBM " +
           SigDigits(g.hbm_bytes_per_s / 1e12, 4) + " TB/s, BF16 " +
@@ -443,4 +443,4 @@ Result<CalibrationFit> FitMeasurements(const MeasurementSet& set, const Hardware
   return out;
 }
 
-}  // namespace capplan
+}  // namespace capplan::calibrate

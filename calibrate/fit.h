@@ -20,7 +20,7 @@
 #include "calibrate/measurements.h"
 #include "hw/profile.h"
 
-namespace capplan {
+namespace capplan::calibrate {
 
 // One measured invocation, normalized for a class fit.
 struct FitPoint {
@@ -62,13 +62,13 @@ struct ClassFit {
 double Quantile(std::vector<double> v, double p);
 
 // Predicted time of a point under the roofline with these curves.
-double PredictSeconds(const FitPoint& p, const EfficiencyCurve& compute,
-                      const EfficiencyCurve& memory, double hbm_bytes_per_s);
+double PredictSeconds(const FitPoint& p, const hw::EfficiencyCurve& compute,
+                      const hw::EfficiencyCurve& memory, double hbm_bytes_per_s);
 
 // Fits one class's two curves; `base` supplies the curve a subset too small
 // to fit keeps. Computes leave-one-out errors unless `with_loo` is false.
 ClassFit FitClass(const std::string& key, const std::vector<FitPoint>& points,
-                  const OpEfficiency& base, double hbm_bytes_per_s, bool with_loo = true);
+                  const hw::OpEfficiency& base, double hbm_bytes_per_s, bool with_loo = true);
 
 // Fixed overheads from records of op_class "overhead":
 //   kernel "kernel_launch": an empty kernel launched eagerly -> kernel_launch_s (median)
@@ -85,7 +85,7 @@ struct OverheadFit {
 // sentence that says how).
 struct DerivedClass {
   std::string key;
-  OpEfficiency efficiency;
+  hw::OpEfficiency efficiency;
   std::string how;
 };
 
@@ -121,7 +121,7 @@ struct CalibrationFit {
 // rate, datasheet FLOP rates, NVLink rate) normalize that GPU's records, and
 // the sentence the provenance quotes ("H800: the H100's SMs and clocks").
 struct GpuCeilings {
-  const HardwareProfile* profile = nullptr;
+  const hw::HardwareProfile* profile = nullptr;
   std::string note;
 };
 using CeilingProfiles = std::map<std::string, GpuCeilings>;
@@ -135,9 +135,9 @@ using CeilingProfiles = std::map<std::string, GpuCeilings>;
 // listed as unused with the reason. Nothing usable is an error unless the
 // inputs include public records; then the fit is empty and the caller keeps
 // the base.
-Result<CalibrationFit> FitMeasurements(const MeasurementSet& set, const HardwareProfile& base,
+Result<CalibrationFit> FitMeasurements(const MeasurementSet& set, const hw::HardwareProfile& base,
                                        const CeilingProfiles& ceilings = {});
 
-}  // namespace capplan
+}  // namespace capplan::calibrate
 
 #endif  // CAPPLAN_CALIBRATE_FIT_H_

@@ -5,7 +5,7 @@
 
 #include "calibrate/sig_digits.h"
 
-namespace capplan {
+namespace capplan::calibrate {
 
 namespace {
 // nccl-tests on 8xH100 (the K5 records): NVLS bus bandwidth equals the
@@ -21,7 +21,7 @@ constexpr int kNvlsFromGpus = 5;
 // count from there on; the provenance lists each count's fraction, so the
 // spread it leaves is visible.
 void FitAllReduce(const MeasurementSet& set, const std::vector<int>& records,
-                  const std::vector<const HardwareProfile*>& gpu_of, CalibrationFit* out) {
+                  const std::vector<const hw::HardwareProfile*>& gpu_of, CalibrationFit* out) {
   std::vector<double> fr, nvls_fr;
   std::string how;
   for (int i : records) {
@@ -73,7 +73,7 @@ void FitAllReduce(const MeasurementSet& set, const std::vector<int>& records,
 // grouped curve is the 16-bit grouped one times the dequant factor the
 // dense W4A16 records show against 16-bit GEMMs of the same shapes
 // (memory max of gemm_int4 / gemm_bf16, both fitted).
-void DeriveGroupedInt4(const HardwareProfile& base, CalibrationFit* out) {
+void DeriveGroupedInt4(const hw::HardwareProfile& base, CalibrationFit* out) {
   auto i4 = out->classes.find("gemm_int4");
   auto b16 = out->classes.find("gemm_bf16");
   if (i4 == out->classes.end() || b16 == out->classes.end() || !i4->second.memory.fitted ||
@@ -95,4 +95,4 @@ void DeriveGroupedInt4(const HardwareProfile& base, CalibrationFit* out) {
   out->derived.push_back(d);
 }
 
-}  // namespace capplan
+}  // namespace capplan::calibrate

@@ -6,7 +6,7 @@
 #include "calibrate/public_validation.h"
 #include "hw/profile.h"
 
-namespace capplan {
+namespace capplan::calibrate {
 
 Result<nlohmann::json> PredictionIntervalsJson(const PublicValidation& v) {
   struct Group {
@@ -45,10 +45,10 @@ Result<nlohmann::json> PredictionIntervalsJson(const PublicValidation& v) {
   out["groups"] = gs;
   double worst = 0;
   std::string where;
-  for (const std::string& name : ShippedProfileNames()) {
-    CAPPLAN_ASSIGN_OR_RETURN(HardwareProfile p, LoadHardwareProfile(name));
+  for (const std::string& name : hw::ShippedProfileNames()) {
+    CAPPLAN_ASSIGN_OR_RETURN(hw::HardwareProfile p, hw::LoadHardwareProfile(name));
     for (const auto& [cls, eff] : p.efficiency) {
-      for (const EfficiencyCurve* c : {&eff.compute, &eff.memory}) {
+      for (const hw::EfficiencyCurve* c : {&eff.compute, &eff.memory}) {
         if (c->fit_points > 0 && c->loo_p90_rel_err > worst) {
           worst = c->loo_p90_rel_err;
           where = name + " " + cls;
@@ -65,4 +65,4 @@ Result<nlohmann::json> PredictionIntervalsJson(const PublicValidation& v) {
   return out;
 }
 
-}  // namespace capplan
+}  // namespace capplan::calibrate

@@ -6,7 +6,7 @@
 
 #include "common/json_util.h"
 
-namespace capplan {
+namespace capplan::calibrate {
 
 namespace {
 
@@ -379,4 +379,4 @@ Result<MeasurementSet> ReadMeasurements(const std::vector<std::string>& paths,
   return set;
 }
 
-}  // namespace capplan
+}  // namespace capplan::calibrate

@@ -14,6 +14,10 @@
 #include "common/status.h"
 
 namespace capplan {
+class JsonObject;  // common/json_util.h
+}  // namespace capplan
+
+namespace capplan::calibrate {
 
 // GPU models a measurement file may name (MEASUREMENTS.md): all SM90
 // (Hopper), so a kernel's efficiency as a fraction of its own GPU's peak
@@ -28,7 +32,7 @@ const std::vector<std::string>& KnownGpuModels();  // {"H100", "H800", "H200"}
 struct PublicSource {
   std::string url, date, title, note;
 };
-class JsonObject;
+
 // Reads `s` strictly; errors name the file and /source/KEY.
 Status ReadPublicSource(JsonObject& s, PublicSource* out);
 
@@ -115,6 +119,6 @@ struct ReadOptions {
 Result<MeasurementSet> ReadMeasurements(const std::vector<std::string>& paths,
                                         const ReadOptions& options);
 
-}  // namespace capplan
+}  // namespace capplan::calibrate
 
 #endif  // CAPPLAN_CALIBRATE_MEASUREMENTS_H_

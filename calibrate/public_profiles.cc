@@ -9,7 +9,7 @@
 #include "common/json_util.h"
 #include "models/engine_step_costs.h"
 
-namespace capplan {
+namespace capplan::calibrate {
 
 namespace {
 
@@ -29,7 +29,7 @@ Result<std::vector<std::string>> JsonFiles(const std::string& dir) {
 // (no profile of its own) by the H100's: same SMs and clocks, and its
 // narrower NVLink enters no kernel record.
 CeilingProfiles CeilingsFor(const std::string& target,
-                            const std::map<std::string, HardwareProfile>& bases) {
+                            const std::map<std::string, hw::HardwareProfile>& bases) {
   CeilingProfiles c;
   for (const auto& [name, p] : bases) {
     if (name == target) continue;
@@ -65,7 +65,7 @@ Result<PublicProfiles> FitPublicProfiles(const std::string& base_dir,
   std::map<std::string, nlohmann::json> base_docs;
   for (const std::string& f : base_files) {
     CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json doc, ReadJsonFile(f));
-    CAPPLAN_ASSIGN_OR_RETURN(HardwareProfile p, ParseHardwareProfile(doc, f));
+    CAPPLAN_ASSIGN_OR_RETURN(hw::HardwareProfile p, hw::ParseHardwareProfile(doc, f));
     p.path = "calibrate/profiles/base/" + std::filesystem::path(f).filename().string();
     if (!p.has_cost_model) return Status::Invalid(f + ": /compute: a base needs the cost model");
     const std::string name = p.name;
@@ -89,20 +89,22 @@ Result<PublicProfiles> FitPublicProfiles(const std::string& base_dir,
       (std::filesystem::temp_directory_path() / ("capplan-step-fit-" + std::to_string(::getpid())))
           .string();
   CAPPLAN_ASSIGN_OR_RETURN(out.step_costs, ReadJsonFile(step_costs_base));
-  CAPPLAN_RETURN_IF_ERROR(ParseEngineStepCosts(out.step_costs.dump(), step_costs_base).status());
+  CAPPLAN_RETURN_IF_ERROR(
+      models::ParseEngineStepCosts(out.step_costs.dump(), step_costs_base).status());
   CAPPLAN_ASSIGN_OR_RETURN(out.step,
                            FitStepOverheads(out.docs, out.step_costs, cases_dir, scratch));
   CAPPLAN_RETURN_IF_ERROR(ApplyStepFit(out.step, &out.docs, &out.step_costs));
   out.step_costs["generated_by"] =
       "capplan calibrate --public (calibrate/README.md) from calibrate/step_costs_base.json and "
       "the public step cases (validation/cases): edit those, not this file";
-  if (auto parsed = ParseEngineStepCosts(out.step_costs.dump(), "engine step costs (generated)");
+  if (auto parsed =
+          models::ParseEngineStepCosts(out.step_costs.dump(), "engine step costs (generated)");
       !parsed.ok()) {
     return Status::Internal("calibrate --public produced engine step costs that do not load: " +
                             parsed.status().message());
   }
   for (const auto& [name, doc] : out.docs) {
-    auto parsed = ParseHardwareProfile(doc, name + " (generated)");
+    auto parsed = hw::ParseHardwareProfile(doc, name + " (generated)");
     if (!parsed.ok()) {
       return Status::Internal("calibrate --public produced a profile that does not load: " +
                               parsed.status().message());
@@ -123,4 +125,4 @@ std::string PublicProfilesMarkdown(const PublicProfiles& p) {
   return md + StepFitMarkdown(p.step);
 }
 
-}  // namespace capplan
+}  // namespace capplan::calibrate

@@ -23,11 +23,11 @@
 #include "common/status.h"
 #include "hw/profile.h"
 
-namespace capplan {
+namespace capplan::calibrate {
 
 struct PublicProfiles {
   MeasurementSet set;
-  std::map<std::string, HardwareProfile> bases;  // name -> base profile
+  std::map<std::string, hw::HardwareProfile> bases;  // name -> base profile
   std::map<std::string, CalibrationFit> fits;    // name -> kernel fit
   StepFit step;
   std::map<std::string, nlohmann::json> docs;  // name -> profile to write
@@ -45,6 +45,6 @@ Result<PublicProfiles> FitPublicProfiles(const std::string& base_dir,
 // The report: per profile the kernel fit (refit.h), then the step fit.
 std::string PublicProfilesMarkdown(const PublicProfiles& p);
 
-}  // namespace capplan
+}  // namespace capplan::calibrate
 
 #endif  // CAPPLAN_CALIBRATE_PUBLIC_PROFILES_H_

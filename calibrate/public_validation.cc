@@ -15,7 +15,7 @@
 #include "sim/simulate.h"
 #include "sim/step_pricer.h"
 
-namespace capplan {
+namespace capplan::calibrate {
 
 namespace {
 
@@ -36,7 +36,7 @@ struct CaseRow {
   std::string label, pointer, skip;
   int64_t running_requests = 0, kv_tokens = 0;  // predict: decode_step
   std::vector<std::pair<std::string, double>> measured;
-  std::shared_ptr<const Scenario> scenario;  // null when skipped
+  std::shared_ptr<const sim::Scenario> scenario;  // null when skipped
 };
 
 struct Case {
@@ -158,7 +158,7 @@ Status ReadRow(const nlohmann::json& j, const Case& c, const nlohmann::json& sce
   if (opt.adjust_scenario) CAPPLAN_RETURN_IF_ERROR(opt.adjust_scenario(&doc));
   // Parsed even when the row is skipped (parsing loads neither card nor
   // profile), so a case waiting for its profile is still checked now.
-  auto sc = ParseScenario(doc, c.path);
+  auto sc = sim::ParseScenario(doc, c.path);
   if (!sc.ok()) return InScenario(sc.status(), c.path, row->pointer, set != nullptr);
   row->skip = MissingData(doc);
   if (row->skip.empty()) row->scenario = *sc;
@@ -213,15 +213,16 @@ Result<std::vector<double>> Predict(const Case& c, const CaseRow& row) {
   if (c.predict == "decode_step") {
     // The simulator's own step pricer: same ops, launch mode (CUDA graph up
     // to cuda_graph_max_bs), collectives and CPU-scheduling overlap.
-    CAPPLAN_ASSIGN_OR_RETURN(std::unique_ptr<PreparedRun> run, PrepareRun(*row.scenario, 0, {}));
-    StepWork w;
+    CAPPLAN_ASSIGN_OR_RETURN(std::unique_ptr<sim::PreparedRun> run,
+                             sim::PrepareRun(*row.scenario, 0, {}));
+    sim::StepWork w;
     w.decode_n = row.running_requests;
     w.decode_ctx_sum = row.kv_tokens;
     const double ms = run->pricer().Price(w).seconds * 1e3;
     for (size_t i = 0; i < row.measured.size(); ++i) out.push_back(ms);
     return out;
   }
-  CAPPLAN_ASSIGN_OR_RETURN(RunResult r, RunScenario(*row.scenario, {}));
+  CAPPLAN_ASSIGN_OR_RETURN(sim::RunResult r, sim::RunScenario(*row.scenario, {}));
   for (const auto& [metric, v] : row.measured) {
     const nlohmann::json s = schema::ToJson(r.summary);
     if (!s.contains(metric) || !s[metric].is_number()) {
@@ -458,4 +459,4 @@ std::string PublicValidationMarkdown(const PublicValidation& v) {
   return os.str();
 }
 
-}  // namespace capplan
+}  // namespace capplan::calibrate

@@ -17,7 +17,7 @@
 
 #include "common/status.h"
 
-namespace capplan {
+namespace capplan::calibrate {
 
 // One compared (or skipped) metric of one case row.
 struct PublicValidationRow {
@@ -79,6 +79,6 @@ std::string PublicValidationMarkdown(const PublicValidation& v);
 // profiles (how far a curve misses a point it was not fitted on).
 Result<nlohmann::json> PredictionIntervalsJson(const PublicValidation& v);
 
-}  // namespace capplan
+}  // namespace capplan::calibrate
 
 #endif  // CAPPLAN_CALIBRATE_PUBLIC_VALIDATION_H_

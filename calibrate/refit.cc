@@ -9,7 +9,7 @@
 #include "calibrate/sig_digits.h"
 #include "hw/profile.h"
 
-namespace capplan {
+namespace capplan::calibrate {
 
 namespace {
 
@@ -176,7 +176,7 @@ Result<nlohmann::json> ApplyFit(const nlohmann::json& base_doc, const std::strin
     set_param("graph_launch_s", o.graph_launch_s, what);
     set_param("graph_node_s", o.graph_node_s, what);
   }
-  auto parsed = ParseHardwareProfile(doc, base_origin + " (refitted)");
+  auto parsed = hw::ParseHardwareProfile(doc, base_origin + " (refitted)");
   if (!parsed.ok()) {
     return Status::Internal("calibrate produced a profile that does not load: " +
                             parsed.status().message());
@@ -184,7 +184,7 @@ Result<nlohmann::json> ApplyFit(const nlohmann::json& base_doc, const std::strin
   return doc;
 }
 
-std::string FitReportMarkdown(const HardwareProfile& base, const CalibrationFit& fit,
+std::string FitReportMarkdown(const hw::HardwareProfile& base, const CalibrationFit& fit,
                               const MeasurementSet& set) {
   std::ostringstream os;
   os << "# Calibration fit\n\n";
@@ -200,10 +200,10 @@ std::string FitReportMarkdown(const HardwareProfile& base, const CalibrationFit&
         "LOO median | "
         "LOO p90 | note |\n|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& [key, cf] : fit.classes) {
-    const OpEfficiency& b = base.efficiency.at(key);
+    const hw::OpEfficiency& b = base.efficiency.at(key);
     for (const auto* c : {&cf.compute, &cf.memory}) {
       const bool memory = c == &cf.memory;
-      const EfficiencyCurve& bc = memory ? b.memory : b.compute;
+      const hw::EfficiencyCurve& bc = memory ? b.memory : b.compute;
       os << "| " << key << " | " << (memory ? "memory" : "compute") << " | " << c->points << " | ";
       if (c->fitted) {
         os << SigDigits(c->max, 4) << " (" << SigDigits(bc.max, 4) << ") | "
@@ -276,4 +276,4 @@ std::string FitReportMarkdown(const HardwareProfile& base, const CalibrationFit&
   return os.str();
 }
 
-}  // namespace capplan
+}  // namespace capplan::calibrate

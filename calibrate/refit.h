@@ -12,7 +12,7 @@
 #include "calibrate/measurements.h"
 #include "common/status.h"
 
-namespace capplan {
+namespace capplan::calibrate {
 
 struct RefitOptions {
   std::string name;  // profile name to write ("" keeps the base's)
@@ -26,9 +26,9 @@ Result<nlohmann::json> ApplyFit(const nlohmann::json& base_doc, const std::strin
 
 // The fit report (--report FILE.md): per class, the curves before and after,
 // the fitted range, points and LOO error; unused records with reasons.
-std::string FitReportMarkdown(const HardwareProfile& base, const CalibrationFit& fit,
+std::string FitReportMarkdown(const hw::HardwareProfile& base, const CalibrationFit& fit,
                               const MeasurementSet& set);
 
-}  // namespace capplan
+}  // namespace capplan::calibrate
 
 #endif  // CAPPLAN_CALIBRATE_REFIT_H_

@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <string>
 
-namespace capplan {
+namespace capplan::calibrate {
 
 // printf's "%.<digits>g".
 inline std::string SigDigits(double v, int digits) {
@@ -20,6 +20,6 @@ inline std::string SigDigits(double v, int digits) {
 // floating-point noise into the shipped files, which a test regenerates.
 inline double RoundFitted(double v) { return std::strtod(SigDigits(v, 4).c_str(), nullptr); }
 
-}  // namespace capplan
+}  // namespace capplan::calibrate
 
 #endif  // CAPPLAN_CALIBRATE_SIG_DIGITS_H_

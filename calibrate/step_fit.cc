@@ -16,7 +16,7 @@
 #include "models/engine_profile.h"
 #include "models/engine_step_costs.h"
 
-namespace capplan {
+namespace capplan::calibrate {
 
 namespace {
 
@@ -116,7 +116,7 @@ Status SetValue(Docs* docs, nlohmann::json* costs, const ParamSpec& p, double v)
 
 // Gives every step case's deployment the engine step costs of `costs` (the
 // entry its engine and version resolve to), unless the case sets its own.
-Status UseStepCosts(const std::map<std::string, std::vector<EngineStepCosts>>& table,
+Status UseStepCosts(const std::map<std::string, std::vector<models::EngineStepCosts>>& table,
                     nlohmann::json* scenario) {
   if (!scenario->contains("deployment") || !(*scenario)["deployment"].is_object()) {
     return Status::Ok();
@@ -124,15 +124,15 @@ Status UseStepCosts(const std::map<std::string, std::vector<EngineStepCosts>>& t
   nlohmann::json& d = (*scenario)["deployment"];
   if (d.contains("step_costs")) return Status::Ok();
   const std::string engine = d.value("engine", "sglang");
-  CAPPLAN_ASSIGN_OR_RETURN(EngineResolution r,
-                           ResolveEngine(engine, d.value("engine_version", "")));
-  CAPPLAN_ASSIGN_OR_RETURN(auto version, ParseEngineVersion(r.version, "engine_version"));
+  CAPPLAN_ASSIGN_OR_RETURN(models::EngineResolution r,
+                           models::ResolveEngine(engine, d.value("engine_version", "")));
+  CAPPLAN_ASSIGN_OR_RETURN(auto version, models::ParseEngineVersion(r.version, "engine_version"));
   auto it = table.find(engine);
   if (it == table.end()) {
     return Status::Invalid("calibrate/step_costs_base.json: /engines: no entry for '" + engine +
                            "', which a step case runs");
   }
-  const EngineStepCosts& c = PickStepCosts(it->second, version);
+  const models::EngineStepCosts& c = models::PickStepCosts(it->second, version);
   d["step_costs"] = {{"host_s", c.host_s},
                      {"cpu_schedule_s", c.cpu_schedule_s},
                      {"cpu_schedule_per_request_s", c.cpu_schedule_per_request_s}};
@@ -153,8 +153,8 @@ Result<PublicValidation> Evaluate(Docs docs, nlohmann::json costs, const std::ve
     CAPPLAN_RETURN_IF_ERROR(WriteFileAtomic(file, DumpJson(doc) + "\n"));
     opt.hardware_files[name] = file;
   }
-  CAPPLAN_ASSIGN_OR_RETURN(auto table,
-                           ParseEngineStepCosts(costs.dump(), "calibrate/step_costs_base.json"));
+  CAPPLAN_ASSIGN_OR_RETURN(
+      auto table, models::ParseEngineStepCosts(costs.dump(), "calibrate/step_costs_base.json"));
   opt.adjust_scenario = [&table](nlohmann::json* scenario) {
     return UseStepCosts(table, scenario);
   };
@@ -398,4 +398,4 @@ std::string StepFitMarkdown(const StepFit& fit) {
   return os.str();
 }
 
-}  // namespace capplan
+}  // namespace capplan::calibrate

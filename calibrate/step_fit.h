@@ -30,7 +30,7 @@
 
 #include "common/status.h"
 
-namespace capplan {
+namespace capplan::calibrate {
 
 struct StepFitRow {
   std::string case_name, label, metric;
@@ -76,6 +76,6 @@ Status ApplyStepFit(const StepFit& fit, std::map<std::string, nlohmann::json>* p
 // The fit's section of the calibrate report (Markdown).
 std::string StepFitMarkdown(const StepFit& fit);
 
-}  // namespace capplan
+}  // namespace capplan::calibrate
 
 #endif  // CAPPLAN_CALIBRATE_STEP_FIT_H_

@@ -12,16 +12,16 @@
 #include "models/ops.h"
 #include "sim/cost_model.h"
 
-namespace capplan {
+namespace capplan::calibrate {
 
 namespace {
 
 // The card the engine's slice ran: its layer count and, for small dims, its
 // per-rank widths scaled back to whole-model widths so ShardModel's TP split
 // lands on the slice's per-rank shapes.
-Result<ModelCard> SliceCard(JsonObject& root, const std::string& model, int layers, int tp,
-                            std::string* dims, std::set<std::string>* warnings) {
-  CAPPLAN_ASSIGN_OR_RETURN(ModelCard card, LoadModelCard(model));
+Result<models::ModelCard> SliceCard(JsonObject& root, const std::string& model, int layers, int tp,
+                                    std::string* dims, std::set<std::string>* warnings) {
+  CAPPLAN_ASSIGN_OR_RETURN(models::ModelCard card, models::LoadModelCard(model));
   CAPPLAN_ASSIGN_OR_RETURN(JsonObject s, root.Child("slice", true));
   CAPPLAN_RETURN_IF_ERROR(s.Get("dims", dims, true));
   CAPPLAN_RETURN_IF_ERROR(s.CheckOneOf("dims", *dims, {"small", "full"}));
@@ -72,16 +72,16 @@ constexpr int64_t kMaxRunTokens = 1'000'000'000;
 // Requests in one iteration.
 constexpr size_t kMaxRunBatch = 1'000'000;
 
-Result<BatchShape> ReadBatch(const nlohmann::json& it, const std::string& origin,
-                             const std::string& ptr) {
+Result<models::BatchShape> ReadBatch(const nlohmann::json& it, const std::string& origin,
+                                     const std::string& ptr) {
   JsonObject o(it, origin, ptr);
   CAPPLAN_RETURN_IF_ERROR(o.CheckObject());
-  BatchShape b;
+  models::BatchShape b;
   const nlohmann::json* pre = o.Raw("prefill");
   if (pre == nullptr || !pre->is_array()) return o.Error("prefill", "must be an array");
   for (size_t i = 0; i < pre->size(); ++i) {
     JsonObject c((*pre)[i], origin, ptr + "/prefill/" + std::to_string(i));
-    BatchShape::Chunk ch;
+    models::BatchShape::Chunk ch;
     CAPPLAN_RETURN_IF_ERROR(c.Get("new_tokens", &ch.new_tokens, true));
     CAPPLAN_RETURN_IF_ERROR(c.Get("cached_tokens", &ch.cached_tokens, true));
     if (ch.new_tokens < 1 || ch.cached_tokens < 0 || ch.new_tokens > kMaxRunTokens ||
@@ -110,8 +110,9 @@ Result<BatchShape> ReadBatch(const nlohmann::json& it, const std::string& origin
 // communication) and "host_us". The first iteration without them turns the
 // split off for the run; a malformed one is an error naming its path.
 Status ReadOpSplit(const nlohmann::json& it, const std::string& origin, const std::string& ptr,
-                   const StepCost& c, bool* split, std::array<double, kNumOpClasses>* meas,
-                   std::array<double, kNumOpClasses>* pred, double* host_s) {
+                   const sim::StepCost& c, bool* split,
+                   std::array<double, sim::kNumOpClasses>* meas,
+                   std::array<double, sim::kNumOpClasses>* pred, double* host_s) {
   JsonObject io(it, origin, ptr);
   const nlohmann::json* op = io.Raw("op_us");
   if (op == nullptr) {
@@ -119,18 +120,18 @@ Status ReadOpSplit(const nlohmann::json& it, const std::string& origin, const st
     return Status::Ok();
   }
   CAPPLAN_ASSIGN_OR_RETURN(JsonObject o, io.Child("op_us", true));
-  for (int k = 0; k < kNumOpClasses; ++k) {
-    const OpClass cls = static_cast<OpClass>(k);
-    if (cls == OpClass::kCommunication) continue;
+  for (int k = 0; k < sim::kNumOpClasses; ++k) {
+    const models::OpClass cls = static_cast<models::OpClass>(k);
+    if (cls == models::OpClass::kCommunication) continue;
     double us = 0;
-    CAPPLAN_RETURN_IF_ERROR(o.Get(OpClassName(cls), &us, true));
-    CAPPLAN_RETURN_IF_ERROR(o.CheckRange(OpClassName(cls), us, 0, 1e9));
+    CAPPLAN_RETURN_IF_ERROR(o.Get(models::OpClassName(cls), &us, true));
+    CAPPLAN_RETURN_IF_ERROR(o.CheckRange(models::OpClassName(cls), us, 0, 1e9));
     (*meas)[k] += us * 1e-6;
     (*pred)[k] += c.class_seconds[k];
   }
   CAPPLAN_RETURN_IF_ERROR(o.Finish());
   // Verification is priced as attention but measured outside the forward.
-  (*pred)[static_cast<int>(OpClass::kAttention)] -= c.verify_seconds;
+  (*pred)[static_cast<int>(models::OpClass::kAttention)] -= c.verify_seconds;
   double host = 0;
   CAPPLAN_RETURN_IF_ERROR(io.Get("host_us", &host));
   CAPPLAN_RETURN_IF_ERROR(io.CheckRange("host_us", host, 0, 1e9));
@@ -141,7 +142,7 @@ Status ReadOpSplit(const nlohmann::json& it, const std::string& origin, const st
 }  // namespace
 
 Result<ReplayResult> ReplayEngineRun(const nlohmann::json& run, const std::string& origin,
-                                     const HardwareProfile& profile) {
+                                     const hw::HardwareProfile& profile) {
   JsonObject root(run, origin, "");
   CAPPLAN_RETURN_IF_ERROR(root.CheckObject());
   std::string format;
@@ -158,62 +159,62 @@ Result<ReplayResult> ReplayEngineRun(const nlohmann::json& run, const std::strin
   CAPPLAN_ASSIGN_OR_RETURN(JsonObject dep, root.Child("deployment", true));
   CAPPLAN_RETURN_IF_ERROR(dep.Get("tp", &r.tp, true));
   CAPPLAN_RETURN_IF_ERROR(dep.CheckRange("tp", r.tp, 1, 1024));
-  PrecisionChoice choice;
+  models::PrecisionChoice choice;
   CAPPLAN_RETURN_IF_ERROR(dep.Get("weights", &choice.weights, true));
   std::string kv = "bf16", integrity = "none";
   CAPPLAN_RETURN_IF_ERROR(dep.Get("kv_cache", &kv, true));
-  auto kvd = ParseDtype(kv);
+  auto kvd = models::ParseDtype(kv);
   if (!kvd.ok()) return dep.Error("kv_cache", kvd.status().message());
   choice.kv_cache = *kvd;
   int64_t page_size = 0;
   CAPPLAN_RETURN_IF_ERROR(dep.Get("page_size", &page_size, true));
   CAPPLAN_RETURN_IF_ERROR(dep.CheckRange("page_size", static_cast<double>(page_size), 1, 1e6));
   CAPPLAN_RETURN_IF_ERROR(dep.Get("kv_integrity", &integrity));
-  CAPPLAN_ASSIGN_OR_RETURN(ModelCard card,
+  CAPPLAN_ASSIGN_OR_RETURN(models::ModelCard card,
                            SliceCard(root, r.model, r.layers, r.tp, &r.dims, &r.warnings));
-  ParallelLayout layout;
+  models::ParallelLayout layout;
   layout.gpus = r.tp;
   layout.tp = r.tp;
-  auto sharded = ShardModel(card, layout, choice);
+  auto sharded = models::ShardModel(card, layout, choice);
   if (!sharded.ok()) {
     return Status::Invalid(origin +
                            ": cannot rebuild the run's model slice: " + sharded.status().message());
   }
   // measured_us is verify + forward: no CPU scheduling or engine host cost
   // in it (StepContext leaves them at 0).
-  CAPPLAN_ASSIGN_OR_RETURN(auto model, MakeCostModel("roofline", profile));
+  CAPPLAN_ASSIGN_OR_RETURN(auto model, sim::MakeCostModel("roofline", profile));
 
   const nlohmann::json* its = root.Raw("iterations");
   if (its == nullptr || !its->is_array() || its->empty()) {
     return root.Error("iterations", "must be a non-empty array");
   }
-  std::vector<Op> ops;
+  std::vector<models::Op> ops;
   double meas_sum = 0, pred_sum = 0;
   // Op-class splits: summed while every iteration so far has one.
   bool split = true;
-  std::array<double, kNumOpClasses> class_meas{}, class_pred{};
+  std::array<double, sim::kNumOpClasses> class_meas{}, class_pred{};
   for (size_t i = 0; i < its->size(); ++i) {
     const std::string ptr = "/iterations/" + std::to_string(i);
-    CAPPLAN_ASSIGN_OR_RETURN(BatchShape b, ReadBatch((*its)[i], origin, ptr));
+    CAPPLAN_ASSIGN_OR_RETURN(models::BatchShape b, ReadBatch((*its)[i], origin, ptr));
     JsonObject io((*its)[i], origin, ptr);
     double us = 0;
     CAPPLAN_RETURN_IF_ERROR(io.Get("measured_us", &us, true));
     if (!(us > 0) || us > 1e9) return io.Error("measured_us", "must be in (0, 1e9] microseconds");
-    BuildStepOps(*sharded, b, &ops);
+    models::BuildStepOps(*sharded, b, &ops);
     // The slice is one rank and runs no collectives (ENGINE_RUN.md), so
     // pricing them would charge for work the measurement never did.
-    std::erase_if(ops, [](const Op& op) {
-      return op.kind == OpKind::kAllReduce || op.kind == OpKind::kAllGather ||
-             op.kind == OpKind::kReduceScatter || op.kind == OpKind::kAllToAll;
+    std::erase_if(ops, [](const models::Op& op) {
+      return op.kind == models::OpKind::kAllReduce || op.kind == models::OpKind::kAllGather ||
+             op.kind == models::OpKind::kReduceScatter || op.kind == models::OpKind::kAllToAll;
     });
     if (integrity == "verify" && !b.decode_context.empty()) {
       // The same verification op the simulator adds (sim/step_pricer.cc),
       // with the exact pages of this batch instead of an expectation.
       double pages = 0;
       for (int64_t c : b.decode_context) pages += (c + page_size - 1) / page_size;
-      Op v;
-      v.kind = OpKind::kKvVerify;
-      v.op_class = OpClass::kAttention;
+      models::Op v;
+      v.kind = models::OpKind::kKvVerify;
+      v.op_class = models::OpClass::kAttention;
       v.name = "kv.verify";
       v.count = std::max<int64_t>(1, static_cast<int64_t>(profile.kv_verify_kernels_per_step));
       v.bytes = pages * card.num_layers * profile.kv_verify_tag_bytes_per_page_per_layer / v.count;
@@ -222,9 +223,9 @@ Result<ReplayResult> ReplayEngineRun(const nlohmann::json& run, const std::strin
       v.heads = 1;
       ops.push_back(v);
     }
-    StepContext ctx;
+    sim::StepContext ctx;
     ctx.requests = static_cast<int64_t>(b.prefill.size() + b.decode_context.size());
-    const StepCost c = model->PriceOps(ops, ctx, &r.warnings);
+    const sim::StepCost c = model->PriceOps(ops, ctx, &r.warnings);
     if (split) {
       CAPPLAN_RETURN_IF_ERROR(
           ReadOpSplit((*its)[i], origin, ptr, c, &split, &class_meas, &class_pred, &r.host_s));
@@ -252,9 +253,11 @@ Result<ReplayResult> ReplayEngineRun(const nlohmann::json& run, const std::strin
   r.predicted_tokens_per_s = pred_sum > 0 ? r.tokens / pred_sum : 0;
   r.tokens_per_s_rel_err = r.predicted_tokens_per_s / r.measured_tokens_per_s - 1;
   if (split) {
-    for (int k = 0; k < kNumOpClasses; ++k) {
-      if (static_cast<OpClass>(k) == OpClass::kCommunication) continue;  // one rank: none
-      r.class_split.push_back({OpClassName(static_cast<OpClass>(k)), class_meas[k], class_pred[k]});
+    for (int k = 0; k < sim::kNumOpClasses; ++k) {
+      if (static_cast<models::OpClass>(k) == models::OpClass::kCommunication)
+        continue;  // one rank: none
+      r.class_split.push_back(
+          {models::OpClassName(static_cast<models::OpClass>(k)), class_meas[k], class_pred[k]});
     }
   } else {
     r.host_s = 0;
@@ -263,7 +266,7 @@ Result<ReplayResult> ReplayEngineRun(const nlohmann::json& run, const std::strin
 }
 
 std::string FormatReplay(const ReplayResult& r, const std::string& run_path,
-                         const HardwareProfile& profile) {
+                         const hw::HardwareProfile& profile) {
   std::ostringstream os;
   char buf[512];
   std::snprintf(buf, sizeof(buf),
@@ -303,7 +306,7 @@ std::string FormatReplay(const ReplayResult& r, const std::string& run_path,
 }
 
 nlohmann::json ReplayToJson(const ReplayResult& r, const std::string& run_path,
-                            const HardwareProfile& profile) {
+                            const hw::HardwareProfile& profile) {
   nlohmann::json j = {{"engine_run", run_path},
                       {"profile", profile.name},
                       {"profile_path", profile.path},
@@ -341,4 +344,4 @@ nlohmann::json ReplayToJson(const ReplayResult& r, const std::string& run_path,
   return j;
 }
 
-}  // namespace capplan
+}  // namespace capplan::calibrate

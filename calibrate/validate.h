@@ -12,7 +12,7 @@
 #include "hw/profile.h"
 #include "common/status.h"
 
-namespace capplan {
+namespace capplan::calibrate {
 
 struct ReplayResult {
   std::string backend, model, dims;
@@ -48,14 +48,14 @@ struct ReplayResult {
 // engine's measured_us covers one rank's verify + forward only
 // (calibrate/ENGINE_RUN.md).
 Result<ReplayResult> ReplayEngineRun(const nlohmann::json& run, const std::string& origin,
-                                     const HardwareProfile& profile);
+                                     const hw::HardwareProfile& profile);
 
 // The one-screen text `capplan validate` prints.
 std::string FormatReplay(const ReplayResult& r, const std::string& run_path,
-                         const HardwareProfile& profile);
+                         const hw::HardwareProfile& profile);
 nlohmann::json ReplayToJson(const ReplayResult& r, const std::string& run_path,
-                            const HardwareProfile& profile);
+                            const hw::HardwareProfile& profile);
 
-}  // namespace capplan
+}  // namespace capplan::calibrate
 
 #endif  // CAPPLAN_CALIBRATE_VALIDATE_H_

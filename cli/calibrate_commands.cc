@@ -19,7 +19,7 @@
 #include "common/data_path.h"
 #include "common/json_util.h"
 
-namespace capplan {
+namespace capplan::cli {
 
 namespace po = boost::program_options;
 
@@ -37,16 +37,16 @@ Status RunCalibratePublic(const po::variables_map& vm, CommandContext& ctx) {
   const std::string dir =
       vm.count("out-dir") ? vm["out-dir"].as<std::string>() : DataPath("calibrate/profiles");
   CAPPLAN_ASSIGN_OR_RETURN(
-      PublicProfiles p,
-      FitPublicProfiles(DataPath("calibrate/profiles/base"),
-                        DataPath("calibrate/measurements/public"), DataPath("validation/cases"),
-                        DataPath("calibrate/step_costs_base.json")));
+      calibrate::PublicProfiles p,
+      calibrate::FitPublicProfiles(
+          DataPath("calibrate/profiles/base"), DataPath("calibrate/measurements/public"),
+          DataPath("validation/cases"), DataPath("calibrate/step_costs_base.json")));
   // Everything is fitted before anything is written.
   CAPPLAN_RETURN_IF_ERROR(MakeDirs(dir));
   for (const auto& [name, doc] : p.docs) {
     const std::string out = (std::filesystem::path(dir) / (name + ".json")).string();
     CAPPLAN_RETURN_IF_ERROR(WriteFileAtomic(out, DumpJson(doc) + "\n"));
-    const CalibrationFit& fit = p.fits.at(name);
+    const calibrate::CalibrationFit& fit = p.fits.at(name);
     *ctx.out << "calibrate --public: wrote " << out << "\n";
     for (const auto& [k, cf] : fit.classes) {
       char buf[256];
@@ -71,7 +71,7 @@ Status RunCalibratePublic(const po::variables_map& vm, CommandContext& ctx) {
   *ctx.out << buf;
   if (vm.count("report")) {
     CAPPLAN_RETURN_IF_ERROR(
-        WriteFileAtomic(vm["report"].as<std::string>(), PublicProfilesMarkdown(p)));
+        WriteFileAtomic(vm["report"].as<std::string>(), calibrate::PublicProfilesMarkdown(p)));
   }
   return Status::Ok();
 }
@@ -113,24 +113,27 @@ Status RunCalibrate(const std::vector<std::string>& args, CommandContext& ctx) {
   }
   if (!vm.count("out")) return Status::Usage("calibrate: missing --out PROFILE.json");
   const std::string out = vm["out"].as<std::string>();
-  ReadOptions ro;
+  calibrate::ReadOptions ro;
   ro.allow_dry_run = vm.count("allow-dry-run") > 0;
-  CAPPLAN_ASSIGN_OR_RETURN(MeasurementSet set,
-                           ReadMeasurements(vm["measurements"].as<std::vector<std::string>>(), ro));
+  CAPPLAN_ASSIGN_OR_RETURN(
+      calibrate::MeasurementSet set,
+      calibrate::ReadMeasurements(vm["measurements"].as<std::vector<std::string>>(), ro));
   // A shipped name (any file under calibrate/profiles/, with "did you mean")
   // or a path; the profile remembers the file it came from.
-  CAPPLAN_ASSIGN_OR_RETURN(HardwareProfile base, LoadHardwareProfile(vm["base"].as<std::string>()));
+  CAPPLAN_ASSIGN_OR_RETURN(hw::HardwareProfile base,
+                           hw::LoadHardwareProfile(vm["base"].as<std::string>()));
   const std::string base_path = base.path;
   CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json base_doc, ReadJsonFile(base_path));
-  CAPPLAN_ASSIGN_OR_RETURN(CalibrationFit fit, FitMeasurements(set, base));
-  RefitOptions opt;
+  CAPPLAN_ASSIGN_OR_RETURN(calibrate::CalibrationFit fit, calibrate::FitMeasurements(set, base));
+  calibrate::RefitOptions opt;
   opt.name =
       vm.count("name") ? vm["name"].as<std::string>() : std::filesystem::path(out).stem().string();
-  CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json doc, ApplyFit(base_doc, base_path, fit, set, opt));
+  CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json doc,
+                           calibrate::ApplyFit(base_doc, base_path, fit, set, opt));
   CAPPLAN_RETURN_IF_ERROR(WriteFileAtomic(out, DumpJson(doc) + "\n"));
   if (vm.count("report")) {
-    CAPPLAN_RETURN_IF_ERROR(
-        WriteFileAtomic(vm["report"].as<std::string>(), FitReportMarkdown(base, fit, set)));
+    CAPPLAN_RETURN_IF_ERROR(WriteFileAtomic(vm["report"].as<std::string>(),
+                                            calibrate::FitReportMarkdown(base, fit, set)));
   }
   int curves = 0;
   for (const auto& [k, cf] : fit.classes) curves += cf.compute.fitted + cf.memory.fitted;
@@ -173,26 +176,26 @@ Status RunPublic(const po::variables_map& vm, CommandContext& ctx) {
   }
   const std::string dir =
       vm.count("cases") ? vm["cases"].as<std::string>() : DataPath("validation/cases");
-  CAPPLAN_ASSIGN_OR_RETURN(PublicValidation v, RunPublicValidation(dir));
+  CAPPLAN_ASSIGN_OR_RETURN(calibrate::PublicValidation v, calibrate::RunPublicValidation(dir));
   if (vm.count("out")) {
     const std::filesystem::path out = vm["out"].as<std::string>();
     CAPPLAN_RETURN_IF_ERROR(MakeDirs(out.string()));
-    CAPPLAN_RETURN_IF_ERROR(
-        WriteFileAtomic((out / "public-validation.csv").string(), PublicValidationCsv(v)));
-    CAPPLAN_RETURN_IF_ERROR(
-        WriteFileAtomic((out / "public-validation.md").string(), PublicValidationMarkdown(v)));
+    CAPPLAN_RETURN_IF_ERROR(WriteFileAtomic((out / "public-validation.csv").string(),
+                                            calibrate::PublicValidationCsv(v)));
+    CAPPLAN_RETURN_IF_ERROR(WriteFileAtomic((out / "public-validation.md").string(),
+                                            calibrate::PublicValidationMarkdown(v)));
     CAPPLAN_RETURN_IF_ERROR(WriteFileAtomic((out / "public-validation.json").string(),
-                                            DumpJson(PublicValidationToJson(v)) + "\n"));
+                                            DumpJson(calibrate::PublicValidationToJson(v)) + "\n"));
   }
   if (vm.count("intervals-out")) {
-    CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json intervals, PredictionIntervalsJson(v));
+    CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json intervals, calibrate::PredictionIntervalsJson(v));
     CAPPLAN_RETURN_IF_ERROR(
         WriteFileAtomic(vm["intervals-out"].as<std::string>(), DumpJson(intervals) + "\n"));
   }
   if (vm.count("json")) {
-    *ctx.out << DumpJson(PublicValidationToJson(v)) << "\n";
+    *ctx.out << DumpJson(calibrate::PublicValidationToJson(v)) << "\n";
   } else {
-    *ctx.out << FormatPublicValidation(v);
+    *ctx.out << calibrate::FormatPublicValidation(v);
   }
   return Status::Ok();
 }
@@ -235,14 +238,15 @@ Status RunValidate(const std::vector<std::string>& args, CommandContext& ctx) {
         "serve-bench --out run.json");
   }
   const std::string path = vm["run"].as<std::string>();
-  CAPPLAN_ASSIGN_OR_RETURN(HardwareProfile profile,
-                           LoadHardwareProfile(vm["profile"].as<std::string>()));
+  CAPPLAN_ASSIGN_OR_RETURN(hw::HardwareProfile profile,
+                           hw::LoadHardwareProfile(vm["profile"].as<std::string>()));
   CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json run, ReadJsonFile(path));
-  CAPPLAN_ASSIGN_OR_RETURN(ReplayResult r, ReplayEngineRun(run, path, profile));
+  CAPPLAN_ASSIGN_OR_RETURN(calibrate::ReplayResult r,
+                           calibrate::ReplayEngineRun(run, path, profile));
   if (vm.count("json")) {
-    *ctx.out << DumpJson(ReplayToJson(r, path, profile)) << "\n";
+    *ctx.out << DumpJson(calibrate::ReplayToJson(r, path, profile)) << "\n";
   } else {
-    *ctx.out << FormatReplay(r, path, profile);
+    *ctx.out << calibrate::FormatReplay(r, path, profile);
   }
   for (const auto& w : r.warnings) *ctx.err << "warning: " << w << "\n";
   return Status::Ok();
@@ -258,4 +262,4 @@ void RegisterCalibrateCommands(CommandTable* table) {
               RunValidate});
 }
 
-}  // namespace capplan
+}  // namespace capplan::cli

@@ -4,10 +4,10 @@
 
 #include "common/cli.h"
 
-namespace capplan {
+namespace capplan::cli {
 
 void RegisterCalibrateCommands(CommandTable* table);
 
-}  // namespace capplan
+}  // namespace capplan::cli
 
 #endif  // CAPPLAN_CLI_CALIBRATE_COMMANDS_H_

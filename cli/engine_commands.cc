@@ -20,12 +20,12 @@
 
 namespace po = boost::program_options;
 
-namespace capplan {
+namespace capplan::cli {
 namespace {
 
-Result<Dtype> KvDtype(const std::string& s) {
-  auto d = ParseDtype(s);
-  if (!d.ok() || (*d != Dtype::kBf16 && *d != Dtype::kFp8E4m3)) {
+Result<models::Dtype> KvDtype(const std::string& s) {
+  auto d = models::ParseDtype(s);
+  if (!d.ok() || (*d != models::Dtype::kBf16 && *d != models::Dtype::kFp8E4m3)) {
     return Status::Usage("--kv-cache: must be bf16 or fp8, got '" + s + "'");
   }
   return *d;
@@ -55,15 +55,15 @@ Status IntegritySelftest(const std::vector<std::string>& args, CommandContext& c
   po::variables_map vm;
   CAPPLAN_RETURN_IF_ERROR(ParseCommandLine(cmd, args, desc, nullptr, &vm));
   if (vm.count("help")) return Help(cmd, desc, ctx);
-  CAPPLAN_ASSIGN_OR_RETURN(ModelCard card, LoadModelCard(model));
-  PrecisionChoice choice;
+  CAPPLAN_ASSIGN_OR_RETURN(models::ModelCard card, models::LoadModelCard(model));
+  models::PrecisionChoice choice;
   CAPPLAN_ASSIGN_OR_RETURN(choice.kv_cache, KvDtype(kv));
-  SelftestOptions o;
-  CAPPLAN_ASSIGN_OR_RETURN(o.slice, MakeSliceConfig(card, tp, layers, dims, choice, seed));
+  engine::SelftestOptions o;
+  CAPPLAN_ASSIGN_OR_RETURN(o.slice, engine::MakeSliceConfig(card, tp, layers, dims, choice, seed));
   o.faults_per_kind = faults;
   o.backend = backend;
   o.seed = static_cast<uint64_t>(seed);
-  CAPPLAN_ASSIGN_OR_RETURN(SelftestReport rep, RunIntegritySelftest(o));
+  CAPPLAN_ASSIGN_OR_RETURN(engine::SelftestReport rep, engine::RunIntegritySelftest(o));
   if (vm.count("json")) {
     *ctx.out << DumpJson(rep.ToJson()) << "\n";
   } else {
@@ -110,12 +110,12 @@ Status Microbench(const std::vector<std::string>& args, CommandContext& ctx) {
                    std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                        std::chrono::duration<double>(budget_s));
   }
-  auto run = kernels::RunSuites(suites, opt, SourceCommit(), "");
+  auto run = kernels::RunSuites(suites, opt, engine::SourceCommit(), "");
   if (!run.ok() && run.status().code() == StatusCode::kUnavailable && !opt.dry_run) {
     *ctx.err << "capplan: warning: " << run.status().message()
              << "; running the CPU references instead (dry_run: true, NOT GPU times)\n";
     opt.dry_run = true;
-    run = kernels::RunSuites(suites, opt, SourceCommit(), "");
+    run = kernels::RunSuites(suites, opt, engine::SourceCommit(), "");
   }
   if (!run.ok()) return run.status();
   CAPPLAN_RETURN_IF_ERROR(kernels::WriteMeasurements(out, run->info, run->records));
@@ -131,7 +131,7 @@ Status Microbench(const std::vector<std::string>& args, CommandContext& ctx) {
 Status ServeBench(const std::vector<std::string>& args, CommandContext& ctx) {
   const std::string cmd = "engine serve-bench";
   std::string scenario, out, integrity, weights, kv;
-  ServeBenchOptions o;
+  engine::ServeBenchOptions o;
   int num_requests = 0, concurrency = 0;
   int64_t input_len = 0, output_len = 0;
   po::options_description desc("options");
@@ -170,7 +170,7 @@ Status ServeBench(const std::vector<std::string>& args, CommandContext& ctx) {
     o.kv_integrity = integrity;
   }
   if (vm.count("weights")) {
-    const std::vector<std::string>& known = WeightChoiceNames();
+    const std::vector<std::string>& known = models::WeightChoiceNames();
     if (std::find(known.begin(), known.end(), weights) == known.end()) {
       return Status::Usage("--weights: unknown weight format '" + EchoValue(weights) + "'" +
                            DidYouMean(weights, known));
@@ -178,11 +178,11 @@ Status ServeBench(const std::vector<std::string>& args, CommandContext& ctx) {
     o.weights = weights;
   }
   if (vm.count("kv-cache")) {
-    CAPPLAN_ASSIGN_OR_RETURN(Dtype d, KvDtype(kv));
+    CAPPLAN_ASSIGN_OR_RETURN(models::Dtype d, KvDtype(kv));
     o.kv_cache = d;
   }
-  CAPPLAN_ASSIGN_OR_RETURN(EngineScenario sc, ReadEngineScenario(scenario));
-  CAPPLAN_ASSIGN_OR_RETURN(ServeBenchRun run, RunServeBench(sc, o));
+  CAPPLAN_ASSIGN_OR_RETURN(engine::EngineScenario sc, engine::ReadEngineScenario(scenario));
+  CAPPLAN_ASSIGN_OR_RETURN(engine::ServeBenchRun run, engine::RunServeBench(sc, o));
   CAPPLAN_RETURN_IF_ERROR(WriteFileAtomic(out, DumpJson(run.doc) + "\n"));
   nlohmann::json summary = {{"backend", run.doc["backend"]},
                             {"slice", run.doc["slice"]["dims"]},
@@ -213,7 +213,7 @@ Status ServeBench(const std::vector<std::string>& args, CommandContext& ctx) {
 
 Status Numerics(const std::vector<std::string>& args, CommandContext& ctx) {
   const std::string cmd = "engine numerics";
-  NumericsOptions o;
+  engine::NumericsOptions o;
   std::string model = "kimi-k2.6";
   int64_t seed = 1;
   po::options_description desc("options");
@@ -230,8 +230,8 @@ Status Numerics(const std::vector<std::string>& args, CommandContext& ctx) {
   CAPPLAN_RETURN_IF_ERROR(ParseCommandLine(cmd, args, desc, nullptr, &vm));
   if (vm.count("help")) return Help(cmd, desc, ctx);
   o.seed = static_cast<uint64_t>(seed);
-  CAPPLAN_ASSIGN_OR_RETURN(ModelCard card, LoadModelCard(model));
-  CAPPLAN_ASSIGN_OR_RETURN(NumericsReport rep, RunNumerics(card, o));
+  CAPPLAN_ASSIGN_OR_RETURN(models::ModelCard card, models::LoadModelCard(model));
+  CAPPLAN_ASSIGN_OR_RETURN(engine::NumericsReport rep, engine::RunNumerics(card, o));
   *ctx.out << (vm.count("json") ? DumpJson(rep.ToJson()) + "\n" : rep.ToText());
   return Status::Ok();
 }
@@ -257,4 +257,4 @@ void RegisterEngineCommands(CommandTable* table) {
       }});
 }
 
-}  // namespace capplan
+}  // namespace capplan::cli

@@ -15,7 +15,7 @@
 
 int main(int argc, char** argv) {
   capplan::CommandTable table;
-  capplan::RegisterEngineCommands(&table);
+  capplan::cli::RegisterEngineCommands(&table);
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     std::cout << table.Help("capplan-engine");

@@ -20,11 +20,11 @@
 
 int main(int argc, char** argv) {
   capplan::CommandTable table;
-  capplan::RegisterModelsCommands(&table);
-  capplan::RegisterSimCommands(&table);
-  capplan::RegisterEngineCommands(&table);
-  capplan::RegisterCalibrateCommands(&table);
-  capplan::RegisterReportCommands(&table);
+  capplan::cli::RegisterModelsCommands(&table);
+  capplan::cli::RegisterSimCommands(&table);
+  capplan::cli::RegisterEngineCommands(&table);
+  capplan::cli::RegisterCalibrateCommands(&table);
+  capplan::cli::RegisterReportCommands(&table);
 
   std::vector<std::string> args(argv + 1, argv + argc);
   // --yes, accepted by every command: run even when a run's estimated

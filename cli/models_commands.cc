@@ -11,7 +11,7 @@
 
 namespace po = boost::program_options;
 
-namespace capplan {
+namespace capplan::cli {
 
 namespace {
 
@@ -30,13 +30,13 @@ Status CheckFlagRange(const char* flag, double v, double lo, double hi) {
 void PrintQuantizedSets(std::ostream& out) {
   out << "\n--weights fp8|int4 re-quantizes, per shipped card (the rest keeps its checkpoint "
          "format; embeddings, LM head, routers and norms stay BF16):\n";
-  for (const std::string& name : ShippedModelNames()) {
-    auto card = LoadModelCard(name);
+  for (const std::string& name : models::ShippedModelNames()) {
+    auto card = models::LoadModelCard(name);
     if (!card.ok()) continue;
     out << "  " << name << ":";
     for (const char* f : {"fp8", "int4"}) {
       out << "  " << f << " =";
-      for (Component c : card->QuantizedBy(f)) out << " " << ComponentName(c);
+      for (models::Component c : card->QuantizedBy(f)) out << " " << models::ComponentName(c);
       out << ";";
     }
     out << "\n";
@@ -117,10 +117,10 @@ Status RunCapacity(const std::vector<std::string>& args, CommandContext& ctx) {
     }
   }
 
-  CapacityQuery q;
-  CAPPLAN_ASSIGN_OR_RETURN(HardwareProfile hw, LoadHardwareProfile(hardware));
+  models::CapacityQuery q;
+  CAPPLAN_ASSIGN_OR_RETURN(hw::HardwareProfile hw, hw::LoadHardwareProfile(hardware));
   q.hardware_name = hw.name;
-  q.device = DeviceMemory{hw.gpu_memory_bytes, hw.gpu_runtime_memory_bytes};
+  q.device = models::DeviceMemory{hw.gpu_memory_bytes, hw.gpu_runtime_memory_bytes};
   q.layout.gpus = static_cast<int>(gpus);
   q.layout.tp = static_cast<int>(tp);
   q.layout.ep = static_cast<int>(ep);
@@ -133,13 +133,13 @@ Status RunCapacity(const std::vector<std::string>& args, CommandContext& ctx) {
       return Status::Usage("capacity: --component-weights expects COMPONENT=FORMAT, got '" + cw +
                            "'");
     }
-    auto comp = ParseComponent(cw.substr(0, eq));
+    auto comp = models::ParseComponent(cw.substr(0, eq));
     if (!comp.ok()) return comp.status().WithPrefix("capacity: --component-weights");
     q.precision.per_component[*comp] = cw.substr(eq + 1);
   }
-  auto kv_dtype = ParseDtype(kv);
+  auto kv_dtype = models::ParseDtype(kv);
   if (!kv_dtype.ok()) return kv_dtype.status().WithPrefix("capacity: --kv");
-  if (*kv_dtype != Dtype::kBf16 && *kv_dtype != Dtype::kFp8E4m3) {
+  if (*kv_dtype != models::Dtype::kBf16 && *kv_dtype != models::Dtype::kFp8E4m3) {
     return Status::Usage("capacity: --kv must be bf16 or fp8, got '" + kv + "'");
   }
   q.precision.kv_cache = *kv_dtype;
@@ -156,21 +156,22 @@ Status RunCapacity(const std::vector<std::string>& args, CommandContext& ctx) {
     q.engine.nvls = nvls == "on";
   }
   q.context_tokens = context;
-  if (table) return RunCapacityTable(q, vm.count("json") > 0, ctx);
+  if (table) return models::RunCapacityTable(q, vm.count("json") > 0, ctx);
 
-  CAPPLAN_ASSIGN_OR_RETURN(ModelCard card, LoadModelCard(model));
-  CAPPLAN_ASSIGN_OR_RETURN(MemoryPlan plan, PlanMemory(card, q.layout, q.precision, q.engine,
-                                                       q.device, q.context_tokens));
+  CAPPLAN_ASSIGN_OR_RETURN(models::ModelCard card, models::LoadModelCard(model));
+  CAPPLAN_ASSIGN_OR_RETURN(
+      models::MemoryPlan plan,
+      models::PlanMemory(card, q.layout, q.precision, q.engine, q.device, q.context_tokens));
   if (vm.count("json")) {
-    nlohmann::json j = PlanToJson(card, q, plan);
+    nlohmann::json j = models::PlanToJson(card, q, plan);
     if (vm.count("explain")) {
       nlohmann::json src = nlohmann::json::object();
-      for (const MemoryTerm& t : plan.terms) src[t.key] = t.source;
+      for (const models::MemoryTerm& t : plan.terms) src[t.key] = t.source;
       j["memory_term_sources"] = src;
     }
     *ctx.out << DumpJson(j) << "\n";
   } else {
-    PrintPlanText(card, q, plan, vm.count("explain") > 0, *ctx.out);
+    models::PrintPlanText(card, q, plan, vm.count("explain") > 0, *ctx.out);
   }
   return Status::Ok();
 }
@@ -182,4 +183,4 @@ void RegisterModelsCommands(CommandTable* table) {
               RunCapacity});
 }
 
-}  // namespace capplan
+}  // namespace capplan::cli

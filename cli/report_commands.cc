@@ -6,7 +6,7 @@
 #include "report/interactive.h"
 #include "report/report.h"
 
-namespace capplan {
+namespace capplan::cli {
 namespace {
 
 namespace po = boost::program_options;
@@ -104,4 +104,4 @@ void RegisterReportCommands(CommandTable* table) {
                      RunReport});
 }
 
-}  // namespace capplan
+}  // namespace capplan::cli

@@ -11,7 +11,7 @@
 #include "cli/sweep_commands.h"
 #include "sim/cost_model.h"
 
-namespace capplan {
+namespace capplan::cli {
 
 namespace po = boost::program_options;
 
@@ -73,13 +73,13 @@ Status RunSimulate(const std::vector<std::string>& args, CommandContext& ctx) {
   std::vector<std::string> sets;
   if (vm.count("set")) sets = vm["set"].as<std::vector<std::string>>();
   CAPPLAN_ASSIGN_OR_RETURN(auto scenario,
-                           LoadScenarioFile(vm["scenario"].as<std::string>(), sets));
-  RunOptions opt;
+                           sim::LoadScenarioFile(vm["scenario"].as<std::string>(), sets));
+  sim::RunOptions opt;
   opt.progress = ctx.stderr_is_tty ? ctx.err : nullptr;
   opt.want_requests_csv = vm.count("out") > 0;
   opt.want_trace = vm.count("trace-out") > 0;
   opt.fast_forward = vm.count("no-fast-forward") == 0;
-  CAPPLAN_ASSIGN_OR_RETURN(RunResult r, RunScenario(*scenario, opt));
+  CAPPLAN_ASSIGN_OR_RETURN(sim::RunResult r, sim::RunScenario(*scenario, opt));
   const nlohmann::json doc = schema::ToJson(r.summary);
   if (vm.count("out")) {
     // Complete or absent: a disk filling up after summary.json must not
@@ -133,7 +133,7 @@ Status RunSimulate(const std::vector<std::string>& args, CommandContext& ctx) {
     const std::vector<std::string> ws = p.warnings.value_or(std::vector<std::string>{});
     std::vector<const std::string*> ranges;
     for (const auto& w : ws) {
-      if (w.find(kOutOfRangeText) != std::string::npos) {
+      if (w.find(sim::kOutOfRangeText) != std::string::npos) {
         ranges.push_back(&w);
       } else {
         *ctx.err << "warning: " << w << "\n";
@@ -160,4 +160,4 @@ void RegisterSimCommands(CommandTable* table) {
   RegisterSweepCommands(table);  // sweep, search (sim/sweep/)
 }
 
-}  // namespace capplan
+}  // namespace capplan::cli

@@ -14,7 +14,7 @@
 #include "sim/sweep/sim_hooks.h"
 #include "sim/sweep/sweep_runner.h"
 
-namespace capplan {
+namespace capplan::cli {
 
 namespace po = boost::program_options;
 
@@ -62,7 +62,7 @@ Status RunSweepCommand(const std::vector<std::string>& args, CommandContext& ctx
           "manifest in DIR says what to merge");
     }
     const std::string dir = vm["merge"].as<std::string>();
-    CAPPLAN_ASSIGN_OR_RETURN(MergeStats m, MergeSweep(dir));
+    CAPPLAN_ASSIGN_OR_RETURN(sim::sweep::MergeStats m, sim::sweep::MergeSweep(dir));
     *ctx.out << "merged " << m.points << " points (" << m.ok << " ok, " << m.invalid
              << " invalid) into " << dir << "/sweep.csv\n";
     return Status::Ok();
@@ -75,33 +75,36 @@ Status RunSweepCommand(const std::vector<std::string>& args, CommandContext& ctx
   if (!vm.count("out")) return Status::Usage("sweep: --out DIR is required");
   const std::string path = vm["scenario"].as<std::string>();
   const std::string out = vm["out"].as<std::string>();
-  std::vector<GridAxis> axes;
+  std::vector<sim::sweep::GridAxis> axes;
   for (const std::string& g : Strings(vm, "grid")) {
-    CAPPLAN_ASSIGN_OR_RETURN(GridAxis a, ParseGridFlag(g));
+    CAPPLAN_ASSIGN_OR_RETURN(sim::sweep::GridAxis a, sim::sweep::ParseGridFlag(g));
     axes.push_back(std::move(a));
   }
-  CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json base, LoadBaseScenario(path, Strings(vm, "set")));
-  const SimHooks hooks = RealSimHooks(path, !vm.count("no-fast-forward"));
+  CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json base,
+                           sim::sweep::LoadBaseScenario(path, Strings(vm, "set")));
+  const sim::sweep::SimHooks hooks = sim::sweep::RealSimHooks(path, !vm.count("no-fast-forward"));
   // Each point is parsed once, by its run (in its shard, on the pool): the
   // plan checks each --grid value alone, and a combination that only fails
   // together is reported when its point runs (sweep_runner.h).
-  CAPPLAN_ASSIGN_OR_RETURN(SweepPlan plan, BuildSweepPlan(base, path, axes, hooks.validate,
-                                                          PointChecks::kAxisValuesOnly));
+  CAPPLAN_ASSIGN_OR_RETURN(sim::sweep::SweepPlan plan,
+                           sim::sweep::BuildSweepPlan(base, path, axes, hooks.validate,
+                                                      sim::sweep::PointChecks::kAxisValuesOnly));
   if (vm.count("plan")) {
-    CAPPLAN_RETURN_IF_ERROR(WriteSweepManifest(plan, out));
+    CAPPLAN_RETURN_IF_ERROR(sim::sweep::WriteSweepManifest(plan, out));
     *ctx.out << "wrote " << out << "/manifest.jsonl (" << plan.points.size() << " points)\n";
     return Status::Ok();
   }
   std::optional<int> index, count;
   if (vm.count("shard-index")) index = vm["shard-index"].as<int>();
   if (vm.count("shard-count")) count = vm["shard-count"].as<int>();
-  SweepOptions opt;
-  CAPPLAN_ASSIGN_OR_RETURN(opt.shard, ResolveShard(index, count, ProcessEnv()));
+  sim::sweep::SweepOptions opt;
+  CAPPLAN_ASSIGN_OR_RETURN(opt.shard,
+                           sim::sweep::ResolveShard(index, count, sim::sweep::ProcessEnv()));
   opt.out_dir = out;
   opt.jobs = vm.count("jobs") ? vm["jobs"].as<int>() : 0;
   if (vm.count("jobs") && opt.jobs < 1) return Status::Usage("--jobs: must be >= 1");
   opt.progress = ctx.stderr_is_tty ? ctx.err : nullptr;
-  CAPPLAN_ASSIGN_OR_RETURN(SweepStats s, RunSweep(plan, hooks, opt));
+  CAPPLAN_ASSIGN_OR_RETURN(sim::sweep::SweepStats s, sim::sweep::RunSweep(plan, hooks, opt));
   *ctx.out << "sweep: " << s.points << " points";
   if (opt.shard.count > 1) {
     *ctx.out << ", shard " << opt.shard.index << "/" << opt.shard.count << " (" << opt.shard.source
@@ -153,24 +156,29 @@ Status RunSearchCommand(const std::vector<std::string>& args, CommandContext& ct
   }
   if (!vm.count("space")) return Status::Usage("search: --space SPACE.json is required");
   if (!vm.count("out")) return Status::Usage("search: --out DIR is required");
-  SearchOptions opt;
+  sim::sweep::SearchOptions opt;
   for (const std::string& s : Strings(vm, "slo")) {
-    CAPPLAN_ASSIGN_OR_RETURN(Slo slo, ParseSlo(s));
+    CAPPLAN_ASSIGN_OR_RETURN(sim::sweep::Slo slo, sim::sweep::ParseSlo(s));
     opt.slos.push_back(std::move(slo));
   }
-  CAPPLAN_ASSIGN_OR_RETURN(opt.objective, ParseObjective(vm["objective"].as<std::string>()));
+  CAPPLAN_ASSIGN_OR_RETURN(opt.objective,
+                           sim::sweep::ParseObjective(vm["objective"].as<std::string>()));
   opt.pessimistic = vm.count("pessimistic") > 0;
   opt.jobs = vm.count("jobs") ? vm["jobs"].as<int>() : 0;
   if (vm.count("jobs") && opt.jobs < 1) return Status::Usage("--jobs: must be >= 1");
   opt.progress = ctx.stderr_is_tty ? ctx.err : nullptr;
-  CAPPLAN_ASSIGN_OR_RETURN(SearchSpace space, LoadSearchSpace(vm["space"].as<std::string>()));
+  CAPPLAN_ASSIGN_OR_RETURN(sim::sweep::SearchSpace space,
+                           sim::sweep::LoadSearchSpace(vm["space"].as<std::string>()));
   const std::string path = vm["scenario"].as<std::string>();
-  CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json base, LoadBaseScenario(path, Strings(vm, "set")));
-  CAPPLAN_ASSIGN_OR_RETURN(SearchResult r, RunSearch(base, path, space, opt,
-                                                        RealSimHooks(path, !vm.count("no-fast-forward"))));
+  CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json base,
+                           sim::sweep::LoadBaseScenario(path, Strings(vm, "set")));
+  CAPPLAN_ASSIGN_OR_RETURN(
+      sim::sweep::SearchResult r,
+      sim::sweep::RunSearch(base, path, space, opt,
+                            sim::sweep::RealSimHooks(path, !vm.count("no-fast-forward"))));
   const std::string out = vm["out"].as<std::string>();
-  CAPPLAN_RETURN_IF_ERROR(WriteSearchOutputs(r, out));
-  PrintSearchReport(r, *ctx.out);
+  CAPPLAN_RETURN_IF_ERROR(sim::sweep::WriteSearchOutputs(r, out));
+  sim::sweep::PrintSearchReport(r, *ctx.out);
   *ctx.out << "wrote " << out << "/search.json and " << out << "/pruned.csv\n";
   return Status::Ok();
 }
@@ -184,4 +192,4 @@ void RegisterSweepCommands(CommandTable* table) {
               RunSearchCommand});
 }
 
-}  // namespace capplan
+}  // namespace capplan::cli

@@ -4,10 +4,10 @@
 
 #include "common/cli.h"
 
-namespace capplan {
+namespace capplan::cli {
 
 void RegisterSweepCommands(CommandTable* table);
 
-}  // namespace capplan
+}  // namespace capplan::cli
 
 #endif  // CAPPLAN_CLI_SWEEP_COMMANDS_H_

@@ -15,7 +15,7 @@
 #include "engine/op_times.h"
 #include "engine/page_tag.h"
 
-namespace capplan {
+namespace capplan::engine {
 
 struct StepRequest {
   int64_t request = 0;
@@ -70,6 +70,6 @@ class EngineBackend {
   std::chrono::steady_clock::time_point t0_{};
 };
 
-}  // namespace capplan
+}  // namespace capplan::engine
 
 #endif  // CAPPLAN_ENGINE_BACKEND_H_

@@ -6,7 +6,7 @@
 #include "engine/cuda_backend.h"
 #endif
 
-namespace capplan {
+namespace capplan::engine {
 
 const std::vector<std::string>& EngineBackendNames() {
   static const std::vector<std::string> kNames = {"cpu", "cuda"};
@@ -43,4 +43,4 @@ Result<std::unique_ptr<EngineBackend>> MakeEngineBackend(const SliceConfig& slic
                        DidYouMean(o.name, EngineBackendNames()) + " (use cpu or cuda)");
 }
 
-}  // namespace capplan
+}  // namespace capplan::engine

@@ -13,7 +13,7 @@
 #include "engine/backend.h"
 #include "engine/slice_config.h"
 
-namespace capplan {
+namespace capplan::engine {
 
 struct BackendOptions {
   std::string name = "cpu";  // cpu | cuda
@@ -32,6 +32,6 @@ bool CudaBackendBuilt();
 Result<std::unique_ptr<EngineBackend>> MakeEngineBackend(const SliceConfig& slice,
                                                          const BackendOptions& options);
 
-}  // namespace capplan
+}  // namespace capplan::engine
 
 #endif  // CAPPLAN_ENGINE_BACKEND_FACTORY_H_

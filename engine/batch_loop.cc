@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace capplan {
+namespace capplan::engine {
 
 BatchLoop::BatchLoop(EngineBackend* backend, IntegrityTracker* tracker, LoopOptions options)
     : backend_(backend),
@@ -185,4 +185,4 @@ Status BatchLoop::Run() {
   return Status::Ok();
 }
 
-}  // namespace capplan
+}  // namespace capplan::engine

@@ -23,7 +23,7 @@
 #include "engine/op_times.h"
 #include "models/ops.h"
 
-namespace capplan {
+namespace capplan::engine {
 
 struct EngineRequest {
   int64_t id = 0;
@@ -44,7 +44,7 @@ struct RequestResult {
 // One scheduler iteration. `batch` maps 1:1 onto models/ops.h BatchShape.
 struct IterationRecord {
   int64_t step = 0;
-  BatchShape batch;
+  models::BatchShape batch;
   double verify_us = 0;    // the verification batch (0 with kv_integrity none)
   double forward_us = 0;   // append + attention + FFN + sampling
   double measured_us = 0;  // verify + forward: what the iteration cost
@@ -107,6 +107,6 @@ class BatchLoop {
   std::vector<IterationRecord> iterations_;
 };
 
-}  // namespace capplan
+}  // namespace capplan::engine
 
 #endif  // CAPPLAN_ENGINE_BATCH_LOOP_H_

@@ -11,7 +11,7 @@
 #include "kernels/formats/bf16.h"
 #include "kernels/formats/fp8.h"
 
-namespace capplan {
+namespace capplan::engine {
 namespace {
 
 using kernels::RoundToBf16;
@@ -112,7 +112,8 @@ Status CpuBackend::MlaAttention(int layer, const std::vector<StepRequest>& batch
     const PageRef& page = (*r.pages)[pos / page_size_];
     float* slot = Slot(layer, page, pos);
     StoreKv(row, lora, c.kv_dtype, slot);                  // latent: FP8 when asked
-    StoreKv(row + lora, rope, Dtype::kBf16, slot + lora);  // rope stays BF16 (FlashMLA README)
+    StoreKv(row + lora, rope, models::Dtype::kBf16,
+            slot + lora);  // rope stays BF16 (FlashMLA README)
     if (fresh) StoreKv(&ik[i * idim], idim, c.kv_dtype, slot + lora + rope);
     StampPage(tags, r.request, static_cast<int32_t>(pos / page_size_), page);
   }
@@ -188,4 +189,4 @@ Status CpuBackend::MlaAttention(int layer, const std::vector<StepRequest>& batch
   return Status::Ok();
 }
 
-}  // namespace capplan
+}  // namespace capplan::engine

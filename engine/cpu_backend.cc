@@ -9,7 +9,7 @@
 #include "engine/slice_math.h"
 #include "kernels/gemm/gemm_cpu.h"
 
-namespace capplan {
+namespace capplan::engine {
 namespace {
 
 using slice_math::Gemm;
@@ -22,7 +22,7 @@ constexpr double kMaxCpuWeightFloats = 256.0 * 1024 * 1024;  // 1 GiB of floats
 double SliceWeightFloats(const SliceConfig& c) {
   double per_layer = 0;
   const double h = c.hidden;
-  if (c.attention == AttentionKind::kGqa) {
+  if (c.attention == models::AttentionKind::kGqa) {
     per_layer += h * (2.0 * c.q_heads * c.head_dim + 2.0 * c.kv_heads * c.head_dim);
   } else {
     per_layer += h * (c.q_lora_rank + c.kv_lora_rank + c.qk_rope) +
@@ -98,7 +98,7 @@ Status CpuBackend::Forward(const std::vector<StepRequest>& batch, PageTags* tags
   const int n = static_cast<int>(rows.size());
   marks_.Clear();
   op_times_ = {};
-  marks_.Mark(OpClass::kElementwise);  // embedding gather
+  marks_.Mark(models::OpClass::kElementwise);  // embedding gather
   std::vector<float> x(static_cast<size_t>(n) * H);
   {
     int k = 0;
@@ -113,17 +113,17 @@ Status CpuBackend::Forward(const std::vector<StepRequest>& batch, PageTags* tags
   std::vector<float> h(x.size()), out;
   for (int l = 0; l < c.layers; ++l) {
     const SliceLayerWeights& L = w_.layers[l];
-    marks_.Mark(OpClass::kElementwise);
+    marks_.Mark(models::OpClass::kElementwise);
     for (int i = 0; i < n; ++i) RmsNorm(&x[i * H], L.attn_norm, H, &h[i * H]);
-    marks_.Mark(OpClass::kAttention);
+    marks_.Mark(models::OpClass::kAttention);
     CAPPLAN_RETURN_IF_ERROR(Attention(l, batch, rows, h, tags, &out));
-    marks_.Mark(OpClass::kElementwise);
+    marks_.Mark(models::OpClass::kElementwise);
     // On a TP rank o_proj yields a partial sum that an all-reduce completes;
     // the slice runs one rank, so the partial is the rank's output.
     for (size_t i = 0; i < x.size(); ++i) x[i] = RoundToBf16(x[i] + out[i]);
     for (int i = 0; i < n; ++i) RmsNorm(&x[i * H], L.ffn_norm, H, &h[i * H]);
     out.assign(x.size(), 0.0f);
-    marks_.Mark(L.moe ? OpClass::kMoe : OpClass::kDenseGemm);
+    marks_.Mark(L.moe ? models::OpClass::kMoe : models::OpClass::kDenseGemm);
     if (n > 0) {
       if (L.moe) {
         CAPPLAN_RETURN_IF_ERROR(kernels::MoeForwardCpu(L.experts, L.router, h.data(), n,
@@ -132,7 +132,7 @@ Status CpuBackend::Forward(const std::vector<StepRequest>& batch, PageTags* tags
         CAPPLAN_RETURN_IF_ERROR(kernels::ExpertForwardCpu(L.dense, h.data(), n, out.data()));
       }
     }
-    marks_.Mark(OpClass::kElementwise);
+    marks_.Mark(models::OpClass::kElementwise);
     for (size_t i = 0; i < x.size(); ++i) x[i] = RoundToBf16(x[i] + out[i]);
     if (probe_) probe_(l, x, H);
   }
@@ -151,10 +151,10 @@ Status CpuBackend::Forward(const std::vector<StepRequest>& batch, PageTags* tags
       which.push_back(i);
     }
   }
-  marks_.Mark(OpClass::kDenseGemm);  // LM head
+  marks_.Mark(models::OpClass::kDenseGemm);  // LM head
   CAPPLAN_ASSIGN_OR_RETURN(std::vector<float> logits,
                            Gemm(w_.lm_head, last, static_cast<int>(which.size())));
-  marks_.Mark(OpClass::kOverhead);  // greedy sampling
+  marks_.Mark(models::OpClass::kOverhead);  // greedy sampling
   for (size_t j = 0; j < which.size(); ++j) {
     const float* lg = logits.data() + j * c.vocab;
     logits_.emplace_back(lg, lg + c.vocab);
@@ -173,7 +173,7 @@ Status CpuBackend::Attention(int layer, const std::vector<StepRequest>& batch,
                              const std::vector<Row>& rows, const std::vector<float>& h,
                              PageTags* tags, std::vector<float>* out) {
   std::vector<float> attn;
-  if (config_.attention == AttentionKind::kGqa) {
+  if (config_.attention == models::AttentionKind::kGqa) {
     CAPPLAN_RETURN_IF_ERROR(GqaAttention(layer, batch, rows, h, tags, &attn));
   } else {
     CAPPLAN_RETURN_IF_ERROR(MlaAttention(layer, batch, rows, h, tags, &attn));
@@ -182,4 +182,4 @@ Status CpuBackend::Attention(int layer, const std::vector<StepRequest>& batch,
   return Status::Ok();
 }
 
-}  // namespace capplan
+}  // namespace capplan::engine

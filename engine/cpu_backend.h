@@ -18,7 +18,7 @@
 #include "kernels/gemm/gemm_weights.h"
 #include "kernels/moe/moe_cpu.h"
 
-namespace capplan {
+namespace capplan::engine {
 
 struct SliceLayerWeights {
   std::vector<float> attn_norm, ffn_norm;
@@ -98,6 +98,6 @@ class CpuBackend final : public EngineBackend {
   std::vector<std::vector<int64_t>> shared_sel_;
 };
 
-}  // namespace capplan
+}  // namespace capplan::engine
 
 #endif  // CAPPLAN_ENGINE_CPU_BACKEND_H_

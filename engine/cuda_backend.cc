@@ -24,7 +24,7 @@
 #include "kernels/moe/moe_permute.h"
 #include "kernels/moe/moe_router.h"
 
-namespace capplan {
+namespace capplan::engine {
 
 namespace {
 
@@ -108,7 +108,7 @@ struct CudaBackend::Impl {
   // Op-class marks of the step being timed (engine/op_times.h): an event
   // where work of a class begins; the pool grows once to the step's count.
   std::vector<cudaEvent_t> mark_events;
-  std::vector<OpClass> mark_class;
+  std::vector<models::OpClass> mark_class;
   size_t marks = 0;
   double host_us = 0;
   OpClassTimes op_times;
@@ -143,7 +143,7 @@ struct CudaBackend::Impl {
     for (cudaEvent_t e : mark_events) cudaEventDestroy(e);
   }
 
-  void Mark(OpClass cls) {
+  void Mark(models::OpClass cls) {
     if (marks > 0 && mark_class[marks - 1] == cls) return;
     if (marks == mark_events.size()) {
       cudaEvent_t e = nullptr;
@@ -174,7 +174,7 @@ struct CudaBackend::Impl {
   Status EnsureScratch(int64_t n64) {
     const size_t n = static_cast<size_t>(std::max<int64_t>(n64, 1));
     const size_t H = c.hidden;
-    const bool mla = c.attention != AttentionKind::kGqa;
+    const bool mla = c.attention != models::AttentionKind::kGqa;
     const size_t q_w = mla ? static_cast<size_t>(c.q_heads) * QkWidth()
                            : static_cast<size_t>(c.q_heads) * c.head_dim;
     const size_t kv_w =
@@ -216,7 +216,7 @@ struct CudaBackend::Impl {
   // activations in 1x128 groups, as GemmCpu's reference does.
   Status Linear(const DevLinear& w, const uint16_t* x, int m, uint16_t* y) {
     if (m == 0) return Status::Ok();
-    Mark(OpClass::kDenseGemm);
+    Mark(models::OpClass::kDenseGemm);
     kernels::GroupedGemmArgs a;
     w.set.Bind(&a);
     a.num_groups = 1;
@@ -258,7 +258,7 @@ struct CudaBackend::Impl {
                 uint16_t* out) {
     // A DSA row walks its top-k list, not its context (suite_cases_gpu.cc
     // plans the same way).
-    Mark(OpClass::kAttention);
+    Mark(models::OpClass::kAttention);
     const kernels::AttentionPlan plan = Plan(p, p.topk > 0 ? p.topk : max_ctx);
     if (plan.workspace_bytes > 0) CAPPLAN_RETURN_IF_ERROR(Ensure(&attn_ws, plan.workspace_bytes));
     return kernels::LaunchPagedAttention(
@@ -297,9 +297,9 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::Create(const SliceConfig& c, i
   CAPPLAN_RETURN_IF_ERROR(m->tags.Upload(std::vector<kernels::KvPageTag>(
       num_pages, kernels::KvPageTag{kernels::kKvNoRequest, -1, 0})));
 
-  const bool mla = c.attention != AttentionKind::kGqa;
+  const bool mla = c.attention != models::AttentionKind::kGqa;
   const kernels::KvDtype kvd =
-      c.kv_dtype == Dtype::kFp8E4m3 ? kernels::KvDtype::kFp8 : kernels::KvDtype::kBf16;
+      c.kv_dtype == models::Dtype::kFp8E4m3 ? kernels::KvDtype::kFp8 : kernels::KvDtype::kBf16;
   for (int l = 0; l < c.layers; ++l) {
     SliceLayerWeights& L = w.layers[l];
     DevLayer d;
@@ -460,7 +460,7 @@ Status CudaBackend::Forward(const std::vector<StepRequest>& batch, PageTags* tag
   m.host_us +=
       std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - host_t0).count();
 
-  m.Mark(OpClass::kElementwise);
+  m.Mark(models::OpClass::kElementwise);
   CAPPLAN_RETURN_IF_ERROR(
       kernels::LaunchGatherRows(m.embedding.get(), m.token_ids.get(), n, H, m.resid.get()));
   std::vector<uint16_t> host_r, host_a;
@@ -469,22 +469,22 @@ Status CudaBackend::Forward(const std::vector<StepRequest>& batch, PageTags* tag
     DevLayer& L = m.layers[l];
     // Residual stream: resid holds x; `add` the previous sublayer's output
     // (zeros before the first layer). x = bf16(x + add); h = RMSNorm(x).
-    m.Mark(OpClass::kElementwise);
+    m.Mark(models::OpClass::kElementwise);
     CAPPLAN_RETURN_IF_ERROR(
         kernels::LaunchFusedAddRmsNorm(n, H, eps, B(l == 0 ? m.zeros.get() : m.add.get()),
                                        B(m.resid.get()), B(L.attn_norm.get()), B(m.h.get())));
-    if (c.attention == AttentionKind::kGqa) {
+    if (c.attention == models::AttentionKind::kGqa) {
       const int hd = c.head_dim;
       CAPPLAN_RETURN_IF_ERROR(m.Linear(L.wq, m.h.get(), n, m.q.get()));
       CAPPLAN_RETURN_IF_ERROR(m.Linear(L.wk, m.h.get(), n, m.k.get()));
       CAPPLAN_RETURN_IF_ERROR(m.Linear(L.wv, m.h.get(), n, m.v.get()));
-      m.Mark(OpClass::kElementwise);
+      m.Mark(models::OpClass::kElementwise);
       CAPPLAN_RETURN_IF_ERROR(
           kernels::LaunchRope(n, c.kv_heads, hd, 0, hd, theta, m.token_pos.get(), B(m.k.get())));
-      m.Mark(OpClass::kElementwise);
+      m.Mark(models::OpClass::kElementwise);
       CAPPLAN_RETURN_IF_ERROR(
           kernels::LaunchRope(n, c.q_heads, hd, 0, hd, theta, m.token_pos.get(), B(m.q.get())));
-      m.Mark(OpClass::kAttention);
+      m.Mark(models::OpClass::kAttention);
       CAPPLAN_RETURN_IF_ERROR(kernels::LaunchAppendKv(n, B(m.k.get()), B(m.v.get()),
                                                       m.token_row.get(), m.token_pos.get(), ptd,
                                                       L.cache, nullptr));
@@ -511,40 +511,40 @@ Status CudaBackend::Forward(const std::vector<StepRequest>& batch, PageTags* tag
       const bool fresh = c.IndexFresh(l);
       if (c.q_lora_rank > 0) {
         CAPPLAN_RETURN_IF_ERROR(m.Linear(L.wq_a, m.h.get(), n, m.cq.get()));
-        m.Mark(OpClass::kElementwise);
-        CAPPLAN_RETURN_IF_ERROR(engine_cuda::LaunchRmsNormRows(n, c.q_lora_rank, m.cq.get(),
-                                                               c.q_lora_rank, L.q_a_norm.get(), eps,
-                                                               m.cq.get(), c.q_lora_rank, nullptr));
+        m.Mark(models::OpClass::kElementwise);
+        CAPPLAN_RETURN_IF_ERROR(cuda::LaunchRmsNormRows(n, c.q_lora_rank, m.cq.get(), c.q_lora_rank,
+                                                        L.q_a_norm.get(), eps, m.cq.get(),
+                                                        c.q_lora_rank, nullptr));
         CAPPLAN_RETURN_IF_ERROR(m.Linear(L.wq_b, m.cq.get(), n, m.q.get()));
       } else {
         CAPPLAN_RETURN_IF_ERROR(m.Linear(L.wq, m.h.get(), n, m.q.get()));
       }
       CAPPLAN_RETURN_IF_ERROR(m.Linear(L.wkv_a, m.h.get(), n, m.kv.get()));
-      m.Mark(OpClass::kElementwise);
-      CAPPLAN_RETURN_IF_ERROR(engine_cuda::LaunchRmsNormRows(n, lora, m.kv.get(), lora + rope,
-                                                             L.kv_a_norm.get(), eps, m.kv.get(),
-                                                             lora + rope, nullptr));
-      m.Mark(OpClass::kElementwise);
+      m.Mark(models::OpClass::kElementwise);
+      CAPPLAN_RETURN_IF_ERROR(cuda::LaunchRmsNormRows(n, lora, m.kv.get(), lora + rope,
+                                                      L.kv_a_norm.get(), eps, m.kv.get(),
+                                                      lora + rope, nullptr));
+      m.Mark(models::OpClass::kElementwise);
       CAPPLAN_RETURN_IF_ERROR(kernels::LaunchRope(n, 1, lora + rope, lora, rope, theta,
                                                   m.token_pos.get(), B(m.kv.get())));
-      m.Mark(OpClass::kElementwise);
+      m.Mark(models::OpClass::kElementwise);
       CAPPLAN_RETURN_IF_ERROR(kernels::LaunchRope(n, c.q_heads, qk, nope, rope, theta,
                                                   m.token_pos.get(), B(m.q.get())));
-      m.Mark(OpClass::kAttention);
+      m.Mark(models::OpClass::kAttention);
       CAPPLAN_RETURN_IF_ERROR(kernels::LaunchAppendKv(n, B(m.kv.get()), nullptr, m.token_row.get(),
                                                       m.token_pos.get(), ptd, L.cache, nullptr));
       if (fresh) {
         CAPPLAN_RETURN_IF_ERROR(m.Linear(L.wi_q, m.h.get(), n, m.iq.get()));
         CAPPLAN_RETURN_IF_ERROR(m.Linear(L.wi_k, m.h.get(), n, m.ik.get()));
         CAPPLAN_RETURN_IF_ERROR(m.Linear(L.wi_w, m.h.get(), n, m.iw.get()));
-        m.Mark(OpClass::kAttention);
+        m.Mark(models::OpClass::kAttention);
         CAPPLAN_RETURN_IF_ERROR(kernels::LaunchAppendKv(n, B(m.ik.get()), nullptr,
                                                         m.token_row.get(), m.token_pos.get(), ptd,
                                                         L.index_cache, nullptr));
       }
-      m.Mark(OpClass::kAttention);
-      CAPPLAN_RETURN_IF_ERROR(engine_cuda::LaunchMlaAbsorbQ(
-          n, c.q_heads, nope, rope, lora, m.q.get(), L.w_uk.get(), m.q_att.get(), nullptr));
+      m.Mark(models::OpClass::kAttention);
+      CAPPLAN_RETURN_IF_ERROR(cuda::LaunchMlaAbsorbQ(n, c.q_heads, nope, rope, lora, m.q.get(),
+                                                     L.w_uk.get(), m.q_att.get(), nullptr));
       kernels::AttentionProblem p;
       p.rows = n;
       p.q_heads = c.q_heads;
@@ -560,13 +560,13 @@ Status CudaBackend::Forward(const std::vector<StepRequest>& batch, PageTags* tag
       p.kv_dtype = L.cache.layout.dtype;
       kernels::AttentionRows r = rows;
       if (fresh) {
-        m.Mark(OpClass::kAttention);  // the DSA indexer
+        m.Mark(models::OpClass::kAttention);  // the DSA indexer
         // Scores for a slice of rows at a time: n x max_ctx floats would be
         // GBs for a long prefill chunk at 128K tokens of context.
         const int slice = static_cast<int>(
             std::clamp<int64_t>(kMaxIndexScoreFloats / std::max(max_ctx, 1), 1, std::max(n, 1)));
         CAPPLAN_RETURN_IF_ERROR(Ensure(&m.scores, static_cast<size_t>(slice) * max_ctx));
-        engine_cuda::IndexKeyCache ikc;
+        cuda::IndexKeyCache ikc;
         ikc.keys = L.index_cache.k;
         ikc.fp8 = L.index_cache.layout.dtype == kernels::KvDtype::kFp8;
         ikc.scale = L.index_cache.k_scale;
@@ -575,12 +575,12 @@ Status CudaBackend::Forward(const std::vector<StepRequest>& batch, PageTags* tag
         const size_t q_row = static_cast<size_t>(c.index_heads) * c.index_head_dim;
         for (int r0 = 0; r0 < n; r0 += slice) {
           const int nr = std::min(slice, n - r0);
-          CAPPLAN_RETURN_IF_ERROR(engine_cuda::LaunchIndexScores(
+          CAPPLAN_RETURN_IF_ERROR(cuda::LaunchIndexScores(
               nr, c.index_heads, m.iq.get() + r0 * q_row,
               m.iw.get() + static_cast<size_t>(r0) * c.index_heads, m.token_row.get() + r0,
               m.row_ctx.get() + r0, m.pt_pages.get(), max_pages, ikc, max_ctx, m.scores.get(),
               nullptr));
-          CAPPLAN_RETURN_IF_ERROR(engine_cuda::LaunchTopkSelect(
+          CAPPLAN_RETURN_IF_ERROR(cuda::LaunchTopkSelect(
               nr, max_ctx, m.scores.get(), m.row_ctx.get() + r0, c.index_topk,
               m.topk_idx.get() + static_cast<size_t>(r0) * c.index_topk, nullptr));
         }
@@ -590,12 +590,12 @@ Status CudaBackend::Forward(const std::vector<StepRequest>& batch, PageTags* tag
         r.topk_idx = m.topk_idx.get();
       }
       CAPPLAN_RETURN_IF_ERROR(m.Attend(p, r, m.q_att.get(), L.cache, max_ctx, m.attn.get()));
-      m.Mark(OpClass::kAttention);
-      CAPPLAN_RETURN_IF_ERROR(engine_cuda::LaunchMlaUpV(
-          n, c.q_heads, lora, c.v_head_dim, m.attn.get(), L.w_uv.get(), m.o_v.get(), nullptr));
+      m.Mark(models::OpClass::kAttention);
+      CAPPLAN_RETURN_IF_ERROR(cuda::LaunchMlaUpV(n, c.q_heads, lora, c.v_head_dim, m.attn.get(),
+                                                 L.w_uv.get(), m.o_v.get(), nullptr));
       CAPPLAN_RETURN_IF_ERROR(m.Linear(L.wo, m.o_v.get(), n, m.add.get()));
     }
-    m.Mark(OpClass::kElementwise);
+    m.Mark(models::OpClass::kElementwise);
     CAPPLAN_RETURN_IF_ERROR(kernels::LaunchFusedAddRmsNorm(
         n, H, eps, B(m.add.get()), B(m.resid.get()), B(L.ffn_norm.get()), B(m.h.get())));
     // FFN: routing is planned on the host (MoeCuda's plan/run split).
@@ -603,9 +603,9 @@ Status CudaBackend::Forward(const std::vector<StepRequest>& batch, PageTags* tag
     std::vector<float> route_w;
     if (L.moe) {
       const int E = c.n_experts;
-      m.Mark(OpClass::kMoe);
-      CAPPLAN_RETURN_IF_ERROR(engine_cuda::LaunchRouterLogits(n, E, H, m.h.get(), L.router.get(),
-                                                              m.router_logits.get(), nullptr));
+      m.Mark(models::OpClass::kMoe);
+      CAPPLAN_RETURN_IF_ERROR(cuda::LaunchRouterLogits(n, E, H, m.h.get(), L.router.get(),
+                                                       m.router_logits.get(), nullptr));
       HostSpan host(&m.host_us);  // routing on the host: download, RouteCpu, permutation
       std::vector<float> logits(static_cast<size_t>(n) * E);
       CAPPLAN_RETURN_IF_ERROR(
@@ -627,7 +627,8 @@ Status CudaBackend::Forward(const std::vector<StepRequest>& batch, PageTags* tag
       perm.slot_row = perm.row_token;
       route_w.assign(n, 1.0f);
     }
-    m.Mark(L.moe ? OpClass::kMoe : OpClass::kDenseGemm);  // a dense FFN prices as GEMMs
+    m.Mark(L.moe ? models::OpClass::kMoe
+                 : models::OpClass::kDenseGemm);  // a dense FFN prices as GEMMs
     {
       HostSpan host(&m.host_us);  // the plan's uploads
       CAPPLAN_RETURN_IF_ERROR(L.ffn->Plan(perm, route_w.data()));
@@ -647,16 +648,16 @@ Status CudaBackend::Forward(const std::vector<StepRequest>& batch, PageTags* tag
   }
   const int ms = static_cast<int>(sample_rows.size());
   if (ms == 0) return Cuda(cudaGetLastError(), "CUDA backend step");
-  m.Mark(OpClass::kElementwise);
+  m.Mark(models::OpClass::kElementwise);
   CAPPLAN_RETURN_IF_ERROR(kernels::LaunchFusedAddRmsNorm(
       n, H, eps, B(m.add.get()), B(m.resid.get()), B(m.final_norm.get()), B(m.h.get())));
   CAPPLAN_RETURN_IF_ERROR(Ensure(&m.last, static_cast<size_t>(ms) * H));
-  m.Mark(OpClass::kElementwise);
+  m.Mark(models::OpClass::kElementwise);
   CAPPLAN_RETURN_IF_ERROR(
       kernels::LaunchGatherRows(m.h.get(), m.sample_rows.get(), ms, H, m.last.get()));
   CAPPLAN_RETURN_IF_ERROR(Ensure(&m.logits, static_cast<size_t>(ms) * c.vocab));
   CAPPLAN_RETURN_IF_ERROR(m.Linear(m.lm_head, m.last.get(), ms, m.logits.get()));
-  m.Mark(OpClass::kOverhead);  // sampling: logits download and argmax on the host
+  m.Mark(models::OpClass::kOverhead);  // sampling: logits download and argmax on the host
   HostSpan host(&m.host_us);
   std::vector<uint16_t> lg(static_cast<size_t>(ms) * c.vocab);
   CAPPLAN_RETURN_IF_ERROR(Cuda(
@@ -739,4 +740,4 @@ Result<std::vector<kernels::IntegrityMismatch>> CudaBackend::VerifyPages(
   return out;
 }
 
-}  // namespace capplan
+}  // namespace capplan::engine

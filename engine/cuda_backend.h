@@ -47,7 +47,7 @@
 #include "engine/slice_config.h"
 #include "kernels/attention/paged_kv.h"
 
-namespace capplan {
+namespace capplan::engine {
 
 struct CudaBackendOptions {
   int64_t max_step_tokens = 8192 + 64;  // most tokens one Forward carries
@@ -92,7 +92,7 @@ class CudaBackend final : public EngineBackend {
   LayerProbe probe_;
 };
 
-}  // namespace capplan
+}  // namespace capplan::engine
 
 #endif  // CAPPLAN_HAVE_CUDA
 #endif  // CAPPLAN_ENGINE_CUDA_BACKEND_H_

@@ -5,7 +5,7 @@
 #include "kernels/formats/fp8.h"
 #include "kernels/harness/cuda_timer.h"
 
-namespace capplan::engine_cuda {
+namespace capplan::engine::cuda {
 namespace {
 
 using kernels::Bf16BitsToFloat;
@@ -251,4 +251,4 @@ Status LaunchTopkSelect(int n, int max_ctx, const float* scores, const int32_t* 
   return CudaLastError("TopkSelectKernel launch");
 }
 
-}  // namespace capplan::engine_cuda
+}  // namespace capplan::engine::cuda

@@ -18,7 +18,7 @@
 
 #include "common/status.h"
 
-namespace capplan::engine_cuda {
+namespace capplan::engine::cuda {
 
 // y[r, 0:d] = bf16(x[r, 0:d] / rms * w), rows strided; y may alias x.
 Status LaunchRmsNormRows(int n, int d, const uint16_t* x, int x_stride, const uint16_t* w,
@@ -56,7 +56,7 @@ Status LaunchIndexScores(int n, int heads, const uint16_t* q, const uint16_t* w,
 Status LaunchTopkSelect(int n, int max_ctx, const float* scores, const int32_t* row_ctx, int topk,
                         int32_t* idx, cudaStream_t s);
 
-}  // namespace capplan::engine_cuda
+}  // namespace capplan::engine::cuda
 
 #endif  // CAPPLAN_HAVE_CUDA
 #endif  // CAPPLAN_ENGINE_CUDA_GLUE_H_

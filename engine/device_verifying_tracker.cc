@@ -14,7 +14,7 @@
 
 #include <set>
 
-namespace capplan {
+namespace capplan::engine {
 namespace {
 
 class DeviceVerifyingTracker final : public IntegrityTracker {
@@ -98,4 +98,4 @@ std::unique_ptr<IntegrityTracker> MakeKernelReferenceTracker(int32_t num_pages, 
   return t;
 }
 
-}  // namespace capplan
+}  // namespace capplan::engine

@@ -16,7 +16,7 @@
 #include "engine/integrity_tracker.h"
 #include "kernels/attention/paged_kv.h"
 
-namespace capplan {
+namespace capplan::engine {
 
 // Runs the verification kernel over a page table (one row per request of the
 // step, seq_lens = tokens written so far) and returns every mismatch.
@@ -28,6 +28,6 @@ std::unique_ptr<IntegrityTracker> MakeDeviceVerifyingTracker(PageVerifier verify
 // The tracker above with VerifyKvIntegrityCpu over its own stamped tags.
 std::unique_ptr<IntegrityTracker> MakeKernelReferenceTracker(int32_t num_pages, int32_t page_size);
 
-}  // namespace capplan
+}  // namespace capplan::engine
 
 #endif  // CAPPLAN_ENGINE_DEVICE_VERIFYING_TRACKER_H_

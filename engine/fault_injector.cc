@@ -1,6 +1,6 @@
 #include "engine/fault_injector.h"
 
-namespace capplan {
+namespace capplan::engine {
 
 const char* FaultKindName(FaultKind k) {
   switch (k) {
@@ -95,4 +95,4 @@ Result<InjectedFault> InjectFault(FaultKind kind, KvPageManager* kv,
   return Status::Internal("unknown fault kind");
 }
 
-}  // namespace capplan
+}  // namespace capplan::engine

@@ -26,7 +26,7 @@
 #include "engine/kv_page_manager.h"
 #include "engine/splitmix.h"
 
-namespace capplan {
+namespace capplan::engine {
 
 enum class FaultKind { kMisMap, kSwap, kStaleReuse };
 const char* FaultKindName(FaultKind k);  // "mis_map", "swap", "stale_reuse"
@@ -45,6 +45,6 @@ Result<InjectedFault> InjectFault(FaultKind kind, KvPageManager* kv,
                                   const std::vector<VerifyItem>& candidates,
                                   const std::set<int64_t>& exclude, uint64_t* rng);
 
-}  // namespace capplan
+}  // namespace capplan::engine
 
 #endif  // CAPPLAN_ENGINE_FAULT_INJECTOR_H_

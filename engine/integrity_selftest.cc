@@ -5,7 +5,7 @@
 #include "engine/backend_factory.h"
 #include "engine/device_verifying_tracker.h"
 
-namespace capplan {
+namespace capplan::engine {
 namespace {
 
 struct RunOutcome {
@@ -163,4 +163,4 @@ Result<SelftestReport> RunIntegritySelftest(const SelftestOptions& o) {
   return rep;
 }
 
-}  // namespace capplan
+}  // namespace capplan::engine

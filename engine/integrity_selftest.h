@@ -21,7 +21,7 @@
 #include "engine/fault_injector.h"
 #include "engine/slice_config.h"
 
-namespace capplan {
+namespace capplan::engine {
 
 struct SelftestOptions {
   SliceConfig slice;
@@ -62,6 +62,6 @@ std::vector<EngineRequest> SyntheticRequests(int count, int min_prompt, int max_
 
 Result<SelftestReport> RunIntegritySelftest(const SelftestOptions& options);
 
-}  // namespace capplan
+}  // namespace capplan::engine
 
 #endif  // CAPPLAN_ENGINE_INTEGRITY_SELFTEST_H_

@@ -2,7 +2,7 @@
 
 #include "common/did_you_mean.h"
 
-namespace capplan {
+namespace capplan::engine {
 
 std::string PageName(int64_t request, size_t logical, const PageRef& ref) {
   return "request " + std::to_string(request) + " logical page " + std::to_string(logical) +
@@ -67,4 +67,4 @@ Result<std::unique_ptr<IntegrityTracker>> MakeIntegrityTracker(const std::string
                        DidYouMean(name, IntegrityTrackerNames()) + " (use none or verify)");
 }
 
-}  // namespace capplan
+}  // namespace capplan::engine

@@ -22,7 +22,7 @@
 #include "engine/kv_page_manager.h"
 #include "engine/page_tag.h"
 
-namespace capplan {
+namespace capplan::engine {
 
 // The tag side array, one tag per physical page.
 using PageTags = std::vector<PageTag>;
@@ -90,6 +90,6 @@ Result<std::unique_ptr<IntegrityTracker>> MakeIntegrityTracker(const std::string
                                                                int32_t num_pages);
 const std::vector<std::string>& IntegrityTrackerNames();
 
-}  // namespace capplan
+}  // namespace capplan::engine
 
 #endif  // CAPPLAN_ENGINE_INTEGRITY_TRACKER_H_

@@ -5,7 +5,7 @@
 
 #include "engine/splitmix.h"
 
-namespace capplan {
+namespace capplan::engine {
 
 std::string TagToString(const PageTag& t) {
   if (t.request == kNoRequest) return "{unstamped}";
@@ -135,4 +135,4 @@ Status KvPageManager::InjectStaleReuse(int64_t victim, int32_t logical_page, int
   return Status::Ok();
 }
 
-}  // namespace capplan
+}  // namespace capplan::engine

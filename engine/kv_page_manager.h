@@ -16,7 +16,7 @@
 #include "common/status.h"
 #include "engine/page_tag.h"
 
-namespace capplan {
+namespace capplan::engine {
 
 class KvPageManager {
  public:
@@ -80,6 +80,6 @@ class KvPageManager {
   std::map<int64_t, RequestPages> requests_;
 };
 
-}  // namespace capplan
+}  // namespace capplan::engine
 
 #endif  // CAPPLAN_ENGINE_KV_PAGE_MANAGER_H_

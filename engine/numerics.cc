@@ -8,7 +8,7 @@
 #include "engine/integrity_selftest.h"
 #include "engine/serve_bench.h"
 
-namespace capplan {
+namespace capplan::engine {
 namespace {
 
 struct Accum {
@@ -16,9 +16,10 @@ struct Accum {
   double logit_diff2 = 0, logit_ref2 = 0;
 };
 
-Result<std::unique_ptr<CpuBackend>> Make(const ModelCard& card, const NumericsOptions& o,
-                                         const std::string& weights, Dtype kv, int32_t pages) {
-  PrecisionChoice choice;
+Result<std::unique_ptr<CpuBackend>> Make(const models::ModelCard& card, const NumericsOptions& o,
+                                         const std::string& weights, models::Dtype kv,
+                                         int32_t pages) {
+  models::PrecisionChoice choice;
   choice.weights = weights;
   choice.kv_cache = kv;
   CAPPLAN_ASSIGN_OR_RETURN(SliceConfig s,
@@ -74,17 +75,17 @@ Status CompareStream(CpuBackend* ref, CpuBackend* var, const std::vector<int32_t
 
 }  // namespace
 
-Result<NumericsReport> RunNumerics(const ModelCard& card, const NumericsOptions& o) {
+Result<NumericsReport> RunNumerics(const models::ModelCard& card, const NumericsOptions& o) {
   if (o.streams < 1 || o.prompt_tokens < 1 || o.generated_tokens < 0) {
     return Status::Usage("engine numerics: --streams and --prompt-tokens must be >= 1");
   }
   struct Pair {
     std::string name, ref_w, var_w;
-    Dtype ref_kv, var_kv;
+    models::Dtype ref_kv, var_kv;
   };
   const std::vector<Pair> pairs = {
-      {"kv_fp8_vs_bf16", "default", "default", Dtype::kBf16, Dtype::kFp8E4m3},
-      {"weights_int4_vs_fp8", "fp8", "int4", Dtype::kBf16, Dtype::kBf16},
+      {"kv_fp8_vs_bf16", "default", "default", models::Dtype::kBf16, models::Dtype::kFp8E4m3},
+      {"weights_int4_vs_fp8", "fp8", "int4", models::Dtype::kBf16, models::Dtype::kBf16},
   };
   const int64_t len = o.prompt_tokens + o.generated_tokens + 1;
   const int32_t pages = static_cast<int32_t>(2 + (len + 15) / 16);
@@ -174,4 +175,4 @@ std::string NumericsReport::ToText() const {
   return os.str();
 }
 
-}  // namespace capplan
+}  // namespace capplan::engine

@@ -24,7 +24,7 @@
 #include "engine/slice_config.h"
 #include "models/card.h"
 
-namespace capplan {
+namespace capplan::engine {
 
 struct NumericsOptions {
   int tp = 8;
@@ -57,8 +57,8 @@ inline constexpr const char* kNumericsLabel =
     "synthetic-weight numerics: how the formats perturb this slice's computation on random "
     "weights; not benchmark accuracy of the real model";
 
-Result<NumericsReport> RunNumerics(const ModelCard& card, const NumericsOptions& o);
+Result<NumericsReport> RunNumerics(const models::ModelCard& card, const NumericsOptions& o);
 
-}  // namespace capplan
+}  // namespace capplan::engine
 
 #endif  // CAPPLAN_ENGINE_NUMERICS_H_

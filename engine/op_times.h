@@ -15,7 +15,7 @@
 
 #include "models/ops.h"
 
-namespace capplan {
+namespace capplan::engine {
 
 constexpr int kEngineOpClasses = 6;  // OpClass values
 
@@ -30,7 +30,7 @@ class HostOpMarks {
  public:
   using Clock = std::chrono::steady_clock;
   void Clear() { marks_.clear(); }
-  void Mark(OpClass c) {
+  void Mark(models::OpClass c) {
     if (marks_.empty() || marks_.back().first != c) marks_.emplace_back(c, Clock::now());
   }
   // Closes the last segment now and returns the split.
@@ -47,7 +47,7 @@ class HostOpMarks {
   }
 
  private:
-  std::vector<std::pair<OpClass, Clock::time_point>> marks_;
+  std::vector<std::pair<models::OpClass, Clock::time_point>> marks_;
 };
 
 // Sums host-side work of one step (RAII: adds the scope's duration).
@@ -66,6 +66,6 @@ class HostSpan {
   std::chrono::steady_clock::time_point t0_;
 };
 
-}  // namespace capplan
+}  // namespace capplan::engine
 
 #endif  // CAPPLAN_ENGINE_OP_TIMES_H_

@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <string>
 
-namespace capplan {
+namespace capplan::engine {
 
 // Request ids handed to the engine are >= 0; tags of pages never stamped (and
 // of the poison page) carry this instead, so they match no request.
@@ -41,6 +41,6 @@ struct PageRef {
 
 std::string TagToString(const PageTag& t);
 
-}  // namespace capplan
+}  // namespace capplan::engine
 
 #endif  // CAPPLAN_ENGINE_PAGE_TAG_H_

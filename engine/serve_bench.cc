@@ -12,7 +12,7 @@
 #include "models/card.h"
 #include "models/engine_profile.h"
 
-namespace capplan {
+namespace capplan::engine {
 namespace {
 
 Result<EngineLengthDist> ReadLength(JsonObject* parent, const std::string& key) {
@@ -57,7 +57,7 @@ Result<EngineScenario> ReadEngineScenario(const std::string& path) {
   s.choice.weights = s.weights;
   if (const nlohmann::json* pc = dep.Raw("weights_per_component"); pc && pc->is_object()) {
     for (const auto& [k, v] : pc->items()) {
-      auto c = ParseComponent(k);
+      auto c = models::ParseComponent(k);
       if (!c.ok() || !v.is_string()) {
         return dep.Error("weights_per_component", "bad entry '" + k + "'");
       }
@@ -66,15 +66,15 @@ Result<EngineScenario> ReadEngineScenario(const std::string& path) {
   }
   std::string kv = "bf16";
   CAPPLAN_RETURN_IF_ERROR(dep.Get("kv_cache", &kv));
-  auto kvd = ParseDtype(kv);
+  auto kvd = models::ParseDtype(kv);
   if (!kvd.ok()) return dep.Error("kv_cache", kvd.status().message());
   s.choice.kv_cache = *kvd;
   std::string engine = "sglang", version;
   CAPPLAN_RETURN_IF_ERROR(dep.Get("engine", &engine));
   CAPPLAN_RETURN_IF_ERROR(dep.Get("engine_version", &version));
-  auto resolved = ResolveEngine(engine, version);
+  auto resolved = models::ResolveEngine(engine, version);
   if (!resolved.ok()) return dep.Error("engine", resolved.status().message());
-  const EngineDefaults& defaults = resolved->profile->defaults;
+  const models::EngineDefaults& defaults = resolved->profile->defaults;
   int page = static_cast<int>(defaults.page_size);
   CAPPLAN_RETURN_IF_ERROR(dep.Get("page_size", &page));
   CAPPLAN_RETURN_IF_ERROR(dep.CheckRange("page_size", page, 1, 4096));
@@ -114,8 +114,8 @@ nlohmann::json IterationsToJson(const std::vector<IterationRecord>& its) {
       // The forward split by op class (communication: none on one rank).
       nlohmann::json op = nlohmann::json::object();
       for (int c = 0; c < kEngineOpClasses; ++c) {
-        if (static_cast<OpClass>(c) == OpClass::kCommunication) continue;
-        op[OpClassName(static_cast<OpClass>(c))] = it.op.us[c];
+        if (static_cast<models::OpClass>(c) == models::OpClass::kCommunication) continue;
+        op[models::OpClassName(static_cast<models::OpClass>(c))] = it.op.us[c];
       }
       j["op_us"] = op;
       j["host_us"] = it.op.host_us;
@@ -131,9 +131,9 @@ nlohmann::json SliceToJson(const SliceConfig& s) {
                       {"layers", s.layers},
                       {"hidden", s.hidden},
                       {"vocab", s.vocab},
-                      {"attention", s.attention == AttentionKind::kMla ? "mla" : "gqa"},
+                      {"attention", s.attention == models::AttentionKind::kMla ? "mla" : "gqa"},
                       {"q_heads", s.q_heads},
-                      {"kv_dtype", DtypeName(s.kv_dtype)},
+                      {"kv_dtype", models::DtypeName(s.kv_dtype)},
                       {"attention_weights", kernels::GemmWeightFormatName(s.attention_format)},
                       {"experts_weights", kernels::GemmWeightFormatName(s.experts_format)},
                       {"shared_weights", kernels::GemmWeightFormatName(s.shared_format)},
@@ -141,7 +141,7 @@ nlohmann::json SliceToJson(const SliceConfig& s) {
                       {"int4_group", s.int4_group},
                       {"first_k_dense", s.first_k_dense},
                       {"seed", s.seed}};
-  if (s.attention == AttentionKind::kGqa) {
+  if (s.attention == models::AttentionKind::kGqa) {
     j["kv_heads"] = s.kv_heads;
     j["head_dim"] = s.head_dim;
   } else {
@@ -183,7 +183,7 @@ Result<ServeBenchRun> RunServeBench(const EngineScenario& sc, const ServeBenchOp
   EngineScenario scn = sc;
   if (o.weights) scn.weights = scn.choice.weights = *o.weights;
   if (o.kv_cache) scn.choice.kv_cache = *o.kv_cache;
-  CAPPLAN_ASSIGN_OR_RETURN(ModelCard card, LoadModelCard(sc.model));
+  CAPPLAN_ASSIGN_OR_RETURN(models::ModelCard card, models::LoadModelCard(sc.model));
   CAPPLAN_ASSIGN_OR_RETURN(SliceConfig slice,
                            MakeSliceConfig(card, sc.tp, o.layers, o.dims, scn.choice, sc.seed));
   const int n = o.num_requests.value_or(sc.num_requests);
@@ -261,7 +261,7 @@ Result<ServeBenchRun> RunServeBench(const EngineScenario& sc, const ServeBenchOp
   d["slice"] = SliceToJson(slice);
   d["deployment"] = {{"tp", sc.tp},
                      {"weights", scn.weights},
-                     {"kv_cache", DtypeName(scn.choice.kv_cache)},
+                     {"kv_cache", models::DtypeName(scn.choice.kv_cache)},
                      {"page_size", sc.page_size},
                      {"chunked_prefill_tokens", sc.chunked_prefill_tokens},
                      {"kv_integrity", integrity},
@@ -284,4 +284,4 @@ Result<ServeBenchRun> RunServeBench(const EngineScenario& sc, const ServeBenchOp
   return run;
 }
 
-}  // namespace capplan
+}  // namespace capplan::engine

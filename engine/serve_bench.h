@@ -20,7 +20,7 @@
 #include "engine/slice_config.h"
 #include "models/types.h"
 
-namespace capplan {
+namespace capplan::engine {
 
 // A token-length distribution the engine can draw: fixed or uniform [min, max].
 struct EngineLengthDist {
@@ -32,7 +32,7 @@ struct EngineLengthDist {
 struct EngineScenario {
   std::string path, name, model;
   int tp = 1;
-  PrecisionChoice choice;
+  models::PrecisionChoice choice;
   std::string weights = "default";
   // Absent from the scenario: the defaults of its engine's profile.
   int32_t page_size = 0;
@@ -56,7 +56,7 @@ struct ServeBenchOptions {
   std::optional<int64_t> input_len, output_len;
   std::optional<std::string> kv_integrity;
   std::optional<std::string> weights;  // default | bf16 | fp8 | int4
-  std::optional<Dtype> kv_cache;
+  std::optional<models::Dtype> kv_cache;
   int64_t kv_pages = 0;  // 0: enough for `concurrency` full-length requests
 };
 
@@ -75,6 +75,6 @@ nlohmann::json SliceToJson(const SliceConfig& s);
 // Commit of the source tree the binary was built from ("unknown" if none).
 std::string SourceCommit();
 
-}  // namespace capplan
+}  // namespace capplan::engine
 
 #endif  // CAPPLAN_ENGINE_SERVE_BENCH_H_

@@ -4,20 +4,20 @@
 
 #include "models/memory.h"
 
-namespace capplan {
+namespace capplan::engine {
 namespace {
 
 using kernels::GemmWeightFormat;
 
-GemmWeightFormat ToGemmFormat(const WeightFormat& f) {
+GemmWeightFormat ToGemmFormat(const models::WeightFormat& f) {
   switch (f.dtype) {
-    case Dtype::kFp8E4m3:
+    case models::Dtype::kFp8E4m3:
       // Always block-scaled in the engine: its activations get one scale per
       // token per 128 K (DeepGEMM's 1x128, deepseek-ai/DeepGEMM README.md), so a request's
       // output does not depend on which other requests share the batch. A
       // per-tensor dynamic activation scale would couple them.
       return GemmWeightFormat::kFp8Block128;
-    case Dtype::kInt4:
+    case models::Dtype::kInt4:
       return GemmWeightFormat::kInt4;
     default:
       return GemmWeightFormat::kBf16;
@@ -49,19 +49,18 @@ constexpr int kSmallMoeInter = 32;
 }  // namespace
 
 int SliceConfig::KvEntryWidth() const {
-  if (attention == AttentionKind::kGqa) return 2 * kv_heads * head_dim;
+  if (attention == models::AttentionKind::kGqa) return 2 * kv_heads * head_dim;
   return kv_lora_rank + qk_rope + (index_topk > 0 ? index_head_dim : 0);
 }
 
 std::string SliceConfig::Describe() const {
-  return model + " tp" + std::to_string(tp) + " " + std::to_string(layers) + " layer(s), " +
-         dims + " dims, experts " + kernels::GemmWeightFormatName(experts_format) +
-         ", attention " + kernels::GemmWeightFormatName(attention_format) + ", kv " +
-         DtypeName(kv_dtype);
+  return model + " tp" + std::to_string(tp) + " " + std::to_string(layers) + " layer(s), " + dims +
+         " dims, experts " + kernels::GemmWeightFormatName(experts_format) + ", attention " +
+         kernels::GemmWeightFormatName(attention_format) + ", kv " + models::DtypeName(kv_dtype);
 }
 
-Result<SliceConfig> MakeSliceConfig(const ModelCard& card, int tp, int layers,
-                                    const std::string& dims, const PrecisionChoice& choice,
+Result<SliceConfig> MakeSliceConfig(const models::ModelCard& card, int tp, int layers,
+                                    const std::string& dims, const models::PrecisionChoice& choice,
                                     uint64_t seed) {
   if (dims != "small" && dims != "full") {
     return Status::Usage("--cpu-dims: must be small or full, got '" + dims + "'");
@@ -74,11 +73,11 @@ Result<SliceConfig> MakeSliceConfig(const ModelCard& card, int tp, int layers,
     return Status::Usage("--layers: must be in [1, " + std::to_string(card.num_layers) +
                          "] for " + card.name + ", got " + std::to_string(layers));
   }
-  if (choice.kv_cache != Dtype::kBf16 && choice.kv_cache != Dtype::kFp8E4m3) {
+  if (choice.kv_cache != models::Dtype::kBf16 && choice.kv_cache != models::Dtype::kFp8E4m3) {
     return Status::Usage("kv_cache: the engine stores bf16 or fp8 KV, got " +
-                         std::string(DtypeName(choice.kv_cache)));
+                         std::string(models::DtypeName(choice.kv_cache)));
   }
-  CAPPLAN_ASSIGN_OR_RETURN(auto formats, ResolveWeightFormats(card, choice));
+  CAPPLAN_ASSIGN_OR_RETURN(auto formats, models::ResolveWeightFormats(card, choice));
   SliceConfig s;
   s.model = card.name;
   s.dims = dims;
@@ -94,16 +93,16 @@ Result<SliceConfig> MakeSliceConfig(const ModelCard& card, int tp, int layers,
   s.routed_scaling = card.routed_scaling_factor;
   s.kv_dtype = choice.kv_cache;
   s.seed = seed;
-  auto fmt = [&](Component c) {
+  auto fmt = [&](models::Component c) {
     auto it = formats.find(c);
     return it == formats.end() ? GemmWeightFormat::kBf16 : ToGemmFormat(it->second);
   };
-  s.attention_format = fmt(Component::kAttention);
-  s.experts_format = fmt(Component::kExperts);
-  s.shared_format = fmt(Component::kSharedExperts);
-  s.dense_ffn_format = fmt(Component::kDenseFfn);
+  s.attention_format = fmt(models::Component::kAttention);
+  s.experts_format = fmt(models::Component::kExperts);
+  s.shared_format = fmt(models::Component::kSharedExperts);
+  s.dense_ffn_format = fmt(models::Component::kDenseFfn);
   for (const auto& [c, f] : formats) {
-    if (f.dtype == Dtype::kInt4 && f.group_size > 0) s.int4_group = f.group_size;
+    if (f.dtype == models::Dtype::kInt4 && f.group_size > 0) s.int4_group = f.group_size;
   }
   const bool dsa = card.index_topk > 0;
   if (dims == "full") {
@@ -153,4 +152,4 @@ Result<SliceConfig> MakeSliceConfig(const ModelCard& card, int tp, int layers,
   return s;
 }
 
-}  // namespace capplan
+}  // namespace capplan::engine

@@ -18,7 +18,7 @@
 #include "models/card.h"
 #include "models/types.h"
 
-namespace capplan {
+namespace capplan::engine {
 
 struct SliceConfig {
   std::string model;  // card name
@@ -27,7 +27,7 @@ struct SliceConfig {
   int layers = 1;
   int hidden = 0;
   int vocab = 0;
-  AttentionKind attention = AttentionKind::kGqa;
+  models::AttentionKind attention = models::AttentionKind::kGqa;
   int q_heads = 0;  // per rank
   // GQA
   int kv_heads = 0;  // per rank
@@ -61,7 +61,7 @@ struct SliceConfig {
   kernels::GemmWeightFormat shared_format = kernels::GemmWeightFormat::kBf16;
   kernels::GemmWeightFormat dense_ffn_format = kernels::GemmWeightFormat::kBf16;
   int int4_group = 128;
-  Dtype kv_dtype = Dtype::kBf16;
+  models::Dtype kv_dtype = models::Dtype::kBf16;
   uint64_t seed = 1;
 
   bool IsMoeLayer(int layer) const { return n_experts > 0 && layer >= first_k_dense; }
@@ -78,10 +78,10 @@ struct SliceConfig {
 
 // Builds the slice. Invalid when tp does not divide the heads, layers is out
 // of [1, card layers], or dims is neither "small" nor "full".
-Result<SliceConfig> MakeSliceConfig(const ModelCard& card, int tp, int layers,
-                                    const std::string& dims, const PrecisionChoice& choice,
+Result<SliceConfig> MakeSliceConfig(const models::ModelCard& card, int tp, int layers,
+                                    const std::string& dims, const models::PrecisionChoice& choice,
                                     uint64_t seed);
 
-}  // namespace capplan
+}  // namespace capplan::engine
 
 #endif  // CAPPLAN_ENGINE_SLICE_CONFIG_H_

@@ -14,7 +14,7 @@
 #include "kernels/gemm/gemm_cpu.h"
 #include "models/types.h"
 
-namespace capplan::slice_math {
+namespace capplan::engine::slice_math {
 
 // RoPE base for synthetic weights; the numerics do not depend on it.
 inline constexpr double kRopeTheta = 10000.0;
@@ -42,8 +42,8 @@ inline void Rope(float* v, int d, int64_t pos) {
 // How a value is stored in the cache. FP8 groups of up to 128 values share a
 // dynamic FP32 scale (FlashMLA's FP8 KV: one scale per 128 latent values,
 // deepseek-ai/FlashMLA README.md); BF16 is a plain rounding.
-inline void StoreKv(const float* in, int n, Dtype dtype, float* out) {
-  if (dtype != Dtype::kFp8E4m3) {
+inline void StoreKv(const float* in, int n, models::Dtype dtype, float* out) {
+  if (dtype != models::Dtype::kFp8E4m3) {
     for (int i = 0; i < n; ++i) out[i] = kernels::RoundToBf16(in[i]);
     return;
   }
@@ -80,6 +80,6 @@ inline void Softmax(std::vector<double>* s) {
   for (double& v : *s) v /= sum;
 }
 
-}  // namespace capplan::slice_math
+}  // namespace capplan::engine::slice_math
 
 #endif  // CAPPLAN_ENGINE_SLICE_MATH_H_

@@ -11,7 +11,7 @@
 #include "engine/splitmix.h"
 #include "kernels/formats/bf16.h"
 
-namespace capplan {
+namespace capplan::engine {
 namespace {
 
 using kernels::GemmWeightFormat;
@@ -111,7 +111,7 @@ Result<SliceWeights> MakeSliceWeights(const SliceConfig& c) {
     L.attn_norm = lr.Norm(c.hidden);
     L.ffn_norm = lr.Norm(c.hidden);
     const GemmWeightFormat af = c.attention_format;
-    if (c.attention == AttentionKind::kGqa) {
+    if (c.attention == models::AttentionKind::kGqa) {
       CAPPLAN_ASSIGN_OR_RETURN(L.wq, Linear(&lr, c.q_heads * c.head_dim, c.hidden, af, g));
       CAPPLAN_ASSIGN_OR_RETURN(L.wk, Linear(&lr, c.kv_heads * c.head_dim, c.hidden, af, g));
       CAPPLAN_ASSIGN_OR_RETURN(L.wv, Linear(&lr, c.kv_heads * c.head_dim, c.hidden, af, g));
@@ -168,4 +168,4 @@ Result<SliceWeights> MakeSliceWeights(const SliceConfig& c) {
   return w;
 }
 
-}  // namespace capplan
+}  // namespace capplan::engine

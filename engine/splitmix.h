@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-namespace capplan {
+namespace capplan::engine {
 
 inline uint64_t NextRandom(uint64_t* state) {
   uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
@@ -15,6 +15,6 @@ inline uint64_t NextRandom(uint64_t* state) {
   return z ^ (z >> 31);
 }
 
-}  // namespace capplan
+}  // namespace capplan::engine
 
 #endif  // CAPPLAN_ENGINE_SPLITMIX_H_

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace capplan {
+namespace capplan::hw {
 
 namespace {
 
@@ -61,4 +61,4 @@ const std::vector<std::string>& EfficiencyClasses() {
   return kClasses;
 }
 
-}  // namespace capplan
+}  // namespace capplan::hw

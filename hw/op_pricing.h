@@ -12,7 +12,7 @@
 
 #include "hw/profile.h"
 
-namespace capplan {
+namespace capplan::hw {
 
 // The kernel families the roofline distinguishes.
 enum class OpFamily {
@@ -47,6 +47,6 @@ OpPricing PriceOp(const OpPricingInput& op, const HardwareProfile& p);
 // Every efficiency class PriceOp can return.
 const std::vector<std::string>& EfficiencyClasses();
 
-}  // namespace capplan
+}  // namespace capplan::hw
 
 #endif  // CAPPLAN_HW_OP_PRICING_H_

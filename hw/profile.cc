@@ -8,7 +8,7 @@
 #include "common/json_util.h"
 #include "hw/op_pricing.h"
 
-namespace capplan {
+namespace capplan::hw {
 
 namespace {
 
@@ -227,4 +227,4 @@ Result<HardwareProfile> LoadHardwareProfile(const std::string& name_or_path) {
   return ParseHardwareProfile(doc, path);
 }
 
-}  // namespace capplan
+}  // namespace capplan::hw

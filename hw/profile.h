@@ -18,7 +18,7 @@
 
 #include "common/status.h"
 
-namespace capplan {
+namespace capplan::hw {
 
 struct Provenance {
   std::string kind;  // datasheet | measured | anchor | default | fitted
@@ -99,6 +99,6 @@ Result<HardwareProfile> LoadHardwareProfile(const std::string& name_or_path);
 Result<HardwareProfile> ParseHardwareProfile(const nlohmann::json& doc, const std::string& origin);
 std::vector<std::string> ShippedProfileNames();
 
-}  // namespace capplan
+}  // namespace capplan::hw
 
 #endif  // CAPPLAN_HW_PROFILE_H_

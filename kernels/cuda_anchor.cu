@@ -1,2 +1,4 @@
 // Anchor translation unit so capplan_kernels_cuda always has one source.
-namespace capplan { int cuda_anchor = 0; }
+namespace capplan::kernels {
+int cuda_anchor = 0;
+}

@@ -1,2 +1,4 @@
 // Anchor translation unit so capplan_kernels_cpu always has one source.
-namespace capplan { int kernels_anchor = 0; }
+namespace capplan::kernels {
+int kernels_anchor = 0;
+}

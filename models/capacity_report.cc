@@ -6,7 +6,7 @@
 
 #include "common/json_util.h"
 
-namespace capplan {
+namespace capplan::models {
 
 namespace {
 
@@ -213,4 +213,4 @@ Status RunCapacityTable(const CapacityQuery& q, bool json, CommandContext& ctx) 
   return Status::Ok();
 }
 
-}  // namespace capplan
+}  // namespace capplan::models

@@ -13,7 +13,7 @@
 #include "models/card.h"
 #include "models/memory.h"
 
-namespace capplan {
+namespace capplan::models {
 
 // Everything one capacity question needs besides the card.
 struct CapacityQuery {
@@ -35,6 +35,6 @@ void PrintPlanText(const ModelCard& card, const CapacityQuery& q, const MemoryPl
 // show why instead of failing the table.
 Status RunCapacityTable(const CapacityQuery& q, bool json, CommandContext& ctx);
 
-}  // namespace capplan
+}  // namespace capplan::models
 
 #endif  // CAPPLAN_MODELS_CAPACITY_REPORT_H_

@@ -8,7 +8,7 @@
 #include "common/did_you_mean.h"
 #include "common/json_util.h"
 
-namespace capplan {
+namespace capplan::models {
 
 namespace {
 
@@ -261,4 +261,4 @@ Result<ModelCard> DraftCard(const ModelCard& card, DraftKind kind, int layers) {
   return d;
 }
 
-}  // namespace capplan
+}  // namespace capplan::models

@@ -11,7 +11,7 @@
 #include "common/status.h"
 #include "models/types.h"
 
-namespace capplan {
+namespace capplan::models {
 
 enum class AttentionKind { kGqa, kMla };  // MHA is GQA with kv_heads == heads
 
@@ -96,6 +96,6 @@ Result<ModelCard> DraftCard(const ModelCard& card, DraftKind kind, int layers);
 Result<ModelCard> ParseModelCard(const std::string& json_text, const std::string& origin);
 std::vector<std::string> ShippedModelNames();
 
-}  // namespace capplan
+}  // namespace capplan::models
 
 #endif  // CAPPLAN_MODELS_CARD_H_

@@ -4,7 +4,7 @@
 #include "common/data_path.h"
 #include "common/json_util.h"
 
-namespace capplan {
+namespace capplan::models {
 
 namespace {
 
@@ -84,4 +84,4 @@ Result<const DtypeFacts*> GetDtypeFacts() {
   return &kFacts.value();
 }
 
-}  // namespace capplan
+}  // namespace capplan::models

@@ -11,7 +11,7 @@
 #include "common/status.h"
 #include "models/types.h"
 
-namespace capplan {
+namespace capplan::models {
 
 struct DtypeFacts {
   std::map<Dtype, int> bits;                        // bits per element
@@ -35,6 +35,6 @@ Result<DtypeFacts> ParseDtypeFacts(const std::string& json_text, const std::stri
 // data file is reported on every call.
 Result<const DtypeFacts*> GetDtypeFacts();
 
-}  // namespace capplan
+}  // namespace capplan::models
 
 #endif  // CAPPLAN_MODELS_DTYPE_FACTS_H_

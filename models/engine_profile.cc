@@ -11,7 +11,7 @@
 #include "common/did_you_mean.h"
 #include "common/json_util.h"
 
-namespace capplan {
+namespace capplan::models {
 
 Result<std::array<int, 3>> ParseEngineVersion(const std::string& v, const std::string& flag) {
   std::array<int, 3> out{0, 0, 0};
@@ -366,4 +366,4 @@ Result<EngineResolution> ResolveEngine(const std::string& engine, const std::str
   return r;
 }
 
-}  // namespace capplan
+}  // namespace capplan::models

@@ -18,7 +18,7 @@
 
 #include "common/status.h"
 
-namespace capplan {
+namespace capplan::models {
 
 // "0.5.4" -> {0, 5, 4} (a leading 'v' and a ".postN" suffix are accepted);
 // Usage error naming `flag` otherwise.
@@ -130,6 +130,6 @@ Result<std::vector<EngineProfile>> ParseEngineProfiles(const std::string& json_t
                                                        const std::string& origin,
                                                        std::string* latest);
 
-}  // namespace capplan
+}  // namespace capplan::models
 
 #endif  // CAPPLAN_MODELS_ENGINE_PROFILE_H_

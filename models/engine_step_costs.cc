@@ -7,7 +7,7 @@
 #include "common/json_util.h"
 #include "models/engine_profile.h"
 
-namespace capplan {
+namespace capplan::models {
 
 namespace {
 
@@ -117,4 +117,4 @@ const EngineStepCosts& PickStepCosts(const std::vector<EngineStepCosts>& entries
   return *pick;
 }
 
-}  // namespace capplan
+}  // namespace capplan::models

@@ -27,7 +27,7 @@
 
 #include "common/status.h"
 
-namespace capplan {
+namespace capplan::models {
 
 struct EngineStepCosts {
   std::string engine;
@@ -58,6 +58,6 @@ const EngineStepCosts& PickStepCosts(const std::vector<EngineStepCosts>& entries
 // once. Invalid when the file has no entry for the engine.
 Result<EngineStepCosts> StepCostsFor(const std::string& engine, const std::array<int, 3>& version);
 
-}  // namespace capplan
+}  // namespace capplan::models
 
 #endif  // CAPPLAN_MODELS_ENGINE_STEP_COSTS_H_

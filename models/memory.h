@@ -13,7 +13,7 @@
 #include "models/card.h"
 #include "models/types.h"
 
-namespace capplan {
+namespace capplan::models {
 
 // Resolves the card's checkpoint formats and the deployment's choice into the
 // format of every component. Usage error for unknown names.
@@ -135,6 +135,6 @@ Result<MemoryPlan> PlanMemoryAllowShortfall(const ModelCard& card, const Paralle
                                             const EngineMemoryOptions& engine,
                                             const DeviceMemory& device, int64_t context_tokens);
 
-}  // namespace capplan
+}  // namespace capplan::models
 
 #endif  // CAPPLAN_MODELS_MEMORY_H_

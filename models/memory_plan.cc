@@ -16,7 +16,7 @@
 #include "models/engine_profile.h"
 #include "models/memory.h"
 
-namespace capplan {
+namespace capplan::models {
 
 namespace {
 
@@ -356,4 +356,4 @@ Result<MemoryPlan> PlanMemoryAllowShortfall(const ModelCard& card, const Paralle
   return p;
 }
 
-}  // namespace capplan
+}  // namespace capplan::models

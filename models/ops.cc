@@ -10,7 +10,7 @@
 #include "models/ops_internal.h"
 #include "models/weight_tensors.h"
 
-namespace capplan {
+namespace capplan::models {
 
 const char* OpKindName(OpKind k) {
   switch (k) {
@@ -347,4 +347,4 @@ void BuildStepOps(const ShardedModel& model, const BatchShape& batch, std::vecto
   out->push_back(std::move(sample));
 }
 
-}  // namespace capplan
+}  // namespace capplan::models

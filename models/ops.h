@@ -14,7 +14,7 @@
 #include "models/memory.h"
 #include "models/types.h"
 
-namespace capplan {
+namespace capplan::models {
 
 enum class OpKind {
   kGemm,              // dense GEMM: m tokens x (n x k) weights
@@ -106,6 +106,6 @@ void BuildStepOps(const ShardedModel& model, const BatchShape& batch, std::vecto
 // experts uniformly: n * (1 - (1 - k/n)^tokens).
 double ExpectedUniqueExperts(double tokens, int k, int n);
 
-}  // namespace capplan
+}  // namespace capplan::models
 
 #endif  // CAPPLAN_MODELS_OPS_H_

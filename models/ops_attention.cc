@@ -5,7 +5,7 @@
 
 #include "models/ops_internal.h"
 
-namespace capplan {
+namespace capplan::models {
 
 double CausalPairs(int64_t cached, int64_t n, int64_t cap) {
   // Sum over p = cached+1 .. cached+n of min(p, cap).
@@ -171,4 +171,4 @@ void AppendAttentionOps(const OpBuildContext& c, const BatchShape& batch) {
   }
 }
 
-}  // namespace capplan
+}  // namespace capplan::models

@@ -7,7 +7,7 @@
 #include "models/dtype_facts.h"
 #include "models/ops.h"
 
-namespace capplan {
+namespace capplan::models {
 
 // Activations move as BF16 between kernels (facts: dtypes.json bf16).
 struct OpBuildContext {
@@ -27,6 +27,6 @@ double CausalPairs(int64_t cached, int64_t n, int64_t cap);
 // projections before/after it, with `count` = layers.
 void AppendAttentionOps(const OpBuildContext& c, const BatchShape& batch);
 
-}  // namespace capplan
+}  // namespace capplan::models
 
 #endif  // CAPPLAN_MODELS_OPS_INTERNAL_H_

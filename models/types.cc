@@ -5,7 +5,7 @@
 
 #include "common/did_you_mean.h"
 
-namespace capplan {
+namespace capplan::models {
 
 const std::vector<std::string>& WeightChoiceNames() {
   static const std::vector<std::string>* names = [] {
@@ -67,4 +67,4 @@ Result<Component> ParseComponent(const std::string& s) {
   return Status::Usage("unknown component '" + EchoValue(s) + "'" + DidYouMean(s, names));
 }
 
-}  // namespace capplan
+}  // namespace capplan::models

@@ -14,7 +14,7 @@
 
 #include "common/status.h"
 
-namespace capplan {
+namespace capplan::models {
 
 // Storage / compute number formats. Bits per element and scale layouts are
 // facts kept in models/dtypes.json, not literals in code.
@@ -78,6 +78,6 @@ struct PrecisionChoice {
   Dtype kv_cache = Dtype::kBf16;
 };
 
-}  // namespace capplan
+}  // namespace capplan::models
 
 #endif  // CAPPLAN_MODELS_TYPES_H_

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace capplan {
+namespace capplan::models {
 
 namespace {
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -120,4 +120,4 @@ LocalShape ShardTensor(const ModelCard& card, const WeightTensor& t, const Paral
   return s;
 }
 
-}  // namespace capplan
+}  // namespace capplan::models

@@ -10,7 +10,7 @@
 #include "models/card.h"
 #include "models/types.h"
 
-namespace capplan {
+namespace capplan::models {
 
 // How one tensor is split across the GPUs of an instance (SGLang's layer
 // classes for DeepSeek-style and Llama-style models).
@@ -51,6 +51,6 @@ struct DtypeFacts;
 // ceil(n/br) x ceil(k/bc), INT4 n x ceil(k/group), per-tensor FP8 one scale.
 int64_t TensorScaleBytes(const DtypeFacts& facts, const WeightFormat& f, int64_t n, int64_t k);
 
-}  // namespace capplan
+}  // namespace capplan::models
 
 #endif  // CAPPLAN_MODELS_WEIGHT_TENSORS_H_

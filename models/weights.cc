@@ -7,7 +7,7 @@
 #include "models/memory.h"
 #include "models/weight_tensors.h"
 
-namespace capplan {
+namespace capplan::models {
 
 namespace {
 
@@ -202,4 +202,4 @@ Result<KvLayout> ComputeKvLayout(const ModelCard& card, const ParallelLayout& la
   return out;
 }
 
-}  // namespace capplan
+}  // namespace capplan::models

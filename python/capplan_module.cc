@@ -25,10 +25,10 @@ namespace {
 const CommandTable& Commands() {
   static const CommandTable* table = [] {
     auto* t = new CommandTable;
-    RegisterModelsCommands(t);
-    RegisterSimCommands(t);
-    RegisterCalibrateCommands(t);
-    RegisterReportCommands(t);
+    cli::RegisterModelsCommands(t);
+    cli::RegisterSimCommands(t);
+    cli::RegisterCalibrateCommands(t);
+    cli::RegisterReportCommands(t);
     return t;
   }();
   return *table;

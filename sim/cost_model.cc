@@ -6,7 +6,7 @@
 
 #include "hw/op_pricing.h"
 
-namespace capplan {
+namespace capplan::sim {
 
 const char* BoundName(Bound b) {
   switch (b) {
@@ -47,22 +47,22 @@ bool HasPrefix(const std::set<std::string>& warnings, const std::string& prefix)
   return it != warnings.end() && it->compare(0, prefix.size(), prefix) == 0;
 }
 
-bool IsCollective(OpKind k) {
-  return k == OpKind::kAllReduce || k == OpKind::kAllGather || k == OpKind::kReduceScatter ||
-         k == OpKind::kAllToAll;
+bool IsCollective(models::OpKind k) {
+  return k == models::OpKind::kAllReduce || k == models::OpKind::kAllGather ||
+         k == models::OpKind::kReduceScatter || k == models::OpKind::kAllToAll;
 }
 
 class RooflineCostModel : public CostModel {
  public:
-  explicit RooflineCostModel(const HardwareProfile& p) : p_(p) {}
+  explicit RooflineCostModel(const hw::HardwareProfile& p) : p_(p) {}
   std::string name() const override { return "roofline"; }
 
-  StepCost PriceOps(const std::vector<Op>& ops, const StepContext& ctx,
+  StepCost PriceOps(const std::vector<models::Op>& ops, const StepContext& ctx,
                     std::set<std::string>* warnings) const override {
     StepCost c;
     double gpu = 0;
     int64_t kernels = 0;
-    for (const Op& op : ops) {
+    for (const models::Op& op : ops) {
       const double n = static_cast<double>(std::max<int64_t>(op.count, 0));
       kernels += op.count;
       double t = 0;
@@ -79,7 +79,7 @@ class RooflineCostModel : public CostModel {
       gpu += t;
       c.class_seconds[static_cast<int>(op.op_class)] += t;
       c.bound_seconds[static_cast<int>(bound)] += t;
-      if (op.kind == OpKind::kKvVerify) c.verify_seconds += t;
+      if (op.kind == models::OpKind::kKvVerify) c.verify_seconds += t;
       if (op.draft) c.draft_seconds += t;
     }
     // Launch cost: a graph replay pays a fixed cost plus a small per-node
@@ -94,44 +94,55 @@ class RooflineCostModel : public CostModel {
     // overlap hides it.
     if (ctx.overlap_schedule) cpu = std::max(0.0, cpu - gpu);
     const double overhead = launch + ctx.host_s + cpu;
-    c.class_seconds[static_cast<int>(OpClass::kOverhead)] += overhead;
+    c.class_seconds[static_cast<int>(models::OpClass::kOverhead)] += overhead;
     c.bound_seconds[static_cast<int>(Bound::kOverhead)] += overhead;
     c.seconds = gpu + ctx.host_s + cpu;
     return c;
   }
 
  private:
-  double CollectiveSeconds(const Op& op, bool nvls) const {
+  double CollectiveSeconds(const models::Op& op, bool nvls) const {
     const int parts = op.participants;
     if (parts <= 1 || op.message_bytes <= 0) return 0;
     const double frac = static_cast<double>(parts - 1) / parts;
-    const CollectiveModel* m = &p_.all_reduce;
+    const hw::CollectiveModel* m = &p_.all_reduce;
     double factor = frac;
     switch (op.kind) {
-      case OpKind::kAllReduce: factor = 2 * frac; break;
-      case OpKind::kAllGather: m = &p_.all_gather; break;
-      case OpKind::kReduceScatter: m = &p_.reduce_scatter; break;
+      case models::OpKind::kAllReduce:
+        factor = 2 * frac;
+        break;
+      case models::OpKind::kAllGather:
+        m = &p_.all_gather;
+        break;
+      case models::OpKind::kReduceScatter:
+        m = &p_.reduce_scatter;
+        break;
       default: m = &p_.all_to_all; break;
     }
-    const double bw = nvls && op.kind == OpKind::kAllReduce && m->nvls_bus_bandwidth_bytes_per_s > 0
-                          ? m->nvls_bus_bandwidth_bytes_per_s
-                          : m->bus_bandwidth_bytes_per_s;
+    const double bw =
+        nvls && op.kind == models::OpKind::kAllReduce && m->nvls_bus_bandwidth_bytes_per_s > 0
+            ? m->nvls_bus_bandwidth_bytes_per_s
+            : m->bus_bandwidth_bytes_per_s;
     return m->latency_s + op.message_bytes * factor / bw;
   }
 
-  static MathFormat Format(Dtype d) {
+  static hw::MathFormat Format(models::Dtype d) {
     switch (d) {
-      case Dtype::kFp8E4m3: return MathFormat::kFp8;
-      case Dtype::kFp32: return MathFormat::kFp32;
-      case Dtype::kInt4: return MathFormat::kInt4;
-      default: return MathFormat::k16Bit;
+      case models::Dtype::kFp8E4m3:
+        return hw::MathFormat::kFp8;
+      case models::Dtype::kFp32:
+        return hw::MathFormat::kFp32;
+      case models::Dtype::kInt4:
+        return hw::MathFormat::kInt4;
+      default:
+        return hw::MathFormat::k16Bit;
     }
   }
 
   // The op as hw/op_pricing.h classifies it (one rule for the simulator and
   // for calibration).
-  static OpPricingInput PricingInput(const Op& op) {
-    OpPricingInput in;
+  static hw::OpPricingInput PricingInput(const models::Op& op) {
+    hw::OpPricingInput in;
     in.weights = Format(op.weight_dtype);
     in.compute = Format(op.compute_dtype);
     in.m = static_cast<double>(op.m);
@@ -139,26 +150,36 @@ class RooflineCostModel : public CostModel {
     in.heads = static_cast<double>(op.heads);
     in.q_tokens = static_cast<double>(op.q_tokens);
     switch (op.kind) {
-      case OpKind::kGemm:
-      case OpKind::kRouter:
-      case OpKind::kEmbedding:
-      case OpKind::kSampling: in.family = OpFamily::kDenseGemm; break;
-      case OpKind::kGroupedGemm: in.family = OpFamily::kGroupedGemm; break;
-      case OpKind::kAttentionDecode:
-      case OpKind::kMlaDecode:
-      case OpKind::kDsaIndexer:
-      case OpKind::kKvVerify: in.family = OpFamily::kAttentionDecode; break;
-      case OpKind::kAttentionPrefill:
-      case OpKind::kMlaPrefill: in.family = OpFamily::kAttentionPrefill; break;
-      default: in.family = OpFamily::kElementwise; break;
+      case models::OpKind::kGemm:
+      case models::OpKind::kRouter:
+      case models::OpKind::kEmbedding:
+      case models::OpKind::kSampling:
+        in.family = hw::OpFamily::kDenseGemm;
+        break;
+      case models::OpKind::kGroupedGemm:
+        in.family = hw::OpFamily::kGroupedGemm;
+        break;
+      case models::OpKind::kAttentionDecode:
+      case models::OpKind::kMlaDecode:
+      case models::OpKind::kDsaIndexer:
+      case models::OpKind::kKvVerify:
+        in.family = hw::OpFamily::kAttentionDecode;
+        break;
+      case models::OpKind::kAttentionPrefill:
+      case models::OpKind::kMlaPrefill:
+        in.family = hw::OpFamily::kAttentionPrefill;
+        break;
+      default:
+        in.family = hw::OpFamily::kElementwise;
+        break;
     }
     return in;
   }
 
-  std::pair<double, double> ComputeAndMemorySeconds(const Op& op,
+  std::pair<double, double> ComputeAndMemorySeconds(const models::Op& op,
                                                     std::set<std::string>* warnings) const {
-    const OpPricing pricing = PriceOp(PricingInput(op), p_);
-    const OpEfficiency* eff = &p_.efficiency.at(pricing.efficiency_class);
+    const hw::OpPricing pricing = hw::PriceOp(PricingInput(op), p_);
+    const hw::OpEfficiency* eff = &p_.efficiency.at(pricing.efficiency_class);
     const double x = pricing.x;
     double tc = 0, tm = 0;
     if (op.flops > 0) {
@@ -176,14 +197,14 @@ class RooflineCostModel : public CostModel {
     return {tc, tm};
   }
 
-  void Warn(const Op& op, const char* which, const EfficiencyCurve& c,
+  void Warn(const models::Op& op, const char* which, const hw::EfficiencyCurve& c,
             std::set<std::string>* warnings) const {
     // Every priced batch re-checks its ops: look the op up by the message's
     // prefix, and format a message (numbers, the costly part) once per op and
     // shape, so a run whose ops sit outside a fitted range does not pay for
     // it on every step.
     std::string prefix = "op '";
-    prefix.append(op.name).append("' (").append(OpKindName(op.kind)).append("): ");
+    prefix.append(op.name).append("' (").append(models::OpKindName(op.kind)).append("): ");
     prefix.append(which).append(kShapeWord);
     if (HasPrefix(*warnings, prefix) || warnings->size() >= kMaxPriceWarnings) return;
     std::string& message = messages_[prefix];
@@ -196,7 +217,7 @@ class RooflineCostModel : public CostModel {
     warnings->insert(message);
   }
 
-  HardwareProfile p_;
+  hw::HardwareProfile p_;
   // Warning text by prefix (one run's cost model is used by one thread).
   mutable std::unordered_map<std::string, std::string> messages_;
 };
@@ -205,7 +226,7 @@ Registry<CostModelFactory>* BuildRegistry() {
   auto* r = new Registry<CostModelFactory>("cost model");
   r->Add(
       "roofline",
-      [](const HardwareProfile& p) -> Result<std::unique_ptr<CostModel>> {
+      [](const hw::HardwareProfile& p) -> Result<std::unique_ptr<CostModel>> {
         if (!p.has_cost_model) {
           return Status::Usage(p.path +
                                ": profile has no cost-model parameters (/compute, /efficiency, "
@@ -239,16 +260,17 @@ Registry<CostModelFactory>& CostModels() {
 }
 
 Result<std::unique_ptr<CostModel>> MakeCostModel(const std::string& name,
-                                                 const HardwareProfile& profile) {
+                                                 const hw::HardwareProfile& profile) {
   CAPPLAN_ASSIGN_OR_RETURN(CostModelFactory f, CostModels().Find(name));
   return f(profile);
 }
 
-StepCost PriceBatch(const CostModel& model, const ShardedModel& sharded, const BatchShape& batch,
-                    const StepContext& ctx, std::set<std::string>* warnings) {
-  std::vector<Op> ops;
-  BuildStepOps(sharded, batch, &ops);
+StepCost PriceBatch(const CostModel& model, const models::ShardedModel& sharded,
+                    const models::BatchShape& batch, const StepContext& ctx,
+                    std::set<std::string>* warnings) {
+  std::vector<models::Op> ops;
+  models::BuildStepOps(sharded, batch, &ops);
   return model.PriceOps(ops, ctx, warnings);
 }
 
-}  // namespace capplan
+}  // namespace capplan::sim

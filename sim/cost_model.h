@@ -31,7 +31,7 @@
 #include "common/status.h"
 #include "models/ops.h"
 
-namespace capplan {
+namespace capplan::sim {
 
 constexpr int kNumOpClasses = 6;  // OpClass values
 enum class Bound { kCompute = 0, kMemory, kCommunication, kOverhead };
@@ -69,7 +69,7 @@ class CostModel {
   virtual std::string name() const = 0;
   // Prices the ops of one step on one GPU. Shapes outside the profile's
   // valid ranges add a line to *warnings (when given).
-  virtual StepCost PriceOps(const std::vector<Op>& ops, const StepContext& ctx,
+  virtual StepCost PriceOps(const std::vector<models::Op>& ops, const StepContext& ctx,
                             std::set<std::string>* warnings) const = 0;
 };
 
@@ -83,16 +83,17 @@ inline constexpr const char* kOutOfRangeText = "outside the profile's valid rang
 bool MergePriceWarnings(const std::set<std::string>& from, std::set<std::string>* into);
 
 using CostModelFactory =
-    std::function<Result<std::unique_ptr<CostModel>>(const HardwareProfile& profile)>;
+    std::function<Result<std::unique_ptr<CostModel>>(const hw::HardwareProfile& profile)>;
 Registry<CostModelFactory>& CostModels();
 Result<std::unique_ptr<CostModel>> MakeCostModel(const std::string& name,
-                                                 const HardwareProfile& profile);
+                                                 const hw::HardwareProfile& profile);
 
 // BuildStepOps + PriceOps: what `capplan validate` replays measured batches
 // through.
-StepCost PriceBatch(const CostModel& model, const ShardedModel& sharded, const BatchShape& batch,
-                    const StepContext& ctx, std::set<std::string>* warnings);
+StepCost PriceBatch(const CostModel& model, const models::ShardedModel& sharded,
+                    const models::BatchShape& batch, const StepContext& ctx,
+                    std::set<std::string>* warnings);
 
-}  // namespace capplan
+}  // namespace capplan::sim
 
 #endif  // CAPPLAN_SIM_COST_MODEL_H_

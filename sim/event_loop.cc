@@ -4,7 +4,7 @@
 
 #include "common/progress.h"
 
-namespace capplan {
+namespace capplan::sim {
 
 int64_t RunEventLoop(EventQueue& q, std::span<ServingPool* const> pools, ServingPool* entry,
                      LinkHandler* link, const LoopOptions& options) {
@@ -37,4 +37,4 @@ int64_t RunEventLoop(EventQueue& q, std::span<ServingPool* const> pools, Serving
   return now;
 }
 
-}  // namespace capplan
+}  // namespace capplan::sim

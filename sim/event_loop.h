@@ -14,7 +14,7 @@
 #include "sim/event_queue.h"
 #include "sim/serving_pool.h"
 
-namespace capplan {
+namespace capplan::sim {
 
 class LinkHandler {
  public:
@@ -34,6 +34,6 @@ struct LoopOptions {
 int64_t RunEventLoop(EventQueue& q, std::span<ServingPool* const> pools, ServingPool* entry,
                      LinkHandler* link, const LoopOptions& options);
 
-}  // namespace capplan
+}  // namespace capplan::sim
 
 #endif  // CAPPLAN_SIM_EVENT_LOOP_H_

@@ -29,7 +29,7 @@
 #include <queue>
 #include <vector>
 
-namespace capplan {
+namespace capplan::sim {
 
 enum class EventClass : uint8_t {
   kStepEnd = 0,
@@ -74,6 +74,6 @@ class EventQueue {
   uint64_t next_seq_ = 0;
 };
 
-}  // namespace capplan
+}  // namespace capplan::sim
 
 #endif  // CAPPLAN_SIM_EVENT_QUEUE_H_

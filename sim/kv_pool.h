@@ -8,7 +8,7 @@
 
 #include <cstdint>
 
-namespace capplan {
+namespace capplan::sim {
 
 class KvPool {
  public:
@@ -44,6 +44,6 @@ class KvPool {
   int64_t peak_used_ = 0;
 };
 
-}  // namespace capplan
+}  // namespace capplan::sim
 
 #endif  // CAPPLAN_SIM_KV_POOL_H_

@@ -5,7 +5,7 @@
 #include <climits>
 #include <cmath>
 
-namespace capplan {
+namespace capplan::sim {
 
 namespace {
 
@@ -140,4 +140,4 @@ E2eTotals AddEndToEndSummary(const std::vector<E2eRequest>& reqs, int gpus, doub
   return t;
 }
 
-}  // namespace capplan
+}  // namespace capplan::sim

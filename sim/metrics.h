@@ -18,7 +18,7 @@
 
 #include "schema/run_summary.h"
 
-namespace capplan {
+namespace capplan::sim {
 
 // numpy.percentile(values, p) with the default linear interpolation; 0 for
 // an empty input. Sorts a copy.
@@ -88,6 +88,6 @@ struct E2eTotals {
 E2eTotals AddEndToEndSummary(const std::vector<E2eRequest>& reqs, int gpus, double usd_per_gpu_hour,
                              const SloLimits& slo, schema::RunSummary* s);
 
-}  // namespace capplan
+}  // namespace capplan::sim
 
 #endif  // CAPPLAN_SIM_METRICS_H_

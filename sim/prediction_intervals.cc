@@ -4,7 +4,7 @@
 #include "common/data_path.h"
 #include "common/json_util.h"
 
-namespace capplan {
+namespace capplan::sim {
 
 Result<PredictionIntervals> ParsePredictionIntervals(const std::string& text,
                                                      const std::string& origin) {
@@ -85,4 +85,4 @@ Status AddPredictionIntervals(schema::RunSummary* summary) {
   return Status::Ok();
 }
 
-}  // namespace capplan
+}  // namespace capplan::sim

@@ -16,7 +16,7 @@
 #include "common/status.h"
 #include "schema/run_summary.h"
 
-namespace capplan {
+namespace capplan::sim {
 
 struct IntervalRatio {
   double lo = 1, hi = 1;
@@ -42,6 +42,6 @@ bool HasOutOfRangeShapes(const schema::RunSummary& summary);
 // TTFT and TPOT metrics a summary has, widened when HasOutOfRangeShapes.
 Status AddPredictionIntervals(schema::RunSummary* summary);
 
-}  // namespace capplan
+}  // namespace capplan::sim
 
 #endif  // CAPPLAN_SIM_PREDICTION_INTERVALS_H_

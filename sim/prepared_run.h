@@ -17,7 +17,7 @@
 #include "sim/simulator.h"
 #include "sim/step_pricer.h"
 
-namespace capplan {
+namespace capplan::sim {
 
 class PreparedRun {
  public:
@@ -28,9 +28,9 @@ class PreparedRun {
   const std::vector<SimRequestSpec>& specs() const;
   StepPricer& pricer();
   // What the run was prepared from (sim/pd plans the KV transfer with them).
-  const ModelCard& card() const;
-  const HardwareProfile& profile() const;
-  const ParallelLayout& layout() const;
+  const models::ModelCard& card() const;
+  const hw::HardwareProfile& profile() const;
+  const models::ParallelLayout& layout() const;
   // The summary (sim/simulate.h keys), requests CSV and trace of `sim`.
   RunResult Summarize(const SimResult& sim) const;
 
@@ -44,6 +44,6 @@ class PreparedRun {
 Result<std::unique_ptr<PreparedRun>> PrepareRun(const Scenario& scenario, size_t pool,
                                                 const RunOptions& options);
 
-}  // namespace capplan
+}  // namespace capplan::sim
 
 #endif  // CAPPLAN_SIM_PREPARED_RUN_H_

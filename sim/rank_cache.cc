@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace capplan {
+namespace capplan::sim {
 
 int64_t AvailablePages(const RankState& rank) {
   return rank.pool.free_pages() + (rank.cache != nullptr ? rank.cache->evictable_pages() : 0);
@@ -66,4 +66,4 @@ void ReleaseRequestPages(RankState& rank, const SchedulerEnv& env, int32_t idx, 
   r.cached_tokens = 0;
 }
 
-}  // namespace capplan
+}  // namespace capplan::sim

@@ -15,7 +15,7 @@
 
 #include "sim/sim_state.h"
 
-namespace capplan {
+namespace capplan::sim {
 
 // Free pages plus evictable cached pages.
 int64_t AvailablePages(const RankState& rank);
@@ -35,6 +35,6 @@ int64_t LockPrefix(RankState& rank, ReqState& r, const prefix_cache::Match& matc
 // every other page of the request is freed; its lock is released.
 void ReleaseRequestPages(RankState& rank, const SchedulerEnv& env, int32_t idx, bool insert);
 
-}  // namespace capplan
+}  // namespace capplan::sim
 
 #endif  // CAPPLAN_SIM_RANK_CACHE_H_

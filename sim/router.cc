@@ -2,7 +2,7 @@
 
 #include <climits>
 
-namespace capplan {
+namespace capplan::sim {
 
 namespace {
 
@@ -109,4 +109,4 @@ Registry<RouterFn>& Routers() {
 
 bool RouterUsesPrefixTrees(const std::string& name) { return name == "cache_aware"; }
 
-}  // namespace capplan
+}  // namespace capplan::sim

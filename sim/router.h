@@ -9,7 +9,7 @@
 
 #include "common/registry.h"
 
-namespace capplan {
+namespace capplan::sim {
 
 // What a router may look at to pick one of `n` targets. Ties go to the
 // lowest index, so runs stay deterministic.
@@ -42,6 +42,6 @@ inline constexpr double kCacheAwareThreshold = 0.3;
 inline constexpr int64_t kCacheAwareBalanceAbs = 64;
 inline constexpr double kCacheAwareBalanceRel = 1.5;
 
-}  // namespace capplan
+}  // namespace capplan::sim
 
 #endif  // CAPPLAN_SIM_ROUTER_H_

@@ -12,7 +12,7 @@
 #include "sim/scheduler.h"
 #include "sim/simulate.h"
 
-namespace capplan {
+namespace capplan::sim {
 
 namespace {
 
@@ -32,7 +32,7 @@ Status GetEnum(JsonObject& d, const char* key, const E (&values)[N], NameOf name
   return d.CheckOneOf(key, name, names);
 }
 
-constexpr Dtype kKvDtypes[] = {Dtype::kBf16, Dtype::kFp8E4m3};
+constexpr models::Dtype kKvDtypes[] = {models::Dtype::kBf16, models::Dtype::kFp8E4m3};
 
 // deployment.speculative: {method, draft_tokens, acceptance | mean_accept_length,
 // draft_layers}. The draft-token limit is the engine's.
@@ -45,7 +45,7 @@ Status ParseStepCosts(JsonObject& d, DeploymentSpec::StepCosts* out) {
   }
   CAPPLAN_ASSIGN_OR_RETURN(JsonObject s, d.Child("step_costs"));
   CAPPLAN_RETURN_IF_ERROR(s.CheckObject());
-  const std::vector<std::string>& keys = EngineStepCostKeys();
+  const std::vector<std::string>& keys = models::EngineStepCostKeys();
   std::optional<double>* fields[] = {&out->host_s, &out->cpu_schedule_s,
                                      &out->cpu_schedule_per_request_s};
   for (size_t i = 0; i < keys.size(); ++i) {
@@ -56,7 +56,7 @@ Status ParseStepCosts(JsonObject& d, DeploymentSpec::StepCosts* out) {
   return s.Finish();
 }
 
-Status ParseSpeculative(JsonObject& d, const EngineProfile& engine, speculative::Spec* o) {
+Status ParseSpeculative(JsonObject& d, const models::EngineProfile& engine, speculative::Spec* o) {
   if (!d.Has("speculative")) {
     d.Touch("speculative");
     return Status::Ok();
@@ -102,9 +102,9 @@ Status ParseSpeculative(JsonObject& d, const EngineProfile& engine, speculative:
 Status ParseDeployment(JsonObject& d, DeploymentSpec* o) {
   CAPPLAN_RETURN_IF_ERROR(d.CheckObject());
   CAPPLAN_RETURN_IF_ERROR(d.Get("engine", &o->engine));
-  CAPPLAN_RETURN_IF_ERROR(d.CheckOneOf("engine", o->engine, EngineNames()));
+  CAPPLAN_RETURN_IF_ERROR(d.CheckOneOf("engine", o->engine, models::EngineNames()));
   CAPPLAN_RETURN_IF_ERROR(d.Get("engine_version", &o->engine_version));
-  auto resolved = ResolveEngine(o->engine, o->engine_version);
+  auto resolved = models::ResolveEngine(o->engine, o->engine_version);
   if (!resolved.ok()) return d.Error("engine_version", resolved.status().message());
   o->engine_resolution = *resolved;
   CAPPLAN_RETURN_IF_ERROR(d.Get("gpus", &o->gpus, true));
@@ -119,12 +119,12 @@ Status ParseDeployment(JsonObject& d, DeploymentSpec* o) {
   CAPPLAN_RETURN_IF_ERROR(d.Get("replicas", &o->replicas));
   CAPPLAN_RETURN_IF_ERROR(d.CheckRange("replicas", o->replicas, 1, 100000));
   CAPPLAN_RETURN_IF_ERROR(d.Get("weights", &o->weights));
-  CAPPLAN_RETURN_IF_ERROR(d.CheckOneOf("weights", o->weights, WeightChoiceNames()));
+  CAPPLAN_RETURN_IF_ERROR(d.CheckOneOf("weights", o->weights, models::WeightChoiceNames()));
   if (const nlohmann::json* w = d.Raw("weights_per_component"); w != nullptr && !w->is_null()) {
     if (!w->is_object()) return d.Error("weights_per_component", "must be an object like {\"experts\": \"int4\"}");
     for (const auto& [k, v] : w->items()) {
       if (!v.is_string()) return d.Error("weights_per_component", "/" + k + " must be a string");
-      auto component = ParseComponent(k);
+      auto component = models::ParseComponent(k);
       if (!component.ok()) {
         return d.Error("weights_per_component", "/" + k + ": " + component.status().message());
       }
@@ -133,9 +133,9 @@ Status ParseDeployment(JsonObject& d, DeploymentSpec* o) {
   }
   if (const nlohmann::json* kv = d.Raw("kv_cache"); kv != nullptr && *kv == "fp8_e4m3") {
     d.Touch("kv_cache");  // the checkpoint dtype's full name
-    o->kv_cache = Dtype::kFp8E4m3;
+    o->kv_cache = models::Dtype::kFp8E4m3;
   } else {
-    CAPPLAN_RETURN_IF_ERROR(GetEnum(d, "kv_cache", kKvDtypes, DtypeName, &o->kv_cache));
+    CAPPLAN_RETURN_IF_ERROR(GetEnum(d, "kv_cache", kKvDtypes, models::DtypeName, &o->kv_cache));
   }
   CAPPLAN_RETURN_IF_ERROR(d.Get("mem_fraction_static", &o->mem_fraction_static));
   if (o->mem_fraction_static) {
@@ -232,10 +232,10 @@ Status ParsePdPools(JsonObject& root, Scenario* sc) {
     pool.deployment.phase = want.phase;
     sc->pools.push_back(std::move(pool));
   }
-  KvTransferSpec& t = sc->transfer.emplace();
+  pd::KvTransferSpec& t = sc->transfer.emplace();
   CAPPLAN_ASSIGN_OR_RETURN(JsonObject tj, p.Child("transfer"));
   CAPPLAN_RETURN_IF_ERROR(tj.Get("link", &t.link));
-  CAPPLAN_RETURN_IF_ERROR(tj.CheckOneOf("link", t.link, KvLinkNames()));
+  CAPPLAN_RETURN_IF_ERROR(tj.CheckOneOf("link", t.link, pd::KvLinkNames()));
   CAPPLAN_RETURN_IF_ERROR(tj.Get("layerwise_overlap", &t.layerwise_overlap));
   CAPPLAN_RETURN_IF_ERROR(tj.Finish());
   return p.Finish();
@@ -311,4 +311,4 @@ Result<std::shared_ptr<const Scenario>> LoadScenarioFile(const std::string& path
   return ParseScenario(doc, path);
 }
 
-}  // namespace capplan
+}  // namespace capplan::sim

@@ -18,7 +18,7 @@
 #include "sim/speculative/acceptance.h"
 #include "sim/workload/workload.h"
 
-namespace capplan {
+namespace capplan::sim {
 
 enum class KvIntegrity { kNone, kVerify };
 inline constexpr KvIntegrity kKvIntegrities[] = {KvIntegrity::kNone, KvIntegrity::kVerify};
@@ -34,7 +34,7 @@ struct DeploymentSpec {
   std::string engine_version;     // as written; "" = latest rules models/ knows
   // Resolved at parse: the profile entry the version uses and the version
   // it stands for (the engine's latest for "").
-  EngineResolution engine_resolution;
+  models::EngineResolution engine_resolution;
   int gpus = 8;
   int tp = 8;
   int ep = 1;
@@ -42,8 +42,8 @@ struct DeploymentSpec {
   int dp = 0;  // DP-attention ranks; 0 = tp
   int replicas = 1;
   std::string weights = "default";
-  std::map<Component, std::string> weights_per_component;    // experts -> "int4"
-  Dtype kv_cache = Dtype::kBf16;                             // bf16 | fp8
+  std::map<models::Component, std::string> weights_per_component;  // experts -> "int4"
+  models::Dtype kv_cache = models::Dtype::kBf16;                   // bf16 | fp8
   std::optional<double> mem_fraction_static;  // null: the engine's default
   int64_t chunked_prefill_tokens = 0;  // 0: the engine profile's default
   std::optional<int64_t> max_running_requests;  // null: the engine's default
@@ -98,13 +98,13 @@ struct Scenario {
   // Requests enter the first pool and leave from the last; with several
   // pools, `transfer` is the link between them (sim/pd/README.md).
   std::vector<PoolSpec> pools;
-  std::optional<KvTransferSpec> transfer;
+  std::optional<pd::KvTransferSpec> transfer;
   Workload workload;
   double usd_per_gpu_hour = 2.30;
   SloSpec slo;
   nlohmann::json doc;  // the document as parsed (after --set overrides)
 };
 
-}  // namespace capplan
+}  // namespace capplan::sim
 
 #endif  // CAPPLAN_SIM_SCENARIO_H_

@@ -4,7 +4,7 @@
 
 #include "sim/rank_cache.h"
 
-namespace capplan {
+namespace capplan::sim {
 
 void Scheduler::Retract(RankState& rank, SchedulerEnv& env, int32_t idx) {
   ReqState& r = (*env.reqs)[idx];
@@ -345,4 +345,4 @@ Registry<SchedulerFactory>& Schedulers() {
   return *r;
 }
 
-}  // namespace capplan
+}  // namespace capplan::sim

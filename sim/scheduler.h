@@ -47,7 +47,7 @@
 #include "common/registry.h"
 #include "sim/sim_state.h"
 
-namespace capplan {
+namespace capplan::sim {
 
 enum class ReserveOutcome { kReserved, kNoRoom, kFailed };
 
@@ -113,6 +113,6 @@ class Scheduler {
 using SchedulerFactory = std::function<std::unique_ptr<Scheduler>(const SchedulerConfig&)>;
 Registry<SchedulerFactory>& Schedulers();
 
-}  // namespace capplan
+}  // namespace capplan::sim
 
 #endif  // CAPPLAN_SIM_SCHEDULER_H_

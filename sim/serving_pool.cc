@@ -5,7 +5,7 @@
 
 #include "sim/rank_cache.h"
 
-namespace capplan {
+namespace capplan::sim {
 
 Result<std::unique_ptr<ServingPool>> ServingPool::Create(uint8_t id, const SimConfig& config,
                                                          const std::vector<SimRequestSpec>& specs,
@@ -596,4 +596,4 @@ Result<SimResult> ServingPool::TakeResult(int64_t end_ns) {
   return std::move(res_);
 }
 
-}  // namespace capplan
+}  // namespace capplan::sim

@@ -59,7 +59,7 @@
 #include "sim/simulator.h"
 #include "sim/step_pricer.h"
 
-namespace capplan {
+namespace capplan::sim {
 
 struct PoolOptions {
   bool reserve_before_admit = false;
@@ -202,6 +202,6 @@ class ServingPool {
   StepCost slowest_copy_;
 };
 
-}  // namespace capplan
+}  // namespace capplan::sim
 
 #endif  // CAPPLAN_SIM_SERVING_POOL_H_

@@ -6,7 +6,7 @@
 
 #include "sim/serving_pool.h"
 
-namespace capplan {
+namespace capplan::sim {
 
 int64_t ServingPool::StepNs(double seconds) {
   return std::max<int64_t>(1, std::llround(seconds * 1e9));
@@ -173,4 +173,4 @@ int64_t ServingPool::FastForward(int rep_i, int64_t dur_ns) {
   return t + d;
 }
 
-}  // namespace capplan
+}  // namespace capplan::sim

@@ -12,7 +12,7 @@
 #include "sim/prefix_cache/prefix_cache.h"
 #include "sim/speculative/acceptance.h"
 
-namespace capplan {
+namespace capplan::sim {
 
 enum class Phase { kBoth, kDecodeOnly, kPrefillOnly };
 // As a scenario spells it (deployment.phase): "both", "decode_only",
@@ -162,6 +162,6 @@ struct SchedulerEnv {
   std::vector<int64_t>* blocks = nullptr;  // scratch for content ids
 };
 
-}  // namespace capplan
+}  // namespace capplan::sim
 
 #endif  // CAPPLAN_SIM_SIM_STATE_H_

@@ -28,7 +28,7 @@
 #include "sim/simulator.h"
 #include "sim/step_pricer.h"
 
-namespace capplan {
+namespace capplan::sim {
 
 namespace {
 
@@ -78,12 +78,12 @@ struct PreparedRun::State {
   const Scenario* sc = nullptr;
   const PoolSpec* pool = nullptr;
   RunOptions options;
-  ModelCard card;
-  HardwareProfile profile;
-  ParallelLayout layout;
-  std::optional<ShardedModel> sharded;
-  std::optional<ShardedModel> draft;  // speculative decoding's draft model
-  std::optional<MemoryPlan> plan;
+  models::ModelCard card;
+  hw::HardwareProfile profile;
+  models::ParallelLayout layout;
+  std::optional<models::ShardedModel> sharded;
+  std::optional<models::ShardedModel> draft;  // speculative decoding's draft model
+  std::optional<models::MemoryPlan> plan;
   std::unique_ptr<CostModel> cost;
   std::unique_ptr<ModelStepPricer> pricer;
   int64_t cgbs = 0;
@@ -98,9 +98,9 @@ PreparedRun::~PreparedRun() = default;
 const SimConfig& PreparedRun::config() const { return st_->cfg; }
 const std::vector<SimRequestSpec>& PreparedRun::specs() const { return st_->specs; }
 StepPricer& PreparedRun::pricer() { return *st_->pricer; }
-const ModelCard& PreparedRun::card() const { return st_->card; }
-const HardwareProfile& PreparedRun::profile() const { return st_->profile; }
-const ParallelLayout& PreparedRun::layout() const { return st_->layout; }
+const models::ModelCard& PreparedRun::card() const { return st_->card; }
+const hw::HardwareProfile& PreparedRun::profile() const { return st_->profile; }
+const models::ParallelLayout& PreparedRun::layout() const { return st_->layout; }
 
 Result<std::unique_ptr<PreparedRun>> PrepareRun(const Scenario& sc, size_t pool,
                                                 const RunOptions& options) {
@@ -114,34 +114,34 @@ Result<std::unique_ptr<PreparedRun>> PrepareRun(const Scenario& sc, size_t pool,
   auto at = [&](const std::string& ptr, const Status& st) {
     return st.WithPrefix(origin + ": " + ptr);
   };
-  auto card_r = LoadModelCard(sc.model);
+  auto card_r = models::LoadModelCard(sc.model);
   if (!card_r.ok()) return at("/model", card_r.status());
   st->card = std::move(*card_r);
-  const ModelCard& card = st->card;
-  auto prof_r = LoadHardwareProfile(sc.hardware);
+  const models::ModelCard& card = st->card;
+  auto prof_r = hw::LoadHardwareProfile(sc.hardware);
   if (!prof_r.ok()) return at("/hardware", prof_r.status());
   st->profile = std::move(*prof_r);
-  const HardwareProfile& profile = st->profile;
+  const hw::HardwareProfile& profile = st->profile;
 
-  ParallelLayout& layout = st->layout;
+  models::ParallelLayout& layout = st->layout;
   layout.gpus = d.gpus;
   layout.tp = d.tp;
   layout.ep = d.ep;
   layout.dp_attention = d.dp_attention;
   layout.dp = d.dp_attention ? (d.dp > 0 ? d.dp : d.tp) : 1;
-  PrecisionChoice choice;
+  models::PrecisionChoice choice;
   choice.weights = d.weights;
   choice.per_component = d.weights_per_component;
   choice.kv_cache = d.kv_cache;
 
-  auto sharded_r = ShardModel(card, layout, choice);
+  auto sharded_r = models::ShardModel(card, layout, choice);
   if (!sharded_r.ok()) return at(ps.pointer, sharded_r.status());
   st->sharded.emplace(std::move(*sharded_r));
-  const ShardedModel& sharded = *st->sharded;
+  const models::ShardedModel& sharded = *st->sharded;
 
-  const EngineResolution* engine_r = &d.engine_resolution;
-  const EngineDefaults& ed = engine_r->profile->defaults;
-  EngineMemoryOptions eng;
+  const models::EngineResolution* engine_r = &d.engine_resolution;
+  const models::EngineDefaults& ed = engine_r->profile->defaults;
+  models::EngineMemoryOptions eng;
   eng.engine = d.engine;
   eng.version = d.engine_version;
   eng.mem_fraction = d.mem_fraction_static;
@@ -151,11 +151,12 @@ Result<std::unique_ptr<PreparedRun>> PrepareRun(const Scenario& sc, size_t pool,
   eng.nvls = d.nccl_nvls;
   const speculative::Spec& spec = d.speculative;
   if (spec.on()) {
-    eng.draft = spec.method == speculative::Method::kMtp ? DraftKind::kMtp : DraftKind::kEagle;
+    eng.draft = spec.method == speculative::Method::kMtp ? models::DraftKind::kMtp
+                                                         : models::DraftKind::kEagle;
     eng.draft_layers = spec.draft_layers;
-    auto draft_card = DraftCard(card, eng.draft, eng.draft_layers);
+    auto draft_card = models::DraftCard(card, eng.draft, eng.draft_layers);
     if (!draft_card.ok()) return at(ps.pointer + "/speculative/method", draft_card.status());
-    auto draft_r = ShardModel(*draft_card, layout, choice);
+    auto draft_r = models::ShardModel(*draft_card, layout, choice);
     if (!draft_r.ok()) return at(ps.pointer + "/speculative", draft_r.status());
     st->draft.emplace(std::move(*draft_r));
   }
@@ -166,12 +167,12 @@ Result<std::unique_ptr<PreparedRun>> PrepareRun(const Scenario& sc, size_t pool,
     for (const auto& r : sc.workload.requests) s += r.input_tokens + r.output_tokens;
     mean_ctx = std::max<int64_t>(1, std::llround(s / sc.workload.requests.size()));
   }
-  auto plan_r = PlanMemory(card, layout, choice, eng,
-                           DeviceMemory{profile.gpu_memory_bytes, profile.gpu_runtime_memory_bytes},
-                           mean_ctx);
+  auto plan_r = models::PlanMemory(
+      card, layout, choice, eng,
+      models::DeviceMemory{profile.gpu_memory_bytes, profile.gpu_runtime_memory_bytes}, mean_ctx);
   if (!plan_r.ok()) return at(ps.pointer, plan_r.status());
   st->plan.emplace(std::move(*plan_r));
-  const MemoryPlan& plan = *st->plan;
+  const models::MemoryPlan& plan = *st->plan;
   const int64_t cgbs = st->cgbs = plan.cuda_graph_max_bs;
 
   auto cost_r = d.cost_model_factory(profile);
@@ -184,8 +185,9 @@ Result<std::unique_ptr<PreparedRun>> PrepareRun(const Scenario& sc, size_t pool,
   po.cuda_graph_max_bs = cgbs;
   po.overlap_schedule = overlap;
   po.nvls = plan.nvls;
-  CAPPLAN_ASSIGN_OR_RETURN(auto version, ParseEngineVersion(engine_r->version, "engine_version"));
-  auto step_costs_r = StepCostsFor(d.engine, version);
+  CAPPLAN_ASSIGN_OR_RETURN(auto version,
+                           models::ParseEngineVersion(engine_r->version, "engine_version"));
+  auto step_costs_r = models::StepCostsFor(d.engine, version);
   if (!step_costs_r.ok()) return at(ps.pointer + "/engine", step_costs_r.status());
   po.step_host_s = d.step_costs.host_s.value_or(step_costs_r->host_s);
   po.cpu_schedule_s = d.step_costs.cpu_schedule_s.value_or(step_costs_r->cpu_schedule_s);
@@ -275,9 +277,9 @@ RunResult PreparedRun::Summarize(const SimResult& sim) const {
   const Scenario& sc = *st_->sc;
   const RunOptions& options = st_->options;
   const DeploymentSpec& d = st_->pool->deployment;
-  const HardwareProfile& profile = st_->profile;
-  const ParallelLayout& layout = st_->layout;
-  const MemoryPlan& plan = *st_->plan;
+  const hw::HardwareProfile& profile = st_->profile;
+  const models::ParallelLayout& layout = st_->layout;
+  const models::MemoryPlan& plan = *st_->plan;
   const SimConfig& cfg = st_->cfg;
   const ModelStepPricer& pricer = *st_->pricer;
   const int64_t mrr = st_->mrr, cgbs = st_->cgbs;
@@ -321,7 +323,7 @@ RunResult PreparedRun::Summarize(const SimResult& sim) const {
                   {"attention_ranks", layout.AttentionRanks()},
                   {"replicas", d.replicas},
                   {"weights", d.weights},
-                  {"kv_cache", DtypeName(d.kv_cache)},
+                  {"kv_cache", models::DtypeName(d.kv_cache)},
                   {"page_size", plan.page_size},
                   {"kv_integrity", KvIntegrityName(d.kv_integrity)},
                   {"phase", PhaseName(d.phase)},
@@ -360,7 +362,7 @@ RunResult PreparedRun::Summarize(const SimResult& sim) const {
   mem.weights_bytes_per_gpu = plan.weights.bytes_per_gpu;
   auto& comps = mem.weights_by_component_bytes.emplace();
   for (const auto& c : plan.weights.components) {
-    comps[ComponentName(c.component)] = c.bytes_per_gpu + c.scale_bytes_per_gpu;
+    comps[models::ComponentName(c.component)] = c.bytes_per_gpu + c.scale_bytes_per_gpu;
   }
   mem.reserve_bytes_per_gpu = plan.reserve_bytes_per_gpu;
   mem.kv_pool_bytes_per_gpu = plan.kv_pool_bytes_per_gpu;
@@ -373,7 +375,7 @@ RunResult PreparedRun::Summarize(const SimResult& sim) const {
   const double tot = b.seconds > 0 ? b.seconds : 1;
   auto& share = p.op_time_share.emplace();
   for (int i = 0; i < kNumOpClasses; ++i) {
-    share[OpClassName(static_cast<OpClass>(i))] = b.class_seconds[i] / tot;
+    share[models::OpClassName(static_cast<models::OpClass>(i))] = b.class_seconds[i] / tot;
   }
   auto& bshare = p.bound_time_share.emplace();
   for (int i = 0; i < kNumBounds; ++i) bshare[BoundName(static_cast<Bound>(i))] = b.bound_seconds[i] / tot;
@@ -462,7 +464,7 @@ Status CheckRunTime(const Scenario& sc, const RunOptions& options) {
 Result<RunResult> RunScenario(const Scenario& sc, const RunOptions& options) {
   CAPPLAN_RETURN_IF_ERROR(CheckRunTime(sc, options));
   // Pools linked by a KV transfer run on its protocol (sim/pd/pd_run.h).
-  if (sc.transfer) return RunLinkedPools(sc, options);
+  if (sc.transfer) return pd::RunLinkedPools(sc, options);
   CAPPLAN_ASSIGN_OR_RETURN(std::unique_ptr<PreparedRun> prep, PrepareRun(sc, 0, options));
   auto sim_r = Simulate(prep->config(), prep->specs(), prep->pricer());
   if (!sim_r.ok()) return sim_r.status().WithPrefix(sc.origin);
@@ -483,4 +485,4 @@ Result<RunResult> RunScenario(const Scenario& sc, const RunOptions& options) {
   return r;
 }
 
-}  // namespace capplan
+}  // namespace capplan::sim

@@ -40,7 +40,7 @@
 #include "common/status.h"
 #include "schema/run_summary.h"
 
-namespace capplan {
+namespace capplan::sim {
 
 struct Scenario;        // sim/scenario.h
 struct ReqState;        // sim/sim_state.h
@@ -78,6 +78,6 @@ struct RunResult {
 // PrepareRun + Simulate + Summarize (sim/prepared_run.h).
 Result<RunResult> RunScenario(const Scenario& scenario, const RunOptions& options);
 
-}  // namespace capplan
+}  // namespace capplan::sim
 
 #endif  // CAPPLAN_SIM_SIMULATE_H_

@@ -5,7 +5,7 @@
 #include "sim/event_loop.h"
 #include "sim/serving_pool.h"
 
-namespace capplan {
+namespace capplan::sim {
 
 Result<SimResult> Simulate(const SimConfig& config, const std::vector<SimRequestSpec>& specs,
                            StepPricer& pricer) {
@@ -17,4 +17,4 @@ Result<SimResult> Simulate(const SimConfig& config, const std::vector<SimRequest
   return pool->TakeResult(end);
 }
 
-}  // namespace capplan
+}  // namespace capplan::sim

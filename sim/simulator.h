@@ -24,7 +24,7 @@
 #include "sim/sim_state.h"
 #include "sim/step_pricer.h"
 
-namespace capplan {
+namespace capplan::sim {
 
 struct SimRequestSpec {
   int64_t id = 0;
@@ -103,6 +103,6 @@ struct SimResult {
 Result<SimResult> Simulate(const SimConfig& config, const std::vector<SimRequestSpec>& specs,
                            StepPricer& pricer);
 
-}  // namespace capplan
+}  // namespace capplan::sim
 
 #endif  // CAPPLAN_SIM_SIMULATOR_H_

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <bit>
 
-namespace capplan {
+namespace capplan::sim {
 
 int64_t BucketValue(int64_t v) {
   if (v < 512) return v;
@@ -81,7 +81,7 @@ const StepCost& ModelStepPricer::Price(const StepWork& work) {
 StepCost ModelStepPricer::Compute(const StepWork& work, std::set<std::string>* warnings) {
   // The canonical batch of this signature: decode contexts spread evenly so
   // they sum to the bucketed total.
-  BatchShape b;
+  models::BatchShape b;
   for (const auto& c : work.prefill) b.prefill.push_back({c.new_tokens, BucketValue(c.cached_tokens)});
   const int64_t sum = key_[1];
   const int64_t n = work.decode_n;
@@ -89,13 +89,13 @@ StepCost ModelStepPricer::Compute(const StepWork& work, std::set<std::string>* w
   for (int64_t i = 0; i < n; ++i) b.decode_context.push_back(sum / n + (i < sum % n ? 1 : 0));
   const bool spec = opt_.spec_draft_tokens > 0;
   if (spec) b.decode_query_tokens = 1 + opt_.spec_draft_tokens;
-  BuildStepOps(*model_, b, &ops_);
+  models::BuildStepOps(*model_, b, &ops_);
   if (opt_.kv_verify && n > 0) {
     // Tags of every page the decode step reads, every layer, checked by a
     // separate kernel before attention (engine/page_tag.h).
-    Op v;
-    v.kind = OpKind::kKvVerify;
-    v.op_class = OpClass::kAttention;
+    models::Op v;
+    v.kind = models::OpKind::kKvVerify;
+    v.op_class = models::OpClass::kAttention;
     v.name = "kv.verify";
     v.count = opt_.verify_kernels_per_step;
     const double pages =
@@ -119,21 +119,21 @@ StepCost ModelStepPricer::Compute(const StepWork& work, std::set<std::string>* w
   StepCost c = cost_->PriceOps(ops_, ctx, warnings);
   if (spec && n > 0) {
     c.spec_verify_seconds =
-        c.seconds - c.class_seconds[static_cast<int>(OpClass::kOverhead)] - c.draft_seconds;
+        c.seconds - c.class_seconds[static_cast<int>(models::OpClass::kOverhead)] - c.draft_seconds;
   }
   return c;
 }
 
-void ModelStepPricer::AppendDraftOps(const BatchShape& target) {
+void ModelStepPricer::AppendDraftOps(const models::BatchShape& target) {
   const size_t first = ops_.size();
-  BuildStepOps(*opt_.draft, target, &draft_ops_);  // extend: same rows as the target's
+  models::BuildStepOps(*opt_.draft, target, &draft_ops_);  // extend: same rows as the target's
   ops_.insert(ops_.end(), draft_ops_.begin(), draft_ops_.end());
   const int64_t k = opt_.spec_draft_tokens;
   if (!target.decode_context.empty() && k > 1) {
-    BatchShape one;
+    models::BatchShape one;
     one.decode_context = target.decode_context;
-    BuildStepOps(*opt_.draft, one, &draft_ops_);
-    for (Op& op : draft_ops_) op.count *= k - 1;
+    models::BuildStepOps(*opt_.draft, one, &draft_ops_);
+    for (models::Op& op : draft_ops_) op.count *= k - 1;
     ops_.insert(ops_.end(), draft_ops_.begin(), draft_ops_.end());
   }
   for (size_t i = first; i < ops_.size(); ++i) ops_[i].draft = true;
@@ -179,4 +179,4 @@ SharedStepPrices* StepPriceCache::For(const std::string& fingerprint) {
   return t.get();
 }
 
-}  // namespace capplan
+}  // namespace capplan::sim

@@ -24,11 +24,11 @@
 #include "models/ops.h"
 #include "sim/cost_model.h"
 
-namespace capplan {
+namespace capplan::sim {
 
 // What one attention rank does in one iteration.
 struct StepWork {
-  std::vector<BatchShape::Chunk> prefill;
+  std::vector<models::BatchShape::Chunk> prefill;
   int64_t decode_n = 0;
   int64_t decode_ctx_sum = 0;  // contexts incl. the new token
   bool empty() const { return prefill.empty() && decode_n == 0; }
@@ -68,7 +68,7 @@ struct ModelPricerOptions {
   // spec_draft_tokens + 1 positions, and `draft` (DraftCard, sharded like
   // the target) runs its passes in the same step (ModelStepPricer).
   int64_t spec_draft_tokens = 0;
-  const ShardedModel* draft = nullptr;
+  const models::ShardedModel* draft = nullptr;
 };
 
 struct StepKeyHash {
@@ -124,8 +124,8 @@ class StepPriceCache {
 // null) is looked at before pricing a signature the run has not seen.
 class ModelStepPricer : public StepPricer {
  public:
-  ModelStepPricer(const ShardedModel* model, const CostModel* cost, ModelPricerOptions options,
-                  SharedStepPrices* shared = nullptr)
+  ModelStepPricer(const models::ShardedModel* model, const CostModel* cost,
+                  ModelPricerOptions options, SharedStepPrices* shared = nullptr)
       : model_(model), cost_(cost), opt_(options), shared_(shared) {}
   const StepCost& Price(const StepWork& work) override;
   int64_t SameCostUntil(const StepWork& work) const override {
@@ -142,9 +142,9 @@ class ModelStepPricer : public StepPricer {
   // a draft extend over the prefill chunks and each decode request's
   // verified positions (k + 1 rows, the most it can accept), then k - 1
   // one-token draft passes that propose the rest of the next draft.
-  void AppendDraftOps(const BatchShape& target);
+  void AppendDraftOps(const models::BatchShape& target);
 
-  const ShardedModel* model_;
+  const models::ShardedModel* model_;
   const CostModel* cost_;
   ModelPricerOptions opt_;
   SharedStepPrices* shared_;
@@ -160,12 +160,12 @@ class ModelStepPricer : public StepPricer {
   };
   std::vector<Slot> decode_slots_ = std::vector<Slot>(4096);
   std::vector<int64_t> key_;
-  std::vector<Op> ops_;
-  std::vector<Op> draft_ops_;
+  std::vector<models::Op> ops_;
+  std::vector<models::Op> draft_ops_;
   std::set<std::string> warnings_;
   int64_t hits_ = 0, misses_ = 0;
 };
 
-}  // namespace capplan
+}  // namespace capplan::sim
 
 #endif  // CAPPLAN_SIM_STEP_PRICER_H_

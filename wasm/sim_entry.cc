@@ -25,8 +25,8 @@ namespace {
 // for co-located and disaggregated scenarios alike.
 Result<nlohmann::json> SimulateSummary(const std::string& path,
                                        const std::vector<std::string>& sets) {
-  CAPPLAN_ASSIGN_OR_RETURN(auto scenario, LoadScenarioFile(path, sets));
-  CAPPLAN_ASSIGN_OR_RETURN(RunResult r, RunScenario(*scenario, RunOptions{}));
+  CAPPLAN_ASSIGN_OR_RETURN(auto scenario, sim::LoadScenarioFile(path, sets));
+  CAPPLAN_ASSIGN_OR_RETURN(sim::RunResult r, sim::RunScenario(*scenario, sim::RunOptions{}));
   return schema::ToJson(r.summary);
 }
 

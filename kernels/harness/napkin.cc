@@ -18,7 +18,7 @@ double Ceilings::FlopsFor(const std::string& compute) const {
 // (hw/profile.h), so the kernels' fraction of roofline and the simulator's
 // roofline can never disagree on a file.
 Result<Ceilings> LoadCeilings(const std::string& path) {
-  CAPPLAN_ASSIGN_OR_RETURN(HardwareProfile p, LoadHardwareProfile(path));
+  CAPPLAN_ASSIGN_OR_RETURN(hw::HardwareProfile p, hw::LoadHardwareProfile(path));
   if (!p.has_cost_model) {
     return Status::Invalid(path +
                            ": /compute: the profile has no compute ceilings "

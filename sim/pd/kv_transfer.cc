@@ -7,7 +7,7 @@
 #include "common/json_util.h"
 #include "models/memory.h"
 
-namespace capplan {
+namespace capplan::sim::pd {
 
 int64_t KvTransferPlan::ExposedNs(int64_t tokens) const {
   double bytes = static_cast<double>(WireBytes(tokens));
@@ -21,17 +21,18 @@ const std::vector<std::string>& KvLinkNames() {
   return kNames;
 }
 
-Result<KvTransferPlan> PlanKvTransfer(const ModelCard& card, const ParallelLayout& decode,
-                                      Dtype src, Dtype dst, const KvTransferSpec& spec,
-                                      const HardwareProfile& profile) {
+Result<KvTransferPlan> PlanKvTransfer(const models::ModelCard& card,
+                                      const models::ParallelLayout& decode, models::Dtype src,
+                                      models::Dtype dst, const KvTransferSpec& spec,
+                                      const hw::HardwareProfile& profile) {
   KvTransferPlan p;
   p.link = spec.link;
   p.layerwise_overlap = spec.layerwise_overlap;
   p.src_dtype = src;
   p.dst_dtype = dst;
   p.num_layers = std::max(1, card.num_layers);
-  CAPPLAN_ASSIGN_OR_RETURN(KvLayout s, ComputeKvLayout(card, decode, src));
-  CAPPLAN_ASSIGN_OR_RETURN(KvLayout d, ComputeKvLayout(card, decode, dst));
+  CAPPLAN_ASSIGN_OR_RETURN(models::KvLayout s, models::ComputeKvLayout(card, decode, src));
+  CAPPLAN_ASSIGN_OR_RETURN(models::KvLayout d, models::ComputeKvLayout(card, decode, dst));
   p.src_bytes_per_token = s.bytes_per_token;
   p.dst_bytes_per_token = d.bytes_per_token;
   p.wire_bytes_per_token = std::min(s.bytes_per_token, d.bytes_per_token);
@@ -67,4 +68,4 @@ Result<KvTransferPlan> PlanKvTransfer(const ModelCard& card, const ParallelLayou
   return p;
 }
 
-}  // namespace capplan
+}  // namespace capplan::sim::pd

@@ -26,7 +26,7 @@
 #include "models/card.h"
 #include "models/types.h"
 
-namespace capplan {
+namespace capplan::sim::pd {
 
 struct KvTransferSpec {
   std::string link = "rdma";  // one of KvLinkNames()
@@ -40,7 +40,7 @@ const std::vector<std::string>& KvLinkNames();
 struct KvTransferPlan {
   std::string link;
   bool layerwise_overlap = true;
-  Dtype src_dtype = Dtype::kBf16, dst_dtype = Dtype::kBf16;
+  models::Dtype src_dtype = models::Dtype::kBf16, dst_dtype = models::Dtype::kBf16;
   // Per decode attention rank, per prompt token.
   int64_t src_bytes_per_token = 0;   // in the prefill pool's dtype
   int64_t dst_bytes_per_token = 0;   // in the decode pool's dtype
@@ -57,10 +57,11 @@ struct KvTransferPlan {
 
 // `decode` is the decode pool's layout: it decides which KV each receiving
 // rank holds (GQA heads are sharded over attention TP, MLA latents are not).
-Result<KvTransferPlan> PlanKvTransfer(const ModelCard& card, const ParallelLayout& decode,
-                                      Dtype src, Dtype dst, const KvTransferSpec& spec,
-                                      const HardwareProfile& profile);
+Result<KvTransferPlan> PlanKvTransfer(const models::ModelCard& card,
+                                      const models::ParallelLayout& decode, models::Dtype src,
+                                      models::Dtype dst, const KvTransferSpec& spec,
+                                      const hw::HardwareProfile& profile);
 
-}  // namespace capplan
+}  // namespace capplan::sim::pd
 
 #endif  // CAPPLAN_SIM_PD_KV_TRANSFER_H_

@@ -15,7 +15,7 @@
 #include "sim/simulate.h"
 #include "sim/simulator.h"
 
-namespace capplan {
+namespace capplan::sim::pd {
 
 namespace {
 
@@ -178,7 +178,7 @@ Result<PdRunResult> RunPd(const Scenario& sc, const RunOptions& options) {
   no_hooks.fast_forward = options.fast_forward;
   CAPPLAN_ASSIGN_OR_RETURN(std::unique_ptr<PreparedRun> pre_prep, PrepareRun(sc, pre_i, no_hooks));
   CAPPLAN_ASSIGN_OR_RETURN(std::unique_ptr<PreparedRun> dec_prep, PrepareRun(sc, dec_i, no_hooks));
-  const Dtype src = ps.deployment.kv_cache, dst = ds.deployment.kv_cache;
+  const models::Dtype src = ps.deployment.kv_cache, dst = ds.deployment.kv_cache;
   // Bytes per decode attention rank: the decode pool's card, layout and
   // profile, as PrepareRun derived them.
   const PreparedRun& dec_prepared = *dec_prep;
@@ -320,8 +320,8 @@ Result<PdRunResult> RunPd(const Scenario& sc, const RunOptions& options) {
   schema::Transfer& t = s.transfer.emplace();
   t.link = tp.link;
   t.layerwise_overlap = tp.layerwise_overlap;
-  t.src_kv_dtype = DtypeName(tp.src_dtype);
-  t.dst_kv_dtype = DtypeName(tp.dst_dtype);
+  t.src_kv_dtype = models::DtypeName(tp.src_dtype);
+  t.dst_kv_dtype = models::DtypeName(tp.dst_dtype);
   t.src_bytes_per_token_per_rank = tp.src_bytes_per_token;
   t.dst_bytes_per_token_per_rank = tp.dst_bytes_per_token;
   t.wire_bytes_per_token_per_rank = tp.wire_bytes_per_token;
@@ -359,4 +359,4 @@ Result<RunResult> RunLinkedPools(const Scenario& sc, const RunOptions& options) 
   return out;
 }
 
-}  // namespace capplan
+}  // namespace capplan::sim::pd

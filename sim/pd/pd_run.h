@@ -26,7 +26,7 @@
 #include "sim/scenario.h"
 #include "sim/simulate.h"
 
-namespace capplan {
+namespace capplan::sim::pd {
 
 struct PdRequest {
   int64_t id = 0;
@@ -65,6 +65,6 @@ Status RequireCompletions(const Scenario& sc, const PdRunResult& run);
 // per stage) when `options` asks for them.
 Result<RunResult> RunLinkedPools(const Scenario& sc, const RunOptions& options);
 
-}  // namespace capplan
+}  // namespace capplan::sim::pd
 
 #endif  // CAPPLAN_SIM_PD_PD_RUN_H_

@@ -1,6 +1,6 @@
 #include "sim/prefix_cache/prefix_cache.h"
 
-namespace capplan::prefix_cache {
+namespace capplan::sim::prefix_cache {
 
 PrefixCache::PrefixCache(int64_t block_tokens, int64_t page_size)
     : block_tokens_(block_tokens), pages_per_block_((block_tokens + page_size - 1) / page_size) {
@@ -138,4 +138,4 @@ std::vector<int64_t> PrefixCache::EvictionOrder() const {
   return order;
 }
 
-}  // namespace capplan::prefix_cache
+}  // namespace capplan::sim::prefix_cache

@@ -31,7 +31,7 @@
 #include <utility>
 #include <vector>
 
-namespace capplan::prefix_cache {
+namespace capplan::sim::prefix_cache {
 
 // The root: a match of zero blocks. Lock/Unlock on it are no-ops.
 inline constexpr int32_t kRoot = 0;
@@ -116,6 +116,6 @@ class PrefixCache {
   Stats stats_;
 };
 
-}  // namespace capplan::prefix_cache
+}  // namespace capplan::sim::prefix_cache
 
 #endif  // CAPPLAN_SIM_PREFIX_CACHE_PREFIX_CACHE_H_

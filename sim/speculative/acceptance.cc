@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-namespace capplan::speculative {
+namespace capplan::sim::speculative {
 
 double AcceptanceModel::ExpectedTokensPerStep() const {
   double expected = 1;
@@ -75,4 +75,4 @@ bool AcceptanceFromMeanLength(double mean_accept_length, int64_t draft_tokens, A
   return true;
 }
 
-}  // namespace capplan::speculative
+}  // namespace capplan::sim::speculative

@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-namespace capplan::speculative {
+namespace capplan::sim::speculative {
 
 struct AcceptanceModel {
   // p[i]: probability that draft token i + 1 is accepted given that every
@@ -75,6 +75,6 @@ bool MakeAcceptance(const std::vector<double>& p, AcceptanceModel* out, std::str
 bool AcceptanceFromMeanLength(double mean_accept_length, int64_t draft_tokens, AcceptanceModel* out,
                               std::string* error);
 
-}  // namespace capplan::speculative
+}  // namespace capplan::sim::speculative
 
 #endif  // CAPPLAN_SIM_SPECULATIVE_ACCEPTANCE_H_

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <string>
 
-namespace capplan {
+namespace capplan::sim::sweep {
 
 Result<BisectResult> BisectRate(const BisectOptions& o,
                                 const std::function<Result<RateProbe>(double)>& probe) {
@@ -47,4 +47,4 @@ Result<BisectResult> BisectRate(const BisectOptions& o,
   return r;
 }
 
-}  // namespace capplan
+}  // namespace capplan::sim::sweep

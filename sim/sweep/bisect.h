@@ -12,7 +12,7 @@
 #include "common/status.h"
 #include "schema/run_summary.h"
 
-namespace capplan {
+namespace capplan::sim::sweep {
 
 struct RateProbe {
   double rate = 0;
@@ -41,6 +41,6 @@ struct BisectResult {
 Result<BisectResult> BisectRate(const BisectOptions& options,
                                 const std::function<Result<RateProbe>(double)>& probe);
 
-}  // namespace capplan
+}  // namespace capplan::sim::sweep
 
 #endif  // CAPPLAN_SIM_SWEEP_BISECT_H_

@@ -5,7 +5,7 @@
 #include "common/json_util.h"
 #include "common/utf8.h"
 
-namespace capplan {
+namespace capplan::sim::sweep {
 
 namespace {
 
@@ -174,4 +174,4 @@ Result<SweepPlan> BuildSweepPlan(const nlohmann::json& base, const std::string& 
   return plan;
 }
 
-}  // namespace capplan
+}  // namespace capplan::sim::sweep

@@ -11,7 +11,7 @@
 #include "sim/sweep/hooks.h"
 #include "sim/sweep/point_id.h"
 
-namespace capplan {
+namespace capplan::sim::sweep {
 
 struct GridAxis {
   std::string path;                    // "deployment.tp"
@@ -59,6 +59,6 @@ Result<SweepPlan> BuildSweepPlan(const nlohmann::json& base, const std::string& 
 Result<nlohmann::json> ApplyGrid(const nlohmann::json& base, const GridAssignment& grid,
                                  const std::string& origin);
 
-}  // namespace capplan
+}  // namespace capplan::sim::sweep
 
 #endif  // CAPPLAN_SIM_SWEEP_GRID_H_

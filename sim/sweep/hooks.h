@@ -12,7 +12,7 @@
 #include "common/status.h"
 #include "schema/run_summary.h"
 
-namespace capplan {
+namespace capplan::sim::sweep {
 
 // Parses a scenario document without running it. Usage errors mean the
 // document is malformed (unknown key, wrong type); Invalid errors mean it is
@@ -36,6 +36,6 @@ struct SimHooks {
   PointPruner prune;  // may be empty: nothing pruned before simulating
 };
 
-}  // namespace capplan
+}  // namespace capplan::sim::sweep
 
 #endif  // CAPPLAN_SIM_SWEEP_HOOKS_H_

@@ -6,7 +6,7 @@
 #include <thread>
 #include <vector>
 
-namespace capplan {
+namespace capplan::sim::sweep {
 
 int DefaultJobs() { return std::max(1u, std::thread::hardware_concurrency()); }
 
@@ -50,4 +50,4 @@ Status ParallelFor(int64_t n, int jobs, const std::function<Status(int64_t)>& fn
   return first_status;
 }
 
-}  // namespace capplan
+}  // namespace capplan::sim::sweep

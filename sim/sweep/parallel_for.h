@@ -8,7 +8,7 @@
 
 #include "common/status.h"
 
-namespace capplan {
+namespace capplan::sim::sweep {
 
 // Calls fn(i) for i in [0, n) on min(jobs, n) threads (jobs <= 0: hardware
 // concurrency). After the first error no new items start; that error (the
@@ -17,6 +17,6 @@ Status ParallelFor(int64_t n, int jobs, const std::function<Status(int64_t)>& fn
 
 int DefaultJobs();
 
-}  // namespace capplan
+}  // namespace capplan::sim::sweep
 
 #endif  // CAPPLAN_SIM_SWEEP_PARALLEL_FOR_H_

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace capplan {
+namespace capplan::sim::sweep {
 
 std::vector<ParetoPoint> ParetoFront(std::vector<ParetoPoint> points) {
   // Sort by x descending (y descending on ties); sweep keeping the best y
@@ -30,4 +30,4 @@ std::vector<ParetoPoint> ParetoFront(std::vector<ParetoPoint> points) {
   return front;
 }
 
-}  // namespace capplan
+}  // namespace capplan::sim::sweep

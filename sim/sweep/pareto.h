@@ -5,7 +5,7 @@
 
 #include <vector>
 
-namespace capplan {
+namespace capplan::sim::sweep {
 
 struct ParetoPoint {
   double x = 0;
@@ -18,6 +18,6 @@ struct ParetoPoint {
 // are all kept.
 std::vector<ParetoPoint> ParetoFront(std::vector<ParetoPoint> points);
 
-}  // namespace capplan
+}  // namespace capplan::sim::sweep
 
 #endif  // CAPPLAN_SIM_SWEEP_PARETO_H_

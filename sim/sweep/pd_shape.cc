@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-namespace capplan {
+namespace capplan::sim::sweep {
 
 namespace {
 
@@ -103,4 +103,4 @@ nlohmann::json PdShapeJson(const PdShape& s) {
           {"binding_pool_text", s.binding_text}};
 }
 
-}  // namespace capplan
+}  // namespace capplan::sim::sweep

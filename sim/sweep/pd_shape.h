@@ -10,7 +10,7 @@
 
 #include "schema/run_summary.h"
 
-namespace capplan {
+namespace capplan::sim::sweep {
 
 struct PdPoolShape {
   int replicas = 0;
@@ -46,6 +46,6 @@ std::optional<PdShape> PdShapeOf(const schema::RunSummary& summary,
                                  const nlohmann::json& binding = nullptr);
 nlohmann::json PdShapeJson(const PdShape& s);
 
-}  // namespace capplan
+}  // namespace capplan::sim::sweep
 
 #endif  // CAPPLAN_SIM_SWEEP_PD_SHAPE_H_

@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-namespace capplan {
+namespace capplan::sim::sweep {
 
 uint64_t Fnv1a64(std::string_view bytes) {
   uint64_t h = 14695981039346656037ULL;
@@ -33,4 +33,4 @@ std::string PointId(const GridAssignment& point) {
 
 std::string DocumentId(const nlohmann::json& doc) { return Hex(Fnv1a64(doc.dump()), 16); }
 
-}  // namespace capplan
+}  // namespace capplan::sim::sweep

@@ -19,7 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace capplan {
+namespace capplan::sim::sweep {
 
 // FNV-1a 64-bit (offset basis 14695981039346656037, prime 1099511628211, the
 // published FNV parameters).
@@ -34,6 +34,6 @@ std::string PointId(const GridAssignment& point);
 // whether an output directory holds results of the same base scenario.
 std::string DocumentId(const nlohmann::json& doc);
 
-}  // namespace capplan
+}  // namespace capplan::sim::sweep
 
 #endif  // CAPPLAN_SIM_SWEEP_POINT_ID_H_

@@ -13,7 +13,7 @@
 #include "sim/sweep/pareto.h"
 #include "common/progress.h"
 
-namespace capplan {
+namespace capplan::sim::sweep {
 
 namespace {
 
@@ -282,4 +282,4 @@ Result<SearchResult> RunSearch(const nlohmann::json& base, const std::string& or
   return result;
 }
 
-}  // namespace capplan
+}  // namespace capplan::sim::sweep

@@ -19,7 +19,7 @@
 #include "sim/sweep/search_space.h"
 #include "sim/sweep/slo.h"
 
-namespace capplan {
+namespace capplan::sim::sweep {
 
 enum class Objective { kCostPerMillionOutputTokens, kGpus, kOutputThroughputPerGpu };
 // "cost_per_million_output_tokens" | "gpus" | "output_throughput_per_gpu";
@@ -80,6 +80,6 @@ Result<SearchResult> RunSearch(const nlohmann::json& base, const std::string& or
                                const SearchSpace& space, const SearchOptions& options,
                                const SimHooks& hooks);
 
-}  // namespace capplan
+}  // namespace capplan::sim::sweep
 
 #endif  // CAPPLAN_SIM_SWEEP_SEARCH_H_

@@ -9,7 +9,7 @@
 #include "sim/sweep/pd_shape.h"
 #include "sim/sweep/sweep_files.h"
 
-namespace capplan {
+namespace capplan::sim::sweep {
 
 namespace {
 
@@ -258,4 +258,4 @@ void PrintSearchReport(const SearchResult& r, std::ostream& os) {
   }
 }
 
-}  // namespace capplan
+}  // namespace capplan::sim::sweep

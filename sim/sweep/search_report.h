@@ -12,7 +12,7 @@
 #include "common/status.h"
 #include "sim/sweep/search.h"
 
-namespace capplan {
+namespace capplan::sim::sweep {
 
 nlohmann::json SearchJson(const SearchResult& r);
 std::string PrunedCsv(const SearchResult& r);
@@ -20,6 +20,6 @@ std::string PrunedCsv(const SearchResult& r);
 Status WriteSearchOutputs(const SearchResult& r, const std::string& dir);
 void PrintSearchReport(const SearchResult& r, std::ostream& os);
 
-}  // namespace capplan
+}  // namespace capplan::sim::sweep
 
 #endif  // CAPPLAN_SIM_SWEEP_SEARCH_REPORT_H_

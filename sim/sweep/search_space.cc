@@ -4,7 +4,7 @@
 
 #include "common/json_util.h"
 
-namespace capplan {
+namespace capplan::sim::sweep {
 
 Result<SearchSpace> ParseSearchSpace(const nlohmann::json& doc, const std::string& origin) {
   SearchSpace s;
@@ -63,4 +63,4 @@ Result<SearchSpace> LoadSearchSpace(const std::string& path) {
   return ParseSearchSpace(doc, path);
 }
 
-}  // namespace capplan
+}  // namespace capplan::sim::sweep

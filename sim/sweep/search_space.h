@@ -13,7 +13,7 @@
 #include "common/status.h"
 #include "sim/sweep/grid.h"
 
-namespace capplan {
+namespace capplan::sim::sweep {
 
 struct SearchSpace {
   std::string origin;
@@ -31,6 +31,6 @@ struct SearchSpace {
 Result<SearchSpace> ParseSearchSpace(const nlohmann::json& doc, const std::string& origin);
 Result<SearchSpace> LoadSearchSpace(const std::string& path);
 
-}  // namespace capplan
+}  // namespace capplan::sim::sweep
 
 #endif  // CAPPLAN_SIM_SWEEP_SEARCH_SPACE_H_

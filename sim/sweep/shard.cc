@@ -2,7 +2,7 @@
 
 #include <cstdlib>
 
-namespace capplan {
+namespace capplan::sim::sweep {
 
 EnvLookup ProcessEnv() {
   return [](const std::string& name) -> std::optional<std::string> {
@@ -76,4 +76,4 @@ Result<ShardSpec> ResolveShard(std::optional<int> flag_index, std::optional<int>
   return s;
 }
 
-}  // namespace capplan
+}  // namespace capplan::sim::sweep

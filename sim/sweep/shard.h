@@ -11,7 +11,7 @@
 
 #include "common/status.h"
 
-namespace capplan {
+namespace capplan::sim::sweep {
 
 struct ShardSpec {
   int index = 0;
@@ -32,6 +32,6 @@ EnvLookup ProcessEnv();
 Result<ShardSpec> ResolveShard(std::optional<int> flag_index, std::optional<int> flag_count,
                                const EnvLookup& env);
 
-}  // namespace capplan
+}  // namespace capplan::sim::sweep
 
 #endif  // CAPPLAN_SIM_SWEEP_SHARD_H_

@@ -9,7 +9,7 @@
 #include "sim/simulate.h"
 #include "sim/step_pricer.h"
 
-namespace capplan {
+namespace capplan::sim::sweep {
 
 namespace {
 
@@ -124,4 +124,4 @@ Result<nlohmann::json> LoadBaseScenario(const std::string& path,
   return scenario->doc;
 }
 
-}  // namespace capplan
+}  // namespace capplan::sim::sweep

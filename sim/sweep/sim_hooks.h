@@ -11,7 +11,7 @@
 #include "common/status.h"
 #include "sim/sweep/hooks.h"
 
-namespace capplan {
+namespace capplan::sim::sweep {
 
 // `origin` is the scenario file: errors name it, and relative trace paths
 // resolve against its directory. `fast_forward`: RunOptions::fast_forward
@@ -24,6 +24,6 @@ SimHooks RealSimHooks(const std::string& origin, bool fast_forward = true);
 Result<nlohmann::json> LoadBaseScenario(const std::string& path,
                                         const std::vector<std::string>& sets);
 
-}  // namespace capplan
+}  // namespace capplan::sim::sweep
 
 #endif  // CAPPLAN_SIM_SWEEP_SIM_HOOKS_H_

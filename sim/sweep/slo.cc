@@ -7,7 +7,7 @@
 
 #include "common/did_you_mean.h"
 
-namespace capplan {
+namespace capplan::sim::sweep {
 
 const char* SloOpText(SloOp op) {
   switch (op) {
@@ -172,4 +172,4 @@ std::string DescribeCheck(const SloCheck& c) {
   return os.str();
 }
 
-}  // namespace capplan
+}  // namespace capplan::sim::sweep

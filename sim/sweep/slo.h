@@ -13,7 +13,7 @@
 #include "common/status.h"
 #include "schema/run_summary.h"
 
-namespace capplan {
+namespace capplan::sim::sweep {
 
 enum class SloOp { kLe, kLt, kGe, kGt };
 const char* SloOpText(SloOp op);
@@ -55,6 +55,6 @@ bool AllMet(const std::vector<SloCheck>& checks);
 // for a met one.
 std::string DescribeCheck(const SloCheck& c);
 
-}  // namespace capplan
+}  // namespace capplan::sim::sweep
 
 #endif  // CAPPLAN_SIM_SWEEP_SLO_H_

@@ -6,7 +6,7 @@
 #include "common/atomic_file.h"
 #include "common/json_util.h"
 
-namespace capplan {
+namespace capplan::sim::sweep {
 
 std::string ManifestPath(const std::string& dir) { return dir + "/manifest.jsonl"; }
 std::string PointPath(const std::string& dir, const std::string& id) {
@@ -205,4 +205,4 @@ std::string SweepCsv(const std::vector<std::string>& paths,
   return out;
 }
 
-}  // namespace capplan
+}  // namespace capplan::sim::sweep

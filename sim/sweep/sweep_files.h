@@ -17,7 +17,7 @@
 #include "common/status.h"
 #include "sim/sweep/grid.h"
 
-namespace capplan {
+namespace capplan::sim::sweep {
 
 std::string ManifestPath(const std::string& dir);
 std::string PointPath(const std::string& dir, const std::string& point_id);
@@ -53,6 +53,6 @@ std::string SweepCsv(const std::vector<std::string>& paths,
                      const std::vector<nlohmann::json>& records);
 std::string CsvField(const std::string& s);
 
-}  // namespace capplan
+}  // namespace capplan::sim::sweep
 
 #endif  // CAPPLAN_SIM_SWEEP_SWEEP_FILES_H_

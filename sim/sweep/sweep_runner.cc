@@ -9,7 +9,7 @@
 #include "common/progress.h"
 #include "sim/sweep/sweep_files.h"
 
-namespace capplan {
+namespace capplan::sim::sweep {
 
 Status WriteSweepManifest(const SweepPlan& plan, const std::string& out_dir) {
   CAPPLAN_RETURN_IF_ERROR(MakeDirs(out_dir));
@@ -107,4 +107,4 @@ Result<MergeStats> MergeSweep(const std::string& dir) {
   return stats;
 }
 
-}  // namespace capplan
+}  // namespace capplan::sim::sweep

@@ -13,7 +13,7 @@
 #include "sim/sweep/hooks.h"
 #include "sim/sweep/shard.h"
 
-namespace capplan {
+namespace capplan::sim::sweep {
 
 struct SweepOptions {
   std::string out_dir;
@@ -51,6 +51,6 @@ struct MergeStats {
 // Invalid error lists missing points when some shard has not finished.
 Result<MergeStats> MergeSweep(const std::string& dir);
 
-}  // namespace capplan
+}  // namespace capplan::sim::sweep
 
 #endif  // CAPPLAN_SIM_SWEEP_SWEEP_RUNNER_H_

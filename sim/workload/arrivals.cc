@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-namespace capplan {
+namespace capplan::sim {
 
 std::vector<int64_t> OpenLoopArrivalsNs(int64_t n, double rate_per_s, double burstiness,
                                         ArrivalConvention convention, WorkloadRng& rng) {
@@ -30,4 +30,4 @@ std::vector<int64_t> OpenLoopArrivalsNs(int64_t n, double rate_per_s, double bur
   return out;
 }
 
-}  // namespace capplan
+}  // namespace capplan::sim

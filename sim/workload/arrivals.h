@@ -18,7 +18,7 @@
 
 #include "sim/workload/random.h"
 
-namespace capplan {
+namespace capplan::sim {
 
 enum class ArrivalConvention { kSglang, kVllm };
 
@@ -28,6 +28,6 @@ enum class ArrivalConvention { kSglang, kVllm };
 std::vector<int64_t> OpenLoopArrivalsNs(int64_t n, double rate_per_s, double burstiness,
                                         ArrivalConvention convention, WorkloadRng& rng);
 
-}  // namespace capplan
+}  // namespace capplan::sim
 
 #endif  // CAPPLAN_SIM_WORKLOAD_ARRIVALS_H_

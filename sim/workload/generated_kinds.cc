@@ -9,7 +9,7 @@
 #include "sim/workload/random.h"
 #include "sim/workload/workload_kinds.h"
 
-namespace capplan {
+namespace capplan::sim {
 
 namespace {
 
@@ -128,4 +128,4 @@ Status LoadOpenLoop(JsonObject& w, const std::string& dir, Workload* out) {
   return Status::Ok();
 }
 
-}  // namespace capplan
+}  // namespace capplan::sim

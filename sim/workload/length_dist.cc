@@ -8,7 +8,7 @@
 
 #include "common/atomic_file.h"
 
-namespace capplan {
+namespace capplan::sim {
 
 namespace {
 
@@ -333,4 +333,4 @@ Result<std::unique_ptr<LengthDist>> ParseLengthDist(JsonObject& spec,
   return dist;
 }
 
-}  // namespace capplan
+}  // namespace capplan::sim

@@ -17,7 +17,7 @@
 #include "sim/workload/random.h"
 #include "sim/workload/workload.h"
 
-namespace capplan {
+namespace capplan::sim {
 
 class LengthDist {
  public:
@@ -60,6 +60,6 @@ Status ReadLengthsFile(const std::string& path, std::vector<int64_t>* values,
 // "dir/rel" unless `path` is absolute or dir is empty.
 std::string ResolvePath(const std::string& path, const std::string& scenario_dir);
 
-}  // namespace capplan
+}  // namespace capplan::sim
 
 #endif  // CAPPLAN_SIM_WORKLOAD_LENGTH_DIST_H_

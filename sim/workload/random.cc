@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-namespace capplan {
+namespace capplan::sim {
 
 uint64_t MixSeed(uint64_t seed, uint64_t stream) {
   // Constants are SplitMix64's (golden-ratio increment and its finalizer).
@@ -72,4 +72,4 @@ double WorkloadRng::Gamma(double shape) {
   }
 }
 
-}  // namespace capplan
+}  // namespace capplan::sim

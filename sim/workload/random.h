@@ -15,7 +15,7 @@
 #include <cstdint>
 #include <random>
 
-namespace capplan {
+namespace capplan::sim {
 
 class WorkloadRng {
  public:
@@ -53,6 +53,6 @@ class WorkloadRng {
 // into a well-spread 64-bit engine seed.
 uint64_t MixSeed(uint64_t seed, uint64_t stream);
 
-}  // namespace capplan
+}  // namespace capplan::sim
 
 #endif  // CAPPLAN_SIM_WORKLOAD_RANDOM_H_

@@ -13,7 +13,7 @@
 #include "sim/workload/random.h"
 #include "sim/workload/workload_kinds.h"
 
-namespace capplan {
+namespace capplan::sim {
 
 namespace {
 
@@ -136,4 +136,4 @@ Status LoadSessions(JsonObject& w, const std::string& dir, Workload* out) {
   return Status::Ok();
 }
 
-}  // namespace capplan
+}  // namespace capplan::sim

@@ -2,7 +2,7 @@
 
 #include <limits>
 
-namespace capplan {
+namespace capplan::sim {
 
 namespace {
 
@@ -148,4 +148,4 @@ Result<int64_t> ParseDecimalNs(std::string_view text, int ns_per_unit_digits) {
   return ns;
 }
 
-}  // namespace capplan
+}  // namespace capplan::sim

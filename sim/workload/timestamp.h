@@ -12,7 +12,7 @@
 
 #include "common/status.h"
 
-namespace capplan {
+namespace capplan::sim {
 
 // "YYYY-MM-DD HH:MM:SS[.f{1,9}][Z|+HH:MM|-HH:MM|+HHMM]" ('T' may replace the
 // space) -> nanoseconds since 1970-01-01 00:00 UTC. A timestamp without an
@@ -30,6 +30,6 @@ Result<int64_t> ParseDecimalNs(std::string_view text, int ns_per_unit_digits);
 // Algorithms").
 int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d);
 
-}  // namespace capplan
+}  // namespace capplan::sim
 
 #endif  // CAPPLAN_SIM_WORKLOAD_TIMESTAMP_H_

@@ -8,7 +8,7 @@
 #include "sim/workload/trace_reader.h"
 #include "sim/workload/workload_kinds.h"
 
-namespace capplan {
+namespace capplan::sim {
 
 namespace {
 
@@ -132,4 +132,4 @@ Status LoadTrace(JsonObject& w, const std::string& dir, Workload* out) {
   return Status::Ok();
 }
 
-}  // namespace capplan
+}  // namespace capplan::sim

@@ -9,7 +9,7 @@
 #include "sim/workload/timestamp.h"
 #include "sim/workload/workload.h"
 
-namespace capplan {
+namespace capplan::sim {
 
 namespace {
 
@@ -285,4 +285,4 @@ Result<TraceData> ReadTraceFile(const std::string& format, const std::string& pa
   return ParseTraceText(format, text, path, options);
 }
 
-}  // namespace capplan
+}  // namespace capplan::sim

@@ -23,7 +23,7 @@
 #include "common/registry.h"
 #include "common/status.h"
 
-namespace capplan {
+namespace capplan::sim {
 
 struct TraceRow {
   int64_t timestamp_ns = 0;  // absolute as written (format's epoch), exact
@@ -65,6 +65,6 @@ Result<TraceData> ParseTraceText(const std::string& format, std::string_view tex
 Result<TraceData> ReadTraceFile(const std::string& format, const std::string& path,
                                 const TraceReadOptions& options);
 
-}  // namespace capplan
+}  // namespace capplan::sim
 
 #endif  // CAPPLAN_SIM_WORKLOAD_TRACE_READER_H_

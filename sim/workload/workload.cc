@@ -7,7 +7,7 @@
 #include "sim/workload/random.h"
 #include "sim/workload/workload_kinds.h"
 
-namespace capplan {
+namespace capplan::sim {
 
 const Registry<WorkloadKindFactory>& WorkloadKindRegistry() {
   static const Registry<WorkloadKindFactory>* registry = [] {
@@ -120,4 +120,4 @@ std::string DescribeWorkload(const Workload& w) {
   return os.str();
 }
 
-}  // namespace capplan
+}  // namespace capplan::sim

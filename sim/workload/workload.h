@@ -23,7 +23,7 @@
 #include "common/registry.h"
 #include "common/status.h"
 
-namespace capplan {
+namespace capplan::sim {
 
 // The most tokens one request's input or output may have: a thousand times
 // the longest context of any model, and small enough that sums over 1e8
@@ -94,6 +94,6 @@ using WorkloadKindFactory = std::function<Status(JsonObject& workload_json,
                                                  const std::string& scenario_dir, Workload* out)>;
 const Registry<WorkloadKindFactory>& WorkloadKindRegistry();
 
-}  // namespace capplan
+}  // namespace capplan::sim
 
 #endif  // CAPPLAN_SIM_WORKLOAD_WORKLOAD_H_

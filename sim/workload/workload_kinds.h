@@ -9,7 +9,7 @@
 #include "common/status.h"
 #include "sim/workload/workload.h"
 
-namespace capplan {
+namespace capplan::sim {
 
 Status LoadClosedLoop(JsonObject& w, const std::string& scenario_dir, Workload* out);
 Status LoadOpenLoop(JsonObject& w, const std::string& scenario_dir, Workload* out);
@@ -27,6 +27,6 @@ inline constexpr uint64_t kOutputLengthStream = 2;
 inline constexpr uint64_t kArrivalStream = 3;
 inline constexpr uint64_t kSessionTurnsStream = 4;
 
-}  // namespace capplan
+}  // namespace capplan::sim
 
 #endif  // CAPPLAN_SIM_WORKLOAD_WORKLOAD_KINDS_H_

@@ -12,7 +12,7 @@
 #include "common/json_util.h"
 #include "tests/test_util/shell.h"
 
-namespace capplan {
+namespace capplan::calibrate {
 namespace {
 
 using test_util::Sh;
@@ -85,9 +85,9 @@ TEST(CalibCli, CalibrateWritesAProfileWithProvenanceAndReport) {
       0)
       << log;
   EXPECT_NE(log.find("gemm_bf16"), std::string::npos) << log;
-  auto p = LoadHardwareProfile(out);
+  auto p = hw::LoadHardwareProfile(out);
   ASSERT_TRUE(p.ok()) << p.status().message();
-  const EfficiencyCurve& c = p->efficiency.at("gemm_bf16").compute;
+  const hw::EfficiencyCurve& c = p->efficiency.at("gemm_bf16").compute;
   EXPECT_EQ(c.provenance.kind, "fitted");
   EXPECT_NE(c.provenance.source.find("h200.json (gpu NVIDIA H200, driver 580.1"), std::string::npos)
       << c.provenance.source;
@@ -107,7 +107,7 @@ TEST(CalibCli, CalibrateWritesAProfileWithProvenanceAndReport) {
   EXPECT_EQ(report.find("- `overheads.kernel_launch_s`"), std::string::npos) << report;
   // Not fitted: keeps the base profile's provenance.
   EXPECT_EQ(p->efficiency.at("grouped_gemm").compute.provenance.kind, "anchor");
-  auto shipped = LoadHardwareProfile("h200-sxm");
+  auto shipped = hw::LoadHardwareProfile("h200-sxm");
   ASSERT_TRUE(shipped.ok()) << shipped.status().message();
   EXPECT_EQ(p->provenance.at("collectives.all_reduce.latency_s").source,
             shipped->provenance.at("collectives.all_reduce.latency_s").source);
@@ -138,7 +138,7 @@ TEST(CalibCli, DryRunRefusedThenMarked) {
       Sh(std::string(CAPPLAN_BIN) + " calibrate " + meas + " --allow-dry-run --out " + out, &log),
       0)
       << log;
-  auto p = LoadHardwareProfile(out);
+  auto p = hw::LoadHardwareProfile(out);
   ASSERT_TRUE(p.ok()) << p.status().message();
   EXPECT_EQ(p->efficiency.at("gemm_bf16")
                 .memory.provenance.source.rfind("dry-run CPU timings, not a GPU", 0),
@@ -245,7 +245,7 @@ TEST(CalibCli, CalibrateReportsPublicRecordsItCannotFitYet) {
          &log),
       0)
       << log;
-  auto p = LoadHardwareProfile(out2);
+  auto p = hw::LoadHardwareProfile(out2);
   ASSERT_TRUE(p.ok()) << p.status().message();
   EXPECT_EQ(p->gpu, "NVIDIA H200");
   const std::string& src = p->efficiency.at("gemm_bf16").compute.provenance.source;
@@ -254,4 +254,4 @@ TEST(CalibCli, CalibrateReportsPublicRecordsItCannotFitYet) {
 }
 
 }  // namespace
-}  // namespace capplan
+}  // namespace capplan::calibrate

@@ -8,7 +8,7 @@
 
 #include "hw/profile.h"
 
-namespace capplan {
+namespace capplan::calibrate {
 namespace {
 
 // A local H200 measurement file's source block.
@@ -36,7 +36,7 @@ TEST(CalibFit, PercentileInterpolates) {
 //   drop 2MB: line through (1,10),(4,30) -> 16.667:      1.667/15 = 0.1111
 //   drop 4MB: line through (1,10),(2,15) -> 25:              5/30 = 0.1667
 TEST(CalibFit, LeaveOneOutOnHandMadeSet) {
-  auto prof = LoadHardwareProfile("h200-sxm");
+  auto prof = hw::LoadHardwareProfile("h200-sxm");
   ASSERT_TRUE(prof.ok()) << prof.status().message();
   std::vector<FitPoint> pts;
   for (auto [mb, us] : {std::pair{1.0, 10.0}, {2.0, 15.0}, {4.0, 30.0}}) {
@@ -66,11 +66,11 @@ double Noise(uint64_t* s, double amp) {
 }
 
 TEST(CalibFit, RecoversKnownGemmCurvesFromNoisyMeasurements) {
-  auto prof = LoadHardwareProfile("h200-sxm");
+  auto prof = hw::LoadHardwareProfile("h200-sxm");
   ASSERT_TRUE(prof.ok()) << prof.status().message();
   const double hbm = prof->hbm_bytes_per_s, rate = prof->bf16_flops_per_s;
-  EfficiencyCurve tc = prof->efficiency.at("gemm_bf16").compute;
-  EfficiencyCurve tm = prof->efficiency.at("gemm_bf16").memory;
+  hw::EfficiencyCurve tc = prof->efficiency.at("gemm_bf16").compute;
+  hw::EfficiencyCurve tm = prof->efficiency.at("gemm_bf16").memory;
   tc.max = 0.70, tc.half = 100;  // truth, different from the base profile's
   tm.max = 0.85, tm.half = 3e6;
   MeasurementSet set;
@@ -112,7 +112,7 @@ TEST(CalibFit, RecoversKnownGemmCurvesFromNoisyMeasurements) {
 TEST(CalibFit, WrongModelShowsLargeLooError) {
   // Times that grow with the square of bytes cannot be fitted by a saturating
   // bandwidth curve: the LOO error must say so (the check can fail).
-  auto prof = LoadHardwareProfile("h200-sxm");
+  auto prof = hw::LoadHardwareProfile("h200-sxm");
   ASSERT_TRUE(prof.ok());
   std::vector<FitPoint> pts;
   for (double mb = 1; mb <= 256; mb *= 2) {
@@ -127,7 +127,7 @@ TEST(CalibFit, WrongModelShowsLargeLooError) {
 }
 
 TEST(CalibFit, OverheadsFromLaunchRecords) {
-  auto prof = LoadHardwareProfile("h200-sxm");
+  auto prof = hw::LoadHardwareProfile("h200-sxm");
   ASSERT_TRUE(prof.ok());
   MeasurementSet set;
   set.sources.push_back(H200Source("o.json"));
@@ -154,4 +154,4 @@ TEST(CalibFit, OverheadsFromLaunchRecords) {
 }
 
 }  // namespace
-}  // namespace capplan
+}  // namespace capplan::calibrate

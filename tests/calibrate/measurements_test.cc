@@ -13,7 +13,7 @@
 
 #include "common/data_path.h"
 
-namespace capplan {
+namespace capplan::calibrate {
 namespace {
 
 nlohmann::json ValidDoc() {
@@ -336,4 +336,4 @@ TEST(CalibMeasurements, ShippedPublicFilesParse) {
 }
 
 }  // namespace
-}  // namespace capplan
+}  // namespace capplan::calibrate

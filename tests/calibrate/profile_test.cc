@@ -11,10 +11,10 @@
 
 #include "common/data_path.h"
 
-namespace capplan {
+namespace capplan::calibrate {
 namespace {
 
-std::set<std::string> Keys(const HardwareProfile& p) {
+std::set<std::string> Keys(const hw::HardwareProfile& p) {
   std::set<std::string> k;
   for (const auto& [path, prov] : p.provenance) k.insert(path);
   return k;
@@ -22,10 +22,10 @@ std::set<std::string> Keys(const HardwareProfile& p) {
 
 TEST(ShippedProfiles, BothLoadWithTheSameParameters) {
   const std::vector<std::string> expected = {"h100-sxm", "h200-sxm"};
-  EXPECT_EQ(ShippedProfileNames(), expected);
-  auto h100 = LoadHardwareProfile("h100-sxm");
+  EXPECT_EQ(hw::ShippedProfileNames(), expected);
+  auto h100 = hw::LoadHardwareProfile("h100-sxm");
   ASSERT_TRUE(h100.ok()) << h100.status().message();
-  auto h200 = LoadHardwareProfile("h200-sxm");
+  auto h200 = hw::LoadHardwareProfile("h200-sxm");
   ASSERT_TRUE(h200.ok()) << h200.status().message();
   EXPECT_EQ(h100->name, "h100-sxm");
   EXPECT_TRUE(h100->has_cost_model);
@@ -41,7 +41,7 @@ TEST(ShippedProfiles, BothLoadWithTheSameParameters) {
 }
 
 TEST(ShippedProfiles, H100DatasheetAndMemory) {
-  auto p = LoadHardwareProfile("h100-sxm");
+  auto p = hw::LoadHardwareProfile("h100-sxm");
   ASSERT_TRUE(p.ok()) << p.status().message();
   // nvidia-smi total for H100 80GB HBM3: 81,559 MiB.
   EXPECT_EQ(p->gpu_memory_bytes, 81559LL * 1024 * 1024);
@@ -56,7 +56,7 @@ TEST(ShippedProfiles, H100DatasheetAndMemory) {
   EXPECT_EQ(p->provenance.at("compute.bf16_flops_per_s").kind, "datasheet");
   // H100-specific anchors in the base (MAMF 794.5 BF16 and 1,403 FP8
   // TFLOPS); the shipped FP8 curve is fitted from the public records.
-  auto base = LoadHardwareProfile(DataPath("calibrate/profiles/base/h100-sxm.json"));
+  auto base = hw::LoadHardwareProfile(DataPath("calibrate/profiles/base/h100-sxm.json"));
   ASSERT_TRUE(base.ok()) << base.status().message();
   EXPECT_DOUBLE_EQ(base->efficiency.at("gemm_bf16").compute.max, 0.80);
   EXPECT_DOUBLE_EQ(base->efficiency.at("gemm_fp8").compute.max, 0.71);
@@ -65,16 +65,16 @@ TEST(ShippedProfiles, H100DatasheetAndMemory) {
 }
 
 TEST(ShippedProfiles, H100KeepsH200ValuesWhereItSaysSo) {
-  auto h100 = LoadHardwareProfile("h100-sxm");
-  auto h200 = LoadHardwareProfile("h200-sxm");
+  auto h100 = hw::LoadHardwareProfile("h100-sxm");
+  auto h200 = hw::LoadHardwareProfile("h200-sxm");
   ASSERT_TRUE(h100.ok() && h200.ok());
   // Scalars whose provenance says "no H100 source", or that the step fit
   // fitted jointly for both, equal the H200 value.
-  const std::pair<const char*, double HardwareProfile::*> scalars[] = {
-      {"overheads.kernel_launch_s", &HardwareProfile::kernel_launch_s},
-      {"overheads.graph_node_s", &HardwareProfile::graph_node_s},
-      {"overheads.graph_launch_s", &HardwareProfile::graph_launch_s},
-      {"int4_dequant_compute_overhead", &HardwareProfile::int4_dequant_compute_overhead},
+  const std::pair<const char*, double hw::HardwareProfile::*> scalars[] = {
+      {"overheads.kernel_launch_s", &hw::HardwareProfile::kernel_launch_s},
+      {"overheads.graph_node_s", &hw::HardwareProfile::graph_node_s},
+      {"overheads.graph_launch_s", &hw::HardwareProfile::graph_launch_s},
+      {"int4_dequant_compute_overhead", &hw::HardwareProfile::int4_dequant_compute_overhead},
   };
   int kept = 0;
   for (const auto& [path, field] : scalars) {
@@ -93,7 +93,7 @@ TEST(ShippedProfiles, H100KeepsH200ValuesWhereItSaysSo) {
   for (const auto& [cls, eff] : h100->efficiency) {
     for (const auto* pair : {&eff.compute, &eff.memory}) {
       const bool memory = pair == &eff.memory;
-      const EfficiencyCurve& h2 =
+      const hw::EfficiencyCurve& h2 =
           memory ? h200->efficiency.at(cls).memory : h200->efficiency.at(cls).compute;
       if (pair->provenance.source.find("no H100 source") == std::string::npos) continue;
       if (pair->provenance.source.starts_with("max:")) continue;  // only half kept
@@ -106,4 +106,4 @@ TEST(ShippedProfiles, H100KeepsH200ValuesWhereItSaysSo) {
 }
 
 }  // namespace
-}  // namespace capplan
+}  // namespace capplan::calibrate

@@ -12,7 +12,7 @@
 #include "hw/op_pricing.h"
 #include "models/engine_step_costs.h"
 
-namespace capplan {
+namespace capplan::calibrate {
 namespace {
 
 const PublicProfiles& Fitted() {
@@ -69,19 +69,19 @@ TEST(PublicProfiles, CrossGpuRecordsEnterAsFractionsOfTheirOwnPeak) {
 
 TEST(PublicProfiles, W4A16IsSlowerPerByteThan16Bit) {
   for (const std::string name : {"h200-sxm", "h100-sxm"}) {
-    auto prof = ParseHardwareProfile(Fitted().docs.at(name), name);
+    auto prof = hw::ParseHardwareProfile(Fitted().docs.at(name), name);
     ASSERT_TRUE(prof.ok()) << prof.status().message();
     const auto& e = prof->efficiency;
     // Marlin-class W4A16 streams its packed weights well below a 16-bit
     // GEMM's rate at M = 1-4 (only ~2.2x faster, not 4x).
     EXPECT_LT(e.at("gemm_int4").memory.max, 0.75 * e.at("gemm_bf16").memory.max) << name;
     EXPECT_LT(e.at("grouped_gemm_int4").memory.max, e.at("grouped_gemm").memory.max) << name;
-    OpPricingInput op;
-    op.family = OpFamily::kGroupedGemm;
-    op.weights = MathFormat::kInt4;
+    hw::OpPricingInput op;
+    op.family = hw::OpFamily::kGroupedGemm;
+    op.weights = hw::MathFormat::kInt4;
     op.m = 8;
     op.groups = 8;
-    EXPECT_EQ(PriceOp(op, *prof).efficiency_class, "grouped_gemm_int4");
+    EXPECT_EQ(hw::PriceOp(op, *prof).efficiency_class, "grouped_gemm_int4");
   }
 }
 
@@ -98,11 +98,11 @@ TEST(PublicProfiles, StepFixedCostsAreFittedWithTheirError) {
     EXPECT_NE(doc["overheads"]["graph_launch_s"]["provenance"]["kind"], "fitted") << name;
   }
   // Each engine version with public step data gets its own fitted host cost.
-  auto table = ParseEngineStepCosts(p.step_costs.dump(), "generated");
+  auto table = models::ParseEngineStepCosts(p.step_costs.dump(), "generated");
   ASSERT_TRUE(table.ok()) << table.status().message();
-  const EngineStepCosts& sglang = PickStepCosts(table->at("sglang"), {0, 4, 5});
-  const EngineStepCosts& vllm8 = PickStepCosts(table->at("vllm"), {0, 8, 0});
-  const EngineStepCosts& vllm19 = PickStepCosts(table->at("vllm"), {0, 19, 1});
+  const models::EngineStepCosts& sglang = models::PickStepCosts(table->at("sglang"), {0, 4, 5});
+  const models::EngineStepCosts& vllm8 = models::PickStepCosts(table->at("vllm"), {0, 8, 0});
+  const models::EngineStepCosts& vllm19 = models::PickStepCosts(table->at("vllm"), {0, 19, 1});
   EXPECT_EQ(sglang.sources.at("host_s").rfind("fitted: ", 0), 0u) << sglang.sources.at("host_s");
   EXPECT_EQ(vllm8.sources.at("cpu_schedule_s").rfind("fitted: ", 0), 0u);
   EXPECT_EQ(vllm19.sources.at("host_s").rfind("fitted: ", 0), 0u);
@@ -116,4 +116,4 @@ TEST(PublicProfiles, StepFixedCostsAreFittedWithTheirError) {
 }
 
 }  // namespace
-}  // namespace capplan
+}  // namespace capplan::calibrate

@@ -15,7 +15,7 @@
 #include "common/json_util.h"
 #include "tests/test_util/shell.h"
 
-namespace capplan {
+namespace capplan::calibrate {
 namespace {
 
 using test_util::Sh;
@@ -230,4 +230,4 @@ TEST(CalibPublicValidation, ShippedIntervalsEqualTheResiduals) {
 }
 
 }  // namespace
-}  // namespace capplan
+}  // namespace capplan::calibrate

@@ -11,7 +11,7 @@
 #include "engine/serve_bench.h"
 #include "tests/test_util/shell.h"
 
-namespace capplan {
+namespace capplan::calibrate {
 namespace {
 
 using test_util::WriteTemp;
@@ -30,17 +30,17 @@ nlohmann::json EngineRun(const std::string& model, int tp, const std::string& in
                  "output_tokens": {"dist": "fixed", "value": 4},
                  "num_requests": 5, "seed": 7}
   })";
-  auto s = ReadEngineScenario(WriteTemp(model + "_sc.json", sc));
+  auto s = engine::ReadEngineScenario(WriteTemp(model + "_sc.json", sc));
   EXPECT_TRUE(s.ok()) << s.status().message();
-  ServeBenchOptions o;
+  engine::ServeBenchOptions o;
   o.layers = 2;
-  auto run = RunServeBench(*s, o);
+  auto run = engine::RunServeBench(*s, o);
   EXPECT_TRUE(run.ok()) << run.status().message();
   return run->doc;
 }
 
-HardwareProfile Shipped() {
-  auto p = LoadHardwareProfile("h200-sxm");
+hw::HardwareProfile Shipped() {
+  auto p = hw::LoadHardwareProfile("h200-sxm");
   EXPECT_TRUE(p.ok()) << p.status().message();
   return *p;
 }
@@ -121,7 +121,7 @@ TEST(CalibValidate, KnownErrorsWhenMeasuredIsAMultipleOfPredicted) {
        {std::pair<std::string, int>{"kimi-k2.6", 8}, {"glm-5.2", 8}, {"llama-3.1-8b", 1}}) {
     SCOPED_TRACE(model);
     nlohmann::json run = EngineRun(model, tp, "none");
-    const HardwareProfile prof = Shipped();
+    const hw::HardwareProfile prof = Shipped();
     auto first = ReplayEngineRun(run, "run.json", prof);
     ASSERT_TRUE(first.ok()) << first.status().message();
     const size_t n = first->predicted_s.size();
@@ -177,4 +177,4 @@ TEST(CalibValidate, ContextsNearInt64AreRangeErrors) {
 }
 
 }  // namespace
-}  // namespace capplan
+}  // namespace capplan::calibrate

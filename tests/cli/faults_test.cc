@@ -22,7 +22,7 @@
 
 #include "tests/test_util/shell.h"
 
-namespace capplan {
+namespace capplan::cli {
 namespace {
 
 namespace fs = std::filesystem;
@@ -258,4 +258,4 @@ TEST(Faults, SimulateErrorsDoNotNameAnotherCommandsFlag) {
 }
 
 }  // namespace
-}  // namespace capplan
+}  // namespace capplan::cli

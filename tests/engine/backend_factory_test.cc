@@ -7,13 +7,13 @@
 
 #include "models/card.h"
 
-namespace capplan {
+namespace capplan::engine {
 namespace {
 
 SliceConfig SmallSlice() {
-  auto card = LoadModelCard("kimi-k2.6");
+  auto card = models::LoadModelCard("kimi-k2.6");
   EXPECT_TRUE(card.ok()) << card.status().message();
-  PrecisionChoice choice;
+  models::PrecisionChoice choice;
   auto s = MakeSliceConfig(*card, 8, 2, "small", choice, 1);
   EXPECT_TRUE(s.ok()) << s.status().message();
   return *s;
@@ -59,4 +59,4 @@ TEST(BackendFactoryTest, UnknownBackendIsAUsageErrorWithASuggestion) {
 }
 
 }  // namespace
-}  // namespace capplan
+}  // namespace capplan::engine

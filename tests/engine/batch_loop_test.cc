@@ -8,14 +8,14 @@
 #include "engine/integrity_selftest.h"
 #include "models/card.h"
 
-namespace capplan {
+namespace capplan::engine {
 namespace {
 
 SliceConfig Slice(const std::string& model, int layers, const std::string& weights = "default",
-                  Dtype kv = Dtype::kBf16) {
-  auto card = LoadModelCard(model);
+                  models::Dtype kv = models::Dtype::kBf16) {
+  auto card = models::LoadModelCard(model);
   EXPECT_TRUE(card.ok()) << card.status().message();
-  PrecisionChoice choice;
+  models::PrecisionChoice choice;
   choice.weights = weights;
   choice.kv_cache = kv;
   auto s = MakeSliceConfig(*card, /*tp=*/8, layers, "small", choice, /*seed=*/5);
@@ -165,11 +165,11 @@ TEST(BatchLoopTest, FormatsChangeTheComputation) {
     EXPECT_TRUE((*backend)->Forward({r}, nullptr, &next).ok());
     return (*backend)->last_logits().at(0);
   };
-  const auto base = logits(Slice("kimi-k2.6", 2, "fp8", Dtype::kBf16));
-  EXPECT_NE(base, logits(Slice("kimi-k2.6", 2, "fp8", Dtype::kFp8E4m3)));
-  EXPECT_NE(base, logits(Slice("kimi-k2.6", 2, "int4", Dtype::kBf16)));
-  EXPECT_EQ(base, logits(Slice("kimi-k2.6", 2, "fp8", Dtype::kBf16)));
+  const auto base = logits(Slice("kimi-k2.6", 2, "fp8", models::Dtype::kBf16));
+  EXPECT_NE(base, logits(Slice("kimi-k2.6", 2, "fp8", models::Dtype::kFp8E4m3)));
+  EXPECT_NE(base, logits(Slice("kimi-k2.6", 2, "int4", models::Dtype::kBf16)));
+  EXPECT_EQ(base, logits(Slice("kimi-k2.6", 2, "fp8", models::Dtype::kBf16)));
 }
 
 }  // namespace
-}  // namespace capplan
+}  // namespace capplan::engine

@@ -47,7 +47,7 @@
 #include "kernels/harness/cuda_timer.h"
 #include "models/card.h"
 
-namespace capplan {
+namespace capplan::engine {
 namespace {
 
 #define SKIP_WITHOUT_DEVICE()                                       \
@@ -56,10 +56,11 @@ namespace {
     if (!why.empty()) GTEST_SKIP() << "no CUDA device: " << why;    \
   } while (0)
 
-SliceConfig Slice(const std::string& model, Dtype kv, const std::string& weights = "default") {
-  auto card = LoadModelCard(model);
+SliceConfig Slice(const std::string& model, models::Dtype kv,
+                  const std::string& weights = "default") {
+  auto card = models::LoadModelCard(model);
   EXPECT_TRUE(card.ok()) << card.status().message();
-  PrecisionChoice choice;
+  models::PrecisionChoice choice;
   choice.weights = weights;
   choice.kv_cache = kv;
   auto s = MakeSliceConfig(*card, /*tp=*/8, /*layers=*/2, "small", choice, /*seed=*/7);
@@ -69,14 +70,14 @@ SliceConfig Slice(const std::string& model, Dtype kv, const std::string& weights
 
 struct Case {
   std::string model;
-  Dtype kv;
+  models::Dtype kv;
   std::string weights;
   double layer_tol;
   double top1_min;
 };
 
 void PrintTo(const Case& c, std::ostream* os) {
-  *os << c.model << " kv " << DtypeName(c.kv) << " weights " << c.weights;
+  *os << c.model << " kv " << models::DtypeName(c.kv) << " weights " << c.weights;
 }
 
 class CudaVsCpuTest : public ::testing::TestWithParam<Case> {};
@@ -140,17 +141,17 @@ TEST_P(CudaVsCpuTest, LayerOutputsWithinToleranceAndTop1Agrees) {
 
 INSTANTIATE_TEST_SUITE_P(
     Slices, CudaVsCpuTest,
-    ::testing::Values(Case{"kimi-k2.6", Dtype::kBf16, "default", 0.02, 0.90},
-                      Case{"kimi-k2.6", Dtype::kFp8E4m3, "default", 0.05, 0.80},
-                      Case{"glm-5.2", Dtype::kBf16, "default", 0.02, 0.90},
-                      Case{"glm-5.2", Dtype::kFp8E4m3, "default", 0.05, 0.80},
-                      Case{"glm-5.2", Dtype::kBf16, "int4", 0.02, 0.90},
-                      Case{"glm-5.2", Dtype::kBf16, "fp8", 0.02, 0.90},
+    ::testing::Values(Case{"kimi-k2.6", models::Dtype::kBf16, "default", 0.02, 0.90},
+                      Case{"kimi-k2.6", models::Dtype::kFp8E4m3, "default", 0.05, 0.80},
+                      Case{"glm-5.2", models::Dtype::kBf16, "default", 0.02, 0.90},
+                      Case{"glm-5.2", models::Dtype::kFp8E4m3, "default", 0.05, 0.80},
+                      Case{"glm-5.2", models::Dtype::kBf16, "int4", 0.02, 0.90},
+                      Case{"glm-5.2", models::Dtype::kBf16, "fp8", 0.02, 0.90},
                       // GQA path (paged GQA attention, dense FFN only).
-                      Case{"llama-3.1-8b", Dtype::kBf16, "default", 0.02, 0.90},
-                      Case{"llama-3.1-8b", Dtype::kFp8E4m3, "default", 0.05, 0.80}),
+                      Case{"llama-3.1-8b", models::Dtype::kBf16, "default", 0.02, 0.90},
+                      Case{"llama-3.1-8b", models::Dtype::kFp8E4m3, "default", 0.05, 0.80}),
     [](const ::testing::TestParamInfo<Case>& i) {
-      std::string n = i.param.model + "_" + DtypeName(i.param.kv) + "_" + i.param.weights;
+      std::string n = i.param.model + "_" + models::DtypeName(i.param.kv) + "_" + i.param.weights;
       for (char& ch : n) {
         if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
       }
@@ -161,7 +162,7 @@ TEST(CudaBackendTest, BatchedStepMatchesOneRequestAtATime) {
   // batch_invariant: a request's greedy tokens must not depend on what else
   // shares its step (the integrity self-test's bit-identity relies on it).
   SKIP_WITHOUT_DEVICE();
-  const SliceConfig slice = Slice("glm-5.2", Dtype::kFp8E4m3);
+  const SliceConfig slice = Slice("glm-5.2", models::Dtype::kFp8E4m3);
   CudaBackendOptions co;
   co.max_step_tokens = 128;
   auto gpu = CudaBackend::Create(slice, 64, 16, co);
@@ -197,7 +198,7 @@ class CudaSelftestTest : public ::testing::TestWithParam<std::string> {};
 TEST_P(CudaSelftestTest, EveryFaultDetectedNoFalsePositivesOthersBitIdentical) {
   SKIP_WITHOUT_DEVICE();
   SelftestOptions o;
-  o.slice = Slice(GetParam(), Dtype::kFp8E4m3);
+  o.slice = Slice(GetParam(), models::Dtype::kFp8E4m3);
   o.backend = "cuda";
   o.faults_per_kind = 2;
   auto rep = RunIntegritySelftest(o);
@@ -221,7 +222,7 @@ INSTANTIATE_TEST_SUITE_P(Models, CudaSelftestTest, ::testing::Values("kimi-k2.6"
 
 TEST(CudaBackendTest, TimerReportsPositiveEventTimes) {
   SKIP_WITHOUT_DEVICE();
-  const SliceConfig slice = Slice("kimi-k2.6", Dtype::kBf16);
+  const SliceConfig slice = Slice("kimi-k2.6", models::Dtype::kBf16);
   CudaBackendOptions co;
   co.max_step_tokens = 64;
   auto gpu = CudaBackend::Create(slice, 16, 16, co);
@@ -244,6 +245,6 @@ TEST(CudaBackendTest, TimerReportsPositiveEventTimes) {
 }
 
 }  // namespace
-}  // namespace capplan
+}  // namespace capplan::engine
 
 #endif  // CAPPLAN_HAVE_CUDA

@@ -6,15 +6,15 @@
 
 #include "models/card.h"
 
-namespace capplan {
+namespace capplan::engine {
 namespace {
 
 // Two faults of every kind on a small-dims, 2-layer, FP8-KV slice of `model`.
 void SmallSliceOptions(const std::string& model, SelftestOptions* o) {
-  auto card = LoadModelCard(model);
+  auto card = models::LoadModelCard(model);
   ASSERT_TRUE(card.ok()) << card.status().message();
-  PrecisionChoice choice;
-  choice.kv_cache = Dtype::kFp8E4m3;
+  models::PrecisionChoice choice;
+  choice.kv_cache = models::Dtype::kFp8E4m3;
   auto slice = MakeSliceConfig(*card, 8, 2, "small", choice, 3);
   ASSERT_TRUE(slice.ok()) << slice.status().message();
   o->slice = *slice;
@@ -79,4 +79,4 @@ INSTANTIATE_TEST_SUITE_P(ShippedCards, KernelReferenceSelftestTest,
                          ::testing::Values("kimi-k2.6", "glm-5.2"));
 
 }  // namespace
-}  // namespace capplan
+}  // namespace capplan::engine

@@ -6,7 +6,7 @@
 
 #include "engine/fault_injector.h"
 
-namespace capplan {
+namespace capplan::engine {
 namespace {
 
 // Two requests with `tokens` tokens each, every written page stamped as the
@@ -139,4 +139,4 @@ TEST(FaultInjectorTest, EveryKindIsCaughtOnAStampedBatch) {
 }
 
 }  // namespace
-}  // namespace capplan
+}  // namespace capplan::engine

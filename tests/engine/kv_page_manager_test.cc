@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-namespace capplan {
+namespace capplan::engine {
 namespace {
 
 TEST(KvPageManagerTest, PoisonPageIsNeverAllocated) {
@@ -100,4 +100,4 @@ TEST(KvPageManagerTest, StaleReuseMovesOwnershipButKeepsEpoch) {
 }
 
 }  // namespace
-}  // namespace capplan
+}  // namespace capplan::engine

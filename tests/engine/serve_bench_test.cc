@@ -17,7 +17,7 @@
 #include "models/card.h"
 #include "tests/test_util/shell.h"
 
-namespace capplan {
+namespace capplan::engine {
 namespace {
 
 using test_util::WriteTemp;
@@ -37,7 +37,7 @@ TEST(ReadEngineScenarioTest, ShippedScenarioReads) {
   ASSERT_TRUE(s.ok()) << s.status().message();
   EXPECT_EQ(s->model, "kimi-k2.6");
   EXPECT_EQ(s->tp, 8);
-  EXPECT_EQ(s->choice.kv_cache, Dtype::kFp8E4m3);
+  EXPECT_EQ(s->choice.kv_cache, models::Dtype::kFp8E4m3);
   EXPECT_GE(s->input.min, 1);
 }
 
@@ -120,9 +120,9 @@ TEST(ServeBenchTest, NoneIntegrityCostsNothingAndCudaIsTheGpuOrUnavailable) {
 }
 
 TEST(ServeBenchTest, SliceDescribesIndexShareAndBothFfnWidths) {
-  auto glm = LoadModelCard("glm-5.2");
+  auto glm = models::LoadModelCard("glm-5.2");
   ASSERT_TRUE(glm.ok());
-  PrecisionChoice choice;
+  models::PrecisionChoice choice;
   auto s = MakeSliceConfig(*glm, 8, 3, "full", choice, 1);
   ASSERT_TRUE(s.ok()) << s.status().message();
   // GLM-5.2 IndexShare (https://lambda.ai/inference-models/zai-org/glm-5.2;
@@ -136,7 +136,7 @@ TEST(ServeBenchTest, SliceDescribesIndexShareAndBothFfnWidths) {
   EXPECT_EQ(j["index_share_every"], 4);
   EXPECT_EQ(j["moe_intermediate_size"].get<int>(), glm->moe_intermediate_size / 8);
   EXPECT_EQ(j["intermediate_size"].get<int>(), glm->intermediate_size / 8);
-  auto kimi = LoadModelCard("kimi-k2.6");
+  auto kimi = models::LoadModelCard("kimi-k2.6");
   ASSERT_TRUE(kimi.ok());
   auto k = MakeSliceConfig(*kimi, 8, 2, "small", choice, 1);
   ASSERT_TRUE(k.ok());
@@ -152,7 +152,7 @@ TEST(ServeBenchTest, SliceDescribesIndexShareAndBothFfnWidths) {
 }
 
 TEST(NumericsTest, FormatsPerturbButDoNotDestroyAndAreReproducible) {
-  auto card = LoadModelCard("kimi-k2.6");
+  auto card = models::LoadModelCard("kimi-k2.6");
   ASSERT_TRUE(card.ok());
   NumericsOptions o;
   o.streams = 2;
@@ -178,9 +178,9 @@ TEST(NumericsTest, FormatsPerturbButDoNotDestroyAndAreReproducible) {
 }
 
 }  // namespace
-}  // namespace capplan
+}  // namespace capplan::engine
 
-namespace capplan {
+namespace capplan::engine {
 namespace {
 
 // `capplan engine microbench` writes what calibration reads: run one quick
@@ -205,4 +205,4 @@ TEST(MicrobenchTest, DryRunWritesAValidMeasurementFile) {
 }
 
 }  // namespace
-}  // namespace capplan
+}  // namespace capplan::engine

@@ -88,47 +88,47 @@ void ScenarioEntry(std::string_view input) {
     Check(st);
     if (!st.ok()) return;
   }
-  Check(RealSimHooks(ScenarioOrigin()).validate(*doc));
+  Check(sim::sweep::RealSimHooks(ScenarioOrigin()).validate(*doc));
 }
 
 void CardEntry(std::string_view input) {
-  Check(ParseModelCard(std::string(input), "fuzz_card.json"));
+  Check(models::ParseModelCard(std::string(input), "fuzz_card.json"));
 }
 
 void ProfileEntry(std::string_view input) {
   auto doc = ParseJson(input, "fuzz_profile.json");
   Check(doc);
-  if (doc.ok()) Check(ParseHardwareProfile(*doc, "fuzz_profile.json"));
+  if (doc.ok()) Check(hw::ParseHardwareProfile(*doc, "fuzz_profile.json"));
 }
 
 void MeasurementsEntry(std::string_view input) {
-  MeasurementSet set;
-  Check(ReadMeasurementFile(WriteTemp(input, ".json"), &set));
+  calibrate::MeasurementSet set;
+  Check(calibrate::ReadMeasurementFile(WriteTemp(input, ".json"), &set));
 }
 
 void EngineRunEntry(std::string_view input) {
-  static const HardwareProfile* profile = [] {
-    auto p = LoadHardwareProfile("h200-sxm");
+  static const hw::HardwareProfile* profile = [] {
+    auto p = hw::LoadHardwareProfile("h200-sxm");
     if (!p.ok()) {
       std::fprintf(stderr, "%s\n", p.status().message().c_str());
       std::abort();
     }
-    return new HardwareProfile(std::move(*p));
+    return new hw::HardwareProfile(std::move(*p));
   }();
   auto doc = ParseJson(input, "fuzz_run.json");
   Check(doc);
-  if (doc.ok()) Check(ReplayEngineRun(*doc, "fuzz_run.json", *profile));
+  if (doc.ok()) Check(calibrate::ReplayEngineRun(*doc, "fuzz_run.json", *profile));
 }
 
 void SearchSpaceEntry(std::string_view input) {
   auto doc = ParseJson(input, "fuzz_space.json");
   Check(doc);
-  if (doc.ok()) Check(ParseSearchSpace(*doc, "fuzz_space.json"));
+  if (doc.ok()) Check(sim::sweep::ParseSearchSpace(*doc, "fuzz_space.json"));
 }
 
 // One SLO per line, as repeated --slo flags.
 void SloEntry(std::string_view input) {
-  for (const std::string& line : SplitOn(input, "\n", 16)) Check(ParseSlo(line));
+  for (const std::string& line : SplitOn(input, "\n", 16)) Check(sim::sweep::ParseSlo(line));
 }
 
 // A base scenario, then "\n--grid " flags; the plan is expanded and every
@@ -138,28 +138,29 @@ void GridEntry(std::string_view input) {
   auto base = ParseJson(parts[0], "fuzz.json");
   Check(base);
   if (!base.ok()) return;
-  std::vector<GridAxis> axes;
+  std::vector<sim::sweep::GridAxis> axes;
   size_t points = 1;
   for (size_t i = 1; i < parts.size(); ++i) {
-    auto axis = ParseGridFlag(parts[i]);
+    auto axis = sim::sweep::ParseGridFlag(parts[i]);
     Check(axis);
     if (!axis.ok()) return;
     points *= axis->values.size();
     axes.push_back(std::move(*axis));
   }
   if (points > 16) return;
-  Check(BuildSweepPlan(*base, ScenarioOrigin(), axes, RealSimHooks(ScenarioOrigin()).validate));
+  Check(sim::sweep::BuildSweepPlan(*base, ScenarioOrigin(), axes,
+                                   sim::sweep::RealSimHooks(ScenarioOrigin()).validate));
 }
 
 template <const char* kFormat>
 void TraceEntry(std::string_view input) {
-  TraceReadOptions options;
+  sim::TraceReadOptions options;
   // The first byte picks the BurstGPT filters, so both paths are reached.
   if (!input.empty()) {
     options.drop_failed = (input[0] & 1) == 0;
     if (input[0] & 2) options.model_filter = "ChatGPT";
   }
-  Check(ParseTraceText(kFormat, input, "fuzz_trace", options));
+  Check(sim::ParseTraceText(kFormat, input, "fuzz_trace", options));
 }
 constexpr char kAzure2023[] = "azure_2023";
 constexpr char kAzure2024[] = "azure_2024";
@@ -169,7 +170,7 @@ constexpr char kBurstGpt[] = "burstgpt";
 void LengthsEntry(std::string_view input) {
   std::vector<int64_t> values;
   std::vector<double> weights;
-  Check(ReadLengthsFile(WriteTemp(input, ".txt"), &values, &weights));
+  Check(sim::ReadLengthsFile(WriteTemp(input, ".txt"), &values, &weights));
 }
 
 // What `capplan report FILE` does with a file: detect the kind of result

@@ -131,21 +131,22 @@ double Sum(const json& shares) {
 
 // Laws on one co-located run, request by request.
 void CheckColocated(const json& doc, int* ran) {
-  auto sc = ParseScenario(doc, Origin());
+  auto sc = sim::ParseScenario(doc, Origin());
   if (!sc.ok()) return ExpectOneLine(sc.status(), doc);
-  std::vector<ReqState> reqs;
-  RunOptions opt;
+  std::vector<sim::ReqState> reqs;
+  sim::RunOptions opt;
   opt.requests_out = &reqs;
-  auto r = RunScenario(**sc, opt);
+  auto r = sim::RunScenario(**sc, opt);
   if (!r.ok()) return ExpectOneLine(r.status(), doc);
   ++*ran;
   const json s = schema::ToJson(r->summary);
   const auto& w = (*sc)->workload;
   ASSERT_EQ(reqs.size(), w.requests.size()) << doc.dump();
   int64_t done = 0, failed = 0, measured_done = 0, measured_failed = 0;
-  for (const ReqState& q : reqs) {
-    ASSERT_TRUE(q.status == ReqStatus::kDone || q.status == ReqStatus::kFailed) << doc.dump();
-    const bool ok = q.status == ReqStatus::kDone;
+  for (const sim::ReqState& q : reqs) {
+    ASSERT_TRUE(q.status == sim::ReqStatus::kDone || q.status == sim::ReqStatus::kFailed)
+        << doc.dump();
+    const bool ok = q.status == sim::ReqStatus::kDone;
     (ok ? done : failed) += 1;
     if (!q.warmup) (ok ? measured_done : measured_failed) += 1;
     if (!ok) continue;
@@ -172,7 +173,7 @@ void CheckColocated(const json& doc, int* ran) {
 TEST(SimProperty, RandomScenariosKeepConservationLawsOrFailInOneLine) {
   int ran = 0, pd_ran = 0;
   constexpr uint64_t kSeeds = 48;
-  const SimHooks hooks = RealSimHooks(Origin());
+  const sim::sweep::SimHooks hooks = sim::sweep::RealSimHooks(Origin());
   for (uint64_t seed = 1; seed <= kSeeds; ++seed) {
     const json doc = RandomScenario(seed);
     SCOPED_TRACE("seed " + std::to_string(seed) + ": " + doc.dump());
@@ -203,7 +204,7 @@ TEST(SimProperty, RandomScenariosKeepConservationLawsOrFailInOneLine) {
 }
 
 TEST(SimProperty, SameSeedTwiceGivesIdenticalSummaries) {
-  const SimHooks hooks = RealSimHooks(Origin());
+  const sim::sweep::SimHooks hooks = sim::sweep::RealSimHooks(Origin());
   int compared = 0;
   for (uint64_t seed = 100; seed < 116; ++seed) {
     const json doc = RandomScenario(seed);
@@ -230,7 +231,7 @@ TEST(SimProperty, EveryShippedScenarioTwiceGivesTheSameSummary) {
     SCOPED_TRACE(path);
     auto doc = ReadJsonFile(path);
     ASSERT_TRUE(doc.ok()) << doc.status().message();
-    const SimHooks hooks = RealSimHooks(path);
+    const sim::sweep::SimHooks hooks = sim::sweep::RealSimHooks(path);
     auto a = hooks.run(*doc);
     ASSERT_TRUE(a.ok()) << a.status().message();
     auto b = hooks.run(*doc);

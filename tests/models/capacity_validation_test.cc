@@ -11,7 +11,7 @@
 #include "models/card.h"
 #include "models/memory.h"
 
-namespace capplan {
+namespace capplan::models {
 namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
@@ -108,4 +108,4 @@ TEST(CapacityValidation, VllmOnH100) {
 }
 
 }  // namespace
-}  // namespace capplan
+}  // namespace capplan::models

@@ -14,7 +14,7 @@
 #include "models/memory.h"
 #include "models/weight_tensors.h"
 
-namespace capplan {
+namespace capplan::models {
 namespace {
 
 TEST(ModelCard, AllElevenShippedCardsLoad) {
@@ -318,4 +318,4 @@ TEST(ModelCard, UnknownModelSuggestsName) {
 }
 
 }  // namespace
-}  // namespace capplan
+}  // namespace capplan::models

@@ -7,7 +7,7 @@
 #include "models/dtype_facts.h"
 #include "models/engine_profile.h"
 
-namespace capplan {
+namespace capplan::models {
 namespace {
 
 TEST(DataFiles, ShippedFilesLoad) {
@@ -92,4 +92,4 @@ TEST(DataFiles, EntriesMustGrowInVersion) {
 }
 
 }  // namespace
-}  // namespace capplan
+}  // namespace capplan::models

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace capplan::hand {
+namespace capplan::models::hand {
 
 // Stored weight format: bytes per value and how scales are laid out.
 struct Fmt {
@@ -173,6 +173,6 @@ inline double VllmActivation(const Dims& d, int64_t tp) {
 // vLLM 0.19 non-torch memory on H100: 0.25 GiB at TP1, 2.13 GiB at TP >= 2.
 inline double VllmNonTorch(int64_t tp) { return tp > 1 ? 2287070085.0 : 268435456.0; }
 
-}  // namespace capplan::hand
+}  // namespace capplan::models::hand
 
 #endif  // CAPPLAN_TESTS_MODELS_HAND_MODEL_H_

@@ -8,7 +8,7 @@
 #include "models/memory.h"
 #include "tests/models/hand_model.h"
 
-namespace capplan {
+namespace capplan::models {
 namespace {
 
 ParallelLayout Tp(int tp) {
@@ -255,4 +255,4 @@ TEST(KvCapacity, BadEngineInputs) {
 }
 
 }  // namespace
-}  // namespace capplan
+}  // namespace capplan::models

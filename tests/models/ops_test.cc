@@ -4,7 +4,7 @@
 #include "models/card.h"
 #include "models/ops.h"
 
-namespace capplan {
+namespace capplan::models {
 namespace {
 
 ShardedModel Shard(const std::string& name, int tp, const std::string& weights = "default") {
@@ -190,4 +190,4 @@ TEST(Ops, SpeculativeVerifyScoresEveryDraftPosition) {
 }
 
 }  // namespace
-}  // namespace capplan
+}  // namespace capplan::models

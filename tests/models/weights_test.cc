@@ -5,7 +5,7 @@
 #include "models/memory.h"
 #include "tests/models/hand_model.h"
 
-namespace capplan {
+namespace capplan::models {
 namespace {
 
 ParallelLayout Tp(int tp) {
@@ -157,4 +157,4 @@ TEST(Layout, InvalidLayoutsExplainThemselves) {
 }
 
 }  // namespace
-}  // namespace capplan
+}  // namespace capplan::models

@@ -11,7 +11,7 @@
 #include "common/data_path.h"
 #include "tests/test_util/shell.h"
 
-namespace capplan {
+namespace capplan::sim {
 namespace {
 
 using test_util::Sh;
@@ -111,4 +111,4 @@ TEST(CliLimits, TraceOutToADeviceIsRefusedAndTheDeviceKept) {
 }
 
 }  // namespace
-}  // namespace capplan
+}  // namespace capplan::sim

@@ -12,7 +12,7 @@
 #include "common/json_util.h"
 #include "tests/test_util/shell.h"
 
-namespace capplan {
+namespace capplan::sim {
 namespace {
 
 using test_util::Sh;
@@ -67,4 +67,4 @@ TEST(SimCli, JsonToStdoutAndExitCodes) {
 }
 
 }  // namespace
-}  // namespace capplan
+}  // namespace capplan::sim

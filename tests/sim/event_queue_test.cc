@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace capplan {
+namespace capplan::sim {
 namespace {
 
 TEST(SimEventQueue, OrdersByTimeThenClassThenPushOrder) {
@@ -61,4 +61,4 @@ TEST(SimEventQueue, LargeRandomSequenceIsSorted) {
 }
 
 }  // namespace
-}  // namespace capplan
+}  // namespace capplan::sim

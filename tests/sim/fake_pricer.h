@@ -6,7 +6,7 @@
 
 #include "sim/step_pricer.h"
 
-namespace capplan {
+namespace capplan::sim {
 
 class FakePricer : public StepPricer {
  public:
@@ -31,6 +31,6 @@ class FakePricer : public StepPricer {
   StepCost cost_;
 };
 
-}  // namespace capplan
+}  // namespace capplan::sim
 
 #endif  // CAPPLAN_TESTS_SIM_FAKE_PRICER_H_

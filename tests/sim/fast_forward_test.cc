@@ -19,7 +19,7 @@
 #include "sim/sim_state.h"
 #include "sim/simulate.h"
 
-namespace capplan {
+namespace capplan::sim {
 namespace {
 
 struct Case {
@@ -237,4 +237,4 @@ TEST(RunTimeEstimate, IterationByIterationOfHugeRunsIsRefusedUpFront) {
 }
 
 }  // namespace
-}  // namespace capplan
+}  // namespace capplan::sim

@@ -6,7 +6,7 @@
 #include "sim/kv_pool.h"
 #include "sim/step_pricer.h"
 
-namespace capplan {
+namespace capplan::sim {
 namespace {
 
 TEST(SimMetrics, PercentileMatchesNumpyLinear) {
@@ -109,4 +109,4 @@ TEST(PredictionIntervals, BadFilesAreOneLineErrors) {
       << r.status().message();
 }
 
-}  // namespace capplan
+}  // namespace capplan::sim

@@ -5,7 +5,7 @@
 
 #include <vector>
 
-namespace capplan {
+namespace capplan::sim {
 namespace {
 
 struct Targets {
@@ -75,4 +75,4 @@ TEST(SimRouter, CacheAwareWithoutContentIsLeastLoaded) {
 }
 
 }  // namespace
-}  // namespace capplan
+}  // namespace capplan::sim

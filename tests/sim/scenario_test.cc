@@ -12,7 +12,7 @@
 #include "sim/simulate.h"
 #include "sim/step_pricer.h"
 
-namespace capplan {
+namespace capplan::sim {
 namespace {
 
 nlohmann::json Base() {
@@ -93,7 +93,7 @@ TEST(SimScenario, SetOverridesApplyBeforeParsing) {
   auto sc = LoadScenarioFile(path, {"workload.concurrency=2", "deployment.kv_cache=fp8"});
   ASSERT_TRUE(sc.ok()) << sc.status().message();
   EXPECT_EQ((*sc)->workload.concurrency, 2);
-  EXPECT_EQ((*sc)->pools[0].deployment.kv_cache, Dtype::kFp8E4m3);
+  EXPECT_EQ((*sc)->pools[0].deployment.kv_cache, models::Dtype::kFp8E4m3);
   EXPECT_EQ(LoadScenarioFile(path, {"novalue"}).status().code(), StatusCode::kUsage);
 }
 
@@ -112,7 +112,7 @@ TEST(SimScenario, PdPoolsAreDeploymentsParsedAtTheirOwnPaths) {
   EXPECT_EQ((*sc)->pools[0].deployment.phase, Phase::kPrefillOnly);
   EXPECT_EQ((*sc)->pools[1].pointer, "/pd/decode");
   EXPECT_EQ((*sc)->pools[1].deployment.phase, Phase::kDecodeOnly);
-  EXPECT_EQ((*sc)->pools[1].deployment.kv_cache, Dtype::kFp8E4m3);
+  EXPECT_EQ((*sc)->pools[1].deployment.kv_cache, models::Dtype::kFp8E4m3);
   ASSERT_TRUE((*sc)->transfer.has_value());
   EXPECT_EQ((*sc)->transfer->link, "nvlink");
 
@@ -143,7 +143,7 @@ TEST(SimScenario, NamesAreResolvedAtParseTime) {
   auto sc = ParseScenario(doc, "t.json");
   ASSERT_TRUE(sc.ok()) << sc.status().message();
   const DeploymentSpec& d = (*sc)->pools[0].deployment;
-  EXPECT_EQ(d.kv_cache, Dtype::kFp8E4m3);
+  EXPECT_EQ(d.kv_cache, models::Dtype::kFp8E4m3);
   EXPECT_EQ(d.kv_integrity, KvIntegrity::kVerify);
   EXPECT_EQ(d.phase, Phase::kDecodeOnly);
   EXPECT_EQ(d.scheduler, "sglang");  // the engine's own, named at parse time
@@ -349,4 +349,4 @@ TEST(SimScenario, H100ProfileByName) {
 }
 
 }  // namespace
-}  // namespace capplan
+}  // namespace capplan::sim

@@ -8,7 +8,7 @@
 
 #include "tests/sim/fake_pricer.h"
 
-namespace capplan {
+namespace capplan::sim {
 namespace {
 
 // Delivers every reserved request `delay_ns` later (a stand-in for the
@@ -131,9 +131,9 @@ TEST(SimServingPool, HeldPromptsBackPressureThePrefillPool) {
 }
 
 }  // namespace
-}  // namespace capplan
+}  // namespace capplan::sim
 
-namespace capplan {
+namespace capplan::sim {
 namespace {
 
 // A follow-up names an earlier request; PD pools take follow-ups too (the
@@ -152,9 +152,9 @@ TEST(SimServingPool, FollowUpsMustNameARequest) {
 }
 
 }  // namespace
-}  // namespace capplan
+}  // namespace capplan::sim
 
-namespace capplan {
+namespace capplan::sim {
 namespace {
 
 // Runs a co-located pool to the end and returns its result.
@@ -257,9 +257,9 @@ TEST(SimServingPool, FullPoolEvictsCacheBeforeRetracting) {
 }
 
 }  // namespace
-}  // namespace capplan
+}  // namespace capplan::sim
 
-namespace capplan {
+namespace capplan::sim {
 namespace {
 
 // Two replicas; requests 2 and 3 repeat the prefixes of requests 1 and 0.
@@ -290,4 +290,4 @@ TEST(SimServingPool, CacheAwareRouterSendsARepeatedPrefixToTheSameReplica) {
 }
 
 }  // namespace
-}  // namespace capplan
+}  // namespace capplan::sim

@@ -5,7 +5,7 @@
 
 #include "tests/sim/fake_pricer.h"
 
-namespace capplan {
+namespace capplan::sim {
 namespace {
 
 std::vector<SimRequestSpec> Fixed(int n, int64_t in, int64_t out, int64_t gap_ns = 0) {
@@ -236,4 +236,4 @@ TEST(SimSimulator, BadConfigIsAnError) {
 }
 
 }  // namespace
-}  // namespace capplan
+}  // namespace capplan::sim

@@ -10,7 +10,7 @@
 #include "sim/scenario.h"
 #include "sim/simulate.h"
 
-namespace capplan {
+namespace capplan::sim {
 namespace {
 
 nlohmann::json Doc(const std::string& engine, const std::string& version, int tp) {
@@ -34,15 +34,15 @@ Result<schema::RunSummary> RunDoc(const nlohmann::json& doc) {
 }
 
 TEST(StepCosts, EachEngineVersionHasItsOwnEntry) {
-  auto old_vllm = StepCostsFor("vllm", {0, 8, 5});
-  auto new_vllm = StepCostsFor("vllm", {0, 19, 1});
-  auto sglang = StepCostsFor("sglang", {0, 5, 6});
+  auto old_vllm = models::StepCostsFor("vllm", {0, 8, 5});
+  auto new_vllm = models::StepCostsFor("vllm", {0, 19, 1});
+  auto sglang = models::StepCostsFor("sglang", {0, 5, 6});
   ASSERT_TRUE(old_vllm.ok() && new_vllm.ok() && sglang.ok());
   EXPECT_EQ(old_vllm->version, "0.8.0");
   EXPECT_EQ(new_vllm->version, "0.19.0");
   EXPECT_EQ(sglang->version, "0.4.0");  // later releases inherit, and the source says so
   EXPECT_FALSE(new_vllm->sources.at("host_s").empty());
-  EXPECT_FALSE(StepCostsFor("tgi", {1, 0, 0}).ok());
+  EXPECT_FALSE(models::StepCostsFor("tgi", {1, 0, 0}).ok());
 }
 
 // A deployment's own step costs replace the engine's: 10 ms more per step
@@ -54,7 +54,7 @@ TEST(StepCosts, DeploymentOverrideReachesEveryStep) {
   auto slow = RunDoc(doc);
   ASSERT_TRUE(base.ok()) << base.status().message();
   ASSERT_TRUE(slow.ok()) << slow.status().message();
-  auto shipped = StepCostsFor("vllm", {0, 19, 0});
+  auto shipped = models::StepCostsFor("vllm", {0, 19, 0});
   ASSERT_TRUE(shipped.ok());
   const double added_ms = 1e3 * (0.010 - shipped->host_s);
   EXPECT_NEAR(*slow->tpot.median - *base->tpot.median, added_ms, 0.05 * added_ms);
@@ -93,4 +93,4 @@ TEST(StepCosts, NvlsTakesMemoryAndSpeedsLargeAllReduces) {
 }
 
 }  // namespace
-}  // namespace capplan
+}  // namespace capplan::sim

@@ -20,7 +20,7 @@
 #include "sim/sim_state.h"
 #include "sim/simulate.h"
 
-namespace capplan {
+namespace capplan::sim::pd {
 namespace {
 
 nlohmann::json Pool(const char* kv) {
@@ -572,4 +572,4 @@ TEST(PdRun, SpeculativeDecodePoolEmitsSeveralTokensPerStep) {
 }
 
 }  // namespace
-}  // namespace capplan
+}  // namespace capplan::sim::pd

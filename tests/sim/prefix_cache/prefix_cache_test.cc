@@ -4,7 +4,7 @@
 
 #include <vector>
 
-namespace capplan::prefix_cache {
+namespace capplan::sim::prefix_cache {
 namespace {
 
 using Blocks = std::vector<int64_t>;
@@ -110,4 +110,4 @@ TEST(PrefixCacheTest, EvictedBlocksCanBeInsertedAgain) {
 }
 
 }  // namespace
-}  // namespace capplan::prefix_cache
+}  // namespace capplan::sim::prefix_cache

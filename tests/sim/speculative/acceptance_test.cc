@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-namespace capplan::speculative {
+namespace capplan::sim::speculative {
 namespace {
 
 TEST(AcceptanceTest, ClosedFormExpectedTokens) {
@@ -65,4 +65,4 @@ TEST(AcceptanceTest, RejectsBadInput) {
 }
 
 }  // namespace
-}  // namespace capplan::speculative
+}  // namespace capplan::sim::speculative

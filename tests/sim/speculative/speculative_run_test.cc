@@ -13,7 +13,7 @@
 #include "sim/speculative/acceptance.h"
 #include "tests/sim/fake_pricer.h"
 
-namespace capplan {
+namespace capplan::sim {
 namespace {
 
 std::vector<SimRequestSpec> Fixed(int n, int64_t in, int64_t out) {
@@ -234,4 +234,4 @@ TEST(SpecScenario, MtpNeedsAModelWithMtpLayers) {
 }
 
 }  // namespace
-}  // namespace capplan
+}  // namespace capplan::sim

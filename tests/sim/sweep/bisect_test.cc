@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace capplan {
+namespace capplan::sim::sweep {
 namespace {
 
 // SLOs hold up to `threshold` req/s.
@@ -65,4 +65,4 @@ TEST(BisectTest, ProbeCapAndErrors) {
 }
 
 }  // namespace
-}  // namespace capplan
+}  // namespace capplan::sim::sweep

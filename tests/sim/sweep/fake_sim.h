@@ -13,7 +13,7 @@
 #include "common/did_you_mean.h"
 #include "sim/sweep/hooks.h"
 
-namespace capplan::testing {
+namespace capplan::sim::sweep::testing {
 
 inline nlohmann::json FakeBase() {
   return nlohmann::json::parse(R"({
@@ -102,6 +102,6 @@ struct CountingRunner {
   SimHooks Hooks() { return SimHooks{FakeValidate, Runner(), nullptr}; }
 };
 
-}  // namespace capplan::testing
+}  // namespace capplan::sim::sweep::testing
 
 #endif  // CAPPLAN_TESTS_SIM_SWEEP_FAKE_SIM_H_

@@ -5,7 +5,7 @@
 #include "sim/sweep/point_id.h"
 #include "tests/sim/sweep/fake_sim.h"
 
-namespace capplan {
+namespace capplan::sim::sweep {
 namespace {
 
 using testing::FakeBase;
@@ -137,4 +137,4 @@ TEST(SweepPlanTest, ImpossibleConfigurationsAreMarkedNotFatal) {
 }
 
 }  // namespace
-}  // namespace capplan
+}  // namespace capplan::sim::sweep

@@ -2,7 +2,7 @@
 
 #include "sim/sweep/pareto.h"
 
-namespace capplan {
+namespace capplan::sim::sweep {
 namespace {
 
 TEST(ParetoTest, KeepsOnlyNonDominatedSortedByX) {
@@ -20,4 +20,4 @@ TEST(ParetoTest, KeepsOnlyNonDominatedSortedByX) {
 }
 
 }  // namespace
-}  // namespace capplan
+}  // namespace capplan::sim::sweep

@@ -13,7 +13,7 @@
 #include "sim/sweep/search_report.h"
 #include "sim/sweep/sim_hooks.h"
 
-namespace capplan {
+namespace capplan::sim::sweep {
 namespace {
 
 const std::string kScenario =
@@ -131,9 +131,9 @@ TEST(PdSearchTest, PdPointsValidateThroughThePdParser) {
 }
 
 }  // namespace
-}  // namespace capplan
+}  // namespace capplan::sim::sweep
 
-namespace capplan {
+namespace capplan::sim::sweep {
 namespace {
 
 schema::RunSummary Summary(const nlohmann::json& j) {
@@ -173,4 +173,4 @@ TEST(PdShapeTest, BindingPoolFollowsTheBindingSloThenQueuesThenUtilization) {
 }
 
 }  // namespace
-}  // namespace capplan
+}  // namespace capplan::sim::sweep

@@ -13,7 +13,7 @@
 #include "sim/sweep/search_report.h"
 #include "tests/sim/sweep/fake_sim.h"
 
-namespace capplan {
+namespace capplan::sim::sweep {
 namespace {
 
 using testing::CountingRunner;
@@ -233,4 +233,4 @@ TEST(SearchSpaceTest, RatePathMustExistInTheScenario) {
 }
 
 }  // namespace
-}  // namespace capplan
+}  // namespace capplan::sim::sweep

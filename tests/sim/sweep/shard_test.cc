@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-namespace capplan {
+namespace capplan::sim::sweep {
 namespace {
 
 EnvLookup Env(std::map<std::string, std::string> vars) {
@@ -68,4 +68,4 @@ TEST(ShardTest, RejectsOutOfRangeAndGarbage) {
 }
 
 }  // namespace
-}  // namespace capplan
+}  // namespace capplan::sim::sweep

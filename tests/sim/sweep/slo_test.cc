@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace capplan {
+namespace capplan::sim::sweep {
 namespace {
 
 TEST(SloTest, BothSpellingsMapToTheSummaryKey) {
@@ -89,4 +89,4 @@ TEST(SloTest, PessimisticChecksTheIntervalsUnfavourableEnd) {
   EXPECT_DOUBLE_EQ((*pess)[1].value, 900.0);
 }
 
-}  // namespace capplan
+}  // namespace capplan::sim::sweep

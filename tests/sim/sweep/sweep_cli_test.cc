@@ -12,7 +12,7 @@
 #include "common/atomic_file.h"
 #include "common/json_util.h"
 
-namespace capplan {
+namespace capplan::sim::sweep {
 namespace {
 
 namespace fs = std::filesystem;
@@ -177,4 +177,4 @@ TEST(SweepCliTest, ShippedPdRatioSearchRuns) {
 }
 
 }  // namespace
-}  // namespace capplan
+}  // namespace capplan::sim::sweep

@@ -12,7 +12,7 @@
 #include "sim/sweep/sweep_files.h"
 #include "tests/sim/sweep/fake_sim.h"
 
-namespace capplan {
+namespace capplan::sim::sweep {
 namespace {
 
 namespace fs = std::filesystem;
@@ -254,4 +254,4 @@ TEST(SweepRunnerTest, SweepCsvToleratesShortGridPairs) {
 }
 
 }  // namespace
-}  // namespace capplan
+}  // namespace capplan::sim::sweep

@@ -9,7 +9,7 @@
 
 #include "common/data_path.h"
 
-namespace capplan {
+namespace capplan::sim {
 namespace {
 
 Result<std::unique_ptr<LengthDist>> Parse(const std::string& text, const std::string& dir = "") {
@@ -167,4 +167,4 @@ TEST(LengthDistTest, Errors) {
 }
 
 }  // namespace
-}  // namespace capplan
+}  // namespace capplan::sim

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <vector>
 
-namespace capplan {
+namespace capplan::sim {
 namespace {
 
 TEST(WorkloadRngTest, SameSeedAndStreamRepeat) {
@@ -69,4 +69,4 @@ TEST(WorkloadRngTest, NormalAndGammaMoments) {
 }
 
 }  // namespace
-}  // namespace capplan
+}  // namespace capplan::sim

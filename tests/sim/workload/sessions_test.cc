@@ -6,7 +6,7 @@
 #include "sim/workload/workload.h"
 #include "tests/sim/workload/workload_test_util.h"
 
-namespace capplan {
+namespace capplan::sim {
 namespace {
 
 constexpr char kTwoSessions[] = R"({"kind": "sessions", "sessions": 1, "num_sessions": 2,
@@ -91,4 +91,4 @@ TEST(SessionsTest, BadInputNamesTheField) {
 }
 
 }  // namespace
-}  // namespace capplan
+}  // namespace capplan::sim

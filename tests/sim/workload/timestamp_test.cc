@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace capplan {
+namespace capplan::sim {
 namespace {
 
 TEST(TimestampTest, DaysFromCivil) {
@@ -60,4 +60,4 @@ TEST(TimestampTest, DecimalNs) {
 }
 
 }  // namespace
-}  // namespace capplan
+}  // namespace capplan::sim

@@ -4,7 +4,7 @@
 
 #include "common/data_path.h"
 
-namespace capplan {
+namespace capplan::sim {
 namespace {
 
 std::string Sample(const char* name) { return DataPath("scenarios/traces/") + name; }
@@ -142,4 +142,4 @@ TEST(TraceReaderTest, MooncakeFractionalMillisecondsExact) {
 }
 
 }  // namespace
-}  // namespace capplan
+}  // namespace capplan::sim

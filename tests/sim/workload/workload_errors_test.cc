@@ -3,7 +3,7 @@
 
 #include "tests/sim/workload/workload_test_util.h"
 
-namespace capplan {
+namespace capplan::sim {
 namespace {
 
 constexpr char kLengths[] =
@@ -107,4 +107,4 @@ TEST(WorkloadErrorsTest, MalformedTraceRowNamesFileLine) {
 }
 
 }  // namespace
-}  // namespace capplan
+}  // namespace capplan::sim

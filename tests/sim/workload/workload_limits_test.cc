@@ -11,7 +11,7 @@
 #include "sim/workload/workload.h"
 #include "tests/sim/workload/workload_test_util.h"
 
-namespace capplan {
+namespace capplan::sim {
 namespace {
 
 std::string WriteTrace(const std::string& name, const std::string& text) {
@@ -182,4 +182,4 @@ TEST(WorkloadLimitsTest, TooManyRequestsForTheMemoryIsOneLineUpFront) {
 }
 
 }  // namespace
-}  // namespace capplan
+}  // namespace capplan::sim

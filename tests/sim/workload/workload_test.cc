@@ -6,7 +6,7 @@
 
 #include "tests/sim/workload/workload_test_util.h"
 
-namespace capplan {
+namespace capplan::sim {
 namespace {
 
 // The example workload object of sim/workload/README.md, verbatim.
@@ -214,4 +214,4 @@ TEST(WorkloadTest, TraceAzure2024AbsolutePath) {
 }
 
 }  // namespace
-}  // namespace capplan
+}  // namespace capplan::sim

@@ -7,7 +7,7 @@
 #include "common/data_path.h"
 #include "sim/workload/workload.h"
 
-namespace capplan {
+namespace capplan::sim {
 
 // Scenario dir defaults to the shipped scenarios/ folder so relative trace
 // paths like "traces/mooncake_sample.jsonl" resolve.
@@ -18,6 +18,6 @@ inline Result<Workload> LoadFromText(const std::string& text,
   return LoadWorkload(o, dir);
 }
 
-}  // namespace capplan
+}  // namespace capplan::sim
 
 #endif  // CAPPLAN_TESTS_SIM_WORKLOAD_WORKLOAD_TEST_UTIL_H_
