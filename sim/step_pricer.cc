@@ -75,6 +75,9 @@ const StepCost& ModelStepPricer::Price(const StepWork& work) {
     *slot = {word, &stored};
     return stored;
   }
+  // Clearing drops only references Price() returned before this call,
+  // which its contract already ends.
+  if (memo_.size() >= kMaxPrefillMemo) memo_.clear();
   return memo_.emplace(key_, c).first->second;
 }
 

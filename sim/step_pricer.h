@@ -133,6 +133,13 @@ class ModelStepPricer : public StepPricer {
   }
   int64_t hits() const { return hits_; }
   int64_t misses() const { return misses_; }
+  // Signatures with prefill held in the memo; at most kMaxPrefillMemo.
+  size_t prefill_memo_entries() const { return memo_.size(); }
+  // A day-long trace has a new prompt length in almost every step, so the
+  // signatures with prefill would grow with the trace (~190 B each); past
+  // this many the memo starts over. Pure decode signatures are bounded by
+  // batch size x context buckets and are kept.
+  static constexpr size_t kMaxPrefillMemo = size_t{1} << 16;
   const std::set<std::string>& warnings() const { return warnings_; }
 
  private:

@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 
 #include "hw/op_pricing.h"
+#include "models/card.h"
+#include "models/ops.h"
+#include "sim/step_pricer.h"
 
 namespace capplan::sim {
 namespace {
@@ -179,6 +182,38 @@ TEST_F(CostModelTest, UnknownCostModelSuggests) {
   auto m = MakeCostModel("rooflne", prof_);
   ASSERT_FALSE(m.ok());
   EXPECT_NE(m.status().message().find("did you mean 'roofline'"), std::string::npos);
+}
+
+// A trace brings a new prompt length almost every step: the memo of
+// signatures with prefill starts over at its bound instead of growing, and
+// a signature priced again after that costs the same.
+TEST_F(CostModelTest, PrefillMemoStaysBoundedAndPricesTheSame) {
+  auto card = models::LoadModelCard("llama-3.1-8b");
+  ASSERT_TRUE(card.ok()) << card.status().message();
+  models::ParallelLayout layout;
+  layout.gpus = 1;
+  layout.tp = 1;
+  auto sharded = models::ShardModel(*card, layout, models::PrecisionChoice{});
+  ASSERT_TRUE(sharded.ok()) << sharded.status().message();
+  ModelPricerOptions opt;
+  opt.cuda_graph_max_bs = 256;
+  opt.page_size = 16;
+  ModelStepPricer pricer(&*sharded, model_.get(), opt);
+  StepWork first;
+  first.prefill = {{100, 0}};
+  first.decode_n = 4;
+  first.decode_ctx_sum = 4000;
+  const double first_s = pricer.Price(first).seconds;
+  const int64_t n = static_cast<int64_t>(ModelStepPricer::kMaxPrefillMemo) + 10;
+  for (int64_t i = 1; i <= n; ++i) {
+    StepWork w = first;
+    w.prefill = {{100 + i, 0}};
+    pricer.Price(w);
+    ASSERT_LE(pricer.prefill_memo_entries(), ModelStepPricer::kMaxPrefillMemo);
+  }
+  EXPECT_LT(pricer.prefill_memo_entries(), 100u);  // it started over
+  EXPECT_EQ(pricer.Price(first).seconds, first_s);
+  EXPECT_EQ(pricer.misses(), n + 2);
 }
 
 TEST(CostModelProfile, BootstrapProfileWithoutCostModelIsRefused) {
