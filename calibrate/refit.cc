@@ -66,6 +66,20 @@ std::string CrossGpu(const CalibrationFit& fit, const std::vector<FitPoint>& poi
   return s;
 }
 
+// collectives.all_reduce.<key>: the fitted fraction of this GPU's NVLink,
+// with the records and `what` (how they were read) as its source.
+void SetAllReduceBandwidth(const char* key, const CollectiveFit& f, const MeasurementSet& set,
+                           const std::string& what, nlohmann::json* doc) {
+  const double nvlink = (*doc)["collectives"]["nvlink_bytes_per_s_per_direction"]["value"];
+  (*doc)["collectives"]["all_reduce"][key] = {
+      {"value", RoundFitted(f.fraction * nvlink)},
+      {"provenance",
+       {{"kind", "fitted"},
+        {"source", FromRecords(f.records, set, Prefix(set)) + "; " + SigDigits(f.fraction, 4) +
+                       " of this GPU's NVLink per direction, the median over " +
+                       std::to_string(f.points) + what}}}};
+}
+
 }  // namespace
 
 Result<nlohmann::json> ApplyFit(const nlohmann::json& base_doc, const std::string& base_origin,
@@ -133,33 +147,19 @@ Result<nlohmann::json> ApplyFit(const nlohmann::json& base_doc, const std::strin
     mem.erase("fit");
   }
   if (fit.all_reduce.fitted) {
-    const double nvlink = doc["collectives"]["nvlink_bytes_per_s_per_direction"]["value"];
-    doc["collectives"]["all_reduce"]["bus_bandwidth_bytes_per_s"] = {
-        {"value", RoundFitted(fit.all_reduce.fraction * nvlink)},
-        {"provenance",
-         {{"kind", "fitted"},
-          {"source", FromRecords(fit.all_reduce.records, set, Prefix(set)) + "; " +
-                         SigDigits(fit.all_reduce.fraction, 4) +
-                         " of this GPU's NVLink per direction, the median over " +
-                         std::to_string(fit.all_reduce.points) + " ring records (" +
-                         fit.all_reduce.how + ")" +
-                         (fit.cross_gpu.empty() ? ""
-                                                : "; the fraction, not the rate, carries "
-                                                  "over between SM90 GPUs")}}}};
+    SetAllReduceBandwidth("bus_bandwidth_bytes_per_s", fit.all_reduce, set,
+                          " ring records (" + fit.all_reduce.how + ")" +
+                              (fit.cross_gpu.empty() ? ""
+                                                     : "; the fraction, not the rate, carries "
+                                                       "over between SM90 GPUs"),
+                          &doc);
   }
   if (fit.all_reduce_nvls.fitted) {
-    const double nvlink = doc["collectives"]["nvlink_bytes_per_s_per_direction"]["value"];
-    doc["collectives"]["all_reduce"]["nvls_bus_bandwidth_bytes_per_s"] = {
-        {"value", RoundFitted(fit.all_reduce_nvls.fraction * nvlink)},
-        {"provenance",
-         {{"kind", "fitted"},
-          {"source", FromRecords(fit.all_reduce_nvls.records, set, Prefix(set)) + "; " +
-                         SigDigits(fit.all_reduce_nvls.fraction, 4) +
-                         " of this GPU's NVLink per direction, the median over " +
-                         std::to_string(fit.all_reduce_nvls.points) +
-                         " NVLS records from 5 GPUs on (" + fit.all_reduce_nvls.how +
-                         "); one value for every GPU count from 5 on, so each count's own "
-                         "figure lies within the spread listed here"}}}};
+    SetAllReduceBandwidth("nvls_bus_bandwidth_bytes_per_s", fit.all_reduce_nvls, set,
+                          " NVLS records from 5 GPUs on (" + fit.all_reduce_nvls.how +
+                              "); one value for every GPU count from 5 on, so each count's own "
+                              "figure lies within the spread listed here",
+                          &doc);
   }
   const OverheadFit& o = fit.overheads;
   auto set_param = [&](const char* key, double v, const std::string& what) {
