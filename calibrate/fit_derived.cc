@@ -7,12 +7,6 @@
 
 namespace capplan::calibrate {
 
-namespace {
-// nccl-tests on 8xH100 (the K5 records): NVLS bus bandwidth equals the
-// ring's at 2-4 GPUs and exceeds it from 5 on.
-constexpr int kNvlsFromGpus = 5;
-}  // namespace
-
 // All-reduce bus bandwidth from ring records (nccl-tests busbw, a range or a
 // value): the midpoint as a fraction of the record GPU's NVLink rate, the
 // median over records. NVLS records the same way into the NVLS bandwidth,

@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "calibrate/fit_derived.h"
 #include "calibrate/sig_digits.h"
 #include "hw/profile.h"
 
@@ -156,9 +157,11 @@ Result<nlohmann::json> ApplyFit(const nlohmann::json& base_doc, const std::strin
   }
   if (fit.all_reduce_nvls.fitted) {
     SetAllReduceBandwidth("nvls_bus_bandwidth_bytes_per_s", fit.all_reduce_nvls, set,
-                          " NVLS records from 5 GPUs on (" + fit.all_reduce_nvls.how +
-                              "); one value for every GPU count from 5 on, so each count's own "
-                              "figure lies within the spread listed here",
+                          " NVLS records from " + std::to_string(kNvlsFromGpus) + " GPUs on (" +
+                              fit.all_reduce_nvls.how + "); one value for every GPU count from " +
+                              std::to_string(kNvlsFromGpus) +
+                              " on, so each count's own figure lies within the spread listed "
+                              "here",
                           &doc);
   }
   const OverheadFit& o = fit.overheads;

@@ -126,16 +126,14 @@ Status UseStepCosts(const std::map<std::string, std::vector<models::EngineStepCo
   const std::string engine = d.value("engine", "sglang");
   CAPPLAN_ASSIGN_OR_RETURN(models::EngineResolution r,
                            models::ResolveEngine(engine, d.value("engine_version", "")));
-  CAPPLAN_ASSIGN_OR_RETURN(auto version, models::ParseEngineVersion(r.version, "engine_version"));
   auto it = table.find(engine);
   if (it == table.end()) {
     return Status::Invalid("calibrate/step_costs_base.json: /engines: no entry for '" + engine +
                            "', which a step case runs");
   }
-  const models::EngineStepCosts& c = models::PickStepCosts(it->second, version);
-  d["step_costs"] = {{"host_s", c.host_s},
-                     {"cpu_schedule_s", c.cpu_schedule_s},
-                     {"cpu_schedule_per_request_s", c.cpu_schedule_per_request_s}};
+  const models::EngineStepCosts& c = models::PickStepCosts(it->second, r.version_triple);
+  const std::vector<std::string>& keys = models::EngineStepCostKeys();
+  for (size_t i = 0; i < keys.size(); ++i) d["step_costs"][keys[i]] = c.Cost(i);
   return Status::Ok();
 }
 
@@ -379,8 +377,8 @@ std::string StepFitMarkdown(const StepFit& fit) {
                   100 * (r.after / r.measured - 1), r.loo, 100 * (r.loo / r.measured - 1));
     os << "| " << r.case_name << " | " << r.label << " | " << r.metric << " " << b;
   }
-  // Per case (engine and version): where one per-step cost for every engine
-  // leaves a bias, it shows here.
+  // Per case (engine and version): a bias the per-step costs cannot take up
+  // (kernel physics, not a fixed cost) shows here.
   std::map<std::string, std::pair<double, int>> bias;
   for (const StepFitRow& r : fit.rows) {
     bias[r.case_name].first += r.after / r.measured - 1;

@@ -351,6 +351,7 @@ Result<EngineResolution> ResolveEngine(const std::string& engine, const std::str
     return Status::Usage(parsed.status().message() + "; known " + engine +
                          " versions: " + known_text + DidYouMean(r.version, known));
   }
+  r.version_triple = *parsed;
   for (const EngineProfile& p : f->profiles) {
     if (p.version_triple <= *parsed) r.profile = &p;
   }

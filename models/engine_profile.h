@@ -115,6 +115,7 @@ struct EngineProfile {
 struct EngineResolution {
   const EngineProfile* profile = nullptr;
   std::string version;  // what the user asked, or the latest when "" was asked
+  std::array<int, 3> version_triple{};  // `version` parsed
   std::string note;     // non-empty when the version is not an entry of its own
 };
 

@@ -36,14 +36,18 @@ Status ReadEntry(JsonObject& e, const std::string& engine, EngineStepCosts* c) {
   auto triple = ParseEngineVersion(c->version, e.PathOf("version"));
   if (!triple.ok()) return e.Error("version", triple.status().message());
   c->version_triple = *triple;
-  double* fields[] = {&c->host_s, &c->cpu_schedule_s, &c->cpu_schedule_per_request_s};
   for (size_t i = 0; i < EngineStepCostKeys().size(); ++i) {
-    CAPPLAN_RETURN_IF_ERROR(ReadCost(e, EngineStepCostKeys()[i], fields[i], &c->sources));
+    CAPPLAN_RETURN_IF_ERROR(ReadCost(e, EngineStepCostKeys()[i], &c->Cost(i), &c->sources));
   }
   return e.Finish();
 }
 
 }  // namespace
+
+double& EngineStepCosts::Cost(size_t i) {
+  double* fields[] = {&host_s, &cpu_schedule_s, &cpu_schedule_per_request_s};
+  return *fields[i];
+}
 
 const std::vector<std::string>& EngineStepCostKeys() {
   static const std::vector<std::string> kKeys = {"host_s", "cpu_schedule_s",

@@ -36,6 +36,9 @@ struct EngineStepCosts {
   double host_s = 0;
   double cpu_schedule_s = 0;
   double cpu_schedule_per_request_s = 0;
+  // The cost of EngineStepCostKeys()[i].
+  double& Cost(size_t i);
+  double Cost(size_t i) const { return const_cast<EngineStepCosts*>(this)->Cost(i); }
   // "host_s" -> "fitted: ..." (kind and source), for reports.
   std::map<std::string, std::string> sources;
 };

@@ -34,11 +34,13 @@ Status GetEnum(JsonObject& d, const char* key, const E (&values)[N], NameOf name
 
 constexpr models::Dtype kKvDtypes[] = {models::Dtype::kBf16, models::Dtype::kFp8E4m3};
 
-// deployment.speculative: {method, draft_tokens, acceptance | mean_accept_length,
-// draft_layers}. The draft-token limit is the engine's.
-// `step_costs`: {host_s, cpu_schedule_s, cpu_schedule_per_request_s}, each
-// optional, in seconds.
-Status ParseStepCosts(JsonObject& d, DeploymentSpec::StepCosts* out) {
+// The engine version's step costs, then `step_costs`: {host_s,
+// cpu_schedule_s, cpu_schedule_per_request_s}, each optional, in seconds,
+// in their place.
+Status ParseStepCosts(JsonObject& d, const DeploymentSpec& spec, models::EngineStepCosts* out) {
+  auto shipped = models::StepCostsFor(spec.engine, spec.engine_resolution.version_triple);
+  if (!shipped.ok()) return d.Error("engine", shipped.status().message());
+  *out = *shipped;
   if (!d.Has("step_costs")) {
     d.Touch("step_costs");
     return Status::Ok();
@@ -46,16 +48,20 @@ Status ParseStepCosts(JsonObject& d, DeploymentSpec::StepCosts* out) {
   CAPPLAN_ASSIGN_OR_RETURN(JsonObject s, d.Child("step_costs"));
   CAPPLAN_RETURN_IF_ERROR(s.CheckObject());
   const std::vector<std::string>& keys = models::EngineStepCostKeys();
-  std::optional<double>* fields[] = {&out->host_s, &out->cpu_schedule_s,
-                                     &out->cpu_schedule_per_request_s};
   for (size_t i = 0; i < keys.size(); ++i) {
-    CAPPLAN_RETURN_IF_ERROR(s.Get(keys[i], fields[i]));
+    std::optional<double> v;
+    CAPPLAN_RETURN_IF_ERROR(s.Get(keys[i], &v));
+    if (!v) continue;
     // Seconds: a value past one second is a unit mistake (ms given as s).
-    if (*fields[i]) CAPPLAN_RETURN_IF_ERROR(s.CheckRange(keys[i], **fields[i], 0, 1));
+    CAPPLAN_RETURN_IF_ERROR(s.CheckRange(keys[i], *v, 0, 1));
+    out->Cost(i) = *v;
+    out->sources[keys[i]] = "deployment: the scenario's own step_costs";
   }
   return s.Finish();
 }
 
+// deployment.speculative: {method, draft_tokens, acceptance | mean_accept_length,
+// draft_layers}. The draft-token limit is the engine's.
 Status ParseSpeculative(JsonObject& d, const models::EngineProfile& engine, speculative::Spec* o) {
   if (!d.Has("speculative")) {
     d.Touch("speculative");
@@ -188,7 +194,7 @@ Status ParseDeployment(JsonObject& d, DeploymentSpec* o) {
   if (!factory.ok()) return d.Error("cost_model", factory.status().message());
   o->cost_model_factory = *factory;
   CAPPLAN_RETURN_IF_ERROR(ParseSpeculative(d, *o->engine_resolution.profile, &o->speculative));
-  CAPPLAN_RETURN_IF_ERROR(ParseStepCosts(d, &o->step_costs));
+  CAPPLAN_RETURN_IF_ERROR(ParseStepCosts(d, *o, &o->step_costs));
   CAPPLAN_RETURN_IF_ERROR(d.Finish());
   // Cross-field rules: well-formed but impossible layouts exit 1.
   if (o->gpus != o->tp) {

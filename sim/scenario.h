@@ -10,6 +10,7 @@
 #include <string>
 
 #include "models/engine_profile.h"
+#include "models/engine_step_costs.h"
 #include "models/types.h"
 #include "schema/run_summary.h"
 #include "sim/cost_model.h"
@@ -66,11 +67,10 @@ struct DeploymentSpec {
   CostModelFactory cost_model_factory;   // its registry entry, resolved at parse
   // EAGLE / MTP speculative decoding; off by default.
   speculative::Spec speculative;
-  // The engine's per-step host costs (models/engine_step_costs.h), each null
-  // for the engine's own: for a user who has measured their server's.
-  struct StepCosts {
-    std::optional<double> host_s, cpu_schedule_s, cpu_schedule_per_request_s;
-  } step_costs;
+  // The engine's per-step host costs (models/engine_step_costs.h), resolved
+  // at parse: its version's entry, with the keys the deployment's
+  // `step_costs` sets (a user who has measured their server) in their place.
+  models::EngineStepCosts step_costs;
 };
 
 // One serving pool: a deployment with a role. A co-located scenario has one

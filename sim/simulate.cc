@@ -185,14 +185,9 @@ Result<std::unique_ptr<PreparedRun>> PrepareRun(const Scenario& sc, size_t pool,
   po.cuda_graph_max_bs = cgbs;
   po.overlap_schedule = overlap;
   po.nvls = plan.nvls;
-  CAPPLAN_ASSIGN_OR_RETURN(auto version,
-                           models::ParseEngineVersion(engine_r->version, "engine_version"));
-  auto step_costs_r = models::StepCostsFor(d.engine, version);
-  if (!step_costs_r.ok()) return at(ps.pointer + "/engine", step_costs_r.status());
-  po.step_host_s = d.step_costs.host_s.value_or(step_costs_r->host_s);
-  po.cpu_schedule_s = d.step_costs.cpu_schedule_s.value_or(step_costs_r->cpu_schedule_s);
-  po.cpu_schedule_per_request_s =
-      d.step_costs.cpu_schedule_per_request_s.value_or(step_costs_r->cpu_schedule_per_request_s);
+  po.step_host_s = d.step_costs.host_s;
+  po.cpu_schedule_s = d.step_costs.cpu_schedule_s;
+  po.cpu_schedule_per_request_s = d.step_costs.cpu_schedule_per_request_s;
   po.kv_verify = d.kv_integrity == KvIntegrity::kVerify;
   po.page_size = plan.page_size;
   po.verify_tag_bytes_per_page_per_layer = profile.kv_verify_tag_bytes_per_page_per_layer;
