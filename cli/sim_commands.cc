@@ -76,18 +76,30 @@ Status RunSimulate(const std::vector<std::string>& args, CommandContext& ctx) {
                            sim::LoadScenarioFile(vm["scenario"].as<std::string>(), sets));
   sim::RunOptions opt;
   opt.progress = ctx.stderr_is_tty ? ctx.err : nullptr;
-  opt.want_requests_csv = vm.count("out") > 0;
   opt.want_trace = vm.count("trace-out") > 0;
   opt.fast_forward = vm.count("no-fast-forward") == 0;
-  CAPPLAN_ASSIGN_OR_RETURN(sim::RunResult r, sim::RunScenario(*scenario, opt));
-  const nlohmann::json doc = schema::ToJson(r.summary);
+  sim::RunResult r;
   if (vm.count("out")) {
-    // Complete or absent: a disk filling up after summary.json must not
-    // leave a folder without its requests.csv.
-    CAPPLAN_RETURN_IF_ERROR(WriteDirAtomic(vm["out"].as<std::string>(),
-                                           {{"summary.json", DumpJson(doc) + "\n"},
-                                            {"requests.csv", r.requests_csv}}));
+    // Complete or absent: a disk filling up after requests.csv must not
+    // leave a folder without its summary.json. The rows stream into their
+    // file as requests finish, so a day-long trace's rows never sit in
+    // memory.
+    CAPPLAN_RETURN_IF_ERROR(WriteDirAtomicStreamed(
+        vm["out"].as<std::string>(), {{"requests.csv",
+                                       [&](std::ostream& os) -> Status {
+                                         opt.requests_csv_out = &os;
+                                         CAPPLAN_ASSIGN_OR_RETURN(r,
+                                                                  sim::RunScenario(*scenario, opt));
+                                         return Status::Ok();
+                                       }},
+                                      {"summary.json", [&](std::ostream& os) -> Status {
+                                         os << DumpJson(schema::ToJson(r.summary)) << "\n";
+                                         return Status::Ok();
+                                       }}}));
+  } else {
+    CAPPLAN_ASSIGN_OR_RETURN(r, sim::RunScenario(*scenario, opt));
   }
+  const nlohmann::json doc = schema::ToJson(r.summary);
   if (vm.count("trace-out")) {
     CAPPLAN_RETURN_IF_ERROR(WriteFileAtomic(vm["trace-out"].as<std::string>(), r.trace.dump()));
   }

@@ -6,11 +6,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <atomic>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 
 #include "common/temp_files.h"
@@ -65,6 +66,26 @@ std::string WriteWhole(const std::string& path, std::string_view content) {
   return err;
 }
 
+// Writes a new file through `writer` and flushes it to disk; "" or why not.
+// `*failed` takes the writer's own error.
+std::string WriteStreamed(const std::string& path, const StreamWriter& writer, Status* failed) {
+  std::ofstream os(path, std::ios::binary | std::ios::trunc);
+  if (!os) return std::strerror(errno);
+  *failed = writer(os);
+  if (!failed->ok()) return "stopped";
+  os.flush();
+  if (!os) return std::strerror(errno != 0 ? errno : EIO);
+  os.close();
+  if (!os) return std::strerror(errno != 0 ? errno : EIO);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::strerror(errno);
+  const bool synced = ::fsync(fd) == 0;
+  const std::string err = synced ? "" : std::strerror(errno);
+  ::close(fd);
+  if (err.empty() && InjectedDiskFull()) return std::strerror(ENOSPC);
+  return err;
+}
+
 }  // namespace
 
 Status MakeDirs(const std::string& path) {
@@ -100,6 +121,18 @@ Status WriteFileAtomic(const std::string& path, std::string_view content) {
 
 Status WriteDirAtomic(const std::string& dir,
                       const std::vector<std::pair<std::string, std::string>>& files) {
+  std::vector<std::pair<std::string, StreamWriter>> writers;
+  for (const auto& [name, content] : files) {
+    writers.emplace_back(name, [&content = content](std::ostream& os) {
+      os.write(content.data(), static_cast<std::streamsize>(content.size()));
+      return Status::Ok();
+    });
+  }
+  return WriteDirAtomicStreamed(dir, writers);
+}
+
+Status WriteDirAtomicStreamed(const std::string& dir,
+                              const std::vector<std::pair<std::string, StreamWriter>>& files) {
   CAPPLAN_ASSIGN_OR_RETURN(const fs::path p, ResolveLinks(dir));
   std::error_code ec;
   const fs::file_status st = fs::status(p, ec);
@@ -108,7 +141,7 @@ Status WriteDirAtomic(const std::string& dir,
     if (ec) return Status::Io(Shown(dir) + ": cannot write: " + ec.message());
     return Status::Io(Shown(dir) + ": exists and is not a folder; choose a folder path");
   }
-  for (const auto& [name, content] : files) {
+  for (const auto& [name, writer] : files) {
     const fs::file_status fst = fs::symlink_status(p / name, ec);
     if (fst.type() != fs::file_type::not_found && fst.type() != fs::file_type::regular) {
       return Status::Io(Shown((p / name).string()) +
@@ -119,16 +152,20 @@ Status WriteDirAtomic(const std::string& dir,
   // Every file is written in full, as a hidden temporary next to its
   // target, before any target is touched: a full disk or an error fails
   // here, leaving the earlier files (and any others in the folder) as they
-  // were, and a folder this call created is removed again.
+  // were, and a folder this call created is removed again (by an interrupt
+  // too: registered before its files).
   std::vector<std::string> temps;
   std::vector<std::unique_ptr<TempPath>> cleanup;
-  for (const auto& [name, content] : files) {
+  if (created) cleanup.push_back(std::make_unique<TempPath>(p.string(), /*is_dir=*/true));
+  for (const auto& [name, writer] : files) {
     temps.push_back((p / ("." + name)).string() + TempSuffix());
     cleanup.push_back(std::make_unique<TempPath>(temps.back(), /*is_dir=*/false));
-    const std::string err = WriteWhole(temps.back(), content);
+    Status failed;
+    const std::string err = WriteStreamed(temps.back(), writer, &failed);
     if (!err.empty()) {
       for (const std::string& t : temps) std::remove(t.c_str());
       if (created) fs::remove(p, ec);
+      if (!failed.ok()) return failed;
       return Status::Io(Shown(dir) + ": cannot write " + name + ": " + err);
     }
   }

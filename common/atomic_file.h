@@ -5,6 +5,8 @@
 #define CAPPLAN_COMMON_ATOMIC_FILE_H_
 
 #include <cstdint>
+#include <functional>
+#include <iosfwd>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -28,6 +30,17 @@ Status WriteFileAtomic(const std::string& path, std::string_view content);
 // naming `dir`; `dir` being a file is one.
 Status WriteDirAtomic(const std::string& dir,
                       const std::vector<std::pair<std::string, std::string>>& files);
+
+// One file of a folder result, written into a stream by a function: a file
+// too large to build in memory (a day-long trace's requests.csv) streams
+// straight into its temporary. An error it returns is returned as is.
+using StreamWriter = std::function<Status(std::ostream&)>;
+// WriteDirAtomic with each file's content written by its function, in
+// order, into its temporary. A folder this call creates exists only while
+// the writers run and is removed by an interrupt, so Ctrl-C during a long
+// writer leaves no folder behind.
+Status WriteDirAtomicStreamed(const std::string& dir,
+                              const std::vector<std::pair<std::string, StreamWriter>>& files);
 
 // Inputs larger than this are refused rather than read into memory.
 inline constexpr int64_t kMaxInputFileBytes = int64_t{256} << 20;

@@ -69,34 +69,49 @@ schema::Stats StatsOf(const std::vector<double>& v) {
                        SelectPercentile(w, 99)};
 }
 
+void E2eAccumulator::Reserve(int64_t n) {
+  const size_t k = static_cast<size_t>(std::max<int64_t>(0, n));
+  ttft_.reserve(k);
+  tpot_.reserve(k);
+  e2el_.reserve(k);
+}
+
+void E2eAccumulator::Add(const E2eRequest& r) {
+  auto ms = [](int64_t ns) { return static_cast<double>(ns) / 1e6; };
+  if (!r.done) ++t_.failed;
+  if (r.warmup || !r.done) return;
+  ++t_.completed;
+  t_.input_tokens += r.input;
+  t_.output_tokens += r.generated;
+  t0_ = std::min(t0_, r.send_ns);
+  t1_ = std::max(t1_, r.finish_ns);
+  const double tt = ms(r.first_token_ns - r.send_ns);
+  const double ee = ms(r.finish_ns - r.send_ns);
+  const double tp = r.generated > 1 ? (ee - tt) / (r.generated - 1) : 0;
+  ttft_.push_back(tt);
+  e2el_.push_back(ee);
+  if (r.generated > 1) tpot_.push_back(tp);
+  if (slo_.any()) {
+    // DistServe/vLLM goodput: every listed metric within its SLO; TPOT
+    // counts as 0 for requests with <= 1 output token.
+    good_ += (!slo_.ttft_ms || tt <= *slo_.ttft_ms) && (!slo_.tpot_ms || tp <= *slo_.tpot_ms) &&
+             (!slo_.e2el_ms || ee <= *slo_.e2el_ms);
+  }
+}
+
 E2eTotals AddEndToEndSummary(const std::vector<E2eRequest>& reqs, int gpus, double usd_per_gpu_hour,
                              const SloLimits& slo, schema::RunSummary* out) {
-  auto ms = [](int64_t ns) { return static_cast<double>(ns) / 1e6; };
-  std::vector<double> ttft, tpot, e2el;
-  E2eTotals t;
-  int64_t good = 0;
-  int64_t t0 = INT64_MAX, t1 = 0;
-  for (const E2eRequest& r : reqs) {
-    if (!r.done) ++t.failed;
-    if (r.warmup || !r.done) continue;
-    ++t.completed;
-    t.input_tokens += r.input;
-    t.output_tokens += r.generated;
-    t0 = std::min(t0, r.send_ns);
-    t1 = std::max(t1, r.finish_ns);
-    const double tt = ms(r.first_token_ns - r.send_ns);
-    const double ee = ms(r.finish_ns - r.send_ns);
-    const double tp = r.generated > 1 ? (ee - tt) / (r.generated - 1) : 0;
-    ttft.push_back(tt);
-    e2el.push_back(ee);
-    if (r.generated > 1) tpot.push_back(tp);
-    if (slo.any()) {
-      // DistServe/vLLM goodput: every listed metric within its SLO; TPOT
-      // counts as 0 for requests with <= 1 output token.
-      good += (!slo.ttft_ms || tt <= *slo.ttft_ms) && (!slo.tpot_ms || tp <= *slo.tpot_ms) &&
-              (!slo.e2el_ms || ee <= *slo.e2el_ms);
-    }
-  }
+  E2eAccumulator acc(slo);
+  for (const E2eRequest& r : reqs) acc.Add(r);
+  return acc.Summarize(gpus, usd_per_gpu_hour, out);
+}
+
+E2eTotals E2eAccumulator::Summarize(int gpus, double usd_per_gpu_hour,
+                                    schema::RunSummary* out) const {
+  const SloLimits& slo = slo_;
+  const int64_t good = good_, t0 = t0_, t1 = t1_;
+  const std::vector<double>&ttft = ttft_, &tpot = tpot_, &e2el = e2el_;
+  E2eTotals t = t_;
   t.duration_s = t.completed > 0 ? static_cast<double>(t1 - t0) / 1e9 : 0;
   const double duration = t.duration_s;
   auto per_s = [&](double x) { return duration > 0 ? x / duration : 0.0; };

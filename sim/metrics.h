@@ -79,6 +79,30 @@ struct E2eTotals {
   double cost_usd = 0;
 };
 
+// The end-to-end statistics of requests added one at a time (a run's
+// requests as they finish, in request index order so that sums add up in
+// the same order however the run went): every completed request's TTFT,
+// TPOT and E2EL, 24 bytes each, for exact percentiles.
+class E2eAccumulator {
+ public:
+  explicit E2eAccumulator(const SloLimits& slo = {}) : slo_(slo) {}
+  void Add(const E2eRequest& r);
+  // Room for n completed requests: a large run's vectors take their size
+  // once instead of growing by doubling.
+  void Reserve(int64_t n);
+  int64_t completed() const { return t_.completed; }
+  int64_t failed() const { return t_.failed; }
+  // The summary part below, from what was added.
+  E2eTotals Summarize(int gpus, double usd_per_gpu_hour, schema::RunSummary* s) const;
+
+ private:
+  SloLimits slo_;
+  std::vector<double> ttft_, tpot_, e2el_;
+  E2eTotals t_;
+  int64_t good_ = 0;
+  int64_t t0_ = INT64_MAX, t1_ = 0;
+};
+
 // The end-to-end part every run reports (sim/simulate.h contract):
 // completed, failed, duration_s, total_{input,output}_tokens, throughputs
 // (per GPU too), TTFT/TPOT/E2EL statistics, goodput (when SLOs are given),

@@ -19,20 +19,25 @@
 
 namespace capplan::sim {
 
+class RequestLog;  // sim/request_log.h
+
 class PreparedRun {
  public:
   struct State;  // sim/simulate.cc
   explicit PreparedRun(std::unique_ptr<State> st);
   ~PreparedRun();
   const SimConfig& config() const;
-  const std::vector<SimRequestSpec>& specs() const;
+  // The scenario's workload as the pools read it.
+  const RequestSource& requests() const;
   StepPricer& pricer();
   // What the run was prepared from (sim/pd plans the KV transfer with them).
   const models::ModelCard& card() const;
   const hw::HardwareProfile& profile() const;
   const models::ParallelLayout& layout() const;
-  // The summary (sim/simulate.h keys), requests CSV and trace of `sim`.
-  RunResult Summarize(const SimResult& sim) const;
+  // The summary (sim/simulate.h keys) and trace of `sim`; its requests
+  // from `streamed` when they streamed out of the pool, else from
+  // sim.requests.
+  RunResult Summarize(const SimResult& sim, const RequestLog* streamed = nullptr) const;
 
  private:
   std::unique_ptr<State> st_;

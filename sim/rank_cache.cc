@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "sim/request_table.h"
+
 namespace capplan::sim {
 
 int64_t AvailablePages(const RankState& rank) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "sim/rank_cache.h"
+#include "sim/request_table.h"
 
 namespace capplan::sim {
 
@@ -52,7 +53,7 @@ bool Scheduler::FailHeadIfTooLarge(RankState& rank, SchedulerEnv& env) {
   return true;
 }
 
-double Scheduler::Promised(const RankState& rank, const std::vector<ReqState>& reqs) const {
+double Scheduler::Promised(const RankState& rank, const RequestTable& reqs) const {
   double promised = 0;
   for (int32_t i : rank.running) promised += rank.new_token_ratio * ClippedOutLeft(reqs[i]);
   for (int32_t i : rank.prefilling) {
@@ -139,7 +140,7 @@ bool Scheduler::AddChunk(RankState& rank, SchedulerEnv& env, int32_t idx, int64_
 }
 
 bool Scheduler::PrepareDecode(RankState& rank, SchedulerEnv& env, RankBatch* out) {
-  std::vector<ReqState>& reqs = *env.reqs;
+  RequestTable& reqs = *env.reqs;
   const int64_t page = rank.pool.page_size();
   const bool spec = !cfg_.speculative.p.empty();
   if (spec) {
@@ -190,7 +191,7 @@ class SglangScheduler : public Scheduler {
  public:
   using Scheduler::Scheduler;
   void FormBatch(RankState& rank, SchedulerEnv& env, RankBatch* out) override {
-    std::vector<ReqState>& reqs = *env.reqs;
+    RequestTable& reqs = *env.reqs;
     const int64_t page = rank.pool.page_size();
     if (!rank.waiting.empty()) {
       double avail = static_cast<double>(AvailablePages(rank) * page) - Promised(rank, reqs);
@@ -258,7 +259,7 @@ class VllmScheduler : public Scheduler {
  public:
   using Scheduler::Scheduler;
   void FormBatch(RankState& rank, SchedulerEnv& env, RankBatch* out) override {
-    std::vector<ReqState>& reqs = *env.reqs;
+    RequestTable& reqs = *env.reqs;
     int64_t budget = cfg_.chunked_prefill_tokens;
     if (cfg_.phase == Phase::kDecodeOnly) {
       // Resident prompts: admit while their pages (and one to grow) are free.

@@ -94,7 +94,7 @@ class Scheduler {
   // KV tokens promised to requests already admitted or reserved (the sglang
   // admission rule): the rest of their prompt plus new_token_ratio *
   // min(remaining output, clip_max_new_tokens).
-  double Promised(const RankState& rank, const std::vector<ReqState>& reqs) const;
+  double Promised(const RankState& rank, const RequestTable& reqs) const;
   int64_t ClippedOutLeft(const ReqState& r) const {
     return std::min(r.output - r.generated, cfg_.clip_max_new_tokens);
   }

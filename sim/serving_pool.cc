@@ -8,7 +8,7 @@
 namespace capplan::sim {
 
 Result<std::unique_ptr<ServingPool>> ServingPool::Create(uint8_t id, const SimConfig& config,
-                                                         const std::vector<SimRequestSpec>& specs,
+                                                         const RequestSource& specs,
                                                          StepPricer& pricer, EventQueue* queue,
                                                          PoolOptions options,
                                                          PoolListener* listener) {
@@ -26,8 +26,9 @@ Result<std::unique_ptr<ServingPool>> ServingPool::Create(uint8_t id, const SimCo
     return Status::Invalid("simulator: chunked_prefill_tokens must be >= 1, got " +
                            std::to_string(config.sched.chunked_prefill_tokens));
   }
-  for (const SimRequestSpec& s : specs) {
-    if (s.after < -1 || s.after >= static_cast<int64_t>(specs.size())) {
+  for (int32_t i = 0; i < specs.size(); ++i) {
+    const SimRequestSpec s = specs.At(i);
+    if (s.after < -1 || s.after >= specs.size()) {
       return Status::Invalid("simulator: request " + std::to_string(s.id) +
                              " follows a request that does not exist");
     }
@@ -47,7 +48,7 @@ Result<std::unique_ptr<ServingPool>> ServingPool::Create(uint8_t id, const SimCo
                                        options, listener);
 }
 
-ServingPool::ServingPool(uint8_t id, const SimConfig& c, const std::vector<SimRequestSpec>& specs,
+ServingPool::ServingPool(uint8_t id, const SimConfig& c, const RequestSource& specs,
                          StepPricer& pricer, std::unique_ptr<Scheduler> sched, RouterFn router,
                          EventQueue* queue, PoolOptions options, PoolListener* listener)
     : id_(id),
@@ -58,42 +59,52 @@ ServingPool::ServingPool(uint8_t id, const SimConfig& c, const std::vector<SimRe
       q_(queue),
       opts_(options),
       listener_(listener),
+      src_(specs),
+      reqs_(specs.size()),
       router_(router) {
-  res_.requests.resize(specs.size());
-  for (size_t i = 0; i < specs.size(); ++i) {
-    ReqState& r = res_.requests[i];
-    r.id = specs[i].id;
-    r.arrival_ns = specs[i].arrival_ns;
-    r.input = specs[i].input_tokens;
-    r.output = std::max<int64_t>(specs[i].output_tokens, 1);
-    r.warmup = specs[i].warmup;
+  const int32_t n = static_cast<int32_t>(specs.size());
+  if (cfg_.sink == nullptr) res_.requests.resize(static_cast<size_t>(n));
+  // Workloads come in arrival order (traces are sorted when read) and
+  // mostly without follow-ups: then the arrival order is the index order
+  // and needs no table.
+  bool follow_ups = false, sorted = true;
+  int64_t last = INT64_MIN;
+  for (int32_t i = 0; i < n; ++i) {
+    const SimRequestSpec sp = specs.At(i);
+    if (sp.after >= 0) {
+      follow_ups = true;
+      continue;
+    }
+    ++independent_;
+    sorted = sorted && sp.arrival_ns >= last;
+    last = sp.arrival_ns;
   }
-  order_.reserve(specs.size());
-  for (size_t i = 0; i < specs.size(); ++i) {
-    if (specs[i].after < 0) order_.push_back(static_cast<int32_t>(i));
+  if (follow_ups || !sorted) {
+    std::vector<int64_t> arrival(static_cast<size_t>(n));
+    order_.reserve(independent_);
+    for (int32_t i = 0; i < n; ++i) {
+      const SimRequestSpec sp = specs.At(i);
+      arrival[static_cast<size_t>(i)] = sp.arrival_ns;
+      if (sp.after < 0) order_.push_back(i);
+    }
+    std::stable_sort(order_.begin(), order_.end(),
+                     [&](int32_t a, int32_t b) { return arrival[a] < arrival[b]; });
   }
   // A PD prefill pool never issues turns: the decode pool, where a request
   // enters and leaves, does.
-  if (order_.size() < specs.size() && !options.hold_kv_after_prefill) {
-    follow_.assign(specs.size(), FollowUp());
+  if (follow_ups && !options.hold_kv_after_prefill) {
+    follow_.assign(static_cast<size_t>(n), FollowUp());
     // Built back to front so each list keeps spec order (the tie-break
     // between two follow-ups of one request due at the same instant).
-    for (size_t i = specs.size(); i-- > 0;) {
-      if (specs[i].after < 0) continue;
-      FollowUp& a = follow_[static_cast<size_t>(specs[i].after)];
+    for (int32_t i = n; i-- > 0;) {
+      const SimRequestSpec sp = specs.At(i);
+      if (sp.after < 0) continue;
+      FollowUp& a = follow_[static_cast<size_t>(sp.after)];
       follow_[i].next = a.first;
-      a.first = static_cast<int32_t>(i);
-      follow_[i].think_ns = specs[i].think_ns;
+      a.first = i;
+      follow_[i].think_ns = sp.think_ns;
       follow_[i].is_follow_up = true;
     }
-  }
-  // Workloads come in arrival order (traces are sorted when read): check
-  // before paying for a sort.
-  auto earlier = [&](int32_t a, int32_t b) {
-    return res_.requests[a].arrival_ns < res_.requests[b].arrival_ns;
-  };
-  if (!std::is_sorted(order_.begin(), order_.end(), earlier)) {
-    std::stable_sort(order_.begin(), order_.end(), earlier);
   }
   replicas_.resize(c.replicas);
   for (auto& rep : replicas_) {
@@ -122,19 +133,80 @@ ServingPool::ServingPool(uint8_t id, const SimConfig& c, const std::vector<SimRe
     env_.content = &cfg_.content;
     env_.blocks = &blocks_;
   }
-  env_.reqs = &res_.requests;
+  env_.reqs = &reqs_;
   env_.admit_counter = &admit_counter_;
   env_.failed = &failed_;
 }
 
 void ServingPool::StartArrivals() {
-  if (cursor_ < order_.size()) {
-    next_arrival_ns_ = res_.requests[order_[0]].arrival_ns;
-    Push(next_arrival_ns_, EventClass::kArrival, order_[cursor_++]);
+  if (cursor_ < independent_) {
+    const int32_t first = ArrivalOrder(cursor_++);
+    next_arrival_ns_ = src_.At(first).arrival_ns;
+    Push(next_arrival_ns_, EventClass::kArrival, first);
   }
 }
 
+ReqState& ServingPool::OpenRequest(int32_t idx) {
+  const SimRequestSpec sp = src_.At(idx);
+  ReqState& r = reqs_.Open(idx);
+  r.id = sp.id;
+  r.arrival_ns = sp.arrival_ns;
+  r.input = sp.input_tokens;
+  r.output = std::max<int64_t>(sp.output_tokens, 1);
+  r.warmup = sp.warmup;
+  res_.max_request_slots = std::max(res_.max_request_slots, reqs_.slots());
+  return r;
+}
+
+void ServingPool::Retire(ReqState& r) {
+  if (cfg_.sink != nullptr) {
+    cfg_.sink->OnRetired(r);
+  } else {
+    res_.requests[static_cast<size_t>(r.idx)] = r;
+  }
+  CountInFlight(r.finish_ns, -1);
+  reap_.push_back(r.idx);
+  ++retired_;
+}
+
+void ServingPool::Reap() {
+  for (int32_t idx : reap_) reqs_.Close(idx);
+  reap_.clear();
+}
+
+// Times come in order (the event loop's), so the count at the end of each
+// instant is a candidate peak: within an instant finishes count first.
+void ServingPool::CountInFlight(int64_t t, int64_t delta) {
+  if (t != conc_t_) {
+    res_.max_concurrent_requests = std::max(res_.max_concurrent_requests, conc_);
+    conc_t_ = t;
+  }
+  conc_ += delta;
+}
+
+ReqState ServingPool::request(int32_t idx) const {
+  if (reqs_.open(idx)) return reqs_[idx];
+  if (reqs_.closed(idx) && !res_.requests.empty()) return res_.requests[static_cast<size_t>(idx)];
+  ReqState r;
+  const SimRequestSpec sp = src_.At(idx);
+  r.idx = idx;
+  r.id = sp.id;
+  r.arrival_ns = sp.arrival_ns;
+  r.input = sp.input_tokens;
+  r.output = std::max<int64_t>(sp.output_tokens, 1);
+  r.warmup = sp.warmup;
+  if (reqs_.closed(idx)) r.status = ReqStatus::kDone;  // left; its state went to the sink
+  return r;
+}
+
+ReqStatus ServingPool::status(int32_t idx) const {
+  if (reqs_.open(idx)) return reqs_[idx].status;
+  if (!reqs_.closed(idx)) return ReqStatus::kPending;
+  return res_.requests.empty() ? ReqStatus::kDone : res_.requests[static_cast<size_t>(idx)].status;
+}
+
 void ServingPool::Handle(const Event& e) {
+  Reap();
   now_ = e.time_ns;
   switch (e.cls) {
     case EventClass::kStepEnd: OnStepEnd(static_cast<int>(e.target)); break;
@@ -153,9 +225,9 @@ void ServingPool::OnArrival(int32_t idx) {
   const bool follow_up = !follow_.empty() && follow_[idx].is_follow_up;
   if (!follow_up) {
     next_arrival_ns_ = INT64_MAX;
-    if (cursor_ < order_.size()) {
-      const int32_t next = order_[cursor_++];
-      next_arrival_ns_ = std::max(now_, res_.requests[next].arrival_ns);
+    if (cursor_ < independent_) {
+      const int32_t next = ArrivalOrder(cursor_++);
+      next_arrival_ns_ = std::max(now_, src_.At(next).arrival_ns);
       Push(next_arrival_ns_, EventClass::kArrival, next);
     }
   }
@@ -168,8 +240,9 @@ void ServingPool::OnArrival(int32_t idx) {
 
 void ServingPool::Send(int32_t idx, int64_t now_ns) {
   now_ = now_ns;
-  ReqState& r = res_.requests[idx];
+  ReqState& r = OpenRequest(idx);
   r.arrival_ns = now_;
+  CountInFlight(now_, +1);
   ++in_flight_;
   const int rep_i = Route(idx);
   Replica& rep = replicas_[rep_i];
@@ -192,7 +265,7 @@ void ServingPool::Send(int32_t idx, int64_t now_ns) {
 
 void ServingPool::Deliver(int32_t idx, int64_t now_ns) {
   now_ = now_ns;
-  ReqState& r = res_.requests[idx];
+  ReqState& r = reqs_[idx];
   TransferPages(-r.pages);
   r.status = ReqStatus::kWaiting;
   replicas_[r.instance].ranks[r.rank].waiting.push_back(idx);
@@ -201,21 +274,26 @@ void ServingPool::Deliver(int32_t idx, int64_t now_ns) {
 
 void ServingPool::Release(int32_t idx, int64_t now_ns) {
   now_ = now_ns;
-  ReqState& r = res_.requests[idx];
+  ReqState& r = reqs_[idx];
+  const int rep_i = r.instance;
   TransferPages(-r.pages);
-  Finish(replicas_[r.instance].ranks[r.rank], r);
-  PagesFreed(r.instance);
+  Finish(replicas_[rep_i].ranks[r.rank], r);
+  PagesFreed(rep_i);
 }
 
 void ServingPool::Abandon(int32_t idx, int64_t now_ns) {
   now_ = now_ns;
-  ReqState& r = res_.requests[idx];
-  if (r.status == ReqStatus::kPending) {  // never sent here
+  if (!reqs_.open(idx)) {  // never sent here
+    ReqState& r = OpenRequest(idx);
     r.status = ReqStatus::kFailed;
     r.finish_ns = now_;
     IssueFollowUps(idx);
+    // In and out at once: never in flight.
+    CountInFlight(now_, +1);
+    Retire(r);
     return;
   }
+  ReqState& r = reqs_[idx];
   // Reserved decode pages for a prompt the prefill pool could not take.
   RankState& rank = replicas_[r.instance].ranks[r.rank];
   TransferPages(-r.pages);
@@ -223,10 +301,12 @@ void ServingPool::Abandon(int32_t idx, int64_t now_ns) {
   rank.queued_tokens -= r.prompt_target;
   r.status = ReqStatus::kFailed;
   r.finish_ns = now_;
+  const int rep_i = r.instance;
+  Retire(r);
   ++done_;
   IssueNext();
   IssueFollowUps(idx);  // a conversation goes on after a failed turn
-  PagesFreed(r.instance);
+  PagesFreed(rep_i);
 }
 
 int ServingPool::Route(int32_t idx) {
@@ -244,7 +324,7 @@ int ServingPool::Route(int32_t idx) {
   };
   q.cursor = &next_replica_;
   if (!route_trees_.empty()) {
-    cfg_.content(idx, res_.requests[idx].input / cfg_.prefix_block_tokens, &route_blocks_);
+    cfg_.content(idx, reqs_[idx].input / cfg_.prefix_block_tokens, &route_blocks_);
     q.prompt_blocks = static_cast<int64_t>(route_blocks_.size());
     q.matched_blocks = [&](int i) { return route_trees_[i]->MatchLength(route_blocks_); };
     q.tree_blocks = [&](int i) { return route_trees_[i]->cached_blocks(); };
@@ -312,17 +392,17 @@ void ServingPool::OnReserve(int rep_i) {
       if (o == ReserveOutcome::kNoRoom) break;
       rank.retracted.pop_front();
       if (o == ReserveOutcome::kFailed) {
-        rank.queued_tokens -= res_.requests[idx].prompt_target;
+        rank.queued_tokens -= reqs_[idx].prompt_target;
         continue;
       }
-      res_.requests[idx].status = ReqStatus::kWaiting;
+      reqs_[idx].status = ReqStatus::kWaiting;
       rank.waiting.push_back(idx);
       WakeUp(rep_i);
     }
     if (!rank.retracted.empty()) continue;  // new preallocations wait behind them
     while (!rank.prealloc.empty()) {
       const int32_t idx = rank.prealloc.front();
-      ReqState& r = res_.requests[idx];
+      ReqState& r = reqs_[idx];
       const ReserveOutcome o = sched_->Reserve(rank, env_, idx);
       if (o == ReserveOutcome::kNoRoom) break;  // FIFO: nobody overtakes the head
       rank.prealloc.pop_front();
@@ -440,13 +520,14 @@ void ServingPool::Emit(ReqState& r, int64_t tokens) {
 }
 
 void ServingPool::Finish(RankState& rank, ReqState& r) {
-  ReleaseRequestPages(rank, env_, static_cast<int32_t>(&r - res_.requests.data()),
-                      /*insert=*/true);
+  ReleaseRequestPages(rank, env_, r.idx, /*insert=*/true);
   r.status = ReqStatus::kDone;
   r.finish_ns = now_;
+  const int32_t idx = r.idx;
+  Retire(r);
   ++done_;
   IssueNext();
-  IssueFollowUps(static_cast<int32_t>(&r - res_.requests.data()));
+  IssueFollowUps(idx);
 }
 
 // The next turns of a conversation start their think time now.
@@ -484,6 +565,7 @@ void ServingPool::IssueNext() {
 
 void ServingPool::HandleFailures() {
   for (size_t i = 0; i < failed_.size(); ++i) {
+    Retire(reqs_[failed_[i]]);
     ++done_;
     IssueNext();
     IssueFollowUps(failed_[i]);
@@ -494,7 +576,7 @@ void ServingPool::HandleFailures() {
 
 void ServingPool::OnStepEnd(int rep_i) {
   Replica& rep = replicas_[rep_i];
-  std::vector<ReqState>& reqs = res_.requests;
+  RequestTable& reqs = reqs_;
   int64_t kv = 0;
   for (size_t k = 0; k < rep.ranks.size(); ++k) {
     RankState& rank = rep.ranks[k];
@@ -546,16 +628,13 @@ void ServingPool::OnStepEnd(int rep_i) {
 }
 
 Status ServingPool::CheckConservation() {
-  int64_t completed = 0, failed = 0, in_flight = 0;
-  for (const auto& r : res_.requests) {
-    if (r.status == ReqStatus::kDone) {
-      ++completed;
-    } else if (r.status == ReqStatus::kFailed) {
-      ++failed;
-    } else {
-      ++in_flight;
-    }
+  Reap();
+  int64_t completed = 0, failed = 0;
+  for (const ReqState& r : res_.requests) {
+    completed += r.status == ReqStatus::kDone;
+    failed += r.status == ReqStatus::kFailed;
   }
+  const int64_t in_flight = reqs_.open_count();
   for (const auto& rep : replicas_) {
     for (const auto& rk : rep.ranks) {
       res_.retractions += rk.retractions;
@@ -579,8 +658,11 @@ Status ServingPool::CheckConservation() {
       }
     }
   }
-  const int64_t in = static_cast<int64_t>(res_.requests.size());
-  if (completed + failed + in_flight != in || in_flight != 0 || transfer_pages_ != 0) {
+  // Every request leaves through Retire; without a sink the kept states
+  // must say how (with one, the sink's own count is checked by its owner).
+  const int64_t in = src_.size();
+  const bool split_ok = cfg_.sink != nullptr || completed + failed == retired_;
+  if (retired_ + in_flight != in || in_flight != 0 || !split_ok || transfer_pages_ != 0) {
     return Status::Internal("simulator conservation violated: requests in " + std::to_string(in) +
                             ", completed " + std::to_string(completed) + ", failed " +
                             std::to_string(failed) + ", still in flight " +
@@ -592,6 +674,7 @@ Status ServingPool::CheckConservation() {
 
 Result<SimResult> ServingPool::TakeResult(int64_t end_ns) {
   res_.end_ns = end_ns;
+  CountInFlight(end_ns + 1, 0);  // closes the last instant
   CAPPLAN_RETURN_IF_ERROR(CheckConservation());
   return std::move(res_);
 }

@@ -79,11 +79,11 @@ class ServingPool {
   // Validates the config (replicas, pool size, router, scheduler name).
   // `queue` and `pricer` (and `listener`, when given) outlive the pool.
   static Result<std::unique_ptr<ServingPool>> Create(uint8_t id, const SimConfig& config,
-                                                     const std::vector<SimRequestSpec>& specs,
+                                                     const RequestSource& requests,
                                                      StepPricer& pricer, EventQueue* queue,
                                                      PoolOptions options = {},
                                                      PoolListener* listener = nullptr);
-  ServingPool(uint8_t id, const SimConfig& config, const std::vector<SimRequestSpec>& specs,
+  ServingPool(uint8_t id, const SimConfig& config, const RequestSource& requests,
               StepPricer& pricer, std::unique_ptr<Scheduler> sched, RouterFn router,
               EventQueue* queue, PoolOptions options, PoolListener* listener);
 
@@ -103,10 +103,15 @@ class ServingPool {
   // (reserved pages) and mark it failed; never sent here: just failed.
   void Abandon(int32_t idx, int64_t now_ns);
 
-  const ReqState& request(int32_t idx) const { return res_.requests[idx]; }
+  // Request idx as this pool sees it now: in flight, its final state (kept
+  // when the pool has no sink), or as specified when never sent here
+  // (kPending). With a sink, a request that left reads as specified with
+  // status kDone whether it completed or failed (its state went to the sink).
+  ReqState request(int32_t idx) const;
+  ReqStatus status(int32_t idx) const;
   int64_t iterations() const { return res_.iterations; }
   int64_t done() const { return done_; }
-  int64_t num_requests() const { return static_cast<int64_t>(res_.requests.size()); }
+  int64_t num_requests() const { return src_.size(); }
   // Conservation check, then the result; once, after the queue drained.
   Result<SimResult> TakeResult(int64_t end_ns);
 
@@ -121,6 +126,16 @@ class ServingPool {
   };
 
   void Push(int64_t t, EventClass cls, int64_t target) { q_->Push(t, cls, target, id_); }
+  // Independent request k in arrival order.
+  int32_t ArrivalOrder(size_t k) const {
+    return order_.empty() ? static_cast<int32_t>(k) : order_[k];
+  }
+  ReqState& OpenRequest(int32_t idx);
+  // r left the pool (done or failed): to the sink, its slot freed at the
+  // next event (callers up the stack may still hold r).
+  void Retire(ReqState& r);
+  void Reap();
+  void CountInFlight(int64_t t, int64_t delta);
   void OnArrival(int32_t idx);
   static int64_t Load(const RankState& rk) { return rk.kv_tokens + rk.queued_tokens; }
   int Route(int32_t idx);
@@ -167,7 +182,17 @@ class ServingPool {
   PoolOptions opts_;
   PoolListener* listener_;
   SimResult res_;
-  std::vector<int32_t> order_;  // independent requests, by arrival time
+  const RequestSource& src_;
+  RequestTable reqs_;
+  std::vector<int32_t> reap_;  // retired, slots not yet freed
+  int64_t retired_ = 0;
+  // In flight for SimResult::max_concurrent_requests: the count, and the
+  // time of its last change (a peak counts once its instant is over).
+  int64_t conc_ = 0, conc_t_ = -1;
+  // Independent requests, by arrival time; empty when that is every request
+  // in index order (the usual trace), which then needs no table.
+  std::vector<int32_t> order_;
+  size_t independent_ = 0;
   // Follow-ups (the next turns of conversations), one entry per request
   // (empty when the workload has none): `first` is the first request issued
   // `think_ns` after this one completes or fails, `next` the next one after

@@ -19,7 +19,7 @@ int64_t ServingPool::Horizon() const {
 }
 
 int64_t ServingPool::SteadyIterations(const Replica& rep) const {
-  const std::vector<ReqState>& reqs = res_.requests;
+  const RequestTable& reqs = reqs_;
   int64_t limit = INT64_MAX;
   bool any = false;
   for (size_t k = 0; k < rep.ranks.size(); ++k) {
@@ -110,7 +110,7 @@ int64_t ServingPool::FastForward(int rep_i, int64_t dur_ns) {
   if (horizon <= now_ + dur_ns) return now_ + dur_ns;
   const int64_t limit = SteadyIterations(rep);
   if (limit == 0) return now_ + dur_ns;
-  std::vector<ReqState>& reqs = res_.requests;
+  RequestTable& reqs = reqs_;
   int64_t itl_weight = 0;  // tokens per step end that enter the ITL histogram
   for (const RankState& rank : rep.ranks) {
     for (int32_t idx : rank.running) itl_weight += !reqs[idx].warmup;

@@ -51,6 +51,7 @@ enum class ReqStatus : uint8_t {
 
 struct ReqState {
   int64_t id = 0;
+  int32_t idx = -1;  // index into the run's requests (sim/request_source.h)
   int64_t arrival_ns = 0;
   int64_t input = 0;
   int64_t output = 0;
@@ -152,9 +153,11 @@ struct RankState {
 // (sim/workload's ContentBlocks, bound to the run's workload).
 using ContentFn = std::function<void(int32_t idx, int64_t n_blocks, std::vector<int64_t>* out)>;
 
+class RequestTable;  // sim/request_table.h
+
 // What a scheduler may do to the world besides forming the batch.
 struct SchedulerEnv {
-  std::vector<ReqState>* reqs = nullptr;
+  RequestTable* reqs = nullptr;
   int64_t now_ns = 0;
   int64_t* admit_counter = nullptr;
   std::vector<int32_t>* failed = nullptr;  // requests the scheduler gave up on

@@ -23,6 +23,7 @@
 #include "sim/pd/pd_run.h"
 #include "sim/prediction_intervals.h"
 #include "sim/prepared_run.h"
+#include "sim/request_log.h"
 #include "sim/scenario.h"
 #include "sim/sim_state.h"
 #include "sim/simulator.h"
@@ -32,45 +33,27 @@ namespace capplan::sim {
 
 namespace {
 
-double Ms(int64_t ns) { return static_cast<double>(ns) / 1e6; }
+// The scenario's workload, read in place: a run holds one copy of its
+// requests however many pools read them.
+class WorkloadSource : public RequestSource {
+ public:
+  explicit WorkloadSource(const Workload* w) : w_(w) {}
+  int64_t size() const override { return static_cast<int64_t>(w_->requests.size()); }
+  SimRequestSpec At(int32_t idx) const override {
+    const size_t i = static_cast<size_t>(idx);
+    const RequestSpec& r = w_->requests[i];
+    SimRequestSpec s{r.id, r.arrival_ns, r.input_tokens, r.output_tokens,
+                     idx < w_->warmup_requests};
+    if (i < w_->after.size()) {
+      s.after = w_->after[i];
+      s.think_ns = w_->think_ns[i];
+    }
+    return s;
+  }
 
-// vLLM's max_concurrent_requests: peak of requests in flight (sent, not
-// finished), by a sweep line over [send, finish).
-int64_t PeakInFlight(const std::vector<ReqState>& reqs) {
-  std::vector<std::pair<int64_t, int>> ev;
-  ev.reserve(reqs.size() * 2);
-  for (const auto& r : reqs) {
-    if (r.finish_ns < 0) continue;
-    ev.push_back({r.arrival_ns, +1});
-    ev.push_back({r.finish_ns, -1});
-  }
-  std::sort(ev.begin(), ev.end());  // at equal times a finish (-1) comes first
-  int64_t cur = 0, peak = 0;
-  for (const auto& [t, d] : ev) {
-    cur += d;
-    peak = std::max(peak, cur);
-  }
-  return peak;
-}
-
-std::string Csv(const std::vector<ReqState>& reqs) {
-  std::ostringstream os;
-  os << "id,replica,rank,arrival_ms,first_token_ms,finish_ms,input_tokens,output_tokens,"
-        "ttft_ms,tpot_ms,e2el_ms,retractions,warmup,status\n";
-  os.precision(9);
-  for (const auto& r : reqs) {
-    const bool ok = r.status == ReqStatus::kDone;
-    const double ttft = ok ? Ms(r.first_token_ns - r.arrival_ns) : 0;
-    const double e2el = ok ? Ms(r.finish_ns - r.arrival_ns) : 0;
-    const double tpot = ok && r.generated > 1 ? (e2el - ttft) / (r.generated - 1) : 0;
-    os << r.id << ',' << r.instance << ',' << r.rank << ',' << Ms(r.arrival_ns) << ','
-       << (r.first_token_ns >= 0 ? Ms(r.first_token_ns) : -1) << ',' << Ms(r.finish_ns) << ','
-       << r.input << ',' << r.generated << ',' << ttft << ',' << tpot << ',' << e2el << ','
-       << r.retractions << ',' << (r.warmup ? 1 : 0) << ',' << (ok ? "completed" : "failed")
-       << '\n';
-  }
-  return os.str();
-}
+ private:
+  const Workload* w_;
+};
 
 }  // namespace
 
@@ -90,13 +73,13 @@ struct PreparedRun::State {
   bool overlap = false;
   int64_t mrr = 0;
   SimConfig cfg;
-  std::vector<SimRequestSpec> specs;
+  std::optional<WorkloadSource> requests;
 };
 
 PreparedRun::PreparedRun(std::unique_ptr<State> st) : st_(std::move(st)) {}
 PreparedRun::~PreparedRun() = default;
 const SimConfig& PreparedRun::config() const { return st_->cfg; }
-const std::vector<SimRequestSpec>& PreparedRun::specs() const { return st_->specs; }
+const RequestSource& PreparedRun::requests() const { return *st_->requests; }
 StepPricer& PreparedRun::pricer() { return *st_->pricer; }
 const models::ModelCard& PreparedRun::card() const { return st_->card; }
 const hw::HardwareProfile& PreparedRun::profile() const { return st_->profile; }
@@ -253,22 +236,11 @@ Result<std::unique_ptr<PreparedRun>> PrepareRun(const Scenario& sc, size_t pool,
     };
   }
 
-  std::vector<SimRequestSpec>& specs = st->specs;
-  specs.reserve(sc.workload.requests.size());
-  for (size_t i = 0; i < sc.workload.requests.size(); ++i) {
-    const RequestSpec& r = sc.workload.requests[i];
-    SimRequestSpec& spec = specs.emplace_back(
-        SimRequestSpec{r.id, r.arrival_ns, r.input_tokens, r.output_tokens,
-                       static_cast<int64_t>(i) < sc.workload.warmup_requests});
-    if (i < sc.workload.after.size()) {
-      spec.after = sc.workload.after[i];
-      spec.think_ns = sc.workload.think_ns[i];
-    }
-  }
+  st->requests.emplace(&sc.workload);
   return std::make_unique<PreparedRun>(std::move(st));
 }
 
-RunResult PreparedRun::Summarize(const SimResult& sim) const {
+RunResult PreparedRun::Summarize(const SimResult& sim, const RequestLog* streamed) const {
   const Scenario& sc = *st_->sc;
   const RunOptions& options = st_->options;
   const DeploymentSpec& d = st_->pool->deployment;
@@ -281,12 +253,14 @@ RunResult PreparedRun::Summarize(const SimResult& sim) const {
   const bool overlap = st_->overlap;
 
   // ---- Summary ----
-  std::vector<E2eRequest> e2e;
-  e2e.reserve(sim.requests.size());
-  for (const auto& r : sim.requests) {
-    e2e.push_back({r.arrival_ns, r.first_token_ns, r.finish_ns, r.input, r.generated,
-                   r.status == ReqStatus::kDone, r.warmup});
+  const SloLimits slo{sc.slo.ttft_ms, sc.slo.tpot_ms, sc.slo.e2el_ms};
+  std::optional<RequestLog> kept;
+  if (streamed == nullptr) {
+    kept.emplace(
+        RequestLog::Options{.slo = slo, .expected = static_cast<int64_t>(sim.requests.size())});
+    for (const ReqState& r : sim.requests) kept->OnRetired(r);
   }
+  const RequestLog& log = streamed != nullptr ? *streamed : *kept;
   const int total_gpus = d.gpus * d.replicas;
 
   schema::RunSummary s;
@@ -303,8 +277,7 @@ RunResult PreparedRun::Summarize(const SimResult& sim) const {
                 {"num_requests", static_cast<int64_t>(sc.workload.requests.size())},
                 {"warmup_requests", sc.workload.warmup_requests},
                 {"description", DescribeWorkload(sc.workload)}};
-  const E2eTotals totals = AddEndToEndSummary(
-      e2e, total_gpus, sc.usd_per_gpu_hour, {sc.slo.ttft_ms, sc.slo.tpot_ms, sc.slo.e2el_ms}, &s);
+  const E2eTotals totals = log.e2e().Summarize(total_gpus, sc.usd_per_gpu_hour, &s);
   s.itl = schema::Stats{sim.itl_ns.mean() / 1e6, sim.itl_ns.Percentile(50) / 1e6,
                         sim.itl_ns.Percentile(90) / 1e6, sim.itl_ns.Percentile(99) / 1e6};
   schema::PoolSummary& p = s.pools.emplace_back();
@@ -340,7 +313,7 @@ RunResult PreparedRun::Summarize(const SimResult& sim) const {
       sim.kv_capacity_tokens_per_replica
           ? static_cast<double>(sim.peak_kv_tokens) / sim.kv_capacity_tokens_per_replica
           : 0.0;
-  p.max_concurrent_requests = PeakInFlight(sim.requests);
+  p.max_concurrent_requests = sim.max_concurrent_requests;
   p.max_running_requests_observed = sim.max_running_requests;
   p.retractions = sim.retractions;
   if (cfg.prefix_cache) {
@@ -407,10 +380,8 @@ RunResult PreparedRun::Summarize(const SimResult& sim) const {
   }
   if (sim.trace_truncated) warnings.push_back("trace truncated to the first iterations");
 
-  if (options.requests_out != nullptr) *options.requests_out = sim.requests;
   RunResult out;
   out.summary = std::move(s);
-  if (options.want_requests_csv) out.requests_csv = Csv(sim.requests);
   if (options.want_trace) {
     nlohmann::json ev = nlohmann::json::array();
     for (int i = 0; i < d.replicas; ++i) {
@@ -461,21 +432,42 @@ Result<RunResult> RunScenario(const Scenario& sc, const RunOptions& options) {
   // Pools linked by a KV transfer run on its protocol (sim/pd/pd_run.h).
   if (sc.transfer) return pd::RunLinkedPools(sc, options);
   CAPPLAN_ASSIGN_OR_RETURN(std::unique_ptr<PreparedRun> prep, PrepareRun(sc, 0, options));
-  auto sim_r = Simulate(prep->config(), prep->specs(), prep->pricer());
+  // Requests stream out of the pool as they finish: the run holds only
+  // those in flight (sim/request_log.h).
+  std::ostringstream csv;
+  RequestLog::Options lo{.slo = {sc.slo.ttft_ms, sc.slo.tpot_ms, sc.slo.e2el_ms},
+                         .expected = prep->requests().size()};
+  if (options.requests_csv_out != nullptr) {
+    lo.csv = options.requests_csv_out;
+  } else if (options.want_requests_csv) {
+    lo.csv = &csv;
+  }
+  if (options.requests_out != nullptr) {
+    options.requests_out->clear();
+    lo.keep = options.requests_out;
+  }
+  RequestLog log(lo);
+  SimConfig cfg = prep->config();
+  cfg.sink = &log;
+  auto sim_r = Simulate(cfg, prep->requests(), prep->pricer());
   if (!sim_r.ok()) return sim_r.status().WithPrefix(sc.origin);
-  const auto& reqs = sim_r->requests;
+  const int64_t n = prep->requests().size();
+  if (log.passed() != n) {
+    return Status::Internal(sc.origin +
+                            ": simulator conservation violated: " + std::to_string(log.passed()) +
+                            " of " + std::to_string(n) + " requests reached the summary");
+  }
   // With nothing completed there is no throughput, latency or cost to
   // report; a summary would show a cost of $0 per million tokens.
-  if (!reqs.empty() && std::all_of(reqs.begin(), reqs.end(), [](const ReqState& r) {
-        return r.status == ReqStatus::kFailed;
-      })) {
-    return Status::Invalid(sc.origin + ": /workload: all " + std::to_string(reqs.size()) +
+  if (n > 0 && log.e2e().failed() == n) {
+    return Status::Invalid(sc.origin + ": /workload: all " + std::to_string(n) +
                            " requests failed: none fits one attention rank's KV pool (" +
                            std::to_string(prep->config().kv_tokens_per_rank) +
                            " tokens); shorten the requests, use an fp8 KV cache or more "
                            "memory per rank");
   }
-  RunResult r = prep->Summarize(*sim_r);
+  RunResult r = prep->Summarize(*sim_r, &log);
+  if (lo.csv == &csv) r.requests_csv = std::move(csv).str();
   CAPPLAN_RETURN_IF_ERROR(AddPredictionIntervals(&r.summary));
   return r;
 }

@@ -56,7 +56,10 @@ Result<std::shared_ptr<const Scenario>> LoadScenarioFile(const std::string& path
 
 struct RunOptions {
   std::ostream* progress = nullptr;  // progress bar target (a terminal), or null
-  bool want_requests_csv = false;
+  bool want_requests_csv = false;    // RunResult::requests_csv
+  // When set, requests.csv streams here as requests finish, instead of into
+  // RunResult::requests_csv (a day-long trace's rows need not fit in memory).
+  std::ostream* requests_csv_out = nullptr;
   bool want_trace = false;  // Chrome/Perfetto trace JSON
   // Steady decode in closed form (SimConfig::fast_forward); false: one event
   // per iteration, the reference the fast path is tested against.

@@ -7,7 +7,7 @@
 
 namespace capplan::sim {
 
-Result<SimResult> Simulate(const SimConfig& config, const std::vector<SimRequestSpec>& specs,
+Result<SimResult> Simulate(const SimConfig& config, const RequestSource& specs,
                            StepPricer& pricer) {
   EventQueue q;
   CAPPLAN_ASSIGN_OR_RETURN(std::unique_ptr<ServingPool> pool,

@@ -21,23 +21,12 @@
 #include "common/status.h"
 #include "sim/cost_model.h"
 #include "sim/metrics.h"
+#include "sim/request_source.h"
+#include "sim/request_table.h"
 #include "sim/sim_state.h"
 #include "sim/step_pricer.h"
 
 namespace capplan::sim {
-
-struct SimRequestSpec {
-  int64_t id = 0;
-  int64_t arrival_ns = 0;
-  int64_t input_tokens = 0;
-  int64_t output_tokens = 0;
-  bool warmup = false;  // excluded from latency statistics
-  // A follow-up (the next turn of a conversation): issued think_ns after
-  // request `after` (an index into the specs) completes or fails, instead of
-  // at arrival_ns. -1: an independent request.
-  int64_t after = -1;
-  int64_t think_ns = 0;
-};
 
 struct SimConfig {
   std::string scheduler = "sglang";
@@ -68,10 +57,16 @@ struct SimConfig {
   // every iteration).
   bool fast_forward = true;
   std::ostream* progress = nullptr;  // progress bar when the run takes > 1 s
+  // Receives every request's final state as it leaves the pool; the pool
+  // then keeps none of it (SimResult::requests stays empty), so a run's
+  // memory follows the requests in flight. Null: SimResult::requests keeps
+  // every request's final state.
+  RequestSink* sink = nullptr;
 };
 
 struct SimResult {
-  std::vector<ReqState> requests;  // final state, in spec order
+  // Every request's final state, in spec order; empty when a sink took them.
+  std::vector<ReqState> requests;
   LogHistogram itl_ns;             // non-warmup requests only
   int64_t iterations = 0;          // replica iterations
   int64_t fast_forward_iterations = 0;  // of those, skipped in closed form
@@ -83,6 +78,10 @@ struct SimResult {
   int64_t peak_kv_pages_per_rank = 0;  // max over ranks and time, reserved and held pages included
   int64_t peak_transfer_pages = 0;     // PD: pages reserved before or held for a KV transfer, pool-wide
   int64_t max_running_requests = 0;  // peak admitted (prefilling + decoding), one replica
+  // Most requests in flight at once (sent, not yet done or failed; a finish
+  // and a send at the same instant: the finish first).
+  int64_t max_concurrent_requests = 0;
+  int64_t max_request_slots = 0;  // the pool's request table at its largest
   // Prefix caching, summed over ranks (zero when off): prompt tokens of
   // admissions and of those the tokens found cached; blocks evicted; the
   // most tokens one rank's cache held at once (max over ranks).
@@ -100,8 +99,12 @@ struct SimResult {
   bool trace_truncated = false;
 };
 
-Result<SimResult> Simulate(const SimConfig& config, const std::vector<SimRequestSpec>& specs,
+Result<SimResult> Simulate(const SimConfig& config, const RequestSource& requests,
                            StepPricer& pricer);
+inline Result<SimResult> Simulate(const SimConfig& config, const std::vector<SimRequestSpec>& specs,
+                                  StepPricer& pricer) {
+  return Simulate(config, SpecVector(specs), pricer);
+}
 
 }  // namespace capplan::sim
 

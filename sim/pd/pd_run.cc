@@ -146,7 +146,7 @@ class PdDriver : public PoolListener, public LinkHandler {
   void OnFailed(int pool, int32_t idx, int64_t now_ns) override {
     if (pool == kPrefillPool) {
       dec_->Abandon(idx, now_ns);  // give back its decode reservation
-    } else if (pre_->request(idx).status == ReqStatus::kPending) {
+    } else if (pre_->status(idx) == ReqStatus::kPending) {
       pre_->Abandon(idx, now_ns);  // failed at reservation: never reaches prefill
     }
   }
@@ -199,11 +199,13 @@ Result<PdRunResult> RunPd(const Scenario& sc, const RunOptions& options) {
   const auto& wl = sc.workload.requests;
   out.requests.resize(wl.size());
   PdDriver driver(tp, &out.requests);
-  auto pre_pool = ServingPool::Create(kPrefillPool, pre_cfg, pre_prep->specs(), pre_prep->pricer(),
-                                      driver.queue(), {.hold_kv_after_prefill = true}, &driver);
+  auto pre_pool =
+      ServingPool::Create(kPrefillPool, pre_cfg, pre_prep->requests(), pre_prep->pricer(),
+                          driver.queue(), {.hold_kv_after_prefill = true}, &driver);
   if (!pre_pool.ok()) return pre_pool.status().WithPrefix("prefill pool");
-  auto dec_pool = ServingPool::Create(kDecodePool, dec_cfg, dec_prep->specs(), dec_prep->pricer(),
-                                      driver.queue(), {.reserve_before_admit = true}, &driver);
+  auto dec_pool =
+      ServingPool::Create(kDecodePool, dec_cfg, dec_prep->requests(), dec_prep->pricer(),
+                          driver.queue(), {.reserve_before_admit = true}, &driver);
   if (!dec_pool.ok()) return dec_pool.status().WithPrefix("decode pool");
   const int64_t end_ns = driver.Run(pre_pool->get(), dec_pool->get(), options.progress);
   auto pre_res = (*pre_pool)->TakeResult(end_ns);
@@ -353,7 +355,11 @@ Result<RunResult> RunLinkedPools(const Scenario& sc, const RunOptions& options) 
   CAPPLAN_ASSIGN_OR_RETURN(PdRunResult r, RunPd(sc, options));
   CAPPLAN_RETURN_IF_ERROR(RequireCompletions(sc, r));
   RunResult out;
-  if (options.want_requests_csv) out.requests_csv = Csv(r.requests);
+  if (options.requests_csv_out != nullptr) {
+    *options.requests_csv_out << Csv(r.requests);
+  } else if (options.want_requests_csv) {
+    out.requests_csv = Csv(r.requests);
+  }
   if (options.want_trace) out.trace = Trace(r.requests);
   out.summary = std::move(r.summary);
   return out;

@@ -81,21 +81,32 @@ Status LoadTrace(JsonObject& w, const std::string& dir, Workload* out) {
   out->trace_rows_dropped = data.rows_dropped;
 
   // Replay in time order; a stable sort keeps file order for equal times.
-  std::vector<size_t> order(data.rows.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return data.rows[a].timestamp_ns < data.rows[b].timestamp_ns;
-  });
-  const int64_t t0 = data.rows[order.front()].timestamp_ns;
+  // Traces are usually written in time order, and then need no index.
+  const auto earlier = [](const TraceRow& a, const TraceRow& b) {
+    return a.timestamp_ns < b.timestamp_ns;
+  };
+  std::vector<size_t> order;
+  if (!std::is_sorted(data.rows.begin(), data.rows.end(), earlier)) {
+    order.resize(data.rows.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return earlier(data.rows[a], data.rows[b]); });
+  }
+  const size_t n_rows = data.rows.size();
+  auto row_at = [&](size_t k) { return order.empty() ? k : order[k]; };
+  const int64_t t0 = data.rows[row_at(0)].timestamp_ns;
   int64_t span_ns = 0;
-  if (__builtin_sub_overflow(data.rows[order.back()].timestamp_ns, t0, &span_ns)) {
+  if (__builtin_sub_overflow(data.rows[row_at(n_rows - 1)].timestamp_ns, t0, &span_ns)) {
     return w.Error("path", "trace '" + EchoValue(resolved, 256) +
                                "' spans more than 292 years; check its timestamps");
   }
   const bool mooncake = format == "mooncake";
   // Timestamps before 1970 are negative, so "unset" cannot be a sentinel.
   std::optional<int64_t> first_kept;
-  for (size_t idx : order) {
+  out->requests.reserve(cap_requests ? std::min<size_t>(n_rows, static_cast<size_t>(*cap_requests))
+                                     : n_rows);
+  for (size_t k = 0; k < n_rows; ++k) {
+    const size_t idx = row_at(k);
     const TraceRow& r = data.rows[idx];
     const int64_t since_start = r.timestamp_ns - t0 - start_ns;
     const bool in_window = since_start >= 0 && since_start < duration_ns;

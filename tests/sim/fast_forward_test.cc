@@ -18,66 +18,10 @@
 #include "sim/scenario.h"
 #include "sim/sim_state.h"
 #include "sim/simulate.h"
+#include "tests/sim/scenario_cases.h"
 
 namespace capplan::sim {
 namespace {
-
-struct Case {
-  std::string name;
-  std::string file;  // under scenarios/
-  std::vector<std::string> sets;
-  nlohmann::json workload;  // replaces the file's workload when not null
-};
-
-void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
-
-std::vector<Case> Cases() {
-  std::vector<Case> cases;
-  std::vector<std::string> files;
-  for (const auto& e : std::filesystem::directory_iterator(DataPath("scenarios"))) {
-    if (e.path().extension() == ".json") files.push_back(e.path().filename().string());
-  }
-  std::sort(files.begin(), files.end());
-  for (const auto& f : files) cases.push_back({f.substr(0, f.size() - 5), f, {}, nullptr});
-  cases.push_back({"kimi_dp_attention",
-                   "kimi-k2.6-kv-fp8.json",
-                   {"deployment.dp_attention=true", "workload.num_requests=256"},
-                   nullptr});
-  cases.push_back({"kimi_two_replicas_least_kv",
-                   "kimi-k2.6-kv-fp8.json",
-                   {"deployment.replicas=2", "deployment.router=least_kv"},
-                   nullptr});
-  // KV-bound: admission waits on pages and 4 running requests are retracted.
-  cases.push_back({"kimi_kv_bound_retractions",
-                   "kimi-k2.6-kv-bf16.json",
-                   {"deployment.mem_fraction_static=0.86", "workload.concurrency=96",
-                    "workload.num_requests=192", "workload.warmup_requests=0",
-                    "workload.output_tokens.value=1024"},
-                   nullptr});
-  // Open loop over several replicas: only arrivals bound a replica's skip.
-  cases.push_back(
-      {"llama_three_replicas_least_kv",
-       "llama-3.1-70b-tp4.json",
-       {"deployment.replicas=3", "deployment.router=least_kv", "workload.request_rate=20"},
-       nullptr});
-  cases.push_back({"llama_vllm_two_replicas",
-                   "llama-3.1-70b-tp4-vllm.json",
-                   {"deployment.replicas=2", "workload.request_rate=12"},
-                   nullptr});
-  cases.push_back(
-      {"qwen_vllm_closed_loop", "qwen3-235b-tp8.json", {"deployment.scheduler=vllm"}, nullptr});
-  cases.push_back(
-      {"llama_trace_azure",
-       "llama-3.1-70b-tp4.json",
-       {},
-       {{"kind", "trace"}, {"format", "azure_2023"}, {"path", "traces/azure_2023_sample.csv"}}});
-  cases.push_back(
-      {"llama_vllm_trace_mooncake",
-       "llama-3.1-70b-tp4-vllm.json",
-       {},
-       {{"kind", "trace"}, {"format", "mooncake"}, {"path", "traces/mooncake_sample.jsonl"}}});
-  return cases;
-}
 
 struct Run {
   nlohmann::json summary;
@@ -165,13 +109,7 @@ TEST_P(FastForward, SameAnswersAsEveryIteration) {
   EXPECT_EQ(Skipped(slow->summary), 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Scenarios, FastForward, ::testing::ValuesIn(Cases()),
-                         [](const ::testing::TestParamInfo<Case>& i) {
-                           std::string n = i.param.name;
-                           std::replace_if(
-                               n.begin(), n.end(), [](char ch) { return !std::isalnum(ch); }, '_');
-                           return n;
-                         });
+INSTANTIATE_TEST_SUITE_P(Scenarios, FastForward, ::testing::ValuesIn(Cases()), CaseName);
 
 // The fast path must actually skip: a decode-only closed loop is almost all
 // steady decode (every request finishes after 1,024 tokens together).

@@ -64,7 +64,8 @@ TEST(SimServingPool, PreallocReservesFifoWithoutSkipping) {
   Echo echo;
   const std::vector<SimRequestSpec> specs = {
       {0, 0, 600, 10, false}, {1, 1, 600, 10, false}, {2, 2, 16, 1, false}};
-  auto pool = ServingPool::Create(1, Pool(Phase::kDecodeOnly, 1000), specs, p, &echo.q,
+  const SpecVector pool_src(specs);
+  auto pool = ServingPool::Create(1, Pool(Phase::kDecodeOnly, 1000), pool_src, p, &echo.q,
                                   {.reserve_before_admit = true}, &echo);
   ASSERT_TRUE(pool.ok()) << pool.status().message();
   echo.pool = pool->get();
@@ -93,7 +94,8 @@ TEST(SimServingPool, PreallocFailsWhatCanNeverFit) {
   FakePricer p;
   Echo echo;
   const std::vector<SimRequestSpec> specs = {{0, 0, 5000, 10, false}, {1, 0, 100, 10, false}};
-  auto pool = ServingPool::Create(1, Pool(Phase::kDecodeOnly, 1000), specs, p, &echo.q,
+  const SpecVector pool_src(specs);
+  auto pool = ServingPool::Create(1, Pool(Phase::kDecodeOnly, 1000), pool_src, p, &echo.q,
                                   {.reserve_before_admit = true}, &echo);
   ASSERT_TRUE(pool.ok());
   echo.pool = pool->get();
@@ -114,7 +116,8 @@ TEST(SimServingPool, HeldPromptsBackPressureThePrefillPool) {
   echo.delay_ns = 1000000000;  // a 1 s transfer, far longer than a prefill
   const std::vector<SimRequestSpec> specs = {
       {0, 0, 400, 5, false}, {1, 0, 400, 5, false}, {2, 0, 400, 5, false}};
-  auto pool = ServingPool::Create(0, Pool(Phase::kPrefillOnly, 832), specs, p, &echo.q,
+  const SpecVector pool_src(specs);
+  auto pool = ServingPool::Create(0, Pool(Phase::kPrefillOnly, 832), pool_src, p, &echo.q,
                                   {.hold_kv_after_prefill = true}, &echo);
   ASSERT_TRUE(pool.ok());
   echo.pool = pool->get();
@@ -143,11 +146,13 @@ TEST(SimServingPool, FollowUpsMustNameARequest) {
   EventQueue q;
   std::vector<SimRequestSpec> specs = {{0, 0, 100, 2, false}, {1, 0, 120, 2, false}};
   specs[1].after = 0;
-  auto pool = ServingPool::Create(0, Pool(Phase::kPrefillOnly, 10000), specs, p, &q,
+  const SpecVector pool_src(specs);
+  auto pool = ServingPool::Create(0, Pool(Phase::kPrefillOnly, 10000), pool_src, p, &q,
                                   {.hold_kv_after_prefill = true});
   EXPECT_TRUE(pool.ok()) << pool.status().message();
   specs[1].after = 7;
-  auto bad = ServingPool::Create(0, Pool(Phase::kBoth, 10000), specs, p, &q);
+  const SpecVector bad_src(specs);
+  auto bad = ServingPool::Create(0, Pool(Phase::kBoth, 10000), bad_src, p, &q);
   ASSERT_FALSE(bad.ok());
 }
 
@@ -161,7 +166,8 @@ namespace {
 SimResult RunPool(const SimConfig& c, const std::vector<SimRequestSpec>& specs) {
   FakePricer p;
   EventQueue q;
-  auto pool = ServingPool::Create(0, c, specs, p, &q);
+  const SpecVector pool_src(specs);
+  auto pool = ServingPool::Create(0, c, pool_src, p, &q);
   EXPECT_TRUE(pool.ok()) << pool.status().message();
   (*pool)->StartArrivals();
   int64_t end = 0;

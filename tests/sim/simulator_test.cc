@@ -224,6 +224,61 @@ TEST(SimSimulator, DpAttentionRanksHaveOwnPools) {
   EXPECT_EQ(ranks.size(), 4u);
 }
 
+// A sink takes every request as it leaves: the pool keeps none, and its
+// request table never holds more than the requests in flight.
+class Collect : public RequestSink {
+ public:
+  void OnRetired(const ReqState& r) override { got.push_back(r); }
+  std::vector<ReqState> got;
+};
+
+TEST_P(SchedulerTest, WithASinkOnlyRequestsInFlightAreHeld) {
+  FakePricer p;
+  Collect sink;
+  SimConfig c = Config(GetParam(), 100000, 8);
+  c.sink = &sink;
+  auto streamed = Simulate(c, Fixed(2000, 300, 40), p);
+  ASSERT_TRUE(streamed.ok()) << streamed.status().message();
+  EXPECT_TRUE(streamed->requests.empty());
+  // Slots of requests that left are reused from the next event on, so the
+  // table holds at most the requests in flight and those that just left.
+  EXPECT_LE(streamed->max_request_slots, 2 * 8);
+  EXPECT_GE(streamed->max_request_slots, 1);
+  EXPECT_EQ(streamed->max_concurrent_requests, 8);
+  ASSERT_EQ(sink.got.size(), 2000u);
+  // The same final states as a run that keeps them all.
+  FakePricer p2;
+  auto kept = Simulate(Config(GetParam(), 100000, 8), Fixed(2000, 300, 40), p2);
+  ASSERT_TRUE(kept.ok());
+  EXPECT_GT(kept->max_request_slots, 0);
+  for (const ReqState& r : sink.got) {
+    const ReqState& k = kept->requests[static_cast<size_t>(r.idx)];
+    EXPECT_EQ(r.id, k.id);
+    EXPECT_EQ(r.first_token_ns, k.first_token_ns);
+    EXPECT_EQ(r.finish_ns, k.finish_ns);
+    EXPECT_EQ(r.status, k.status);
+  }
+}
+
+TEST(SimRequestTable, SlotsAreReusedAndReferencesStayPut) {
+  RequestTable t(5000);
+  ReqState& first = t.Open(0);
+  first.input = 7;
+  for (int32_t i = 1; i < 3000; ++i) t.Open(i).input = i;  // several chunks
+  EXPECT_EQ(&t[0], &first);
+  EXPECT_EQ(first.input, 7);
+  EXPECT_EQ(t.open_count(), 3000);
+  for (int32_t i = 0; i < 3000; ++i) t.Close(i);
+  EXPECT_TRUE(t.closed(5));
+  EXPECT_FALSE(t.open(5));
+  EXPECT_FALSE(t.open(4000));
+  EXPECT_FALSE(t.closed(4000));
+  for (int32_t i = 3000; i < 5000; ++i) t.Open(i);
+  EXPECT_EQ(t.slots(), 3000);  // the closed slots were reused
+  EXPECT_EQ(t[4999].idx, 4999);
+  EXPECT_EQ(t[4999].input, 0);  // a reused slot starts fresh
+}
+
 TEST(SimSimulator, BadConfigIsAnError) {
   FakePricer p;
   SimConfig c = Config("sglang", 10, 1);  // less than a page

@@ -1,0 +1,57 @@
+// What a run keeps of its requests once they leave the pool: the end-to-end
+// statistics, a requests.csv row each, and (when asked) every final state.
+// Requests leave in completion order; the log passes them on in request
+// index order, holding the ones that finished early until those before them
+// have, so the statistics sum and the CSV rows come in the same order as
+// for a run that kept every request. What waits is bounded by how far
+// completions run ahead of the earliest request still in flight.
+#ifndef CAPPLAN_SIM_REQUEST_LOG_H_
+#define CAPPLAN_SIM_REQUEST_LOG_H_
+
+#include <cstdint>
+#include <deque>
+#include <iosfwd>
+#include <vector>
+
+#include "sim/metrics.h"
+#include "sim/request_table.h"
+#include "sim/sim_state.h"
+
+namespace capplan::sim {
+
+// requests.csv: the header line, and one row per request.
+extern const char kRequestsCsvHeader[];
+void WriteRequestRow(std::ostream& os, const ReqState& r);
+
+class RequestLog : public RequestSink {
+ public:
+  struct Options {
+    SloLimits slo = {};
+    std::ostream* csv = nullptr;            // requests.csv, header first
+    std::vector<ReqState>* keep = nullptr;  // every final state, index order
+    int64_t expected = 0;                   // requests the run will pass on
+  };
+  explicit RequestLog(const Options& options);
+
+  void OnRetired(const ReqState& r) override;
+  // Requests passed on (the first `passed()` indexes); a finished run has
+  // passed every request.
+  int64_t passed() const { return next_; }
+  const E2eAccumulator& e2e() const { return e2e_; }
+  // The most requests held at once, waiting for an earlier one.
+  int64_t peak_held() const { return peak_held_; }
+
+ private:
+  void Pass(const ReqState& r);
+
+  Options opt_;
+  E2eAccumulator e2e_;
+  std::deque<ReqState> held_;  // indexes next_, next_ + 1, ...
+  std::deque<bool> have_;
+  int64_t held_count_ = 0, peak_held_ = 0;
+  int32_t next_ = 0;
+};
+
+}  // namespace capplan::sim
+
+#endif  // CAPPLAN_SIM_REQUEST_LOG_H_

@@ -1,0 +1,88 @@
+// The scenario cases the equality tests run: every shipped scenario, and
+// variants covering both schedulers, PD, DP attention, several replicas,
+// open loop, traces, and a KV-bound run with retractions.
+#ifndef CAPPLAN_TESTS_SIM_SCENARIO_CASES_H_
+#define CAPPLAN_TESTS_SIM_SCENARIO_CASES_H_
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "common/data_path.h"
+
+namespace capplan::sim {
+
+struct Case {
+  std::string name;
+  std::string file;  // under scenarios/
+  std::vector<std::string> sets;
+  nlohmann::json workload;  // replaces the file's workload when not null
+};
+
+inline void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+
+inline std::vector<Case> Cases() {
+  std::vector<Case> cases;
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(DataPath("scenarios"))) {
+    if (e.path().extension() == ".json") files.push_back(e.path().filename().string());
+  }
+  std::sort(files.begin(), files.end());
+  for (const auto& f : files) cases.push_back({f.substr(0, f.size() - 5), f, {}, nullptr});
+  cases.push_back({"kimi_dp_attention",
+                   "kimi-k2.6-kv-fp8.json",
+                   {"deployment.dp_attention=true", "workload.num_requests=256"},
+                   nullptr});
+  cases.push_back({"kimi_two_replicas_least_kv",
+                   "kimi-k2.6-kv-fp8.json",
+                   {"deployment.replicas=2", "deployment.router=least_kv"},
+                   nullptr});
+  // KV-bound: admission waits on pages and 4 running requests are retracted.
+  cases.push_back({"kimi_kv_bound_retractions",
+                   "kimi-k2.6-kv-bf16.json",
+                   {"deployment.mem_fraction_static=0.86", "workload.concurrency=96",
+                    "workload.num_requests=192", "workload.warmup_requests=0",
+                    "workload.output_tokens.value=1024"},
+                   nullptr});
+  // Open loop over several replicas: only arrivals bound a replica's skip.
+  cases.push_back(
+      {"llama_three_replicas_least_kv",
+       "llama-3.1-70b-tp4.json",
+       {"deployment.replicas=3", "deployment.router=least_kv", "workload.request_rate=20"},
+       nullptr});
+  cases.push_back({"llama_vllm_two_replicas",
+                   "llama-3.1-70b-tp4-vllm.json",
+                   {"deployment.replicas=2", "workload.request_rate=12"},
+                   nullptr});
+  cases.push_back(
+      {"qwen_vllm_closed_loop", "qwen3-235b-tp8.json", {"deployment.scheduler=vllm"}, nullptr});
+  cases.push_back(
+      {"llama_trace_azure",
+       "llama-3.1-70b-tp4.json",
+       {},
+       {{"kind", "trace"}, {"format", "azure_2023"}, {"path", "traces/azure_2023_sample.csv"}}});
+  cases.push_back(
+      {"llama_vllm_trace_mooncake",
+       "llama-3.1-70b-tp4-vllm.json",
+       {},
+       {{"kind", "trace"}, {"format", "mooncake"}, {"path", "traces/mooncake_sample.jsonl"}}});
+  return cases;
+}
+
+// A case's name as a test name (letters, digits and '_').
+template <typename Info>
+std::string CaseNameOf(const Info& info) {
+  std::string n = info.param.name;
+  std::replace_if(
+      n.begin(), n.end(), [](char ch) { return !std::isalnum(ch); }, '_');
+  return n;
+}
+inline constexpr auto CaseName = [](const auto& info) { return CaseNameOf(info); };
+
+}  // namespace capplan::sim
+
+#endif  // CAPPLAN_TESTS_SIM_SCENARIO_CASES_H_
