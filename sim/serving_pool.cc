@@ -134,6 +134,11 @@ ServingPool::ServingPool(uint8_t id, const SimConfig& c, const RequestSource& sp
     env_.blocks = &blocks_;
   }
   env_.reqs = &reqs_;
+  // Alone on its queue (no PD listener), the pool knows every event that
+  // can fall at the current instant, so a schedule may run without a trip
+  // through the queue (RunDueSchedules).
+  direct_schedule_ =
+      listener == nullptr && !options.reserve_before_admit && !options.hold_kv_after_prefill;
   env_.admit_counter = &admit_counter_;
   env_.failed = &failed_;
 }
@@ -215,6 +220,7 @@ void ServingPool::Handle(const Event& e) {
     case EventClass::kSchedule: OnSchedule(static_cast<int>(e.target)); break;
     case EventClass::kTransferDone: break;  // the PD driver's, never a pool's
   }
+  if (!due_.empty()) RunDueSchedules();
 }
 
 // A request reaches the client: sent now when a concurrency slot is free,
@@ -355,7 +361,26 @@ void ServingPool::WakeUp(int rep_i) {
   Replica& rep = replicas_[rep_i];
   if (rep.busy || rep.schedule_pending) return;
   rep.schedule_pending = true;
-  Push(now_, EventClass::kSchedule, rep_i);
+  if (direct_schedule_) {
+    due_.push_back(rep_i);
+  } else {
+    Push(now_, EventClass::kSchedule, rep_i);
+  }
+}
+
+// The schedules WakeUp deferred, in the order they were asked for. While no
+// other event is queued at this instant, the kSchedule event would be the
+// next one popped, so it runs now; once one is, the rest are queued behind
+// it as events, in the same order.
+void ServingPool::RunDueSchedules() {
+  for (size_t i = 0; i < due_.size(); ++i) {
+    if (q_->next_time() <= now_) {
+      for (; i < due_.size(); ++i) Push(now_, EventClass::kSchedule, due_[i]);
+      break;
+    }
+    OnSchedule(due_[i]);  // may wake more replicas: appended to due_
+  }
+  due_.clear();
 }
 
 void ServingPool::WakeReserve(int rep_i) {

@@ -145,6 +145,7 @@ class ServingPool {
                                 rk.prealloc.size() + rk.retracted.size());
   }
   void WakeUp(int rep_i);
+  void RunDueSchedules();
   void WakeReserve(int rep_i);
   void PagesFreed(int rep_i);
   void OnReserve(int rep_i);
@@ -164,7 +165,9 @@ class ServingPool {
   // steady iterations that follow (header comment) and returns the end time
   // of the iteration whose step end is then pushed.
   int64_t FastForward(int rep_i, int64_t dur_ns);
-  int64_t SteadyIterations(const Replica& rep) const;
+  // K (header comment), and the requests whose tokens enter the ITL
+  // histogram at each skipped step end.
+  int64_t SteadyIterations(const Replica& rep, int64_t* itl_weight) const;
   // The time before which nothing can change a steady replica (above).
   int64_t Horizon() const;
   int64_t SamePriceRun(const Replica& rep, int64_t i);
@@ -185,6 +188,8 @@ class ServingPool {
   const RequestSource& src_;
   RequestTable reqs_;
   std::vector<int32_t> reap_;  // retired, slots not yet freed
+  bool direct_schedule_ = false;
+  std::vector<int> due_;  // replicas whose schedule WakeUp deferred
   int64_t retired_ = 0;
   // In flight for SimResult::max_concurrent_requests: the count, and the
   // time of its last change (a peak counts once its instant is over).

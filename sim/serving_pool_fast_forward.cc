@@ -18,9 +18,9 @@ int64_t ServingPool::Horizon() const {
   return only_arrivals ? next_arrival_ns_ : q_->next_time();
 }
 
-int64_t ServingPool::SteadyIterations(const Replica& rep) const {
+int64_t ServingPool::SteadyIterations(const Replica& rep, int64_t* itl_weight) const {
   const RequestTable& reqs = reqs_;
-  int64_t limit = INT64_MAX;
+  int64_t limit = INT64_MAX, weight = 0;
   bool any = false;
   for (size_t k = 0; k < rep.ranks.size(); ++k) {
     const RankState& rank = rep.ranks[k];
@@ -34,9 +34,11 @@ int64_t ServingPool::SteadyIterations(const Replica& rep) const {
       // as an event.
       if (r.last_token_ns < 0) return 0;
       limit = std::min(limit, r.output - r.generated - 1);
+      weight += !r.warmup;
     }
   }
   if (!any || limit <= 0) return 0;
+  *itl_weight = weight;
   // After k skipped step ends every request holds the pages for context
   // kv_tokens + k + 1 (pages are taken lazily, one at a page boundary).
   for (const RankState& rank : rep.ranks) {
@@ -82,8 +84,17 @@ int64_t ServingPool::SamePriceRun(const Replica& rep, int64_t i) {
 // Price() call), its duration, and SamePriceRun(rep, i).
 const StepCost* ServingPool::PriceSteadyStep(const Replica& rep, int64_t i, int64_t* dur_ns,
                                              int64_t* same) {
+  if (rep.batches.size() == 1) {  // one rank: one price, and its range
+    const RankBatch& b = rep.batches[0];
+    work_.prefill.clear();
+    work_.decode_n = b.decode_n;
+    work_.decode_ctx_sum = b.decode_ctx_sum + i * b.decode_n;
+    *same = (pricer_.SameCostUntil(work_) - work_.decode_ctx_sum) / b.decode_n + 1;
+    const StepCost& c = pricer_.Price(work_);
+    *dur_ns = StepNs(c.seconds);
+    return &c;
+  }
   const StepCost* slowest = nullptr;
-  const bool one = rep.batches.size() == 1;
   *same = SamePriceRun(rep, i);
   for (const RankBatch& b : rep.batches) {
     if (!b.decode) continue;
@@ -91,9 +102,7 @@ const StepCost* ServingPool::PriceSteadyStep(const Replica& rep, int64_t i, int6
     work_.decode_n = b.decode_n;
     work_.decode_ctx_sum = b.decode_ctx_sum + i * b.decode_n;
     const StepCost& c = pricer_.Price(work_);
-    if (one) {
-      slowest = &c;
-    } else if (slowest == nullptr || c.seconds > slowest->seconds) {
+    if (slowest == nullptr || c.seconds > slowest->seconds) {
       slowest_copy_ = c;  // the next rank's Price() may reuse c's storage
       slowest = &slowest_copy_;
     }
@@ -108,13 +117,10 @@ int64_t ServingPool::FastForward(int rep_i, int64_t dur_ns) {
   // (cheap) before the O(requests) look at the replica.
   const int64_t horizon = Horizon();
   if (horizon <= now_ + dur_ns) return now_ + dur_ns;
-  const int64_t limit = SteadyIterations(rep);
+  int64_t itl_weight = 0;  // tokens per step end that enter the ITL histogram
+  const int64_t limit = SteadyIterations(rep, &itl_weight);
   if (limit == 0) return now_ + dur_ns;
   RequestTable& reqs = reqs_;
-  int64_t itl_weight = 0;  // tokens per step end that enter the ITL histogram
-  for (const RankState& rank : rep.ranks) {
-    for (int32_t idx : rank.running) itl_weight += !reqs[idx].warmup;
-  }
   // Invariant: iteration `skipped` starts at t, lasts d and costs `cost`,
   // like the `same` - 1 iterations after it.
   const StepCost* cost = &slowest_copy_;

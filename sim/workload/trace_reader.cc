@@ -74,14 +74,17 @@ std::string Where(const std::string& origin, int64_t line) {
   return origin + ":" + std::to_string(line);
 }
 
-Status ParseTokens(std::string_view field, const std::string& where, const char* column,
-                   int64_t* out) {
+// The error names the file and line; built only on error, since a day-long
+// trace has millions of good rows.
+Status ParseTokens(std::string_view field, const std::string& origin, int64_t line,
+                   const char* column, int64_t* out) {
   field = Trim(field);
   int64_t v = 0;
   auto [p, ec] = std::from_chars(field.data(), field.data() + field.size(), v);
   if (ec != std::errc() || p != field.data() + field.size() || v < 0 || v > kMaxRequestTokens) {
-    return Status::Usage(where + ": column '" + column + "': expected a token count in [0, " +
-                         std::to_string(kMaxRequestTokens) + "], got '" + EchoValue(field) + "'");
+    return Status::Usage(Where(origin, line) + ": column '" + column +
+                         "': expected a token count in [0, " + std::to_string(kMaxRequestTokens) +
+                         "], got '" + EchoValue(field) + "'");
   }
   *out = v;
   return Status::Ok();
@@ -152,9 +155,9 @@ Status ParseAzure(std::string_view text, const std::string& origin, const TraceR
     if (!ts.ok()) return ts.status().WithPrefix(Where(origin, line) + ": column 'TIMESTAMP'");
     r.timestamp_ns = *ts;
     CAPPLAN_RETURN_IF_ERROR(
-        ParseTokens(f[cols.index[1]], Where(origin, line), "ContextTokens", &r.input_tokens));
+        ParseTokens(f[cols.index[1]], origin, line, "ContextTokens", &r.input_tokens));
     CAPPLAN_RETURN_IF_ERROR(
-        ParseTokens(f[cols.index[2]], Where(origin, line), "GeneratedTokens", &r.output_tokens));
+        ParseTokens(f[cols.index[2]], origin, line, "GeneratedTokens", &r.output_tokens));
     RaiseZero(&r, out);
     out->rows.push_back(r);
     return Status::Ok();
@@ -184,9 +187,9 @@ Status ParseBurstGpt(std::string_view text, const std::string& origin,
     if (!ts.ok()) return ts.status().WithPrefix(Where(origin, line) + ": column 'Timestamp'");
     r.timestamp_ns = *ts;
     CAPPLAN_RETURN_IF_ERROR(
-        ParseTokens(f[cols.index[2]], Where(origin, line), "Request tokens", &r.input_tokens));
+        ParseTokens(f[cols.index[2]], origin, line, "Request tokens", &r.input_tokens));
     CAPPLAN_RETURN_IF_ERROR(
-        ParseTokens(f[cols.index[3]], Where(origin, line), "Response tokens", &r.output_tokens));
+        ParseTokens(f[cols.index[3]], origin, line, "Response tokens", &r.output_tokens));
     const std::string_view model = Trim(f[cols.index[1]]);
     if ((!options.model_filter.empty() && model != options.model_filter) ||
         (options.drop_failed && r.output_tokens == 0)) {

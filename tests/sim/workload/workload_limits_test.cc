@@ -161,7 +161,7 @@ TEST(WorkloadLimitsTest, TooManyRequestsForTheMemoryIsOneLineUpFront) {
   ASSERT_FALSE(r.ok());
   const std::string& m = r.status().message();
   EXPECT_EQ(r.status().code(), StatusCode::kUsage);
-  EXPECT_NE(m.find("/num_requests = 100000000 requests needs an estimated 25.6 GB of memory, "
+  EXPECT_NE(m.find("/num_requests = 100000000 requests needs an estimated 9.6 GB of memory, "
                    "more than the 1.1 GB available"),
             std::string::npos)
       << m;
