@@ -151,14 +151,19 @@ void ServingPool::StartArrivals() {
   }
 }
 
-ReqState& ServingPool::OpenRequest(int32_t idx) {
+void ServingPool::FromSpec(int32_t idx, ReqState* r) const {
   const SimRequestSpec sp = src_.At(idx);
+  r->idx = idx;
+  r->id = sp.id;
+  r->arrival_ns = sp.arrival_ns;
+  r->input = sp.input_tokens;
+  r->output = std::max<int64_t>(sp.output_tokens, 1);
+  r->warmup = sp.warmup;
+}
+
+ReqState& ServingPool::OpenRequest(int32_t idx) {
   ReqState& r = reqs_.Open(idx);
-  r.id = sp.id;
-  r.arrival_ns = sp.arrival_ns;
-  r.input = sp.input_tokens;
-  r.output = std::max<int64_t>(sp.output_tokens, 1);
-  r.warmup = sp.warmup;
+  FromSpec(idx, &r);
   res_.max_request_slots = std::max(res_.max_request_slots, reqs_.slots());
   return r;
 }
@@ -193,13 +198,7 @@ ReqState ServingPool::request(int32_t idx) const {
   if (reqs_.open(idx)) return reqs_[idx];
   if (reqs_.closed(idx) && !res_.requests.empty()) return res_.requests[static_cast<size_t>(idx)];
   ReqState r;
-  const SimRequestSpec sp = src_.At(idx);
-  r.idx = idx;
-  r.id = sp.id;
-  r.arrival_ns = sp.arrival_ns;
-  r.input = sp.input_tokens;
-  r.output = std::max<int64_t>(sp.output_tokens, 1);
-  r.warmup = sp.warmup;
+  FromSpec(idx, &r);
   if (reqs_.closed(idx)) r.status = ReqStatus::kDone;  // left; its state went to the sink
   return r;
 }

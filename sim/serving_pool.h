@@ -21,6 +21,17 @@
 //  * PoolListener::OnFailed: the pool gave up on a request (it can never fit
 //    a rank); Abandon() tells the other pool.
 //
+// Requests: a request's state lives in the pool's RequestTable from when it
+// is sent (or fails before it was) until it leaves, done or failed; then it
+// goes to SimConfig::sink (or SimResult::requests when there is none) and
+// its slot is reused from the next event on, so memory follows the
+// requests in flight.
+//
+// Schedules: alone on its queue (no PD hooks), a pool runs a replica's
+// schedule at once when no other event is queued at that instant, where the
+// kSchedule event would be the next one popped; otherwise it queues the
+// event. Either way the order is the queue's (sim/event_queue.h).
+//
 // Fast-forward (SimConfig::fast_forward): when a replica forms a pure decode
 // batch and every rank's scheduler reports steady decode
 // (Scheduler::SteadyDecode), the iterations that follow repeat with the same
@@ -130,6 +141,8 @@ class ServingPool {
   int32_t ArrivalOrder(size_t k) const {
     return order_.empty() ? static_cast<int32_t>(k) : order_[k];
   }
+  // A request's state as its spec gives it (id, arrival, lengths, warmup).
+  void FromSpec(int32_t idx, ReqState* r) const;
   ReqState& OpenRequest(int32_t idx);
   // r left the pool (done or failed): to the sink, its slot freed at the
   // next event (callers up the stack may still hold r).
