@@ -2,7 +2,7 @@
 // index into the run's RequestSource). A request gets a slot when the pool
 // opens it (sent to the pool, or failed before it was) and gives it back
 // when it leaves (done or failed): the table's size follows the requests in
-// flight, not the workload, plus 4 bytes per request for the index map.
+// flight, not the workload, plus an 8-byte pointer per request.
 // Slots live in fixed chunks, so a reference stays valid while other
 // requests open and close; a closed slot is reused by a later Open.
 #ifndef CAPPLAN_SIM_REQUEST_TABLE_H_
@@ -18,56 +18,57 @@ namespace capplan::sim {
 
 class RequestTable {
  public:
-  explicit RequestTable(int64_t requests) : slot_(static_cast<size_t>(requests), kNever) {}
+  explicit RequestTable(int64_t requests) : at_(static_cast<size_t>(requests), nullptr) {}
 
-  // The open request idx.
-  ReqState& operator[](int32_t idx) { return At(slot_[static_cast<size_t>(idx)]); }
-  const ReqState& operator[](int32_t idx) const {
-    return chunks_[static_cast<size_t>(slot_[static_cast<size_t>(idx)] >> kShift)]
-                  [slot_[static_cast<size_t>(idx)] & kMask];
+  // The open request idx: one load and the state itself, on the
+  // simulator's hottest path.
+  ReqState& operator[](int32_t idx) { return *at_[static_cast<size_t>(idx)]; }
+  const ReqState& operator[](int32_t idx) const { return *at_[static_cast<size_t>(idx)]; }
+  bool open(int32_t idx) const {
+    const ReqState* p = at_[static_cast<size_t>(idx)];
+    return p != nullptr && p != Closed();
   }
-  bool open(int32_t idx) const { return slot_[static_cast<size_t>(idx)] >= 0; }
-  bool closed(int32_t idx) const { return slot_[static_cast<size_t>(idx)] == kClosed; }
+  bool closed(int32_t idx) const { return at_[static_cast<size_t>(idx)] == Closed(); }
   // A fresh state for idx, which must never have been opened.
   ReqState& Open(int32_t idx) {
-    int32_t s;
+    ReqState* r;
     if (!free_.empty()) {
-      s = free_.back();
+      r = free_.back();
       free_.pop_back();
     } else {
-      s = next_++;
-      if ((s >> kShift) == static_cast<int32_t>(chunks_.size())) {
-        chunks_.push_back(std::make_unique<ReqState[]>(kChunk));
-      }
+      if ((next_ & kMask) == 0) chunks_.push_back(std::make_unique<ReqState[]>(kChunk));
+      r = &chunks_.back()[next_ & kMask];
+      ++next_;
     }
-    slot_[static_cast<size_t>(idx)] = s;
+    at_[static_cast<size_t>(idx)] = r;
     ++open_;
-    ReqState& r = At(s);
-    r = ReqState();
-    r.idx = idx;
-    return r;
+    *r = ReqState();
+    r->idx = idx;
+    return *r;
   }
   // idx leaves; its slot is reused by a later Open.
   void Close(int32_t idx) {
-    free_.push_back(slot_[static_cast<size_t>(idx)]);
-    slot_[static_cast<size_t>(idx)] = kClosed;
+    free_.push_back(at_[static_cast<size_t>(idx)]);
+    at_[static_cast<size_t>(idx)] = Closed();
     --open_;
   }
-  int64_t size() const { return static_cast<int64_t>(slot_.size()); }
+  int64_t size() const { return static_cast<int64_t>(at_.size()); }
   int64_t open_count() const { return open_; }
   // Slots ever allocated: the most requests in flight at once.
   int64_t slots() const { return next_; }
 
  private:
-  static constexpr int32_t kNever = -1, kClosed = -2;
-  static constexpr int kShift = 10;
-  static constexpr int32_t kChunk = 1 << kShift, kMask = kChunk - 1;
-  ReqState& At(int32_t s) { return chunks_[static_cast<size_t>(s >> kShift)][s & kMask]; }
+  static constexpr int32_t kChunk = 1 << 10, kMask = kChunk - 1;
+  // Marks a request that left (never dereferenced).
+  static ReqState* Closed() {
+    static ReqState closed;
+    return &closed;
+  }
 
-  std::vector<int32_t> slot_;  // per request: its slot, kNever or kClosed
+  std::vector<ReqState*> at_;  // per request: its slot, null (never opened) or Closed()
   std::vector<std::unique_ptr<ReqState[]>> chunks_;
-  std::vector<int32_t> free_;
-  int32_t next_ = 0;
+  std::vector<ReqState*> free_;
+  int64_t next_ = 0;
   int64_t open_ = 0;
 };
 

@@ -15,10 +15,11 @@ namespace {
 
 // What one request costs a run that streams its requests (RunScenario,
 // `simulate --out`): its 32-byte spec, its 24 bytes of latency samples and
-// the request table's 4-byte index; simulator state and requests.csv rows
+// the request table's 8-byte pointer; simulator state and requests.csv rows
 // are held only while a request is in flight. Measured: a 10,000,000-row
-// trace replay peaks at 826 MB RSS, 610 MB above the 216 MB of
-// `capplan --help`, 61 bytes a request; rounded up for vectors' slack.
+// trace replay peaks at 826 MB RSS (while the trace loads: its rows and the
+// workload side by side), 610 MB above the 216 MB of `capplan --help`, 61
+// bytes a request; rounded up for vectors' slack.
 constexpr int64_t kBytesPerRequest = 96;
 
 Status ReadNumRequests(JsonObject& w, int64_t* n) {
