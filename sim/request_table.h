@@ -54,7 +54,8 @@ class RequestTable {
   }
   int64_t size() const { return static_cast<int64_t>(at_.size()); }
   int64_t open_count() const { return open_; }
-  // Slots ever allocated: the most requests in flight at once.
+  // Slots ever allocated: the most requests open at once (in flight, plus
+  // those that left during the current event, whose slots are not yet back).
   int64_t slots() const { return next_; }
 
  private:

@@ -184,6 +184,7 @@ class ServingPool {
   // The time before which nothing can change a steady replica (above).
   int64_t Horizon() const;
   int64_t SamePriceRun(const Replica& rep, int64_t i);
+  int64_t RankSamePriceRun(const RankBatch& b, int64_t i);
   const StepCost* PriceSteadyStep(const Replica& rep, int64_t i, int64_t* dur_ns, int64_t* same);
   static int64_t StepNs(double seconds);
   void TransferPages(int64_t delta);

@@ -71,13 +71,17 @@ int64_t ServingPool::SteadyIterations(const Replica& rep, int64_t* itl_weight) c
 int64_t ServingPool::SamePriceRun(const Replica& rep, int64_t i) {
   int64_t same = INT64_MAX;
   for (const RankBatch& b : rep.batches) {
-    if (!b.decode) continue;
-    work_.prefill.clear();
-    work_.decode_n = b.decode_n;
-    work_.decode_ctx_sum = b.decode_ctx_sum + i * b.decode_n;
-    same = std::min(same, (pricer_.SameCostUntil(work_) - work_.decode_ctx_sum) / b.decode_n + 1);
+    if (b.decode) same = std::min(same, RankSamePriceRun(b, i));
   }
   return same;
+}
+
+// One rank's part of SamePriceRun; leaves work_ as iteration i's step.
+int64_t ServingPool::RankSamePriceRun(const RankBatch& b, int64_t i) {
+  work_.prefill.clear();
+  work_.decode_n = b.decode_n;
+  work_.decode_ctx_sum = b.decode_ctx_sum + i * b.decode_n;
+  return (pricer_.SameCostUntil(work_) - work_.decode_ctx_sum) / b.decode_n + 1;
 }
 
 // Iteration i's price: the slowest rank's cost (valid until the next
@@ -85,11 +89,7 @@ int64_t ServingPool::SamePriceRun(const Replica& rep, int64_t i) {
 const StepCost* ServingPool::PriceSteadyStep(const Replica& rep, int64_t i, int64_t* dur_ns,
                                              int64_t* same) {
   if (rep.batches.size() == 1) {  // one rank: one price, and its range
-    const RankBatch& b = rep.batches[0];
-    work_.prefill.clear();
-    work_.decode_n = b.decode_n;
-    work_.decode_ctx_sum = b.decode_ctx_sum + i * b.decode_n;
-    *same = (pricer_.SameCostUntil(work_) - work_.decode_ctx_sum) / b.decode_n + 1;
+    *same = RankSamePriceRun(rep.batches[0], i);
     const StepCost& c = pricer_.Price(work_);
     *dur_ns = StepNs(c.seconds);
     return &c;
