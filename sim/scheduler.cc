@@ -156,28 +156,36 @@ bool Scheduler::PrepareDecode(RankState& rank, SchedulerEnv& env, RankBatch* out
     if (r.step_tokens == 1) return own == r.pages * page;
     return (own + r.step_tokens + page - 1) / page - r.pages;
   };
-  int64_t needed = 0;
-  for (int32_t i : rank.running) needed += grow(reqs[i]);
-  while (needed > AvailablePages(rank) && !rank.running.empty()) {
-    const int32_t victim = rank.running.back();
-    rank.running.pop_back();
-    needed -= grow(reqs[victim]);
-    if (rank.running.empty() && rank.prefilling.empty()) {
-      // Alone and still out of pages: re-running it would loop forever.
-      Fail(rank, env, victim);
-    } else {
-      Retract(rank, env, victim);
+  int64_t needed = 0, ctx = 0;
+  for (int32_t i : rank.running) {
+    const ReqState& r = reqs[i];
+    needed += grow(r);
+    ctx += r.kv_tokens + 1;
+  }
+  if (needed > AvailablePages(rank)) {
+    while (needed > AvailablePages(rank) && !rank.running.empty()) {
+      const int32_t victim = rank.running.back();
+      rank.running.pop_back();
+      needed -= grow(reqs[victim]);
+      ctx -= reqs[victim].kv_tokens + 1;
+      if (rank.running.empty() && rank.prefilling.empty()) {
+        // Alone and still out of pages: re-running it would loop forever.
+        Fail(rank, env, victim);
+      } else {
+        Retract(rank, env, victim);
+      }
     }
   }
   if (rank.running.empty()) return false;
-  int64_t ctx = 0;
-  for (int32_t i : rank.running) {
-    ReqState& r = reqs[i];
-    if (const int64_t g = grow(r); g > 0) {
-      AllocatePages(rank, g);  // counted above, so it succeeds
-      r.pages += g;
+  // Most steps cross no page boundary: then nothing to take.
+  if (needed > 0) {
+    for (int32_t i : rank.running) {
+      ReqState& r = reqs[i];
+      if (const int64_t g = grow(r); g > 0) {
+        AllocatePages(rank, g);  // counted above, so it succeeds
+        r.pages += g;
+      }
     }
-    ctx += r.kv_tokens + 1;
   }
   out->decode = true;
   out->decode_n = static_cast<int64_t>(rank.running.size());

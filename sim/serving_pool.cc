@@ -282,7 +282,7 @@ void ServingPool::Release(int32_t idx, int64_t now_ns) {
   ReqState& r = reqs_[idx];
   const int rep_i = r.instance;
   TransferPages(-r.pages);
-  Finish(replicas_[rep_i].ranks[r.rank], r);
+  Finish(replicas_[rep_i].ranks[r.rank], r, now_);
   PagesFreed(rep_i);
 }
 
@@ -292,7 +292,7 @@ void ServingPool::Abandon(int32_t idx, int64_t now_ns) {
     ReqState& r = OpenRequest(idx);
     r.status = ReqStatus::kFailed;
     r.finish_ns = now_;
-    IssueFollowUps(idx);
+    IssueFollowUps(idx, now_);
     // In and out at once: never in flight.
     CountInFlight(now_, +1);
     Retire(r);
@@ -309,8 +309,8 @@ void ServingPool::Abandon(int32_t idx, int64_t now_ns) {
   const int rep_i = r.instance;
   Retire(r);
   ++done_;
-  IssueNext();
-  IssueFollowUps(idx);  // a conversation goes on after a failed turn
+  IssueNext(now_);
+  IssueFollowUps(idx, now_);  // a conversation goes on after a failed turn
   PagesFreed(rep_i);
 }
 
@@ -543,22 +543,22 @@ void ServingPool::Emit(ReqState& r, int64_t tokens) {
   r.generated += tokens;
 }
 
-void ServingPool::Finish(RankState& rank, ReqState& r) {
+void ServingPool::Finish(RankState& rank, ReqState& r, int64_t t) {
   ReleaseRequestPages(rank, env_, r.idx, /*insert=*/true);
   r.status = ReqStatus::kDone;
-  r.finish_ns = now_;
+  r.finish_ns = t;
   const int32_t idx = r.idx;
   Retire(r);
   ++done_;
-  IssueNext();
-  IssueFollowUps(idx);
+  IssueNext(t);
+  IssueFollowUps(idx, t);
 }
 
-// The next turns of a conversation start their think time now.
-void ServingPool::IssueFollowUps(int32_t idx) {
+// The next turns of a conversation start their think time at t.
+void ServingPool::IssueFollowUps(int32_t idx, int64_t t) {
   if (follow_.empty()) return;
   for (int32_t f = follow_[idx].first; f >= 0; f = follow_[f].next) {
-    Push(now_ + follow_[f].think_ns, EventClass::kArrival, f);
+    Push(t + follow_[f].think_ns, EventClass::kArrival, f);
   }
 }
 
@@ -576,14 +576,14 @@ void ServingPool::TransferPages(int64_t delta) {
   res_.peak_transfer_pages = std::max(res_.peak_transfer_pages, transfer_pages_);
 }
 
-// A request left the system: its concurrency slot goes to the oldest
+// A request left the system at t: its concurrency slot goes to the oldest
 // waiting client request.
-void ServingPool::IssueNext() {
+void ServingPool::IssueNext(int64_t t) {
   --in_flight_;
   if (!backlog_.empty()) {
     const int32_t idx = backlog_.front();
     backlog_.pop_front();
-    Send(idx, now_);
+    Send(idx, t);
   }
 }
 
@@ -591,8 +591,8 @@ void ServingPool::HandleFailures() {
   for (size_t i = 0; i < failed_.size(); ++i) {
     Retire(reqs_[failed_[i]]);
     ++done_;
-    IssueNext();
-    IssueFollowUps(failed_[i]);
+    IssueNext(now_);
+    IssueFollowUps(failed_[i], now_);
     if (listener_ != nullptr) listener_->OnFailed(id_, failed_[i], now_);
   }
   failed_.clear();
@@ -619,7 +619,7 @@ void ServingPool::OnStepEnd(int rep_i) {
         }
         Emit(r, t);
         if (Finished(r)) {
-          Finish(rank, r);
+          Finish(rank, r, now_);
         } else {
           rank.running[keep++] = idx;
         }
@@ -640,7 +640,7 @@ void ServingPool::OnStepEnd(int rep_i) {
       } else if (opts_.hold_kv_after_prefill) {
         Hold(r, c.req);
       } else {
-        Finish(rank, r);
+        Finish(rank, r, now_);
       }
     }
     b = RankBatch();
@@ -699,6 +699,7 @@ Status ServingPool::CheckConservation() {
 Result<SimResult> ServingPool::TakeResult(int64_t end_ns) {
   res_.end_ns = end_ns;
   CountInFlight(end_ns + 1, 0);  // closes the last instant
+  for (RangeSlot& s : range_slots_) FlushBusy(s);
   CAPPLAN_RETURN_IF_ERROR(CheckConservation());
   return std::move(res_);
 }

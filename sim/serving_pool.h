@@ -57,6 +57,7 @@
 #ifndef CAPPLAN_SIM_SERVING_POOL_H_
 #define CAPPLAN_SIM_SERVING_POOL_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -168,10 +169,11 @@ class ServingPool {
   bool Finished(const ReqState& r) const {
     return r.generated >= r.output || cfg_.sched.phase == Phase::kPrefillOnly;
   }
-  void Finish(RankState& rank, ReqState& r);
+  // r completed at t (now, or a step end fast-forward folded).
+  void Finish(RankState& rank, ReqState& r, int64_t t);
   void Hold(ReqState& r, int32_t idx);
-  void IssueNext();
-  void IssueFollowUps(int32_t idx);
+  void IssueNext(int64_t t);
+  void IssueFollowUps(int32_t idx, int64_t t);
   void HandleFailures();
   void OnStepEnd(int rep_i);
   // After OnSchedule formed a pure decode batch lasting `dur_ns`: skips the
@@ -179,14 +181,40 @@ class ServingPool {
   // of the iteration whose step end is then pushed.
   int64_t FastForward(int rep_i, int64_t dur_ns);
   // K (header comment), and the requests whose tokens enter the ITL
-  // histogram at each skipped step end.
-  int64_t SteadyIterations(const Replica& rep, int64_t* itl_weight) const;
+  // histogram at each skipped step end. With `fold`, step ends that finish
+  // requests count too, up to the last request's last iteration.
+  int64_t SteadyIterations(const Replica& rep, bool fold, int64_t* itl_weight) const;
+  // Whether fast-forward may fold completions in this replica (header
+  // comment).
+  bool CanFoldCompletions(const Replica& rep) const;
+  // A fast-forward's progress through its folded completions.
+  struct FoldState {
+    int64_t first_end = 0;   // iteration 0's step end
+    int64_t itl_weight = 0;  // requests whose tokens enter the ITL histogram
+    int64_t synced = 0;      // step ends whose tokens rank 0 already counts
+    size_t next = 0;         // the next entry of ends_
+  };
+  // Folds the step end of iteration `c` (ending at t), which finishes the
+  // requests ends_[f->next...] names at c: brings the rank's pages and
+  // tokens up to that step end, then finishes them and takes them out of
+  // the batch.
+  void FoldCompletions(Replica& rep, int64_t c, int64_t t, FoldState* f);
   // The time before which nothing can change a steady replica (above).
   int64_t Horizon() const;
   int64_t SamePriceRun(const Replica& rep, int64_t i);
-  int64_t RankSamePriceRun(const RankBatch& b, int64_t i);
-  const StepCost* PriceSteadyStep(const Replica& rep, int64_t i, int64_t* dur_ns, int64_t* same);
-  static int64_t StepNs(double seconds);
+  int64_t RankSamePriceRun(const RankBatch& b, int64_t i, int64_t* until);
+  struct RangeSlot;
+  const StepCost* PriceSteadyStep(const Replica& rep, int64_t i, int64_t* dur_ns, int64_t* same,
+                                  RangeSlot** slot);
+  void AddBusy(const StepCost& cost, RangeSlot* slot, int64_t times);
+  void FlushBusy(RangeSlot& s);
+  // Nanoseconds rounded half up, at least 1: for 0.5 <= x < 2^52 the
+  // rounded sum x + 0.5 never reaches the next integer early, so truncating
+  // it gives std::llround(x); below 0.5 both give at most the floor of 1.
+  // It saves a libm call per price range on the fast path.
+  static int64_t StepNs(double seconds) {
+    return std::max<int64_t>(1, static_cast<int64_t>(seconds * 1e9 + 0.5));
+  }
   void TransferPages(int64_t delta);
   Status CheckConservation();
 
@@ -244,6 +272,20 @@ class ServingPool {
   SchedulerEnv env_;
   StepWork work_;
   StepCost slowest_copy_;
+  // Fast-forward's folded completions: (last iteration, request), in order.
+  std::vector<std::pair<int64_t, int32_t>> ends_;
+  // One-rank steady prices by range, direct-mapped: a range is keyed by its
+  // batch size and the last context sum it covers (StepPricer::SameCostUntil
+  // names it), and Price() is a function of the step.
+  struct RangeSlot {
+    int64_t decode_n = -1;
+    int64_t until = -1;
+    int64_t dur_ns = 0;
+    int64_t iterations = 0;  // at this price, not yet in the busy time
+    StepCost cost;
+  };
+  static constexpr int kRangeSlotBits = 9;
+  std::vector<RangeSlot> range_slots_ = std::vector<RangeSlot>(size_t{1} << kRangeSlotBits);
 };
 
 }  // namespace capplan::sim

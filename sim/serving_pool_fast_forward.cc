@@ -8,19 +8,22 @@
 
 namespace capplan::sim {
 
-int64_t ServingPool::StepNs(double seconds) {
-  return std::max<int64_t>(1, std::llround(seconds * 1e9));
-}
-
 int64_t ServingPool::Horizon() const {
   const bool only_arrivals = listener_ == nullptr && !opts_.reserve_before_admit &&
                              !opts_.hold_kv_after_prefill && follow_.empty() && backlog_.empty();
   return only_arrivals ? next_arrival_ns_ : q_->next_time();
 }
 
-int64_t ServingPool::SteadyIterations(const Replica& rep, int64_t* itl_weight) const {
+bool ServingPool::CanFoldCompletions(const Replica& rep) const {
+  return listener_ == nullptr && !opts_.reserve_before_admit && !opts_.hold_kv_after_prefill &&
+         follow_.empty() && backlog_.empty() && caches_.empty() && rep.ranks.size() == 1 &&
+         rep.ranks[0].waiting.empty();
+}
+
+int64_t ServingPool::SteadyIterations(const Replica& rep, bool fold, int64_t* itl_weight) const {
   const RequestTable& reqs = reqs_;
-  int64_t limit = INT64_MAX, weight = 0;
+  // Over the requests' last iterations (the step end that finishes each).
+  int64_t first_last = INT64_MAX, last_last = 0, weight = 0;
   bool any = false;
   for (size_t k = 0; k < rep.ranks.size(); ++k) {
     const RankState& rank = rep.ranks[k];
@@ -33,22 +36,29 @@ int64_t ServingPool::SteadyIterations(const Replica& rep, int64_t* itl_weight) c
       // A first token sets TTFT rather than an ITL entry: that step end runs
       // as an event.
       if (r.last_token_ns < 0) return 0;
-      limit = std::min(limit, r.output - r.generated - 1);
+      first_last = std::min(first_last, r.output - r.generated - 1);
+      last_last = std::max(last_last, r.output - r.generated - 1);
       weight += !r.warmup;
     }
   }
+  // Folding, the last iteration must still hold a request to end as an
+  // ordinary event.
+  int64_t limit = fold ? last_last : first_last;
   if (!any || limit <= 0) return 0;
   *itl_weight = weight;
-  // After k skipped step ends every request holds the pages for context
-  // kv_tokens + k + 1 (pages are taken lazily, one at a page boundary).
+  // After k skipped step ends every request still running holds the pages
+  // for context kv_tokens + k + 1 (pages are taken lazily, one at a page
+  // boundary); one finished at iteration j < k held them for j. Pages the
+  // finished ones free are not counted, so the bound is safe.
   for (const RankState& rank : rep.ranks) {
     if (rank.running.empty()) continue;
     auto needed = [&](int64_t k) {
       int64_t n = 0;
       for (int32_t idx : rank.running) {
         const ReqState& r = reqs[idx];
-        n += std::max<int64_t>(0,
-                               rank.pool.PagesFor(r.kv_tokens - r.cached_tokens + k + 1) - r.pages);
+        const int64_t grown = std::min(k, r.output - r.generated - 1);
+        n += std::max<int64_t>(
+            0, rank.pool.PagesFor(r.kv_tokens - r.cached_tokens + grown + 1) - r.pages);
       }
       return n;
     };
@@ -71,29 +81,47 @@ int64_t ServingPool::SteadyIterations(const Replica& rep, int64_t* itl_weight) c
 int64_t ServingPool::SamePriceRun(const Replica& rep, int64_t i) {
   int64_t same = INT64_MAX;
   for (const RankBatch& b : rep.batches) {
-    if (b.decode) same = std::min(same, RankSamePriceRun(b, i));
+    int64_t until = 0;
+    if (b.decode) same = std::min(same, RankSamePriceRun(b, i, &until));
   }
   return same;
 }
 
-// One rank's part of SamePriceRun; leaves work_ as iteration i's step.
-int64_t ServingPool::RankSamePriceRun(const RankBatch& b, int64_t i) {
+// One rank's part of SamePriceRun; leaves work_ as iteration i's step and
+// *until as the last context sum priced like it.
+int64_t ServingPool::RankSamePriceRun(const RankBatch& b, int64_t i, int64_t* until) {
   work_.prefill.clear();
   work_.decode_n = b.decode_n;
   work_.decode_ctx_sum = b.decode_ctx_sum + i * b.decode_n;
-  return (pricer_.SameCostUntil(work_) - work_.decode_ctx_sum) / b.decode_n + 1;
+  *until = pricer_.SameCostUntil(work_);
+  return (*until - work_.decode_ctx_sum) / b.decode_n + 1;
 }
 
 // Iteration i's price: the slowest rank's cost (valid until the next
-// Price() call), its duration, and SamePriceRun(rep, i).
+// Price() call), its duration, SamePriceRun(rep, i), and the range's slot
+// when it has one (then the slot counts the iterations it costs).
 const StepCost* ServingPool::PriceSteadyStep(const Replica& rep, int64_t i, int64_t* dur_ns,
-                                             int64_t* same) {
+                                             int64_t* same, RangeSlot** slot) {
   if (rep.batches.size() == 1) {  // one rank: one price, and its range
-    *same = RankSamePriceRun(rep.batches[0], i);
-    const StepCost& c = pricer_.Price(work_);
-    *dur_ns = StepNs(c.seconds);
-    return &c;
+    const RankBatch& b = rep.batches[0];
+    int64_t until = 0;
+    *same = RankSamePriceRun(b, i, &until);
+    // A range is priced once however often fast-forward crosses it.
+    RangeSlot& s = range_slots_[(static_cast<uint64_t>(until) * 0x9E3779B97F4A7C15ull +
+                                 static_cast<uint64_t>(b.decode_n)) >>
+                                (64 - kRangeSlotBits)];
+    if (s.decode_n != b.decode_n || s.until != until) {
+      FlushBusy(s);
+      s.cost = pricer_.Price(work_);
+      s.decode_n = b.decode_n;
+      s.until = until;
+      s.dur_ns = StepNs(s.cost.seconds);
+    }
+    *dur_ns = s.dur_ns;
+    *slot = &s;
+    return &s.cost;
   }
+  *slot = nullptr;
   const StepCost* slowest = nullptr;
   *same = SamePriceRun(rep, i);
   for (const RankBatch& b : rep.batches) {
@@ -111,43 +139,126 @@ const StepCost* ServingPool::PriceSteadyStep(const Replica& rep, int64_t i, int6
   return slowest;
 }
 
+// Busy time is added per range slot when the slot is reused and at the
+// end of the run: one multiply-add per price instead of one per range.
+void ServingPool::AddBusy(const StepCost& cost, RangeSlot* slot, int64_t times) {
+  if (slot != nullptr) {
+    slot->iterations += times;
+  } else {
+    res_.busy.AddTimes(cost, times);
+  }
+}
+
+void ServingPool::FlushBusy(RangeSlot& s) {
+  if (s.iterations > 0) res_.busy.AddTimes(s.cost, s.iterations);
+  s.iterations = 0;
+}
+
+void ServingPool::FoldCompletions(Replica& rep, int64_t c, int64_t t, FoldState* f) {
+  RankState& rank = rep.ranks[0];
+  RankBatch& b = rep.batches[0];
+  RequestTable& reqs = reqs_;
+  // Iteration c's pages, as its batch took them: the pool's peak, if any,
+  // is here, before the finished requests free theirs.
+  int64_t pages = 0;
+  for (int32_t idx : rank.running) {
+    ReqState& r = reqs[idx];
+    const int64_t p =
+        std::max<int64_t>(0, rank.pool.PagesFor(r.kv_tokens - r.cached_tokens + c + 1) - r.pages);
+    r.pages += p;
+    pages += p;
+  }
+  rank.pool.Allocate(pages);  // SteadyIterations checked they are free
+  const int64_t n = static_cast<int64_t>(rank.running.size());
+  rank.kv_tokens += n * (c + 1 - f->synced);
+  f->synced = c + 1;
+  // The tokens at the step end before this one: the peak since the last
+  // completion (they only grow in between).
+  if (c >= 1) res_.peak_kv_tokens = std::max(res_.peak_kv_tokens, rank.kv_tokens - n);
+  while (f->next < ends_.size() && ends_[f->next].first == c) {
+    const int32_t idx = ends_[f->next++].second;
+    ReqState& r = reqs[idx];
+    if (!r.warmup) {
+      res_.itl_ns.Add(f->first_end - r.last_token_ns);
+      --f->itl_weight;
+    }
+    r.kv_tokens += c + 1;
+    r.generated += c + 1;
+    r.last_token_ns = t;
+    --b.decode_n;
+    b.decode_ctx_sum -= r.kv_tokens - c;  // its context in iteration 0
+    rank.running.erase(std::find(rank.running.begin(), rank.running.end(), idx));
+    Finish(rank, r, t);
+  }
+  res_.peak_kv_tokens = std::max(res_.peak_kv_tokens, rank.kv_tokens);
+}
+
 int64_t ServingPool::FastForward(int rep_i, int64_t dur_ns) {
   Replica& rep = replicas_[rep_i];
   // The first skipped step end must come before the horizon: check that
   // (cheap) before the O(requests) look at the replica.
   const int64_t horizon = Horizon();
   if (horizon <= now_ + dur_ns) return now_ + dur_ns;
-  int64_t itl_weight = 0;  // tokens per step end that enter the ITL histogram
-  const int64_t limit = SteadyIterations(rep, &itl_weight);
+  const bool fold = CanFoldCompletions(rep);
+  FoldState f;
+  f.first_end = now_ + dur_ns;
+  const int64_t limit = SteadyIterations(rep, fold, &f.itl_weight);
   if (limit == 0) return now_ + dur_ns;
   RequestTable& reqs = reqs_;
+  ends_.clear();
+  if (fold) {
+    for (int32_t idx : rep.ranks[0].running) {
+      const ReqState& r = reqs[idx];
+      if (r.output - r.generated - 1 < limit) ends_.push_back({r.output - r.generated - 1, idx});
+    }
+    std::sort(ends_.begin(), ends_.end());
+  }
+  // A folded step end retires requests, which leave the in-flight count: it
+  // must come before every queued event, any pool's or replica's, so that
+  // count moves in time order.
+  const int64_t fold_horizon = fold ? std::min(horizon, q_->next_time()) : INT64_MIN;
   // Invariant: iteration `skipped` starts at t, lasts d and costs `cost`,
   // like the `same` - 1 iterations after it.
   const StepCost* cost = &slowest_copy_;
+  RangeSlot* slot = nullptr;  // cost's, when it has one
   int64_t skipped = 0, t = now_, d = dur_ns, same = SamePriceRun(rep, 0);
   while (skipped < limit) {
     int64_t m = std::min(same, limit - skipped);
     // Every skipped step end must come before the next queued event (the
     // division only when the range reaches it).
     if (horizon != INT64_MAX && t + m * d >= horizon) m = (horizon - 1 - t) / d;
+    // A range ends at a step end that finishes requests; one the fold
+    // horizon rules out ends the run as an ordinary event instead.
+    bool last = false;
+    if (f.next < ends_.size() && ends_[f.next].first < skipped + m) {
+      m = ends_[f.next].first + 1 - skipped;
+      if (t + m * d >= fold_horizon) {
+        --m;
+        last = true;
+      }
+    }
     if (m <= 0) break;
     // Iteration 0 is already counted, and the first step end's ITL entry is
     // per request (below).
     const int64_t n = skipped == 0 ? m - 1 : m;
     if (n > 0) {
-      res_.busy.AddTimes(*cost, n);
-      if (itl_weight > 0) res_.itl_ns.Add(d, itl_weight * n);
+      AddBusy(*cost, slot, n);
+      if (f.itl_weight > 0) res_.itl_ns.Add(d, f.itl_weight * n);
     }
     t += m * d;
     skipped += m;
     same -= m;
-    if (same == 0) cost = PriceSteadyStep(rep, skipped, &d, &same);
+    if (!last && f.next < ends_.size() && ends_[f.next].first + 1 == skipped) {
+      FoldCompletions(rep, skipped - 1, t, &f);
+      same = 0;  // a smaller batch: priced afresh
+    }
+    if (same == 0) cost = PriceSteadyStep(rep, skipped, &d, &same, &slot);
+    if (last) break;
   }
   if (skipped == 0) return now_ + dur_ns;
-  res_.busy.Add(*cost);  // the iteration that ends with an ordinary event
+  AddBusy(*cost, slot, 1);  // the iteration that ends with an ordinary event
   res_.iterations += skipped;
   res_.fast_forward_iterations += skipped;
-  const int64_t first_end = now_ + dur_ns;
   int64_t kv = 0;  // the replica's tokens at the last skipped step end, its peak
   for (size_t k = 0; k < rep.ranks.size(); ++k) {
     RankState& rank = rep.ranks[k];
@@ -158,7 +269,7 @@ int64_t ServingPool::FastForward(int rep_i, int64_t dur_ns) {
     int64_t pages = 0;
     for (int32_t idx : rank.running) {
       ReqState& r = reqs[idx];
-      if (!r.warmup) res_.itl_ns.Add(first_end - r.last_token_ns);
+      if (!r.warmup) res_.itl_ns.Add(f.first_end - r.last_token_ns);
       r.kv_tokens += skipped;
       r.generated += skipped;
       r.last_token_ns = t;
@@ -169,7 +280,8 @@ int64_t ServingPool::FastForward(int rep_i, int64_t dur_ns) {
     }
     rank.pool.Allocate(pages);  // SteadyIterations checked they are free
     const int64_t n = static_cast<int64_t>(rank.running.size());
-    rank.kv_tokens += n * skipped;
+    // Folded completions brought rank 0's tokens up to their step ends.
+    rank.kv_tokens += n * (skipped - (k == 0 ? f.synced : 0));
     kv += rank.kv_tokens;
     rep.batches[k].decode_ctx_sum += n * skipped;
     sched_->SkipDecodeIterations(rank, skipped);

@@ -37,7 +37,8 @@ struct StepWork {
 class StepPricer {
  public:
   virtual ~StepPricer() = default;
-  // The reference stays valid until the next call.
+  // The reference stays valid until the next call. A function of `work`:
+  // the simulator may keep a price and reuse it for an equal step.
   virtual const StepCost& Price(const StepWork& work) = 0;
   // The largest decode context sum that Price() prices exactly like `work`
   // (same prefill, same decode_n). The simulator's fast-forward prices a run

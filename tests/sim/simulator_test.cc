@@ -143,7 +143,7 @@ TEST_P(SchedulerTest, DecodeOnlyFirstTokenIsOneDecodeStep) {
   const auto& q = r->requests[0];
   // One decode of context 1001: fixed + per_decode + 1001 * per_context.
   EXPECT_EQ(q.first_token_ns - q.arrival_ns, std::llround((1e-3 + 1e-5 + 1001e-8) * 1e9));
-  EXPECT_EQ(p.calls, 3 * 4);  // no prefill iterations at all
+  EXPECT_EQ(r->iterations, 3 * 4);  // no prefill iterations at all
 }
 
 TEST_P(SchedulerTest, PrefillOnlyEndsAtFirstToken) {
