@@ -58,6 +58,7 @@ void SimulatorFields(S& s, V& v) {
   v("step_cost_memo_hits", s.step_cost_memo_hits);
   v("step_cost_memo_misses", s.step_cost_memo_misses);
   v("fast_forward_iterations", s.fast_forward_iterations);
+  v("fast_forward_completions", s.fast_forward_completions);
   v("context_bucket_relative_error", s.context_bucket_relative_error);
   v("itl_histogram_relative_error", s.itl_histogram_relative_error);
   v("simulated_end_s", s.simulated_end_s);

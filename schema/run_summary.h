@@ -64,6 +64,8 @@ struct SimulatorStats {
   std::optional<int64_t> step_cost_memo_hits, step_cost_memo_misses;
   // Of `iterations`, those advanced in closed form (sim/serving_pool.h).
   std::optional<int64_t> fast_forward_iterations;
+  // Requests that finished at a step end fast-forward skipped.
+  std::optional<int64_t> fast_forward_completions;
   std::optional<double> context_bucket_relative_error, itl_histogram_relative_error;
   std::optional<double> simulated_end_s;
 };

@@ -189,6 +189,7 @@ void ServingPool::FoldCompletions(Replica& rep, int64_t c, int64_t t, FoldState*
     b.decode_ctx_sum -= r.kv_tokens - c;  // its context in iteration 0
     rank.running.erase(std::find(rank.running.begin(), rank.running.end(), idx));
     Finish(rank, r, t);
+    ++res_.fast_forward_completions;
   }
   res_.peak_kv_tokens = std::max(res_.peak_kv_tokens, rank.kv_tokens);
 }

@@ -368,6 +368,7 @@ RunResult PreparedRun::Summarize(const SimResult& sim, const RequestLog* streame
   st.step_cost_memo_hits = pricer.hits();
   st.step_cost_memo_misses = pricer.misses();
   st.fast_forward_iterations = sim.fast_forward_iterations;
+  st.fast_forward_completions = sim.fast_forward_completions;
   st.context_bucket_relative_error = 1.0 / 512;
   st.itl_histogram_relative_error = 1.0 / 256;
   st.simulated_end_s = static_cast<double>(sim.end_ns) / 1e9;

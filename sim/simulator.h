@@ -70,6 +70,7 @@ struct SimResult {
   LogHistogram itl_ns;             // non-warmup requests only
   int64_t iterations = 0;          // replica iterations
   int64_t fast_forward_iterations = 0;  // of those, skipped in closed form
+  int64_t fast_forward_completions = 0;  // requests finished at skipped step ends
   int64_t retractions = 0;
   bool kv_bound = false;
   int64_t kv_capacity_tokens_per_replica = 0;

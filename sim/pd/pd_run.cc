@@ -31,6 +31,7 @@ schema::PoolSummary PoolPart(const schema::RunSummary& own, const SimResult& sim
   p.kv_verify_time_share.reset();
   p.simulator.reset();
   p.simulator.emplace().fast_forward_iterations = sim.fast_forward_iterations;
+  p.simulator->fast_forward_completions = sim.fast_forward_completions;
   p.completed = own.completed;
   // Pages, not tokens: reserved and held pages carry no tokens yet/any more
   // in the pool's token count but are taken all the same.
