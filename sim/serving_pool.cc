@@ -492,7 +492,7 @@ void ServingPool::OnSchedule(int rep_i) {
   res_.busy.Add(*slowest);
   ++res_.iterations;
   if (cfg_.want_trace) Trace(rep_i, dur, decode_n, prefill_tokens);
-  const bool ff = cfg_.fast_forward && !cfg_.want_trace && prefill_tokens == 0;
+  const bool ff = cfg_.fast_forward && !cfg_.want_trace;
   Push(ff ? FastForward(rep_i, dur) : now_ + dur, EventClass::kStepEnd, rep_i);
 }
 

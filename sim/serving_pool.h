@@ -37,7 +37,8 @@
 // (Scheduler::SteadyDecode), the iterations that follow repeat with the same
 // requests, each context one token longer. The pool advances K of them at
 // once, K the largest count such that at each of the K skipped step ends
-//  * no request finishes (K < every request's remaining output),
+//  * no request finishes (K < every request's remaining output), unless
+//    completions fold (below),
 //  * the pages the K iterations take are already free (no retraction, no
 //    prefix-cache eviction), and
 //  * no event that could change this replica falls at or before that step
@@ -51,9 +52,24 @@
 // alike (StepPricer::SameCostUntil), so a range costs one Price() call. The
 // skipped step ends emit their tokens in closed form (per request counts and
 // timestamps, one weighted ITL histogram entry per price range), and the
-// last iteration's step end is an ordinary event. Results equal the
-// iteration-by-iteration path's except for the order of floating-point sums
-// of busy time.
+// last iteration's step end is an ordinary event.
+//
+// Folded completions: in a one-rank replica of a co-located pool with
+// nothing waiting (no queue, no request waiting for a concurrency slot, no
+// follow-ups, no prefix cache), a step end that finishes requests would
+// only take them out of the batch, the scheduler forming the same decode
+// batch less them. Such a step end is skipped too when it comes before every
+// queued event (so requests leave the in-flight count in time order): the
+// requests finish at it, the pages the batch holds then are taken and
+// theirs freed (the pool's peak is exact), and the skip goes on with the
+// smaller batch, up to the last request's last iteration. The same replica
+// may also start a skip from a batch with prompts when that step finishes
+// every prompt in flight (their first tokens come at its end) and its decode
+// requests step in it: from the next iteration on it is steady decode
+// (StartFromPrefill).
+//
+// Results equal the iteration-by-iteration path's except for the order of
+// floating-point sums of busy time.
 #ifndef CAPPLAN_SIM_SERVING_POOL_H_
 #define CAPPLAN_SIM_SERVING_POOL_H_
 
@@ -187,6 +203,9 @@ class ServingPool {
   // Whether fast-forward may fold completions in this replica (header
   // comment).
   bool CanFoldCompletions(const Replica& rep) const;
+  bool StartFromPrefill(Replica& rep, int64_t first_end);
+  void UndoStartFromPrefill(Replica& rep);
+  bool Fresh(int32_t idx) const;  // in fresh_
   // A fast-forward's progress through its folded completions.
   struct FoldState {
     int64_t first_end = 0;   // iteration 0's step end
@@ -272,6 +291,10 @@ class ServingPool {
   SchedulerEnv env_;
   StepWork work_;
   StepCost slowest_copy_;
+  // Fast-forward from iteration 0 with prompts (StartFromPrefill): its
+  // chunks, and the rank's prefilling queue before it.
+  std::vector<PrefillChunk> fresh_;
+  std::vector<int32_t> fresh_prefilling_;
   // Fast-forward's folded completions: (last iteration, request), in order.
   std::vector<std::pair<int64_t, int32_t>> ends_;
   // One-rank steady prices by range, direct-mapped: a range is keyed by its

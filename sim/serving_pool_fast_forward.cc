@@ -179,7 +179,7 @@ void ServingPool::FoldCompletions(Replica& rep, int64_t c, int64_t t, FoldState*
     const int32_t idx = ends_[f->next++].second;
     ReqState& r = reqs[idx];
     if (!r.warmup) {
-      res_.itl_ns.Add(f->first_end - r.last_token_ns);
+      if (!Fresh(idx)) res_.itl_ns.Add(f->first_end - r.last_token_ns);
       --f->itl_weight;
     }
     r.kv_tokens += c + 1;
@@ -194,6 +194,77 @@ void ServingPool::FoldCompletions(Replica& rep, int64_t c, int64_t t, FoldState*
   res_.peak_kv_tokens = std::max(res_.peak_kv_tokens, rank.kv_tokens);
 }
 
+// Iteration 0 finishes every prompt it prefills (and holds every prompt in
+// flight), the decode requests, if any, step in it too, and nothing waits:
+// then from iteration 1 on the batch is steady decode. The prompts' first
+// tokens are set at iteration 0's step end, and each prompt request is
+// entered as if it were one token short and decoding since iteration 0, so
+// that every request in the batch gains one token per step end; fresh_
+// keeps them out of iteration 0's ITL entries.
+bool ServingPool::StartFromPrefill(Replica& rep, int64_t first_end) {
+  RankState& rank = rep.ranks[0];
+  RankBatch& b = rep.batches[0];
+  if (!b.decode && !rank.running.empty()) return false;  // they wait a step: not in step
+  if (rank.prefilling.size() != b.prefill.size() || !rank.prealloc.empty() ||
+      !rank.retracted.empty()) {
+    return false;
+  }
+  for (const auto& c : b.prefill) {
+    const ReqState& r = reqs_[c.req];
+    // A re-prefill after retraction emits an ITL gap, not a first token;
+    // a request whose first token is its last finishes there.
+    if (r.prefilled + c.tokens != r.prompt_target || r.last_token_ns >= 0 ||
+        r.generated + 1 >= r.output) {
+      return false;
+    }
+  }
+  fresh_ = b.prefill;
+  fresh_prefilling_.assign(rank.prefilling.begin(), rank.prefilling.end());
+  for (const auto& c : b.prefill) {
+    ReqState& r = reqs_[c.req];
+    r.prefilled += c.tokens;
+    r.kv_tokens += c.tokens - 1;
+    rank.kv_tokens += c.tokens - 1;
+    r.status = ReqStatus::kDecoding;
+    r.first_token_ns = r.last_token_ns = first_end;
+    rank.running.push_back(c.req);
+    b.decode_ctx_sum += r.kv_tokens + 1;
+  }
+  rank.prefilling.clear();
+  b.decode = true;
+  b.decode_n += static_cast<int64_t>(b.prefill.size());
+  b.prefill.clear();
+  return true;
+}
+
+// Puts back what StartFromPrefill changed (fast-forward skipped nothing).
+void ServingPool::UndoStartFromPrefill(Replica& rep) {
+  RankState& rank = rep.ranks[0];
+  RankBatch& b = rep.batches[0];
+  for (const PrefillChunk& c : fresh_) {
+    ReqState& r = reqs_[c.req];
+    b.decode_ctx_sum -= r.kv_tokens + 1;
+    r.prefilled -= c.tokens;
+    r.kv_tokens -= c.tokens - 1;
+    rank.kv_tokens -= c.tokens - 1;
+    r.status = ReqStatus::kPrefilling;
+    r.first_token_ns = r.last_token_ns = -1;
+  }
+  b.prefill = fresh_;
+  rank.prefilling.assign(fresh_prefilling_.begin(), fresh_prefilling_.end());
+  rank.running.resize(rank.running.size() - fresh_.size());
+  b.decode_n -= static_cast<int64_t>(fresh_.size());
+  b.decode = b.decode_n > 0;
+  fresh_.clear();
+}
+
+bool ServingPool::Fresh(int32_t idx) const {
+  for (const PrefillChunk& c : fresh_) {
+    if (c.req == idx) return true;
+  }
+  return false;
+}
+
 int64_t ServingPool::FastForward(int rep_i, int64_t dur_ns) {
   Replica& rep = replicas_[rep_i];
   // The first skipped step end must come before the horizon: check that
@@ -203,8 +274,20 @@ int64_t ServingPool::FastForward(int rep_i, int64_t dur_ns) {
   const bool fold = CanFoldCompletions(rep);
   FoldState f;
   f.first_end = now_ + dur_ns;
+  fresh_.clear();
+  bool prefill = false;
+  for (const RankBatch& b : rep.batches) prefill = prefill || !b.prefill.empty();
+  if (prefill) {
+    // Iteration 0's step end changes the batch: it must come first.
+    if (!fold || f.first_end >= q_->next_time() || !StartFromPrefill(rep, f.first_end)) {
+      return now_ + dur_ns;
+    }
+  }
   const int64_t limit = SteadyIterations(rep, fold, &f.itl_weight);
-  if (limit == 0) return now_ + dur_ns;
+  if (limit == 0) {
+    if (prefill) UndoStartFromPrefill(rep);
+    return now_ + dur_ns;
+  }
   RequestTable& reqs = reqs_;
   ends_.clear();
   if (fold) {
@@ -222,7 +305,8 @@ int64_t ServingPool::FastForward(int rep_i, int64_t dur_ns) {
   // like the `same` - 1 iterations after it.
   const StepCost* cost = &slowest_copy_;
   RangeSlot* slot = nullptr;  // cost's, when it has one
-  int64_t skipped = 0, t = now_, d = dur_ns, same = SamePriceRun(rep, 0);
+  // Iteration 0 with prompts is priced alone.
+  int64_t skipped = 0, t = now_, d = dur_ns, same = prefill ? 1 : SamePriceRun(rep, 0);
   while (skipped < limit) {
     int64_t m = std::min(same, limit - skipped);
     // Every skipped step end must come before the next queued event (the
@@ -270,7 +354,9 @@ int64_t ServingPool::FastForward(int rep_i, int64_t dur_ns) {
     int64_t pages = 0;
     for (int32_t idx : rank.running) {
       ReqState& r = reqs[idx];
-      if (!r.warmup) res_.itl_ns.Add(f.first_end - r.last_token_ns);
+      if (!r.warmup && (fresh_.empty() || !Fresh(idx))) {
+        res_.itl_ns.Add(f.first_end - r.last_token_ns);
+      }
       r.kv_tokens += skipped;
       r.generated += skipped;
       r.last_token_ns = t;
