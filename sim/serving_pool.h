@@ -225,6 +225,8 @@ class ServingPool {
   struct RangeSlot;
   const StepCost* PriceSteadyStep(const Replica& rep, int64_t i, int64_t* dur_ns, int64_t* same,
                                   RangeSlot** slot);
+  const StepCost* PriceRanks(const Replica& rep, int64_t i, int64_t* dur_ns, int64_t* same);
+  void FillRangeSlot(RangeSlot& s, int64_t until);
   void AddBusy(const StepCost& cost, RangeSlot* slot, int64_t times);
   void FlushBusy(RangeSlot& s);
   // Nanoseconds rounded half up, at least 1: for 0.5 <= x < 2^52 the
@@ -307,7 +309,7 @@ class ServingPool {
     int64_t iterations = 0;  // at this price, not yet in the busy time
     StepCost cost;
   };
-  static constexpr int kRangeSlotBits = 9;
+  static constexpr int kRangeSlotBits = 12;
   std::vector<RangeSlot> range_slots_ = std::vector<RangeSlot>(size_t{1} << kRangeSlotBits);
 };
 

@@ -89,7 +89,7 @@ int64_t ServingPool::SamePriceRun(const Replica& rep, int64_t i) {
 
 // One rank's part of SamePriceRun; leaves work_ as iteration i's step and
 // *until as the last context sum priced like it.
-int64_t ServingPool::RankSamePriceRun(const RankBatch& b, int64_t i, int64_t* until) {
+inline int64_t ServingPool::RankSamePriceRun(const RankBatch& b, int64_t i, int64_t* until) {
   work_.prefill.clear();
   work_.decode_n = b.decode_n;
   work_.decode_ctx_sum = b.decode_ctx_sum + i * b.decode_n;
@@ -97,31 +97,44 @@ int64_t ServingPool::RankSamePriceRun(const RankBatch& b, int64_t i, int64_t* un
   return (*until - work_.decode_ctx_sum) / b.decode_n + 1;
 }
 
+// A slot taken for the range of work_ (decode_n, up to `until`).
+void ServingPool::FillRangeSlot(RangeSlot& s, int64_t until) {
+  FlushBusy(s);
+  s.cost = pricer_.Price(work_);
+  s.decode_n = work_.decode_n;
+  s.until = until;
+  s.dur_ns = StepNs(s.cost.seconds);
+}
+
 // Iteration i's price: the slowest rank's cost (valid until the next
 // Price() call), its duration, SamePriceRun(rep, i), and the range's slot
 // when it has one (then the slot counts the iterations it costs).
-const StepCost* ServingPool::PriceSteadyStep(const Replica& rep, int64_t i, int64_t* dur_ns,
-                                             int64_t* same, RangeSlot** slot) {
-  if (rep.batches.size() == 1) {  // one rank: one price, and its range
-    const RankBatch& b = rep.batches[0];
-    int64_t until = 0;
-    *same = RankSamePriceRun(b, i, &until);
-    // A range is priced once however often fast-forward crosses it.
-    RangeSlot& s = range_slots_[(static_cast<uint64_t>(until) * 0x9E3779B97F4A7C15ull +
-                                 static_cast<uint64_t>(b.decode_n)) >>
-                                (64 - kRangeSlotBits)];
-    if (s.decode_n != b.decode_n || s.until != until) {
-      FlushBusy(s);
-      s.cost = pricer_.Price(work_);
-      s.decode_n = b.decode_n;
-      s.until = until;
-      s.dur_ns = StepNs(s.cost.seconds);
-    }
-    *dur_ns = s.dur_ns;
-    *slot = &s;
-    return &s.cost;
+inline const StepCost* ServingPool::PriceSteadyStep(const Replica& rep, int64_t i,
+                                                    int64_t* dur_ns, int64_t* same,
+                                                    RangeSlot** slot) {
+  if (rep.batches.size() != 1) {
+    *slot = nullptr;
+    return PriceRanks(rep, i, dur_ns, same);
   }
-  *slot = nullptr;
+  // One rank: one price, and its range, priced once however often
+  // fast-forward crosses it.
+  const RankBatch& b = rep.batches[0];
+  int64_t until = 0;
+  *same = RankSamePriceRun(b, i, &until);
+  RangeSlot& s = range_slots_[(static_cast<uint64_t>(until) * 0x9E3779B97F4A7C15ull +
+                               static_cast<uint64_t>(b.decode_n)) >>
+                              (64 - kRangeSlotBits)];
+  if (s.decode_n != b.decode_n || s.until != until) [[unlikely]] {
+    FillRangeSlot(s, until);
+  }
+  *dur_ns = s.dur_ns;
+  *slot = &s;
+  return &s.cost;
+}
+
+// PriceSteadyStep with several ranks.
+const StepCost* ServingPool::PriceRanks(const Replica& rep, int64_t i, int64_t* dur_ns,
+                                        int64_t* same) {
   const StepCost* slowest = nullptr;
   *same = SamePriceRun(rep, i);
   for (const RankBatch& b : rep.batches) {
@@ -141,7 +154,7 @@ const StepCost* ServingPool::PriceSteadyStep(const Replica& rep, int64_t i, int6
 
 // Busy time is added per range slot when the slot is reused and at the
 // end of the run: one multiply-add per price instead of one per range.
-void ServingPool::AddBusy(const StepCost& cost, RangeSlot* slot, int64_t times) {
+inline void ServingPool::AddBusy(const StepCost& cost, RangeSlot* slot, int64_t times) {
   if (slot != nullptr) {
     slot->iterations += times;
   } else {

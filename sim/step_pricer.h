@@ -167,6 +167,15 @@ class ModelStepPricer : public StepPricer {
     const StepCost* cost = nullptr;
   };
   std::vector<Slot> decode_slots_ = std::vector<Slot>(4096);
+  // The same in front of memo_ for one prefill chunk (key_'s four words),
+  // the usual mixed step; memo_'s nodes never move until it starts over.
+  struct ChunkSlot {
+    int64_t key[4] = {-1, -1, -1, -1};
+    const StepCost* cost = nullptr;
+  };
+  static constexpr int kChunkSlotBits = 10;
+  std::vector<ChunkSlot> chunk_slots_ = std::vector<ChunkSlot>(size_t{1} << kChunkSlotBits);
+  void Remember(ChunkSlot* slot, const StepCost* cost) const;
   std::vector<int64_t> key_;
   std::vector<models::Op> ops_;
   std::vector<models::Op> draft_ops_;
