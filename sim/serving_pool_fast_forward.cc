@@ -318,6 +318,9 @@ int64_t ServingPool::FastForward(int rep_i, int64_t dur_ns) {
   // like the `same` - 1 iterations after it.
   const StepCost* cost = &slowest_copy_;
   RangeSlot* slot = nullptr;  // cost's, when it has one
+  // The next folded completion's iteration (ends_[f.next]), or none.
+  auto next_end = [&] { return f.next < ends_.size() ? ends_[f.next].first : INT64_MAX; };
+  int64_t end = next_end();
   // Iteration 0 with prompts is priced alone.
   int64_t skipped = 0, t = now_, d = dur_ns, same = prefill ? 1 : SamePriceRun(rep, 0);
   while (skipped < limit) {
@@ -328,8 +331,8 @@ int64_t ServingPool::FastForward(int rep_i, int64_t dur_ns) {
     // A range ends at a step end that finishes requests; one the fold
     // horizon rules out ends the run as an ordinary event instead.
     bool last = false;
-    if (f.next < ends_.size() && ends_[f.next].first < skipped + m) {
-      m = ends_[f.next].first + 1 - skipped;
+    if (end < skipped + m) {
+      m = end + 1 - skipped;
       if (t + m * d >= fold_horizon) {
         --m;
         last = true;
@@ -346,8 +349,9 @@ int64_t ServingPool::FastForward(int rep_i, int64_t dur_ns) {
     t += m * d;
     skipped += m;
     same -= m;
-    if (!last && f.next < ends_.size() && ends_[f.next].first + 1 == skipped) {
+    if (!last && end + 1 == skipped) {
       FoldCompletions(rep, skipped - 1, t, &f);
+      end = next_end();
       same = 0;  // a smaller batch: priced afresh
     }
     if (same == 0) cost = PriceSteadyStep(rep, skipped, &d, &same, &slot);
