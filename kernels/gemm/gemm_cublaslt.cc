@@ -2,9 +2,16 @@
 // Cost per call (DenseGemmCost, gemm_cost.h): 2*m*n*k FLOPs; bytes = weights
 // n*k*{2 BF16, 1 FP8} (+4 B scale) + activations m*k*{2, 1} (+4 B) + output
 // m*n*2 (BF16). BF16 runs at the 989 TFLOPS dense rate, FP8 at 1979.
+//
+// libcublasLt is opened on the first CublasLtGemm::Create(), not linked:
+// loading it costs every process ~80 ms and ~200 MB of resident memory,
+// which the capplan commands that never touch a GPU (nearly all) should
+// not pay.
 #include <cublasLt.h>
+#include <dlfcn.h>
 
 #include <map>
+#include <mutex>
 #include <string>
 #include <tuple>
 
@@ -16,6 +23,64 @@ namespace {
 // 32 MiB: the workspace cuBLAS documents as recommended for Hopper
 // (cuBLAS docs, cublasSetWorkspace()).
 constexpr size_t kWorkspaceBytes = size_t{32} << 20;
+
+// The cuBLASLt entry points this file calls, typed from cublasLt.h.
+struct LtApi {
+  decltype(&cublasLtCreate) Create = nullptr;
+  decltype(&cublasLtDestroy) Destroy = nullptr;
+  decltype(&cublasLtMatmul) Matmul = nullptr;
+  decltype(&cublasLtMatmulAlgoGetHeuristic) MatmulAlgoGetHeuristic = nullptr;
+  decltype(&cublasLtMatmulDescCreate) MatmulDescCreate = nullptr;
+  decltype(&cublasLtMatmulDescDestroy) MatmulDescDestroy = nullptr;
+  decltype(&cublasLtMatmulDescSetAttribute) MatmulDescSetAttribute = nullptr;
+  decltype(&cublasLtMatmulPreferenceCreate) MatmulPreferenceCreate = nullptr;
+  decltype(&cublasLtMatmulPreferenceDestroy) MatmulPreferenceDestroy = nullptr;
+  decltype(&cublasLtMatmulPreferenceSetAttribute) MatmulPreferenceSetAttribute = nullptr;
+  decltype(&cublasLtMatrixLayoutCreate) MatrixLayoutCreate = nullptr;
+  decltype(&cublasLtMatrixLayoutDestroy) MatrixLayoutDestroy = nullptr;
+};
+
+LtApi lt;  // filled once by LoadLt(); read only after it succeeded
+
+template <typename F>
+bool Bind(void* lib, const char* name, F* fn) {
+  *fn = reinterpret_cast<F>(dlsym(lib, name));
+  return *fn != nullptr;
+}
+
+// Opens the toolkit's libcublasLt by soname, then from the toolkit's
+// library folder (both from the build's CUDA toolkit).
+Status LoadLt() {
+  static std::once_flag once;
+  static Status status;
+  std::call_once(once, [] {
+    void* lib = dlopen(CAPPLAN_CUBLASLT_SONAME, RTLD_NOW | RTLD_LOCAL);
+    if (lib == nullptr) lib = dlopen(CAPPLAN_CUBLASLT_PATH, RTLD_NOW | RTLD_LOCAL);
+    if (lib == nullptr) {
+      status = Status::Unavailable(std::string("cannot open ") + CAPPLAN_CUBLASLT_SONAME + " (" +
+                                   dlerror() + "); install the CUDA toolkit's cuBLAS");
+      return;
+    }
+    const bool ok = Bind(lib, "cublasLtCreate", &lt.Create) &&
+                    Bind(lib, "cublasLtDestroy", &lt.Destroy) &&
+                    Bind(lib, "cublasLtMatmul", &lt.Matmul) &&
+                    Bind(lib, "cublasLtMatmulAlgoGetHeuristic", &lt.MatmulAlgoGetHeuristic) &&
+                    Bind(lib, "cublasLtMatmulDescCreate", &lt.MatmulDescCreate) &&
+                    Bind(lib, "cublasLtMatmulDescDestroy", &lt.MatmulDescDestroy) &&
+                    Bind(lib, "cublasLtMatmulDescSetAttribute", &lt.MatmulDescSetAttribute) &&
+                    Bind(lib, "cublasLtMatmulPreferenceCreate", &lt.MatmulPreferenceCreate) &&
+                    Bind(lib, "cublasLtMatmulPreferenceDestroy", &lt.MatmulPreferenceDestroy) &&
+                    Bind(lib, "cublasLtMatmulPreferenceSetAttribute",
+                         &lt.MatmulPreferenceSetAttribute) &&
+                    Bind(lib, "cublasLtMatrixLayoutCreate", &lt.MatrixLayoutCreate) &&
+                    Bind(lib, "cublasLtMatrixLayoutDestroy", &lt.MatrixLayoutDestroy);
+    if (!ok) {
+      status = Status::Unavailable(std::string(CAPPLAN_CUBLASLT_SONAME) +
+                                   " lacks a cuBLASLt entry point this build calls");
+    }
+  });
+  return status;
+}
 
 Status LtError(const char* what, cublasStatus_t s) {
   return Status::Internal(std::string(what) + ": cuBLASLt status " +
@@ -35,10 +100,10 @@ struct LtPlan {
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
   cublasLtMatmulAlgo_t algo{};
   ~LtPlan() {
-    if (c) cublasLtMatrixLayoutDestroy(c);
-    if (b) cublasLtMatrixLayoutDestroy(b);
-    if (a) cublasLtMatrixLayoutDestroy(a);
-    if (op) cublasLtMatmulDescDestroy(op);
+    if (c) lt.MatrixLayoutDestroy(c);
+    if (b) lt.MatrixLayoutDestroy(b);
+    if (a) lt.MatrixLayoutDestroy(a);
+    if (op) lt.MatmulDescDestroy(op);
   }
 };
 
@@ -51,7 +116,7 @@ struct CublasLtGemm::Impl {
   ~Impl() {
     plans.clear();
     if (workspace) cudaFree(workspace);
-    if (handle) cublasLtDestroy(handle);
+    if (handle) lt.Destroy(handle);
   }
 
   // Row-major y[M,N] = x[M,K] W[N,K]^T is column-major y'[N,M] = op(A) B
@@ -63,34 +128,34 @@ struct CublasLtGemm::Impl {
     auto it = plans.find(key);
     if (it != plans.end()) return it->second.get();
     auto p = std::make_unique<LtPlan>();
-    CAPPLAN_LT(cublasLtMatmulDescCreate(&p->op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    CAPPLAN_LT(lt.MatmulDescCreate(&p->op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
     const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
-    CAPPLAN_LT(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)));
-    CAPPLAN_LT(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)));
+    CAPPLAN_LT(lt.MatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)));
+    CAPPLAN_LT(lt.MatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)));
     if (scaled) {
       // Placeholder pointers so the heuristic sees a scaled GEMM; the real
       // ones are set per call.
       const float* dummy = static_cast<const float*>(workspace);
-      CAPPLAN_LT(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &dummy,
+      CAPPLAN_LT(lt.MatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &dummy,
                                                 sizeof(dummy)));
-      CAPPLAN_LT(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &dummy,
+      CAPPLAN_LT(lt.MatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &dummy,
                                                 sizeof(dummy)));
     }
-    CAPPLAN_LT(cublasLtMatrixLayoutCreate(&p->a, ab, k, n, k));
-    CAPPLAN_LT(cublasLtMatrixLayoutCreate(&p->b, ab, k, m, k));
-    CAPPLAN_LT(cublasLtMatrixLayoutCreate(&p->c, CUDA_R_16BF, n, m, n));
+    CAPPLAN_LT(lt.MatrixLayoutCreate(&p->a, ab, k, n, k));
+    CAPPLAN_LT(lt.MatrixLayoutCreate(&p->b, ab, k, m, k));
+    CAPPLAN_LT(lt.MatrixLayoutCreate(&p->c, CUDA_R_16BF, n, m, n));
     cublasLtMatmulPreference_t pref = nullptr;
-    CAPPLAN_LT(cublasLtMatmulPreferenceCreate(&pref));
+    CAPPLAN_LT(lt.MatmulPreferenceCreate(&pref));
     size_t ws = kWorkspaceBytes;
-    cublasStatus_t st = cublasLtMatmulPreferenceSetAttribute(
+    cublasStatus_t st = lt.MatmulPreferenceSetAttribute(
         pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
     cublasLtMatmulHeuristicResult_t heur{};
     int found = 0;
     if (st == CUBLAS_STATUS_SUCCESS) {
-      st = cublasLtMatmulAlgoGetHeuristic(handle, p->op, p->a, p->b, p->c, p->c, pref, 1, &heur,
+      st = lt.MatmulAlgoGetHeuristic(handle, p->op, p->a, p->b, p->c, p->c, pref, 1, &heur,
                                           &found);
     }
-    cublasLtMatmulPreferenceDestroy(pref);
+    lt.MatmulPreferenceDestroy(pref);
     if (st != CUBLAS_STATUS_SUCCESS) return LtError("cublasLtMatmulAlgoGetHeuristic", st);
     if (found == 0) {
       return Status::Unavailable("cuBLASLt has no algorithm for m=" + std::to_string(m) +
@@ -107,13 +172,13 @@ struct CublasLtGemm::Impl {
     const bool scaled = x_scale != nullptr;
     CAPPLAN_ASSIGN_OR_RETURN(LtPlan * p, Plan(ab, scaled, m, n, k));
     if (scaled) {
-      CAPPLAN_LT(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER,
+      CAPPLAN_LT(lt.MatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER,
                                                 &w_scale, sizeof(w_scale)));
-      CAPPLAN_LT(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER,
+      CAPPLAN_LT(lt.MatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER,
                                                 &x_scale, sizeof(x_scale)));
     }
     const float alpha = 1.0f, beta = 0.0f;
-    CAPPLAN_LT(cublasLtMatmul(handle, p->op, &alpha, w, p->a, x, p->b, &beta, y, p->c, y, p->c,
+    CAPPLAN_LT(lt.Matmul(handle, p->op, &alpha, w, p->a, x, p->b, &beta, y, p->c, y, p->c,
                               &p->algo, workspace, kWorkspaceBytes, stream));
     return Status::Ok();
   }
@@ -122,9 +187,12 @@ struct CublasLtGemm::Impl {
 CublasLtGemm::CublasLtGemm(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 CublasLtGemm::~CublasLtGemm() = default;
 
+Status CublasLtGemm::Load() { return LoadLt(); }
+
 Result<std::unique_ptr<CublasLtGemm>> CublasLtGemm::Create() {
+  CAPPLAN_RETURN_IF_ERROR(LoadLt());
   auto impl = std::make_unique<Impl>();
-  CAPPLAN_LT(cublasLtCreate(&impl->handle));
+  CAPPLAN_LT(lt.Create(&impl->handle));
   if (cudaMalloc(&impl->workspace, kWorkspaceBytes) != cudaSuccess) {
     return Status::Internal("cudaMalloc of the cuBLASLt workspace failed");
   }

@@ -41,6 +41,10 @@ namespace capplan::kernels {
 // must stay out of timed regions).
 class CublasLtGemm {
  public:
+  // Opens libcublasLt and binds the entry points it calls, once per
+  // process (it is not linked: see gemm_cublaslt.cc); Create() calls it.
+  // Needs no device.
+  static Status Load();
   static Result<std::unique_ptr<CublasLtGemm>> Create();
   ~CublasLtGemm();
   CublasLtGemm(const CublasLtGemm&) = delete;

@@ -23,6 +23,13 @@ namespace {
     if (!why.empty()) GTEST_SKIP() << "no CUDA device: " << why; \
   } while (0)
 
+// The library is opened at run time, not linked: its soname and every entry
+// point must resolve (the toolkit is installed wherever this test builds).
+TEST(CublasLtLoad, OpensTheToolkitLibraryWithoutADevice) {
+  const Status s = CublasLtGemm::Load();
+  EXPECT_TRUE(s.ok()) << s.message();
+}
+
 std::vector<uint16_t> Bits(const std::vector<Bf16>& v) {
   std::vector<uint16_t> out(v.size());
   for (size_t i = 0; i < v.size(); ++i) out[i] = v[i].bits;
