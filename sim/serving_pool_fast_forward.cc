@@ -357,7 +357,10 @@ int64_t ServingPool::FastForward(int rep_i, int64_t dur_ns) {
     if (same == 0) cost = PriceSteadyStep(rep, skipped, &d, &same, &slot);
     if (last) break;
   }
-  if (skipped == 0) return now_ + dur_ns;
+  if (skipped == 0) {
+    if (prefill) UndoStartFromPrefill(rep);
+    return now_ + dur_ns;
+  }
   AddBusy(*cost, slot, 1);  // the iteration that ends with an ordinary event
   res_.iterations += skipped;
   res_.fast_forward_iterations += skipped;

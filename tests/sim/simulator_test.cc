@@ -279,6 +279,82 @@ TEST(SimRequestTable, SlotsAreReusedAndReferencesStayPut) {
   EXPECT_EQ(t[4999].input, 0);  // a reused slot starts fresh
 }
 
+// Fast-forward's folded completions and its start from a step that
+// finishes prompts, at their edges, against the iteration-by-iteration
+// path: an open loop of ragged lengths (outputs of 1 and 2 tokens, warmup
+// requests) with gaps from back-to-back to idle, on a KV pool from roomy
+// (everything folds) to so tight that a skip finds no free page and puts
+// the prompts back.
+class FoldEdges : public ::testing::TestWithParam<std::tuple<std::string, int64_t>> {};
+
+TEST_P(FoldEdges, SameRequestsAndTotalsAsEveryIteration) {
+  const auto& [sched, kv_tokens] = GetParam();
+  std::vector<SimRequestSpec> specs;
+  int64_t t = 0;
+  for (int i = 0; i < 400; ++i) {
+    t += (i % 7) * 1'500'000 + (i % 11 == 0 ? 40'000'000 : 0);
+    specs.push_back({i, t, 16 + (i * 37) % 700, 1 + (i * 53) % 90, i % 13 == 0});
+  }
+  SimResult r[2];
+  for (int ff = 0; ff < 2; ++ff) {
+    FakePricer p;
+    SimConfig c = Config(sched, kv_tokens, 0);
+    c.fast_forward = ff == 1;
+    auto got = Simulate(c, specs, p);
+    ASSERT_TRUE(got.ok()) << got.status().message();
+    r[ff] = std::move(*got);
+  }
+  const SimResult &slow = r[0], &fast = r[1];
+  ASSERT_EQ(fast.requests.size(), slow.requests.size());
+  for (size_t i = 0; i < fast.requests.size(); ++i) {
+    ASSERT_EQ(fast.requests[i].first_token_ns, slow.requests[i].first_token_ns) << i;
+    ASSERT_EQ(fast.requests[i].finish_ns, slow.requests[i].finish_ns) << i;
+    ASSERT_EQ(fast.requests[i].generated, slow.requests[i].generated) << i;
+    ASSERT_EQ(fast.requests[i].retractions, slow.requests[i].retractions) << i;
+  }
+  EXPECT_EQ(fast.iterations, slow.iterations);
+  EXPECT_EQ(fast.itl_ns.count(), slow.itl_ns.count());
+  EXPECT_EQ(fast.itl_ns.mean(), slow.itl_ns.mean());  // exact integer sums
+  for (double q : {50.0, 90.0, 99.0}) EXPECT_EQ(fast.itl_ns.Percentile(q), slow.itl_ns.Percentile(q));
+  EXPECT_EQ(fast.peak_kv_tokens, slow.peak_kv_tokens);
+  EXPECT_EQ(fast.peak_kv_pages_per_rank, slow.peak_kv_pages_per_rank);
+  EXPECT_EQ(fast.max_concurrent_requests, slow.max_concurrent_requests);
+  EXPECT_EQ(fast.retractions, slow.retractions);
+  EXPECT_NEAR(fast.busy.seconds, slow.busy.seconds, 1e-9 * slow.busy.seconds);
+  EXPECT_GT(fast.fast_forward_completions, 0);
+  EXPECT_EQ(slow.fast_forward_completions, 0);
+}
+
+// The prompt that fills the pool's last page: the skip from its step finds
+// no page for the next token and leaves the step as it was; the event path
+// then retracts. Same answers either way.
+TEST(FoldEdgesFullPool, APromptThatFillsThePoolIsPutBack) {
+  // 64 pages of 16: A holds 11 when B (53 pages exactly) arrives.
+  const std::vector<SimRequestSpec> specs = {{0, 0, 160, 50, false},
+                                             {1, 10'000'000, 53 * 16, 5, false}};
+  SimResult r[2];
+  for (int ff = 0; ff < 2; ++ff) {
+    FakePricer p;
+    SimConfig c = Config("vllm", 64 * 16, 0);
+    c.fast_forward = ff == 1;
+    auto got = Simulate(c, specs, p);
+    ASSERT_TRUE(got.ok()) << got.status().message();
+    r[ff] = std::move(*got);
+  }
+  EXPECT_GT(r[0].retractions, 0);  // else the pool was not full
+  EXPECT_EQ(r[1].retractions, r[0].retractions);
+  for (size_t i = 0; i < specs.size(); ++i) {
+    EXPECT_EQ(r[1].requests[i].first_token_ns, r[0].requests[i].first_token_ns) << i;
+    EXPECT_EQ(r[1].requests[i].finish_ns, r[0].requests[i].finish_ns) << i;
+  }
+  EXPECT_EQ(r[1].itl_ns.count(), r[0].itl_ns.count());
+  EXPECT_EQ(r[1].peak_kv_pages_per_rank, r[0].peak_kv_pages_per_rank);
+}
+
+INSTANTIATE_TEST_SUITE_P(Pools, FoldEdges,
+                         ::testing::Combine(::testing::Values("sglang", "vllm"),
+                                            ::testing::Values(int64_t{1} << 20, 4096, 1200)));
+
 TEST(SimSimulator, BadConfigIsAnError) {
   FakePricer p;
   SimConfig c = Config("sglang", 10, 1);  // less than a page
