@@ -600,6 +600,13 @@ void ServingPool::HandleFailures() {
 
 void ServingPool::OnStepEnd(int rep_i) {
   Replica& rep = replicas_[rep_i];
+  if (rep.tokens_emitted) {  // a pure decode step that finished nothing
+    rep.tokens_emitted = false;
+    for (RankBatch& b : rep.batches) b = RankBatch();
+    rep.busy = false;
+    PagesFreed(rep_i);
+    return;
+  }
   RequestTable& reqs = reqs_;
   int64_t kv = 0;
   for (size_t k = 0; k < rep.ranks.size(); ++k) {

@@ -150,6 +150,9 @@ class ServingPool {
     bool busy = false;
     bool schedule_pending = false;
     bool reserve_pending = false;
+    // Fast-forward emitted the tokens of the step now running: its step end
+    // only ends it.
+    bool tokens_emitted = false;
     uint64_t next_rank = 0;  // round-robin cursor over ranks
   };
 

@@ -364,7 +364,18 @@ int64_t ServingPool::FastForward(int rep_i, int64_t dur_ns) {
   AddBusy(*cost, slot, 1);  // the iteration that ends with an ordinary event
   res_.iterations += skipped;
   res_.fast_forward_iterations += skipped;
-  int64_t kv = 0;  // the replica's tokens at the last skipped step end, its peak
+  // That step end comes after the next arrival. Alone in its pool, the
+  // replica's requests are read by nothing until then (an arrival only
+  // queues), so when it finishes none of them, its tokens are emitted here
+  // too and its event only ends the step (Replica::tokens_emitted).
+  // (Past `limit`, or at `end`, a request finishes there.)
+  const int64_t applied =
+      fold && replicas_.size() == 1 && t + d >= horizon && skipped < limit && end != skipped ? 1
+                                                                                          : 0;
+  rep.tokens_emitted = applied == 1;
+  if (applied == 1 && f.itl_weight > 0) res_.itl_ns.Add(d, f.itl_weight);
+  const int64_t steps = skipped + applied;  // step ends whose tokens are out
+  int64_t kv = 0;  // the replica's tokens at the last such step end, its peak
   for (size_t k = 0; k < rep.ranks.size(); ++k) {
     RankState& rank = rep.ranks[k];
     if (rank.running.empty()) {
@@ -377,18 +388,19 @@ int64_t ServingPool::FastForward(int rep_i, int64_t dur_ns) {
       if (!r.warmup && (fresh_.empty() || !Fresh(idx))) {
         res_.itl_ns.Add(f.first_end - r.last_token_ns);
       }
-      r.kv_tokens += skipped;
-      r.generated += skipped;
-      r.last_token_ns = t;
-      const int64_t p =
-          std::max<int64_t>(0, rank.pool.PagesFor(r.kv_tokens - r.cached_tokens + 1) - r.pages);
+      r.kv_tokens += steps;
+      r.generated += steps;
+      r.last_token_ns = t + applied * d;
+      // Iteration `skipped`'s pages: for its context, new token included.
+      const int64_t p = std::max<int64_t>(
+          0, rank.pool.PagesFor(r.kv_tokens - r.cached_tokens + 1 - applied) - r.pages);
       r.pages += p;
       pages += p;
     }
     rank.pool.Allocate(pages);  // SteadyIterations checked they are free
     const int64_t n = static_cast<int64_t>(rank.running.size());
     // Folded completions brought rank 0's tokens up to their step ends.
-    rank.kv_tokens += n * (skipped - (k == 0 ? f.synced : 0));
+    rank.kv_tokens += n * (steps - (k == 0 ? f.synced : 0));
     kv += rank.kv_tokens;
     rep.batches[k].decode_ctx_sum += n * skipped;
     sched_->SkipDecodeIterations(rank, skipped);

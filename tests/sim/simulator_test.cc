@@ -351,6 +351,34 @@ TEST(FoldEdgesFullPool, APromptThatFillsThePoolIsPutBack) {
   EXPECT_EQ(r[1].peak_kv_pages_per_rank, r[0].peak_kv_pages_per_rank);
 }
 
+// A second request arriving anywhere around the first one's last steps (every
+// 50 us): the skip's last step end, which follows the arrival, may or may
+// not finish the first request.
+TEST(FoldEdgesArrival, AroundTheLastStepEnds) {
+  for (const char* sched : {"sglang", "vllm"}) {
+    for (int64_t at = 14'000'000; at < 26'000'000; at += 50'000) {
+      const std::vector<SimRequestSpec> specs = {{0, 0, 100, 20, false}, {1, at, 100, 5, false}};
+      SimResult r[2];
+      for (int ff = 0; ff < 2; ++ff) {
+        FakePricer p;
+        SimConfig c = Config(sched, int64_t{1} << 20, 0);
+        c.fast_forward = ff == 1;
+        auto got = Simulate(c, specs, p);
+        ASSERT_TRUE(got.ok()) << got.status().message();
+        r[ff] = std::move(*got);
+      }
+      for (size_t i = 0; i < specs.size(); ++i) {
+        ASSERT_EQ(r[1].requests[i].first_token_ns, r[0].requests[i].first_token_ns) << sched << at;
+        ASSERT_EQ(r[1].requests[i].finish_ns, r[0].requests[i].finish_ns) << sched << " " << at;
+        ASSERT_EQ(r[1].requests[i].generated, r[0].requests[i].generated) << sched << " " << at;
+      }
+      ASSERT_EQ(r[1].itl_ns.count(), r[0].itl_ns.count()) << sched << " " << at;
+      ASSERT_EQ(r[1].itl_ns.mean(), r[0].itl_ns.mean()) << sched << " " << at;
+      ASSERT_EQ(r[1].peak_kv_tokens, r[0].peak_kv_tokens) << sched << " " << at;
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Pools, FoldEdges,
                          ::testing::Combine(::testing::Values("sglang", "vllm"),
                                             ::testing::Values(int64_t{1} << 20, 4096, 1200)));
