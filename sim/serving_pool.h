@@ -66,7 +66,10 @@
 // may also start a skip from a batch with prompts when that step finishes
 // every prompt in flight (their first tokens come at its end) and its decode
 // requests step in it: from the next iteration on it is steady decode
-// (StartFromPrefill).
+// (StartFromPrefill). And when such a replica is its pool's only one and
+// the skip's last step end follows the next arrival without finishing a
+// request, fast-forward emits that step end's tokens as well: until it,
+// only arrivals happen, and an arrival only queues.
 //
 // Results equal the iteration-by-iteration path's except for the order of
 // floating-point sums of busy time.
