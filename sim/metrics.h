@@ -35,7 +35,12 @@ class LogHistogram {
       last_v_ = v;
       last_i_ = Index(v);
     }
-    buckets_[last_i_] += weight;
+    AddToBucket(last_i_, v, weight);
+  }
+  // Add() for a caller that kept v's bucket (BucketOf(v)).
+  static int BucketOf(int64_t v) { return Index(v); }
+  void AddToBucket(int bucket, int64_t v, int64_t weight) {
+    buckets_[bucket] += weight;
     count_ += weight;
     sum_ += v * weight;
   }

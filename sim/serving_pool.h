@@ -232,7 +232,7 @@ class ServingPool {
   const StepCost* PriceSteadyStep(const Replica& rep, int64_t i, int64_t* dur_ns, int64_t* same,
                                   RangeSlot** slot);
   const StepCost* PriceRanks(const Replica& rep, int64_t i, int64_t* dur_ns, int64_t* same);
-  void FillRangeSlot(RangeSlot& s, int64_t until);
+  void FillRangeSlot(RangeSlot& s, int64_t n, int64_t ctx, int64_t until);
   void AddBusy(const StepCost& cost, RangeSlot* slot, int64_t times);
   void FlushBusy(RangeSlot& s);
   // Nanoseconds rounded half up, at least 1: for 0.5 <= x < 2^52 the
@@ -313,6 +313,8 @@ class ServingPool {
     int64_t until = -1;
     int64_t dur_ns = 0;
     int64_t iterations = 0;  // at this price, not yet in the busy time
+    int64_t next_until = -1;  // the next range's last context sum
+    int itl_bucket = 0;       // LogHistogram::BucketOf(dur_ns)
     StepCost cost;
   };
   static constexpr int kRangeSlotBits = 12;

@@ -97,13 +97,21 @@ inline int64_t ServingPool::RankSamePriceRun(const RankBatch& b, int64_t i, int6
   return (*until - work_.decode_ctx_sum) / b.decode_n + 1;
 }
 
-// A slot taken for the range of work_ (decode_n, up to `until`).
-void ServingPool::FillRangeSlot(RangeSlot& s, int64_t until) {
+// A slot taken for the range of n decode requests at context sum ctx, up
+// to `until`; it also keeps where the next range ends, so that crossing
+// into it asks the pricer nothing.
+void ServingPool::FillRangeSlot(RangeSlot& s, int64_t n, int64_t ctx, int64_t until) {
   FlushBusy(s);
+  work_.prefill.clear();
+  work_.decode_n = n;
+  work_.decode_ctx_sum = ctx;
   s.cost = pricer_.Price(work_);
-  s.decode_n = work_.decode_n;
+  s.decode_n = n;
   s.until = until;
   s.dur_ns = StepNs(s.cost.seconds);
+  s.itl_bucket = LogHistogram::BucketOf(s.dur_ns);
+  work_.decode_ctx_sum = until + 1;
+  s.next_until = pricer_.SameCostUntil(work_);
 }
 
 // Iteration i's price: the slowest rank's cost (valid until the next
@@ -117,15 +125,25 @@ inline const StepCost* ServingPool::PriceSteadyStep(const Replica& rep, int64_t 
     return PriceRanks(rep, i, dur_ns, same);
   }
   // One rank: one price, and its range, priced once however often
-  // fast-forward crosses it.
+  // fast-forward crosses it. Every context sum in the range after *slot's
+  // (the last one priced) prices alike, so a run that steps into it needs
+  // no range from the pricer.
   const RankBatch& b = rep.batches[0];
+  const int64_t n = b.decode_n;
+  const int64_t ctx = b.decode_ctx_sum + i * n;
+  const RangeSlot* prev = *slot;
   int64_t until = 0;
-  *same = RankSamePriceRun(b, i, &until);
+  if (prev != nullptr && prev->decode_n == n && ctx > prev->until && ctx <= prev->next_until) {
+    until = prev->next_until;
+    *same = (until - ctx) / n + 1;
+  } else {
+    *same = RankSamePriceRun(b, i, &until);
+  }
   RangeSlot& s = range_slots_[(static_cast<uint64_t>(until) * 0x9E3779B97F4A7C15ull +
-                               static_cast<uint64_t>(b.decode_n)) >>
+                               static_cast<uint64_t>(n)) >>
                               (64 - kRangeSlotBits)];
-  if (s.decode_n != b.decode_n || s.until != until) [[unlikely]] {
-    FillRangeSlot(s, until);
+  if (s.decode_n != n || s.until != until) [[unlikely]] {
+    FillRangeSlot(s, n, ctx, until);
   }
   *dur_ns = s.dur_ns;
   *slot = &s;
@@ -344,7 +362,13 @@ int64_t ServingPool::FastForward(int rep_i, int64_t dur_ns) {
     const int64_t n = skipped == 0 ? m - 1 : m;
     if (n > 0) {
       AddBusy(*cost, slot, n);
-      if (f.itl_weight > 0) res_.itl_ns.Add(d, f.itl_weight * n);
+      if (f.itl_weight > 0) {
+        if (slot != nullptr) {
+          res_.itl_ns.AddToBucket(slot->itl_bucket, d, f.itl_weight * n);
+        } else {
+          res_.itl_ns.Add(d, f.itl_weight * n);
+        }
+      }
     }
     t += m * d;
     skipped += m;
