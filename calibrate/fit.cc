@@ -313,7 +313,7 @@ std::string Classify(const MeasuredKernel& k, const hw::HardwareProfile& p, FitP
   const hw::OpPricing pricing = hw::PriceOp(op, p);
   fp->x = pricing.x;
   fp->rate = pricing.peak_flops_per_s;
-  return pricing.efficiency_class;
+  return std::string(pricing.efficiency_class);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #define CAPPLAN_HW_OP_PRICING_H_
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "hw/profile.h"
@@ -37,9 +38,11 @@ struct OpPricingInput {
 };
 
 struct OpPricing {
-  std::string efficiency_class;  // "gemm_bf16", "grouped_gemm", ...
-  double x = 1;                  // the class's compute shape variable (PROFILE.md)
-  double peak_flops_per_s = 0;   // W4A16: 16-bit rate / (1 + dequant overhead)
+  // "gemm_bf16", "grouped_gemm", ... (a literal: no allocation per op
+  // priced).
+  std::string_view efficiency_class;
+  double x = 1;                 // the class's compute shape variable (PROFILE.md)
+  double peak_flops_per_s = 0;  // W4A16: 16-bit rate / (1 + dequant overhead)
 };
 
 OpPricing PriceOp(const OpPricingInput& op, const HardwareProfile& p);

@@ -10,6 +10,7 @@
 #define CAPPLAN_HW_PROFILE_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -78,8 +79,8 @@ struct HardwareProfile {
   double fp8_flops_per_s = 0;
   double fp32_flops_per_s = 0;
   // Keys: gemm_bf16, gemm_fp8, gemm_int4, grouped_gemm, attention_decode,
-  // attention_prefill, elementwise.
-  std::map<std::string, OpEfficiency> efficiency;
+  // attention_prefill, elementwise. Looked up by string_view too.
+  std::map<std::string, OpEfficiency, std::less<>> efficiency;
   double int4_dequant_compute_overhead = 0;
   CollectiveModel all_reduce, all_gather, reduce_scatter, all_to_all;
   double nvlink_bytes_per_s = 0;

@@ -179,7 +179,8 @@ class RooflineCostModel : public CostModel {
   std::pair<double, double> ComputeAndMemorySeconds(const models::Op& op,
                                                     std::set<std::string>* warnings) const {
     const hw::OpPricing pricing = hw::PriceOp(PricingInput(op), p_);
-    const hw::OpEfficiency* eff = &p_.efficiency.at(pricing.efficiency_class);
+    // Every class is in a loaded profile (hw/profile.cc checks).
+    const hw::OpEfficiency* eff = &p_.efficiency.find(pricing.efficiency_class)->second;
     const double x = pricing.x;
     double tc = 0, tm = 0;
     if (op.flops > 0) {
@@ -203,10 +204,12 @@ class RooflineCostModel : public CostModel {
     // prefix, and format a message (numbers, the costly part) once per op and
     // shape, so a run whose ops sit outside a fitted range does not pay for
     // it on every step.
-    std::string prefix = "op '";
+    if (warnings->size() >= kMaxPriceWarnings) return;
+    std::string& prefix = prefix_;  // reused: no allocation per check
+    prefix.assign("op '");
     prefix.append(op.name).append("' (").append(models::OpKindName(op.kind)).append("): ");
     prefix.append(which).append(kShapeWord);
-    if (HasPrefix(*warnings, prefix) || warnings->size() >= kMaxPriceWarnings) return;
+    if (HasPrefix(*warnings, prefix)) return;
     std::string& message = messages_[prefix];
     if (message.empty()) {
       std::ostringstream os;
@@ -220,6 +223,7 @@ class RooflineCostModel : public CostModel {
   hw::HardwareProfile p_;
   // Warning text by prefix (one run's cost model is used by one thread).
   mutable std::unordered_map<std::string, std::string> messages_;
+  mutable std::string prefix_;  // Warn's scratch
 };
 
 Registry<CostModelFactory>* BuildRegistry() {

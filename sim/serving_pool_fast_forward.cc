@@ -24,6 +24,9 @@ int64_t ServingPool::SteadyIterations(const Replica& rep, bool fold, int64_t* it
   const RequestTable& reqs = reqs_;
   // Over the requests' last iterations (the step end that finishes each).
   int64_t first_last = INT64_MAX, last_last = 0, weight = 0;
+  // Folding (one rank), the pages every request takes up to its last
+  // iteration: needed(limit) below, known in the same pass.
+  int64_t fold_pages = 0;
   bool any = false;
   for (size_t k = 0; k < rep.ranks.size(); ++k) {
     const RankState& rank = rep.ranks[k];
@@ -36,9 +39,14 @@ int64_t ServingPool::SteadyIterations(const Replica& rep, bool fold, int64_t* it
       // A first token sets TTFT rather than an ITL entry: that step end runs
       // as an event.
       if (r.last_token_ns < 0) return 0;
-      first_last = std::min(first_last, r.output - r.generated - 1);
-      last_last = std::max(last_last, r.output - r.generated - 1);
+      const int64_t last = r.output - r.generated - 1;
+      first_last = std::min(first_last, last);
+      last_last = std::max(last_last, last);
       weight += !r.warmup;
+      if (fold) {
+        fold_pages += std::max<int64_t>(
+            0, rank.pool.PagesFor(r.kv_tokens - r.cached_tokens + last + 1) - r.pages);
+      }
     }
   }
   // Folding, the last iteration must still hold a request to end as an
@@ -46,6 +54,7 @@ int64_t ServingPool::SteadyIterations(const Replica& rep, bool fold, int64_t* it
   int64_t limit = fold ? last_last : first_last;
   if (!any || limit <= 0) return 0;
   *itl_weight = weight;
+  if (fold && fold_pages <= rep.ranks[0].pool.free_pages()) return limit;
   // After k skipped step ends every request still running holds the pages
   // for context kv_tokens + k + 1 (pages are taken lazily, one at a page
   // boundary); one finished at iteration j < k held them for j. Pages the
