@@ -24,29 +24,24 @@ namespace {
 // (cuBLAS docs, cublasSetWorkspace()).
 constexpr size_t kWorkspaceBytes = size_t{32} << 20;
 
-// The cuBLASLt entry points this file calls, typed from cublasLt.h.
+// The cuBLASLt entry points this file calls (cublasLt<Name>), each typed
+// from cublasLt.h.
+// clang-format off
+#define CAPPLAN_LT_ENTRY_POINTS(X)                                          \
+  X(Create) X(Destroy) X(Matmul) X(MatmulAlgoGetHeuristic)                  \
+  X(MatmulDescCreate) X(MatmulDescDestroy) X(MatmulDescSetAttribute)        \
+  X(MatmulPreferenceCreate) X(MatmulPreferenceDestroy)                      \
+  X(MatmulPreferenceSetAttribute) X(MatrixLayoutCreate)                     \
+  X(MatrixLayoutDestroy)
+// clang-format on
+
 struct LtApi {
-  decltype(&cublasLtCreate) Create = nullptr;
-  decltype(&cublasLtDestroy) Destroy = nullptr;
-  decltype(&cublasLtMatmul) Matmul = nullptr;
-  decltype(&cublasLtMatmulAlgoGetHeuristic) MatmulAlgoGetHeuristic = nullptr;
-  decltype(&cublasLtMatmulDescCreate) MatmulDescCreate = nullptr;
-  decltype(&cublasLtMatmulDescDestroy) MatmulDescDestroy = nullptr;
-  decltype(&cublasLtMatmulDescSetAttribute) MatmulDescSetAttribute = nullptr;
-  decltype(&cublasLtMatmulPreferenceCreate) MatmulPreferenceCreate = nullptr;
-  decltype(&cublasLtMatmulPreferenceDestroy) MatmulPreferenceDestroy = nullptr;
-  decltype(&cublasLtMatmulPreferenceSetAttribute) MatmulPreferenceSetAttribute = nullptr;
-  decltype(&cublasLtMatrixLayoutCreate) MatrixLayoutCreate = nullptr;
-  decltype(&cublasLtMatrixLayoutDestroy) MatrixLayoutDestroy = nullptr;
+#define CAPPLAN_LT_FIELD(name) decltype(&cublasLt##name) name = nullptr;
+  CAPPLAN_LT_ENTRY_POINTS(CAPPLAN_LT_FIELD)
+#undef CAPPLAN_LT_FIELD
 };
 
 LtApi lt;  // filled once by LoadLt(); read only after it succeeded
-
-template <typename F>
-bool Bind(void* lib, const char* name, F* fn) {
-  *fn = reinterpret_cast<F>(dlsym(lib, name));
-  return *fn != nullptr;
-}
 
 // Opens the toolkit's libcublasLt by soname, then from the toolkit's
 // library folder (both from the build's CUDA toolkit).
@@ -61,19 +56,12 @@ Status LoadLt() {
                                    dlerror() + "); install the CUDA toolkit's cuBLAS");
       return;
     }
-    const bool ok = Bind(lib, "cublasLtCreate", &lt.Create) &&
-                    Bind(lib, "cublasLtDestroy", &lt.Destroy) &&
-                    Bind(lib, "cublasLtMatmul", &lt.Matmul) &&
-                    Bind(lib, "cublasLtMatmulAlgoGetHeuristic", &lt.MatmulAlgoGetHeuristic) &&
-                    Bind(lib, "cublasLtMatmulDescCreate", &lt.MatmulDescCreate) &&
-                    Bind(lib, "cublasLtMatmulDescDestroy", &lt.MatmulDescDestroy) &&
-                    Bind(lib, "cublasLtMatmulDescSetAttribute", &lt.MatmulDescSetAttribute) &&
-                    Bind(lib, "cublasLtMatmulPreferenceCreate", &lt.MatmulPreferenceCreate) &&
-                    Bind(lib, "cublasLtMatmulPreferenceDestroy", &lt.MatmulPreferenceDestroy) &&
-                    Bind(lib, "cublasLtMatmulPreferenceSetAttribute",
-                         &lt.MatmulPreferenceSetAttribute) &&
-                    Bind(lib, "cublasLtMatrixLayoutCreate", &lt.MatrixLayoutCreate) &&
-                    Bind(lib, "cublasLtMatrixLayoutDestroy", &lt.MatrixLayoutDestroy);
+    bool ok = true;
+#define CAPPLAN_LT_BIND(name)                                                  \
+  lt.name = reinterpret_cast<decltype(lt.name)>(dlsym(lib, "cublasLt" #name)); \
+  ok = ok && lt.name != nullptr;
+    CAPPLAN_LT_ENTRY_POINTS(CAPPLAN_LT_BIND)
+#undef CAPPLAN_LT_BIND
     if (!ok) {
       status = Status::Unavailable(std::string(CAPPLAN_CUBLASLT_SONAME) +
                                    " lacks a cuBLASLt entry point this build calls");
@@ -137,9 +125,9 @@ struct CublasLtGemm::Impl {
       // ones are set per call.
       const float* dummy = static_cast<const float*>(workspace);
       CAPPLAN_LT(lt.MatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &dummy,
-                                                sizeof(dummy)));
+                                           sizeof(dummy)));
       CAPPLAN_LT(lt.MatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &dummy,
-                                                sizeof(dummy)));
+                                           sizeof(dummy)));
     }
     CAPPLAN_LT(lt.MatrixLayoutCreate(&p->a, ab, k, n, k));
     CAPPLAN_LT(lt.MatrixLayoutCreate(&p->b, ab, k, m, k));
@@ -152,8 +140,7 @@ struct CublasLtGemm::Impl {
     cublasLtMatmulHeuristicResult_t heur{};
     int found = 0;
     if (st == CUBLAS_STATUS_SUCCESS) {
-      st = lt.MatmulAlgoGetHeuristic(handle, p->op, p->a, p->b, p->c, p->c, pref, 1, &heur,
-                                          &found);
+      st = lt.MatmulAlgoGetHeuristic(handle, p->op, p->a, p->b, p->c, p->c, pref, 1, &heur, &found);
     }
     lt.MatmulPreferenceDestroy(pref);
     if (st != CUBLAS_STATUS_SUCCESS) return LtError("cublasLtMatmulAlgoGetHeuristic", st);
@@ -172,14 +159,14 @@ struct CublasLtGemm::Impl {
     const bool scaled = x_scale != nullptr;
     CAPPLAN_ASSIGN_OR_RETURN(LtPlan * p, Plan(ab, scaled, m, n, k));
     if (scaled) {
-      CAPPLAN_LT(lt.MatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER,
-                                                &w_scale, sizeof(w_scale)));
-      CAPPLAN_LT(lt.MatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER,
-                                                &x_scale, sizeof(x_scale)));
+      CAPPLAN_LT(lt.MatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &w_scale,
+                                           sizeof(w_scale)));
+      CAPPLAN_LT(lt.MatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &x_scale,
+                                           sizeof(x_scale)));
     }
     const float alpha = 1.0f, beta = 0.0f;
-    CAPPLAN_LT(lt.Matmul(handle, p->op, &alpha, w, p->a, x, p->b, &beta, y, p->c, y, p->c,
-                              &p->algo, workspace, kWorkspaceBytes, stream));
+    CAPPLAN_LT(lt.Matmul(handle, p->op, &alpha, w, p->a, x, p->b, &beta, y, p->c, y, p->c, &p->algo,
+                         workspace, kWorkspaceBytes, stream));
     return Status::Ok();
   }
 };
