@@ -212,23 +212,39 @@ class ServingPool {
   bool StartFromPrefill(Replica& rep, int64_t first_end);
   void UndoStartFromPrefill(Replica& rep);
   bool Fresh(int32_t idx) const;  // in fresh_
-  // A fast-forward's progress through its folded completions.
-  struct FoldState {
-    int64_t first_end = 0;   // iteration 0's step end
-    int64_t itl_weight = 0;  // requests whose tokens enter the ITL histogram
-    int64_t synced = 0;      // step ends whose tokens rank 0 already counts
-    size_t next = 0;         // the next entry of ends_
+  struct RangeSlot;
+  // One fast-forward: its bounds, where it stands (iteration `skipped`
+  // starts at t, lasts d and costs `cost`, like the `same` - 1 after it),
+  // and its folded completions.
+  struct Skip {
+    bool fold = false;      // CanFoldCompletions
+    bool prefill = false;   // iteration 0 has prompts (StartFromPrefill)
+    int64_t first_end = 0;  // iteration 0's step end
+    int64_t limit = 0;      // SteadyIterations
+    int64_t horizon = 0, fold_horizon = 0;
+    int64_t itl_weight = 0;   // requests whose tokens enter the ITL histogram
+    int64_t synced = 0;       // step ends whose tokens rank 0 already counts
+    size_t next = 0;          // the next entry of ends_
+    int64_t end = INT64_MAX;  // its iteration, or none
+    int64_t skipped = 0, t = 0, d = 0, same = 0;
+    const StepCost* cost = nullptr;
+    RangeSlot* slot = nullptr;  // cost's, when it has one
   };
+  int64_t NextEnd(const Skip& s) const {
+    return s.next < ends_.size() ? ends_[s.next].first : INT64_MAX;
+  }
+  bool BeginSkip(Replica& rep, int64_t dur_ns, Skip* s);
+  void SkipRanges(Replica& rep, Skip* s);
+  void EndSkip(Replica& rep, Skip* s);
   // Folds the step end of iteration `c` (ending at t), which finishes the
   // requests ends_[f->next...] names at c: brings the rank's pages and
   // tokens up to that step end, then finishes them and takes them out of
   // the batch.
-  void FoldCompletions(Replica& rep, int64_t c, int64_t t, FoldState* f);
+  void FoldCompletions(Replica& rep, int64_t c, int64_t t, Skip* f);
   // The time before which nothing can change a steady replica (above).
   int64_t Horizon() const;
   int64_t SamePriceRun(const Replica& rep, int64_t i);
   int64_t RankSamePriceRun(const RankBatch& b, int64_t i, int64_t* until);
-  struct RangeSlot;
   const StepCost* PriceSteadyStep(const Replica& rep, int64_t i, int64_t* dur_ns, int64_t* same,
                                   RangeSlot** slot);
   const StepCost* PriceRanks(const Replica& rep, int64_t i, int64_t* dur_ns, int64_t* same);
@@ -312,7 +328,7 @@ class ServingPool {
     int64_t decode_n = -1;
     int64_t until = -1;
     int64_t dur_ns = 0;
-    int64_t iterations = 0;  // at this price, not yet in the busy time
+    int64_t iterations = 0;   // at this price, not yet in the busy time
     int64_t next_until = -1;  // the next range's last context sum
     int itl_bucket = 0;       // LogHistogram::BucketOf(dur_ns)
     StepCost cost;

@@ -126,9 +126,8 @@ void ServingPool::FillRangeSlot(RangeSlot& s, int64_t n, int64_t ctx, int64_t un
 // Iteration i's price: the slowest rank's cost (valid until the next
 // Price() call), its duration, SamePriceRun(rep, i), and the range's slot
 // when it has one (then the slot counts the iterations it costs).
-inline const StepCost* ServingPool::PriceSteadyStep(const Replica& rep, int64_t i,
-                                                    int64_t* dur_ns, int64_t* same,
-                                                    RangeSlot** slot) {
+inline const StepCost* ServingPool::PriceSteadyStep(const Replica& rep, int64_t i, int64_t* dur_ns,
+                                                    int64_t* same, RangeSlot** slot) {
   if (rep.batches.size() != 1) {
     *slot = nullptr;
     return PriceRanks(rep, i, dur_ns, same);
@@ -194,7 +193,7 @@ void ServingPool::FlushBusy(RangeSlot& s) {
   s.iterations = 0;
 }
 
-void ServingPool::FoldCompletions(Replica& rep, int64_t c, int64_t t, FoldState* f) {
+void ServingPool::FoldCompletions(Replica& rep, int64_t c, int64_t t, Skip* f) {
   RankState& rank = rep.ranks[0];
   RankBatch& b = rep.batches[0];
   RequestTable& reqs = reqs_;
@@ -307,49 +306,70 @@ bool ServingPool::Fresh(int32_t idx) const {
 
 int64_t ServingPool::FastForward(int rep_i, int64_t dur_ns) {
   Replica& rep = replicas_[rep_i];
-  // The first skipped step end must come before the horizon: check that
-  // (cheap) before the O(requests) look at the replica.
-  const int64_t horizon = Horizon();
-  if (horizon <= now_ + dur_ns) return now_ + dur_ns;
-  const bool fold = CanFoldCompletions(rep);
-  FoldState f;
-  f.first_end = now_ + dur_ns;
-  fresh_.clear();
-  bool prefill = false;
-  for (const RankBatch& b : rep.batches) prefill = prefill || !b.prefill.empty();
-  if (prefill) {
-    // Iteration 0's step end changes the batch: it must come first.
-    if (!fold || f.first_end >= q_->next_time() || !StartFromPrefill(rep, f.first_end)) {
-      return now_ + dur_ns;
-    }
-  }
-  const int64_t limit = SteadyIterations(rep, fold, &f.itl_weight);
-  if (limit == 0) {
-    if (prefill) UndoStartFromPrefill(rep);
+  Skip s;
+  if (!BeginSkip(rep, dur_ns, &s)) return now_ + dur_ns;
+  SkipRanges(rep, &s);
+  if (s.skipped == 0) {
+    if (s.prefill) UndoStartFromPrefill(rep);
     return now_ + dur_ns;
   }
-  RequestTable& reqs = reqs_;
+  EndSkip(rep, &s);
+  return s.t + s.d;
+}
+
+// The skip's bounds (header comment) and its first range; false when no
+// step end can be skipped.
+bool ServingPool::BeginSkip(Replica& rep, int64_t dur_ns, Skip* s) {
+  // The first skipped step end must come before the horizon: check that
+  // (cheap) before the O(requests) look at the replica.
+  s->horizon = Horizon();
+  if (s->horizon <= now_ + dur_ns) return false;
+  s->fold = CanFoldCompletions(rep);
+  s->first_end = now_ + dur_ns;
+  fresh_.clear();
+  for (const RankBatch& b : rep.batches) s->prefill = s->prefill || !b.prefill.empty();
+  // Iteration 0's step end changes a batch with prompts: it must come first.
+  if (s->prefill &&
+      (!s->fold || s->first_end >= q_->next_time() || !StartFromPrefill(rep, s->first_end))) {
+    return false;
+  }
+  s->limit = SteadyIterations(rep, s->fold, &s->itl_weight);
+  if (s->limit == 0) {
+    if (s->prefill) UndoStartFromPrefill(rep);
+    return false;
+  }
   ends_.clear();
-  if (fold) {
+  if (s->fold) {
     for (int32_t idx : rep.ranks[0].running) {
-      const ReqState& r = reqs[idx];
-      if (r.output - r.generated - 1 < limit) ends_.push_back({r.output - r.generated - 1, idx});
+      const ReqState& r = reqs_[idx];
+      const int64_t last = r.output - r.generated - 1;
+      if (last < s->limit) ends_.push_back({last, idx});
     }
     std::sort(ends_.begin(), ends_.end());
   }
   // A folded step end retires requests, which leave the in-flight count: it
   // must come before every queued event, any pool's or replica's, so that
   // count moves in time order.
-  const int64_t fold_horizon = fold ? std::min(horizon, q_->next_time()) : INT64_MIN;
-  // Invariant: iteration `skipped` starts at t, lasts d and costs `cost`,
-  // like the `same` - 1 iterations after it.
-  const StepCost* cost = &slowest_copy_;
-  RangeSlot* slot = nullptr;  // cost's, when it has one
-  // The next folded completion's iteration (ends_[f.next]), or none.
-  auto next_end = [&] { return f.next < ends_.size() ? ends_[f.next].first : INT64_MAX; };
-  int64_t end = next_end();
+  s->fold_horizon = s->fold ? std::min(s->horizon, q_->next_time()) : INT64_MIN;
+  s->end = NextEnd(*s);
+  s->cost = &slowest_copy_;
+  s->t = now_;
+  s->d = dur_ns;
   // Iteration 0 with prompts is priced alone.
-  int64_t skipped = 0, t = now_, d = dur_ns, same = prefill ? 1 : SamePriceRun(rep, 0);
+  s->same = s->prefill ? 1 : SamePriceRun(rep, 0);
+  return true;
+}
+
+// Skips price range after price range (folding completions) up to the
+// limit or the horizons.
+void ServingPool::SkipRanges(Replica& rep, Skip* s) {
+  // Locals in the loop (registers); *s is brought up to date on the way out
+  // and around a fold, which reads and moves it.
+  const int64_t limit = s->limit, horizon = s->horizon, fold_horizon = s->fold_horizon;
+  int64_t skipped = s->skipped, t = s->t, d = s->d, same = s->same, end = s->end;
+  int64_t weight = s->itl_weight;
+  const StepCost* cost = s->cost;
+  RangeSlot* slot = s->slot;
   while (skipped < limit) {
     int64_t m = std::min(same, limit - skipped);
     // Every skipped step end must come before the next queued event (the
@@ -367,15 +387,15 @@ int64_t ServingPool::FastForward(int rep_i, int64_t dur_ns) {
     }
     if (m <= 0) break;
     // Iteration 0 is already counted, and the first step end's ITL entry is
-    // per request (below).
+    // per request (EndSkip).
     const int64_t n = skipped == 0 ? m - 1 : m;
     if (n > 0) {
       AddBusy(*cost, slot, n);
-      if (f.itl_weight > 0) {
+      if (weight > 0) {
         if (slot != nullptr) {
-          res_.itl_ns.AddToBucket(slot->itl_bucket, d, f.itl_weight * n);
+          res_.itl_ns.AddToBucket(slot->itl_bucket, d, weight * n);
         } else {
-          res_.itl_ns.Add(d, f.itl_weight * n);
+          res_.itl_ns.Add(d, weight * n);
         }
       }
     }
@@ -383,31 +403,43 @@ int64_t ServingPool::FastForward(int rep_i, int64_t dur_ns) {
     skipped += m;
     same -= m;
     if (!last && end + 1 == skipped) {
-      FoldCompletions(rep, skipped - 1, t, &f);
-      end = next_end();
+      s->itl_weight = weight;
+      FoldCompletions(rep, skipped - 1, t, s);
+      weight = s->itl_weight;
+      end = NextEnd(*s);
       same = 0;  // a smaller batch: priced afresh
     }
     if (same == 0) cost = PriceSteadyStep(rep, skipped, &d, &same, &slot);
     if (last) break;
   }
-  if (skipped == 0) {
-    if (prefill) UndoStartFromPrefill(rep);
-    return now_ + dur_ns;
-  }
-  AddBusy(*cost, slot, 1);  // the iteration that ends with an ordinary event
-  res_.iterations += skipped;
-  res_.fast_forward_iterations += skipped;
+  s->itl_weight = weight;
+  s->skipped = skipped;
+  s->t = t;
+  s->d = d;
+  s->same = same;
+  s->end = end;
+  s->cost = cost;
+  s->slot = slot;
+}
+
+// The skipped iterations' counts, and every request brought to the last
+// skipped step end (or the one after, below).
+void ServingPool::EndSkip(Replica& rep, Skip* s) {
+  AddBusy(*s->cost, s->slot, 1);  // the iteration that ends with an ordinary event
+  res_.iterations += s->skipped;
+  res_.fast_forward_iterations += s->skipped;
   // That step end comes after the next arrival. Alone in its pool, the
   // replica's requests are read by nothing until then (an arrival only
-  // queues), so when it finishes none of them, its tokens are emitted here
-  // too and its event only ends the step (Replica::tokens_emitted).
-  // (Past `limit`, or at `end`, a request finishes there.)
-  const int64_t applied =
-      fold && replicas_.size() == 1 && t + d >= horizon && skipped < limit && end != skipped ? 1
-                                                                                          : 0;
+  // queues), so when it finishes none of them (past `limit`, or at `end`,
+  // a request finishes there), its tokens are emitted here too and its
+  // event only ends the step (Replica::tokens_emitted).
+  const int64_t applied = s->fold && replicas_.size() == 1 && s->t + s->d >= s->horizon &&
+                                  s->skipped < s->limit && s->end != s->skipped
+                              ? 1
+                              : 0;
   rep.tokens_emitted = applied == 1;
-  if (applied == 1 && f.itl_weight > 0) res_.itl_ns.Add(d, f.itl_weight);
-  const int64_t steps = skipped + applied;  // step ends whose tokens are out
+  if (applied == 1 && s->itl_weight > 0) res_.itl_ns.Add(s->d, s->itl_weight);
+  const int64_t steps = s->skipped + applied;  // step ends whose tokens are out
   int64_t kv = 0;  // the replica's tokens at the last such step end, its peak
   for (size_t k = 0; k < rep.ranks.size(); ++k) {
     RankState& rank = rep.ranks[k];
@@ -417,13 +449,13 @@ int64_t ServingPool::FastForward(int rep_i, int64_t dur_ns) {
     }
     int64_t pages = 0;
     for (int32_t idx : rank.running) {
-      ReqState& r = reqs[idx];
+      ReqState& r = reqs_[idx];
       if (!r.warmup && (fresh_.empty() || !Fresh(idx))) {
-        res_.itl_ns.Add(f.first_end - r.last_token_ns);
+        res_.itl_ns.Add(s->first_end - r.last_token_ns);
       }
       r.kv_tokens += steps;
       r.generated += steps;
-      r.last_token_ns = t + applied * d;
+      r.last_token_ns = s->t + applied * s->d;
       // Iteration `skipped`'s pages: for its context, new token included.
       const int64_t p = std::max<int64_t>(
           0, rank.pool.PagesFor(r.kv_tokens - r.cached_tokens + 1 - applied) - r.pages);
@@ -433,14 +465,13 @@ int64_t ServingPool::FastForward(int rep_i, int64_t dur_ns) {
     rank.pool.Allocate(pages);  // SteadyIterations checked they are free
     const int64_t n = static_cast<int64_t>(rank.running.size());
     // Folded completions brought rank 0's tokens up to their step ends.
-    rank.kv_tokens += n * (steps - (k == 0 ? f.synced : 0));
+    rank.kv_tokens += n * (steps - (k == 0 ? s->synced : 0));
     kv += rank.kv_tokens;
-    rep.batches[k].decode_ctx_sum += n * skipped;
-    sched_->SkipDecodeIterations(rank, skipped);
+    rep.batches[k].decode_ctx_sum += n * s->skipped;
+    sched_->SkipDecodeIterations(rank, s->skipped);
   }
   // The next step end may free requests' pages before its tokens count.
   res_.peak_kv_tokens = std::max(res_.peak_kv_tokens, kv);
-  return t + d;
 }
 
 }  // namespace capplan::sim
