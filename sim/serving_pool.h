@@ -198,9 +198,10 @@ class ServingPool {
   void IssueFollowUps(int32_t idx, int64_t t);
   void HandleFailures();
   void OnStepEnd(int rep_i);
-  // After OnSchedule formed a pure decode batch lasting `dur_ns`: skips the
-  // steady iterations that follow (header comment) and returns the end time
-  // of the iteration whose step end is then pushed.
+  // After OnSchedule formed a batch lasting `dur_ns` (pure decode, or one
+  // that finishes its prompts): skips the steady iterations that follow
+  // (header comment) and returns the end time of the iteration whose step
+  // end is then pushed.
   int64_t FastForward(int rep_i, int64_t dur_ns);
   // K (header comment), and the requests whose tokens enter the ITL
   // histogram at each skipped step end. With `fold`, step ends that finish
