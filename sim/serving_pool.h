@@ -242,6 +242,9 @@ class ServingPool {
   // tokens up to that step end, then finishes them and takes them out of
   // the batch.
   void FoldCompletions(Replica& rep, int64_t c, int64_t t, Skip* f);
+  // A co-located pool without follow-ups or a concurrency backlog: only an
+  // arrival can reach a replica (header comment).
+  bool OnlyArrivalsReach() const;
   // The time before which nothing can change a steady replica (above).
   int64_t Horizon() const;
   int64_t SamePriceRun(const Replica& rep, int64_t i);

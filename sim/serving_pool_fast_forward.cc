@@ -8,15 +8,17 @@
 
 namespace capplan::sim {
 
+bool ServingPool::OnlyArrivalsReach() const {
+  return listener_ == nullptr && !opts_.reserve_before_admit && !opts_.hold_kv_after_prefill &&
+         follow_.empty() && backlog_.empty();
+}
+
 int64_t ServingPool::Horizon() const {
-  const bool only_arrivals = listener_ == nullptr && !opts_.reserve_before_admit &&
-                             !opts_.hold_kv_after_prefill && follow_.empty() && backlog_.empty();
-  return only_arrivals ? next_arrival_ns_ : q_->next_time();
+  return OnlyArrivalsReach() ? next_arrival_ns_ : q_->next_time();
 }
 
 bool ServingPool::CanFoldCompletions(const Replica& rep) const {
-  return listener_ == nullptr && !opts_.reserve_before_admit && !opts_.hold_kv_after_prefill &&
-         follow_.empty() && backlog_.empty() && caches_.empty() && rep.ranks.size() == 1 &&
+  return OnlyArrivalsReach() && caches_.empty() && rep.ranks.size() == 1 &&
          rep.ranks[0].waiting.empty();
 }
 
