@@ -404,7 +404,7 @@ void ServingPool::SkipRanges(Replica& rep, Skip* s) {
     t += m * d;
     skipped += m;
     same -= m;
-    if (!last && end + 1 == skipped) {
+    if (!last && end == skipped - 1) {  // end may be INT64_MAX
       s->itl_weight = weight;
       FoldCompletions(rep, skipped - 1, t, s);
       weight = s->itl_weight;
