@@ -105,7 +105,7 @@ inline int64_t ServingPool::RankSamePriceRun(const RankBatch& b, int64_t i, int6
   work_.decode_n = b.decode_n;
   work_.decode_ctx_sum = b.decode_ctx_sum + i * b.decode_n;
   *until = pricer_.SameCostUntil(work_);
-  return (*until - work_.decode_ctx_sum) / b.decode_n + 1;
+  return RunLength(*until, work_.decode_ctx_sum, b.decode_n);
 }
 
 // A slot taken for the range of n decode requests at context sum ctx, up
@@ -145,7 +145,7 @@ inline const StepCost* ServingPool::PriceSteadyStep(const Replica& rep, int64_t 
   int64_t until = 0;
   if (prev != nullptr && prev->decode_n == n && ctx > prev->until && ctx <= prev->next_until) {
     until = prev->next_until;
-    *same = (until - ctx) / n + 1;
+    *same = RunLength(until, ctx, n);
   } else {
     *same = RankSamePriceRun(b, i, &until);
   }

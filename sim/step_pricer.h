@@ -173,6 +173,8 @@ class ModelStepPricer : public StepPricer {
     int64_t key[4] = {-1, -1, -1, -1};
     const StepCost* cost = nullptr;
   };
+  // 1,024 slots: a run's mixed steps repeat few (batch size, context
+  // bucket, prompt) signatures at a time.
   static constexpr int kChunkSlotBits = 10;
   std::vector<ChunkSlot> chunk_slots_ = std::vector<ChunkSlot>(size_t{1} << kChunkSlotBits);
   void Remember(ChunkSlot* slot, const StepCost* cost) const;

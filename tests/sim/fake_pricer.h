@@ -14,9 +14,7 @@ class FakePricer : public StepPricer {
   double per_prefill_token_s = 1e-6;
   double per_decode_s = 1e-5;
   double per_context_token_s = 1e-8;
-  int64_t calls = 0;
   const StepCost& Price(const StepWork& w) override {
-    ++calls;
     int64_t prefill = 0;
     for (const auto& c : w.prefill) prefill += c.new_tokens;
     cost_ = StepCost();
