@@ -1,6 +1,5 @@
 // `capplan calibrate` and `capplan validate` as a user runs them.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -17,7 +16,7 @@ namespace {
 
 using test_util::Sh;
 
-std::string Tmp(const std::string& name) { return ::testing::TempDir() + "calib_cli_" + std::to_string(::getpid()) + "_" + name; }
+std::string Tmp(const std::string& name) { return test_util::TestTempPath(name); }
 
 // Synthetic GEMM + elementwise + launch records generated from known curves
 // (eff(x) = max x / (x + half)) with the shipped profile's ceilings.

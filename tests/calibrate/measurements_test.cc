@@ -3,7 +3,6 @@
 #include "calibrate/measurements.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cstdint>
 #include <filesystem>
@@ -12,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/data_path.h"
+#include "tests/test_util/shell.h"
 
 namespace capplan::calibrate {
 namespace {
@@ -40,12 +40,7 @@ nlohmann::json ValidDoc() {
 }
 
 std::string Write(const std::string& name, const std::string& text) {
-  const auto dir =
-      std::filesystem::temp_directory_path() / ("capplan_calib_meas_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  const std::string path = (dir / name).string();
-  std::ofstream(path) << text;
-  return path;
+  return test_util::WriteTemp(name, text);
 }
 
 std::string ErrorOf(const std::vector<std::string>& paths, bool allow_dry = false) {

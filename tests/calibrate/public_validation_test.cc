@@ -2,7 +2,6 @@
 // error is finite, and no class's MAPE exceeds the bound validation/README.md
 // states; bad cases are one-line errors and write nothing.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
@@ -10,6 +9,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <string>
+#include <utility>
 
 #include "common/data_path.h"
 #include "common/json_util.h"
@@ -22,11 +23,7 @@ using test_util::Sh;
 
 std::string Bin() { return std::string(CAPPLAN_BIN); }
 
-std::string TmpDir(const std::string& name) {
-  const std::string d = ::testing::TempDir() + "pubval_" + std::to_string(::getpid()) + "_" + name;
-  std::filesystem::remove_all(d);
-  return d;
-}
+std::string TmpDir(const std::string& name) { return test_util::TestTempPath(name); }
 
 std::string ReadText(const std::string& path) {
   std::ifstream in(path);
@@ -104,6 +101,77 @@ TEST(CalibPublicValidation, TableCompleteFiniteAndWithinBounds) {
   EXPECT_EQ(v1, 24);
 }
 
+// A serving row the case marks `skipped` (a format capplan cannot express)
+// is listed with the case's reason; every other V2-V4 row runs.
+TEST(CalibPublicValidation, ServingRowsRunUnlessTheirCaseSkipsThem) {
+  const nlohmann::json v = RunJson();
+  std::map<std::pair<std::string, std::string>, std::string> reason;  // (case, row): why
+  int marked = 0;
+  for (const char* f : {"v2-vllm-glm-5.2-weights-h200", "v3-sglang-glm-5.2-kv-h200",
+                        "v4-vllm-qwen3-8b-weights-h100"}) {
+    auto doc = ReadJsonFile(DataPath(std::string("validation/cases/") + f + ".json"));
+    ASSERT_TRUE(doc.ok()) << doc.status().message();
+    for (const auto& row : (*doc)["rows"]) {
+      reason[{f, row["label"].get<std::string>()}] = row.value("skipped", "");
+      marked += row.contains("skipped");
+    }
+  }
+  EXPECT_GT(marked, 0);
+  int seen = 0;
+  for (const auto& r : v["rows"]) {
+    auto it = reason.find({r["case"].get<std::string>(), r["row"].get<std::string>()});
+    if (it == reason.end()) continue;
+    ++seen;
+    EXPECT_EQ(r.value("skipped", ""), it->second) << r.dump();
+  }
+  EXPECT_GE(seen, static_cast<int>(reason.size()));
+}
+
+// Every case's comparisons appear in the JSON, in full and with finite
+// ratios; a class's mean absolute ratio difference is their mean.
+TEST(CalibPublicValidation, ComparisonsAppearWithFiniteRatios) {
+  const nlohmann::json v = RunJson();
+  ASSERT_TRUE(v.contains("comparisons") && v["comparisons"].is_array()) << v.dump().substr(0, 500);
+  std::map<std::string, int> expected, got;
+  for (const auto& e : std::filesystem::directory_iterator(DataPath("validation/cases"))) {
+    auto doc = ReadJsonFile(e.path().string());
+    ASSERT_TRUE(doc.ok()) << doc.status().message();
+    if (doc->contains("comparisons")) {
+      expected[(*doc)["name"].get<std::string>()] =
+          static_cast<int>((*doc)["comparisons"].size());
+    }
+  }
+  std::map<std::string, std::pair<double, int>> diff;  // class: sum |difference|, count
+  for (const auto& k : v["comparisons"]) {
+    ++got[k["case"].get<std::string>()];
+    const double measured = k["measured_ratio"].get<double>();
+    EXPECT_TRUE(std::isfinite(measured) && measured > 0) << k.dump();
+    if (k.contains("skipped")) {
+      EXPECT_FALSE(k["skipped"].get<std::string>().empty()) << k.dump();
+      EXPECT_TRUE(k["predicted_ratio"].is_null()) << k.dump();
+      continue;
+    }
+    const double pred = k["predicted_ratio"].get<double>(), d = k["difference"].get<double>();
+    EXPECT_TRUE(std::isfinite(pred) && pred > 0) << k.dump();
+    EXPECT_NEAR(d, pred - measured, 1e-12) << k.dump();
+    auto& s = diff[k["class"].get<std::string>()];
+    s.first += std::fabs(d);
+    ++s.second;
+  }
+  EXPECT_EQ(got, expected);
+  for (const char* c : {"v2-vllm-glm-5.2-weights-h200", "v3-sglang-glm-5.2-kv-h200",
+                        "v4-vllm-qwen3-8b-weights-h100"}) {
+    EXPECT_GT(got[c], 0) << c;
+  }
+  ASSERT_GT(diff["serving"].second, 0);
+  for (const auto& [cls, s] : diff) {
+    EXPECT_EQ(v["classes"][cls]["comparisons"].get<int>(), s.second) << cls;
+    EXPECT_NEAR(v["classes"][cls]["mean_abs_ratio_difference"].get<double>(), s.first / s.second,
+                1e-9)
+        << cls;
+  }
+}
+
 // The S1 case and the S1 measurement records carry the same figures.
 TEST(CalibPublicValidation, StepCaseMatchesItsMeasurementRecords) {
   auto recs = ReadJsonFile(
@@ -128,12 +196,22 @@ TEST(CalibPublicValidation, OutWritesCsvMarkdownAndJson) {
   const std::string csv = ReadText(out + "/public-validation.csv");
   EXPECT_EQ(static_cast<size_t>(std::count(csv.begin(), csv.end(), '\n')), v["rows"].size() + 1);
   EXPECT_EQ(csv.rfind("case,class,row,metric,", 0), 0u) << csv.substr(0, 200);
+  const std::string cmp = ReadText(out + "/public-validation-comparisons.csv");
+  EXPECT_EQ(static_cast<size_t>(std::count(cmp.begin(), cmp.end(), '\n')),
+            v["comparisons"].size() + 1);
+  EXPECT_EQ(cmp.rfind("case,class,comparison,metric,numerator,denominator,measured_ratio,", 0),
+            0u)
+      << cmp.substr(0, 200);
+  EXPECT_NE(log.find("comparisons of v3-sglang-glm-5.2-kv-h200"), std::string::npos) << log;
+  EXPECT_NE(log.find("ratio diff serving"), std::string::npos) << log;
   const std::string md = ReadText(out + "/public-validation.md");
   EXPECT_NE(md.find("| serving |"), std::string::npos) << md.substr(0, 500);
   EXPECT_NE(md.find("## v1-sglang-deepseek-r1-h200 (serving)"), std::string::npos);
+  EXPECT_NE(md.find("| FP8 KV/BF16 KV max-running 256 | output_throughput |"), std::string::npos);
   auto j = ReadJsonFile(out + "/public-validation.json");
   ASSERT_TRUE(j.ok());
   EXPECT_EQ((*j)["rows"], v["rows"]);
+  EXPECT_EQ((*j)["comparisons"], v["comparisons"]);
 }
 
 nlohmann::json MiniCase() {
@@ -208,6 +286,59 @@ TEST(CalibPublicValidation, InvalidScenarioIsOneLineErrorAndWritesNothing) {
   EXPECT_NE(log.find("--public"), std::string::npos) << log;
 }
 
+// A comparison that names a row the case does not have, or a metric one of
+// its rows does not measure, is a one-line error naming the file and the
+// JSON path; a row the case marks skipped is listed with the case's reason.
+TEST(CalibPublicValidation, BadComparisonIsOneLineErrorWithItsPath) {
+  nlohmann::json d = MiniCase();
+  nlohmann::json second = d["rows"][0];
+  second["label"] = "second";
+  second["skipped"] = "a format capplan cannot express";
+  d["rows"].push_back(second);
+  const std::string label = d["rows"][0]["label"];
+  d["comparisons"] = {{{"label", "a/b"}, {"metric", "mean_e2el_ms"},
+                       {"numerator", label}, {"denominator", "secnd"}}};
+  const std::string dir = WriteCase(TmpDir("cmp"), "bad.json", d);
+  std::string log;
+  EXPECT_EQ(Sh(Bin() + " validate --public --cases " + dir, &log), 2);
+  EXPECT_NE(log.find("bad.json: /comparisons/0/denominator: no row is labelled 'secnd'"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("'second'"), std::string::npos) << "did you mean: " << log;
+  EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 1) << log;
+
+  d["comparisons"][0]["denominator"] = "second";
+  d["comparisons"][0]["metric"] = "mean_ttft_ms";
+  WriteCase(dir, "bad.json", d);
+  EXPECT_EQ(Sh(Bin() + " validate --public --cases " + dir, &log), 2);
+  EXPECT_NE(log.find("bad.json: /comparisons/0/metric: row '" + label +
+                     "' does not measure 'mean_ttft_ms'"),
+            std::string::npos)
+      << log;
+
+  d["comparisons"][0]["metric"] = "mean_e2el_ms";
+  d["comparisons"][0]["numertor"] = label;
+  WriteCase(dir, "bad.json", d);
+  EXPECT_EQ(Sh(Bin() + " validate --public --cases " + dir, &log), 2);
+  EXPECT_NE(log.find("bad.json: /comparisons/0/numertor: unknown field"), std::string::npos)
+      << log;
+
+  d["comparisons"][0].erase("numertor");
+  WriteCase(dir, "bad.json", d);
+  const nlohmann::json v = RunJson(" --cases " + dir);
+  ASSERT_EQ(v["rows"].size(), 2u) << v.dump();
+  EXPECT_EQ(v["rows"][1]["skipped"], "a format capplan cannot express");
+  ASSERT_EQ(v["comparisons"].size(), 1u) << v.dump();
+  EXPECT_EQ(v["comparisons"][0]["skipped"], "row 'second' skipped");
+  EXPECT_DOUBLE_EQ(v["comparisons"][0]["measured_ratio"].get<double>(), 1.0);
+  EXPECT_EQ(v["classes"]["step"]["comparisons_skipped"], 1);
+
+  d["rows"][1]["label"] = label;
+  WriteCase(dir, "bad.json", d);
+  EXPECT_EQ(Sh(Bin() + " validate --public --cases " + dir, &log), 2);
+  EXPECT_NE(log.find("bad.json: /rows/1/label:"), std::string::npos) << log;
+}
+
 // The intervals the simulator reports are the ones today's residuals give:
 // regenerating validation/intervals.json changes nothing.
 TEST(CalibPublicValidation, ShippedIntervalsEqualTheResiduals) {
@@ -226,7 +357,6 @@ TEST(CalibPublicValidation, ShippedIntervalsEqualTheResiduals) {
     EXPECT_LE((*j)["groups"][g]["ratio_lo"].get<double>(),
               (*j)["groups"][g]["ratio_hi"].get<double>());
   }
-  std::filesystem::remove_all(d);
 }
 
 }  // namespace

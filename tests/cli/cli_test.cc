@@ -2,7 +2,6 @@
 // scripts/run_default.sh) as a user sees them.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -41,14 +40,7 @@ size_t Width(const std::string& s) {
 
 class CapplanCli : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("capplan_cli_" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    if (!HasFailure()) fs::remove_all(dir_);
-  }
+  void SetUp() override { dir_ = capplan::test_util::TestTempDir(); }
   ShellRun Shell(const std::string& cmd) {
     const std::string full =
         cmd + " >'" + (dir_ / "stdout").string() + "' 2>'" + (dir_ / "stderr").string() + "'";

@@ -32,12 +32,12 @@ using test_util::Sh;
 const std::string kBin = CAPPLAN_BIN;
 const std::string kScenario = std::string(CAPPLAN_SOURCE_DIR) + "/tests/sim/sweep/data/small_open_loop.json";
 
-// A fresh empty folder for one test.
+// A fresh empty folder in the test's own scratch directory.
 std::string Fresh(const std::string& name) {
-  const fs::path p = fs::path(::testing::TempDir()) / ("faults_" + name);
+  const std::string p = test_util::TestTempPath(name);
   fs::remove_all(p);
   fs::create_directories(p);
-  return p.string();
+  return p;
 }
 
 bool OneLine(const std::string& out) {

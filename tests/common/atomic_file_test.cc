@@ -8,18 +8,15 @@
 #include <ostream>
 #include <sstream>
 
+#include "tests/test_util/temp_dir.h"
+
 namespace capplan {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string Fresh(const std::string& name) {
-  const fs::path p = fs::temp_directory_path() /
-                     ("capplan_atomic_" + name + "_" +
-                      std::to_string(::testing::UnitTest::GetInstance()->random_seed()));
-  fs::remove_all(p);
-  return p.string();
-}
+// A path that does not exist yet, in the test's own scratch directory.
+std::string Fresh(const std::string& name) { return test_util::TestTempPath(name); }
 
 std::string Read(const std::string& path) {
   std::ifstream f(path);
@@ -48,7 +45,6 @@ TEST(WriteDirAtomicStreamed, WritesEveryFileInOrder) {
   size_t n = 0;
   for (const auto& e : fs::directory_iterator(dir)) n += e.is_regular_file();
   EXPECT_EQ(n, 2u);  // no temporaries left
-  fs::remove_all(dir);
 }
 
 TEST(WriteDirAtomicStreamed, AWriterErrorLeavesNoFolderAndIsReturnedAsIs) {
@@ -73,7 +69,6 @@ TEST(WriteDirAtomicStreamed, AWriterErrorKeepsTheEarlierResult) {
   size_t n = 0;
   for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) ++n;
   EXPECT_EQ(n, 1u);
-  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -3,7 +3,6 @@
 // is, never an exception, a crash or a silently accepted value.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -12,6 +11,7 @@
 #include "common/atomic_file.h"
 #include "common/json_util.h"
 #include "common/status.h"
+#include "tests/test_util/temp_dir.h"
 
 namespace capplan {
 namespace {
@@ -121,14 +121,12 @@ TEST(JsonLimits, EchoedValuesAreEscapedAndTruncated) {
 }
 
 TEST(JsonLimits, InputsMustBeRegularFilesOfBoundedSize) {
-  const std::string dir = ::testing::TempDir() + "json_limits_inputs";
-  std::filesystem::create_directories(dir);
+  const std::string dir = test_util::TestTempDir();
   const Status d = ReadJsonFile(dir).status();
   ExpectOneLineUsage(d);
   EXPECT_NE(d.message().find("is a directory"), std::string::npos) << d.message();
 
   const std::string fifo = dir + "/fifo";
-  ::unlink(fifo.c_str());
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   const Status f = ReadJsonFile(fifo).status();  // must not block
   ExpectOneLineUsage(f);
@@ -150,9 +148,7 @@ TEST(JsonLimits, InputsMustBeRegularFilesOfBoundedSize) {
 }
 
 TEST(AtomicFile, RefusesSpecialFilesAndFollowsSymlinks) {
-  const std::string dir = ::testing::TempDir() + "atomic_file_special";
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
+  const std::string dir = test_util::TestTempDir();
   const std::string fifo = dir + "/fifo";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   const Status s = WriteFileAtomic(fifo, "x");

@@ -1,6 +1,5 @@
 // `capplan engine ...` as a user runs it.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
@@ -25,9 +24,7 @@ Out RunShell(const std::string& cmd_line) {
 
 Out RunCapplan(const std::string& args) { return RunShell(std::string(CAPPLAN_BIN) + " " + args); }
 
-std::string TempPath(const std::string& name) {
-  return ::testing::TempDir() + "engine_cli_" + std::to_string(::getpid()) + "_" + name;
-}
+std::string TempPath(const std::string& name) { return capplan::test_util::TestTempPath(name); }
 
 std::string BinDir() {
   const std::string bin = CAPPLAN_BIN;
@@ -68,7 +65,6 @@ TEST(EngineCliTest, CudaBackendRunsOnTheGpuOrFailsWithOneLineNeverFallsBack) {
     const auto j = nlohmann::json::parse(in);
     EXPECT_EQ(j["backend"], "cuda");
     EXPECT_NE(j["gpu"], "cpu");
-    std::remove(out.c_str());
     return;
   }
   EXPECT_EQ(o.rc, 1) << o.text;
@@ -103,7 +99,6 @@ TEST(EngineCliTest, DeviceServeBenchScriptDryRunWritesCpuLabelledRuns) {
     EXPECT_TRUE(j["iterations"][0].contains("op_us")) << j["iterations"][0].dump();
   }
   EXPECT_TRUE(std::ifstream(dir + "/engine_runs.tar.gz").good());
-  RunShell("rm -rf '" + dir + "'");
 }
 
 }  // namespace

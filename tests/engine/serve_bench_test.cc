@@ -195,7 +195,7 @@ TEST(MicrobenchTest, DryRunWritesAValidMeasurementFile) {
   auto run = kernels::RunSuites({names.front()}, opt, "test", "");  // one suite: keep it fast
   ASSERT_TRUE(run.ok()) << run.status().message();
   ASSERT_FALSE(run->records.empty());
-  const std::string path = ::testing::TempDir() + "mb.json";
+  const std::string path = test_util::TestTempPath("mb.json");
   ASSERT_TRUE(kernels::WriteMeasurements(path, run->info, run->records).ok());
   std::ifstream in(path);
   const nlohmann::json doc = nlohmann::json::parse(in);

@@ -6,8 +6,9 @@
 #include <string>
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 #include <nlohmann/json.hpp>
+
+#include "tests/test_util/temp_dir.h"
 
 namespace {
 
@@ -17,7 +18,7 @@ struct CliRun {
 };
 
 CliRun Capplan(const std::string& args) {
-  const std::string err_file = ::testing::TempDir() + "capacity_cli_err." + std::to_string(::getpid()) + ".txt";
+  const std::string err_file = capplan::test_util::TestTempPath("capacity_cli_err.txt");
   const std::string cmd = std::string(CAPPLAN_BIN) + " capacity " + args + " 2>" + err_file;
   CliRun r;
   FILE* p = popen(cmd.c_str(), "r");

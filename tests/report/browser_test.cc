@@ -25,6 +25,7 @@
 #include <sstream>
 
 #include "report/report.h"
+#include "tests/test_util/temp_dir.h"
 
 namespace capplan::report {
 namespace {
@@ -118,18 +119,13 @@ class ReportBrowser : public ::testing::Test {
       GTEST_SKIP() << "chromium not installed (make test installs it: scripts/install_deps.sh "
                       "test); skipping the rendered-report check";
     }
-    work_ = fs::temp_directory_path() / ("capplan_report_browser_" + std::to_string(::getpid()));
-    fs::remove_all(work_);
-    fs::create_directories(work_);
+    work_ = test_util::TestTempDir();
     page_ = work_ / "report.html";
     Status st = WriteReport(
         {kData + "/kimi_bf16_kv_c16.json", kData + "/kimi_bf16_kv_c64.json",
          kData + "/kimi_fp8_kv_c16.json", kData + "/kimi_fp8_kv_c64.json", kData + "/sweep"},
         page_.string(), "html", {});
     ASSERT_TRUE(st.ok()) << st.message();
-  }
-  void TearDown() override {
-    if (!work_.empty() && !HasFailure()) fs::remove_all(work_);
   }
   fs::path work_, page_;
 };

@@ -1,7 +1,6 @@
 // `capplan report` as a user runs it: exit codes and one-line errors.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -24,12 +23,7 @@ std::string Slurp(const fs::path& p) { return capplan::test_util::ReadText(p.str
 
 class ReportCli : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("capplan_report_cli_" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
+  void SetUp() override { dir_ = capplan::test_util::TestTempDir(); }
   CliRun Capplan(const std::string& args) {
     const std::string cmd = std::string(CAPPLAN_BIN) + " " + args + " >'" +
                             (dir_ / "stdout").string() + "' 2>'" + (dir_ / "stderr").string() + "'";

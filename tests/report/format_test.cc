@@ -6,13 +6,12 @@
 #include <regex>
 #include <sstream>
 
-#include <unistd.h>
-
 #include <nlohmann/json.hpp>
 
 #include "report/formats.h"
 #include "report/report.h"
 #include "report/text_util.h"
+#include "tests/test_util/temp_dir.h"
 
 namespace capplan::report {
 namespace {
@@ -65,8 +64,7 @@ TEST(ReportFormats, EveryFormatCarriesEveryCell) {
 // without either has no such table (the test above).
 TEST(ReportFormats, CacheAndSpeculationTableListsTheLeversAndTheirBaseline) {
   namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / ("capplan_report_spec_" + std::to_string(getpid()));
-  fs::create_directories(dir);
+  const fs::path dir = test_util::TestTempDir();
   std::ifstream in(kData + "/kimi_fp8_kv_c64.json");
   nlohmann::json base = nlohmann::json::parse(in);
   nlohmann::json spec = base;
@@ -92,7 +90,6 @@ TEST(ReportFormats, CacheAndSpeculationTableListsTheLeversAndTheirBaseline) {
   EXPECT_EQ(t->rows[1][2], "0.9");
   EXPECT_EQ(t->rows[1][3], "2.61");
   EXPECT_NE(RenderHtml(*a, tables).find("id=\"cache_and_speculation\""), std::string::npos);
-  fs::remove_all(dir);
 }
 
 TEST(ReportFormats, TablesShowCostRatioAndWhichTokensAreCounted) {
@@ -142,8 +139,7 @@ TEST(ReportFormats, FormatFromFlagOrExtension) {
 }
 
 TEST(ReportFormats, WriteReportWritesOneFileAtomically) {
-  const auto dir = std::filesystem::temp_directory_path() / "capplan_report_write";
-  std::filesystem::remove_all(dir);
+  const std::filesystem::path dir = test_util::TestTempDir();
   const std::string out = (dir / "sub" / "plan.md").string();
   Status st = WriteReport({kData + "/sweep"}, out, "", {});
   ASSERT_TRUE(st.ok()) << st.message();
@@ -161,7 +157,6 @@ TEST(ReportFormats, WriteReportWritesOneFileAtomically) {
   const std::string out2 = (dir / "bad.md").string();
   EXPECT_FALSE(WriteReport({kData + "/bad_type.json"}, out2, "", {}).ok());
   EXPECT_FALSE(std::filesystem::exists(out2));
-  std::filesystem::remove_all(dir);
 }
 
 TEST(ReportText, Formatting) {

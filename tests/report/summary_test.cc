@@ -1,12 +1,13 @@
 #include "report/summary.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
+
+#include "tests/test_util/temp_dir.h"
 
 namespace capplan::report {
 namespace {
@@ -79,8 +80,7 @@ TEST(ReportSummary, SweepDirectoryLoadsItsValidPointsInManifestOrder) {
 }
 
 TEST(ReportSummary, SweepPointFilesAreCheckedFieldByField) {
-  const auto dir = std::filesystem::temp_directory_path() / "capplan_report_sweep_bad";
-  std::filesystem::remove_all(dir);
+  const std::filesystem::path dir = test_util::TestTempPath("sweep_bad");
   std::filesystem::copy(kData + "/sweep", dir);
   const auto point = dir / "9454529ddf78.json";
   auto doc = nlohmann::json::parse(std::ifstream(point));
@@ -100,12 +100,10 @@ TEST(ReportSummary, SweepPointFilesAreCheckedFieldByField) {
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("1 of 6 sweep points have no file yet"), std::string::npos)
       << r.status().message();
-  std::filesystem::remove_all(dir);
 }
 
 TEST(ReportSummary, SimulateDirectoryUsesItsSummaryJson) {
-  const auto dir = std::filesystem::temp_directory_path() / "capplan_report_simdir";
-  std::filesystem::create_directories(dir);
+  const std::filesystem::path dir = test_util::TestTempDir();
   std::filesystem::copy_file(kData + "/kimi_bf16_kv_c16.json", dir / "summary.json",
                              std::filesystem::copy_options::overwrite_existing);
   std::ofstream(dir / "requests.json") << "[]";  // would be rejected if read
@@ -113,16 +111,14 @@ TEST(ReportSummary, SimulateDirectoryUsesItsSummaryJson) {
   ASSERT_TRUE(r.ok()) << r.status().message();
   ASSERT_EQ(r->size(), 1u);
   EXPECT_EQ(r->front().id, "bf16 KV");
-  std::filesystem::remove_all(dir);
 }
 
 TEST(ReportSummary, MalformedJsonNamesLine) {
-  const auto path = std::filesystem::temp_directory_path() / "capplan_report_malformed.json";
+  const std::string path = test_util::TestTempPath("malformed.json");
   std::ofstream(path) << "{\n  \"gpus\": 8,\n  \"deployment\": }\n";
-  auto r = LoadResults({path.string()});
+  auto r = LoadResults({path});
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("line 3"), std::string::npos) << r.status().message();
-  std::filesystem::remove(path);
 }
 
 // A `capplan search --out` directory stands for its winner's summary,
@@ -130,9 +126,7 @@ TEST(ReportSummary, MalformedJsonNamesLine) {
 // it; a search without a winner says so with the JSON path.
 TEST(ReportSummary, SearchDirectoryIsItsWinner) {
   namespace fs = std::filesystem;
-  const fs::path dir = fs::path(::testing::TempDir()) /
-                       ("report_search_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  const fs::path dir = test_util::TestTempDir();
   nlohmann::json summary;
   std::ifstream(kData + "/pd/pd_demo.json") >> summary;
   nlohmann::json search = {
@@ -158,7 +152,6 @@ TEST(ReportSummary, SearchDirectoryIsItsWinner) {
   EXPECT_NE(bad.status().message().find("search.json: /winner: no configuration met the SLOs"),
             std::string::npos)
       << bad.status().message();
-  fs::remove_all(dir);
 }
 
 }  // namespace

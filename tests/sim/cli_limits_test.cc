@@ -72,11 +72,10 @@ TEST(CliLimits, SpecialFilesAsInputsAreRefusedAtOnce) {
   std::string out;
   EXPECT_EQ(RunOneLine(std::string(CAPPLAN_BIN) + " simulate /dev/zero", &out), 2);
   EXPECT_NE(out.find("not a regular file"), std::string::npos) << out;
-  const std::string fifo = ::testing::TempDir() + "cli_limits_fifo.json";
-  ::unlink(fifo.c_str());
+  const std::string fifo = test_util::TestTempPath("cli_limits_fifo.json");
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   EXPECT_EQ(RunOneLine(std::string(CAPPLAN_BIN) + " simulate " + fifo, &out), 2);
-  EXPECT_EQ(RunOneLine(std::string(CAPPLAN_BIN) + " simulate " + ::testing::TempDir(), &out), 2);
+  EXPECT_EQ(RunOneLine(std::string(CAPPLAN_BIN) + " simulate " + test_util::TestTempDir(), &out), 2);
   EXPECT_NE(out.find("is a directory"), std::string::npos) << out;
 }
 

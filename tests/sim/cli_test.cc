@@ -22,7 +22,7 @@ TEST(SimCli, EveryShippedScenarioRuns) {
   for (const auto& e : std::filesystem::directory_iterator(DataPath("scenarios"))) {
     if (e.path().extension() != ".json") continue;
     ++n;
-    const std::string out = ::testing::TempDir() + "/sim_cli_" + e.path().stem().string();
+    const std::string out = test_util::TestTempPath(e.path().stem().string());
     std::string log;
     const int rc = Sh(std::string(CAPPLAN_BIN) + " simulate " + e.path().string() +
                           " --set workload.num_requests=12 --set workload.warmup_requests=2 --out " +

@@ -11,6 +11,7 @@
 #include "sim/scenario.h"
 #include "sim/simulate.h"
 #include "sim/step_pricer.h"
+#include "tests/test_util/temp_dir.h"
 
 namespace capplan::sim {
 namespace {
@@ -88,7 +89,7 @@ TEST(SimScenario, UnknownModelSuggests) {
 }
 
 TEST(SimScenario, SetOverridesApplyBeforeParsing) {
-  const std::string path = ::testing::TempDir() + "/sim_set.json";
+  const std::string path = test_util::TestTempPath("sim_set.json");
   ASSERT_TRUE(WriteFileAtomic(path, Base().dump()).ok());
   auto sc = LoadScenarioFile(path, {"workload.concurrency=2", "deployment.kv_cache=fp8"});
   ASSERT_TRUE(sc.ok()) << sc.status().message();

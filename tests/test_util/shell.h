@@ -1,6 +1,7 @@
 // Helpers the tests share: run a command as a user would (stdout and stderr
-// together, exit status) and write a scratch file. Header-only, so any test
-// binary can use it without another library.
+// together, exit status) and write a scratch file in the test's own
+// directory (temp_dir.h). Header-only, so any test binary can use it without
+// another library.
 #ifndef CAPPLAN_TESTS_TEST_UTIL_SHELL_H_
 #define CAPPLAN_TESTS_TEST_UTIL_SHELL_H_
 
@@ -11,6 +12,8 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+
+#include "tests/test_util/temp_dir.h"
 
 namespace capplan::test_util {
 
@@ -28,9 +31,10 @@ inline int Sh(const std::string& cmd, std::string* out = nullptr) {
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-// Writes `text` to TempDir()/name and returns the path.
+// Writes `text` to `name` in the running test's scratch directory
+// (TestTempDir()) and returns the path.
 inline std::string WriteTemp(const std::string& name, const std::string& text) {
-  const std::string path = ::testing::TempDir() + name;
+  const std::string path = TestTempPath(name);
   std::ofstream(path) << text;
   return path;
 }

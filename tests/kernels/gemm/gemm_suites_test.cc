@@ -9,6 +9,7 @@
 #include "kernels/gemm/sweep_shapes.h"
 #include "kernels/harness/measurement.h"
 #include "kernels/harness/run_suites.h"
+#include "tests/test_util/temp_dir.h"
 
 namespace capplan::kernels {
 namespace {
@@ -45,7 +46,7 @@ TEST(SweepShapesTest, ShippedFileLoadsWithModelShapes) {
 }
 
 TEST(SweepShapesTest, UnknownKeyIsAUsageErrorNamingThePath) {
-  const std::string path = ::testing::TempDir() + "/sweep_bad.json";
+  const std::string path = test_util::TestTempPath("sweep_bad.json");
   std::ofstream(path) << R"({"format": "capplan.gemm_sweep.v1", "source": "x",
     "m_values": [1], "quick_m_values": [1], "dry_m_values": [1],
     "models": [{"name": "a", "int4_group": 32, "dense": [{"name": "d", "n": 64, "kk": 128}],

@@ -1,5 +1,4 @@
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
@@ -14,6 +13,7 @@
 #include "kernels/harness/napkin.h"
 #include "kernels/harness/suite.h"
 #include "kernels/harness/timing.h"
+#include "tests/test_util/temp_dir.h"
 
 namespace capplan::kernels {
 namespace {
@@ -102,8 +102,7 @@ TEST(Napkin, ProfileMissingCeilingNamesJsonPath) {
   auto doc = ReadJsonFile(DataPath("calibrate/profiles/h200-sxm.json"));
   ASSERT_TRUE(doc.ok()) << doc.status().ToString();
   (*doc)["compute"].erase("fp8_flops_per_s");
-  const std::string path = ::testing::TempDir() + "/profile_no_fp8_" +
-                           std::to_string(::getpid()) + ".json";
+  const std::string path = test_util::TestTempPath("profile_no_fp8.json");
   {
     std::ofstream f(path);
     f << doc->dump();
@@ -112,7 +111,6 @@ TEST(Napkin, ProfileMissingCeilingNamesJsonPath) {
   ASSERT_FALSE(c.ok());
   EXPECT_NE(c.status().message().find("/compute/fp8_flops_per_s"), std::string::npos)
       << c.status().ToString();
-  std::remove(path.c_str());
 }
 
 MeasurementRecord SampleRecord() {

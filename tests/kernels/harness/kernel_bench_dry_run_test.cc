@@ -2,7 +2,6 @@
 // mode (CPU references only), and validates the measurements file it writes.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -11,14 +10,12 @@
 
 #include "common/json_util.h"
 #include "kernels/harness/measurement.h"
+#include "tests/test_util/temp_dir.h"
 
 namespace capplan::kernels {
 namespace {
 
-std::string TempPath(const std::string& name) {
-  const char* t = std::getenv("TMPDIR");
-  return std::string(t ? t : "/tmp") + "/capplan_k1_" + std::to_string(::getpid()) + "_" + name;
-}
+std::string TempPath(const std::string& name) { return test_util::TestTempPath(name); }
 
 int RunBench(const std::string& args, std::string* output) {
   const std::string log = TempPath("bench.log");
@@ -68,7 +65,6 @@ TEST(KernelBenchDryRun, WritesValidMeasurementsForAttentionSuites) {
   }
   EXPECT_EQ(kv, (std::set<std::string>{"bf16", "fp8"}));
   EXPECT_NE(log.find("DRY RUN"), std::string::npos) << log;
-  std::remove(out.c_str());
 }
 
 // The smoke gate lists every kernel family and dtype, runs the suites as one
@@ -104,7 +100,6 @@ TEST(KernelBenchDryRun, SmokeCoversEveryKernelFamilyAndDtype) {
   ASSERT_GE(order.size(), 3u);
   EXPECT_NE(order[0], order[1]);
   EXPECT_NE(log.find("0 failed"), std::string::npos) << log;
-  std::remove(out.c_str());
 }
 
 TEST(KernelBenchDryRun, UnknownSuiteIsAUsageErrorWithSuggestion) {

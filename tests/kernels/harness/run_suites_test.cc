@@ -5,7 +5,6 @@
 #include "kernels/harness/run_suites.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -17,6 +16,7 @@
 #include "common/json_util.h"
 #include "kernels/harness/measurement.h"
 #include "kernels/harness/suite.h"
+#include "tests/test_util/temp_dir.h"
 
 namespace capplan::kernels {
 namespace {
@@ -59,10 +59,6 @@ TEST(OrderCases, PriorityFirstThenRoundRobinAcrossSuitesKeepingEachSuitesOrder) 
   EXPECT_TRUE(OrderCases({{}, {}}).empty());
 }
 
-std::string TempPath(const std::string& name) {
-  return "/tmp/capplan_rs_" + std::to_string(::getpid()) + "_" + name;
-}
-
 TEST(RunCaseLists, AFailedCaseIsAnErrorRecordAndTheSweepGoesOn) {
   const std::vector<std::vector<SuiteCase>> lists = {
       {Case("ok1"), Case("lt", kSweepPriority,
@@ -75,7 +71,7 @@ TEST(RunCaseLists, AFailedCaseIsAnErrorRecordAndTheSweepGoesOn) {
             }),
        Case("ok2")},
   };
-  const std::string path = TempPath("m.json");
+  const std::string path = test_util::TestTempPath("m.json");
   std::vector<size_t> seen;
   RunHooks hooks;
   hooks.checkpoint = [&](const SuiteRun& r) {
@@ -112,7 +108,6 @@ TEST(RunCaseLists, AFailedCaseIsAnErrorRecordAndTheSweepGoesOn) {
   EXPECT_EQ((*doc)["records"][2]["check"], "error");
   EXPECT_NE((*doc)["records"][2]["error"].get<std::string>().find("NOT_SUPPORTED"),
             std::string::npos);
-  std::remove(path.c_str());
 }
 
 TEST(RunCaseLists, AStickyDeviceErrorStopsTheRunKeepingWhatWasMeasured) {

@@ -7,7 +7,6 @@
 #include "sim/pd/pd_run.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <fstream>
@@ -19,6 +18,7 @@
 #include "sim/scenario.h"
 #include "sim/sim_state.h"
 #include "sim/simulate.h"
+#include "tests/test_util/temp_dir.h"
 
 namespace capplan::sim::pd {
 namespace {
@@ -232,7 +232,7 @@ std::string SlowLinkProfile(double bytes_per_s) {
   EXPECT_TRUE(doc.ok()) << doc.status().message();
   if (!doc.ok()) return "";
   (*doc)["collectives"]["rdma_bytes_per_s"]["value"] = bytes_per_s;
-  const std::string path = ::testing::TempDir() + "pd_slow_link_" + std::to_string(getpid()) + ".json";
+  const std::string path = test_util::TestTempPath("pd_slow_link.json");
   std::ofstream(path) << doc->dump();
   return path;
 }
@@ -288,7 +288,6 @@ TEST(PdRun, SlowTransfersBackPressureThePrefillPool) {
       EXPECT_EQ(q.generated, 16);
     }
   }
-  std::remove(profile.c_str());
 }
 
 // Same workload co-located (one pool, both phases) and disaggregated: every

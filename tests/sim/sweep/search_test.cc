@@ -1,7 +1,5 @@
 #include "sim/sweep/search.h"
 
-#include <unistd.h>
-
 #include <filesystem>
 #include <map>
 #include <sstream>
@@ -12,6 +10,7 @@
 #include "common/json_util.h"
 #include "sim/sweep/search_report.h"
 #include "tests/sim/sweep/fake_sim.h"
+#include "tests/test_util/temp_dir.h"
 
 namespace capplan::sim::sweep {
 namespace {
@@ -175,9 +174,7 @@ TEST(SearchTest, WritesJsonCsvAndTable) {
   CountingRunner runner;
   auto r = Search("output_throughput_per_gpu", {"ttft_p90_ms<=250", "tpot_p90_ms<=30"}, &runner);
   ASSERT_TRUE(r.ok());
-  const std::string dir = (std::filesystem::temp_directory_path() /
-                           ("capplan_search_" + std::to_string(::getpid())))
-                              .string();
+  const std::string dir = test_util::TestTempPath("search");
   ASSERT_TRUE(WriteSearchOutputs(*r, dir).ok());
   auto j = ReadJsonFile(dir + "/search.json");
   ASSERT_TRUE(j.ok());
@@ -197,7 +194,6 @@ TEST(SearchTest, WritesJsonCsvAndTable) {
   EXPECT_NE(out.find("Binding constraint: ttft_p90_ms<=250"), std::string::npos) << out;
   EXPECT_NE(out.find("| Rank | tokens/s/gpu |"), std::string::npos) << out;
   EXPECT_NE(out.find("Pareto set"), std::string::npos);
-  std::filesystem::remove_all(dir);
 }
 
 TEST(SearchSpaceTest, RejectsBadSpaces) {

@@ -1,7 +1,6 @@
 // Runs the real `capplan` binary as a user (or a batch system) would: sharded
 // sweeps as separate processes, merge, resume, bad flags, and a small search.
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -11,6 +10,7 @@
 
 #include "common/atomic_file.h"
 #include "common/json_util.h"
+#include "tests/test_util/temp_dir.h"
 
 namespace capplan::sim::sweep {
 namespace {
@@ -42,11 +42,9 @@ ProcRun Shell(const std::string& cmd, const std::string& log) {
 }
 
 std::string Fresh(const std::string& name) {
-  const fs::path p = fs::temp_directory_path() /
-                     ("capplan_sweep_cli_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(p);
+  const std::string p = test_util::TestTempPath(name);
   fs::create_directories(p);
-  return p.string();
+  return p;
 }
 
 TEST(SweepCliTest, ShardProcessesThenMergeEqualSingleProcess) {
@@ -87,7 +85,6 @@ TEST(SweepCliTest, ShardProcessesThenMergeEqualSingleProcess) {
   ProcRun again = Shell(kBin + " sweep " + kScenario + kGrid + " --out " + one, tmp + "/again.log");
   ASSERT_EQ(again.code, 0) << again.out;
   EXPECT_NE(again.out.find("simulated 0, skipped 6"), std::string::npos) << again.out;
-  fs::remove_all(tmp);
 }
 
 TEST(SweepCliTest, MergeOfAnUnfinishedSweepListsMissingPoints) {
@@ -99,7 +96,6 @@ TEST(SweepCliTest, MergeOfAnUnfinishedSweepListsMissingPoints) {
   ProcRun merge = Shell(kBin + " sweep --merge " + tmp + "/d", tmp + "/merge.log");
   EXPECT_EQ(merge.code, 1) << merge.out;
   EXPECT_NE(merge.out.find("3 of 6 points have no result yet"), std::string::npos) << merge.out;
-  fs::remove_all(tmp);
 }
 
 TEST(SweepCliTest, BadGridsAreUsageErrors) {
@@ -120,7 +116,6 @@ TEST(SweepCliTest, BadGridsAreUsageErrors) {
   EXPECT_EQ(slo.code, 2) << slo.out;
   EXPECT_NE(slo.out.find("did you mean"), std::string::npos) << slo.out;
   EXPECT_FALSE(fs::exists(tmp + "/manifest.jsonl"));
-  fs::remove_all(tmp);
 }
 
 TEST(SweepCliTest, SearchFindsAConfigurationAndExplainsPruning) {
@@ -141,7 +136,6 @@ TEST(SweepCliTest, SearchFindsAConfigurationAndExplainsPruning) {
   ASSERT_FALSE((*j)["winner"].is_null()) << j->dump(1);
   EXPECT_LE((*j)["winner"]["p90_ttft_ms"].get<double>(), 1000);
   EXPECT_LE((*j)["winner"]["p90_tpot_ms"].get<double>(), 60);
-  fs::remove_all(tmp);
 }
 
 TEST(SweepCliTest, ShippedPdRatioSearchRuns) {
@@ -173,7 +167,6 @@ TEST(SweepCliTest, ShippedPdRatioSearchRuns) {
             w["pd"]["prefill_gpus"].get<int>() + w["pd"]["decode_gpus"].get<int>());
   EXPECT_LE(w["p90_ttft_ms"].get<double>(), 2000);
   EXPECT_LE(w["p90_tpot_ms"].get<double>(), 50);
-  fs::remove_all(tmp);
 }
 
 }  // namespace

@@ -1,7 +1,6 @@
 #include "sim/sweep/sweep_runner.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <filesystem>
@@ -11,6 +10,7 @@
 #include "common/json_util.h"
 #include "sim/sweep/sweep_files.h"
 #include "tests/sim/sweep/fake_sim.h"
+#include "tests/test_util/temp_dir.h"
 
 namespace capplan::sim::sweep {
 namespace {
@@ -20,11 +20,11 @@ using testing::CountingRunner;
 using testing::FakeBase;
 using testing::FakeValidate;
 
+// A path that does not exist yet, in the test's own scratch directory.
 std::string FreshDir(const std::string& name) {
-  const fs::path p = fs::temp_directory_path() /
-                     ("capplan_sweep_" + name + "_" + std::to_string(::getpid()));
+  const std::string p = test_util::TestTempPath(name);
   fs::remove_all(p);
-  return p.string();
+  return p;
 }
 
 SweepPlan Plan(std::initializer_list<const char*> flags, nlohmann::json base = FakeBase()) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/data_path.h"
+#include "tests/test_util/temp_dir.h"
 
 namespace capplan::sim {
 namespace {
@@ -123,7 +124,7 @@ TEST(LengthDistTest, EmpiricalFileRelativeToScenarioDir) {
 }
 
 TEST(LengthDistTest, EmpiricalFileBadLineNamesFileAndLine) {
-  const std::string path = ::testing::TempDir() + "/bad_lengths.txt";
+  const std::string path = test_util::TestTempPath("bad_lengths.txt");
   std::ofstream(path) << "# header\n100\n200,abc\n";
   auto d = Parse(R"({"dist": "empirical", "path": ")" + path + R"("})");
   ASSERT_FALSE(d.ok());

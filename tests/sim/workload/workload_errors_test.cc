@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/sim/workload/workload_test_util.h"
+#include "tests/test_util/temp_dir.h"
 
 namespace capplan::sim {
 namespace {
@@ -89,7 +90,7 @@ TEST(WorkloadErrorsTest, EachNamesFileAndPath) {
 }
 
 TEST(WorkloadErrorsTest, MalformedTraceRowNamesFileLine) {
-  const std::string path = ::testing::TempDir() + "/bad_azure.csv";
+  const std::string path = test_util::TestTempPath("bad_azure.csv");
   {
     FILE* f = std::fopen(path.c_str(), "w");
     ASSERT_NE(f, nullptr);

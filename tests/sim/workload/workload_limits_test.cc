@@ -10,12 +10,13 @@
 #include "sim/workload/trace_reader.h"
 #include "sim/workload/workload.h"
 #include "tests/sim/workload/workload_test_util.h"
+#include "tests/test_util/temp_dir.h"
 
 namespace capplan::sim {
 namespace {
 
 std::string WriteTrace(const std::string& name, const std::string& text) {
-  const std::string path = ::testing::TempDir() + "/" + name;
+  const std::string path = test_util::TestTempPath(name);
   FILE* f = std::fopen(path.c_str(), "w");
   EXPECT_NE(f, nullptr);
   std::fputs(text.c_str(), f);
