@@ -7,8 +7,8 @@
 #include <random>
 
 #include "kernels/formats/bf16.h"
-#include "kernels/formats/formats_device.h"
 #include "kernels/formats/fp8.h"
+#include "kernels/harness/formats_device.h"
 #include "tests/kernels/harness/gpu_test_util.h"
 
 namespace capplan::kernels {

@@ -2,10 +2,10 @@
 #include <cuda_fp8.h>
 
 #include "kernels/formats/bf16.h"
-#include "kernels/formats/formats_device.h"
 #include "kernels/formats/fp8.h"
 #include "kernels/harness/cuda_timer.h"
 #include "kernels/harness/device_buffer.h"
+#include "kernels/harness/formats_device.h"
 
 namespace capplan::kernels {
 

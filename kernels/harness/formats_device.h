@@ -1,8 +1,10 @@
 // Runs the host/device format conversions on the GPU (only with
 // CAPPLAN_HAVE_CUDA) so tests can prove both sides give identical bits, and
 // compares our FP8 encoder with CUDA's own __nv_cvt_float_to_fp8 (satfinite).
-#ifndef CAPPLAN_KERNELS_FORMATS_FORMATS_DEVICE_H_
-#define CAPPLAN_KERNELS_FORMATS_FORMATS_DEVICE_H_
+// It sits in the harness, not in kernels/formats, because it runs on the
+// harness's DeviceBuffer: the formats stay below the harness.
+#ifndef CAPPLAN_KERNELS_HARNESS_FORMATS_DEVICE_H_
+#define CAPPLAN_KERNELS_HARNESS_FORMATS_DEVICE_H_
 
 #ifdef CAPPLAN_HAVE_CUDA
 
@@ -25,4 +27,4 @@ Result<DeviceFormatResults> RunFormatConversionsOnDevice(const std::vector<float
 }  // namespace capplan::kernels
 
 #endif  // CAPPLAN_HAVE_CUDA
-#endif  // CAPPLAN_KERNELS_FORMATS_FORMATS_DEVICE_H_
+#endif  // CAPPLAN_KERNELS_HARNESS_FORMATS_DEVICE_H_
