@@ -85,7 +85,7 @@ bool IsName(const std::string& s) {
 // Why a row cannot run yet: its hardware profile or model card (given by
 // name) is not shipped. "" when both exist or are given as paths.
 std::string MissingData(const nlohmann::json& doc) {
-  std::string hw = "h200-sxm";
+  std::string hw = hw::kDefaultProfileName;
   if (doc.contains("hardware") && doc["hardware"].is_string()) hw = doc["hardware"];
   // error_code overloads: a name too long for the file system is not shipped.
   std::error_code ec;
@@ -151,7 +151,7 @@ Status ReadRow(const nlohmann::json& j, const Case& c, const nlohmann::json& sce
   CAPPLAN_RETURN_IF_ERROR(r.Finish());
   if (!opt.hardware_files.empty()) {
     const std::string hw =
-        doc.contains("hardware") && doc["hardware"].is_string() ? doc["hardware"] : "h200-sxm";
+        doc.contains("hardware") && doc["hardware"].is_string() ? doc["hardware"] : hw::kDefaultProfileName;
     auto f = opt.hardware_files.find(hw);
     if (f != opt.hardware_files.end()) doc["hardware"] = f->second;
   }

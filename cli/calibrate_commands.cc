@@ -84,7 +84,7 @@ Status RunCalibrate(const std::vector<std::string>& args, CommandContext& ctx) {
       "(calibrate/MEASUREMENTS.md, calibrate/README.md).\nOptions");
   desc.add_options()("help,h", "show this help")(
       "measurements", po::value<std::vector<std::string>>(), "measurement files")(
-      "base", po::value<std::string>()->default_value("h200-sxm"),
+      "base", po::value<std::string>()->default_value(hw::kDefaultProfileName),
       "profile (name or path) supplying ceilings and every parameter not fitted")(
       "out", po::value<std::string>(), "profile JSON to write")(
       "name", po::value<std::string>(), "profile name to write (default: --out file stem)")(
@@ -210,7 +210,7 @@ Status RunValidate(const std::vector<std::string>& args, CommandContext& ctx) {
       "metric with a MAPE per class.\nOptions");
   desc.add_options()("help,h", "show this help")("run", po::value<std::string>(),
                                                  "ENGINE_RUN file (capplan engine serve-bench)")(
-      "profile", po::value<std::string>()->default_value("h200-sxm"),
+      "profile", po::value<std::string>()->default_value(hw::kDefaultProfileName),
       "hardware profile (name or path)")("json", "print the result as JSON")(
       "public", "run the public validation cases instead of an engine run")(
       "cases", po::value<std::string>(),

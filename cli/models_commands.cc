@@ -77,7 +77,7 @@ Status RunCapacity(const std::vector<std::string>& args, CommandContext& ctx) {
       ("cuda-graph-max-bs", po::value(&cgbs), "cuda_graph_max_bs (default: the engine's, per TP)")
       ("nvls", po::value(&nvls), "on|off: NCCL NVLS buffers (default: the engine's, TP >= 5)")
       ("explain", "print each memory term's rule and source")
-      ("hardware", po::value(&hardware)->default_value("h200-sxm"), "hardware profile name or path")
+      ("hardware", po::value(&hardware)->default_value(hw::kDefaultProfileName), "hardware profile name or path")
       ("table", "one row per shipped card x {bf16, fp8} KV")
       ("json", "print JSON (an object; with --table an array)");
   po::variables_map vm;

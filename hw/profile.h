@@ -94,6 +94,9 @@ struct HardwareProfile {
   std::map<std::string, Provenance> provenance;
 };
 
+// The profile a scenario, command or tool uses when it names none.
+inline constexpr char kDefaultProfileName[] = "h200-sxm";
+
 // `name_or_path`: a .json path or a name under DataPath("calibrate/profiles").
 Result<HardwareProfile> LoadHardwareProfile(const std::string& name_or_path);
 // Parses a profile document; `origin` prefixes every error.

@@ -94,7 +94,7 @@ struct Scenario {
   std::string name;
   std::string description;
   std::string model;
-  std::string hardware = "h200-sxm";
+  std::string hardware = hw::kDefaultProfileName;
   // Requests enter the first pool and leave from the last; with several
   // pools, `transfer` is the link between them (sim/pd/README.md).
   std::vector<PoolSpec> pools;

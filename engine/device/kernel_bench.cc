@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "common/cli.h"
+#include "hw/profile.h"
 #include "kernels/harness/all_suites.h"
 #include "kernels/harness/measurement.h"
 #include "kernels/harness/napkin.h"
@@ -58,7 +59,9 @@ Status Main(const std::vector<std::string>& args, bool* clean) {
       "commit", po::value<std::string>()->default_value(""), "git commit recorded in the file")(
       "driver", po::value<std::string>()->default_value(""), "driver version recorded in the file")(
       "ceilings", po::value<std::string>()->default_value(""),
-      "hardware profile whose ceilings the closing table uses (default calibrate/profiles/h200-sxm.json)")(
+      ("hardware profile (name or path) whose ceilings the closing table uses (default " +
+       std::string(hw::kDefaultProfileName) + ")")
+          .c_str())(
       "out", po::value<std::string>(), "output measurements JSON (required)");
   po::variables_map vm;
   CAPPLAN_RETURN_IF_ERROR(ParseCommandLine("capplan-kernel-bench", args, desc, nullptr, &vm));

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "common/data_path.h"
 #include "hw/profile.h"
 
 namespace capplan::kernels {
@@ -34,7 +33,7 @@ Result<Ceilings> LoadCeilings(const std::string& path) {
 }
 
 Result<Ceilings> LoadDefaultCeilings() {
-  return LoadCeilings(DataPath("calibrate/profiles/h200-sxm.json"));
+  return LoadCeilings(hw::kDefaultProfileName);
 }
 
 Roofline ComputeRoofline(double bytes, double flops, double median_us, const Ceilings& c,

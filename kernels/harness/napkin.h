@@ -1,7 +1,7 @@
 // Napkin math: achieved GB/s and TFLOP/s from the bytes and FLOPs a kernel
 // must move/do and its median time, against the ceilings of a hardware
-// profile (calibrate/profiles/h200-sxm.json by default, the file the
-// simulator prices steps with; each figure names its source there). Fraction of roofline = ideal time / measured time, where
+// profile (hw::kDefaultProfileName by default, the one the simulator
+// prices steps with; each figure names its source there). Fraction of roofline = ideal time / measured time, where
 // ideal time = max(bytes / HBM bandwidth, flops / compute rate).
 #ifndef CAPPLAN_KERNELS_HARNESS_NAPKIN_H_
 #define CAPPLAN_KERNELS_HARNESS_NAPKIN_H_
@@ -26,7 +26,7 @@ struct Ceilings {
 // fp32}_flops_per_s) of a capplan.profile.v1 file; errors name the file and
 // JSON path.
 Result<Ceilings> LoadCeilings(const std::string& path);
-// DataPath("calibrate/profiles/h200-sxm.json").
+// The default profile's ceilings (hw::kDefaultProfileName).
 Result<Ceilings> LoadDefaultCeilings();
 
 struct Roofline {
