@@ -51,6 +51,11 @@ const char* ComponentName(Component c);  // "attention", "experts", ...
 Result<Component> ParseComponent(const std::string& s);
 const std::vector<Component>& AllComponents();
 
+// The largest TP and EP degree a layout may have: the one bound the scenario
+// parser and ValidateLayout both apply, so no value passes one and fails the
+// other.
+inline constexpr int kMaxParallelDegree = 1024;
+
 // Parallel layout of one model instance (replica).
 struct ParallelLayout {
   int gpus = 1;  // GPUs in the instance

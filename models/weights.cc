@@ -53,8 +53,13 @@ Result<std::map<Component, WeightFormat>> ResolveWeightFormats(const ModelCard& 
 
 Status ValidateLayout(const ModelCard& card, const ParallelLayout& l) {
   auto bad = [&](const std::string& m) { return Status::Invalid(m + " (model " + card.name + ")"); };
-  if (l.tp < 1 || l.tp > 1024) return Status::Usage("--tp must be in [1, 1024], got " + std::to_string(l.tp));
-  if (l.ep < 1 || l.ep > 1024) return Status::Usage("--ep must be in [1, 1024], got " + std::to_string(l.ep));
+  // Named as the CLI flag and the scenario field both spell it (tp, ep).
+  const auto degree = [](const char* what, int v) {
+    return Status::Usage(std::string(what) + " must be in [1, " + std::to_string(kMaxParallelDegree) +
+                         "], got " + std::to_string(v));
+  };
+  if (l.tp < 1 || l.tp > kMaxParallelDegree) return degree("tp", l.tp);
+  if (l.ep < 1 || l.ep > kMaxParallelDegree) return degree("ep", l.ep);
   if (l.gpus < 1 || l.gpus > 65536) {
     return Status::Usage("--gpus must be in [1, 65536], got " + std::to_string(l.gpus));
   }

@@ -116,9 +116,9 @@ Status ParseDeployment(JsonObject& d, DeploymentSpec* o) {
   CAPPLAN_RETURN_IF_ERROR(d.Get("gpus", &o->gpus, true));
   CAPPLAN_RETURN_IF_ERROR(d.CheckRange("gpus", o->gpus, 1, 4096));
   CAPPLAN_RETURN_IF_ERROR(d.Get("tp", &o->tp, true));
-  CAPPLAN_RETURN_IF_ERROR(d.CheckRange("tp", o->tp, 1, 4096));
+  CAPPLAN_RETURN_IF_ERROR(d.CheckRange("tp", o->tp, 1, models::kMaxParallelDegree));
   CAPPLAN_RETURN_IF_ERROR(d.Get("ep", &o->ep));
-  CAPPLAN_RETURN_IF_ERROR(d.CheckRange("ep", o->ep, 1, 4096));
+  CAPPLAN_RETURN_IF_ERROR(d.CheckRange("ep", o->ep, 1, models::kMaxParallelDegree));
   CAPPLAN_RETURN_IF_ERROR(d.Get("dp_attention", &o->dp_attention));
   CAPPLAN_RETURN_IF_ERROR(d.Get("dp", &o->dp));
   CAPPLAN_RETURN_IF_ERROR(d.CheckRange("dp", o->dp, 0, 4096));
