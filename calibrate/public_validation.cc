@@ -9,6 +9,7 @@
 
 #include "calibrate/measurements.h"
 #include "common/data_path.h"
+#include "common/did_you_mean.h"
 #include "common/json_util.h"
 #include "sim/prepared_run.h"
 #include "sim/scenario.h"
@@ -39,10 +40,17 @@ struct CaseRow {
   std::shared_ptr<const sim::Scenario> scenario;  // null when skipped
 };
 
+// A comparison of two rows, by their index in Case::rows.
+struct CaseComparison {
+  std::string label, metric;
+  size_t numerator = 0, denominator = 0;
+};
+
 struct Case {
   std::string path, name, cls, predict, measured_kind;
   PublicSource source;
   std::vector<CaseRow> rows;
+  std::vector<CaseComparison> comparisons;
 };
 
 // Same status code, message rewritten.
@@ -108,8 +116,14 @@ Status ReadRow(const nlohmann::json& j, const Case& c, const nlohmann::json& sce
   JsonObject r(j, c.path, row->pointer);
   CAPPLAN_RETURN_IF_ERROR(r.CheckObject());
   CAPPLAN_RETURN_IF_ERROR(r.Get("label", &row->label, true));
-  std::string note;
+  std::string note, skipped;
   CAPPLAN_RETURN_IF_ERROR(r.Get("note", &note));
+  // A configuration the scenario format cannot express keeps its measured
+  // figures in the case, listed with the reason instead of a prediction.
+  CAPPLAN_RETURN_IF_ERROR(r.Get("skipped", &skipped));
+  if (r.Has("skipped") && skipped.empty()) {
+    return r.Error("skipped", "must be the reason the row is not run");
+  }
   nlohmann::json doc = scenario;
   const nlohmann::json* set = r.Raw("set");
   if (set != nullptr) {
@@ -160,8 +174,81 @@ Status ReadRow(const nlohmann::json& j, const Case& c, const nlohmann::json& sce
   // profile), so a case waiting for its profile is still checked now.
   auto sc = sim::ParseScenario(doc, c.path);
   if (!sc.ok()) return InScenario(sc.status(), c.path, row->pointer, set != nullptr);
-  row->skip = MissingData(doc);
+  row->skip = skipped.empty() ? MissingData(doc) : skipped;
   if (row->skip.empty()) row->scenario = *sc;
+  return Status::Ok();
+}
+
+size_t MetricIndex(const CaseRow& row, const std::string& metric) {
+  for (size_t i = 0; i < row.measured.size(); ++i) {
+    if (row.measured[i].first == metric) return i;
+  }
+  return row.measured.size();
+}
+
+// Which row a comparison names by label; labels are unique (ReadCase).
+Status FindRow(const Case& c, JsonObject& o, const char* key, size_t* index) {
+  std::string label;
+  CAPPLAN_RETURN_IF_ERROR(o.Get(key, &label, true));
+  std::vector<std::string> labels;
+  for (size_t i = 0; i < c.rows.size(); ++i) {
+    if (c.rows[i].label == label) {
+      *index = i;
+      return Status::Ok();
+    }
+    labels.push_back(c.rows[i].label);
+  }
+  return o.Error(key, "no row is labelled '" + EchoValue(label) + "'" + DidYouMean(label, labels));
+}
+
+Status ReadComparison(const nlohmann::json& j, int index, Case* c) {
+  JsonObject o(j, c->path, "/comparisons/" + std::to_string(index));
+  CAPPLAN_RETURN_IF_ERROR(o.CheckObject());
+  CaseComparison k;
+  CAPPLAN_RETURN_IF_ERROR(o.Get("label", &k.label, true));
+  CAPPLAN_RETURN_IF_ERROR(o.Get("metric", &k.metric, true));
+  CAPPLAN_RETURN_IF_ERROR(FindRow(*c, o, "numerator", &k.numerator));
+  CAPPLAN_RETURN_IF_ERROR(FindRow(*c, o, "denominator", &k.denominator));
+  CAPPLAN_RETURN_IF_ERROR(o.Finish());
+  if (k.numerator == k.denominator) {
+    return o.Error("denominator", "names the numerator's row; a comparison needs two rows");
+  }
+  for (size_t r : {k.numerator, k.denominator}) {
+    const CaseRow& row = c->rows[r];
+    if (MetricIndex(row, k.metric) == row.measured.size()) {
+      std::string has;
+      for (const auto& [m, v] : row.measured) has += (has.empty() ? "" : ", ") + m;
+      return o.Error("metric", "row '" + row.label + "' does not measure '" +
+                                   EchoValue(k.metric) + "' (it measures " + has + ")");
+    }
+  }
+  c->comparisons.push_back(std::move(k));
+  return Status::Ok();
+}
+
+Status ReadComparisons(const nlohmann::json* list, Case* c) {
+  if (list == nullptr) return Status::Ok();
+  if (!list->is_array()) {
+    return Status::Usage(c->path + ": /comparisons: must be an array of {label, metric, " +
+                         "numerator, denominator}");
+  }
+  for (size_t i = 0; i < list->size(); ++i) {
+    CAPPLAN_RETURN_IF_ERROR(ReadComparison((*list)[i], static_cast<int>(i), c));
+  }
+  return Status::Ok();
+}
+
+// Comparisons name rows by label, so a label may not repeat.
+Status CheckUniqueLabels(const Case& c) {
+  for (size_t i = 0; i < c.rows.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (c.rows[i].label == c.rows[j].label) {
+        return Status::Usage(c.path + ": " + c.rows[i].pointer + "/label: '" +
+                             EchoValue(c.rows[i].label) + "' repeats the label of " +
+                             c.rows[j].pointer);
+      }
+    }
+  }
   return Status::Ok();
 }
 
@@ -198,12 +285,15 @@ Result<Case> ReadCase(const std::string& path, const PublicValidationOptions& op
   if (rows == nullptr || !rows->is_array() || rows->empty()) {
     return root.Error("rows", "must be a non-empty array of rows");
   }
+  const nlohmann::json* comparisons = root.Raw("comparisons");
   CAPPLAN_RETURN_IF_ERROR(root.Finish());
   for (size_t i = 0; i < rows->size(); ++i) {
     CaseRow row;
     CAPPLAN_RETURN_IF_ERROR(ReadRow((*rows)[i], c, *scenario, static_cast<int>(i), opt, &row));
     c.rows.push_back(std::move(row));
   }
+  CAPPLAN_RETURN_IF_ERROR(CheckUniqueLabels(c));
+  CAPPLAN_RETURN_IF_ERROR(ReadComparisons(comparisons, &c));
   return c;
 }
 
@@ -277,6 +367,87 @@ std::string ClassLine(const std::string& cls, const PublicClassSummary& s) {
 
 }  // namespace
 
+namespace {
+
+// A comparison's ratios from its rows' measured and predicted values
+// (`predicted[r]` is empty for a row that did not run).
+PublicComparison Compare(const Case& c, const CaseComparison& k,
+                         const std::vector<std::vector<double>>& predicted) {
+  PublicComparison out;
+  out.case_name = c.name;
+  out.case_class = c.cls;
+  out.label = k.label;
+  out.metric = k.metric;
+  const CaseRow& num = c.rows[k.numerator];
+  const CaseRow& den = c.rows[k.denominator];
+  out.numerator = num.label;
+  out.denominator = den.label;
+  const size_t ni = MetricIndex(num, k.metric), di = MetricIndex(den, k.metric);
+  out.measured_ratio = num.measured[ni].second / den.measured[di].second;
+  for (const CaseRow* r : {&num, &den}) {
+    if (!r->skip.empty()) {
+      out.skipped = "row '" + r->label + "' skipped";
+      return out;
+    }
+  }
+  const double pn = predicted[k.numerator][ni], pd = predicted[k.denominator][di];
+  if (!(pd > 0) || !std::isfinite(pn / pd)) {
+    out.skipped = "predicted " + k.metric + " of row '" + den.label + "' is not > 0";
+    return out;
+  }
+  out.predicted_ratio = pn / pd;
+  out.difference = out.predicted_ratio - out.measured_ratio;
+  return out;
+}
+
+// Runs every row of one case, then its comparisons, adding to `v` and to
+// the case's class summary (sums; RunPublicValidation takes the means).
+Status RunCase(const Case& c, PublicValidation* v, PublicClassSummary* cls) {
+  std::vector<std::vector<double>> predicted(c.rows.size());
+  for (size_t r = 0; r < c.rows.size(); ++r) {
+    const CaseRow& row = c.rows[r];
+    if (row.skip.empty()) {
+      auto p = Predict(c, row);
+      if (!p.ok()) return InScenario(p.status(), c.path, row.pointer, false);
+      predicted[r] = std::move(*p);
+    }
+    for (size_t i = 0; i < row.measured.size(); ++i) {
+      PublicValidationRow out;
+      out.case_name = c.name;
+      out.case_class = c.cls;
+      out.label = row.label;
+      out.metric = row.measured[i].first;
+      out.measured = row.measured[i].second;
+      out.measured_kind = c.measured_kind;
+      out.source_url = c.source.url;
+      out.source_date = c.source.date;
+      if (!row.skip.empty()) {
+        out.skipped = row.skip;
+        ++cls->skipped;
+      } else {
+        out.predicted = predicted[r][i];
+        out.error_pct = (out.predicted / out.measured - 1) * 100;
+        cls->mape_pct += std::fabs(out.error_pct);
+        ++cls->rows;
+      }
+      v->rows.push_back(std::move(out));
+    }
+  }
+  for (const CaseComparison& k : c.comparisons) {
+    PublicComparison out = Compare(c, k, predicted);
+    if (out.skipped.empty()) {
+      cls->mean_abs_ratio_difference += std::fabs(out.difference);
+      ++cls->comparisons;
+    } else {
+      ++cls->comparisons_skipped;
+    }
+    v->comparisons.push_back(std::move(out));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<PublicValidation> RunPublicValidation(const std::string& cases_dir,
                                              const PublicValidationOptions& options) {
   PublicValidation v;
@@ -298,49 +469,94 @@ Result<PublicValidation> RunPublicValidation(const std::string& cases_dir,
   }
   for (const Case& c : cases) {
     if (!options.only_class.empty() && c.cls != options.only_class) continue;
-    PublicClassSummary& cls = v.classes[c.cls];
-    for (const CaseRow& row : c.rows) {
-      std::vector<double> pred;
-      if (row.skip.empty()) {
-        auto p = Predict(c, row);
-        if (!p.ok()) return InScenario(p.status(), c.path, row.pointer, false);
-        pred = std::move(*p);
-      }
-      for (size_t i = 0; i < row.measured.size(); ++i) {
-        PublicValidationRow out;
-        out.case_name = c.name;
-        out.case_class = c.cls;
-        out.label = row.label;
-        out.metric = row.measured[i].first;
-        out.measured = row.measured[i].second;
-        out.measured_kind = c.measured_kind;
-        out.source_url = c.source.url;
-        out.source_date = c.source.date;
-        if (!row.skip.empty()) {
-          out.skipped = row.skip;
-          ++cls.skipped;
-        } else {
-          out.predicted = pred[i];
-          out.error_pct = (pred[i] / out.measured - 1) * 100;
-          cls.mape_pct += std::fabs(out.error_pct);
-          ++cls.rows;
-        }
-        v.rows.push_back(std::move(out));
-      }
-    }
+    CAPPLAN_RETURN_IF_ERROR(RunCase(c, &v, &v.classes[c.cls]));
   }
   for (auto& [k, s] : v.classes) {
     if (s.rows > 0) s.mape_pct /= s.rows;
+    if (s.comparisons > 0) s.mean_abs_ratio_difference /= s.comparisons;
   }
   return v;
 }
 
+namespace {
+
+std::string Ratio(double v) {
+  char b[32];
+  std::snprintf(b, sizeof(b), "%.3f", v);
+  return b;
+}
+
+std::string Diff(double v) {
+  char b[32];
+  std::snprintf(b, sizeof(b), "%+.3f", v);
+  return b;
+}
+
+std::vector<const PublicComparison*> ComparisonsOf(const PublicValidation& v,
+                                                   const std::string& case_name) {
+  std::vector<const PublicComparison*> out;
+  for (const auto& k : v.comparisons) {
+    if (k.case_name == case_name) out.push_back(&k);
+  }
+  return out;
+}
+
+// The comparisons of one case as an indented block under its rows.
+void FormatComparisons(const PublicValidation& v, const std::string& case_name,
+                       std::ostream& os) {
+  const auto ks = ComparisonsOf(v, case_name);
+  if (ks.empty()) return;
+  size_t wl = 10, wm = 6;
+  for (const auto* k : ks) {
+    wl = std::max(wl, k->label.size());
+    wm = std::max(wm, k->metric.size());
+  }
+  os << "  comparisons of " << case_name
+     << " (ratio = numerator row / denominator row; difference = predicted - measured)\n";
+  char b[512];
+  std::snprintf(b, sizeof(b), "  %-*s  %-*s  %9s  %9s  %10s\n", static_cast<int>(wl),
+                "comparison", static_cast<int>(wm), "metric", "measured", "predicted",
+                "difference");
+  os << b;
+  for (const auto* k : ks) {
+    std::snprintf(b, sizeof(b), "  %-*s  %-*s  %9s  ", static_cast<int>(wl), k->label.c_str(),
+                  static_cast<int>(wm), k->metric.c_str(), Ratio(k->measured_ratio).c_str());
+    os << b;
+    if (k->skipped.empty()) {
+      std::snprintf(b, sizeof(b), "%9s  %10s\n", Ratio(k->predicted_ratio).c_str(),
+                    Diff(k->difference).c_str());
+    } else {
+      std::snprintf(b, sizeof(b), "%9s  skipped: %s\n", "-", k->skipped.c_str());
+    }
+    os << b;
+  }
+}
+
+std::string ComparisonClassLine(const std::string& cls, const PublicClassSummary& s) {
+  char b[200];
+  if (s.comparisons == 0) {
+    std::snprintf(b, sizeof(b), "ratio diff %-8s    -   (0 comparisons ran, %d skipped)",
+                  cls.c_str(), s.comparisons_skipped);
+  } else {
+    std::snprintf(b, sizeof(b),
+                  "ratio diff %-8s %5.3f  mean |predicted - measured ratio| over %d "
+                  "comparisons (%d skipped)",
+                  cls.c_str(), s.mean_abs_ratio_difference, s.comparisons,
+                  s.comparisons_skipped);
+  }
+  return b;
+}
+
+}  // namespace
+
 std::string FormatPublicValidation(const PublicValidation& v) {
   std::ostringstream os;
-  int ran = 0;
+  int ran = 0, compared = 0;
   for (const auto& r : v.rows) ran += r.skipped.empty();
+  for (const auto& k : v.comparisons) compared += k.skipped.empty();
   os << "public validation: " << v.case_files.size() << " cases in " << v.cases_dir << ", "
-     << v.rows.size() << " rows (" << ran << " compared, " << v.rows.size() - ran << " skipped)\n";
+     << v.rows.size() << " rows (" << ran << " compared, " << v.rows.size() - ran
+     << " skipped), " << v.comparisons.size() << " comparisons (" << compared << " compared)\n";
   size_t wc = 4, wl = 3, wm = 6;
   for (const auto& r : v.rows) {
     wc = std::max(wc, r.case_name.size());
@@ -352,7 +568,8 @@ std::string FormatPublicValidation(const PublicValidation& v) {
                 "case", "class", static_cast<int>(wl), "row", static_cast<int>(wm), "metric",
                 "measured", "predicted", "error");
   os << b;
-  for (const auto& r : v.rows) {
+  for (size_t i = 0; i < v.rows.size(); ++i) {
+    const auto& r = v.rows[i];
     std::snprintf(b, sizeof(b), "%-*s  %-7s  %-*s  %-*s  %12s  ", static_cast<int>(wc),
                   r.case_name.c_str(), r.case_class.c_str(), static_cast<int>(wl), r.label.c_str(),
                   static_cast<int>(wm), MetricLabel(r).c_str(), Num(r.measured).c_str());
@@ -364,8 +581,14 @@ std::string FormatPublicValidation(const PublicValidation& v) {
                     Pct(r.error_pct).c_str());
     }
     os << b;
+    if (i + 1 == v.rows.size() || v.rows[i + 1].case_name != r.case_name) {
+      FormatComparisons(v, r.case_name, os);
+    }
   }
   for (const auto& [cls, s] : v.classes) os << ClassLine(cls, s) << "\n";
+  for (const auto& [cls, s] : v.classes) {
+    if (s.comparisons + s.comparisons_skipped > 0) os << ComparisonClassLine(cls, s) << "\n";
+  }
   return os.str();
 }
 
@@ -390,17 +613,39 @@ nlohmann::json PublicValidationToJson(const PublicValidation& v) {
     }
     rows.push_back(j);
   }
+  nlohmann::json comparisons = nlohmann::json::array();
+  for (const auto& k : v.comparisons) {
+    nlohmann::json j = {{"case", k.case_name},     {"class", k.case_class},
+                        {"comparison", k.label},   {"metric", k.metric},
+                        {"numerator", k.numerator}, {"denominator", k.denominator},
+                        {"measured_ratio", k.measured_ratio}};
+    if (k.skipped.empty()) {
+      j["predicted_ratio"] = k.predicted_ratio;
+      j["difference"] = k.difference;
+    } else {
+      j["predicted_ratio"] = nullptr;
+      j["difference"] = nullptr;
+      j["skipped"] = k.skipped;
+    }
+    comparisons.push_back(j);
+  }
   nlohmann::json classes = nlohmann::json::object();
   for (const auto& [cls, s] : v.classes) {
     classes[cls] = {{"mape_pct", s.rows > 0 ? nlohmann::json(s.mape_pct) : nlohmann::json()},
                     {"rows", s.rows},
-                    {"skipped", s.skipped}};
+                    {"skipped", s.skipped},
+                    {"mean_abs_ratio_difference", s.comparisons > 0
+                                                      ? nlohmann::json(s.mean_abs_ratio_difference)
+                                                      : nlohmann::json()},
+                    {"comparisons", s.comparisons},
+                    {"comparisons_skipped", s.comparisons_skipped}};
   }
   nlohmann::json files = nlohmann::json::array();
   for (const auto& f : v.case_files) files.push_back(f);
   return {{"format", "capplan.public_validation.v1"},
           {"cases", files},
           {"rows", rows},
+          {"comparisons", comparisons},
           {"classes", classes}};
 }
 
@@ -424,24 +669,68 @@ std::string PublicValidationCsv(const PublicValidation& v) {
   return os.str();
 }
 
+std::string PublicValidationComparisonsCsv(const PublicValidation& v) {
+  std::ostringstream os;
+  os << "case,class,comparison,metric,numerator,denominator,measured_ratio,predicted_ratio,"
+        "difference,status\n";
+  char b[96];
+  for (const auto& k : v.comparisons) {
+    os << CsvField(k.case_name) << "," << k.case_class << "," << CsvField(k.label) << ","
+       << k.metric << "," << CsvField(k.numerator) << "," << CsvField(k.denominator) << ",";
+    std::snprintf(b, sizeof(b), "%.6g,", k.measured_ratio);
+    os << b;
+    if (k.skipped.empty()) {
+      std::snprintf(b, sizeof(b), "%.6g,%.6g,ok\n", k.predicted_ratio, k.difference);
+      os << b;
+    } else {
+      os << ",," << CsvField("skipped: " + k.skipped) << "\n";
+    }
+  }
+  return os.str();
+}
+
+namespace {
+
+void MarkdownComparisons(const PublicValidation& v, const std::string& case_name,
+                         std::ostream& os) {
+  const auto ks = ComparisonsOf(v, case_name);
+  if (ks.empty()) return;
+  os << "\nComparisons (ratio = numerator row / denominator row; difference = predicted - "
+        "measured ratio):\n\n"
+     << "| comparison | metric | numerator | denominator | measured ratio | predicted ratio | "
+        "difference |\n|---|---|---|---|---|---|---|\n";
+  for (const auto* k : ks) {
+    os << "| " << k->label << " | " << k->metric << " | " << k->numerator << " | "
+       << k->denominator << " | " << Ratio(k->measured_ratio) << " | ";
+    if (k->skipped.empty()) {
+      os << Ratio(k->predicted_ratio) << " | " << Diff(k->difference) << " |\n";
+    } else {
+      os << "- | skipped: " << k->skipped << " |\n";
+    }
+  }
+}
+
+}  // namespace
+
 std::string PublicValidationMarkdown(const PublicValidation& v) {
   std::ostringstream os;
   os << "# Public validation\n\n"
      << "Written by `capplan validate --public`: every case in `validation/cases/` "
         "(validation/README.md) run through the simulator and compared with the public "
-        "measurement. Error = predicted / measured - 1. Serving rows are validation only: "
-        "nothing is fitted to them.\n\n"
-     << "| class | MAPE | rows compared | rows skipped |\n|---|---|---|---|\n";
+        "measurement. Error = predicted / measured - 1; a comparison's difference = predicted "
+        "ratio - measured ratio. Serving rows are validation only: nothing is fitted to them.\n\n"
+     << "| class | MAPE | rows compared | rows skipped | mean abs ratio difference | "
+        "comparisons | comparisons skipped |\n|---|---|---|---|---|---|---|\n";
   char b[64];
   for (const auto& [cls, s] : v.classes) {
     std::snprintf(b, sizeof(b), "%.1f%%", s.mape_pct);
     os << "| " << cls << " | " << (s.rows > 0 ? b : "-") << " | " << s.rows << " | " << s.skipped
-       << " |\n";
+       << " | " << (s.comparisons > 0 ? Ratio(s.mean_abs_ratio_difference) : "-") << " | "
+       << s.comparisons << " | " << s.comparisons_skipped << " |\n";
   }
-  std::string current;
-  for (const auto& r : v.rows) {
-    if (r.case_name != current) {
-      current = r.case_name;
+  for (size_t i = 0; i < v.rows.size(); ++i) {
+    const auto& r = v.rows[i];
+    if (i == 0 || v.rows[i - 1].case_name != r.case_name) {
       os << "\n## " << r.case_name << " (" << r.case_class << ")\n\nSource: <" << r.source_url
          << "> (" << r.source_date << ")"
          << (r.measured_kind == "authors_fit"
@@ -454,6 +743,9 @@ std::string PublicValidationMarkdown(const PublicValidation& v) {
       os << Num(r.predicted) << " | " << Pct(r.error_pct) << " |\n";
     } else {
       os << "- | skipped: " << r.skipped << " |\n";
+    }
+    if (i + 1 == v.rows.size() || v.rows[i + 1].case_name != r.case_name) {
+      MarkdownComparisons(v, r.case_name, os);
     }
   }
   return os.str();

@@ -30,23 +30,40 @@ struct PublicValidationRow {
   std::string skipped;
 };
 
+// One of a case's `comparisons`: the ratio of one metric between two of its
+// rows (INT4 over FP8 weights at the same concurrency, say). A configuration
+// change is judged by whether the model moves the metric as much as the
+// measurement did, which an absolute error hides when both rows miss alike.
+struct PublicComparison {
+  std::string case_name, case_class, label, metric, numerator, denominator;
+  double measured_ratio = 0;  // numerator's measured value / denominator's
+  // Set when both rows ran; otherwise `skipped` says which row did not.
+  double predicted_ratio = 0, difference = 0;  // difference = predicted - measured ratio
+  std::string skipped;
+};
+
 struct PublicClassSummary {
   double mape_pct = 0;  // mean |error_pct| over the rows that ran
   int rows = 0, skipped = 0;
+  double mean_abs_ratio_difference = 0;  // mean |difference| over the comparisons that ran
+  int comparisons = 0, comparisons_skipped = 0;
 };
 
 struct PublicValidation {
   std::string cases_dir;
   std::vector<std::string> case_files;
   std::vector<PublicValidationRow> rows;              // case file order, then row, then metric
+  std::vector<PublicComparison> comparisons;          // case file order, then as listed
   std::map<std::string, PublicClassSummary> classes;  // "step", "serving"
 };
 
 // Reads every *.json case under `cases_dir` (sorted by name) strictly, parses
 // every row's scenario, then runs them. A case whose model card or hardware
 // profile (by name) does not exist is reported row by row as skipped
-// ("profile h100-sxm not found"); any other error -- a malformed case, an
-// invalid scenario -- is a one-line error naming the file and JSON path.
+// ("profile h100-sxm not found"), as is a row whose case marks it `skipped`
+// (a configuration the scenario format cannot express); any other error -- a
+// malformed case, an invalid scenario, a comparison naming a row that does
+// not exist -- is a one-line error naming the file and JSON path.
 struct PublicValidationOptions {
   // Runs only the cases of this class ("" runs all); the others are still
   // read and checked.
@@ -61,11 +78,13 @@ struct PublicValidationOptions {
 Result<PublicValidation> RunPublicValidation(const std::string& cases_dir,
                                              const PublicValidationOptions& options = {});
 
-// The table `capplan validate --public` prints, its --json form, and the
-// --out files (CSV and Markdown).
+// The table `capplan validate --public` prints (each case's comparisons
+// after its rows), its --json form, and the --out files: one CSV of rows,
+// one CSV of comparisons (a CSV holds one table), and the Markdown page.
 std::string FormatPublicValidation(const PublicValidation& v);
 nlohmann::json PublicValidationToJson(const PublicValidation& v);
 std::string PublicValidationCsv(const PublicValidation& v);
+std::string PublicValidationComparisonsCsv(const PublicValidation& v);
 std::string PublicValidationMarkdown(const PublicValidation& v);
 
 // Prediction intervals from the residuals (validation/intervals.json, which

@@ -182,6 +182,9 @@ Status RunPublic(const po::variables_map& vm, CommandContext& ctx) {
     CAPPLAN_RETURN_IF_ERROR(MakeDirs(out.string()));
     CAPPLAN_RETURN_IF_ERROR(WriteFileAtomic((out / "public-validation.csv").string(),
                                             calibrate::PublicValidationCsv(v)));
+    CAPPLAN_RETURN_IF_ERROR(
+        WriteFileAtomic((out / "public-validation-comparisons.csv").string(),
+                        calibrate::PublicValidationComparisonsCsv(v)));
     CAPPLAN_RETURN_IF_ERROR(WriteFileAtomic((out / "public-validation.md").string(),
                                             calibrate::PublicValidationMarkdown(v)));
     CAPPLAN_RETURN_IF_ERROR(WriteFileAtomic((out / "public-validation.json").string(),
@@ -207,7 +210,8 @@ Status RunValidate(const std::vector<std::string>& args, CommandContext& ctx) {
       "Replays an engine serve-bench run's batches through the simulator's step cost model\n"
       "and prints the per-iteration and tokens/s error; or, with --public, runs the public\n"
       "validation cases (validation/README.md) and prints measured vs predicted per case and\n"
-      "metric with a MAPE per class.\nOptions");
+      "metric with a MAPE per class, and each case's comparisons (measured vs predicted ratio\n"
+      "of a metric between two rows).\nOptions");
   desc.add_options()("help,h", "show this help")("run", po::value<std::string>(),
                                                  "ENGINE_RUN file (capplan engine serve-bench)")(
       "profile", po::value<std::string>()->default_value(hw::kDefaultProfileName),
@@ -216,7 +220,8 @@ Status RunValidate(const std::vector<std::string>& args, CommandContext& ctx) {
       "cases", po::value<std::string>(),
       "with --public: folder of validation cases (default: validation/cases)")(
       "out", po::value<std::string>(),
-      "with --public: also write DIR/public-validation.{csv,md,json} (atomically)")(
+      "with --public: also write DIR/public-validation.{csv,md,json} and "
+      "DIR/public-validation-comparisons.csv (each atomically)")(
       "intervals-out", po::value<std::string>(),
       "with --public: write the prediction intervals the simulator reports "
       "(validation/intervals.json) from these residuals");

@@ -1,8 +1,10 @@
 // `capplan validate --public` as a user runs it: the table is complete, every
-// error is finite, and no class's MAPE exceeds the bound validation/README.md
-// states; bad cases are one-line errors and write nothing.
+// error and comparison ratio is finite, and no class's MAPE exceeds the bound
+// validation/README.md states; bad cases (a comparison naming a row that does
+// not exist among them) are one-line errors and write nothing.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
