@@ -71,6 +71,34 @@ Status GetSourced(JsonObject& o, const std::string& prefix, const char* key, T* 
   return v.Finish();
 }
 
+// SGLang's new-token ratio and retraction keys: all or none (an engine
+// without this admission rule leaves them out).
+Status ParseRetraction(JsonObject& d, EngineProfile* p) {
+  if (!d.Has("new_token_ratio_init")) return Status::Ok();
+  EngineDefaults& o = p->defaults;
+  auto& s = p->sources;
+  const std::string pre = "defaults.";
+  CAPPLAN_RETURN_IF_ERROR(GetSourced(d, pre, "new_token_ratio_init", &o.new_token_ratio_init, &s));
+  CAPPLAN_RETURN_IF_ERROR(d.CheckRange("new_token_ratio_init", o.new_token_ratio_init, 1e-6, 1));
+  CAPPLAN_RETURN_IF_ERROR(
+      GetSourced(d, pre, "new_token_ratio_min_factor", &o.new_token_ratio_min_factor, &s));
+  CAPPLAN_RETURN_IF_ERROR(
+      d.CheckRange("new_token_ratio_min_factor", o.new_token_ratio_min_factor, 0, 1));
+  struct Field {
+    const char* key;
+    int64_t* out;
+  };
+  for (const Field& f : {Field{"new_token_ratio_decay_steps", &o.new_token_ratio_decay_steps},
+                         Field{"clip_max_new_tokens", &o.clip_max_new_tokens},
+                         Field{"retract_decode_steps", &o.retract_decode_steps}}) {
+    CAPPLAN_RETURN_IF_ERROR(GetSourced(d, pre, f.key, f.out, &s));
+    CAPPLAN_RETURN_IF_ERROR(d.CheckRange(f.key, static_cast<double>(*f.out), 1, 1 << 24));
+  }
+  CAPPLAN_RETURN_IF_ERROR(GetSourced(d, pre, "retract_until", &o.retract_until, &s));
+  return d.CheckOneOf("retract_until", o.retract_until,
+                      {"decode_steps_headroom", "next_decode_fits"});
+}
+
 Status ParseDefaults(JsonObject& d, EngineProfile* p) {
   EngineDefaults& o = p->defaults;
   auto& s = p->sources;
@@ -107,6 +135,7 @@ Status ParseDefaults(JsonObject& d, EngineProfile* p) {
   CAPPLAN_RETURN_IF_ERROR(GetSourced(d, pre, "prefix_cache", &o.prefix_cache, &s));
   CAPPLAN_RETURN_IF_ERROR(
       GetSourced(d, pre, "speculative_overlap_schedule", &o.speculative_overlap_schedule, &s));
+  CAPPLAN_RETURN_IF_ERROR(ParseRetraction(d, p));
   return d.Finish();
 }
 

@@ -43,6 +43,17 @@ struct EngineDefaults {
   int64_t speculative_max_draft_tokens = 0;
   int64_t speculative_max_running_requests = 0;
   bool speculative_overlap_schedule = false;
+  // SGLang's admission estimate and decode retraction (engines without them
+  // leave these 0 / empty): new_token_ratio starts at init (x
+  // schedule_conservativeness 1.0), decays to init x min_factor over
+  // decay_steps decode iterations; admission clips a request's remaining
+  // output at clip_max_new_tokens. A retraction frees requests until
+  // `retract_until` holds ("decode_steps_headroom": retract_decode_steps
+  // tokens free per remaining request; "next_decode_fits": the next decode
+  // step fits) and resets the ratio to the remaining requests' estimate.
+  double new_token_ratio_init = 0, new_token_ratio_min_factor = 0;
+  int64_t new_token_ratio_decay_steps = 0, clip_max_new_tokens = 0, retract_decode_steps = 0;
+  std::string retract_until;
 
   int64_t CudaGraphMaxBs(int tp) const;
   int64_t PageSize(bool sparse_attention) const;

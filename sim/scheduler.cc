@@ -7,23 +7,24 @@
 
 namespace capplan::sim {
 
-void Scheduler::Retract(RankState& rank, SchedulerEnv& env, int32_t idx) {
+void Scheduler::Retract(RankState& rank, SchedulerEnv& env, int32_t idx, Requeue where,
+                        bool keep_cached) {
   ReqState& r = (*env.reqs)[idx];
-  ReleaseRequestPages(rank, env, idx, /*insert=*/false);
+  ReleaseRequestPages(rank, env, idx, /*insert=*/keep_cached);
   r.prefilled = 0;
   r.prompt_target = r.input + r.generated;
   ++r.retractions;
+  r.status = ReqStatus::kWaiting;
   if (cfg_.retract_to_host) {
-    r.status = ReqStatus::kWaiting;
     rank.retracted.push_back(idx);
-  } else {
-    r.status = ReqStatus::kWaiting;
+  } else if (where == Requeue::kFront) {
     rank.waiting.push_front(idx);
+  } else {
+    rank.waiting.push_back(idx);
   }
   rank.queued_tokens += r.prompt_target;
   ++rank.retractions;
   rank.kv_bound = true;
-  rank.new_token_ratio = cfg_.init_new_token_ratio;
 }
 
 void Scheduler::Fail(RankState& rank, SchedulerEnv& env, int32_t idx) {
@@ -139,52 +140,39 @@ bool Scheduler::AddChunk(RankState& rank, SchedulerEnv& env, int32_t idx, int64_
   return true;
 }
 
-bool Scheduler::PrepareDecode(RankState& rank, SchedulerEnv& env, RankBatch* out) {
-  RequestTable& reqs = *env.reqs;
+int64_t Scheduler::GrowPages(const RankState& rank, const ReqState& r) const {
   const int64_t page = rank.pool.page_size();
-  const bool spec = !cfg_.speculative.p.empty();
-  if (spec) {
+  const int64_t own = r.kv_tokens - r.cached_tokens;
+  if (r.step_tokens == 1) return own == r.pages * page;
+  return (own + r.step_tokens + page - 1) / page - r.pages;
+}
+
+int64_t Scheduler::DecodePagesNeeded(RankState& rank, SchedulerEnv& env) {
+  RequestTable& reqs = *env.reqs;
+  if (!cfg_.speculative.p.empty()) {
     for (int32_t i : rank.running) {
       ReqState& r = reqs[i];
       const int64_t t = speculative::DrawStepTokens(cfg_.speculative, cfg_.seed, r.id, r.generated);
       r.step_tokens = static_cast<int32_t>(std::min(t, r.output - r.generated));
     }
   }
-  // Pages request r needs before it can append this step's tokens.
-  auto grow = [page](const ReqState& r) -> int64_t {
-    const int64_t own = r.kv_tokens - r.cached_tokens;
-    if (r.step_tokens == 1) return own == r.pages * page;
-    return (own + r.step_tokens + page - 1) / page - r.pages;
-  };
-  int64_t needed = 0, ctx = 0;
-  for (int32_t i : rank.running) {
-    const ReqState& r = reqs[i];
-    needed += grow(r);
-    ctx += r.kv_tokens + 1;
-  }
-  if (needed > AvailablePages(rank)) {
-    while (needed > AvailablePages(rank) && !rank.running.empty()) {
-      const int32_t victim = rank.running.back();
-      rank.running.pop_back();
-      needed -= grow(reqs[victim]);
-      ctx -= reqs[victim].kv_tokens + 1;
-      if (rank.running.empty() && rank.prefilling.empty()) {
-        // Alone and still out of pages: re-running it would loop forever.
-        Fail(rank, env, victim);
-      } else {
-        Retract(rank, env, victim);
-      }
-    }
-  }
+  int64_t needed = 0;
+  for (int32_t i : rank.running) needed += GrowPages(rank, reqs[i]);
+  return needed;
+}
+
+bool Scheduler::CommitDecode(RankState& rank, SchedulerEnv& env, int64_t needed, RankBatch* out) {
   if (rank.running.empty()) return false;
-  // Most steps cross no page boundary: then nothing to take.
-  if (needed > 0) {
-    for (int32_t i : rank.running) {
-      ReqState& r = reqs[i];
-      if (const int64_t g = grow(r); g > 0) {
-        AllocatePages(rank, g);  // counted above, so it succeeds
-        r.pages += g;
-      }
+  RequestTable& reqs = *env.reqs;
+  int64_t ctx = 0;
+  for (int32_t i : rank.running) {
+    ReqState& r = reqs[i];
+    ctx += r.kv_tokens + 1;
+    // Most steps cross no page boundary: then nothing to take.
+    if (needed == 0) continue;
+    if (const int64_t g = GrowPages(rank, r); g > 0) {
+      AllocatePages(rank, g);  // counted by the caller, so it succeeds
+      r.pages += g;
     }
   }
   out->decode = true;
@@ -193,157 +181,83 @@ bool Scheduler::PrepareDecode(RankState& rank, SchedulerEnv& env, RankBatch* out
   return true;
 }
 
+bool Scheduler::PrepareDecodeRetractLatest(RankState& rank, SchedulerEnv& env, RankBatch* out) {
+  RequestTable& reqs = *env.reqs;
+  int64_t needed = DecodePagesNeeded(rank, env);
+  while (needed > AvailablePages(rank) && !rank.running.empty()) {
+    const int32_t victim = rank.running.back();
+    rank.running.pop_back();
+    needed -= GrowPages(rank, reqs[victim]);
+    if (rank.running.empty() && rank.prefilling.empty()) {
+      // Alone and still out of pages: re-running it would loop forever.
+      Fail(rank, env, victim);
+    } else {
+      Retract(rank, env, victim, Requeue::kFront);
+    }
+  }
+  return CommitDecode(rank, env, needed, out);
+}
+
+void Scheduler::AdmitResident(RankState& rank, SchedulerEnv& env) {
+  RequestTable& reqs = *env.reqs;
+  while (!rank.waiting.empty() &&
+         static_cast<int64_t>(rank.running.size()) < cfg_.max_running_requests) {
+    if (FailHeadIfTooLarge(rank, env)) continue;
+    const int32_t idx = rank.waiting.front();
+    const ReqState& r = reqs[idx];
+    if (r.pages == 0 && rank.pool.PagesFor(r.prompt_target + 1) > AvailablePages(rank)) {
+      rank.kv_bound = true;
+      break;
+    }
+    rank.waiting.pop_front();
+    Admit(rank, env, idx);
+  }
+}
+
+void ApplyEngineScheduling(const models::EngineDefaults& d, SchedulerConfig* c) {
+  if (d.new_token_ratio_init <= 0) return;
+  c->init_new_token_ratio = d.new_token_ratio_init;
+  c->min_new_token_ratio = d.new_token_ratio_init * d.new_token_ratio_min_factor;
+  c->new_token_ratio_decay = (c->init_new_token_ratio - c->min_new_token_ratio) /
+                             static_cast<double>(d.new_token_ratio_decay_steps);
+  c->clip_max_new_tokens = d.clip_max_new_tokens;
+  c->retract_decode_steps = d.retract_decode_steps;
+  c->retract_until = d.retract_until == "next_decode_fits" ? RetractUntil::kNextDecodeFits
+                                                           : RetractUntil::kDecodeStepsHeadroom;
+}
+
+Status FillSglangDefaults(SchedulerConfig* c) {
+  if (c->init_new_token_ratio > 0 && c->clip_max_new_tokens > 0 && c->retract_decode_steps > 0 &&
+      c->retract_until != RetractUntil::kUnset) {
+    return Status::Ok();
+  }
+  CAPPLAN_ASSIGN_OR_RETURN(models::EngineResolution e, models::ResolveEngine("sglang", ""));
+  SchedulerConfig d;
+  ApplyEngineScheduling(e.profile->defaults, &d);
+  if (d.init_new_token_ratio <= 0) {
+    return Status::Internal("models/engines/sglang.json: the latest entry has no new_token_ratio_init");
+  }
+  if (c->init_new_token_ratio <= 0) {
+    c->init_new_token_ratio = d.init_new_token_ratio;
+    c->min_new_token_ratio = d.min_new_token_ratio;
+    c->new_token_ratio_decay = d.new_token_ratio_decay;
+  }
+  if (c->clip_max_new_tokens <= 0) c->clip_max_new_tokens = d.clip_max_new_tokens;
+  if (c->retract_decode_steps <= 0) c->retract_decode_steps = d.retract_decode_steps;
+  if (c->retract_until == RetractUntil::kUnset) c->retract_until = d.retract_until;
+  return Status::Ok();
+}
+
 namespace {
-
-class SglangScheduler : public Scheduler {
- public:
-  using Scheduler::Scheduler;
-  void FormBatch(RankState& rank, SchedulerEnv& env, RankBatch* out) override {
-    RequestTable& reqs = *env.reqs;
-    const int64_t page = rank.pool.page_size();
-    if (!rank.waiting.empty()) {
-      double avail = static_cast<double>(AvailablePages(rank) * page) - Promised(rank, reqs);
-      int64_t budget = cfg_.chunked_prefill_tokens;
-      if (cfg_.phase != Phase::kDecodeOnly) {
-        for (int32_t i : rank.prefilling) budget -= reqs[i].prompt_target - reqs[i].prefilled;
-      }
-      while (!rank.waiting.empty() &&
-             static_cast<int64_t>(rank.running.size() + rank.prefilling.size()) <
-                 cfg_.max_running_requests &&
-             (budget > 0 || cfg_.phase == Phase::kDecodeOnly)) {
-        if (FailHeadIfTooLarge(rank, env)) continue;
-        const int32_t idx = rank.waiting.front();
-        ReqState& r = reqs[idx];
-        const int64_t out_left = cfg_.phase == Phase::kPrefillOnly ? 0 : ClippedOutLeft(r);
-        prefix_cache::Match hit;
-        const int64_t cached = LookupPrefix(rank, env, idx, &hit);
-        // Page rounding of the prompt counts against the pool too. A PD
-        // reservation (pages held) was checked when it was made.
-        const double need =
-            r.pages > 0 ? 0.0
-                        : static_cast<double>(rank.pool.PagesFor(r.prompt_target - cached) * page) +
-                              rank.new_token_ratio * out_left;
-        if (need > avail) {  // FCFS: no request overtakes the head
-          rank.kv_bound = true;  // admission waited on KV, not on a request cap
-          break;
-        }
-        rank.waiting.pop_front();
-        // Cached pages this request now locks are no longer available.
-        avail -= need + static_cast<double>(Admit(rank, env, idx, hit) * page);
-        if (cfg_.phase != Phase::kDecodeOnly) budget -= r.prompt_target - r.prefilled;
-      }
-    }
-    if (cfg_.phase != Phase::kDecodeOnly && !rank.prefilling.empty()) {
-      // A prefill iteration: continue chunked requests first, in order.
-      int64_t budget = cfg_.chunked_prefill_tokens;
-      for (int32_t i : rank.prefilling) {
-        if (budget <= 0) break;
-        const int64_t before = out->prefill.size();
-        if (!AddChunk(rank, env, i, budget, out)) break;
-        if (static_cast<int64_t>(out->prefill.size()) > before) budget -= out->prefill.back().tokens;
-      }
-      if (!out->prefill.empty()) return;
-    }
-    if (cfg_.phase == Phase::kPrefillOnly) return;
-    if (PrepareDecode(rank, env, out)) DecayRatio(rank);
-  }
-
-  void SkipDecodeIterations(RankState& rank, int64_t n) const override {
-    // One subtraction per iteration, as FormBatch does, so the ratio is the
-    // same double either way.
-    for (int64_t i = 0; i < n && rank.new_token_ratio > cfg_.min_new_token_ratio; ++i) {
-      DecayRatio(rank);
-    }
-  }
-
- private:
-  void DecayRatio(RankState& rank) const {
-    rank.new_token_ratio =
-        std::max(cfg_.min_new_token_ratio, rank.new_token_ratio - cfg_.new_token_ratio_decay);
-  }
-};
-
-class VllmScheduler : public Scheduler {
- public:
-  using Scheduler::Scheduler;
-  void FormBatch(RankState& rank, SchedulerEnv& env, RankBatch* out) override {
-    RequestTable& reqs = *env.reqs;
-    int64_t budget = cfg_.chunked_prefill_tokens;
-    if (cfg_.phase == Phase::kDecodeOnly) {
-      // Resident prompts: admit while their pages (and one to grow) are free.
-      while (!rank.waiting.empty() &&
-             static_cast<int64_t>(rank.running.size()) < cfg_.max_running_requests) {
-        if (FailHeadIfTooLarge(rank, env)) continue;
-        const int32_t idx = rank.waiting.front();
-        ReqState& r = reqs[idx];
-        if (r.pages == 0 && rank.pool.PagesFor(r.prompt_target + 1) > AvailablePages(rank)) {
-          rank.kv_bound = true;
-          break;
-        }
-        rank.waiting.pop_front();
-        Admit(rank, env, idx);
-      }
-    }
-    if (cfg_.phase != Phase::kPrefillOnly && !rank.running.empty()) {
-      // Each request's verified draft positions count in the token budget.
-      if (PrepareDecode(rank, env, out)) {
-        budget -= out->decode_n * (1 + cfg_.speculative.draft_tokens());
-      }
-    }
-    if (cfg_.phase == Phase::kDecodeOnly) return;
-    for (size_t k = 0; k < rank.prefilling.size(); ++k) {
-      if (budget <= 0) break;
-      if (!AddChunk(rank, env, rank.prefilling[k], budget, out)) {
-        // Out of pages. With nothing else running, partial prompts would
-        // wait on each other forever: preempt the latest one.
-        if (out->empty()) {
-          const int32_t victim = rank.prefilling.back();
-          rank.prefilling.pop_back();
-          if (rank.prefilling.empty()) {
-            Fail(rank, env, victim);
-          } else {
-            Retract(rank, env, victim);
-          }
-        }
-        return;
-      }
-      budget -= out->prefill.back().tokens;
-    }
-    while (budget > 0 && !rank.waiting.empty() &&
-           static_cast<int64_t>(rank.running.size() + rank.prefilling.size()) <
-               cfg_.max_running_requests) {
-      if (FailHeadIfTooLarge(rank, env)) continue;
-      const int32_t idx = rank.waiting.front();
-      ReqState& r = reqs[idx];
-      prefix_cache::Match hit;
-      const int64_t cached = LookupPrefix(rank, env, idx, &hit);
-      const int64_t chunk = std::min(r.prompt_target - cached, budget);
-      if (rank.pool.PagesFor(chunk) > AvailablePages(rank)) {
-        rank.kv_bound = true;
-        break;
-      }
-      rank.waiting.pop_front();
-      Admit(rank, env, idx, hit);
-      AddChunk(rank, env, idx, budget, out);  // pages checked above
-      budget -= out->prefill.back().tokens;
-    }
-  }
-};
 
 Registry<SchedulerFactory>* BuildRegistry() {
   auto* r = new Registry<SchedulerFactory>("scheduler");
   r->Add(
-      "sglang",
-      [](const SchedulerConfig& c) -> std::unique_ptr<Scheduler> {
-        return std::make_unique<SglangScheduler>(c);
-      },
+      "sglang", MakeSglangScheduler,
       "prefill-first, KV reservation with new_token_ratio, retract on exhaustion");
   r->Add(
-      "vllm",
-      [](const SchedulerConfig& c) -> std::unique_ptr<Scheduler> {
-        return std::make_unique<VllmScheduler>(c);
-      },
-      "token budget, decode-first mixed batches, preempt by recompute");
+      "vllm", MakeVllmScheduler,
+      "token budget, running requests first, preempt the newest by recompute");
   return r;
 }
 

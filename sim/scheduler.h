@@ -1,27 +1,49 @@
 // Scheduler plug-ins, registered by name. A scheduler forms one attention
 // rank's batch for the next iteration: which waiting requests to admit, which
 // prompt chunks to compute, whether the running requests decode, and which
-// requests to retract (free their KV, requeue them at the front) when the KV
+// requests to retract or preempt (free their KV, requeue them) when the KV
 // pool runs out. It allocates the KV pages the batch needs before returning,
 // so a batch can never over-commit the pool.
 //
-//  "sglang" (default): modeled on SGLang's scheduler. Prefill first: a new
-//    prefill batch (FCFS, no skipping, at most chunked_prefill_tokens prompt
-//    tokens, continuing a chunked request first) runs as its own iteration;
-//    decode iterations run when no prefill can be formed. Admission reserves
-//    KV for the prompt plus new_token_ratio * min(remaining output,
-//    clip_max_new_tokens) for the new request and for every running one; the
-//    ratio starts at init_new_token_ratio, decays by new_token_ratio_decay
-//    per decode iteration to min_new_token_ratio, and is reset to the initial
-//    value after a retraction. When a decode iteration needs more pages than
-//    are free, the request that entered decoding last is retracted (repeat
-//    until it fits); it re-prefills its prompt plus the tokens it already
-//    produced.
-//  "vllm": modeled on vLLM V1. One token budget (chunked_prefill_tokens as
-//    max_num_batched_tokens) per iteration, decodes first, then unfinished
-//    prompt chunks, then new requests FCFS; prefill and decode mix in one
-//    iteration. No reservation: pages are allocated as needed and, when a
-//    decode cannot get one, the latest request is preempted by recompute.
+//  "sglang" (default), SGLang's Scheduler and ScheduleBatch at the versions
+//    models/engines/sglang.json lists (python/sglang/srt/managers/
+//    scheduler.py, schedule_batch.py and schedule_policy.py of
+//    https://github.com/sgl-project/sglang, tags v0.4.0 to v0.5.4).
+//    Prefill first: a new prefill batch (FCFS, no skipping, at most
+//    chunked_prefill_tokens prompt tokens, continuing a chunked request
+//    first) runs as its own iteration; decode iterations run when no prefill
+//    can be formed. Admission reserves KV for the prompt plus new_token_ratio
+//    * min(remaining output, clip_max_new_tokens) for the new request and for
+//    every running one. The ratio starts at its initial value, decays by
+//    (init - min) / decay_steps per decode iteration that needs no
+//    retraction, and is reset to the initial value when the rank has nothing
+//    to run (SGLang's idle self-check). When a decode iteration needs more
+//    pages than are free, ScheduleBatch.retract_decode frees requests: the
+//    one with the fewest output tokens first (ties: the longest prompt, then
+//    the latest in the batch), at least one, then more until the profile's
+//    `retract_until` holds (0.4.x: retract_decode_steps free tokens per
+//    remaining request; 0.5.4: the next decode step fits), never the last
+//    one (which is failed if it still cannot step). Retracted requests go to
+//    the back of the waiting queue and re-prefill their prompt plus the
+//    tokens they produced; the ratio becomes min(1, (tokens decoded +
+//    retract_decode_steps x requests) / their max new tokens) over the
+//    requests left running.
+//  "vllm", vLLM V1's Scheduler.schedule (vllm/v1/core/sched/scheduler.py,
+//    https://github.com/vllm-project/vllm/blob/main/vllm/v1/core/sched/scheduler.py;
+//    the same algorithm in vllm/v1/core/scheduler.py of the 0.8 releases)
+//    with KVCacheManager.allocate_slots (vllm/v1/core/kv_cache_manager.py:
+//    a request gets blocks for its computed plus new tokens when that many
+//    are free, evictable cached blocks counted as free; nothing is reserved
+//    for future output). One token budget (chunked_prefill_tokens as
+//    max_num_batched_tokens) per iteration. Running requests, in admission
+//    order (decodes and the chunked prompt still in progress), are scheduled
+//    first; when one cannot get the blocks for its new tokens, the newest
+//    running request is preempted (blocks freed, recomputed later, put at the
+//    front of the waiting queue), repeatedly, until the allocation succeeds
+//    or the request preempted itself. Only when nothing was preempted are
+//    waiting requests admitted, FCFS, while the token budget, max_num_seqs
+//    (max_running_requests) and free blocks for their first chunk allow.
+//    Prefill and decode mix in one iteration.
 //
 // Phases: decode_only admits requests with their prompt KV already resident
 // (pages are allocated, no prefill is computed; the first token comes from
@@ -36,7 +58,15 @@
 // a fixed SGLANG_NUM_RESERVED_DECODE_TOKENS (its source marks "TODO: add
 // new_token ratio"); using the scheduler's ratio keeps one admission rule per
 // rank and one set of knobs. A reserved request is admitted later without a
-// KV check: its pages are held; only max_running_requests applies.
+// KV check: its pages are held; only max_running_requests applies. On a PD
+// decode rank a retracted request keeps its KV in host memory (the retracted
+// queue): sglang picks it by the rule above, vllm takes its newest running
+// request.
+//
+// SGLang's ratios and retraction knobs are engine-profile data
+// (models/engines/sglang.json, per version); SchedulerConfig holds them for
+// one run and FillSglangDefaults supplies SGLang's latest profile where a
+// config leaves them 0 (the PD reservation rule needs them under vllm too).
 #ifndef CAPPLAN_SIM_SCHEDULER_H_
 #define CAPPLAN_SIM_SCHEDULER_H_
 
@@ -45,6 +75,8 @@
 #include <memory>
 
 #include "common/registry.h"
+#include "common/status.h"
+#include "models/engine_profile.h"
 #include "sim/sim_state.h"
 
 namespace capplan::sim {
@@ -70,27 +102,44 @@ class Scheduler {
   // when nothing runs) and admits, prefills and reserves nothing: no prompt
   // is in progress, no PD queue waits, and the waiting queue is empty or
   // held back by max_running_requests (which frees only on a completion).
-  // Never with speculative decoding (a step's tokens are drawn).
+  // Never with speculative decoding (a step's tokens are drawn). A
+  // retraction or preemption needs pages that are not free, which
+  // fast-forward never skips over.
   virtual bool SteadyDecode(const RankState& rank) const;
   // The state FormBatch changes besides pages and contexts, advanced by `n`
   // steady decode iterations (the sglang new_token_ratio decay).
   virtual void SkipDecodeIterations(RankState& /*rank*/, int64_t /*n*/) const {}
 
  protected:
-  // Frees the request's pages and puts it at the front of the waiting queue.
-  void Retract(RankState& rank, SchedulerEnv& env, int32_t idx);
+  enum class Requeue { kFront, kBack };
+  // Frees the request's pages and puts it back in the waiting queue (a PD
+  // decode rank: in its retracted queue, KV kept in host memory). With
+  // `keep_cached` its full blocks stay in the prefix cache (vLLM frees a
+  // preempted request's blocks into its cache; SGLang frees them outright).
+  void Retract(RankState& rank, SchedulerEnv& env, int32_t idx, Requeue where,
+               bool keep_cached = false);
   // Gives up on a request that can never fit this rank.
   void Fail(RankState& rank, SchedulerEnv& env, int32_t idx);
-  // Allocates the pages the running requests need to decode one token,
-  // retracting the latest-entered running requests while they do not fit.
-  // Fills out->decode*; false when nothing is left to decode.
-  bool PrepareDecode(RankState& rank, SchedulerEnv& env, RankBatch* out);
+  // Draws the step's tokens (speculative decoding) and returns the pages the
+  // running requests need to decode one step.
+  int64_t DecodePagesNeeded(RankState& rank, SchedulerEnv& env);
+  // Pages request r needs before it can append this step's tokens.
+  int64_t GrowPages(const RankState& rank, const ReqState& r) const;
+  // Allocates the pages the running requests need (already known to be
+  // available) and fills out->decode*; false when nothing runs.
+  bool CommitDecode(RankState& rank, SchedulerEnv& env, int64_t needed, RankBatch* out);
+  // PD decode rank: decode, retracting the latest-admitted running request
+  // while the step's pages are not free.
+  bool PrepareDecodeRetractLatest(RankState& rank, SchedulerEnv& env, RankBatch* out);
   // Moves r from waiting to prefilling (or straight to running in
   // decode_only, with its prompt KV resident). A prompt that starts with
   // cached blocks (`hit`, from LookupPrefix) locks them and computes only the
   // rest; returns the cached pages that stopped being evictable.
   int64_t Admit(RankState& rank, SchedulerEnv& env, int32_t idx,
                 const prefix_cache::Match& hit = prefix_cache::Match());
+  // Decode-only rank: admits resident prompts FCFS while their pages (and
+  // one to grow) are free.
+  void AdmitResident(RankState& rank, SchedulerEnv& env);
   // KV tokens promised to requests already admitted or reserved (the sglang
   // admission rule): the rest of their prompt plus new_token_ratio *
   // min(remaining output, clip_max_new_tokens).
@@ -112,6 +161,16 @@ class Scheduler {
 
 using SchedulerFactory = std::function<std::unique_ptr<Scheduler>(const SchedulerConfig&)>;
 Registry<SchedulerFactory>& Schedulers();
+
+std::unique_ptr<Scheduler> MakeSglangScheduler(const SchedulerConfig& c);
+std::unique_ptr<Scheduler> MakeVllmScheduler(const SchedulerConfig& c);
+
+// Copies an engine profile's SGLang ratio and retraction keys into *c; no
+// change when the profile has none (models::EngineDefaults).
+void ApplyEngineScheduling(const models::EngineDefaults& d, SchedulerConfig* c);
+// Fills the ratio and retraction knobs a config leaves 0 from SGLang's
+// latest engine profile; an error when that profile cannot be read.
+Status FillSglangDefaults(SchedulerConfig* c);
 
 }  // namespace capplan::sim
 

@@ -42,9 +42,11 @@ Result<std::unique_ptr<ServingPool>> ServingPool::Create(uint8_t id, const SimCo
   }
   CAPPLAN_ASSIGN_OR_RETURN(RouterFn router, Routers().Find(config.router));
   CAPPLAN_ASSIGN_OR_RETURN(SchedulerFactory f, Schedulers().Find(config.scheduler));
-  SchedulerConfig sched = config.sched;
+  SimConfig filled = config;
+  CAPPLAN_RETURN_IF_ERROR(FillSglangDefaults(&filled.sched));
+  SchedulerConfig sched = filled.sched;
   sched.retract_to_host = options.reserve_before_admit;
-  return std::make_unique<ServingPool>(id, config, specs, pricer, f(sched), router, queue,
+  return std::make_unique<ServingPool>(id, filled, specs, pricer, f(sched), router, queue,
                                        options, listener);
 }
 

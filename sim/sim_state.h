@@ -82,6 +82,11 @@ struct ReqState {
 // No cap on admitted requests (tests that exercise the KV pool alone).
 inline constexpr int64_t kNoRequestCap = int64_t{1} << 30;
 
+// When SGLang's retract_decode stops retracting (after at least one):
+// kDecodeStepsHeadroom, once retract_decode_steps tokens per remaining
+// request are free; kNextDecodeFits, once the next decode step fits.
+enum class RetractUntil : uint8_t { kUnset, kDecodeStepsHeadroom, kNextDecodeFits };
+
 // Scheduler knobs, per attention rank.
 struct SchedulerConfig {
   Phase phase = Phase::kBoth;
@@ -89,16 +94,16 @@ struct SchedulerConfig {
   // SGLang chunk / vLLM token budget; set by the caller (PrepareRun: the
   // scenario or its engine profile). The pool refuses a value below 1.
   int64_t chunked_prefill_tokens = 0;
-  // SGLang's admission reserves prompt + new_token_ratio * min(remaining
-  // output, clip_max_new_tokens). Defaults are SGLang's global_config:
-  // SGLANG_INIT_NEW_TOKEN_RATIO 0.7, SGLANG_MIN_NEW_TOKEN_RATIO_FACTOR 0.14
-  // (min = 0.098), SGLANG_NEW_TOKEN_RATIO_DECAY_STEPS 600 (decay =
-  // (0.7 - 0.098) / 600 per decode iteration); clip 4096 is SGLang's
-  // CLIP_MAX_NEW_TOKENS default (schedule_policy.py).
-  double init_new_token_ratio = 0.7;
-  double min_new_token_ratio = 0.7 * 0.14;
-  double new_token_ratio_decay = (0.7 - 0.7 * 0.14) / 600;
-  int64_t clip_max_new_tokens = 4096;
+  // SGLang's admission estimate and decode retraction (sim/scheduler.h):
+  // engine-profile data (models/engines/sglang.json), copied here by
+  // ApplyEngineScheduling; 0 / kUnset are filled from SGLang's latest
+  // profile by FillSglangDefaults when a pool is created.
+  double init_new_token_ratio = 0;
+  double min_new_token_ratio = 0;
+  double new_token_ratio_decay = 0;  // per decode iteration
+  int64_t clip_max_new_tokens = 0;
+  int64_t retract_decode_steps = 0;
+  RetractUntil retract_until = RetractUntil::kUnset;
   // PD decode pool: a retracted request keeps its KV in host memory and
   // waits in RankState::retracted (no prefill pool to recompute it here).
   bool retract_to_host = false;
@@ -140,7 +145,7 @@ struct RankState {
   // PD decode rank: min(output, clip_max_new_tokens) summed over requests
   // with reserved pages not yet admitted; their new-token reservation.
   int64_t incoming_out_tokens = 0;
-  double new_token_ratio = 0.7;
+  double new_token_ratio = 0;  // SGLang's; starts at SchedulerConfig::init_new_token_ratio
   int64_t retractions = 0;
   bool kv_bound = false;
   // The rank's prefix cache (owned by its pool); null when caching is off.

@@ -25,6 +25,7 @@
 #include "sim/prepared_run.h"
 #include "sim/request_log.h"
 #include "sim/scenario.h"
+#include "sim/scheduler.h"
 #include "sim/sim_state.h"
 #include "sim/simulator.h"
 #include "sim/step_pricer.h"
@@ -211,6 +212,7 @@ Result<std::unique_ptr<PreparedRun>> PrepareRun(const Scenario& sc, size_t pool,
   cfg.progress = options.progress;
   cfg.sched.phase = d.phase;
   cfg.sched.chunked_prefill_tokens = plan.chunked_prefill_tokens;
+  ApplyEngineScheduling(ed, &cfg.sched);
   cfg.sched.speculative = spec.acceptance;
   cfg.sched.seed = sc.workload.seed;
   int64_t& mrr = st->mrr;

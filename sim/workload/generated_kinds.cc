@@ -5,6 +5,7 @@
 
 #include "common/memory_budget.h"
 #include "sim/workload/arrivals.h"
+#include "sim/workload/clients.h"
 #include "sim/workload/length_dist.h"
 #include "sim/workload/random.h"
 #include "sim/workload/workload_kinds.h"
@@ -31,12 +32,25 @@ Status ReadNumRequests(JsonObject& w, int64_t* n) {
                              "run fewer requests");
 }
 
+// The length distribution at `key`, as `client` samples it (none: as
+// given).
+Result<std::unique_ptr<LengthDist>> ClientLength(JsonObject& w, const char* key,
+                                                 const std::string& dir,
+                                                 const BenchmarkClient* client, double ratio) {
+  CAPPLAN_ASSIGN_OR_RETURN(JsonObject spec, w.Child(key, true));
+  if (client == nullptr) return ParseLengthDist(spec, dir);
+  const nlohmann::json sampled = ClientLengthSpec(*w.Raw(key), *client, ratio);
+  JsonObject as_sampled(sampled, w.origin(), w.PathOf(key));
+  return ParseLengthDist(as_sampled, dir);
+}
+
 // Fills requests with ids and lengths; arrivals are left at 0.
-Status GenerateLengths(JsonObject& w, const std::string& dir, int64_t n, Workload* out) {
-  CAPPLAN_ASSIGN_OR_RETURN(JsonObject in_spec, w.Child("input_tokens", true));
-  CAPPLAN_ASSIGN_OR_RETURN(std::unique_ptr<LengthDist> in_dist, ParseLengthDist(in_spec, dir));
-  CAPPLAN_ASSIGN_OR_RETURN(JsonObject out_spec, w.Child("output_tokens", true));
-  CAPPLAN_ASSIGN_OR_RETURN(std::unique_ptr<LengthDist> out_dist, ParseLengthDist(out_spec, dir));
+Status GenerateLengths(JsonObject& w, const std::string& dir, int64_t n, Workload* out,
+                       const BenchmarkClient* client = nullptr, double ratio = 0) {
+  CAPPLAN_ASSIGN_OR_RETURN(std::unique_ptr<LengthDist> in_dist,
+                           ClientLength(w, "input_tokens", dir, client, ratio));
+  CAPPLAN_ASSIGN_OR_RETURN(std::unique_ptr<LengthDist> out_dist,
+                           ClientLength(w, "output_tokens", dir, client, ratio));
   WorkloadRng in_rng(out->seed, kInputLengthStream);
   WorkloadRng out_rng(out->seed, kOutputLengthStream);
   out->requests.resize(static_cast<size_t>(n));
@@ -59,7 +73,27 @@ Status LoadClosedLoop(JsonObject& w, const std::string& dir, Workload* out) {
   CAPPLAN_RETURN_IF_ERROR(w.CheckRange("concurrency", static_cast<double>(concurrency), 1, 1e9));
   CAPPLAN_RETURN_IF_ERROR(ReadNumRequests(w, &n));
   out->concurrency = concurrency;
-  return GenerateLengths(w, dir, n, out);
+  // A loop that issues requests as others finish is a serving benchmark;
+  // one batch of requests (a latency probe) is sent exactly as given.
+  std::string name = n > concurrency ? "inferencex" : "lock_step";
+  CAPPLAN_RETURN_IF_ERROR(w.Get("client", &name));
+  CAPPLAN_RETURN_IF_ERROR(w.CheckOneOf("client", name, BenchmarkClients().Names()));
+  const BenchmarkClient client = *BenchmarkClients().Find(name);
+  double ratio = client.default_range_ratio;
+  if (w.Has("range_ratio")) {
+    if (client.convention.empty()) {
+      return w.Error("range_ratio", "client '" + name + "' sends the lengths as given; " +
+                                        "a range ratio needs a benchmark client");
+    }
+    CAPPLAN_RETURN_IF_ERROR(w.Get("range_ratio", &ratio));
+    CAPPLAN_RETURN_IF_ERROR(w.CheckRange("range_ratio", ratio, 0, client.max_range_ratio));
+  }
+  CAPPLAN_RETURN_IF_ERROR(GenerateLengths(w, dir, n, out, &client, ratio));
+  std::ostringstream os;
+  os << " client=" << name;
+  if (!client.convention.empty()) os << "(range_ratio=" << ratio << ")";
+  out->source += os.str();
+  return Status::Ok();
 }
 
 Status LoadOpenLoop(JsonObject& w, const std::string& dir, Workload* out) {

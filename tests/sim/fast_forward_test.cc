@@ -113,8 +113,9 @@ TEST_P(FastForward, SameAnswersAsEveryIteration) {
 
 INSTANTIATE_TEST_SUITE_P(Scenarios, FastForward, ::testing::ValuesIn(Cases()), CaseName);
 
-// The fast path must actually skip: a decode-only closed loop is almost all
-// steady decode (every request finishes after 1,024 tokens together).
+// The fast path must actually skip: a decode-only closed loop in lock step
+// is almost all steady decode (every request finishes after 1,024 tokens
+// together).
 // The retraction case above does retract (else it would test nothing).
 TEST(FastForwardEngages, TheKvBoundCaseRetracts) {
   for (const Case& c : Cases()) {
@@ -127,7 +128,7 @@ TEST(FastForwardEngages, TheKvBoundCaseRetracts) {
 }
 
 TEST(FastForwardEngages, DecodeOnlyClosedLoopSkipsMostIterations) {
-  Case c{"kimi", "kimi-k2.6-kv-fp8.json", {}, nullptr};
+  Case c{"kimi", "kimi-k2.6-kv-fp8.json", {"workload.client=lock_step"}, nullptr};
   auto fast = RunCase(c, true);
   ASSERT_TRUE(fast.ok()) << fast.status().message();
   const int64_t it = fast->summary["iterations"];
