@@ -164,8 +164,9 @@ Status ReadRow(const nlohmann::json& j, const Case& c, const nlohmann::json& sce
                    [&](const auto& a, const auto& b) { return rank(a.first) < rank(b.first); });
   CAPPLAN_RETURN_IF_ERROR(r.Finish());
   if (!opt.hardware_files.empty()) {
-    const std::string hw =
-        doc.contains("hardware") && doc["hardware"].is_string() ? doc["hardware"] : hw::kDefaultProfileName;
+    const std::string hw = doc.contains("hardware") && doc["hardware"].is_string()
+                               ? doc["hardware"]
+                               : hw::kDefaultProfileName;
     auto f = opt.hardware_files.find(hw);
     if (f != opt.hardware_files.end()) doc["hardware"] = f->second;
   }
@@ -218,8 +219,8 @@ Status ReadComparison(const nlohmann::json& j, int index, Case* c) {
     if (MetricIndex(row, k.metric) == row.measured.size()) {
       std::string has;
       for (const auto& [m, v] : row.measured) has += (has.empty() ? "" : ", ") + m;
-      return o.Error("metric", "row '" + row.label + "' does not measure '" +
-                                   EchoValue(k.metric) + "' (it measures " + has + ")");
+      return o.Error("metric", "row '" + row.label + "' does not measure '" + EchoValue(k.metric) +
+                                   "' (it measures " + has + ")");
     }
   }
   c->comparisons.push_back(std::move(k));
@@ -502,8 +503,7 @@ std::vector<const PublicComparison*> ComparisonsOf(const PublicValidation& v,
 }
 
 // The comparisons of one case as an indented block under its rows.
-void FormatComparisons(const PublicValidation& v, const std::string& case_name,
-                       std::ostream& os) {
+void FormatComparisons(const PublicValidation& v, const std::string& case_name, std::ostream& os) {
   const auto ks = ComparisonsOf(v, case_name);
   if (ks.empty()) return;
   size_t wl = 10, wm = 6;
@@ -514,9 +514,8 @@ void FormatComparisons(const PublicValidation& v, const std::string& case_name,
   os << "  comparisons of " << case_name
      << " (ratio = numerator row / denominator row; difference = predicted - measured)\n";
   char b[512];
-  std::snprintf(b, sizeof(b), "  %-*s  %-*s  %9s  %9s  %10s\n", static_cast<int>(wl),
-                "comparison", static_cast<int>(wm), "metric", "measured", "predicted",
-                "difference");
+  std::snprintf(b, sizeof(b), "  %-*s  %-*s  %9s  %9s  %10s\n", static_cast<int>(wl), "comparison",
+                static_cast<int>(wm), "metric", "measured", "predicted", "difference");
   os << b;
   for (const auto* k : ks) {
     std::snprintf(b, sizeof(b), "  %-*s  %-*s  %9s  ", static_cast<int>(wl), k->label.c_str(),
@@ -541,8 +540,7 @@ std::string ComparisonClassLine(const std::string& cls, const PublicClassSummary
     std::snprintf(b, sizeof(b),
                   "ratio diff %-8s %5.3f  mean |predicted - measured ratio| over %d "
                   "comparisons (%d skipped)",
-                  cls.c_str(), s.mean_abs_ratio_difference, s.comparisons,
-                  s.comparisons_skipped);
+                  cls.c_str(), s.mean_abs_ratio_difference, s.comparisons, s.comparisons_skipped);
   }
   return b;
 }
@@ -555,8 +553,8 @@ std::string FormatPublicValidation(const PublicValidation& v) {
   for (const auto& r : v.rows) ran += r.skipped.empty();
   for (const auto& k : v.comparisons) compared += k.skipped.empty();
   os << "public validation: " << v.case_files.size() << " cases in " << v.cases_dir << ", "
-     << v.rows.size() << " rows (" << ran << " compared, " << v.rows.size() - ran
-     << " skipped), " << v.comparisons.size() << " comparisons (" << compared << " compared)\n";
+     << v.rows.size() << " rows (" << ran << " compared, " << v.rows.size() - ran << " skipped), "
+     << v.comparisons.size() << " comparisons (" << compared << " compared)\n";
   size_t wc = 4, wl = 3, wm = 6;
   for (const auto& r : v.rows) {
     wc = std::max(wc, r.case_name.size());
@@ -592,53 +590,65 @@ std::string FormatPublicValidation(const PublicValidation& v) {
   return os.str();
 }
 
+namespace {
+
+nlohmann::json RowJson(const PublicValidationRow& r) {
+  nlohmann::json j = {{"case", r.case_name},
+                      {"class", r.case_class},
+                      {"row", r.label},
+                      {"metric", r.metric},
+                      {"measured", r.measured},
+                      {"measured_kind", r.measured_kind},
+                      {"source_url", r.source_url},
+                      {"source_date", r.source_date}};
+  if (r.skipped.empty()) {
+    j["predicted"] = r.predicted;
+    j["error_pct"] = r.error_pct;
+  } else {
+    j["predicted"] = nullptr;
+    j["error_pct"] = nullptr;
+    j["skipped"] = r.skipped;
+  }
+  return j;
+}
+
+nlohmann::json ComparisonJson(const PublicComparison& k) {
+  nlohmann::json j = {{"case", k.case_name},
+                      {"class", k.case_class},
+                      {"comparison", k.label},
+                      {"metric", k.metric},
+                      {"numerator", k.numerator},
+                      {"denominator", k.denominator},
+                      {"measured_ratio", k.measured_ratio}};
+  if (k.skipped.empty()) {
+    j["predicted_ratio"] = k.predicted_ratio;
+    j["difference"] = k.difference;
+  } else {
+    j["predicted_ratio"] = nullptr;
+    j["difference"] = nullptr;
+    j["skipped"] = k.skipped;
+  }
+  return j;
+}
+
+nlohmann::json MeanOrNull(int n, double mean) { return n > 0 ? nlohmann::json(mean) : nullptr; }
+
+}  // namespace
+
 nlohmann::json PublicValidationToJson(const PublicValidation& v) {
   nlohmann::json rows = nlohmann::json::array();
-  for (const auto& r : v.rows) {
-    nlohmann::json j = {{"case", r.case_name},
-                        {"class", r.case_class},
-                        {"row", r.label},
-                        {"metric", r.metric},
-                        {"measured", r.measured},
-                        {"measured_kind", r.measured_kind},
-                        {"source_url", r.source_url},
-                        {"source_date", r.source_date}};
-    if (r.skipped.empty()) {
-      j["predicted"] = r.predicted;
-      j["error_pct"] = r.error_pct;
-    } else {
-      j["predicted"] = nullptr;
-      j["error_pct"] = nullptr;
-      j["skipped"] = r.skipped;
-    }
-    rows.push_back(j);
-  }
+  for (const auto& r : v.rows) rows.push_back(RowJson(r));
   nlohmann::json comparisons = nlohmann::json::array();
-  for (const auto& k : v.comparisons) {
-    nlohmann::json j = {{"case", k.case_name},     {"class", k.case_class},
-                        {"comparison", k.label},   {"metric", k.metric},
-                        {"numerator", k.numerator}, {"denominator", k.denominator},
-                        {"measured_ratio", k.measured_ratio}};
-    if (k.skipped.empty()) {
-      j["predicted_ratio"] = k.predicted_ratio;
-      j["difference"] = k.difference;
-    } else {
-      j["predicted_ratio"] = nullptr;
-      j["difference"] = nullptr;
-      j["skipped"] = k.skipped;
-    }
-    comparisons.push_back(j);
-  }
+  for (const auto& k : v.comparisons) comparisons.push_back(ComparisonJson(k));
   nlohmann::json classes = nlohmann::json::object();
   for (const auto& [cls, s] : v.classes) {
-    classes[cls] = {{"mape_pct", s.rows > 0 ? nlohmann::json(s.mape_pct) : nlohmann::json()},
-                    {"rows", s.rows},
-                    {"skipped", s.skipped},
-                    {"mean_abs_ratio_difference", s.comparisons > 0
-                                                      ? nlohmann::json(s.mean_abs_ratio_difference)
-                                                      : nlohmann::json()},
-                    {"comparisons", s.comparisons},
-                    {"comparisons_skipped", s.comparisons_skipped}};
+    classes[cls] = {
+        {"mape_pct", MeanOrNull(s.rows, s.mape_pct)},
+        {"rows", s.rows},
+        {"skipped", s.skipped},
+        {"mean_abs_ratio_difference", MeanOrNull(s.comparisons, s.mean_abs_ratio_difference)},
+        {"comparisons", s.comparisons},
+        {"comparisons_skipped", s.comparisons_skipped}};
   }
   nlohmann::json files = nlohmann::json::array();
   for (const auto& f : v.case_files) files.push_back(f);
@@ -700,8 +710,8 @@ void MarkdownComparisons(const PublicValidation& v, const std::string& case_name
      << "| comparison | metric | numerator | denominator | measured ratio | predicted ratio | "
         "difference |\n|---|---|---|---|---|---|---|\n";
   for (const auto* k : ks) {
-    os << "| " << k->label << " | " << k->metric << " | " << k->numerator << " | "
-       << k->denominator << " | " << Ratio(k->measured_ratio) << " | ";
+    os << "| " << k->label << " | " << k->metric << " | " << k->numerator << " | " << k->denominator
+       << " | " << Ratio(k->measured_ratio) << " | ";
     if (k->skipped.empty()) {
       os << Ratio(k->predicted_ratio) << " | " << Diff(k->difference) << " |\n";
     } else {

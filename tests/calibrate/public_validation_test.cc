@@ -139,8 +139,7 @@ TEST(CalibPublicValidation, ComparisonsAppearWithFiniteRatios) {
     auto doc = ReadJsonFile(e.path().string());
     ASSERT_TRUE(doc.ok()) << doc.status().message();
     if (doc->contains("comparisons")) {
-      expected[(*doc)["name"].get<std::string>()] =
-          static_cast<int>((*doc)["comparisons"].size());
+      expected[(*doc)["name"].get<std::string>()] = static_cast<int>((*doc)["comparisons"].size());
     }
   }
   std::map<std::string, std::pair<double, int>> diff;  // class: sum |difference|, count
@@ -201,8 +200,7 @@ TEST(CalibPublicValidation, OutWritesCsvMarkdownAndJson) {
   const std::string cmp = ReadText(out + "/public-validation-comparisons.csv");
   EXPECT_EQ(static_cast<size_t>(std::count(cmp.begin(), cmp.end(), '\n')),
             v["comparisons"].size() + 1);
-  EXPECT_EQ(cmp.rfind("case,class,comparison,metric,numerator,denominator,measured_ratio,", 0),
-            0u)
+  EXPECT_EQ(cmp.rfind("case,class,comparison,metric,numerator,denominator,measured_ratio,", 0), 0u)
       << cmp.substr(0, 200);
   EXPECT_NE(log.find("comparisons of v3-sglang-glm-5.2-kv-h200"), std::string::npos) << log;
   EXPECT_NE(log.find("ratio diff serving"), std::string::npos) << log;
@@ -298,8 +296,10 @@ TEST(CalibPublicValidation, BadComparisonIsOneLineErrorWithItsPath) {
   second["skipped"] = "a format capplan cannot express";
   d["rows"].push_back(second);
   const std::string label = d["rows"][0]["label"];
-  d["comparisons"] = {{{"label", "a/b"}, {"metric", "mean_e2el_ms"},
-                       {"numerator", label}, {"denominator", "secnd"}}};
+  d["comparisons"] = {{{"label", "a/b"},
+                       {"metric", "mean_e2el_ms"},
+                       {"numerator", label},
+                       {"denominator", "secnd"}}};
   const std::string dir = WriteCase(TmpDir("cmp"), "bad.json", d);
   std::string log;
   EXPECT_EQ(Sh(Bin() + " validate --public --cases " + dir, &log), 2);
@@ -322,8 +322,7 @@ TEST(CalibPublicValidation, BadComparisonIsOneLineErrorWithItsPath) {
   d["comparisons"][0]["numertor"] = label;
   WriteCase(dir, "bad.json", d);
   EXPECT_EQ(Sh(Bin() + " validate --public --cases " + dir, &log), 2);
-  EXPECT_NE(log.find("bad.json: /comparisons/0/numertor: unknown field"), std::string::npos)
-      << log;
+  EXPECT_NE(log.find("bad.json: /comparisons/0/numertor: unknown field"), std::string::npos) << log;
 
   d["comparisons"][0].erase("numertor");
   WriteCase(dir, "bad.json", d);
