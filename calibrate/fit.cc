@@ -191,6 +191,44 @@ ClassFit FitOnce(const std::string& key, const std::vector<FitPoint>& points,
   return cf;
 }
 
+// Leave-one-source-out: refits without each source in turn and predicts its
+// points; a source alone in its class is predicted by the base curves, the
+// prior the profile would price with had the source never been read.
+void HoldOutSources(const std::vector<FitPoint>& points, const hw::OpEfficiency& base,
+                    double hbm, const hw::EfficiencyCurve& comp, const hw::EfficiencyCurve& mem,
+                    ClassFit* cf) {
+  std::set<int> sources;
+  for (const FitPoint& p : points) sources.insert(p.source);
+  std::vector<double> all;
+  for (int s : sources) {
+    std::vector<FitPoint> rest;
+    for (const FitPoint& p : points) {
+      if (p.source != s) rest.push_back(p);
+    }
+    hw::EfficiencyCurve hc = base.compute, hm = base.memory;
+    if (!rest.empty()) {
+      const ClassFit held = FitOnce(cf->key, rest, base, hbm);
+      hc = AsCurve(held.compute, base.compute);
+      hm = AsCurve(held.memory, base.memory);
+    }
+    SourceHoldout h;
+    h.source = s;
+    h.refitted = !rest.empty();
+    std::vector<double> out, in;
+    for (const FitPoint& p : points) {
+      if (p.source != s) continue;
+      out.push_back(std::fabs(PredictSeconds(p, hc, hm, hbm) - p.t_s) / p.t_s);
+      in.push_back(std::fabs(PredictSeconds(p, comp, mem, hbm) - p.t_s) / p.t_s);
+    }
+    h.points = static_cast<int>(out.size());
+    h.median_rel_err = Quantile(out, 0.5);
+    h.in_sample_median = Quantile(in, 0.5);
+    all.insert(all.end(), out.begin(), out.end());
+    cf->holdouts.push_back(h);
+  }
+  cf->held_out_median = all.empty() ? -1 : Quantile(all, 0.5);
+}
+
 }  // namespace
 
 double Quantile(std::vector<double> v, double p) {
@@ -218,18 +256,28 @@ ClassFit FitClass(const std::string& key, const std::vector<FitPoint>& points,
   }
   cf.fit_median = Quantile(self, 0.5);
   if (!with_loo || points.size() < 2) return cf;
-  for (size_t i = 0; i < points.size(); ++i) {
+  // Exact leave-one-out up to kExactLooPoints records; past that, each
+  // record is predicted by the fit without its fold (record i in fold
+  // i mod kLooFolds, interleaving the shapes), which keeps a table of
+  // hundreds of records to kLooFolds refits.
+  const size_t n = points.size();
+  const size_t folds = n <= kExactLooPoints ? n : kLooFolds;
+  cf.loo_rel_err.assign(n, 0);
+  for (size_t f = 0; f < folds; ++f) {
     std::vector<FitPoint> rest;
-    for (size_t j = 0; j < points.size(); ++j) {
-      if (j != i) rest.push_back(points[j]);
+    for (size_t j = 0; j < n; ++j) {
+      if (j % folds != f) rest.push_back(points[j]);
     }
     const ClassFit loo = FitOnce(key, rest, base, hbm);
-    const double pred = PredictSeconds(points[i], AsCurve(loo.compute, base.compute),
-                                       AsCurve(loo.memory, base.memory), hbm);
-    cf.loo_rel_err.push_back(std::fabs(pred - points[i].t_s) / points[i].t_s);
+    for (size_t i = f; i < n; i += folds) {
+      const double pred = PredictSeconds(points[i], AsCurve(loo.compute, base.compute),
+                                         AsCurve(loo.memory, base.memory), hbm);
+      cf.loo_rel_err[i] = std::fabs(pred - points[i].t_s) / points[i].t_s;
+    }
   }
   cf.loo_median = Quantile(cf.loo_rel_err, 0.5);
   cf.loo_p90 = Quantile(cf.loo_rel_err, 0.9);
+  HoldOutSources(points, base, hbm, comp, mem, &cf);
   return cf;
 }
 
@@ -275,6 +323,10 @@ bool AsOp(const MeasuredKernel& k, hw::OpPricingInput* op, std::string* why) {
       op->m = static_cast<double>(std::max<int64_t>(k.Shape("tokens"), 1));
       return true;
     }
+    // The simulator prices attention at the 16-bit rate whatever its
+    // formats (models/ops_attention.cc), so an FP8 attention kernel's table
+    // holds its efficiency as a fraction of that rate too.
+    op->compute = hw::MathFormat::k16Bit;
     const int64_t batch = std::max<int64_t>(k.Shape("batch", 1), 1);
     if (k.kernel.find("prefill") != std::string::npos) {
       const int64_t chunk = k.Shape("chunk", k.Shape("context"));
@@ -316,6 +368,27 @@ std::string Classify(const MeasuredKernel& k, const hw::HardwareProfile& p, FitP
   return std::string(pricing.efficiency_class);
 }
 
+// Why a record of implementation `impl` (whose op is of class `cls`) cannot
+// fit the base profile's table of that name; "" when it can. A record never
+// calibrates a table assumed from another implementation, nor another class.
+std::string KernelTableProblem(const hw::HardwareProfile& base, const std::string& impl,
+                               const std::string& cls) {
+  auto it = base.kernels.find(impl);
+  if (it == base.kernels.end()) {
+    return "implementation '" + impl + "' has no table in the base profile's kernels block "
+           "(add one of class " + cls + " to fit it)";
+  }
+  if (it->second.assumed()) {
+    return "the base profile assumes '" + impl + "' from '" + it->second.assumed_from +
+           "': give it curves of its own to fit its records";
+  }
+  if (it->second.efficiency_class != cls) {
+    return "the record's op is priced as " + cls + ", the table '" + impl + "' as " +
+           it->second.efficiency_class;
+  }
+  return "";
+}
+
 }  // namespace
 
 Result<CalibrationFit> FitMeasurements(const MeasurementSet& set, const hw::HardwareProfile& base,
@@ -328,7 +401,7 @@ Result<CalibrationFit> FitMeasurements(const MeasurementSet& set, const hw::Hard
   const std::string base_gpu = GpuModelOf(base.gpu);
   bool any_public = false;
   for (const MeasurementSource& s : set.sources) any_public |= s.is_public;
-  std::map<std::string, std::vector<FitPoint>> by_class;
+  std::map<std::string, std::vector<FitPoint>> by_class, by_kernel;
   std::vector<double> launch;
   std::vector<std::pair<double, double>> graph;  // nodes, seconds
   std::vector<int> bus;
@@ -375,6 +448,7 @@ Result<CalibrationFit> FitMeasurements(const MeasurementSet& set, const hw::Hard
     fp.record = static_cast<int>(i);
     fp.hbm = gpu_of[i]->hbm_bytes_per_s;
     fp.gpu_model = src.gpu_model;
+    fp.source = k.source;
     std::string why;
     // Classified on its own GPU's profile: the FLOP rate is that GPU's.
     const std::string key = Classify(k, *gpu_of[i], &fp, &why);
@@ -398,6 +472,16 @@ Result<CalibrationFit> FitMeasurements(const MeasurementSet& set, const hw::Hard
           " times (same SM90 generation)" +
           (ceilings.at(src.gpu_model).note.empty() ? "" : "; " + ceilings.at(src.gpu_model).note);
     }
+    if (!k.implementation.empty()) {
+      why = KernelTableProblem(base, k.implementation, key);
+      if (!why.empty()) {
+        --out.used_per_source[k.source];
+        out.unused.push_back({static_cast<int>(i), why});
+        continue;
+      }
+      by_kernel[k.implementation].push_back(fp);
+      continue;
+    }
     by_class[key].push_back(fp);
   }
   for (const auto& [key, pts] : by_class) {
@@ -405,7 +489,9 @@ Result<CalibrationFit> FitMeasurements(const MeasurementSet& set, const hw::Hard
     if (it == base.efficiency.end()) return Status::Internal("no base curve for " + key);
     out.classes[key] = FitClass(key, pts, it->second, base.hbm_bytes_per_s);
   }
-  DeriveGroupedInt4(base, &out);
+  for (const auto& [impl, pts] : by_kernel) {
+    out.kernels[impl] = FitClass(impl, pts, base.kernels.at(impl).efficiency, base.hbm_bytes_per_s);
+  }
   FitAllReduce(set, bus, gpu_of, &out);
   OverheadFit& o = out.overheads;
   if (!launch.empty()) {

@@ -35,6 +35,17 @@ struct FitPoint {
   // same generation enters as a fraction of its own GPU's peak.
   double hbm = 0;
   std::string gpu_model;  // "H100", ... ("" when synthetic)
+  int source = -1;        // index into MeasurementSet::sources (-1: synthetic)
+};
+
+// One source held out of a fit: its points predicted by the fit of every
+// other source's points (by the base curves when no other source remains).
+struct SourceHoldout {
+  int source = -1;
+  int points = 0;
+  bool refitted = false;        // false: predicted by the base curves
+  double median_rel_err = 0;    // of its points, held out
+  double in_sample_median = 0;  // of its points, under the fit that saw them
 };
 
 struct CurveFit {
@@ -55,6 +66,11 @@ struct ClassFit {
   double loo_median = 0, loo_p90 = 0;
   // Relative error of the full fit on its own points (not LOO), for contrast.
   double fit_median = 0;
+  // Leave-one-source-out: every source's points predicted by a fit that
+  // never saw that source (the generalization a fit is judged by), and the
+  // median over all points of that held-out error.
+  std::vector<SourceHoldout> holdouts;
+  double held_out_median = -1;  // -1: not computed
 };
 
 // Median / percentile with linear interpolation between order statistics
@@ -64,6 +80,11 @@ double Quantile(std::vector<double> v, double p);
 // Predicted time of a point under the roofline with these curves.
 double PredictSeconds(const FitPoint& p, const hw::EfficiencyCurve& compute,
                       const hw::EfficiencyCurve& memory, double hbm_bytes_per_s);
+
+// Leave-one-out is exact for tables of up to kExactLooPoints records and
+// kLooFolds-fold past that (fit.cc says how records are folded).
+inline constexpr size_t kExactLooPoints = 64;
+inline constexpr size_t kLooFolds = 16;
 
 // Fits one class's two curves; `base` supplies the curve a subset too small
 // to fit keeps. Computes leave-one-out errors unless `with_loo` is false.
@@ -81,14 +102,6 @@ struct OverheadFit {
   std::string note;
 };
 
-// A class no record measures, derived from fitted ones (its curves and the
-// sentence that says how).
-struct DerivedClass {
-  std::string key;
-  hw::OpEfficiency efficiency;
-  std::string how;
-};
-
 // A collective's bus bandwidth as a fraction of the NVLink per-direction
 // rate of the GPU its records ran on (all-reduce ring: nccl-tests busbw).
 struct CollectiveFit {
@@ -101,7 +114,9 @@ struct CollectiveFit {
 
 struct CalibrationFit {
   std::map<std::string, ClassFit> classes;  // only classes with points
-  std::vector<DerivedClass> derived;
+  // Kernel implementations (the profile's "kernels" tables) with records of
+  // their own; a record naming an implementation fits only that table.
+  std::map<std::string, ClassFit> kernels;
   CollectiveFit all_reduce;
   CollectiveFit all_reduce_nvls;  // NVLS records at the GPU counts NCCL uses it
   OverheadFit overheads;

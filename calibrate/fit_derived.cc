@@ -63,30 +63,4 @@ void FitAllReduce(const MeasurementSet& set, const std::vector<int>& records,
   out->all_reduce.how = how;
 }
 
-// W4A16 experts: no public grouped W4A16 kernel figure exists, so the
-// grouped curve is the 16-bit grouped one times the dequant factor the
-// dense W4A16 records show against 16-bit GEMMs of the same shapes
-// (memory max of gemm_int4 / gemm_bf16, both fitted).
-void DeriveGroupedInt4(const hw::HardwareProfile& base, CalibrationFit* out) {
-  auto i4 = out->classes.find("gemm_int4");
-  auto b16 = out->classes.find("gemm_bf16");
-  if (i4 == out->classes.end() || b16 == out->classes.end() || !i4->second.memory.fitted ||
-      !b16->second.memory.fitted) {
-    return;
-  }
-  const double factor = i4->second.memory.max / b16->second.memory.max;
-  DerivedClass d;
-  d.key = "grouped_gemm_int4";
-  d.efficiency = base.efficiency.at("grouped_gemm");
-  d.efficiency.memory.max = std::min(1.0, d.efficiency.memory.max * factor);
-  d.how = "derived: grouped_gemm's curve with its memory max x " + SigDigits(factor, 3) +
-          ", the W4A16 dequant factor (gemm_int4 memory max " +
-          SigDigits(i4->second.memory.max, 3) + " / gemm_bf16 " +
-          SigDigits(b16->second.memory.max, 3) +
-          ", fitted from W4A16 and 16-bit GEMMs of the same shapes); no public grouped "
-          "W4A16 kernel figure; compute curve as grouped_gemm's at the 16-bit rate / (1 + "
-          "int4_dequant_compute_overhead)";
-  out->derived.push_back(d);
-}
-
 }  // namespace capplan::calibrate

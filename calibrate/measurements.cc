@@ -91,6 +91,7 @@ Status ReadRecord(JsonObject& r, bool is_public, MeasuredKernel* k) {
   CAPPLAN_RETURN_IF_ERROR(r.Get("op_class", &k->op_class, true));
   CAPPLAN_RETURN_IF_ERROR(r.CheckOneOf("op_class", k->op_class, kOpClasses));
   CAPPLAN_RETURN_IF_ERROR(r.Get("variant", &k->variant));
+  CAPPLAN_RETURN_IF_ERROR(r.Get("implementation", &k->implementation));
   CAPPLAN_RETURN_IF_ERROR(r.Get("dtype", &k->dtype, true));
   CAPPLAN_RETURN_IF_ERROR(r.Get("weight_dtype", &k->weight_dtype));
   CAPPLAN_RETURN_IF_ERROR(r.Get("kv_dtype", &k->kv_dtype));

@@ -61,6 +61,10 @@ enum class KernelTiming {
 
 struct MeasuredKernel {
   std::string kernel, op_class, variant, dtype, weight_dtype, kv_dtype;
+  // The kernel implementation the record timed (a key of the profile's
+  // "kernels" block, e.g. "sglang_marlin_moe"); "" when the record names
+  // none and fits its efficiency class.
+  std::string implementation;
   std::map<std::string, int64_t> shape;
   KernelTiming timing = KernelTiming::kMedianUs;
   double median_us = 0;             // kFlopRate: flops / achieved rate; kBusBandwidth: 0

@@ -81,6 +81,50 @@ void SetAllReduceBandwidth(const char* key, const CollectiveFit& f, const Measur
                        std::to_string(f.points) + what}}}};
 }
 
+// The fitted curves of one class or kernel table into its profile entry
+// `eff` (its "compute" and "memory" objects), with provenance and fit error.
+void WriteFit(const ClassFit& cf, const CalibrationFit& fit, const MeasurementSet& set,
+              nlohmann::json* eff) {
+  for (const auto* c : {&cf.compute, &cf.memory}) {
+    if (!c->fitted) continue;
+    const bool memory = c == &cf.memory;
+    nlohmann::json& j = (*eff)[memory ? "memory" : "compute"];
+    j["max"] = RoundFitted(c->max);
+    j["half"] = RoundFitted(c->half);
+    // Valid over every record of the class, not only those this term
+    // bound: the roofline was fitted to all of them (a memory-bound record
+    // constrains the compute curve too), and a narrower range would warn on
+    // every small-M decode GEMM whose compute term never binds.
+    double lo = 1e300, hi = 0;
+    for (const FitPoint& p : cf.points) {
+      const double x = memory ? p.bytes : p.x;
+      if (memory ? p.bytes <= 0 : p.flops <= 0) continue;
+      lo = std::min(lo, x);
+      hi = std::max(hi, x);
+    }
+    // Above the largest fitted shape the saturating curve is at its
+    // plateau, the premise of the roofline, so the base's upper end
+    // stays; below the smallest, the half-saturation is extrapolated and
+    // the simulator warns (and widens its prediction intervals).
+    const double base_hi = j["valid"][1].get<double>();
+    j["valid"] = {RoundFitted(std::min(lo, c->lo)),
+                  std::max(RoundFitted(std::max(hi, c->hi)), base_hi)};
+    std::string src = FromRecords(RecordsOf(cf.points), set, Prefix(set)) + "; " +
+                      std::to_string(c->points) + " records bound by this term";
+    src += CrossGpu(fit, cf.points);
+    if (!c->note.empty()) src += "; " + c->note;
+    j["provenance"] = {{"kind", "fitted"}, {"source", src}};
+    // LOO and the held-out-source error are over the whole table (both
+    // terms predict each point together).
+    j["fit"] = {
+        {"points", c->points},
+        {"loo_median_rel_err", cf.loo_rel_err.empty() ? -1.0 : RoundFitted(cf.loo_median)},
+        {"loo_p90_rel_err", cf.loo_rel_err.empty() ? -1.0 : RoundFitted(cf.loo_p90)},
+        {"held_out_source_median_rel_err",
+         cf.held_out_median < 0 ? -1.0 : RoundFitted(cf.held_out_median)}};
+  }
+}
+
 }  // namespace
 
 Result<nlohmann::json> ApplyFit(const nlohmann::json& base_doc, const std::string& base_origin,
@@ -100,53 +144,8 @@ Result<nlohmann::json> ApplyFit(const nlohmann::json& base_doc, const std::strin
   }
   const std::string from =
       Prefix(set) + "fitted by capplan calibrate from " + SourcesLine(fit, set);
-  for (const auto& [key, cf] : fit.classes) {
-    nlohmann::json* eff = &doc["efficiency"][key];
-    for (const auto* c : {&cf.compute, &cf.memory}) {
-      if (!c->fitted) continue;
-      const bool memory = c == &cf.memory;
-      nlohmann::json& j = (*eff)[memory ? "memory" : "compute"];
-      j["max"] = RoundFitted(c->max);
-      j["half"] = RoundFitted(c->half);
-      // Valid over every record of the class, not only those this term
-      // bound: the roofline was fitted to all of them (a memory-bound record
-      // constrains the compute curve too), and a narrower range would warn on
-      // every small-M decode GEMM whose compute term never binds.
-      double lo = 1e300, hi = 0;
-      for (const FitPoint& p : cf.points) {
-        const double x = memory ? p.bytes : p.x;
-        if (memory ? p.bytes <= 0 : p.flops <= 0) continue;
-        lo = std::min(lo, x);
-        hi = std::max(hi, x);
-      }
-      // Above the largest fitted shape the saturating curve is at its
-      // plateau, the premise of the roofline, so the base's upper end
-      // stays; below the smallest, the half-saturation is extrapolated and
-      // the simulator warns (and widens its prediction intervals).
-      const double base_hi = j["valid"][1].get<double>();
-      j["valid"] = {RoundFitted(std::min(lo, c->lo)),
-                    std::max(RoundFitted(std::max(hi, c->hi)), base_hi)};
-      std::string src = FromRecords(RecordsOf(cf.points), set, Prefix(set)) + "; " +
-                        std::to_string(c->points) + " records bound by this term";
-      src += CrossGpu(fit, cf.points);
-      if (!c->note.empty()) src += "; " + c->note;
-      j["provenance"] = {{"kind", "fitted"}, {"source", src}};
-      // LOO is over the whole class (both terms predict each point together).
-      j["fit"] = {
-          {"points", c->points},
-          {"loo_median_rel_err", cf.loo_rel_err.empty() ? -1.0 : RoundFitted(cf.loo_median)},
-          {"loo_p90_rel_err", cf.loo_rel_err.empty() ? -1.0 : RoundFitted(cf.loo_p90)}};
-    }
-  }
-  for (const DerivedClass& d : fit.derived) {
-    nlohmann::json& eff = doc["efficiency"][d.key];
-    nlohmann::json& mem = eff["memory"];
-    mem["max"] = RoundFitted(d.efficiency.memory.max);
-    mem["half"] = RoundFitted(d.efficiency.memory.half);
-    mem["valid"] = {d.efficiency.memory.valid_lo, d.efficiency.memory.valid_hi};
-    mem["provenance"] = {{"kind", "fitted"}, {"source", Prefix(set) + d.how}};
-    mem.erase("fit");
-  }
+  for (const auto& [key, cf] : fit.classes) WriteFit(cf, fit, set, &doc["efficiency"][key]);
+  for (const auto& [impl, cf] : fit.kernels) WriteFit(cf, fit, set, &doc["kernels"][impl]);
   if (fit.all_reduce.fitted) {
     SetAllReduceBandwidth("bus_bandwidth_bytes_per_s", fit.all_reduce, set,
                           " ring records (" + fit.all_reduce.how + ")" +
@@ -187,6 +186,57 @@ Result<nlohmann::json> ApplyFit(const nlohmann::json& base_doc, const std::strin
   return doc;
 }
 
+namespace {
+
+// The report's two rows (compute, memory) of one class or kernel table.
+void CurveRows(const std::string& key, const ClassFit& cf, const hw::OpEfficiency& b,
+               std::ostringstream* out) {
+  std::ostringstream& os = *out;
+  for (const auto* c : {&cf.compute, &cf.memory}) {
+    const bool memory = c == &cf.memory;
+    const hw::EfficiencyCurve& bc = memory ? b.memory : b.compute;
+    os << "| " << key << " | " << (memory ? "memory" : "compute") << " | " << c->points << " | ";
+    if (c->fitted) {
+      os << SigDigits(c->max, 4) << " (" << SigDigits(bc.max, 4) << ") | " << SigDigits(c->half, 4)
+         << " (" << SigDigits(bc.half, 4) << ") | " << bc.x << " in [" << SigDigits(c->lo, 4)
+         << ", " << SigDigits(c->hi, 4) << "] | ";
+    } else {
+      os << "kept " << SigDigits(bc.max, 4) << " | kept " << SigDigits(bc.half, 4) << " | - | ";
+    }
+    if (cf.loo_rel_err.empty()) {
+      os << "- | - | ";
+    } else {
+      os << SigDigits(100 * cf.loo_median, 4) << "% | " << SigDigits(100 * cf.loo_p90, 4) << "% | ";
+    }
+    os << (cf.held_out_median < 0 ? "-" : SigDigits(100 * cf.held_out_median, 4) + "%") << " | "
+       << c->note << " |\n";
+  }
+}
+
+// Leave-one-source-out, per table and source: the in-sample error of the
+// source's records next to their error when the fit never saw the source.
+void HoldoutTable(const CalibrationFit& fit, const MeasurementSet& set,
+                  std::ostringstream* out) {
+  std::ostringstream& os = *out;
+  os << "\nLeave-one-source-out: each source's records predicted by the fit of every other "
+        "source's (by the base curves when no other source fits that table). A change that "
+        "lowers the in-sample column but raises the held-out one is a regression.\n\n"
+        "| class or kernel | source | records | in-sample median | held-out median | held out "
+        "by |\n|---|---|---|---|---|---|\n";
+  auto rows = [&](const std::string& key, const ClassFit& cf) {
+    for (const SourceHoldout& h : cf.holdouts) {
+      const std::string src = h.source >= 0 ? set.sources[h.source].path : "(synthetic)";
+      os << "| " << key << " | " << src << " | " << h.points << " | "
+         << SigDigits(100 * h.in_sample_median, 4) << "% | " << SigDigits(100 * h.median_rel_err, 4)
+         << "% | " << (h.refitted ? "refit without it" : "base curves") << " |\n";
+    }
+  };
+  for (const auto& [key, cf] : fit.classes) rows(key, cf);
+  for (const auto& [impl, cf] : fit.kernels) rows("kernel " + impl, cf);
+}
+
+}  // namespace
+
 std::string FitReportMarkdown(const hw::HardwareProfile& base, const CalibrationFit& fit,
                               const MeasurementSet& set) {
   std::ostringstream os;
@@ -199,36 +249,14 @@ std::string FitReportMarkdown(const hw::HardwareProfile& base, const Calibration
   os << "\nModel per op (sim/cost_model.h): t = max(flops / (rate * eff_c(x)), bytes / (hbm * "
         "eff_m(bytes))), eff(x) = max * x / (x + half). LOO: each record predicted by a fit "
         "without it; relative time error |pred - t| / t.\n\n";
-  os << "| class | term | records bound | max (base) | half (base) | range bound by this term | "
-        "LOO median | "
-        "LOO p90 | note |\n|---|---|---|---|---|---|---|---|---|\n";
-  for (const auto& [key, cf] : fit.classes) {
-    const hw::OpEfficiency& b = base.efficiency.at(key);
-    for (const auto* c : {&cf.compute, &cf.memory}) {
-      const bool memory = c == &cf.memory;
-      const hw::EfficiencyCurve& bc = memory ? b.memory : b.compute;
-      os << "| " << key << " | " << (memory ? "memory" : "compute") << " | " << c->points << " | ";
-      if (c->fitted) {
-        os << SigDigits(c->max, 4) << " (" << SigDigits(bc.max, 4) << ") | "
-           << SigDigits(c->half, 4) << " (" << SigDigits(bc.half, 4) << ") | " << bc.x << " in ["
-           << SigDigits(c->lo, 4) << ", " << SigDigits(c->hi, 4) << "] | ";
-      } else {
-        os << "kept " << SigDigits(bc.max, 4) << " | kept " << SigDigits(bc.half, 4) << " | - | ";
-      }
-      if (cf.loo_rel_err.empty()) {
-        os << "- | - | ";
-      } else {
-        os << SigDigits(100 * cf.loo_median, 4) << "% | " << SigDigits(100 * cf.loo_p90, 4)
-           << "% | ";
-      }
-      os << c->note << " |\n";
-    }
+  os << "| class or kernel | term | records bound | max (base) | half (base) | range bound by "
+        "this term | LOO median | LOO p90 | held-out source median | note |\n"
+        "|---|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& [key, cf] : fit.classes) CurveRows(key, cf, base.efficiency.at(key), &os);
+  for (const auto& [impl, cf] : fit.kernels) {
+    CurveRows("kernel " + impl, cf, base.kernels.at(impl).efficiency, &os);
   }
-  for (const DerivedClass& d : fit.derived) {
-    os << "| " << d.key << " | memory | - | " << SigDigits(d.efficiency.memory.max, 4) << " ("
-       << SigDigits(base.efficiency.at(d.key).memory.max, 4) << ") | "
-       << SigDigits(d.efficiency.memory.half, 4) << " | - | - | - | " << d.how << " |\n";
-  }
+  HoldoutTable(fit, set, &os);
   if (!fit.cross_gpu.empty()) {
     os << "\nCross-GPU records:\n\n";
     for (const auto& [gpu, how] : fit.cross_gpu) os << "- " << how << "\n";

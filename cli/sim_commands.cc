@@ -8,6 +8,7 @@
 #include "common/json_util.h"
 #include "sim/scenario.h"
 #include "sim/simulate.h"
+#include "sim/step_explain.h"
 #include "cli/sweep_commands.h"
 #include "sim/cost_model.h"
 
@@ -55,6 +56,15 @@ Status RunSimulate(const std::vector<std::string>& args, CommandContext& ctx) {
       "json", "print the summary JSON to stdout")(
       "row", "print one compact comparison row (for tables of runs)")(
       "trace-out", po::value<std::string>(), "write a Chrome/Perfetto trace JSON to FILE")(
+      "explain-step",
+      "print one decode and one prefill step op by op (kernel implementation, shape, bytes, "
+      "FLOPs, time, bound, source of its efficiency) instead of simulating; the batch comes "
+      "from the workload unless --explain-batch/--explain-context/--explain-prefill set it")(
+      "explain-batch", po::value<int64_t>()->default_value(0), "decode requests in the explained step")(
+      "explain-context", po::value<int64_t>()->default_value(0),
+      "context tokens of each explained decode request")(
+      "explain-prefill", po::value<int64_t>()->default_value(0),
+      "new tokens of the explained prefill chunk")(
       "no-fast-forward",
       "simulate every decode iteration as an event (the same results, slower; the "
       "reference for the closed-form fast path)");
@@ -74,6 +84,15 @@ Status RunSimulate(const std::vector<std::string>& args, CommandContext& ctx) {
   if (vm.count("set")) sets = vm["set"].as<std::vector<std::string>>();
   CAPPLAN_ASSIGN_OR_RETURN(auto scenario,
                            sim::LoadScenarioFile(vm["scenario"].as<std::string>(), sets));
+  if (vm.count("explain-step")) {
+    sim::ExplainOptions eo;
+    eo.decode_batch = vm["explain-batch"].as<int64_t>();
+    eo.decode_context = vm["explain-context"].as<int64_t>();
+    eo.prefill_tokens = vm["explain-prefill"].as<int64_t>();
+    CAPPLAN_ASSIGN_OR_RETURN(std::string text, sim::ExplainSteps(*scenario, eo));
+    *ctx.out << text;
+    return Status::Ok();
+  }
   sim::RunOptions opt;
   opt.progress = ctx.stderr_is_tty ? ctx.err : nullptr;
   opt.want_trace = vm.count("trace-out") > 0;

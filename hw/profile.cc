@@ -56,6 +56,8 @@ Status ReadCurve(JsonObject& parent, const std::string& key, EfficiencyCurve* c)
     CAPPLAN_RETURN_IF_ERROR(f.Get("points", &c->fit_points, true));
     CAPPLAN_RETURN_IF_ERROR(f.Get("loo_median_rel_err", &c->loo_median_rel_err, true));
     CAPPLAN_RETURN_IF_ERROR(f.Get("loo_p90_rel_err", &c->loo_p90_rel_err, true));
+    CAPPLAN_RETURN_IF_ERROR(
+        f.Get("held_out_source_median_rel_err", &c->held_out_source_median_rel_err));
     CAPPLAN_RETURN_IF_ERROR(f.Finish());
   }
   return o.Finish();
@@ -78,6 +80,56 @@ Status ReadCollective(JsonObject& parent, const std::string& key, CollectiveMode
 }
 
 
+
+// One "kernels" entry: its class and curves, or the table it is assumed
+// from (resolved by ResolveAssumedKernels once every entry is read).
+Status ReadKernelTable(JsonObject& o, KernelTable* t) {
+  CAPPLAN_RETURN_IF_ERROR(o.Get("efficiency_class", &t->efficiency_class, true));
+  CAPPLAN_RETURN_IF_ERROR(
+      o.CheckOneOf("efficiency_class", t->efficiency_class, EfficiencyClasses()));
+  CAPPLAN_RETURN_IF_ERROR(o.Get("assumed_from", &t->assumed_from));
+  if (t->assumed()) {
+    CAPPLAN_RETURN_IF_ERROR(o.Get("reason", &t->assumed_reason, true));
+    if (t->assumed_reason.empty()) return o.Error("reason", "an assumed table says why");
+    return o.Finish();
+  }
+  CAPPLAN_RETURN_IF_ERROR(ReadCurve(o, "compute", &t->efficiency.compute));
+  CAPPLAN_RETURN_IF_ERROR(ReadCurve(o, "memory", &t->efficiency.memory));
+  return o.Finish();
+}
+
+// An assumed table takes its source's curves; the source must be a table of
+// its own (no chains) of the same class, so a transfer is always one step
+// and always visible.
+Status ResolveAssumedKernels(JsonObject& k, HardwareProfile* p) {
+  for (auto& [name, t] : p->kernels) {
+    if (!t.assumed()) continue;
+    auto src = p->kernels.find(t.assumed_from);
+    if (src == p->kernels.end() || src->second.assumed()) {
+      return k.Error(name, "assumed_from '" + EchoValue(t.assumed_from) +
+                               "' must name a table of its own in this block");
+    }
+    if (src->second.efficiency_class != t.efficiency_class) {
+      return k.Error(name, "assumed_from '" + t.assumed_from + "' is a " +
+                               src->second.efficiency_class + " table, not " +
+                               t.efficiency_class);
+    }
+    t.efficiency = src->second.efficiency;
+  }
+  return Status::Ok();
+}
+
+Status ReadKernels(JsonObject& root, HardwareProfile* p) {
+  if (!root.Has("kernels")) return Status::Ok();
+  CAPPLAN_ASSIGN_OR_RETURN(JsonObject k, root.Child("kernels", true));
+  const nlohmann::json* raw = root.Raw("kernels");
+  for (const auto& [name, v] : raw->items()) {
+    CAPPLAN_ASSIGN_OR_RETURN(JsonObject o, k.Child(name, true));
+    CAPPLAN_RETURN_IF_ERROR(ReadKernelTable(o, &p->kernels[name]));
+  }
+  CAPPLAN_RETURN_IF_ERROR(ResolveAssumedKernels(k, p));
+  return k.Finish();
+}
 
 Status ReadCostModel(JsonObject& root, HardwareProfile* p) {
   {
@@ -114,6 +166,7 @@ Status ReadCostModel(JsonObject& root, HardwareProfile* p) {
     }
     CAPPLAN_RETURN_IF_ERROR(e.Finish());
   }
+  CAPPLAN_RETURN_IF_ERROR(ReadKernels(root, p));
   CAPPLAN_RETURN_IF_ERROR(ReadParam(root, "int4_dequant_compute_overhead",
                                     "int4_dequant_compute_overhead",
                                     &p->int4_dequant_compute_overhead, p, 0, 10));

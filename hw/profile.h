@@ -41,6 +41,9 @@ struct EfficiencyCurve {
   // on and leave-one-out relative time error; -1 when not fitted.
   int fit_points = 0;
   double loo_median_rel_err = -1, loo_p90_rel_err = -1;
+  // Median error of the records of each source when the curve is refitted
+  // without that source (calibrate/README.md); -1 when not computed.
+  double held_out_source_median_rel_err = -1;
   double At(double v) const { return v <= 0 ? max : max * v / (v + half); }
   bool InRange(double v) const { return v >= valid_lo && v <= valid_hi; }
 };
@@ -48,6 +51,19 @@ struct EfficiencyCurve {
 struct OpEfficiency {
   EfficiencyCurve compute;
   EfficiencyCurve memory;
+};
+
+// The efficiency table of one named kernel implementation (an engine's
+// Marlin MoE, FA3 prefill, ...): the same curve pair as an efficiency class,
+// over that class's shape variable, fitted only from records of this
+// implementation. A table with no record of its own names the table it is
+// assumed from and why; the simulator reports every op priced that way.
+struct KernelTable {
+  std::string efficiency_class;  // the class whose shape variable and rate it uses
+  OpEfficiency efficiency;       // its own curves, or those of `assumed_from`
+  std::string assumed_from;      // "" when the table is this implementation's own
+  std::string assumed_reason;
+  bool assumed() const { return !assumed_from.empty(); }
 };
 
 // Collective time = latency + bytes * algorithm factor / bus bandwidth.
@@ -81,6 +97,8 @@ struct HardwareProfile {
   // Keys: gemm_bf16, gemm_fp8, gemm_int4, grouped_gemm, attention_decode,
   // attention_prefill, elementwise. Looked up by string_view too.
   std::map<std::string, OpEfficiency, std::less<>> efficiency;
+  // Kernel implementation name -> its table ("kernels" block; optional).
+  std::map<std::string, KernelTable, std::less<>> kernels;
   double int4_dequant_compute_overhead = 0;
   CollectiveModel all_reduce, all_gather, reduce_scatter, all_to_all;
   double nvlink_bytes_per_s = 0;

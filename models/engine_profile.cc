@@ -252,6 +252,24 @@ Status ParseMemory(JsonObject& m, EngineProfile* p) {
   return m.Finish();
 }
 
+// "kernels": {"<selector>": {"value": "<implementation>", "source": "..."}}.
+Status ParseKernels(JsonObject& e, EngineProfile* p) {
+  if (!e.Has("kernels")) return Status::Ok();
+  CAPPLAN_ASSIGN_OR_RETURN(JsonObject k, e.Child("kernels", true));
+  for (const auto& [sel, v] : e.Raw("kernels")->items()) {
+    const std::vector<std::string>& known = KernelSelectors();
+    if (std::find(known.begin(), known.end(), sel) == known.end()) {
+      return k.Error(sel, "unknown kernel selector" + DidYouMean(sel, known));
+    }
+    CAPPLAN_RETURN_IF_ERROR(
+        GetSourced(k, "kernels.", sel.c_str(), &p->kernel_names[sel], &p->sources));
+  }
+  auto choices = KernelChoices::FromSelectors(p->kernel_names);
+  if (!choices.ok()) return k.Error("", choices.status().message());
+  p->kernels = std::move(*choices);
+  return k.Finish();
+}
+
 Status ParseEntry(const nlohmann::json& merged, const std::string& origin, const std::string& ptr,
                   EngineProfile* p) {
   JsonObject e(merged, origin, ptr);
@@ -263,6 +281,7 @@ Status ParseEntry(const nlohmann::json& merged, const std::string& origin, const
   CAPPLAN_RETURN_IF_ERROR(ParseDefaults(d, p));
   CAPPLAN_ASSIGN_OR_RETURN(JsonObject m, e.Child("memory", true));
   CAPPLAN_RETURN_IF_ERROR(ParseMemory(m, p));
+  CAPPLAN_RETURN_IF_ERROR(ParseKernels(e, p));
   return e.Finish();
 }
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "models/kernel_choice.h"
 
 namespace capplan::models {
 
@@ -117,6 +118,11 @@ struct EngineProfile {
   std::string rule_source;
   EngineDefaults defaults;
   EngineMemoryRule memory;
+  // The kernel implementation per op selector ("kernels", optional):
+  // "moe.int4" -> "sglang_marlin_moe", with each choice's source under
+  // "kernels.<selector>" in `sources`.
+  std::map<std::string, std::string> kernel_names;
+  KernelChoices kernels;
   // "defaults.page_size" -> source, "memory.startup_bytes" -> source, ...
   std::map<std::string, std::string> sources;
   const std::string& SourceOf(const std::string& key) const;

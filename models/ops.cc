@@ -126,6 +126,80 @@ Op MakeCollective(OpKind kind, const char* name, int participants, double messag
   return op;
 }
 
+// The routed-expert block of every MoE layer: the router GEMM, then the
+// engines' fused MoE layer as one op -- top-k, the token sort, both grouped
+// GEMMs with the activation between them, and the weighted combine -- which
+// is what a fused-MoE kernel implementation runs and what its measurements
+// time (their records count bytes and FLOPs by this same rule, MEASUREMENTS.md:
+// touched experts' weights plus every row's input and output, and the
+// FLOPs of the gate, up and down products); EP dispatch and combine around it.
+void AppendMoeOps(const OpBuildContext& c, const std::vector<WeightTensor>& tensors,
+                  int64_t t_ffn) {
+  const ModelCard& card = c.m->card;
+  const ParallelLayout& l = c.m->layout;
+  const int64_t moe_layers = card.NumMoeLayers();
+  const int E = card.n_routed_experts, k = card.experts_per_token;
+  const int64_t h = card.hidden_size, a = c.act_bytes;
+  std::vector<Op>* out = c.out;
+  // Router GEMM (replicated, BF16) over E scores.
+  {
+    Op op = MakeGemm(c, "moe.gate", OpClass::kMoe, c.m->formats.at(Component::kRouter), t_ffn, E,
+                     h, 1, moe_layers);
+    op.kind = OpKind::kRouter;
+    out->push_back(std::move(op));
+  }
+  const int ep = std::max(1, l.ep);
+  // Balanced routing: this GPU's experts receive T*k/ep token-rows and
+  // touch E/ep * (1-(1-k/E)^T) distinct experts, whose weights it reads.
+  const double rows = double(t_ffn) * k / ep;
+  const double touched = ExpectedUniqueExperts(double(t_ffn), k, E) / ep;
+  const int64_t tokens_local = std::max<int64_t>(1, t_ffn / l.tp);
+  const double msg = double(tokens_local) * k * h * a * (ep - 1) / ep;
+  if (ep > 1) {
+    // Dispatch: each of this GPU's tokens goes to its k experts; the share
+    // bound for other EP ranks leaves the GPU. Combine returns as much.
+    out->push_back(MakeCollective(OpKind::kAllToAll, "moe.dispatch", ep, msg, moe_layers));
+  }
+  const WeightFormat& f = c.m->formats.at(Component::kExperts);
+  double w_expert = 0, width = 0;  // one expert's bytes; summed output width (gate+up+down)
+  for (const WeightTensor& t : tensors) {
+    if (t.component != Component::kExperts) continue;
+    const LocalShape s = ShardTensor(card, t, l);
+    const int copies = static_cast<int>(t.count / (int64_t{E} * moe_layers));
+    w_expert += copies * double(c.facts->Bytes(f.dtype, s.n * s.k) +
+                                TensorScaleBytes(*c.facts, f, s.n, s.k));
+    width += double(copies) * s.n * s.k / h;
+  }
+  Op op;
+  op.kind = OpKind::kGroupedGemm;
+  op.op_class = OpClass::kMoe;
+  op.name = "moe.experts";
+  op.count = moe_layers;
+  op.m = static_cast<int64_t>(std::ceil(rows));
+  op.n = static_cast<int64_t>(std::llround(width));
+  op.k = h;
+  op.groups = static_cast<int64_t>(std::llround(touched));
+  op.weight_dtype = f.dtype;
+  op.compute_dtype = ComputeDtype(f.dtype);
+  op.group_size = f.dtype == Dtype::kInt4 ? f.group_size : 0;
+  op.flops = 2.0 * rows * width * h;
+  op.bytes = touched * w_expert + 2.0 * rows * h * a;
+  out->push_back(std::move(op));
+  if (ep > 1) {
+    out->push_back(MakeCollective(OpKind::kAllToAll, "moe.combine", ep, msg, moe_layers));
+  }
+}
+
+// Each op's kernel implementation as the engine chooses it: GEMMs by their
+// weight format, attention by its KV format.
+void AssignKernels(const KernelChoices& kernels, std::vector<Op>* ops) {
+  if (kernels.empty()) return;
+  for (Op& op : *ops) {
+    const bool attention = op.op_class == OpClass::kAttention && op.kind != OpKind::kGemm;
+    op.impl = kernels.For(op.kind, attention ? op.kv_dtype : op.weight_dtype);
+  }
+}
+
 }  // namespace
 
 void BuildStepOps(const ShardedModel& model, const BatchShape& batch, std::vector<Op>* out) {
@@ -250,63 +324,7 @@ void BuildStepOps(const ShardedModel& model, const BatchShape& batch, std::vecto
     }
   }
 
-  if (card.IsMoe() && card.NumMoeLayers() > 0) {
-    const int64_t moe_layers = card.NumMoeLayers();
-    const int E = card.n_routed_experts, k = card.experts_per_token;
-    // Router GEMM (replicated, BF16) and top-k over E scores.
-    {
-      Op op = MakeGemm(c, "moe.gate", OpClass::kMoe, model.formats.at(Component::kRouter), t_ffn,
-                       E, h, 1, moe_layers);
-      op.kind = OpKind::kRouter;
-      out->push_back(std::move(op));
-    }
-    const int ep = std::max(1, l.ep);
-    // Balanced routing: this GPU's experts receive T*k/ep token-rows and
-    // touch E/ep * (1-(1-k/E)^T) distinct experts, whose weights it reads.
-    const double rows = double(t_ffn) * k / ep;
-    const double touched = ExpectedUniqueExperts(double(t_ffn), k, E) / ep;
-    const int64_t tokens_local = std::max<int64_t>(1, t_ffn / l.tp);
-    if (ep > 1) {
-      // Dispatch: each of this GPU's tokens goes to its k experts; the share
-      // bound for other EP ranks leaves the GPU. Combine returns as much.
-      const double msg = double(tokens_local) * k * h * a * (ep - 1) / ep;
-      out->push_back(MakeCollective(OpKind::kAllToAll, "moe.dispatch", ep, msg, moe_layers));
-    }
-    const WeightFormat& f = model.formats.at(Component::kExperts);
-    for (const WeightTensor& t : tensors) {
-      if (t.component != Component::kExperts) continue;
-      const LocalShape s = ShardTensor(card, t, l);
-      const int copies = static_cast<int>(t.count / (int64_t{E} * moe_layers));
-      Op op;
-      op.kind = OpKind::kGroupedGemm;
-      op.op_class = OpClass::kMoe;
-      op.name = t.name;
-      op.count = moe_layers;
-      op.m = static_cast<int64_t>(std::ceil(rows));
-      op.n = s.n * copies;
-      op.k = s.k;
-      op.groups = static_cast<int64_t>(std::llround(touched));
-      op.weight_dtype = f.dtype;
-      op.compute_dtype = ComputeDtype(f.dtype);
-      op.group_size = f.dtype == Dtype::kInt4 ? f.group_size : 0;
-      const double w_expert = copies * double(facts->Bytes(f.dtype, s.n * s.k) +
-                                              TensorScaleBytes(*facts, f, s.n, s.k));
-      op.flops = 2.0 * rows * op.n * op.k;
-      op.bytes = touched * w_expert + rows * op.k * a + rows * op.n * a;
-      out->push_back(std::move(op));
-      if (copies == 2) {
-        out->push_back(MakeElementwise("moe.experts.silu_and_mul", 2.0 * rows * s.n, rows * s.n,
-                                       4.0 * rows * s.n, a, moe_layers));
-      }
-    }
-    if (ep > 1) {
-      const double msg = double(tokens_local) * k * h * a * (ep - 1) / ep;
-      out->push_back(MakeCollective(OpKind::kAllToAll, "moe.combine", ep, msg, moe_layers));
-    }
-    // Weighted sum of the k expert outputs (+ shared expert) per token.
-    out->push_back(MakeElementwise("moe.combine_sum", double(t_ffn) * (k + 1) * h,
-                                   double(t_ffn) * h, 2.0 * t_ffn * (k + 1) * h, a, moe_layers));
-  }
+  if (card.IsMoe() && card.NumMoeLayers() > 0) AppendMoeOps(c, tensors, t_ffn);
 
   // FFN output: all-reduce over TP, or reduce-scatter back to the attention
   // ranks with DP attention.
@@ -345,6 +363,7 @@ void BuildStepOps(const ShardedModel& model, const BatchShape& batch, std::vecto
   sample.bytes = double(rows) * card.vocab_size * facts->Bytes(Dtype::kFp32, 1);
   sample.flops = 5.0 * rows * card.vocab_size;  // softmax: max, sub, exp, sum, div
   out->push_back(std::move(sample));
+  AssignKernels(model.kernels, out);
 }
 
 }  // namespace capplan::models

@@ -7,10 +7,12 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/status.h"
 #include "models/card.h"
+#include "models/kernel_choice.h"
 #include "models/memory.h"
 #include "models/types.h"
 
@@ -44,7 +46,10 @@ const char* OpClassName(OpClass c);  // "attention", "dense_gemm", "moe", ...
 struct Op {
   OpKind kind = OpKind::kGemm;
   OpClass op_class = OpClass::kDenseGemm;
-  std::string name;      // e.g. "attn.q_a_proj", "moe.experts.up_gate"
+  std::string name;      // e.g. "attn.q_a_proj", "moe.experts"
+  // The kernel implementation the engine runs for it (models/kernel_choice.h;
+  // points into the ShardedModel's choices), "" when the engine names none.
+  std::string_view impl;
   int64_t count = 1;     // identical invocations in the step (usually layers)
   // Per invocation:
   double flops = 0;      // 2*m*n*k for a GEMM
@@ -93,6 +98,8 @@ struct ShardedModel {
   std::map<Component, WeightFormat> formats;
   KvLayout kv;
   WeightBreakdown weights;
+  // The engine's kernel implementations (empty: every op keeps its class).
+  KernelChoices kernels;
 };
 Result<ShardedModel> ShardModel(const ModelCard& card, const ParallelLayout& layout,
                                 const PrecisionChoice& choice);

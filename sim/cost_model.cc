@@ -100,6 +100,29 @@ class RooflineCostModel : public CostModel {
     return c;
   }
 
+  std::vector<OpPrice> ExplainOps(const std::vector<models::Op>& ops,
+                                  const StepContext& ctx) const override {
+    std::vector<OpPrice> out;
+    out.reserve(ops.size());
+    for (const models::Op& op : ops) {
+      OpPrice p;
+      if (IsCollective(op.kind)) {
+        p.seconds = CollectiveSeconds(op, ctx.nvls);
+        p.bound = Bound::kCommunication;
+        p.table = "collectives";
+        p.table_kind = ctx.nvls && op.kind == models::OpKind::kAllReduce ? "nvls" : "ring";
+        p.provenance = "profile";
+      } else {
+        const auto [tc, tm] = ComputeAndMemorySeconds(op, nullptr, &p);
+        p.seconds = std::max(tc, tm);
+        p.bound = tc >= tm ? Bound::kCompute : Bound::kMemory;
+      }
+      p.seconds *= static_cast<double>(std::max<int64_t>(op.count, 0));
+      out.push_back(std::move(p));
+    }
+    return out;
+  }
+
  private:
   double CollectiveSeconds(const models::Op& op, bool nvls) const {
     const int parts = op.participants;
@@ -176,11 +199,56 @@ class RooflineCostModel : public CostModel {
     return in;
   }
 
-  std::pair<double, double> ComputeAndMemorySeconds(const models::Op& op,
-                                                    std::set<std::string>* warnings) const {
-    const hw::OpPricing pricing = hw::PriceOp(PricingInput(op), p_);
+  // The table an op is priced with: its kernel implementation's when the
+  // engine names one and the profile has it for the op's class, else the
+  // class's. `table` (when given) says which, for --explain-step.
+  const hw::OpEfficiency* Efficiency(const models::Op& op, std::string_view cls,
+                                     std::set<std::string>* warnings,
+                                     OpPrice* table = nullptr) const {
     // Every class is in a loaded profile (hw/profile.cc checks).
-    const hw::OpEfficiency* eff = &p_.efficiency.find(pricing.efficiency_class)->second;
+    const hw::OpEfficiency* eff = &p_.efficiency.find(cls)->second;
+    if (table != nullptr) table->table = std::string(cls), table->table_kind = "class";
+    if (op.impl.empty()) return eff;
+    auto it = p_.kernels.find(op.impl);
+    if (it == p_.kernels.end() || it->second.efficiency_class != cls) {
+      if (warnings != nullptr) {
+        WarnKernel(op, "has no table of class " + std::string(cls) + " in profile '" + p_.name +
+                           "': priced by its class's curves", warnings);
+      }
+      if (table != nullptr) table->table_kind = "class (no table for " + std::string(op.impl) + ")";
+      return eff;
+    }
+    const hw::KernelTable& k = it->second;
+    if (k.assumed() && warnings != nullptr) {
+      WarnKernel(op, std::string(kAssumedKernelText) + " '" + k.assumed_from + "': " +
+                         k.assumed_reason, warnings);
+    } else if (warnings != nullptr && k.efficiency.memory.provenance.kind == "default" &&
+               k.efficiency.compute.provenance.kind == "default") {
+      WarnKernel(op, std::string(kAssumedKernelText) + " its class (no record of it fitted): " +
+                         k.efficiency.memory.provenance.source, warnings);
+    }
+    if (table != nullptr) {
+      table->table = std::string(op.impl);
+      table->table_kind = k.assumed() ? "assumed from " + k.assumed_from : "kernel";
+    }
+    return &k.efficiency;
+  }
+
+  // One warning per kernel implementation (the first op that meets it).
+  void WarnKernel(const models::Op& op, const std::string& what,
+                  std::set<std::string>* warnings) const {
+    if (warnings->size() >= kMaxPriceWarnings) return;
+    std::string prefix = "kernel '" + std::string(op.impl) + "' ";
+    if (HasPrefix(*warnings, prefix)) return;
+    warnings->insert(prefix + "(op '" + op.name + "', " + models::OpKindName(op.kind) + ") " +
+                     what);
+  }
+
+  std::pair<double, double> ComputeAndMemorySeconds(const models::Op& op,
+                                                    std::set<std::string>* warnings,
+                                                    OpPrice* table = nullptr) const {
+    const hw::OpPricing pricing = hw::PriceOp(PricingInput(op), p_);
+    const hw::OpEfficiency* eff = Efficiency(op, pricing.efficiency_class, warnings, table);
     const double x = pricing.x;
     double tc = 0, tm = 0;
     if (op.flops > 0) {
@@ -194,6 +262,12 @@ class RooflineCostModel : public CostModel {
       if (warnings != nullptr && !eff->memory.InRange(op.bytes)) {
         Warn(op, "memory", eff->memory, warnings);
       }
+    }
+    if (table != nullptr) {
+      const hw::EfficiencyCurve& bound = tc >= tm ? eff->compute : eff->memory;
+      table->efficiency = bound.At(tc >= tm ? x : op.bytes);
+      table->provenance = bound.provenance.kind;
+      table->in_range = bound.InRange(tc >= tm ? x : op.bytes);
     }
     return {tc, tm};
   }

@@ -63,6 +63,21 @@ struct StepContext {
   bool nvls = false;
 };
 
+// One op as a cost model priced it (`capplan simulate --explain-step`).
+struct OpPrice {
+  double seconds = 0;  // all `count` invocations
+  Bound bound = Bound::kMemory;
+  std::string table;       // the kernel implementation or efficiency class whose curves priced it
+  std::string table_kind;  // "kernel", "assumed from <table>", "class", ...
+  std::string provenance;  // the binding curve's provenance kind (fitted, anchor, ...)
+  double efficiency = 0;   // the binding curve's value at the op's shape
+  bool in_range = true;    // the shape lies in the binding curve's valid range
+};
+
+// A kernel priced by another implementation's table says this before the
+// table's name (and widens the prediction intervals).
+inline constexpr const char* kAssumedKernelText = "priced by the table assumed from";
+
 class CostModel {
  public:
   virtual ~CostModel() = default;
@@ -71,6 +86,13 @@ class CostModel {
   // valid ranges add a line to *warnings (when given).
   virtual StepCost PriceOps(const std::vector<models::Op>& ops, const StepContext& ctx,
                             std::set<std::string>* warnings) const = 0;
+  // Each op's price and what priced it, in `ops` order (launch and host
+  // costs are the step's, not an op's); empty when the model cannot say.
+  virtual std::vector<OpPrice> ExplainOps(const std::vector<models::Op>& ops,
+                                          const StepContext& ctx) const {
+    (void)ops, (void)ctx;
+    return {};
+  }
 };
 
 // Adds `from`'s out-of-range warnings to `into` by PriceOps's rule (one

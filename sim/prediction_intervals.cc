@@ -3,6 +3,7 @@
 #include "common/atomic_file.h"
 #include "common/data_path.h"
 #include "common/json_util.h"
+#include "sim/cost_model.h"
 
 namespace capplan::sim {
 
@@ -58,7 +59,10 @@ bool HasOutOfRangeShapes(const schema::RunSummary& summary) {
     if (!p.warnings) continue;
     for (const std::string& line : *p.warnings) {
       // The cost model's wording (sim/cost_model.cc).
-      if (line.find("outside the profile's valid range") != std::string::npos) return true;
+      if (line.find(kOutOfRangeText) != std::string::npos ||
+          line.find(kAssumedKernelText) != std::string::npos) {
+        return true;
+      }
     }
   }
   return false;

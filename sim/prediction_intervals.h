@@ -35,7 +35,7 @@ Result<PredictionIntervals> ParsePredictionIntervals(const std::string& text,
                                                      const std::string& origin);
 
 // True when a pool's warnings say an op was priced outside a curve's valid
-// range.
+// range, or by a kernel table assumed from another implementation's.
 bool HasOutOfRangeShapes(const schema::RunSummary& summary);
 
 // Sets the intervals (written as `<key>_lo` / `<key>_hi`) of the throughput,

@@ -34,6 +34,11 @@ class PreparedRun {
   const models::ModelCard& card() const;
   const hw::HardwareProfile& profile() const;
   const models::ParallelLayout& layout() const;
+  // The model as one GPU of the pool runs it, the cost model pricing it,
+  // and whether its all-reduces run NVLS (sim/step_explain.h reads them).
+  const models::ShardedModel& sharded() const;
+  const CostModel& cost() const;
+  bool nvls() const;
   // The summary (sim/simulate.h keys) and trace of `sim`; its requests
   // from `streamed` when they streamed out of the pool, else from
   // sim.requests.

@@ -85,6 +85,9 @@ StepPricer& PreparedRun::pricer() { return *st_->pricer; }
 const models::ModelCard& PreparedRun::card() const { return st_->card; }
 const hw::HardwareProfile& PreparedRun::profile() const { return st_->profile; }
 const models::ParallelLayout& PreparedRun::layout() const { return st_->layout; }
+const models::ShardedModel& PreparedRun::sharded() const { return *st_->sharded; }
+const CostModel& PreparedRun::cost() const { return *st_->cost; }
+bool PreparedRun::nvls() const { return st_->plan->nvls; }
 
 Result<std::unique_ptr<PreparedRun>> PrepareRun(const Scenario& sc, size_t pool,
                                                 const RunOptions& options) {
@@ -118,12 +121,13 @@ Result<std::unique_ptr<PreparedRun>> PrepareRun(const Scenario& sc, size_t pool,
   choice.per_component = d.weights_per_component;
   choice.kv_cache = d.kv_cache;
 
+  const models::EngineResolution* engine_r = &d.engine_resolution;
   auto sharded_r = models::ShardModel(card, layout, choice);
   if (!sharded_r.ok()) return at(ps.pointer, sharded_r.status());
+  sharded_r->kernels = engine_r->profile->kernels;
   st->sharded.emplace(std::move(*sharded_r));
   const models::ShardedModel& sharded = *st->sharded;
 
-  const models::EngineResolution* engine_r = &d.engine_resolution;
   const models::EngineDefaults& ed = engine_r->profile->defaults;
   models::EngineMemoryOptions eng;
   eng.engine = d.engine;
@@ -142,6 +146,7 @@ Result<std::unique_ptr<PreparedRun>> PrepareRun(const Scenario& sc, size_t pool,
     if (!draft_card.ok()) return at(ps.pointer + "/speculative/method", draft_card.status());
     auto draft_r = models::ShardModel(*draft_card, layout, choice);
     if (!draft_r.ok()) return at(ps.pointer + "/speculative", draft_r.status());
+    draft_r->kernels = engine_r->profile->kernels;
     st->draft.emplace(std::move(*draft_r));
   }
   // The context a "request that fits" is sized on: the workload's mean.

@@ -79,19 +79,24 @@ TEST(Ops, KimiMlaDecodeAbsorbedAndMoe) {
   EXPECT_EQ(att->heads, 8);
   EXPECT_DOUBLE_EQ(att->flops, 2.0 * 8 * 576 * 1000 + 2.0 * 8 * 512 * 1000);
   EXPECT_DOUBLE_EQ(att->bytes, 1000.0 * 1152 + 8.0 * 576 * 2 + 8.0 * 512 * 2);
-  // One token touches 8 experts: 8 token-rows through gate+up (2 x 256 local
-  // rows each) of INT4 g32 weights with BF16 scales.
-  const Op* gu = Find(ops, "moe.experts.gate_up_proj");
-  ASSERT_NE(gu, nullptr);
-  EXPECT_EQ(gu->kind, OpKind::kGroupedGemm);
-  EXPECT_EQ(gu->weight_dtype, Dtype::kInt4);
-  EXPECT_EQ(gu->compute_dtype, Dtype::kBf16);
-  EXPECT_EQ(gu->group_size, 32);
-  EXPECT_EQ(gu->groups, 8);
-  EXPECT_EQ(gu->count, 60);
-  EXPECT_DOUBLE_EQ(gu->flops, 2.0 * 8 * 512 * 7168);
-  const double w_expert = 2 * (256.0 * 7168 / 2 + 256.0 * (7168 / 32) * 2);
-  EXPECT_NEAR(gu->bytes, 8 * w_expert + 8.0 * 7168 * 2 + 8.0 * 512 * 2, 1e-3 * gu->bytes);
+  // One token touches 8 experts: 8 token-rows through the fused MoE layer
+  // (gate+up: 2 x 256 local rows, down: 256 -> 7168) of INT4 g32 weights
+  // with BF16 scales; one op covers top-k, both GEMMs, the activation and
+  // the combine, as the engines' fused kernels run them.
+  const Op* ex = Find(ops, "moe.experts");
+  ASSERT_NE(ex, nullptr);
+  EXPECT_EQ(ex->kind, OpKind::kGroupedGemm);
+  EXPECT_EQ(ex->weight_dtype, Dtype::kInt4);
+  EXPECT_EQ(ex->compute_dtype, Dtype::kBf16);
+  EXPECT_EQ(ex->group_size, 32);
+  EXPECT_EQ(ex->groups, 8);
+  EXPECT_EQ(ex->count, 60);
+  EXPECT_EQ(ex->n, 3 * 256);
+  EXPECT_DOUBLE_EQ(ex->flops, 2.0 * 8 * 3 * 256 * 7168);
+  const double w_expert = 3 * (256.0 * 7168 / 2 + 256.0 * (7168 / 32) * 2);
+  EXPECT_NEAR(ex->bytes, 8 * w_expert + 2 * 8.0 * 7168 * 2, 1e-3 * ex->bytes);
+  EXPECT_EQ(Find(ops, "moe.experts.silu_and_mul"), nullptr);
+  EXPECT_EQ(Find(ops, "moe.combine_sum"), nullptr);
   const Op* ar = Find(ops, "attn.all_reduce");
   ASSERT_NE(ar, nullptr);
   EXPECT_EQ(ar->participants, 8);

@@ -1,0 +1,62 @@
+// Which kernel implementation an engine runs for an op: the engine profile
+// (models/engines/<engine>.json, "kernels", per version) maps a selector --
+// the op's kernel family and the number format that picks the kernel -- to
+// an implementation name; the hardware profile prices that name with its own
+// efficiency table (hw/profile.h KernelTable). Ops whose selector the engine
+// does not name keep their efficiency class.
+#ifndef CAPPLAN_MODELS_KERNEL_CHOICE_H_
+#define CAPPLAN_MODELS_KERNEL_CHOICE_H_
+
+#include <array>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "models/types.h"
+
+namespace capplan::models {
+
+enum class OpKind;  // models/ops.h
+
+// Kernel families an engine chooses an implementation for. MoE experts and
+// dense GEMMs are chosen by their weight format, attention by its KV format.
+enum class KernelFamily {
+  kMoe,
+  kDenseGemm,
+  kAttentionDecode,
+  kAttentionPrefill,
+  kMlaDecode,
+  kMlaPrefill,
+  kCount,
+};
+// The formats a selector names: "bf16" (also FP16 and FP32), "fp8", "int4".
+inline constexpr int kSelectorFormats = 3;
+
+// Every selector the engine profile may name ("moe.int4", "mla_decode.fp8",
+// ...), in a fixed order.
+const std::vector<std::string>& KernelSelectors();
+
+class KernelChoices {
+ public:
+  // `by_selector`: selector -> implementation name; an unknown selector is
+  // an error naming it (did you mean).
+  static Result<KernelChoices> FromSelectors(const std::map<std::string, std::string>& by_selector);
+
+  // The implementation for an op of this kind whose selecting format
+  // (weights for GEMMs, KV for attention) is `format`; "" when none is named
+  // or the op kind has no kernel choice.
+  std::string_view For(OpKind kind, Dtype format) const;
+
+  bool empty() const { return empty_; }
+
+ private:
+  std::array<std::array<std::string, kSelectorFormats>, static_cast<int>(KernelFamily::kCount)>
+      names_;
+  bool empty_ = true;
+};
+
+}  // namespace capplan::models
+
+#endif  // CAPPLAN_MODELS_KERNEL_CHOICE_H_

@@ -1,0 +1,111 @@
+#include "sim/step_explain.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+#include <vector>
+
+#include "models/ops.h"
+#include "sim/cost_model.h"
+#include "sim/prepared_run.h"
+
+namespace capplan::sim {
+
+namespace {
+
+// The explained batch's sizes: the options', or read off the workload.
+ExplainOptions Resolve(const ExplainOptions& o, const Workload& w, const PreparedRun& run) {
+  ExplainOptions r = o;
+  double in = 0, out = 0;
+  for (const RequestSpec& q : w.requests) in += q.input_tokens, out += q.output_tokens;
+  const double n = std::max<double>(1, static_cast<double>(w.requests.size()));
+  if (r.decode_batch <= 0) r.decode_batch = std::max<int64_t>(1, w.concurrency);
+  if (r.decode_context <= 0) {
+    r.decode_context = std::max<int64_t>(1, static_cast<int64_t>(in / n + out / n / 2));
+  }
+  if (r.prefill_tokens <= 0) {
+    const int64_t chunk = run.config().sched.chunked_prefill_tokens;
+    r.prefill_tokens = std::max<int64_t>(1, static_cast<int64_t>(in / n));
+    if (chunk > 0) r.prefill_tokens = std::min(r.prefill_tokens, chunk);
+  }
+  return r;
+}
+
+std::string Shape(const models::Op& op) {
+  char buf[96];
+  if (op.kind == models::OpKind::kGroupedGemm) {
+    std::snprintf(buf, sizeof(buf), "rows %lld, experts %lld, %lldx%lld",
+                  static_cast<long long>(op.m), static_cast<long long>(op.groups),
+                  static_cast<long long>(op.n), static_cast<long long>(op.k));
+  } else if (op.op_class == models::OpClass::kAttention && op.kind != models::OpKind::kGemm) {
+    std::snprintf(buf, sizeof(buf), "q %lld, kv %lld, heads %d", static_cast<long long>(op.q_tokens),
+                  static_cast<long long>(op.kv_tokens), op.heads);
+  } else if (op.participants > 0) {
+    std::snprintf(buf, sizeof(buf), "%d ranks, %.3g B", op.participants, op.message_bytes);
+  } else if (op.n > 0) {
+    std::snprintf(buf, sizeof(buf), "%lldx%lldx%lld", static_cast<long long>(op.m),
+                  static_cast<long long>(op.n), static_cast<long long>(op.k));
+  } else {
+    buf[0] = '-', buf[1] = '\0';
+  }
+  return buf;
+}
+
+// One step's table: every op with its price, then the op total.
+void StepTable(const std::string& title, const models::BatchShape& batch, const PreparedRun& run,
+               std::ostringstream* out) {
+  std::vector<models::Op> ops;
+  models::BuildStepOps(run.sharded(), batch, &ops);
+  StepContext ctx;
+  ctx.nvls = run.nvls();
+  const std::vector<OpPrice> prices = run.cost().ExplainOps(ops, ctx);
+  std::ostringstream& os = *out;
+  os << title << "\n| op | x | kernel / table | shape | bytes | FLOPs | time us | bound | "
+     << "efficiency | source |\n|---|---|---|---|---|---|---|---|---|---|\n";
+  double total = 0;
+  for (size_t i = 0; i < ops.size() && i < prices.size(); ++i) {
+    const models::Op& op = ops[i];
+    const OpPrice& p = prices[i];
+    total += p.seconds;
+    char row[512];
+    std::snprintf(row, sizeof(row),
+                  "| %s | %lld | %s (%s) | %s | %.4g | %.4g | %.2f | %s | %.3f%s | %s |\n",
+                  op.name.c_str(), static_cast<long long>(op.count), p.table.c_str(),
+                  p.table_kind.c_str(), Shape(op).c_str(), op.bytes, op.flops, 1e6 * p.seconds,
+                  BoundName(p.bound), p.efficiency, p.in_range ? "" : " (extrapolated)",
+                  p.provenance.c_str());
+    os << row;
+  }
+  char sum[160];
+  std::snprintf(sum, sizeof(sum),
+                "\nOps total %.1f us (launch and host costs of the step come on top).\n\n",
+                1e6 * total);
+  os << sum;
+}
+
+}  // namespace
+
+Result<std::string> ExplainSteps(const Scenario& scenario, const ExplainOptions& options) {
+  std::ostringstream os;
+  for (size_t pool = 0; pool < scenario.pools.size(); ++pool) {
+    RunOptions ro;
+    CAPPLAN_ASSIGN_OR_RETURN(std::unique_ptr<PreparedRun> run, PrepareRun(scenario, pool, ro));
+    const ExplainOptions e = Resolve(options, scenario.workload, *run);
+    const std::string pool_name =
+        scenario.pools.size() > 1 ? " (pool " + std::to_string(pool) + ")" : "";
+    models::BatchShape decode;
+    decode.decode_context.assign(static_cast<size_t>(e.decode_batch), e.decode_context);
+    StepTable("Decode step" + pool_name + ": " + std::to_string(e.decode_batch) +
+                  " requests at context " + std::to_string(e.decode_context) +
+                  " tokens, per GPU",
+              decode, *run, &os);
+    models::BatchShape prefill;
+    prefill.prefill.push_back({e.prefill_tokens, 0});
+    StepTable("Prefill step" + pool_name + ": one chunk of " + std::to_string(e.prefill_tokens) +
+                  " new tokens, per GPU",
+              prefill, *run, &os);
+  }
+  return os.str();
+}
+
+}  // namespace capplan::sim
