@@ -156,5 +156,16 @@ TEST(Layout, InvalidLayoutsExplainThemselves) {
   EXPECT_EQ(ValidateLayout(*llama, Tp(-1)).code(), StatusCode::kUsage);
 }
 
+// The bound is the one the scenario parser applies, and its message names
+// the degree as both the --tp flag and the scenario's `tp` field do.
+TEST(Layout, DegreeAboveTheBoundIsAUsageErrorForEveryCaller) {
+  auto llama = LoadModelCard("llama-3.1-70b");
+  ASSERT_TRUE(llama.ok());
+  const Status st = ValidateLayout(*llama, Tp(kMaxParallelDegree + 1));
+  EXPECT_EQ(st.code(), StatusCode::kUsage);
+  EXPECT_EQ(st.message(), "tp must be in [1, " + std::to_string(kMaxParallelDegree) + "], got " +
+                              std::to_string(kMaxParallelDegree + 1));
+}
+
 }  // namespace
 }  // namespace capplan::models

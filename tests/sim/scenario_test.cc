@@ -58,6 +58,22 @@ TEST(SimScenario, WrongTypeAndBadEnumAreUsageErrors) {
   EXPECT_NE(r.status().message().find("fp8"), std::string::npos) << r.status().message();
 }
 
+// The parser refuses a TP or EP degree the memory model would refuse, with
+// the scenario's JSON path, so no degree passes one and fails the other.
+TEST(SimScenario, ParallelDegreesShareTheModelsBound) {
+  for (const char* key : {"tp", "ep"}) {
+    auto doc = Base();
+    doc["deployment"][key] = models::kMaxParallelDegree + 1;
+    auto r = ParseScenario(doc, "t.json");
+    EXPECT_EQ(r.status().code(), StatusCode::kUsage) << key;
+    EXPECT_NE(r.status().message().find(std::string("/deployment/") + key), std::string::npos)
+        << r.status().message();
+    EXPECT_NE(r.status().message().find("[1, " + std::to_string(models::kMaxParallelDegree) + "]"),
+              std::string::npos)
+        << r.status().message();
+  }
+}
+
 TEST(SimScenario, ImpossibleLayoutsAreInvalidConfig) {
   auto doc = Base();
   doc["deployment"]["gpus"] = 2;  // != tp
