@@ -62,7 +62,7 @@ std::string WriteWhole(const std::string& path, std::string_view content) {
     ok = false;
     err = std::strerror(errno);
   }
-  if (ok && InjectedDiskFull()) err = std::strerror(ENOSPC);
+  if (ok && InjectWriteFaults()) err = std::strerror(ENOSPC);
   return err;
 }
 
@@ -82,7 +82,7 @@ std::string WriteStreamed(const std::string& path, const StreamWriter& writer, S
   const bool synced = ::fsync(fd) == 0;
   const std::string err = synced ? "" : std::strerror(errno);
   ::close(fd);
-  if (err.empty() && InjectedDiskFull()) return std::strerror(ENOSPC);
+  if (err.empty() && InjectWriteFaults()) return std::strerror(ENOSPC);
   return err;
 }
 

@@ -63,13 +63,17 @@ TempPath::~TempPath() {
   if (slot_ >= 0) g_slots[slot_].state.store(0, std::memory_order_release);
 }
 
-bool InjectedDiskFull() {
-  static const long at = [] {
-    const char* v = std::getenv("CAPPLAN_FAULT_ENOSPC_AT");
+bool InjectWriteFaults() {
+  static const auto at = [](const char* name) {
+    const char* v = std::getenv(name);
     return v == nullptr ? 0L : std::strtol(v, nullptr, 10);
-  }();
+  };
+  static const long full_at = at("CAPPLAN_FAULT_ENOSPC_AT");
+  static const long interrupt_at = at("CAPPLAN_FAULT_SIGINT_AT");
   static std::atomic<long> writes{0};
-  return at > 0 && ++writes == at;
+  const long n = ++writes;  // from 1, so an unset hook (0) never matches
+  if (n == interrupt_at) ::raise(SIGINT);
+  return n == full_at;
 }
 
 }  // namespace capplan

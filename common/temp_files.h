@@ -28,10 +28,13 @@ class TempPath {
   int slot_ = -1;
 };
 
-// Test hook for the disk-full path: when the environment sets
-// CAPPLAN_FAULT_ENOSPC_AT=N, the N-th file written by this process (1 =
-// the first) fails as if the disk were full. Returns true for that write.
-bool InjectedDiskFull();
+// Test hooks at a chosen file, so tests need no timing: called once per file
+// written, after its bytes and before its rename (the temporary is still
+// registered). With CAPPLAN_FAULT_ENOSPC_AT=N in the environment the N-th
+// file written by this process (1 = the first) fails as if the disk were
+// full: returns true for that write. With CAPPLAN_FAULT_SIGINT_AT=N the
+// process gets SIGINT at the N-th file, as if Ctrl-C came right then.
+bool InjectWriteFaults();
 
 }  // namespace capplan
 
