@@ -2,8 +2,9 @@
 // several at once, so a fixed name in a shared folder lets one test read
 // another's half-written file. Every test therefore writes under a directory
 // of its own: made with mkdtemp, named after the test and the process, and
-// removed when the test ends (a gtest listener). A failed test keeps it, and
-// says where, so its files can be looked at. Header-only, like shell.h.
+// removed when the test ends (a gtest listener). With CAPPLAN_KEEP_TEST_TMP=1
+// in the environment a failed test keeps it and says where, so its files can
+// be looked at. Header-only, like shell.h.
 #ifndef CAPPLAN_TESTS_TEST_UTIL_TEMP_DIR_H_
 #define CAPPLAN_TESTS_TEST_UTIL_TEMP_DIR_H_
 
@@ -51,7 +52,9 @@ class Cleaner : public ::testing::EmptyTestEventListener {
       dir.swap(s.test_dir);
     }
     if (dir.empty()) return;
-    if (info.result() != nullptr && info.result()->Failed()) {
+    const char* keep = std::getenv("CAPPLAN_KEEP_TEST_TMP");
+    if (keep != nullptr && std::string(keep) == "1" && info.result() != nullptr &&
+        info.result()->Failed()) {
       fprintf(stderr, "test_util: %s.%s failed; its scratch files are kept in %s\n",
               info.test_suite_name(), info.name(), dir.c_str());
       return;
