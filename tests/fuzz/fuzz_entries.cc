@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -56,11 +57,20 @@ void Check(const Result<T>& r) {
 // folder; an origin in scenarios/ lets fuzzed inputs reach the shipped ones.
 std::string ScenarioOrigin() { return DataPath("scenarios/fuzz_input.json"); }
 
-// Readers that take a path get the input through a per-process file.
+// Readers that take a path get the input through a per-process file (one per
+// extension), rewritten for every input and removed when the process exits.
 std::string WriteTemp(std::string_view input, const char* ext) {
+  struct Files {
+    std::set<std::string> paths;
+    ~Files() {
+      for (const std::string& p : paths) std::remove(p.c_str());
+    }
+  };
+  static Files files;
   const std::string path = (std::filesystem::temp_directory_path() /
                             ("capplan_fuzz_" + std::to_string(::getpid()) + ext))
                                .string();
+  files.paths.insert(path);
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(input.data(), static_cast<std::streamsize>(input.size()));
   return path;
