@@ -21,7 +21,7 @@ nlohmann::json Base() {
     "name": "t", "model": "llama-3.1-8b", "hardware": "h200-sxm",
     "deployment": {"engine": "sglang", "gpus": 1, "tp": 1, "kv_cache": "bf16", "page_size": 64},
     "workload": {"kind": "closed_loop", "concurrency": 4, "num_requests": 24, "warmup_requests": 4,
-                 "input_tokens": {"dist": "fixed", "value": 512},
+                 "client": "lock_step", "input_tokens": {"dist": "fixed", "value": 512},
                  "output_tokens": {"dist": "fixed", "value": 64}, "seed": 1}})");
 }
 

@@ -10,7 +10,7 @@ namespace capplan::sim {
 namespace {
 
 // The example workload object of sim/workload/README.md, verbatim.
-constexpr char kIssueExample[] = R"({ "kind": "closed_loop", "concurrency": 64,
+constexpr char kIssueExample[] = R"({ "kind": "closed_loop", "concurrency": 64, "client": "lock_step",
     "input_tokens": {"dist": "fixed", "value": 16384},
     "output_tokens": {"dist": "fixed", "value": 1024},
     "num_requests": 640, "warmup_requests": 64, "seed": 1 })";
@@ -33,7 +33,7 @@ TEST(WorkloadTest, ClosedLoopIssueExample) {
   EXPECT_EQ(DescribeWorkload(*w),
             "closed_loop: 640 requests (64 warmup), concurrency 64, input mean 16384 "
             "[16384..16384] tokens, output mean 1024 [1024..1024] tokens, arrivals span 0.000 s, "
-            "seed 1; input=fixed(16384) output=fixed(1024)");
+            "seed 1; input=fixed(16384) output=fixed(1024) client=lock_step");
 }
 
 constexpr char kOpenLoop[] = R"({"kind": "open_loop", "num_requests": 20000,
