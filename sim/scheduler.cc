@@ -235,7 +235,8 @@ Status FillSglangDefaults(SchedulerConfig* c) {
   SchedulerConfig d;
   ApplyEngineScheduling(e.profile->defaults, &d);
   if (d.init_new_token_ratio <= 0) {
-    return Status::Internal("models/engines/sglang.json: the latest entry has no new_token_ratio_init");
+    return Status::Internal(
+        "models/engines/sglang.json: the latest entry has no new_token_ratio_init");
   }
   if (c->init_new_token_ratio <= 0) {
     c->init_new_token_ratio = d.init_new_token_ratio;
@@ -252,12 +253,10 @@ namespace {
 
 Registry<SchedulerFactory>* BuildRegistry() {
   auto* r = new Registry<SchedulerFactory>("scheduler");
-  r->Add(
-      "sglang", MakeSglangScheduler,
-      "prefill-first, KV reservation with new_token_ratio, retract on exhaustion");
-  r->Add(
-      "vllm", MakeVllmScheduler,
-      "token budget, running requests first, preempt the newest by recompute");
+  r->Add("sglang", MakeSglangScheduler,
+         "prefill-first, KV reservation with new_token_ratio, retract on exhaustion");
+  r->Add("vllm", MakeVllmScheduler,
+         "token budget, running requests first, preempt the newest by recompute");
   return r;
 }
 

@@ -143,7 +143,7 @@ SimConfig Sglang(int64_t kv_tokens, double ratio, int64_t steps, RetractUntil un
 //  t=20 R0 recomputes its 14 tokens (8th token at 21 ms), done at 23 ms.
 TEST(SimSchedulerPressure, SglangRetractsFewestOutputLongestPromptAndResetsRatio) {
   const SimResult r = RunBoth(Sglang(24, 0.5, 2, RetractUntil::kNextDecodeFits),
-                          AtZero({{7, 10}, {5, 10}, {4, 10}}));
+                              AtZero({{7, 10}, {5, 10}, {4, 10}}));
   EXPECT_EQ(r.requests[0].first_token_ns, 1 * kMs);
   EXPECT_EQ(r.requests[0].retractions, 1);
   EXPECT_EQ(r.requests[0].finish_ns, 23 * kMs);
