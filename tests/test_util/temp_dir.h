@@ -1,8 +1,9 @@
 // Scratch files for tests. ctest runs every test case as its own process and
 // several at once, so a fixed name in a shared folder lets one test read
 // another's half-written file. Every test therefore writes under a directory
-// of its own: made with mkdtemp, named after the test and the process, and
-// removed when the test ends (a gtest listener). With CAPPLAN_KEEP_TEST_TMP=1
+// of its own: made with mkdtemp (capplan_<pid>_XXXXXX: short, since tests
+// print and measure paths inside it), and removed when the test ends (a
+// gtest listener). With CAPPLAN_KEEP_TEST_TMP=1
 // in the environment a failed test keeps it and says where, so its files can
 // be looked at. Header-only, like shell.h.
 #ifndef CAPPLAN_TESTS_TEST_UTIL_TEMP_DIR_H_
@@ -11,7 +12,6 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -69,22 +69,12 @@ inline void RemoveProcessDir() {
   if (!s.process_dir.empty()) RemoveTree(s.process_dir);
 }
 
-// "Suite/Param.Name/3" -> "Suite_Param.Name_3", short enough for one path part.
-inline std::string SafeName(std::string name) {
-  for (char& c : name) {
-    const unsigned char u = static_cast<unsigned char>(c);
-    if (!std::isalnum(u) && c != '.' && c != '-' && c != '_') c = '_';
-  }
-  if (name.size() > 120) name.resize(120);
-  return name;
-}
-
 // mkdtemp under gtest's TempDir() (TEST_TMPDIR or /tmp); aborts the test
 // binary on failure, since no test can run without its scratch space.
-inline std::string MakeDir(const std::string& label) {
+inline std::string MakeDir() {
   std::filesystem::path base(::testing::TempDir());
-  std::string tmpl =
-      (base / ("capplan_" + SafeName(label) + "_" + std::to_string(::getpid()) + "_XXXXXX")).string();
+  const std::string tmpl =
+      (base / ("capplan_" + std::to_string(::getpid()) + "_XXXXXX")).string();
   std::vector<char> buf(tmpl.begin(), tmpl.end());
   buf.push_back('\0');
   if (::mkdtemp(buf.data()) == nullptr) {
@@ -107,7 +97,7 @@ inline std::string TestTempDir() {
   std::lock_guard<std::mutex> lock(s.mu);
   if (t == nullptr) {
     if (s.process_dir.empty()) {
-      s.process_dir = in::MakeDir("process");
+      s.process_dir = in::MakeDir();
       std::atexit(in::RemoveProcessDir);
     }
     return s.process_dir;
@@ -119,7 +109,7 @@ inline std::string TestTempDir() {
       ::testing::UnitTest::GetInstance()->listeners().Append(new in::Cleaner);
       s.listener_added = true;
     }
-    s.test_dir = in::MakeDir(std::string(t->test_suite_name()) + "." + t->name());
+    s.test_dir = in::MakeDir();
   }
   return s.test_dir;
 }
