@@ -136,11 +136,14 @@ Status RunCalibrate(const std::vector<std::string>& args, CommandContext& ctx) {
                                             calibrate::FitReportMarkdown(base, fit, set)));
   }
   int curves = 0;
-  for (const auto& [k, cf] : fit.classes) curves += cf.compute.fitted + cf.memory.fitted;
+  for (const auto* tables : {&fit.classes, &fit.kernels}) {
+    for (const auto& [k, cf] : *tables) curves += cf.compute.fitted + cf.memory.fitted;
+  }
   const size_t records = set.records.size() + set.steps.size();
   const size_t unused = fit.unused.size() + fit.unused_steps.size();
   *ctx.out << "calibrate: " << records << " records from " << set.sources.size() << " file(s) -> "
-           << curves << " curves in " << fit.classes.size() << " classes fitted, " << unused
+           << curves << " curves in " << fit.classes.size() << " classes and " << fit.kernels.size()
+           << " kernel tables fitted, " << unused
            << " records unused; wrote " << out << "\n";
   if (unused > 0) {
     // Why, grouped: public records a fit cannot use yet are reported, not errors.
@@ -153,11 +156,16 @@ Status RunCalibrate(const std::vector<std::string>& args, CommandContext& ctx) {
     *ctx.err << "warning: nothing fitted; " << out << " is the base profile " << base_path
              << " renamed\n";
   }
-  for (const auto& [k, cf] : fit.classes) {
-    char buf[256];
-    std::snprintf(buf, sizeof(buf), "  %-18s %3zu records  LOO median %6.1f%%  p90 %6.1f%%\n",
-                  k.c_str(), cf.points.size(), 100 * cf.loo_median, 100 * cf.loo_p90);
-    *ctx.out << buf;
+  for (const auto* tables : {&fit.classes, &fit.kernels}) {
+    for (const auto& [k, cf] : *tables) {
+      char buf[320];
+      std::snprintf(buf, sizeof(buf),
+                    "  %-30s %4zu records  LOO median %6.1f%%  p90 %6.1f%%  held-out source "
+                    "median %6.1f%%\n",
+                    k.c_str(), cf.points.size(), 100 * cf.loo_median, 100 * cf.loo_p90,
+                    100 * cf.held_out_median);
+      *ctx.out << buf;
+    }
   }
   if (set.sources.front().dry_run) {
     *ctx.err << "warning: fitted from dry-run CPU timings; this profile does not describe a GPU\n";

@@ -65,6 +65,8 @@ Status RunSimulate(const std::vector<std::string>& args, CommandContext& ctx) {
       "context tokens of each explained decode request")(
       "explain-prefill", po::value<int64_t>()->default_value(0),
       "new tokens of the explained prefill chunk")(
+      "explain-prefix", po::value<int64_t>()->default_value(0),
+      "tokens already cached before the explained prefill chunk")(
       "no-fast-forward",
       "simulate every decode iteration as an event (the same results, slower; the "
       "reference for the closed-form fast path)");
@@ -89,6 +91,7 @@ Status RunSimulate(const std::vector<std::string>& args, CommandContext& ctx) {
     eo.decode_batch = vm["explain-batch"].as<int64_t>();
     eo.decode_context = vm["explain-context"].as<int64_t>();
     eo.prefill_tokens = vm["explain-prefill"].as<int64_t>();
+    eo.prefill_cached = vm["explain-prefix"].as<int64_t>();
     CAPPLAN_ASSIGN_OR_RETURN(std::string text, sim::ExplainSteps(*scenario, eo));
     *ctx.out << text;
     return Status::Ok();

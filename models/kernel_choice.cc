@@ -7,8 +7,9 @@ namespace capplan::models {
 
 namespace {
 
-constexpr const char* kFamilyNames[] = {"moe",          "dense_gemm", "attention_decode",
-                                        "attention_prefill", "mla_decode", "mla_prefill"};
+constexpr const char* kFamilyNames[] = {"moe",         "dense_gemm",        "attention_decode",
+                                        "attention_prefill", "mla_decode",  "mla_prefill",
+                                        "mla_prefill_absorbed"};
 constexpr const char* kFormatNames[kSelectorFormats] = {"bf16", "fp8", "int4"};
 
 int FormatIndex(Dtype d) {
@@ -37,6 +38,8 @@ int FamilyIndex(OpKind k) {
       return static_cast<int>(KernelFamily::kMlaDecode);
     case OpKind::kMlaPrefill:
       return static_cast<int>(KernelFamily::kMlaPrefill);
+    case OpKind::kMlaPrefillAbsorbed:
+      return static_cast<int>(KernelFamily::kMlaPrefillAbsorbed);
     default:
       return -1;
   }

@@ -29,6 +29,9 @@ enum class KernelFamily {
   kAttentionPrefill,
   kMlaDecode,
   kMlaPrefill,
+  // Naming a kernel here also says the engine runs a prefill batch that has
+  // a cached prefix in the absorbed form (ops_attention.cc).
+  kMlaPrefillAbsorbed,
   kCount,
 };
 // The formats a selector names: "bf16" (also FP16 and FP32), "fp8", "int4".

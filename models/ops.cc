@@ -21,6 +21,7 @@ const char* OpKindName(OpKind k) {
     case OpKind::kAttentionPrefill: return "attention_prefill";
     case OpKind::kMlaDecode: return "mla_decode";
     case OpKind::kMlaPrefill: return "mla_prefill";
+    case OpKind::kMlaPrefillAbsorbed: return "mla_prefill_absorbed";
     case OpKind::kDsaIndexer: return "dsa_indexer";
     case OpKind::kKvAppend: return "kv_append";
     case OpKind::kKvVerify: return "kv_verify";
@@ -255,11 +256,15 @@ void BuildStepOps(const ShardedModel& model, const BatchShape& batch, std::vecto
       // Decode (absorbed): W_UK/W_UV act on the decode queries/outputs, the
       // same FLOPs as kv_b on n_decode rows. Prefill (non-absorbed): kv_b
       // expands the latents of every cached and new token of the chunks.
-      if (n_decode > 0) {
-        out->push_back(MakeGemm(c, "attn.kv_b_proj.absorbed", OpClass::kDenseGemm, f, n_decode,
-                                s.n, s.k, 1, L));
+      // An absorbed prefill maps its new tokens' queries and outputs the
+      // same way instead of expanding the cached latents.
+      const bool absorbed = AbsorbedMlaPrefill(model, batch);
+      const int64_t absorbed_rows = n_decode + (absorbed ? t_attn - n_decode : 0);
+      if (absorbed_rows > 0) {
+        out->push_back(MakeGemm(c, "attn.kv_b_proj.absorbed", OpClass::kDenseGemm, f,
+                                absorbed_rows, s.n, s.k, 1, L));
       }
-      if (prefill_kv_tokens > 0) {
+      if (prefill_kv_tokens > 0 && !absorbed) {
         out->push_back(MakeGemm(c, "attn.kv_b_proj.expand", OpClass::kDenseGemm, f,
                                 prefill_kv_tokens, s.n, s.k, 1, L));
       }

@@ -25,7 +25,8 @@ enum class OpKind {
   kAttentionDecode,   // GQA/MHA decode over the paged cache
   kAttentionPrefill,  // GQA/MHA prefill chunk (causal, attends to its cached prefix)
   kMlaDecode,         // MLA absorbed-form decode (latent + rope)
-  kMlaPrefill,        // MLA prefill
+  kMlaPrefill,        // MLA prefill (expanded K/V, MHA)
+  kMlaPrefillAbsorbed,  // MLA prefill in the absorbed form (latent K/V, MQA), see ops_attention.cc
   kDsaIndexer,        // DSA indexer: scores every cached token, selects top-k
   kKvAppend,          // write new tokens' K/V (quantize when FP8)
   kKvVerify,          // page-integrity verification batch (added by the simulator)

@@ -39,6 +39,15 @@ Op AttentionOp(OpKind kind, const char* name, int64_t count, int64_t batch, int6
 
 }  // namespace
 
+bool AbsorbedMlaPrefill(const ShardedModel& m, const BatchShape& batch) {
+  if (m.card.attention != AttentionKind::kMla) return false;
+  if (m.kernels.For(OpKind::kMlaPrefillAbsorbed, m.kv.dtype).empty()) return false;
+  for (const auto& ch : batch.prefill) {
+    if (ch.cached_tokens > 0) return true;
+  }
+  return false;
+}
+
 void AppendAttentionOps(const OpBuildContext& c, const BatchShape& batch) {
   const ModelCard& card = c.m->card;
   const KvLayout& kv = c.m->kv;
@@ -117,7 +126,26 @@ void AppendAttentionOps(const OpBuildContext& c, const BatchShape& batch) {
                  n_decode * static_cast<double>(heads) * lora * a;
       c.out->push_back(std::move(op));
     }
-    if (!batch.prefill.empty()) {
+    if (!batch.prefill.empty() && AbsorbedMlaPrefill(*c.m, batch)) {
+      // Absorbed form, as decode: every query scores (lora + rope) latent
+      // elements per (query, key) pair and accumulates lora of them; the
+      // cached and new latents are read from the pool, Q read and O written
+      // in the latent space.
+      double pairs = 0, kv_tokens = 0, new_tokens = 0;
+      for (const auto& ch : batch.prefill) {
+        pairs += CausalPairs(ch.cached_tokens, ch.new_tokens, card.index_topk);
+        kv_tokens += ch.cached_tokens + ch.new_tokens;
+        new_tokens += ch.new_tokens;
+      }
+      Op op = AttentionOp(OpKind::kMlaPrefillAbsorbed, "attn.mla_prefill", L,
+                          static_cast<int64_t>(batch.prefill.size()),
+                          static_cast<int64_t>(new_tokens), static_cast<int64_t>(kv_tokens), heads,
+                          1, static_cast<int>(lora + rope), kv.dtype);
+      op.flops = (2.0 * heads * (lora + rope) + 2.0 * heads * lora) * pairs;
+      op.bytes = kv_tokens * main_per_layer + new_tokens * heads * double(lora + rope) * a +
+                 new_tokens * heads * double(lora) * a;
+      c.out->push_back(std::move(op));
+    } else if (!batch.prefill.empty()) {
       // Non-absorbed form: kv_b_proj expands the latents of all (cached + new)
       // tokens into per-head K (nope+rope) and V; attention is then a causal
       // MHA: 2*heads*(qk + v) FLOPs per (query, key) pair.

@@ -23,6 +23,12 @@ struct OpBuildContext {
 // no cap). Query i (1-based) sees cached + i keys.
 double CausalPairs(int64_t cached, int64_t n, int64_t cap);
 
+// True when the engine runs this batch's MLA prefill in the absorbed form:
+// it names an mla_prefill_absorbed kernel (models/kernel_choice.h) and a
+// chunk of the batch has a cached prefix (SGLang's Triton MLA backend runs
+// a batch as MHA only when no request in it has one).
+bool AbsorbedMlaPrefill(const ShardedModel& m, const BatchShape& batch);
+
 // Appends the attention block of one layer type (MLA or GQA), excluding the
 // projections before/after it, with `count` = layers.
 void AppendAttentionOps(const OpBuildContext& c, const BatchShape& batch);

@@ -190,6 +190,7 @@ class RooflineCostModel : public CostModel {
         break;
       case models::OpKind::kAttentionPrefill:
       case models::OpKind::kMlaPrefill:
+      case models::OpKind::kMlaPrefillAbsorbed:
         in.family = hw::OpFamily::kAttentionPrefill;
         break;
       default:

@@ -100,9 +100,10 @@ Result<std::string> ExplainSteps(const Scenario& scenario, const ExplainOptions&
                   " tokens, per GPU",
               decode, *run, &os);
     models::BatchShape prefill;
-    prefill.prefill.push_back({e.prefill_tokens, 0});
+    prefill.prefill.push_back({e.prefill_tokens, e.prefill_cached});
     StepTable("Prefill step" + pool_name + ": one chunk of " + std::to_string(e.prefill_tokens) +
-                  " new tokens, per GPU",
+                  " new tokens after " + std::to_string(e.prefill_cached) +
+                  " cached, per GPU",
               prefill, *run, &os);
   }
   return os.str();

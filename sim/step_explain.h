@@ -20,6 +20,7 @@ struct ExplainOptions {
   int64_t decode_batch = 0;
   int64_t decode_context = 0;
   int64_t prefill_tokens = 0;
+  int64_t prefill_cached = 0;  // tokens already cached before the chunk
 };
 
 // The two steps of every pool of `scenario`, as a text table per step.

@@ -384,6 +384,36 @@ function addMlaPrefill({ what, impl, kv, title }) {
   });
 }
 addMlaPrefill({ what: 'trtllm-mla-prefill', impl: 'trtllm_mla_prefill', kv: 'bf16', title: 'AIConfigurator TRT-LLM 1.3.0rc20 MLA context (prefill) attention, BF16' });
+
+// MLA prefill in the absorbed form, SGLang 0.5.14 FA3: its collector times
+// the absorbed MQA geometry (K 576 = kv_lora 512 + rope 64, V 512) for
+// context MLA, which is what an engine runs when it absorbs the prefill of a
+// batch with a cached prefix; priced as capplan's mla_prefill_absorbed op.
+function addMlaPrefillAbsorbed({ what, impl, title }) {
+  JOBS.push({
+    what, impl, src: 'mla/sglang/0.5.14/context_mla_perf.parquet', title,
+    note: () => `${TIMING.mla_prefill} Rows kept: kernel_source flash_attention, mla_dtype bfloat16, kv_cache_dtype bfloat16, local heads ${MLA_PREFILL_HEADS.join('/')}, isl >= ${MLA_PREFILL_MIN_ISL}, step 0. SGLang's collector (collector/sglang/collect_mla.py) sets head_dim_total = kv_lora_rank + rope for every backend but trtllm_mla, so these rows time the absorbed geometry (576/512), not the MHA prefill geometry: they calibrate only the absorbed form. shape: batch, chunk = isl, q_heads. pairs = batch x isl x (isl+1) / 2; flops = 2 q_heads (576+512) pairs; bytes = batch isl 576 x 2 (the latents) + batch isl q_heads (576+512) x 2 (Q read, O written).`,
+    build: (t) => {
+      const out = [];
+      for (const r of t) {
+        if (r.kernel_source !== 'flash_attention' || r.mla_dtype !== 'bfloat16' || r.kv_cache_dtype !== 'bfloat16' || r.step !== 0) continue;
+        if (!MLA_PREFILL_HEADS.includes(r.num_heads) || r.isl < MLA_PREFILL_MIN_ISL) continue;
+        const b = r.batch_size, s = r.isl, q = r.num_heads;
+        const pairs = (b * s * (s + 1)) / 2;
+        out.push({
+          kernel: 'mla_prefill_absorbed', op_class: 'attention', implementation: impl, dtype: 'bf16', kv_dtype: 'bf16',
+          shape: { batch: b, chunk: s, q_heads: q },
+          median_us: sig(r.latency * 1000),
+          bytes: b * s * 576 * 2 + b * s * q * (576 + 512) * 2,
+          flops: 2 * q * (576 + 512) * pairs,
+        });
+      }
+      return out;
+    },
+    sortKey: (x) => [-x.shape.q_heads, x.shape.batch, x.shape.chunk],
+  });
+}
+addMlaPrefillAbsorbed({ what: 'sglang-fa3-mla-prefill-absorbed', impl: 'sglang_fa3_mla_prefill_absorbed', title: 'AIConfigurator SGLang 0.5.14 FA3 MLA context attention in the absorbed geometry (576/512), BF16' });
 addMlaPrefill({ what: 'trtllm-mla-prefill-fp8', impl: 'trtllm_mla_prefill_fp8', kv: 'fp8', title: 'AIConfigurator TRT-LLM 1.3.0rc20 MLA context (prefill) attention, FP8 KV cache' });
 
 // Dense GEMM. (n, k) pairs of the mission models: n = output features.

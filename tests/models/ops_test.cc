@@ -105,6 +105,35 @@ TEST(Ops, KimiMlaDecodeAbsorbedAndMoe) {
   EXPECT_EQ(Find(ops, "attn.kv_b_proj.expand"), nullptr);
 }
 
+// An engine that names an absorbed MLA prefill kernel (SGLang 0.4's Triton
+// backend) runs a batch with a cached prefix in the absorbed form: every
+// (query, key) pair costs 2 h (576 + 512) FLOPs over the latents instead of
+// 2 h (192 + 128) over expanded K/V, and kv_b maps the new tokens' queries
+// instead of expanding every cached latent. A batch without a prefix stays MHA.
+TEST(Ops, AbsorbedMlaPrefillOnlyWithACachedPrefix) {
+  ShardedModel m = Shard("kimi-k2.6", 8);
+  auto k = KernelChoices::FromSelectors({{"mla_prefill_absorbed.bf16", "triton_extend"}});
+  ASSERT_TRUE(k.ok()) << k.status().message();
+  m.kernels = *k;
+  BatchShape b;
+  b.prefill = {{10, 5}};  // keys 6..15 for the 10 new queries: 105 pairs
+  std::vector<Op> ops;
+  BuildStepOps(m, b, &ops);
+  const Op* att = Find(ops, "attn.mla_prefill");
+  ASSERT_NE(att, nullptr);
+  EXPECT_EQ(att->kind, OpKind::kMlaPrefillAbsorbed);
+  EXPECT_EQ(att->impl, "triton_extend");
+  EXPECT_DOUBLE_EQ(att->flops, 2.0 * 8 * (576 + 512) * 105);
+  EXPECT_DOUBLE_EQ(att->bytes, 15.0 * 1152 + 10.0 * 8 * 576 * 2 + 10.0 * 8 * 512 * 2);
+  ASSERT_NE(Find(ops, "attn.kv_b_proj.absorbed"), nullptr);
+  EXPECT_EQ(Find(ops, "attn.kv_b_proj.absorbed")->m, 10);
+  EXPECT_EQ(Find(ops, "attn.kv_b_proj.expand"), nullptr);
+  b.prefill = {{10, 0}};
+  BuildStepOps(m, b, &ops);
+  EXPECT_EQ(Find(ops, "attn.mla_prefill")->kind, OpKind::kMlaPrefill);
+  EXPECT_NE(Find(ops, "attn.kv_b_proj.expand"), nullptr);
+}
+
 TEST(Ops, Glm52DsaReadsTopKAndAllIndexKeys) {
   ShardedModel m = Shard("glm-5.2", 8, "fp8");
   BatchShape b;

@@ -34,7 +34,7 @@ Result<SearchResult> PdSearch() {
   CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json space_doc, ParseJson(kSpace, "space.json"));
   CAPPLAN_ASSIGN_OR_RETURN(SearchSpace space, ParseSearchSpace(space_doc, "space.json"));
   SearchOptions o;
-  for (const char* text : {"p90_ttft_ms<=300", "p90_tpot_ms<=15"}) {
+  for (const char* text : {"p90_ttft_ms<=300", "p90_tpot_ms<=25"}) {
     CAPPLAN_ASSIGN_OR_RETURN(Slo slo, ParseSlo(text));
     o.slos.push_back(slo);
   }
