@@ -7,9 +7,9 @@ namespace capplan::models {
 
 namespace {
 
-constexpr const char* kFamilyNames[] = {"moe",         "dense_gemm",        "attention_decode",
-                                        "attention_prefill", "mla_decode",  "mla_prefill",
-                                        "mla_prefill_absorbed"};
+constexpr const char* kFamilyNames[] = {
+    "moe",        "moe_ep",      "dense_gemm",          "attention_decode", "attention_prefill",
+    "mla_decode", "mla_prefill", "mla_prefill_absorbed"};
 constexpr const char* kFormatNames[kSelectorFormats] = {"bf16", "fp8", "int4"};
 
 int FormatIndex(Dtype d) {
@@ -74,6 +74,11 @@ Result<KernelChoices> KernelChoices::FromSelectors(
     c.empty_ = false;
   }
   return c;
+}
+
+std::string_view KernelChoices::ForMoeEp(Dtype format) const {
+  const std::string& ep = names_[static_cast<int>(KernelFamily::kMoeEp)][FormatIndex(format)];
+  return ep.empty() ? For(OpKind::kGroupedGemm, format) : std::string_view(ep);
 }
 
 std::string_view KernelChoices::For(OpKind kind, Dtype format) const {

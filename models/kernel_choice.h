@@ -24,6 +24,9 @@ enum class OpKind;  // models/ops.h
 // dense GEMMs are chosen by their weight format, attention by its KV format.
 enum class KernelFamily {
   kMoe,
+  // Experts sharded over EP ranks (ep > 1), where engines run other MoE
+  // kernels than under TP; unnamed: the kMoe choice.
+  kMoeEp,
   kDenseGemm,
   kAttentionDecode,
   kAttentionPrefill,
@@ -51,6 +54,8 @@ class KernelChoices {
   // (weights for GEMMs, KV for attention) is `format`; "" when none is named
   // or the op kind has no kernel choice.
   std::string_view For(OpKind kind, Dtype format) const;
+  // MoE experts under expert parallelism: the moe_ep choice, else For's.
+  std::string_view ForMoeEp(Dtype format) const;
 
   bool empty() const { return empty_; }
 

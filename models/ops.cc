@@ -193,11 +193,13 @@ void AppendMoeOps(const OpBuildContext& c, const std::vector<WeightTensor>& tens
 
 // Each op's kernel implementation as the engine chooses it: GEMMs by their
 // weight format, attention by its KV format.
-void AssignKernels(const KernelChoices& kernels, std::vector<Op>* ops) {
+void AssignKernels(const KernelChoices& kernels, int ep, std::vector<Op>* ops) {
   if (kernels.empty()) return;
   for (Op& op : *ops) {
     const bool attention = op.op_class == OpClass::kAttention && op.kind != OpKind::kGemm;
-    op.impl = kernels.For(op.kind, attention ? op.kv_dtype : op.weight_dtype);
+    op.impl = op.kind == OpKind::kGroupedGemm && ep > 1
+                  ? kernels.ForMoeEp(op.weight_dtype)
+                  : kernels.For(op.kind, attention ? op.kv_dtype : op.weight_dtype);
   }
 }
 
@@ -368,7 +370,7 @@ void BuildStepOps(const ShardedModel& model, const BatchShape& batch, std::vecto
   sample.bytes = double(rows) * card.vocab_size * facts->Bytes(Dtype::kFp32, 1);
   sample.flops = 5.0 * rows * card.vocab_size;  // softmax: max, sub, exp, sum, div
   out->push_back(std::move(sample));
-  AssignKernels(model.kernels, out);
+  AssignKernels(model.kernels, l.ep, out);
 }
 
 }  // namespace capplan::models

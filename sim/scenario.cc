@@ -2,8 +2,10 @@
 // every error names the file and the JSON path.
 #include "sim/scenario.h"
 
+#include <algorithm>
 #include <filesystem>
 
+#include "common/did_you_mean.h"
 #include "common/json_util.h"
 #include "models/engine_profile.h"
 #include "models/engine_step_costs.h"
@@ -37,6 +39,33 @@ constexpr models::Dtype kKvDtypes[] = {models::Dtype::kBf16, models::Dtype::kFp8
 // The engine version's step costs, then `step_costs`: {host_s,
 // cpu_schedule_s, cpu_schedule_per_request_s}, each optional, in seconds,
 // in their place.
+// `kernels`: {"<selector>": "<implementation>"} over the engine version's
+// own choices (a user who runs another backend, e.g. SGLang's
+// --attention-backend flashmla).
+Status ParseKernels(JsonObject& d, DeploymentSpec* o) {
+  std::map<std::string, std::string> names = o->engine_resolution.profile->kernel_names;
+  if (d.Has("kernels")) {
+    CAPPLAN_ASSIGN_OR_RETURN(JsonObject k, d.Child("kernels", true));
+    const std::vector<std::string>& known = models::KernelSelectors();
+    for (const auto& [sel, v] : d.Raw("kernels")->items()) {
+      if (std::find(known.begin(), known.end(), sel) == known.end()) {
+        return k.Error(sel, "unknown kernel selector" + DidYouMean(sel, known));
+      }
+      std::string impl;
+      CAPPLAN_RETURN_IF_ERROR(k.Get(sel, &impl, true));
+      if (impl.empty()) return k.Error(sel, "names no kernel implementation");
+      names[sel] = o->kernel_overrides[sel] = impl;
+    }
+    CAPPLAN_RETURN_IF_ERROR(k.Finish());
+  } else {
+    d.Touch("kernels");
+  }
+  auto choices = models::KernelChoices::FromSelectors(names);
+  if (!choices.ok()) return d.Error("kernels", choices.status().message());
+  o->kernels = std::move(*choices);
+  return Status::Ok();
+}
+
 Status ParseStepCosts(JsonObject& d, const DeploymentSpec& spec, models::EngineStepCosts* out) {
   auto shipped = models::StepCostsFor(spec.engine, spec.engine_resolution.version_triple);
   if (!shipped.ok()) return d.Error("engine", shipped.status().message());
@@ -188,6 +217,7 @@ Status ParseDeployment(JsonObject& d, DeploymentSpec* o) {
       d.Touch(key);
     }
   }
+  CAPPLAN_RETURN_IF_ERROR(ParseKernels(d, o));
   CAPPLAN_RETURN_IF_ERROR(d.Get("cost_model", &o->cost_model));
   // The registry's own message ("unknown cost model ...", did you mean).
   auto factory = CostModels().Find(o->cost_model);

@@ -63,6 +63,12 @@ struct DeploymentSpec {
   // caching); null: the engine's default. Needs a workload with content
   // identity (sessions, Mooncake hash_ids); others have nothing to match.
   std::optional<bool> prefix_cache;
+  // The kernel implementation per op selector (models/kernel_choice.h): the
+  // engine version's choices with the deployment's `kernels` over them
+  // (`kernel_overrides`, checked against the hardware profile's tables when
+  // the run is prepared).
+  models::KernelChoices kernels;
+  std::map<std::string, std::string> kernel_overrides;
   std::string cost_model = "roofline";   // a CostModels() name
   CostModelFactory cost_model_factory;   // its registry entry, resolved at parse
   // EAGLE / MTP speculative decoding; off by default.

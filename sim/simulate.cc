@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "common/data_path.h"
+#include "common/did_you_mean.h"
 #include "common/json_util.h"
 #include "common/memory_budget.h"
 #include "hw/profile.h"
@@ -124,7 +125,16 @@ Result<std::unique_ptr<PreparedRun>> PrepareRun(const Scenario& sc, size_t pool,
   const models::EngineResolution* engine_r = &d.engine_resolution;
   auto sharded_r = models::ShardModel(card, layout, choice);
   if (!sharded_r.ok()) return at(ps.pointer, sharded_r.status());
-  sharded_r->kernels = engine_r->profile->kernels;
+  for (const auto& [sel, impl] : d.kernel_overrides) {
+    if (profile.kernels.find(impl) == profile.kernels.end()) {
+      std::vector<std::string> names;
+      for (const auto& [n, t] : profile.kernels) names.push_back(n);
+      return at(ps.pointer + "/kernels/" + sel,
+                Status::Invalid("no kernel table '" + EchoValue(impl) + "' in profile " +
+                                profile.name + DidYouMean(impl, names)));
+    }
+  }
+  sharded_r->kernels = d.kernels;
   st->sharded.emplace(std::move(*sharded_r));
   const models::ShardedModel& sharded = *st->sharded;
 
@@ -146,7 +156,7 @@ Result<std::unique_ptr<PreparedRun>> PrepareRun(const Scenario& sc, size_t pool,
     if (!draft_card.ok()) return at(ps.pointer + "/speculative/method", draft_card.status());
     auto draft_r = models::ShardModel(*draft_card, layout, choice);
     if (!draft_r.ok()) return at(ps.pointer + "/speculative", draft_r.status());
-    draft_r->kernels = engine_r->profile->kernels;
+    draft_r->kernels = d.kernels;
     st->draft.emplace(std::move(*draft_r));
   }
   // The context a "request that fits" is sized on: the workload's mean.
