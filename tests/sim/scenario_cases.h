@@ -60,6 +60,15 @@ inline std::vector<Case> Cases() {
                    nullptr});
   cases.push_back(
       {"qwen_vllm_closed_loop", "qwen3-235b-tp8.json", {"deployment.scheduler=vllm"}, nullptr});
+  // KV-starved vLLM: long prompts into a small pool, so running requests
+  // preempt the newest (about 190 preemptions).
+  cases.push_back({"qwen_vllm_kv_bound_preempts",
+                   "qwen3-235b-tp8.json",
+                   {"deployment.scheduler=vllm", "deployment.mem_fraction_static=0.6",
+                    "workload.concurrency=128", "workload.num_requests=256",
+                    "workload.input_tokens.median=24000", "workload.input_tokens.p90=40000",
+                    "workload.input_tokens.max=60000"},
+                   nullptr});
   cases.push_back(
       {"llama_trace_azure",
        "llama-3.1-70b-tp4.json",
