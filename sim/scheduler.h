@@ -63,6 +63,15 @@
 // queue): sglang picks it by the rule above, vllm takes its newest running
 // request.
 //
+// Not modelled: vLLM's priority policy, long_prefill_token_threshold and
+// partial-prefill limits (off by default), a token budget smaller than the
+// decode batch (every running request decodes; max_num_seqs stays below
+// max_num_batched_tokens), asynchronous scheduling's output placeholders;
+// SGLang keeping a retracted request's radix-cached prefix (its prompt
+// enters the cache here only when it finishes), its speculative-decoding
+// retraction order (from the back), and, with DP attention, the reset of the
+// ratio on one idle rank while others run (SGLang runs an idle batch then).
+//
 // SGLang's ratios and retraction knobs are engine-profile data
 // (models/engines/sglang.json, per version); SchedulerConfig holds them for
 // one run and FillSglangDefaults supplies SGLang's latest profile where a
