@@ -14,6 +14,7 @@
 #include "models/kernel_choice.h"
 #include "models/ops.h"
 #include "sim/cost_model.h"
+#include "sim/simulate.h"
 
 namespace capplan::calibrate {
 namespace {
@@ -169,6 +170,46 @@ TEST(KernelTables, LeaveOneSourceOutPredictsEachSourceFromTheOthers) {
     EXPECT_LT(h.in_sample_median, h.median_rel_err) << h.source;
   }
   EXPECT_GT(f.held_out_median, 0.3);
+}
+
+nlohmann::json KimiScenario() {
+  return nlohmann::json::parse(R"({
+    "name": "t", "model": "kimi-k2.6", "hardware": "h200-sxm",
+    "deployment": {"engine": "sglang", "engine_version": "0.5.4", "gpus": 8, "tp": 8,
+                   "kv_cache": "fp8"},
+    "workload": {"kind": "closed_loop", "concurrency": 2, "num_requests": 4,
+                 "client": "lock_step", "input_tokens": {"dist": "fixed", "value": 256},
+                 "output_tokens": {"dist": "fixed", "value": 8}, "seed": 1}})");
+}
+
+// A deployment names another kernel for a selector: runs price it (and a
+// kernel of the FA3 FP8-KV path, dequantizing the pool every layer, is far
+// slower than FlashMLA's); a name the profile has no table for, or an
+// unknown selector, is a one-line error at its JSON path.
+TEST(KernelTables, ADeploymentOverridesTheEnginesKernel) {
+  auto run = [](const nlohmann::json& doc) -> Result<double> {
+    CAPPLAN_ASSIGN_OR_RETURN(auto sc, sim::ParseScenario(doc, "t.json"));
+    CAPPLAN_ASSIGN_OR_RETURN(sim::RunResult r, sim::RunScenario(*sc, sim::RunOptions{}));
+    return r.summary.tpot.mean.value_or(0);
+  };
+  auto engine = run(KimiScenario());
+  ASSERT_TRUE(engine.ok()) << engine.status().message();
+  nlohmann::json doc = KimiScenario();
+  doc["deployment"]["kernels"] = {{"mla_decode.fp8", "sglang_fa3_mla_decode_fp8kv"}};
+  auto fa3 = run(doc);
+  ASSERT_TRUE(fa3.ok()) << fa3.status().message();
+  EXPECT_GT(*fa3, *engine);
+  doc["deployment"]["kernels"] = {{"mla_decode.fp8", "sglang_fa3_mla_decode_fp9kv"}};
+  auto typo = run(doc);
+  ASSERT_FALSE(typo.ok());
+  EXPECT_NE(typo.status().message().find("/deployment/kernels/mla_decode.fp8"), std::string::npos)
+      << typo.status().message();
+  EXPECT_NE(typo.status().message().find("sglang_fa3_mla_decode_fp8kv"), std::string::npos);
+  doc["deployment"]["kernels"] = {{"mla_decod.fp8", "x"}};
+  auto sel = sim::ParseScenario(doc, "t.json");
+  ASSERT_FALSE(sel.ok());
+  EXPECT_NE(sel.status().message().find("mla_decode.fp8"), std::string::npos)
+      << sel.status().message();
 }
 
 }  // namespace
