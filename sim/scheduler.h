@@ -20,7 +20,8 @@
 //    to run (SGLang's idle self-check). When a decode iteration needs more
 //    pages than are free, ScheduleBatch.retract_decode frees requests: the
 //    one with the fewest output tokens first (ties: the longest prompt, then
-//    the latest in the batch), at least one, then more until the profile's
+//    the latest in the batch; with speculative decoding simply the latest),
+//    at least one, then more until the profile's
 //    `retract_until` holds (0.4.x: retract_decode_steps free tokens per
 //    remaining request; 0.5.4: the next decode step fits), never the last
 //    one (which is failed if it still cannot step). Retracted requests go to
@@ -68,9 +69,9 @@
 // decode batch (every running request decodes; max_num_seqs stays below
 // max_num_batched_tokens), asynchronous scheduling's output placeholders;
 // SGLang keeping a retracted request's radix-cached prefix (its prompt
-// enters the cache here only when it finishes), its speculative-decoding
-// retraction order (from the back), and, with DP attention, the reset of the
-// ratio on one idle rank while others run (SGLang runs an idle batch then).
+// enters the cache here only when it finishes) and, with DP attention, the
+// reset of the ratio on one idle rank while others run (SGLang runs an idle
+// batch then).
 //
 // SGLang's ratios and retraction knobs are engine-profile data
 // (models/engines/sglang.json, per version); SchedulerConfig holds them for

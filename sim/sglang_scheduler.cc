@@ -111,8 +111,10 @@ class SglangScheduler : public Scheduler {
   }
 
   // The running request retract_decode frees next: the fewest output tokens,
-  // then the longest prompt, then the latest in the batch.
-  static size_t Victim(const std::vector<int32_t>& run, const RequestTable& reqs) {
+  // then the longest prompt, then the latest in the batch. With speculative
+  // decoding the latest (its batch filter can only drop from the back).
+  size_t Victim(const std::vector<int32_t>& run, const RequestTable& reqs) const {
+    if (!cfg_.speculative.p.empty()) return run.size() - 1;
     size_t v = 0;
     for (size_t j = 1; j < run.size(); ++j) {
       const ReqState& a = reqs[run[j]];
