@@ -366,10 +366,6 @@ std::string ClassLine(const std::string& cls, const PublicClassSummary& s) {
   return b;
 }
 
-}  // namespace
-
-namespace {
-
 // A comparison's ratios from its rows' measured and predicted values
 // (`predicted[r]` is empty for a row that did not run).
 PublicComparison Compare(const Case& c, const CaseComparison& k,
