@@ -76,7 +76,8 @@ Status RunCapacity(const std::vector<std::string>& args, CommandContext& ctx) {
        "chunked prefill / max batched tokens (default: the engine's)")
       ("cuda-graph-max-bs", po::value(&cgbs), "cuda_graph_max_bs (default: the engine's, per TP)")
       ("nvls", po::value(&nvls), "on|off: NCCL NVLS buffers (default: the engine's, TP >= 5)")
-      ("explain", "print each memory term's rule and source")
+      ("explain",
+       "print each memory term's rule and source, and each ranged term's effect on the KV pool")
       ("hardware", po::value(&hardware)->default_value(hw::kDefaultProfileName), "hardware profile name or path")
       ("table", "one row per shipped card x {bf16, fp8} KV")
       ("json", "print JSON (an object; with --table an array)");
@@ -168,6 +169,7 @@ Status RunCapacity(const std::vector<std::string>& args, CommandContext& ctx) {
       nlohmann::json src = nlohmann::json::object();
       for (const models::MemoryTerm& t : plan.terms) src[t.key] = t.source;
       j["memory_term_sources"] = src;
+      j["kv_range_terms"] = models::KvRangeTermsToJson(plan);
     }
     *ctx.out << DumpJson(j) << "\n";
   } else {

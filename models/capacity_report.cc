@@ -35,6 +35,50 @@ std::string LayoutText(const ParallelLayout& l) {
   return s;
 }
 
+// A ranged term's value as written in the profile: GiB for byte terms,
+// true/false for booleans, else the number; Unit() names the unit once.
+std::string TermNumber(const std::string& key, double v) {
+  const auto ends = [&](const std::string& tail) {
+    return key.size() > tail.size() &&
+           key.compare(key.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  if (ends("_bytes")) return FormatGib(v);
+  if (ends("_copies")) return v >= 0.5 ? "true" : "false";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+std::string Unit(const std::string& key) {
+  if (key.size() > 6 && key.compare(key.size() - 6, 6, "_bytes") == 0) return " GiB";
+  return key.find("_bytes_per_") != std::string::npos ? " B" : "";
+}
+
+// The KV pool's range: every ranged term at the end that gives less KV,
+// then more; `explain` adds each term's own effect and where its range
+// comes from.
+void PrintKvRange(const MemoryPlan& p, bool explain, std::ostream& out) {
+  out << "KV capacity range: " << FormatInt(p.kv_tokens_lo) << " .. " << FormatInt(p.kv_tokens_hi)
+      << " tokens (kv_tokens_lo .. kv_tokens_hi)\n";
+  const size_t n = p.kv_range_terms.size();
+  if (n == 0) {
+    out << "  every memory term of this plan comes from an engine rule or two or more public "
+           "logs\n";
+    return;
+  }
+  out << "  with the " << n << " memory term" << (n > 1 ? "s" : "")
+      << " that rest on one public log or an assumption at their ends"
+      << (explain ? ":" : " (--explain lists them)") << "\n";
+  if (!explain) return;
+  for (const KvRangeTerm& t : p.kv_range_terms) {
+    const std::string lo = TermNumber(t.key, t.lo), hi = TermNumber(t.key, t.hi);
+    out << "  " << t.key << " " << TermNumber(t.key, t.value) << Unit(t.key) << ", range " << lo
+        << " .. " << hi << Unit(t.key) << ": KV tokens " << FormatInt(t.kv_tokens_at_lo) << " at "
+        << lo << ", " << FormatInt(t.kv_tokens_at_hi) << " at " << hi << "\n"
+        << "      source: " << t.source << "\n";
+  }
+}
+
 }  // namespace
 
 std::string FormatGib(double bytes) {
@@ -93,11 +137,26 @@ nlohmann::json PlanToJson(const ModelCard& card, const CapacityQuery& q, const M
   j["kv_scale_bytes_per_token"] = p.kv.scale_bytes_per_token;
   j["kv_tokens_per_rank"] = p.kv_tokens_per_rank;
   j["kv_capacity_tokens"] = p.kv_capacity_tokens;
+  j["kv_tokens_lo"] = p.kv_tokens_lo;
+  j["kv_tokens_hi"] = p.kv_tokens_hi;
   j["context_tokens"] = p.context_tokens;
   j["max_concurrent_requests"] = p.max_concurrent_requests;
   j["page_size_tokens"] = p.page_size;
   if (p.weights_shortfall_bytes > 0) j["weights_shortfall_bytes_per_gpu"] = p.weights_shortfall_bytes;
   return j;
+}
+
+nlohmann::json KvRangeTermsToJson(const MemoryPlan& p) {
+  nlohmann::json terms = nlohmann::json::array();
+  for (const KvRangeTerm& t : p.kv_range_terms) {
+    terms.push_back({{"term", t.key},
+                     {"value", t.value},
+                     {"range", {t.lo, t.hi}},
+                     {"kv_tokens_at_range_lo", t.kv_tokens_at_lo},
+                     {"kv_tokens_at_range_hi", t.kv_tokens_at_hi},
+                     {"source", t.source}});
+  }
+  return terms;
 }
 
 void PrintPlanText(const ModelCard& card, const CapacityQuery& q, const MemoryPlan& p,
@@ -151,6 +210,7 @@ void PrintPlanText(const ModelCard& card, const CapacityQuery& q, const MemoryPl
   out << "KV capacity: " << FormatInt(p.kv_capacity_tokens) << " tokens (" << p.attention_ranks
       << " attention rank" << (p.attention_ranks > 1 ? "s" : "") << " x "
       << FormatInt(p.kv_tokens_per_rank) << ")\n";
+  PrintKvRange(p, explain, out);
   out << "Concurrent requests of " << FormatInt(p.context_tokens)
       << " tokens that fit: " << FormatInt(p.max_concurrent_requests) << "\n";
 }

@@ -27,7 +27,11 @@ struct CapacityQuery {
 
 std::string FormatGib(double bytes);
 nlohmann::json PlanToJson(const ModelCard& card, const CapacityQuery& q, const MemoryPlan& p);
-// `explain` adds each memory term's rule and source on a line of its own.
+// The memory terms with a range that change this plan's KV pool, each with
+// the pool at its two ends (`capacity --explain --json`).
+nlohmann::json KvRangeTermsToJson(const MemoryPlan& p);
+// `explain` adds each memory term's rule and source on a line of its own,
+// and each ranged term's effect on the KV pool.
 void PrintPlanText(const ModelCard& card, const CapacityQuery& q, const MemoryPlan& p,
                    bool explain, std::ostream& out);
 

@@ -1,10 +1,15 @@
 #include "models/engine_profile.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
+#include <cmath>
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <type_traits>
+#include <utility>
+#include <variant>
 
 #include "common/atomic_file.h"
 #include "common/data_path.h"
@@ -57,17 +62,83 @@ const std::string& EngineProfile::SourceOf(const std::string& key) const {
 
 namespace {
 
+using RuleMember = std::variant<int64_t EngineMemoryRule::*, double EngineMemoryRule::*,
+                                int EngineMemoryRule::*, bool EngineMemoryRule::*>;
+
+// The one list of memory terms that may carry a range, with the field each
+// one sets.
+const std::vector<std::pair<std::string, RuleMember>>& RangeableMembers() {
+  using R = EngineMemoryRule;
+  static const auto* t = new std::vector<std::pair<std::string, RuleMember>>{
+      {"startup_bytes", &R::startup_bytes},
+      {"dist_init_tp1_bytes", &R::dist_init_tp1_bytes},
+      {"dist_init_bytes", &R::dist_init_bytes},
+      {"nvls_bytes", &R::nvls_bytes},
+      {"activation_base_bytes", &R::activation_base_bytes},
+      {"sampler_bytes_per_element", &R::sampler_bytes_per_element},
+      {"non_torch_tp1_bytes", &R::non_torch_tp1_bytes},
+      {"non_torch_bytes", &R::non_torch_bytes},
+      {"rotary_cache_bytes_per_element", &R::rotary_cache_bytes_per_element},
+      {"mla_absorbed_copies", &R::mla_absorbed_copies},
+  };
+  return *t;
+}
+
+// "range": [lo, hi] in the value's own type (booleans: [false, true]), with
+// lo <= value <= hi.
+template <typename T>
+Result<TermRange> ParseRange(JsonObject& v, const char* key, T value) {
+  const auto& names = RangeableMemoryTerms();
+  if (std::find(names.begin(), names.end(), key) == names.end()) {
+    return v.Error("range",
+                   "only terms resting on one log or an assumption carry a range, and "
+                   "this term is not one that can");
+  }
+  const nlohmann::json* raw = v.Raw("range");
+  constexpr bool kBool = std::is_same_v<T, bool>;
+  const auto ok = [&](const nlohmann::json& x) { return kBool ? x.is_boolean() : x.is_number(); };
+  if (!raw->is_array() || raw->size() != 2 || !ok((*raw)[0]) || !ok((*raw)[1])) {
+    return v.Error("range", std::string("must be [lo, hi] of ") + (kBool ? "booleans" : "numbers") +
+                                ", got " + raw->dump());
+  }
+  const auto num = [&](const nlohmann::json& x) {
+    if constexpr (kBool) return x.get<bool>() ? 1.0 : 0.0;
+    return x.get<double>();
+  };
+  const TermRange r{num((*raw)[0]), static_cast<double>(value), num((*raw)[1])};
+  if (!(r.lo <= r.value && r.value <= r.hi)) {
+    return v.Error("range", "must hold lo <= value <= hi, got " + raw->dump() + " around " +
+                                nlohmann::json(value).dump());
+  }
+  return r;
+}
+
 // Reads {"value": V, "source": "..."} at `key` (required) into *out and
-// records its source under `prefix + key`.
+// records its source under `prefix + key`. With `ranges`, an optional
+// "range" is read too (and its source must say where it comes from).
 template <typename T>
 Status GetSourced(JsonObject& o, const std::string& prefix, const char* key, T* out,
-                  std::map<std::string, std::string>* sources) {
+                  std::map<std::string, std::string>* sources,
+                  std::map<std::string, TermRange>* ranges = nullptr) {
   CAPPLAN_ASSIGN_OR_RETURN(JsonObject v, o.Child(key, true));
   CAPPLAN_RETURN_IF_ERROR(v.Get("value", out, true));
   std::string source;
   CAPPLAN_RETURN_IF_ERROR(v.Get("source", &source, true));
   if (source.empty()) return v.Error("source", "every value names its source");
   (*sources)[prefix + key] = source;
+  if constexpr (std::is_arithmetic_v<T>) {
+    if (ranges != nullptr && v.Has("range")) {
+      CAPPLAN_ASSIGN_OR_RETURN((*ranges)[key], ParseRange(v, key, *out));
+      std::string lower = source;
+      std::transform(lower.begin(), lower.end(), lower.begin(),
+                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      if (lower.find("range") == std::string::npos) {
+        return v.Error("source",
+                       "a term with a range says in its source where the range "
+                       "comes from");
+      }
+    }
+  }
   return v.Finish();
 }
 
@@ -203,6 +274,7 @@ Status ParseCopies(JsonObject& m, EngineProfile* p) {
 Status ParseMemory(JsonObject& m, EngineProfile* p) {
   EngineMemoryRule& o = p->memory;
   auto& s = p->sources;
+  auto* rg = &p->memory_ranges;
   const std::string pre = "memory.";
   std::string rule;
   CAPPLAN_RETURN_IF_ERROR(m.Get("rule", &rule, true));
@@ -211,13 +283,14 @@ Status ParseMemory(JsonObject& m, EngineProfile* p) {
   o.kind = rule == "vllm_profile_run" ? MemoryRuleKind::kVllmProfileRun
                                       : MemoryRuleKind::kSglangStaticFraction;
   CAPPLAN_RETURN_IF_ERROR(m.Get("rule_source", &p->rule_source, true));
-  CAPPLAN_RETURN_IF_ERROR(GetSourced(m, pre, "page_align", &o.page_align, &s));
-  CAPPLAN_RETURN_IF_ERROR(GetSourced(m, pre, "nvls_default", &o.nvls_default, &s));
-  CAPPLAN_RETURN_IF_ERROR(GetSourced(m, pre, "nvls_min_tp", &o.nvls_min_tp, &s));
-  CAPPLAN_RETURN_IF_ERROR(GetSourced(m, pre, "mla_absorbed_copies", &o.mla_absorbed_copies, &s));
+  CAPPLAN_RETURN_IF_ERROR(GetSourced(m, pre, "page_align", &o.page_align, &s, rg));
+  CAPPLAN_RETURN_IF_ERROR(GetSourced(m, pre, "nvls_default", &o.nvls_default, &s, rg));
+  CAPPLAN_RETURN_IF_ERROR(GetSourced(m, pre, "nvls_min_tp", &o.nvls_min_tp, &s, rg));
   CAPPLAN_RETURN_IF_ERROR(
-      GetSourced(m, pre, "rotary_cache_bytes_per_element", &o.rotary_cache_bytes_per_element, &s));
-  CAPPLAN_RETURN_IF_ERROR(GetSourced(m, pre, "vocab_pad_multiple", &o.vocab_pad_multiple, &s));
+      GetSourced(m, pre, "mla_absorbed_copies", &o.mla_absorbed_copies, &s, rg));
+  CAPPLAN_RETURN_IF_ERROR(GetSourced(m, pre, "rotary_cache_bytes_per_element",
+                                     &o.rotary_cache_bytes_per_element, &s, rg));
+  CAPPLAN_RETURN_IF_ERROR(GetSourced(m, pre, "vocab_pad_multiple", &o.vocab_pad_multiple, &s, rg));
   CAPPLAN_RETURN_IF_ERROR(m.CheckRange("vocab_pad_multiple", o.vocab_pad_multiple, 1, 4096));
   CAPPLAN_RETURN_IF_ERROR(ParseCopies(m, p));
   struct Bytes {
@@ -235,18 +308,19 @@ Status ParseMemory(JsonObject& m, EngineProfile* p) {
     bytes.push_back({"activation_base_bytes", &o.activation_base_bytes});
     bytes.push_back({"non_torch_tp1_bytes", &o.non_torch_tp1_bytes});
     bytes.push_back({"non_torch_bytes", &o.non_torch_bytes});
-    CAPPLAN_RETURN_IF_ERROR(GetSourced(m, pre, "utilization_default", &o.utilization_default, &s));
-    CAPPLAN_RETURN_IF_ERROR(m.CheckRange("utilization_default", o.utilization_default, 0.01, 1));
-    CAPPLAN_RETURN_IF_ERROR(GetSourced(m, pre, "null_block_pages", &o.null_block_pages, &s));
-    CAPPLAN_RETURN_IF_ERROR(GetSourced(m, pre, "cudagraph_counted", &o.cudagraph_counted, &s));
     CAPPLAN_RETURN_IF_ERROR(
-        GetSourced(m, pre, "sampler_bytes_per_element", &o.sampler_bytes_per_element, &s));
+        GetSourced(m, pre, "utilization_default", &o.utilization_default, &s, rg));
+    CAPPLAN_RETURN_IF_ERROR(m.CheckRange("utilization_default", o.utilization_default, 0.01, 1));
+    CAPPLAN_RETURN_IF_ERROR(GetSourced(m, pre, "null_block_pages", &o.null_block_pages, &s, rg));
+    CAPPLAN_RETURN_IF_ERROR(GetSourced(m, pre, "cudagraph_counted", &o.cudagraph_counted, &s, rg));
+    CAPPLAN_RETURN_IF_ERROR(
+        GetSourced(m, pre, "sampler_bytes_per_element", &o.sampler_bytes_per_element, &s, rg));
     CAPPLAN_RETURN_IF_ERROR(
         m.CheckRange("sampler_bytes_per_element", o.sampler_bytes_per_element, 0, 1024));
-    CAPPLAN_RETURN_IF_ERROR(GetSourced(m, pre, "moe_workspace", &o.moe_workspace, &s));
+    CAPPLAN_RETURN_IF_ERROR(GetSourced(m, pre, "moe_workspace", &o.moe_workspace, &s, rg));
   }
   for (const Bytes& b : bytes) {
-    CAPPLAN_RETURN_IF_ERROR(GetSourced(m, pre, b.key, b.out, &s));
+    CAPPLAN_RETURN_IF_ERROR(GetSourced(m, pre, b.key, b.out, &s, rg));
     CAPPLAN_RETURN_IF_ERROR(m.CheckRange(b.key, static_cast<double>(*b.out), 0, 1e13));
   }
   return m.Finish();
@@ -314,7 +388,51 @@ Result<const EngineFile*> LoadEngineFile(const std::string& engine) {
   return &it->second->value();
 }
 
+// JSON merge patch would keep an earlier entry's "range" under a term that a
+// later entry restates with a new value and no range; a range belongs with
+// its value, so a restated term keeps only what its own entry says.
+void DropRestatedRanges(const nlohmann::json& entry, nlohmann::json* merged) {
+  if (!entry.contains("memory") || !entry["memory"].is_object() || !merged->contains("memory")) {
+    return;
+  }
+  nlohmann::json& mm = (*merged)["memory"];
+  for (const auto& [key, term] : entry["memory"].items()) {
+    if (term.is_object() && !term.contains("range") && mm.contains(key) && mm[key].is_object()) {
+      mm[key].erase("range");
+    }
+  }
+}
+
 }  // namespace
+
+const std::vector<std::string>& RangeableMemoryTerms() {
+  static const auto* names = [] {
+    auto* v = new std::vector<std::string>();
+    for (const auto& [name, member] : RangeableMembers()) v->push_back(name);
+    return v;
+  }();
+  return *names;
+}
+
+EngineMemoryRule WithMemoryTerm(const EngineMemoryRule& rule, const std::string& key, double v) {
+  EngineMemoryRule out = rule;
+  for (const auto& [name, member] : RangeableMembers()) {
+    if (name != key) continue;
+    std::visit(
+        [&](auto field) {
+          using T = std::remove_reference_t<decltype(out.*field)>;
+          if constexpr (std::is_same_v<T, bool>) {
+            out.*field = v >= 0.5;
+          } else if constexpr (std::is_integral_v<T>) {
+            out.*field = static_cast<T>(std::llround(v));
+          } else {
+            out.*field = v;
+          }
+        },
+        member);
+  }
+  return out;
+}
 
 Result<std::vector<EngineProfile>> ParseEngineProfiles(const std::string& json_text,
                                                        const std::string& origin,
@@ -347,6 +465,7 @@ Result<std::vector<EngineProfile>> ParseEngineProfiles(const std::string& json_t
         return Status::Usage(origin + ": " + ptr + "/" + own + ": required in every entry");
       }
     }
+    DropRestatedRanges(entry, &merged);
     merged.merge_patch(entry);
     EngineProfile p;
     p.engine = engine;

@@ -109,6 +109,20 @@ struct EngineMemoryRule {
   int vocab_pad_multiple = 1;
 };
 
+// A memory term that rests on one public log or on an assumption carries
+// its plausible span ("range": [lo, hi] beside "value", same unit); terms
+// from an engine rule or from two or more logs carry none. Booleans are 0/1.
+struct TermRange {
+  double lo = 0, value = 0, hi = 0;
+};
+
+// The memory terms that may carry a range ("startup_bytes", ...), as named
+// under "memory" in the profile file.
+const std::vector<std::string>& RangeableMemoryTerms();
+// `rule` with the memory term `key` (one of RangeableMemoryTerms()) set to
+// `v`; integer terms are rounded, booleans are v >= 0.5.
+EngineMemoryRule WithMemoryTerm(const EngineMemoryRule& rule, const std::string& key, double v);
+
 struct EngineProfile {
   std::string engine;   // "sglang"
   std::string knob;     // "mem_fraction_static"
@@ -125,6 +139,8 @@ struct EngineProfile {
   KernelChoices kernels;
   // "defaults.page_size" -> source, "memory.startup_bytes" -> source, ...
   std::map<std::string, std::string> sources;
+  // Memory term ("startup_bytes") -> its range, for the terms that have one.
+  std::map<std::string, TermRange> memory_ranges;
   const std::string& SourceOf(const std::string& key) const;
 };
 

@@ -63,6 +63,8 @@ struct DeviceMemory {
   int64_t RuntimeBytes() const { return runtime_bytes > 0 ? runtime_bytes : reported_bytes; }
 };
 
+struct EngineProfile;  // models/engine_profile.h
+
 // Engine knobs of a capacity question. Zero / unset means the engine
 // profile's default (models/engines/<engine>.json), never a literal here.
 struct EngineMemoryOptions {
@@ -78,6 +80,10 @@ struct EngineMemoryOptions {
   int draft_layers = 0;  // 0: DraftCard's default for the kind
   bool speculative() const { return draft != DraftKind::kNone; }
   std::optional<bool> nvls;   // NCCL NVLS buffers; unset: the engine's default
+  // A parsed profile (ParseEngineProfiles) to plan with instead of the
+  // shipped models/engines/<engine>.json entry: for checking a profile file
+  // before it ships. Not owned; `version` is then ignored.
+  const EngineProfile* profile = nullptr;
 };
 
 // One slice of a GPU's memory. The terms of a plan add up to the reported
@@ -87,6 +93,16 @@ struct MemoryTerm {
   std::string what;  // one line for people
   int64_t bytes = 0;
   std::string source;  // the rule and where it comes from
+};
+
+// A memory term that rests on one public log or on an assumption, at the
+// ends of its range (models/engines/<engine>.json "range"), and the KV pool
+// each end gives with every other term at its value.
+struct KvRangeTerm {
+  std::string key;                   // the profile's name under "memory", e.g. "startup_bytes"
+  double lo = 0, value = 0, hi = 0;  // the term's unit (bytes, bytes per element, 0/1)
+  int64_t kv_tokens_at_lo = 0, kv_tokens_at_hi = 0;  // whole instance
+  std::string source;
 };
 
 struct MemoryPlan {
@@ -111,6 +127,11 @@ struct MemoryPlan {
   int64_t kv_tokens_per_rank = 0;   // one attention rank's pool (page-aligned)
   int attention_ranks = 1;
   int64_t kv_capacity_tokens = 0;   // whole instance (sum over attention ranks)
+  // kv_capacity_tokens with every ranged term of this plan at the end that
+  // gives less KV (lo) and more KV (hi); both equal it when no term in use
+  // has a range. Only terms that change this plan's pool are listed.
+  int64_t kv_tokens_lo = 0, kv_tokens_hi = 0;
+  std::vector<KvRangeTerm> kv_range_terms;
   int64_t context_tokens = 0;       // the L asked about
   int64_t max_concurrent_requests = 0;  // requests of context L that fit
   // What the engine leaves for weights + KV on one GPU, and by how much the

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <string>
 
 #include "models/engine_profile.h"
@@ -99,8 +100,8 @@ const ComponentWeights* FindComponent(const WeightBreakdown& w, Component c) {
 
 // What the engine keeps on every rank beside the checkpoint shards.
 std::vector<MemoryTerm> ResidentExtras(const ModelCard& c, const ParallelLayout& l,
-                                       const WeightBreakdown& w, const EngineProfile& prof) {
-  const EngineMemoryRule& m = prof.memory;
+                                       const WeightBreakdown& w, const EngineProfile& prof,
+                                       const EngineMemoryRule& m) {
   std::vector<MemoryTerm> out;
   const ComponentWeights* shared = FindComponent(w, Component::kSharedExperts);
   const ComponentWeights* experts = FindComponent(w, Component::kExperts);
@@ -141,8 +142,7 @@ std::vector<MemoryTerm> ResidentExtras(const ModelCard& c, const ParallelLayout&
 // activations if larger, plus the fused-MoE workspace, over a base of
 // buffers every run keeps.
 int64_t VllmActivationBytes(const ModelCard& c, const ParallelLayout& l, const EngineProfile& prof,
-                            int64_t tokens) {
-  const EngineMemoryRule& m = prof.memory;
+                            const EngineMemoryRule& m, int64_t tokens) {
   const int64_t seqs = prof.defaults.max_running_min;
   const int64_t vocab = RoundUp(c.vocab_size, m.vocab_pad_multiple);
   const int64_t hidden = tokens * c.hidden_size * kActivationBytes;
@@ -163,7 +163,13 @@ int64_t VllmActivationBytes(const ModelCard& c, const ParallelLayout& l, const E
 
 Result<Resolved> ResolveOptions(const ModelCard& card, const ParallelLayout& layout,
                                 const EngineMemoryOptions& opt, MemoryPlan* p) {
-  CAPPLAN_ASSIGN_OR_RETURN(EngineResolution er, ResolveEngine(opt.engine, opt.version));
+  EngineResolution er;
+  if (opt.profile != nullptr) {
+    er.profile = opt.profile;
+    er.version = opt.profile->version;
+  } else {
+    CAPPLAN_ASSIGN_OR_RETURN(er, ResolveEngine(opt.engine, opt.version));
+  }
   Resolved r;
   r.profile = er.profile;
   const EngineDefaults& d = er.profile->defaults;
@@ -239,6 +245,158 @@ Result<MemoryPlan> PlanMemory(const ModelCard& card, const ParallelLayout& layou
   return p;
 }
 
+namespace {
+
+// What one memory rule leaves for KV on one GPU, and the terms it takes.
+struct Room {
+  std::vector<MemoryTerm> extras;  // resident beside the checkpoint shards
+  int64_t resident = 0, comm = 0, nvls = 0, activation = 0;
+  double weight_room = 0, kv_room = 0;
+};
+
+// Everything a Room depends on besides the memory rule, fixed for one plan.
+struct RoomInputs {
+  const ModelCard* card;
+  const ParallelLayout* layout;
+  const DeviceMemory* device;
+  const EngineProfile* prof;
+  const Resolved* resolved;
+  const MemoryPlan* plan;                // weights and mem_fraction
+  const std::vector<MemoryTerm>* draft;  // the speculative draft's term, if any
+};
+
+Room ComputeRoom(const RoomInputs& in, const EngineMemoryRule& m) {
+  Room x;
+  x.extras = ResidentExtras(*in.card, *in.layout, in.plan->weights, *in.prof, m);
+  x.extras.insert(x.extras.end(), in.draft->begin(), in.draft->end());
+  x.resident = in.plan->weights.bytes_per_gpu;
+  for (const MemoryTerm& e : x.extras) x.resident += e.bytes;
+  x.comm = CommunicatorBytes(m, in.layout->tp);
+  x.nvls = in.resolved->nvls ? m.nvls_bytes : 0;
+  if (m.kind == MemoryRuleKind::kSglangStaticFraction) {
+    const double total =
+        static_cast<double>(in.device->reported_bytes - m.startup_bytes - x.comm - x.nvls);
+    x.weight_room = total * in.plan->mem_fraction;
+  } else {
+    const double requested = std::ceil(in.device->RuntimeBytes() * in.plan->mem_fraction);
+    x.activation = VllmActivationBytes(*in.card, *in.layout, *in.prof, m, in.resolved->chunked);
+    x.weight_room = requested - x.activation - x.comm - x.nvls;
+  }
+  x.kv_room = x.weight_room - x.resident;
+  return x;
+}
+
+// Whole KV pages one rank holds in `kv_room` bytes, less the pages the
+// engine keeps back; 0 when not even one page fits.
+int64_t PoolPages(double kv_room, int64_t bytes_per_page, int64_t reserved_pages) {
+  if (kv_room <= 0) return 0;
+  const int64_t pages = static_cast<int64_t>(kv_room / static_cast<double>(bytes_per_page));
+  return std::max<int64_t>(0, pages - reserved_pages);
+}
+
+// The plan's terms in the order `capacity` prints them (the KV pool and the
+// reserve are added once the pool is known).
+void AddRoomTerms(const RoomInputs& in, const Room& x, MemoryPlan* p) {
+  const EngineProfile& prof = *in.prof;
+  const bool tp1 = in.layout->tp == 1;
+  std::vector<MemoryTerm>& t = p->terms;
+  if (prof.memory.kind == MemoryRuleKind::kSglangStaticFraction) {
+    t.push_back({"startup_bytes", "CUDA context and driver reserve before the engine starts",
+                 prof.memory.startup_bytes, prof.SourceOf("memory.startup_bytes")});
+    t.push_back({"communicator_bytes", "NCCL communicators and custom all-reduce buffers", x.comm,
+                 prof.SourceOf(tp1 ? "memory.dist_init_tp1_bytes" : "memory.dist_init_bytes")});
+  } else {
+    t.push_back({"activation_peak_bytes",
+                 "profile run's torch peak at max_num_batched_tokens (sampler, hidden states, "
+                 "MoE workspace)",
+                 x.activation,
+                 prof.SourceOf("memory.sampler_bytes_per_element") + "; " +
+                     prof.SourceOf("memory.activation_base_bytes") +
+                     (in.card->IsMoe() ? "; " + prof.SourceOf("memory.moe_workspace") : "")});
+    t.push_back({"communicator_bytes", "non-torch memory: NCCL and custom all-reduce buffers",
+                 x.comm,
+                 prof.SourceOf(tp1 ? "memory.non_torch_tp1_bytes" : "memory.non_torch_bytes")});
+  }
+  if (x.nvls > 0) {
+    t.push_back({"nvls_bytes", "NCCL NVLS (NVLink SHARP) buffers", x.nvls,
+                 prof.SourceOf("memory.nvls_bytes")});
+  }
+  t.push_back({"weights_bytes", "checkpoint shards (values and scales)", p->weights.bytes_per_gpu,
+               "models/cards/" + in.card->name + ".json and the weight formats"});
+  for (const MemoryTerm& e : x.extras) t.push_back(e);
+}
+
+// The pool of `tokens_per_rank` tokens and the requests of the plan's
+// context that fit in it.
+void FillPool(int64_t tokens_per_rank, int64_t bytes_per_token, int64_t page, MemoryPlan* p) {
+  p->kv_tokens_per_rank = tokens_per_rank;
+  p->kv_pool_bytes_per_gpu = tokens_per_rank * bytes_per_token;
+  p->kv_capacity_tokens = tokens_per_rank * p->attention_ranks;
+  const int64_t pages_per_request = (p->context_tokens + page - 1) / page;
+  p->max_concurrent_requests = (tokens_per_rank / page / pages_per_request) * p->attention_ranks;
+}
+
+// The KV pool's term and the reserve, which closes the sum to the device.
+void AddPoolAndReserve(const EngineMemoryRule& m, MemoryPlan* p) {
+  p->terms.push_back({"kv_pool_bytes", "KV cache pool", p->kv_pool_bytes_per_gpu,
+                      "KV bytes per token from the card's attention layout x whole pages"});
+  int64_t used = 0;
+  for (const MemoryTerm& x : p->terms) used += x.bytes;
+  p->reserve_bytes_per_gpu = p->gpu_memory_bytes - used;
+  p->terms.push_back(
+      {"reserve_bytes",
+       m.kind == MemoryRuleKind::kSglangStaticFraction
+           ? "left by mem_fraction_static for CUDA graphs, activations, page rounding"
+           : "outside gpu_memory_utilization, plus page rounding and null block",
+       p->reserve_bytes_per_gpu, p->rule_source});
+}
+
+// kv_tokens_lo/hi: each ranged term that changes this plan's pool, at its
+// two ends with the rest at their values; then all of them at once at the
+// end that gives less KV, and at the one that gives more.
+void AddKvRange(const RoomInputs& in, const std::function<int64_t(double)>& tokens_of,
+                MemoryPlan* p) {
+  const EngineProfile& prof = *in.prof;
+  EngineMemoryRule less = prof.memory, more = prof.memory;
+  for (const auto& [key, range] : prof.memory_ranges) {
+    const double at_lo = ComputeRoom(in, WithMemoryTerm(prof.memory, key, range.lo)).kv_room;
+    const double at_hi = ComputeRoom(in, WithMemoryTerm(prof.memory, key, range.hi)).kv_room;
+    if (at_lo == at_hi) continue;  // not a term of this plan
+    p->kv_range_terms.push_back({key, range.lo, range.value, range.hi, tokens_of(at_lo),
+                                 tokens_of(at_hi), prof.SourceOf("memory." + key)});
+    const bool lo_gives_less = at_lo < at_hi;
+    less = WithMemoryTerm(less, key, lo_gives_less ? range.lo : range.hi);
+    more = WithMemoryTerm(more, key, lo_gives_less ? range.hi : range.lo);
+  }
+  p->kv_tokens_lo = std::min(p->kv_capacity_tokens, tokens_of(ComputeRoom(in, less).kv_room));
+  p->kv_tokens_hi = std::max(p->kv_capacity_tokens, tokens_of(ComputeRoom(in, more).kv_room));
+}
+
+// The speculative draft layers' weights, as a resident term (empty without
+// speculative decoding); widens *bytes_per_token by the draft's own KV.
+Result<std::vector<MemoryTerm>> DraftTerms(const ModelCard& card, const ParallelLayout& layout,
+                                           const PrecisionChoice& choice,
+                                           const EngineMemoryOptions& opt, int64_t* bytes_per_token,
+                                           MemoryPlan* p) {
+  if (!opt.speculative()) return std::vector<MemoryTerm>{};
+  CAPPLAN_ASSIGN_OR_RETURN(const ModelCard draft, DraftCard(card, opt.draft, opt.draft_layers));
+  // EAGLE/MTP draft layers keep their own KV: cell_size x (1 + draft/L).
+  *bytes_per_token += *bytes_per_token * draft.num_layers / card.num_layers;
+  CAPPLAN_ASSIGN_OR_RETURN(const WeightBreakdown dw, ComputeWeights(draft, layout, choice));
+  int64_t draft_bytes = 0;
+  for (const auto& c : dw.components) {
+    if (c.component != Component::kEmbeddings)
+      draft_bytes += c.bytes_per_gpu + c.scale_bytes_per_gpu;
+  }
+  p->draft_weights_bytes = draft_bytes;
+  return std::vector<MemoryTerm>{
+      {"draft_weights_bytes",
+       "speculative draft layers (embedding and LM head shared with the target)", draft_bytes,
+       "models/cards/" + card.name + ".json (DraftCard)"}};
+}
+
+}  // namespace
+
 Result<MemoryPlan> PlanMemoryAllowShortfall(const ModelCard& card, const ParallelLayout& layout,
                                             const PrecisionChoice& choice,
                                             const EngineMemoryOptions& opt,
@@ -254,105 +412,43 @@ Result<MemoryPlan> PlanMemoryAllowShortfall(const ModelCard& card, const Paralle
   p.context_tokens = context_tokens;
   p.attention_ranks = layout.AttentionRanks();
   p.mem_fraction_defaulted = !opt.mem_fraction.has_value();
-
   int64_t bytes_per_token = p.kv.bytes_per_token;
-  std::vector<MemoryTerm> extras = ResidentExtras(card, layout, p.weights, prof);
-  if (opt.speculative()) {
-    CAPPLAN_ASSIGN_OR_RETURN(const ModelCard draft, DraftCard(card, opt.draft, opt.draft_layers));
-    // EAGLE/MTP draft layers keep their own KV: cell_size x (1 + draft/L).
-    bytes_per_token += bytes_per_token * draft.num_layers / card.num_layers;
-    CAPPLAN_ASSIGN_OR_RETURN(const WeightBreakdown dw, ComputeWeights(draft, layout, choice));
-    int64_t draft_bytes = 0;
-    for (const auto& c : dw.components) {
-      if (c.component != Component::kEmbeddings)
-        draft_bytes += c.bytes_per_gpu + c.scale_bytes_per_gpu;
-    }
-    p.draft_weights_bytes = draft_bytes;
-    extras.push_back({"draft_weights_bytes",
-                      "speculative draft layers (embedding and LM head shared with the target)",
-                      draft_bytes, "models/cards/" + card.name + ".json (DraftCard)"});
-  }
-  std::vector<MemoryTerm>& t = p.terms;
-  p.weights_resident_bytes = p.weights.bytes_per_gpu;
-  for (const MemoryTerm& e : extras) p.weights_resident_bytes += e.bytes;
-  const int64_t comm = CommunicatorBytes(m, layout.tp);
-  const int64_t nvls = r.nvls ? m.nvls_bytes : 0;
-
-  double kv_room = 0;      // bytes the KV pool may use on one GPU
-  double weight_room = 0;  // what the engine leaves for weights + KV
-  int64_t reserved_pages = 0;
-  if (m.kind == MemoryRuleKind::kSglangStaticFraction) {
-    if (opt.mem_fraction) {
-      p.mem_fraction = *opt.mem_fraction;
-    } else {
-      CAPPLAN_ASSIGN_OR_RETURN(p.mem_fraction,
-                               SglangDefaultFraction(prof, device.reported_bytes, layout, opt, r));
-    }
-    t.push_back({"startup_bytes", "CUDA context and driver reserve before the engine starts",
-                 m.startup_bytes, prof.SourceOf("memory.startup_bytes")});
-    t.push_back(
-        {"communicator_bytes", "NCCL communicators and custom all-reduce buffers", comm,
-         prof.SourceOf(layout.tp > 1 ? "memory.dist_init_bytes" : "memory.dist_init_tp1_bytes")});
-    const double total = static_cast<double>(device.reported_bytes - m.startup_bytes - comm - nvls);
-    weight_room = total * p.mem_fraction;
-    kv_room = weight_room - p.weights_resident_bytes;
+  CAPPLAN_ASSIGN_OR_RETURN(const std::vector<MemoryTerm> draft,
+                           DraftTerms(card, layout, choice, opt, &bytes_per_token, &p));
+  if (opt.mem_fraction) {
+    p.mem_fraction = *opt.mem_fraction;
+  } else if (m.kind == MemoryRuleKind::kSglangStaticFraction) {
+    CAPPLAN_ASSIGN_OR_RETURN(p.mem_fraction,
+                             SglangDefaultFraction(prof, device.reported_bytes, layout, opt, r));
   } else {
-    p.mem_fraction = opt.mem_fraction ? *opt.mem_fraction : m.utilization_default;
-    const double requested = std::ceil(device.RuntimeBytes() * p.mem_fraction);
-    const int64_t act = VllmActivationBytes(card, layout, prof, r.chunked);
-    t.push_back({"activation_peak_bytes",
-                 "profile run's torch peak at max_num_batched_tokens (sampler, hidden states, "
-                 "MoE workspace)",
-                 act,
-                 prof.SourceOf("memory.sampler_bytes_per_element") + "; " +
-                     prof.SourceOf("memory.activation_base_bytes") +
-                     (card.IsMoe() ? "; " + prof.SourceOf("memory.moe_workspace") : "")});
-    t.push_back(
-        {"communicator_bytes", "non-torch memory: NCCL and custom all-reduce buffers", comm,
-         prof.SourceOf(layout.tp > 1 ? "memory.non_torch_bytes" : "memory.non_torch_tp1_bytes")});
-    weight_room = requested - act - comm - nvls;
-    kv_room = weight_room - p.weights_resident_bytes;
-    reserved_pages = m.null_block_pages;
+    p.mem_fraction = m.utilization_default;
   }
-  if (nvls > 0) {
-    t.push_back({"nvls_bytes", "NCCL NVLS (NVLink SHARP) buffers", nvls,
-                 prof.SourceOf("memory.nvls_bytes")});
-  }
-  t.push_back({"weights_bytes", "checkpoint shards (values and scales)", p.weights.bytes_per_gpu,
-               "models/cards/" + card.name + ".json and the weight formats"});
-  for (const MemoryTerm& e : extras) t.push_back(e);
+  const RoomInputs in{&card, &layout, &device, &prof, &r, &p, &draft};
+  const Room room = ComputeRoom(in, m);
+  p.weights_resident_bytes = room.resident;
+  AddRoomTerms(in, room, &p);
+  p.weight_room_bytes_per_gpu = static_cast<int64_t>(std::max(0.0, room.weight_room));
 
-  p.weight_room_bytes_per_gpu = static_cast<int64_t>(std::max(0.0, weight_room));
-  int64_t pages = 0;
-  if (kv_room > 0) {
-    const int64_t page = m.page_align ? r.page : 1;
-    pages = static_cast<int64_t>(kv_room / static_cast<double>(bytes_per_token * page));
-    pages -= reserved_pages;
+  const int64_t page = m.page_align ? r.page : 1;
+  const int64_t reserved_pages = m.kind == MemoryRuleKind::kVllmProfileRun ? m.null_block_pages : 0;
+  const auto tokens_of = [&](double kv_room) {
+    return PoolPages(kv_room, bytes_per_token * page, reserved_pages) * page * p.attention_ranks;
+  };
+  if (room.kv_room > 0) {
+    const int64_t pages = PoolPages(room.kv_room, bytes_per_token * page, reserved_pages);
     if (pages < 1) {
-      return Status::Invalid(card.name + ": weights fit but leave only " + Gib(kv_room) +
+      return Status::Invalid(card.name + ": weights fit but leave only " + Gib(room.kv_room) +
                              " GiB per GPU, less than one " + std::to_string(page) +
                              "-token KV page (" + std::to_string(bytes_per_token * page) +
                              " B); use more GPUs or lower-precision weights");
     }
-    p.kv_tokens_per_rank = pages * page;
-    p.kv_pool_bytes_per_gpu = p.kv_tokens_per_rank * bytes_per_token;
-    p.kv_capacity_tokens = p.kv_tokens_per_rank * p.attention_ranks;
-    const int64_t pages_per_request = (context_tokens + r.page - 1) / r.page;
-    p.max_concurrent_requests =
-        (p.kv_tokens_per_rank / r.page / pages_per_request) * p.attention_ranks;
+    FillPool(pages * page, bytes_per_token, r.page, &p);
   } else {
-    p.weights_shortfall_bytes = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(-kv_room)));
+    p.weights_shortfall_bytes =
+        std::max<int64_t>(1, static_cast<int64_t>(std::ceil(-room.kv_room)));
   }
-  t.push_back({"kv_pool_bytes", "KV cache pool", p.kv_pool_bytes_per_gpu,
-               "KV bytes per token from the card's attention layout x whole pages"});
-  int64_t used = 0;
-  for (const MemoryTerm& x : t) used += x.bytes;
-  p.reserve_bytes_per_gpu = device.reported_bytes - used;
-  t.push_back({"reserve_bytes",
-               m.kind == MemoryRuleKind::kSglangStaticFraction
-                   ? "left by mem_fraction_static for CUDA graphs, activations, page rounding"
-                   : "outside gpu_memory_utilization, plus page rounding and null block",
-               p.reserve_bytes_per_gpu, p.rule_source});
+  AddKvRange(in, tokens_of, &p);
+  AddPoolAndReserve(m, &p);
   return p;
 }
 

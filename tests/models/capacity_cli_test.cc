@@ -60,6 +60,33 @@ TEST(CapacityCli, JsonHasTheDocumentedKeys) {
   EXPECT_EQ(jv["kv_bytes_per_token"], 65536);
 }
 
+// The KV pool's range beside its point value: JSON keys, the text line, and
+// with --explain each ranged term with the pool at its two ends.
+TEST(CapacityCli, KvRangeBesideThePointValue) {
+  CliRun r = Capplan("--model deepseek-v3 --gpus 8 --tp 8 --json --explain");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  const int64_t point = j["kv_capacity_tokens"];
+  EXPECT_LT(j["kv_tokens_lo"].get<int64_t>(), point);
+  EXPECT_GT(j["kv_tokens_hi"].get<int64_t>(), point);
+  ASSERT_TRUE(j["kv_range_terms"].is_array());
+  ASSERT_FALSE(j["kv_range_terms"].empty());
+  for (const auto& t : j["kv_range_terms"]) {
+    for (const char* k : {"term", "value", "range", "kv_tokens_at_range_lo",
+                          "kv_tokens_at_range_hi", "source"}) {
+      EXPECT_TRUE(t.contains(k)) << k;
+    }
+  }
+  CliRun text = Capplan("--model deepseek-v3 --gpus 8 --tp 8");
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("KV capacity range: "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("(--explain lists them)"), std::string::npos) << text.out;
+  CliRun ex = Capplan("--model deepseek-v3 --gpus 8 --tp 8 --explain");
+  ASSERT_EQ(ex.code, 0) << ex.err;
+  EXPECT_NE(ex.out.find("startup_bytes 1.20 GiB, range 0.00 .. 2.40 GiB"), std::string::npos)
+      << ex.out;
+}
+
 TEST(CapacityCli, TextReportAndTable) {
   CliRun r = Capplan("--model deepseek-v3 --gpus 8 --tp 8 --context-tokens 32768");
   ASSERT_EQ(r.code, 0) << r.err;
