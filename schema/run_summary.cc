@@ -42,6 +42,8 @@ void MemoryFields(M& m, V& v) {
   v("mem_fraction_static", m.mem_fraction_static);
   v("mem_fraction_defaulted", m.mem_fraction_defaulted);
   v("kv_tokens_per_rank", m.kv_tokens_per_rank);
+  v("kv_tokens_lo", m.kv_tokens_lo);
+  v("kv_tokens_hi", m.kv_tokens_hi);
   v("draft_weights_bytes_per_gpu", m.draft_weights_bytes_per_gpu);
 }
 

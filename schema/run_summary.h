@@ -51,6 +51,9 @@ struct Memory {
   std::optional<double> mem_fraction_static;
   std::optional<bool> mem_fraction_defaulted;
   std::optional<int64_t> kv_tokens_per_rank;
+  // The instance's KV pool with the memory terms that rest on one public
+  // log or an assumption at their ends (models/README.md).
+  std::optional<int64_t> kv_tokens_lo, kv_tokens_hi;
   std::optional<int64_t> draft_weights_bytes_per_gpu;  // speculative decoding's draft layers
 };
 

@@ -355,6 +355,8 @@ RunResult PreparedRun::Summarize(const SimResult& sim, const RequestLog* streame
   mem.mem_fraction_static = plan.mem_fraction;
   mem.mem_fraction_defaulted = plan.mem_fraction_defaulted;
   mem.kv_tokens_per_rank = plan.kv_tokens_per_rank;
+  mem.kv_tokens_lo = plan.kv_tokens_lo;
+  mem.kv_tokens_hi = plan.kv_tokens_hi;
   if (plan.draft_weights_bytes > 0) mem.draft_weights_bytes_per_gpu = plan.draft_weights_bytes;
   const StepCost& b = sim.busy;
   const double tot = b.seconds > 0 ? b.seconds : 1;
