@@ -33,7 +33,9 @@ nlohmann::json Curve(double max, double half, const char* x) {
           {"provenance", {{"kind", "anchor"}, {"source", "test"}}}};
 }
 
-TEST(KernelTables, OwnAndAssumedTablesLoad) {
+// A grouped-GEMM table of its own (memory max 0.75, no floor) and one
+// assumed from it.
+nlohmann::json TwoMoeTables() {
   nlohmann::json doc = BaseDoc();
   doc["kernels"] = {{"fast_moe",
                      {{"efficiency_class", "grouped_gemm"},
@@ -43,7 +45,11 @@ TEST(KernelTables, OwnAndAssumedTablesLoad) {
                      {{"efficiency_class", "grouped_gemm"},
                       {"assumed_from", "fast_moe"},
                       {"reason", "same kernel family"}}}};
-  auto p = hw::ParseHardwareProfile(doc, "t.json");
+  return doc;
+}
+
+TEST(KernelTables, OwnAndAssumedTablesLoad) {
+  auto p = hw::ParseHardwareProfile(TwoMoeTables(), "t.json");
   ASSERT_TRUE(p.ok()) << p.status().message();
   const hw::KernelTable& other = p->kernels.at("other_moe");
   EXPECT_TRUE(other.assumed());
@@ -105,16 +111,7 @@ models::Op MoeOp(std::string_view impl) {
 // (0.75 hbm); under an assumed table the same, with a warning that widens
 // the intervals; a kernel with no table falls back to its class, warned.
 TEST(KernelTables, OpsArePricedByTheirKernelsTable) {
-  nlohmann::json doc = BaseDoc();
-  doc["kernels"] = {{"fast_moe",
-                     {{"efficiency_class", "grouped_gemm"},
-                      {"compute", Curve(0.5, 1, "m_per_group")},
-                      {"memory", Curve(0.75, 0, "bytes")}}},
-                    {"other_moe",
-                     {{"efficiency_class", "grouped_gemm"},
-                      {"assumed_from", "fast_moe"},
-                      {"reason", "same kernel family"}}}};
-  auto p = hw::ParseHardwareProfile(doc, "t.json");
+  auto p = hw::ParseHardwareProfile(TwoMoeTables(), "t.json");
   ASSERT_TRUE(p.ok()) << p.status().message();
   auto model = sim::MakeCostModel("roofline", *p);
   ASSERT_TRUE(model.ok());
