@@ -1,5 +1,10 @@
 """capplan from Python: the same commands, results and errors as the CLI.
 
+Every function that takes a scenario accepts a file path or the scenario
+document itself as a dict (what the file would hold); ``overrides`` is a
+dict of dotted paths. Results are plain dicts; ``requests_frame``,
+``sweep_frame`` and ``frontier_frame`` turn them into pandas DataFrames.
+
 Each function runs the capplan command in-process (the compiled module
 ``_capplan``) and returns parsed JSON, so a notebook gets exactly what
 ``capplan ... --json`` prints. Errors raise :class:`capplan.Error` whose
@@ -10,18 +15,34 @@ message is the CLI's one-line message (``str(e)``; the CLI prints it after
     s = capplan.simulate("scenarios/kimi-k2.6-kv-fp8.json",
                          {"workload.concurrency": 16, "deployment.kv_cache": "bf16"})
     s["output_throughput"], s["p99_ttft_ms"]
+
+    doc = json.load(open("scenarios/kimi-k2.6-kv-fp8.json"))
+    doc["workload"]["concurrency"] = 16
+    capplan.simulate(doc)["p99_ttft_ms"]
 """
+import contextlib
+import csv
 import json
 import os
+import re
+import shutil
 import tempfile
 
 from . import _capplan
 
-__all__ = ["Error", "run", "capacity", "simulate", "sweep", "search", "report", "calibrate"]
+__all__ = ["Error", "run", "capacity", "simulate", "sweep", "search", "report", "calibrate",
+           "requests_frame", "sweep_frame", "frontier_frame"]
 
 
 class Error(Exception):
-    """A capplan error: str(e) is the CLI's one-line message."""
+    """A capplan error: str(e) is the CLI's one-line message, e.exit_code the
+    CLI's exit code (2 for a bad argument or input), e.command the arguments.
+
+        try:
+            capplan.simulate({"name": "x", "bogus": 1})
+        except capplan.Error as e:
+            print(e.exit_code, e)   # 2 scenario: bogus: unknown key ...
+    """
 
     def __init__(self, message, exit_code, args=None):
         super().__init__(message)
@@ -29,13 +50,67 @@ class Error(Exception):
         self.command = list(args or [])
 
 
+class PandasMissing(Error, ImportError):
+    """A DataFrame helper was called without pandas installed."""
+
+
 def run(*args):
-    """Runs ``capplan ARGS...`` in-process and returns what it printed."""
+    """Runs ``capplan ARGS...`` in-process and returns what it printed.
+
+        capplan.run("models", "list")
+    """
     argv = [str(a) for a in args]
     code, out, _err, message = _capplan.run(argv)
     if code != 0:
         raise Error(message, code, argv)
     return out
+
+
+def _absolute_paths(node, base):
+    # A scenario's file references ("path" under workload) resolve against
+    # the scenario file's folder; a dict's resolve against `base`.
+    if isinstance(node, dict):
+        return {k: (os.path.join(base, v) if k == "path" and isinstance(v, str) and v
+                    and not os.path.isabs(v) else _absolute_paths(v, base))
+                for k, v in node.items()}
+    if isinstance(node, list):
+        return [_absolute_paths(v, base) for v in node]
+    return node
+
+
+@contextlib.contextmanager
+def _scenario_files(scenarios):
+    """Yields the scenarios as paths: a path as given, a dict written to
+    <its name>.json in a private temporary folder removed afterwards. An
+    error naming that file names "scenario" instead."""
+    tmp = None
+    paths = []
+    try:
+        for sc in scenarios:
+            if not isinstance(sc, dict):
+                paths.append(os.fspath(sc))
+                continue
+            if tmp is None:
+                tmp = tempfile.mkdtemp(prefix="capplan-scenario-")
+            name = re.sub(r"[^A-Za-z0-9._-]", "_", str(sc.get("name") or "scenario"))
+            folder = tempfile.mkdtemp(dir=tmp)  # two dicts may share a name
+            path = os.path.join(folder, name + ".json")
+            with open(path, "w") as f:
+                json.dump(_absolute_paths(sc, os.getcwd()), f, indent=2)
+            paths.append(path)
+        try:
+            yield paths
+        except Error as e:
+            message = str(e)
+            for path, sc in zip(paths, scenarios):
+                if isinstance(sc, dict):
+                    message = message.replace(path, "scenario")
+            if message != str(e):
+                raise Error(message, e.exit_code, e.command) from None
+            raise
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _value(v):
@@ -76,15 +151,30 @@ def capacity(model=None, gpus=None, **options):
     """``capplan capacity --model MODEL --gpus N [--tp ...] --json`` as a dict
     (a list of rows with table=True, which needs no model). Options are the
     command's flags: tp=8, kv="fp8", weights="int4", engine="sglang",
-    hardware="h100-sxm", table=True, ..."""
+    hardware="h100-sxm", table=True, ...
+
+        capplan.capacity("kimi-k2.6", 8, tp=8, kv="fp8")["kv_capacity_tokens"]
+    """
     return json.loads(run("capacity", *_flags({"model": model, "gpus": gpus, **options}), "--json"))
 
 
-def simulate(scenario, overrides=None):
+def simulate(scenario, overrides=None, out=None):
     """``capplan simulate SCENARIO --set K=V ... --json``: the summary as a dict.
+
+    scenario: a file path or the scenario document as a dict (relative file
+    paths inside a dict resolve against the current folder).
     overrides: {"workload.concurrency": 8, "deployment.kv_cache": "bf16"} or
-    ["workload.concurrency=8", ...]."""
-    return json.loads(run("simulate", scenario, *_sets(overrides), "--json"))
+    ["workload.concurrency=8", ...].
+    out: a folder to write summary.json and requests.csv (one row per
+    request; requests_frame(out) reads it).
+
+        s = capplan.simulate("scenarios/kimi-k2.6-kv-fp8.json",
+                             {"workload.concurrency": 8}, out="run1")
+        s["output_throughput"], capplan.requests_frame("run1")
+    """
+    extra = ["--out", out] if out is not None else []
+    with _scenario_files([scenario]) as (path,):
+        return json.loads(run("simulate", path, *_sets(overrides), *extra, "--json"))
 
 
 def _out_dir(out, prefix):
@@ -97,15 +187,22 @@ def sweep(scenario, grid, out=None, overrides=None, jobs=None):
     point's values), "status" ("ok" or "invalid"), "summary" (the simulate
     summary) or "error". DIR also holds sweep.csv (one row per point); a fresh
     temporary folder when out is None.
-    grid: {"workload.concurrency": [1, 8, 64]} or ["workload.concurrency=1,8,64"]."""
+    scenario: a file path or the scenario as a dict.
+    grid: {"workload.concurrency": [1, 8, 64]} or ["workload.concurrency=1,8,64"].
+
+        pts = capplan.sweep("scenarios/kimi-k2.6-kv-fp8.json",
+                            {"workload.concurrency": [1, 8, 64]}, out="sw")
+        [p["summary"]["p99_ttft_ms"] for p in pts], capplan.sweep_frame("sw")
+    """
     out = _out_dir(out, "capplan-sweep-")
     if isinstance(grid, dict):
         grid = [f"{k}=" + ",".join(_value(x) for x in v) for k, v in grid.items()]
-    argv = ["sweep", scenario, *[x for g in grid for x in ("--grid", g)], *_sets(overrides),
-            "--out", out]
-    if jobs is not None:
-        argv += ["--jobs", jobs]
-    run(*argv)
+    with _scenario_files([scenario]) as (path,):
+        argv = ["sweep", path, *[x for g in grid for x in ("--grid", g)], *_sets(overrides),
+                "--out", out]
+        if jobs is not None:
+            argv += ["--jobs", jobs]
+        run(*argv)
     points = []
     with open(os.path.join(out, "manifest.jsonl")) as f:
         for line in f:
@@ -118,8 +215,15 @@ def sweep(scenario, grid, out=None, overrides=None, jobs=None):
 def search(scenario, slo, space, out=None, overrides=None, objective=None, pessimistic=False,
            jobs=None):
     """``capplan search SCENARIO --slo ... --space SPACE --out DIR``; returns
-    DIR/search.json as a dict. slo: {"ttft_p90_ms": 2000} or ["ttft_p90_ms<=2000"];
-    space: a file path or the space as a dict (written into DIR)."""
+    DIR/search.json as a dict. scenario: a file path or the scenario as a
+    dict; slo: {"p90_ttft_ms": 2000} or ["p90_ttft_ms<=2000"];
+    space: a file path or the space as a dict (written into DIR).
+
+        r = capplan.search("scenarios/pd-kimi-k2.6-colocated.json",
+                           {"p90_tpot_ms": 50},
+                           {"axes": {"deployment.replicas": [1, 2]}})
+        r["winner"], capplan.frontier_frame(r)
+    """
     out = _out_dir(out, "capplan-search-")
     if isinstance(slo, dict):
         slo = [f"{k}<={_value(v)}" for k, v in slo.items()]
@@ -129,10 +233,10 @@ def search(scenario, slo, space, out=None, overrides=None, objective=None, pessi
         with open(path, "w") as f:
             json.dump(space, f, indent=2)
         space = path
-    argv = ["search", scenario, *[x for s in slo for x in ("--slo", s)], "--space", space,
+    with _scenario_files([scenario]) as (path,):
+        run("search", path, *[x for s in slo for x in ("--slo", s)], "--space", space,
             *_sets(overrides), "--out", out,
-            *_flags({"objective": objective, "pessimistic": pessimistic, "jobs": jobs})]
-    run(*argv)
+            *_flags({"objective": objective, "pessimistic": pessimistic, "jobs": jobs}))
     with open(os.path.join(out, "search.json")) as f:
         return json.load(f)
 
@@ -142,15 +246,92 @@ def report(results, out, **options):
     files or result folders (a sweep()/search() out folder). Options are the
     command's flags: format="md", title="...", baseline=[...],
     usd_per_gpu_hour=2.5, interactive=True, scenario=[...], wasm=PATH.
-    out="-" returns the report text instead."""
+    out="-" returns the report text instead. scenario=[...] takes paths or
+    scenario dicts.
+
+        capplan.report(["sw"], "sweep.md")
+        print(capplan.report("sw", "-", format="brief"))
+    """
     if isinstance(results, (str, os.PathLike)):
         results = [results]
-    text = run("report", *[str(r) for r in results], "--out", out, *_flags(options))
+    scenarios = options.pop("scenario", None)
+    if isinstance(scenarios, (str, os.PathLike, dict)):
+        scenarios = [scenarios]
+    with _scenario_files(scenarios or []) as paths:
+        text = run("report", *[str(r) for r in results], "--out", out,
+                   *_flags(dict(options, scenario=paths or None)))
     return text if out == "-" else out
 
 
 def calibrate(measurements, out, **options):
     """``capplan calibrate MEASUREMENTS --out PROFILE [...]``: fits a hardware
     profile; returns what the command printed. Options are its flags:
-    report="fit.md", name="my-gpu", ..."""
+    report="fit.md", name="my-gpu", ...
+
+        capplan.calibrate("measurements.jsonl", "my-gpu.json", report="fit.md")
+    """
     return run("calibrate", measurements, "--out", out, *_flags(options))
+
+
+def _pandas():
+    try:
+        import pandas
+    except ImportError:
+        raise PandasMissing("pandas is not installed; install it (apt install python3-pandas, "
+                            "or pip install pandas) to get DataFrames", 1) from None
+    return pandas
+
+
+def _read_csv(path):
+    # pandas infers the column types (numbers, booleans) from the text.
+    pd = _pandas()
+    if not os.path.exists(path):
+        raise Error(f"{path}: no such file", 2)
+    return pd.read_csv(path)
+
+
+def requests_frame(out):
+    """The per-request table of ``simulate(..., out=DIR)`` (DIR/requests.csv)
+    as a pandas DataFrame, one row per request.
+
+        capplan.simulate("scenarios/kimi-k2.6-kv-fp8.json", out="run1")
+        df = capplan.requests_frame("run1")
+        df["ttft_ms"].describe()
+    """
+    return _read_csv(os.path.join(os.fspath(out), "requests.csv"))
+
+
+def sweep_frame(out):
+    """A sweep's points (DIR/sweep.csv of ``sweep(..., out=DIR)``) as a pandas
+    DataFrame: point_id, one column per grid axis, status, then the summary
+    metrics (output_throughput, p90_ttft_ms, ...).
+
+        capplan.sweep(scenario, {"workload.concurrency": [1, 8]}, out="sw")
+        capplan.sweep_frame("sw").plot(x="workload.concurrency", y="p90_ttft_ms")
+    """
+    return _read_csv(os.path.join(os.fspath(out), "sweep.csv"))
+
+
+def frontier_frame(result, which="pareto"):
+    """A search's Pareto frontier (or its "ranked" configurations with
+    which="ranked") as a pandas DataFrame: one row per configuration, its
+    config values as columns named by their dotted paths (as in sweep_frame)
+    beside rank, gpus,
+    request_rate_req_per_s, output_throughput_per_gpu, p90_ttft_ms, ...
+    result: what ``search()`` returned, or its out folder.
+
+        r = capplan.search(scenario, {"p90_tpot_ms": 50}, space)
+        capplan.frontier_frame(r)[["deployment.replicas", "output_throughput_per_gpu"]]
+    """
+    pd = _pandas()
+    if not isinstance(result, dict):
+        with open(os.path.join(os.fspath(result), "search.json")) as f:
+            result = json.load(f)
+    rows = []
+    for row in result.get(which) or []:
+        flat = {k: v for k, v in row.items() if k not in ("config", "summary", "slo_checks")}
+        config = row.get("config") or {}
+        if isinstance(config, dict):
+            flat.update(config)
+        rows.append(flat)
+    return pd.DataFrame(rows)

@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import unittest
 
 CAPPLAN, SRC, PYDIR, OUT = (os.path.abspath(a) for a in sys.argv[1:5])
@@ -21,6 +22,18 @@ import capplan  # noqa: E402  (the build folder's package)
 
 KIMI = os.path.join(SRC, "scenarios/kimi-k2.6-kv-fp8.json")
 SMALL = {"workload.num_requests": 40, "workload.warmup_requests": 4}
+
+
+def have_pandas():
+    try:
+        import pandas  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def scratch_folders():
+    return {d for d in os.listdir(tempfile.gettempdir()) if d.startswith("capplan-scenario-")}
 
 
 def cli(*args):
@@ -60,6 +73,59 @@ class Module(unittest.TestCase):
             capplan.capacity("no-such-model", 8)
         self.assertEqual(e.exception.exit_code, cli("capacity", "--model", "no-such-model", "--gpus", 8).returncode)
 
+    def test_dict_scenario_equals_its_file(self):
+        with open(KIMI) as f:
+            doc = json.load(f)
+        before = scratch_folders()
+        self.assertEqual(capplan.simulate(doc, SMALL), capplan.simulate(KIMI, SMALL))
+        self.assertEqual(scratch_folders(), before)  # the temporary file is gone
+        # The dict itself is not changed.
+        with open(KIMI) as f:
+            self.assertEqual(doc, json.load(f))
+
+    def test_bad_dict_scenario_names_the_json_path(self):
+        with open(KIMI) as f:
+            doc = json.load(f)
+        doc["deployment"]["tpp"] = 3
+        before = scratch_folders()
+        with self.assertRaises(capplan.Error) as e:
+            capplan.simulate(doc)
+        self.assertEqual(scratch_folders(), before)
+        self.assertIn("/deployment/tpp", str(e.exception))
+        self.assertNotIn(tempfile.gettempdir(), str(e.exception))
+        bad = os.path.join(OUT, "bad.json")
+        with open(bad, "w") as f:
+            json.dump(doc, f)
+        r = cli("simulate", bad, "--json")
+        self.assertEqual(e.exception.exit_code, r.returncode)
+        self.assertEqual(e.exception.exit_code, 2)
+        self.assertEqual(str(e.exception), r.stderr.strip().splitlines()[-1]
+                         .replace("capplan: error: ", "").replace(bad, "scenario"))
+
+    def test_frames(self):
+        with open(KIMI) as f:
+            doc = json.load(f)
+        run = os.path.join(OUT, "run")
+        s = capplan.simulate(doc, SMALL, out=run)
+        sw = os.path.join(OUT, "frames-sweep")
+        capplan.sweep(doc, {"workload.concurrency": [2, 4]}, out=sw, overrides=SMALL)
+        if not have_pandas():
+            with self.assertRaises(capplan.Error) as e:
+                capplan.requests_frame(run)
+            self.assertIsInstance(e.exception, ImportError)
+            self.assertIn("python3-pandas", str(e.exception))
+            self.skipTest("pandas is not installed; the DataFrame columns are not checked")
+        df = capplan.requests_frame(run)
+        for col in ("id", "arrival_ms", "ttft_ms", "tpot_ms", "e2el_ms", "input_tokens",
+                    "output_tokens", "status"):
+            self.assertIn(col, df.columns)
+        self.assertEqual(len(df), SMALL["workload.num_requests"])
+        self.assertEqual(int((~df["warmup"].astype(bool)).sum()), s["completed"])
+        pts = capplan.sweep_frame(sw)
+        self.assertEqual(list(pts["workload.concurrency"]), [2, 4])
+        for col in ("point_id", "status", "output_throughput", "p90_ttft_ms"):
+            self.assertIn(col, pts.columns)
+
     def test_capacity_equals_cli_json(self):
         c = capplan.capacity("kimi-k2.6", 8, tp=8, kv="fp8")
         r = cli("capacity", "--model", "kimi-k2.6", "--gpus", 8, "--tp", 8, "--kv", "fp8", "--json")
@@ -91,6 +157,13 @@ class Module(unittest.TestCase):
         with open(os.path.join(out, "search.json")) as f:
             self.assertEqual(r, json.load(f))
         self.assertTrue(os.path.exists(os.path.join(out, "space.json")))
+        if have_pandas():
+            df = capplan.frontier_frame(r)
+            self.assertEqual(len(df), len(r["pareto"]))
+            for col in ("deployment.replicas", "rank", "gpus", "request_rate_req_per_s",
+                        "output_throughput_per_gpu", "p90_tpot_ms"):
+                self.assertIn(col, df.columns)
+            self.assertEqual(list(capplan.frontier_frame(out).columns), list(df.columns))
 
     def test_interactive_report(self):
         page = os.path.join(OUT, "whatif.html")
