@@ -31,7 +31,7 @@ import tempfile
 from . import _capplan
 
 __all__ = ["Error", "run", "capacity", "simulate", "sweep", "search", "report", "calibrate",
-           "requests_frame", "sweep_frame", "frontier_frame"]
+           "requests_frame", "sweep_frame", "frontier_frame", "PandasMissing"]
 
 
 class Error(Exception):
@@ -39,9 +39,9 @@ class Error(Exception):
     CLI's exit code (2 for a bad argument or input), e.command the arguments.
 
         try:
-            capplan.simulate({"name": "x", "bogus": 1})
+            capplan.simulate(dict(doc, bogus=1))
         except capplan.Error as e:
-            print(e.exit_code, e)   # 2 scenario: bogus: unknown key ...
+            print(e.exit_code, e)   # 2 scenario: /bogus: unknown field ...
     """
 
     def __init__(self, message, exit_code, args=None):
@@ -51,7 +51,8 @@ class Error(Exception):
 
 
 class PandasMissing(Error, ImportError):
-    """A DataFrame helper was called without pandas installed."""
+    """A DataFrame helper was called without pandas installed (both a
+    capplan.Error and an ImportError; install python3-pandas)."""
 
 
 def run(*args):
