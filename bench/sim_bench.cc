@@ -10,15 +10,21 @@
 //    Target <= 0.1 s.
 //  * BM_Agent*: the multi-turn agent scenario (prefix caching off and on,
 //    the same sessions), the cost of the cache.
+//  * BM_RequestsCsv/N: writing N finished requests' requests.csv rows
+//    through RequestLog, as `simulate --out` does, into a stream that
+//    discards them so the disk's speed does not enter.
 //   build-DIR/bench/sim_bench [--benchmark_filter=...]
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
+#include <random>
+#include <streambuf>
 
 #include "bench/azure_row.h"
 #include "common/data_path.h"
+#include "sim/request_log.h"
 #include "sim/scenario.h"
 #include "sim/simulate.h"
 #include "sim/workload/random.h"
@@ -121,6 +127,52 @@ void BM_AgentCache(benchmark::State& state) {
   RunFile(state, "scenarios/kimi-k2.6-agent-cache.json", {});
 }
 BENCHMARK(BM_AgentCache)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
+
+// Takes every byte and keeps none: unlike a stream without a buffer, it
+// stays good, so the formatting runs in full.
+class DiscardBuf : public std::streambuf {
+ protected:
+  int_type overflow(int_type c) override { return c; }
+  std::streamsize xsputn(const char*, std::streamsize n) override { return n; }
+};
+
+// n finished requests as a trace replay leaves them: nanosecond timestamps
+// hours into the run, some failed.
+std::vector<sim::ReqState> FinishedRequests(int64_t n) {
+  std::mt19937_64 rng(42);
+  std::vector<sim::ReqState> reqs(static_cast<size_t>(n));
+  int64_t t = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    sim::ReqState& r = reqs[static_cast<size_t>(i)];
+    r.id = i;
+    r.idx = static_cast<int32_t>(i);
+    r.arrival_ns = t += static_cast<int64_t>(rng() % 300'000'000);
+    r.input = 1 + static_cast<int64_t>(rng() % 8192);
+    r.generated = 1 + static_cast<int64_t>(rng() % 1024);
+    r.first_token_ns = r.arrival_ns + static_cast<int64_t>(rng() % 2'000'000'000);
+    r.finish_ns = r.first_token_ns + r.generated * static_cast<int64_t>(rng() % 30'000'000);
+    r.instance = static_cast<int32_t>(rng() % 4);
+    r.rank = 0;
+    r.retractions = static_cast<int32_t>(rng() % 50 == 0);
+    r.warmup = i < 100;
+    r.status = rng() % 100 == 0 ? sim::ReqStatus::kFailed : sim::ReqStatus::kDone;
+  }
+  return reqs;
+}
+
+void BM_RequestsCsv(benchmark::State& state) {
+  const std::vector<sim::ReqState> reqs = FinishedRequests(state.range(0));
+  DiscardBuf buf;
+  std::ostream os(&buf);
+  for (auto _ : state) {
+    sim::RequestLog log({.csv = &os, .expected = state.range(0)});
+    for (const sim::ReqState& r : reqs) log.OnRetired(r);
+    benchmark::DoNotOptimize(log.passed());
+  }
+  state.counters["rows_per_s"] = benchmark::Counter(
+      static_cast<double>(state.iterations() * state.range(0)), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_RequestsCsv)->Arg(100'000)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 }  // namespace capplan
