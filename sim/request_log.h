@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <deque>
 #include <iosfwd>
+#include <string>
 #include <vector>
 
 #include "sim/metrics.h"
@@ -19,8 +20,11 @@
 
 namespace capplan::sim {
 
-// requests.csv: the header line, and one row per request.
+// requests.csv: the header line, and one row per request. Times in ms are
+// written as an iostream with precision 9 writes them (printf's %.9g), the
+// format the file has always had.
 extern const char kRequestsCsvHeader[];
+void AppendRequestRow(std::string* out, const ReqState& r);
 void WriteRequestRow(std::ostream& os, const ReqState& r);
 
 class RequestLog : public RequestSink {
@@ -34,6 +38,9 @@ class RequestLog : public RequestSink {
   explicit RequestLog(const Options& options);
 
   void OnRetired(const ReqState& r) override;
+  // The csv rows go to the stream in large blocks; this writes the rest
+  // and flushes the stream. A run calls it after its last request.
+  void Flush();
   // Requests passed on (the first `passed()` indexes); a finished run has
   // passed every request.
   int64_t passed() const { return next_; }
@@ -43,9 +50,11 @@ class RequestLog : public RequestSink {
 
  private:
   void Pass(const ReqState& r);
+  void WriteCsvBlock();
 
   Options opt_;
   E2eAccumulator e2e_;
+  std::string csv_block_;  // rows not yet written to opt_.csv
   std::deque<ReqState> held_;  // indexes next_, next_ + 1, ...
   std::deque<bool> have_;
   int64_t held_count_ = 0, peak_held_ = 0;

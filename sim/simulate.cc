@@ -471,6 +471,7 @@ Result<RunResult> RunScenario(const Scenario& sc, const RunOptions& options) {
   cfg.sink = &log;
   auto sim_r = Simulate(cfg, prep->requests(), prep->pricer());
   if (!sim_r.ok()) return sim_r.status().WithPrefix(sc.origin);
+  log.Flush();
   const int64_t n = prep->requests().size();
   if (log.passed() != n) {
     return Status::Internal(sc.origin +

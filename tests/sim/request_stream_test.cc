@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
+#include <random>
 #include <sstream>
 #include <utility>
 
@@ -97,6 +99,7 @@ TEST(RequestLog, PassesRequestsOnInIndexOrder) {
   std::ostringstream csv;
   RequestLog log({.csv = &csv, .keep = &keep});
   for (int32_t idx : {2, 0, 4, 3, 1, 5}) log.OnRetired(Finished(idx, 1000 * (idx + 1)));
+  log.Flush();
   EXPECT_EQ(log.passed(), 6);
   ASSERT_EQ(keep.size(), 6u);
   for (int32_t i = 0; i < 6; ++i) EXPECT_EQ(keep[static_cast<size_t>(i)].idx, i);
@@ -119,6 +122,75 @@ TEST(RequestLog, APartialRunHasNotPassedEveryRequest) {
   EXPECT_EQ(log.passed(), 0);
   log.OnRetired(Finished(0, 20));
   EXPECT_EQ(log.passed(), 2);
+}
+
+// How requests.csv rows were written with an iostream before they were
+// formatted by hand; the file must not change by a byte.
+std::string IostreamRow(const ReqState& r) {
+  auto ms = [](int64_t ns) { return static_cast<double>(ns) / 1e6; };
+  const bool ok = r.status == ReqStatus::kDone;
+  const double ttft = ok ? ms(r.first_token_ns - r.arrival_ns) : 0;
+  const double e2el = ok ? ms(r.finish_ns - r.arrival_ns) : 0;
+  const double tpot = ok && r.generated > 1 ? (e2el - ttft) / (r.generated - 1) : 0;
+  std::ostringstream os;
+  os.precision(9);
+  os << r.id << ',' << r.instance << ',' << r.rank << ',' << ms(r.arrival_ns) << ','
+     << (r.first_token_ns >= 0 ? ms(r.first_token_ns) : -1) << ',' << ms(r.finish_ns) << ','
+     << r.input << ',' << r.generated << ',' << ttft << ',' << tpot << ',' << e2el << ','
+     << r.retractions << ',' << (r.warmup ? 1 : 0) << ',' << (ok ? "completed" : "failed") << '\n';
+  return os.str();
+}
+
+// A nanosecond time: zero, -1 (not yet), small, at a rounding boundary of
+// the 9 significant digits written (...5 in the 10th), or huge; within
+// +-2^60 so differences do not overflow.
+int64_t RandomNs(std::mt19937_64& rng) {
+  int64_t mag = int64_t{1};
+  for (int e = static_cast<int>(rng() % 18); e > 0; --e) mag *= 10;
+  switch (rng() % 6) {
+    case 0: return rng() % 3 == 0 ? -1 : 0;
+    case 1: return static_cast<int64_t>(rng() % 1000);
+    case 2: return (static_cast<int64_t>(rng() % 100'000'000'000) * 10 + 5) % (int64_t{1} << 60);
+    case 3: return static_cast<int64_t>(rng() >> 4) - (int64_t{1} << 59);
+    case 4: return mag * static_cast<int64_t>(1 + rng() % 9) + 5 * mag / 10 * (rng() % 2);
+    default: return static_cast<int64_t>(rng() % static_cast<uint64_t>(mag + 1));
+  }
+}
+
+TEST(RequestLog, RowsAreByteForByteWhatTheIostreamWrote) {
+  std::mt19937_64 rng(7);
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  for (int i = 0; i < 200'000; ++i) {
+    ReqState r;
+    r.id = i % 50 == 0 ? (i % 100 == 0 ? kMax : kMin) : static_cast<int64_t>(rng() % 1'000'000);
+    r.instance = static_cast<int32_t>(rng() % 5) - 1;
+    r.rank = i % 77 == 0 ? std::numeric_limits<int32_t>::min() : static_cast<int32_t>(rng() % 9);
+    r.arrival_ns = RandomNs(rng);
+    r.first_token_ns = rng() % 2 ? r.arrival_ns + RandomNs(rng) : RandomNs(rng);
+    r.finish_ns = rng() % 2 ? r.first_token_ns + RandomNs(rng) : RandomNs(rng);
+    r.input = RandomNs(rng);
+    r.generated = rng() % 4 == 0 ? static_cast<int64_t>(rng() % 3) : RandomNs(rng);
+    r.retractions = static_cast<int32_t>(rng() % 3);
+    r.warmup = rng() % 2 == 0;
+    r.status = rng() % 4 == 0 ? ReqStatus::kFailed : ReqStatus::kDone;
+    std::string row;
+    AppendRequestRow(&row, r);
+    ASSERT_EQ(row, IostreamRow(r)) << "request " << i;
+  }
+}
+
+TEST(RequestLog, ManyRowsStreamWhole) {
+  std::ostringstream csv, expected;
+  expected << kRequestsCsvHeader;
+  RequestLog log({.csv = &csv});
+  for (int32_t idx = 0; idx < 5000; ++idx) {
+    const ReqState r = Finished(idx, 1'234'567'895 * int64_t{idx});
+    log.OnRetired(r);
+    expected << IostreamRow(r);
+  }
+  log.Flush();
+  EXPECT_TRUE(csv.str() == expected.str());
 }
 
 }  // namespace
