@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
 #include <ostream>
 
 namespace capplan::sim {
@@ -19,9 +20,14 @@ double Ms(int64_t ns) { return static_cast<double>(ns) / 1e6; }
 
 char* PutInt(char* p, int64_t v) { return std::to_chars(p, p + 20, v).ptr; }
 // std::to_chars in general format with a precision is specified as printf's
-// %.9g, which is what an iostream with precision(9) writes.
+// %.9g, which is what an iostream with precision(9) writes. The WebAssembly
+// build's libc++ has no floating-point to_chars; it takes printf itself.
 char* PutMs(char* p, double ms) {
+#if defined(__cpp_lib_to_chars)
   return std::to_chars(p, p + 24, ms, std::chars_format::general, 9).ptr;
+#else
+  return p + std::snprintf(p, 24, "%.9g", ms);
+#endif
 }
 char* PutComma(char* p) {
   *p = ',';
