@@ -331,10 +331,7 @@ Status ParseKernels(JsonObject& e, EngineProfile* p) {
   if (!e.Has("kernels")) return Status::Ok();
   CAPPLAN_ASSIGN_OR_RETURN(JsonObject k, e.Child("kernels", true));
   for (const auto& [sel, v] : e.Raw("kernels")->items()) {
-    const std::vector<std::string>& known = KernelSelectors();
-    if (std::find(known.begin(), known.end(), sel) == known.end()) {
-      return k.Error(sel, "unknown kernel selector" + DidYouMean(sel, known));
-    }
+    if (Status st = CheckKernelSelector(sel); !st.ok()) return k.Error(sel, st.message());
     CAPPLAN_RETURN_IF_ERROR(
         GetSourced(k, "kernels.", sel.c_str(), &p->kernel_names[sel], &p->sources));
   }

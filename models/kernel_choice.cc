@@ -1,5 +1,7 @@
 #include "models/kernel_choice.h"
 
+#include <algorithm>
+
 #include "common/did_you_mean.h"
 #include "models/ops.h"
 
@@ -58,17 +60,20 @@ const std::vector<std::string>& KernelSelectors() {
   return kSelectors;
 }
 
+Status CheckKernelSelector(const std::string& selector) {
+  const std::vector<std::string>& all = KernelSelectors();
+  if (std::find(all.begin(), all.end(), selector) != all.end()) return Status::Ok();
+  return Status::Invalid("unknown kernel selector '" + EchoValue(selector) + "'" +
+                         DidYouMean(selector, all));
+}
+
 Result<KernelChoices> KernelChoices::FromSelectors(
     const std::map<std::string, std::string>& by_selector) {
   KernelChoices c;
   const std::vector<std::string>& all = KernelSelectors();
   for (const auto& [sel, impl] : by_selector) {
-    size_t i = 0;
-    while (i < all.size() && all[i] != sel) ++i;
-    if (i == all.size()) {
-      return Status::Invalid("unknown kernel selector '" + EchoValue(sel) + "'" +
-                             DidYouMean(sel, all));
-    }
+    CAPPLAN_RETURN_IF_ERROR(CheckKernelSelector(sel));
+    const size_t i = std::find(all.begin(), all.end(), sel) - all.begin();
     if (impl.empty()) return Status::Invalid("kernel selector '" + sel + "' names no kernel");
     c.names_[i / kSelectorFormats][i % kSelectorFormats] = impl;
     c.empty_ = false;

@@ -40,6 +40,9 @@ enum class KernelFamily {
 // The formats a selector names: "bf16" (also FP16 and FP32), "fp8", "int4".
 inline constexpr int kSelectorFormats = 3;
 
+// Ok, or an error naming `selector` as unknown with a did-you-mean.
+Status CheckKernelSelector(const std::string& selector);
+
 // Every selector the engine profile may name ("moe.int4", "mla_decode.fp8",
 // ...), in a fixed order.
 const std::vector<std::string>& KernelSelectors();

@@ -213,20 +213,25 @@ class RooflineCostModel : public CostModel {
     auto it = p_.kernels.find(op.impl);
     if (it == p_.kernels.end() || it->second.efficiency_class != cls) {
       if (warnings != nullptr) {
-        WarnKernel(op, "has no table of class " + std::string(cls) + " in profile '" + p_.name +
-                           "': priced by its class's curves", warnings);
+        WarnKernel(op, warnings, [&] {
+          return "has no table of class " + std::string(cls) + " in profile '" + p_.name +
+                 "': priced by its class's curves";
+        });
       }
       if (table != nullptr) table->table_kind = "class (no table for " + std::string(op.impl) + ")";
       return eff;
     }
     const hw::KernelTable& k = it->second;
     if (k.assumed() && warnings != nullptr) {
-      WarnKernel(op, std::string(kAssumedKernelText) + " '" + k.assumed_from + "': " +
-                         k.assumed_reason, warnings);
+      WarnKernel(op, warnings, [&] {
+        return std::string(kAssumedKernelText) + " '" + k.assumed_from + "': " + k.assumed_reason;
+      });
     } else if (warnings != nullptr && k.efficiency.memory.provenance.kind == "default" &&
                k.efficiency.compute.provenance.kind == "default") {
-      WarnKernel(op, std::string(kAssumedKernelText) + " its class (no record of it fitted): " +
-                         k.efficiency.memory.provenance.source, warnings);
+      WarnKernel(op, warnings, [&] {
+        return std::string(kAssumedKernelText) + " its class (no record of it fitted): " +
+               k.efficiency.memory.provenance.source;
+      });
     }
     if (table != nullptr) {
       table->table = std::string(op.impl);
@@ -236,13 +241,16 @@ class RooflineCostModel : public CostModel {
   }
 
   // One warning per kernel implementation (the first op that meets it).
-  void WarnKernel(const models::Op& op, const std::string& what,
-                  std::set<std::string>* warnings) const {
+  // Every priced batch meets its ops again: the message is only built the
+  // first time, and the prefix looked up in a reused buffer.
+  template <typename What>
+  void WarnKernel(const models::Op& op, std::set<std::string>* warnings, What what) const {
     if (warnings->size() >= kMaxPriceWarnings) return;
-    std::string prefix = "kernel '" + std::string(op.impl) + "' ";
+    std::string& prefix = prefix_;
+    prefix.assign("kernel '").append(op.impl).append("' ");
     if (HasPrefix(*warnings, prefix)) return;
     warnings->insert(prefix + "(op '" + op.name + "', " + models::OpKindName(op.kind) + ") " +
-                     what);
+                     what());
   }
 
   std::pair<double, double> ComputeAndMemorySeconds(const models::Op& op,

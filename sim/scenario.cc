@@ -2,10 +2,8 @@
 // every error names the file and the JSON path.
 #include "sim/scenario.h"
 
-#include <algorithm>
 #include <filesystem>
 
-#include "common/did_you_mean.h"
 #include "common/json_util.h"
 #include "models/engine_profile.h"
 #include "models/engine_step_costs.h"
@@ -46,10 +44,9 @@ Status ParseKernels(JsonObject& d, DeploymentSpec* o) {
   std::map<std::string, std::string> names = o->engine_resolution.profile->kernel_names;
   if (d.Has("kernels")) {
     CAPPLAN_ASSIGN_OR_RETURN(JsonObject k, d.Child("kernels", true));
-    const std::vector<std::string>& known = models::KernelSelectors();
     for (const auto& [sel, v] : d.Raw("kernels")->items()) {
-      if (std::find(known.begin(), known.end(), sel) == known.end()) {
-        return k.Error(sel, "unknown kernel selector" + DidYouMean(sel, known));
+      if (Status st = models::CheckKernelSelector(sel); !st.ok()) {
+        return k.Error(sel, st.message());
       }
       std::string impl;
       CAPPLAN_RETURN_IF_ERROR(k.Get(sel, &impl, true));
