@@ -15,6 +15,21 @@ namespace {
 const std::vector<std::string> kProvenanceKinds = {"datasheet", "measured", "anchor", "default",
                                                    "fitted"};
 
+struct FormFactor {
+  const char* name;
+  int max_nvlink_domain_gpus;
+};
+// An HGX baseboard's NVSwitches join its 8 GPUs; an NVL72 rack's NVLink
+// switch trays join 72 (NVIDIA GB200 NVL72 datasheet,
+// https://www.nvidia.com/en-us/data-center/gb200-nvl72/).
+constexpr FormFactor kFormFactors[] = {{"sxm", 8}, {"nvl72", 72}};
+
+std::vector<std::string> FormFactorNames() {
+  std::vector<std::string> out;
+  for (const FormFactor& f : kFormFactors) out.push_back(f.name);
+  return out;
+}
+
 Status ReadProvenance(JsonObject& parent, Provenance* out) {
   CAPPLAN_ASSIGN_OR_RETURN(JsonObject p, parent.Child("provenance", true));
   CAPPLAN_RETURN_IF_ERROR(p.Get("kind", &out->kind, true));
@@ -131,7 +146,43 @@ Status ReadKernels(JsonObject& root, HardwareProfile* p) {
   return k.Finish();
 }
 
+std::string JoinArchitectures() {
+  std::string out;
+  for (const std::string& a : KnownArchitectures()) out += (out.empty() ? "" : ", ") + a;
+  return out;
+}
+
+// The NVLink domain may not exceed what the form factor's switches join:
+// 72 GPUs on an HGX (sxm) profile is a rack the baseboard does not have.
+Status ReadNvlinkDomain(JsonObject& c, HardwareProfile* p) {
+  if (!c.Has("nvlink_domain_gpus")) return Status::Ok();
+  double gpus = 0;
+  CAPPLAN_RETURN_IF_ERROR(
+      ReadParam(c, "nvlink_domain_gpus", "collectives.nvlink_domain_gpus", &gpus, p, 1, 1e6));
+  if (gpus != static_cast<int>(gpus)) {
+    return c.Error("nvlink_domain_gpus", "must be a whole number of GPUs");
+  }
+  p->nvlink_domain_gpus = static_cast<int>(gpus);
+  if (p->form_factor.empty()) {
+    return c.Error("nvlink_domain_gpus",
+                   "needs the top-level form_factor (one of: sxm, nvl72) it is bounded by");
+  }
+  const int max = MaxNvlinkDomainGpus(p->form_factor);
+  if (p->nvlink_domain_gpus > max) {
+    return c.Error("nvlink_domain_gpus",
+                   std::to_string(p->nvlink_domain_gpus) + " GPUs exceeds the " + std::to_string(max) +
+                       " a form_factor '" + p->form_factor +
+                       "' NVLink domain joins; a larger domain needs an nvl72 profile "
+                       "(e.g. gb200-nvl72)");
+  }
+  return Status::Ok();
+}
+
 Status ReadCostModel(JsonObject& root, HardwareProfile* p) {
+  if (p->architecture.empty()) {
+    return root.Error("architecture",
+                      "is required with the cost model (one of: " + JoinArchitectures() + ")");
+  }
   {
     CAPPLAN_ASSIGN_OR_RETURN(JsonObject mem, root.Child("memory", true));
     mem.Touch("gpu_memory_bytes");
@@ -150,6 +201,10 @@ Status ReadCostModel(JsonObject& root, HardwareProfile* p) {
         ReadParam(c, "bf16_flops_per_s", "compute.bf16_flops_per_s", &p->bf16_flops_per_s, p, 1));
     CAPPLAN_RETURN_IF_ERROR(
         ReadParam(c, "fp8_flops_per_s", "compute.fp8_flops_per_s", &p->fp8_flops_per_s, p, 1));
+    if (c.Has("fp4_flops_per_s")) {
+      CAPPLAN_RETURN_IF_ERROR(
+          ReadParam(c, "fp4_flops_per_s", "compute.fp4_flops_per_s", &p->fp4_flops_per_s, p, 1));
+    }
     CAPPLAN_RETURN_IF_ERROR(
         ReadParam(c, "fp32_flops_per_s", "compute.fp32_flops_per_s", &p->fp32_flops_per_s, p, 1));
     CAPPLAN_RETURN_IF_ERROR(c.Finish());
@@ -179,6 +234,7 @@ Status ReadCostModel(JsonObject& root, HardwareProfile* p) {
     CAPPLAN_RETURN_IF_ERROR(ReadParam(c, "nvlink_bytes_per_s_per_direction",
                                       "collectives.nvlink_bytes_per_s_per_direction",
                                       &p->nvlink_bytes_per_s, p, 1));
+    CAPPLAN_RETURN_IF_ERROR(ReadNvlinkDomain(c, p));
     CAPPLAN_RETURN_IF_ERROR(ReadParam(c, "rdma_bytes_per_s", "collectives.rdma_bytes_per_s",
                                       &p->rdma_bytes_per_s, p, 1));
     CAPPLAN_RETURN_IF_ERROR(c.Finish());
@@ -217,6 +273,19 @@ Status ReadCostModel(JsonObject& root, HardwareProfile* p) {
 
 }  // namespace
 
+const std::vector<std::string>& KnownArchitectures() {
+  static const std::vector<std::string> kArchitectures = {"sm80",  "sm89",  "sm90",
+                                                          "sm100", "sm103", "sm120"};
+  return kArchitectures;
+}
+
+int MaxNvlinkDomainGpus(std::string_view form_factor) {
+  for (const FormFactor& f : kFormFactors) {
+    if (form_factor == f.name) return f.max_nvlink_domain_gpus;
+  }
+  return 0;
+}
+
 std::vector<std::string> ShippedProfileNames() {
   std::vector<std::string> names;
   std::error_code ec;
@@ -237,6 +306,14 @@ Result<HardwareProfile> ParseHardwareProfile(const nlohmann::json& doc,
   CAPPLAN_RETURN_IF_ERROR(root.Get("format", &format));
   CAPPLAN_RETURN_IF_ERROR(root.Get("name", &p.name, true));
   CAPPLAN_RETURN_IF_ERROR(root.Get("gpu", &p.gpu, true));
+  CAPPLAN_RETURN_IF_ERROR(root.Get("architecture", &p.architecture));
+  if (!p.architecture.empty()) {
+    CAPPLAN_RETURN_IF_ERROR(root.CheckOneOf("architecture", p.architecture, KnownArchitectures()));
+  }
+  CAPPLAN_RETURN_IF_ERROR(root.Get("form_factor", &p.form_factor));
+  if (!p.form_factor.empty()) {
+    CAPPLAN_RETURN_IF_ERROR(root.CheckOneOf("form_factor", p.form_factor, FormFactorNames()));
+  }
   std::string generated_by;  // the command that wrote a generated profile
   CAPPLAN_RETURN_IF_ERROR(root.Get("generated_by", &generated_by));
   {

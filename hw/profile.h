@@ -13,6 +13,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -80,6 +81,13 @@ struct HardwareProfile {
   std::string name;        // "h200-sxm"
   std::string gpu;         // "NVIDIA H200 SXM"
   std::string path;        // file it was loaded from
+  // CUDA compute capability family ("sm90", "sm100", "sm103"): which
+  // tensor-core formats run natively and which kernels an engine picks.
+  // Required with the cost model; "" in a memory-only profile.
+  std::string architecture;
+  // "sxm" (an HGX baseboard, at most 8 GPUs on one NVLink switch) or
+  // "nvl72" (a rack-scale NVLink domain); bounds nvlink_domain_gpus.
+  std::string form_factor;
   int64_t gpu_memory_bytes = 0;  // what the driver reports as total (nvidia-smi)
   // What the CUDA runtime reports as total (cudaMemGetInfo), which
   // gpu_memory_utilization multiplies; 0 when the profile has no reading
@@ -93,6 +101,7 @@ struct HardwareProfile {
   double hbm_spec_bytes_per_s = 0;  // datasheet, reported only
   double bf16_flops_per_s = 0;
   double fp8_flops_per_s = 0;
+  double fp4_flops_per_s = 0;  // dense FP4 tensor rate; 0: none (pre-Blackwell)
   double fp32_flops_per_s = 0;
   // Keys: gemm_bf16, gemm_fp8, gemm_int4, grouped_gemm, attention_decode,
   // attention_prefill, elementwise. Looked up by string_view too.
@@ -102,6 +111,9 @@ struct HardwareProfile {
   double int4_dequant_compute_overhead = 0;
   CollectiveModel all_reduce, all_gather, reduce_scatter, all_to_all;
   double nvlink_bytes_per_s = 0;
+  // GPUs one NVLink switch fabric connects (8 on HGX, 72 on NVL72); beyond
+  // it GPUs talk over rdma_bytes_per_s. 0 when the profile does not say.
+  int nvlink_domain_gpus = 0;
   double rdma_bytes_per_s = 0;
   double kernel_launch_s = 0;
   double graph_node_s = 0;
@@ -114,6 +126,11 @@ struct HardwareProfile {
 
 // The profile a scenario, command or tool uses when it names none.
 inline constexpr char kDefaultProfileName[] = "h200-sxm";
+
+// The architecture values a profile may name, oldest first.
+const std::vector<std::string>& KnownArchitectures();
+// The largest NVLink domain a form factor has; 0 for an unknown one.
+int MaxNvlinkDomainGpus(std::string_view form_factor);
 
 // `name_or_path`: a .json path or a name under DataPath("calibrate/profiles").
 Result<HardwareProfile> LoadHardwareProfile(const std::string& name_or_path);
