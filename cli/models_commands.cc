@@ -8,6 +8,7 @@
 #include "common/json_util.h"
 #include "models/capacity_report.h"
 #include "cli/models_commands.h"
+#include "cli/import_model_command.h"
 
 namespace po = boost::program_options;
 
@@ -183,6 +184,9 @@ Status RunCapacity(const std::vector<std::string>& args, CommandContext& ctx) {
 void RegisterModelsCommands(CommandTable* table) {
   table->Add({"capacity", "per-GPU memory breakdown, KV bytes/token and KV capacity of a deployment",
               RunCapacity});
+  table->Add({"import-model", "a model card from a Hugging Face model folder (config.json, "
+                              "quantization config, safetensors index)",
+              RunImportModel});
 }
 
 }  // namespace capplan::cli

@@ -7,6 +7,7 @@
 #include "common/data_path.h"
 #include "common/did_you_mean.h"
 #include "common/json_util.h"
+#include "models/hf_import.h"
 
 namespace capplan::models {
 
@@ -71,6 +72,10 @@ Result<ModelCard> LoadModelCard(const std::string& name_or_path) {
                               " (or pass a path to a card .json)");
     }
   }
+  if (is_path && IsHfModelPath(path)) {
+    CAPPLAN_ASSIGN_OR_RETURN(HfImport imported, ImportHfModel(path));
+    return ParseModelCard(imported.card_json, path);
+  }
   CAPPLAN_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
   return ParseModelCard(text, path);
 }
@@ -84,6 +89,8 @@ Result<ModelCard> ParseModelCard(const std::string& json_text, const std::string
   CAPPLAN_RETURN_IF_ERROR(o.Get("format", &format, true));
   CAPPLAN_RETURN_IF_ERROR(o.CheckOneOf("format", format, {"capplan.model_card.v1"}));
   o.Touch("notes");
+  // Where each value came from, for cards written by `capplan import-model`.
+  o.Touch("value_sources");
   CAPPLAN_RETURN_IF_ERROR(o.Get("name", &c.name, true));
   c.display_name = c.name;
   CAPPLAN_RETURN_IF_ERROR(o.Get("display_name", &c.display_name));
@@ -124,6 +131,8 @@ Result<ModelCard> ParseModelCard(const std::string& json_text, const std::string
       {"experts_per_token", &c.experts_per_token, 0, 4096},
       {"n_shared_experts", &c.n_shared_experts, 0, 64},
       {"moe_intermediate_size", &c.moe_intermediate_size, 0, kMaxDim},
+      {"sliding_window", &c.sliding_window, 0, 1 << 24},
+      {"sliding_window_layers", &c.sliding_window_layers, 0, kMaxLayers},
   };
   for (const auto& f : optional) {
     CAPPLAN_RETURN_IF_ERROR(o.Get(f.key, f.out));
@@ -131,6 +140,13 @@ Result<ModelCard> ParseModelCard(const std::string& json_text, const std::string
   }
   CAPPLAN_RETURN_IF_ERROR(o.Get("tie_word_embeddings", &c.tie_word_embeddings));
   CAPPLAN_RETURN_IF_ERROR(o.Get("qk_norm", &c.qk_norm));
+  CAPPLAN_RETURN_IF_ERROR(o.Get("attention_sinks", &c.attention_sinks));
+  CAPPLAN_RETURN_IF_ERROR(o.Get("moe_bias", &c.moe_bias));
+  std::string bias = "none";
+  CAPPLAN_RETURN_IF_ERROR(o.Get("attention_bias", &bias));
+  CAPPLAN_RETURN_IF_ERROR(o.CheckOneOf("attention_bias", bias, {"none", "qkv", "qkvo"}));
+  c.qkv_bias = bias != "none";
+  c.o_bias = bias == "qkvo";
   CAPPLAN_RETURN_IF_ERROR(o.Get("max_position_embeddings", &c.max_position_embeddings, true));
   CAPPLAN_RETURN_IF_ERROR(o.CheckRange("max_position_embeddings",
                                        static_cast<double>(c.max_position_embeddings), 1,
@@ -203,6 +219,17 @@ Result<ModelCard> ParseModelCard(const std::string& json_text, const std::string
     for (const auto& [k, v] : mla) {
       if (v <= 0) return o.Error(k, "mla attention needs " + std::string(k) + " > 0");
     }
+  }
+  if (c.sliding_window_layers > c.num_layers) {
+    return o.Error("sliding_window_layers", "must not exceed num_layers");
+  }
+  if ((c.sliding_window > 0) != (c.sliding_window_layers > 0)) {
+    return o.Error("sliding_window_layers", "give both sliding_window and sliding_window_layers "
+                                            "(> 0), or neither");
+  }
+  if (c.moe_bias && !c.IsMoe()) return o.Error("moe_bias", "only meaningful for MoE models");
+  if (c.attention == AttentionKind::kMla && (c.qkv_bias || c.attention_sinks)) {
+    return o.Error("attention_bias", "attention biases and sinks are modelled for gqa attention");
   }
   if (c.index_topk > 0 && (c.index_n_heads <= 0 || c.index_head_dim <= 0)) {
     return o.Error("index_head_dim", "a DSA indexer (index_topk > 0) needs index_n_heads and "

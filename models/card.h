@@ -35,6 +35,18 @@ struct ModelCard {
   // Per-head RMSNorm on q and k before RoPE (Qwen3): two head_dim-long
   // weight vectors per layer.
   bool qk_norm = false;
+  // Linear-layer biases of attention: q/k/v (GLM-4.5 lineage) or q/k/v/o
+  // (gpt-oss, Llama with attention_bias).
+  bool qkv_bias = false;
+  bool o_bias = false;
+  // A learned per-head sink logit per layer (gpt-oss).
+  bool attention_sinks = false;
+  // Layers whose attention sees only the last `sliding_window` tokens
+  // (gpt-oss alternates them with full layers). The KV pool still sizes
+  // them per token like full layers: an upper bound, since an engine
+  // with a hybrid allocator holds at most the window for them.
+  int sliding_window = 0;
+  int sliding_window_layers = 0;
   // MLA
   int q_lora_rank = 0;  // 0: no q low-rank
   int kv_lora_rank = 0;
@@ -58,6 +70,8 @@ struct ModelCard {
   int moe_intermediate_size = 0;
   double routed_scaling_factor = 1.0;
   std::string scoring_func = "softmax";  // "sigmoid" for DeepSeek-V3 lineage
+  // Biases on the router and on every routed expert's projections (gpt-oss).
+  bool moe_bias = false;
 
   // Checkpoint precision per component as shipped.
   std::map<Component, WeightFormat> checkpoint;
@@ -78,7 +92,8 @@ struct ModelCard {
   int NumDenseLayers() const { return IsMoe() ? first_k_dense : num_layers; }
 };
 
-// Loads `name_or_path`: a path to a .json file, or a card name looked up in
+// Loads `name_or_path`: a path to a card .json file, a Hugging Face model
+// folder or its config.json (imported, models/hf_import.h), or a card name looked up in
 // DataPath("models/cards"). Unknown names get "did you mean".
 Result<ModelCard> LoadModelCard(const std::string& name_or_path);
 

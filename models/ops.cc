@@ -164,7 +164,7 @@ void AppendMoeOps(const OpBuildContext& c, const std::vector<WeightTensor>& tens
   const WeightFormat& f = c.m->formats.at(Component::kExperts);
   double w_expert = 0, width = 0;  // one expert's bytes; summed output width (gate+up+down)
   for (const WeightTensor& t : tensors) {
-    if (t.component != Component::kExperts) continue;
+    if (t.component != Component::kExperts || t.is_norm_vector) continue;  // biases: no GEMM
     const LocalShape s = ShardTensor(card, t, l);
     const int copies = static_cast<int>(t.count / (int64_t{E} * moe_layers));
     w_expert += copies * double(c.facts->Bytes(f.dtype, s.n * s.k) +

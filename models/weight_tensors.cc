@@ -46,6 +46,15 @@ std::vector<WeightTensor> ListWeightTensors(const ModelCard& c) {
     t.push_back({kA, "attn.k_proj", c.num_kv_heads * hd, h, L, ShardKind::kKvHeads});
     t.push_back({kA, "attn.v_proj", c.num_kv_heads * hd, h, L, ShardKind::kKvHeads});
     t.push_back({kA, "attn.o_proj", h, c.num_heads * hd, L, ShardKind::kAttnRow});
+    if (c.qkv_bias) {
+      t.push_back({kN, "attn.q_proj.bias", c.num_heads * hd, 1, L, ShardKind::kAttnColumn, true});
+      t.push_back({kN, "attn.kv_proj.bias", c.num_kv_heads * hd, 1, 2 * L, ShardKind::kKvHeads,
+                   true});
+    }
+    if (c.o_bias) t.push_back({kN, "attn.o_proj.bias", h, 1, L, ShardKind::kReplicated, true});
+    if (c.attention_sinks) {
+      t.push_back({kN, "attn.sinks", c.num_heads, 1, L, ShardKind::kAttnColumn, true});
+    }
     if (c.qk_norm) {
       // Qwen3: one RMSNorm weight of head_dim shared by all q heads, one by
       // all k heads, per layer; every rank holds both.
@@ -75,6 +84,14 @@ std::vector<WeightTensor> ListWeightTensors(const ModelCard& c) {
       t.push_back({Component::kSharedExperts, "moe.shared.down_proj", h, f, s, ShardKind::kTpRow});
     }
     t.push_back({Component::kRouter, "moe.gate", c.n_routed_experts, h, m, ShardKind::kReplicated});
+    if (c.moe_bias) {
+      t.push_back({Component::kRouter, "moe.gate.bias", c.n_routed_experts, 1, m,
+                   ShardKind::kReplicated, true});
+      t.push_back({Component::kExperts, "moe.experts.gate_up_proj.bias", f, 1, 2 * e,
+                   ShardKind::kExpertColumn, true});
+      t.push_back({Component::kExperts, "moe.experts.down_proj.bias", h, 1, e,
+                   ShardKind::kExpertRow, true});
+    }
     if (c.scoring_func == "sigmoid") {
       // DeepSeek-V3 lineage: e_score_correction_bias, one per expert.
       t.push_back({Component::kRouter, "moe.gate.e_score_correction_bias", c.n_routed_experts, 1,
