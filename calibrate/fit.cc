@@ -285,11 +285,14 @@ namespace {
 
 bool StartsWith(const std::string& s, const std::string& p) { return s.rfind(p, 0) == 0; }
 
-hw::MathFormat FormatOf(const std::string& dtype) {
-  if (StartsWith(dtype, "fp8")) return hw::MathFormat::kFp8;
-  if (dtype == "fp32" || dtype == "float32" || dtype == "int32") return hw::MathFormat::kFp32;
-  if (dtype == "int4") return hw::MathFormat::kInt4;
-  return hw::MathFormat::k16Bit;
+// A record's dtype as a format row: every FP8 variant a collector names
+// ("fp8_block", "fp8_e4m3") is FP8, int32 accumulators price as fp32, and a
+// name the table does not know (or none) as the 16-bit formats.
+hw::FormatId FormatOf(const std::string& dtype) {
+  if (StartsWith(dtype, "fp8")) return hw::FormatId::kFp8E4m3;
+  if (dtype == "int32") return hw::FormatId::kFp32;
+  auto id = hw::ParseFormat(dtype);
+  return id.ok() ? *id : hw::FormatId::kBf16;
 }
 
 // The record as the op it measures (hw/op_pricing.h prices both); false +
@@ -326,7 +329,7 @@ bool AsOp(const MeasuredKernel& k, hw::OpPricingInput* op, std::string* why) {
     // The simulator prices attention at the 16-bit rate whatever its
     // formats (models/ops_attention.cc), so an FP8 attention kernel's table
     // holds its efficiency as a fraction of that rate too.
-    op->compute = hw::MathFormat::k16Bit;
+    op->compute = hw::FormatId::kBf16;
     const int64_t batch = std::max<int64_t>(k.Shape("batch", 1), 1);
     if (k.kernel.find("prefill") != std::string::npos) {
       const int64_t chunk = k.Shape("chunk", k.Shape("context"));

@@ -1,5 +1,6 @@
 // `capplan capacity`: memory breakdown per GPU, KV bytes per token, KV
 // capacity and concurrent requests for one deployment.
+#include <algorithm>
 #include <cstdio>
 #include <ostream>
 #include <sstream>
@@ -27,15 +28,21 @@ Status CheckFlagRange(const char* flag, double v, double lo, double hi) {
   return Status::Ok();
 }
 
-// What `--weights fp8|int4` re-quantizes for each shipped card.
+// What `--weights <format>` re-quantizes for each shipped card: fp8 and
+// int4 for every card, then each format a published checkpoint of the card's
+// family is described in (its `quantize` entry: nvfp4, mxfp4, ...).
 void PrintQuantizedSets(std::ostream& out) {
-  out << "\n--weights fp8|int4 re-quantizes, per shipped card (the rest keeps its checkpoint "
+  out << "\n--weights FORMAT re-quantizes, per shipped card (the rest keeps its checkpoint "
          "format; embeddings, LM head, routers and norms stay BF16):\n";
   for (const std::string& name : models::ShippedModelNames()) {
     auto card = models::LoadModelCard(name);
     if (!card.ok()) continue;
     out << "  " << name << ":";
-    for (const char* f : {"fp8", "int4"}) {
+    std::vector<std::string> formats = {"fp8", "int4"};
+    for (const auto& [f, comps] : card->quantize_by_format) {
+      if (std::find(formats.begin(), formats.end(), f) == formats.end()) formats.push_back(f);
+    }
+    for (const std::string& f : formats) {
       out << "  " << f << " =";
       for (models::Component c : card->QuantizedBy(f)) out << " " << models::ComponentName(c);
       out << ";";
@@ -59,9 +66,10 @@ Status RunCapacity(const std::vector<std::string>& args, CommandContext& ctx) {
       ("dp-attention", "SGLang --enable-dp-attention: attention TP = tp/dp, one KV pool per rank")
       ("dp", po::value(&dp), "attention data-parallel ranks with --dp-attention (default: --tp)")
       ("weights", po::value(&weights),
-       "bf16|fp8|int4|default: re-quantizes the components the card lists for that format, as "
-       "the public checkpoints of that family are made (see models/README.md; the output "
-       "prints every component's format)")
+       "default or a format of hw/formats.json weight_choices (bf16, fp8, int4, nvfp4, mxfp4, "
+       "...): re-quantizes the components the card lists for that format, as the public "
+       "checkpoints of that family are made (see models/README.md; the output prints every "
+       "component's format)")
       ("component-weights", po::value(&component_weights)->multitoken(),
        "per-component overrides, e.g. experts=int4 attention=fp8")
       ("kv", po::value(&kv), "KV cache dtype: bf16|fp8")
@@ -122,7 +130,7 @@ Status RunCapacity(const std::vector<std::string>& args, CommandContext& ctx) {
   models::CapacityQuery q;
   CAPPLAN_ASSIGN_OR_RETURN(hw::HardwareProfile hw, hw::LoadHardwareProfile(hardware));
   q.hardware_name = hw.name;
-  q.device = models::DeviceMemory{hw.gpu_memory_bytes, hw.gpu_runtime_memory_bytes};
+  q.device = models::DeviceMemory{hw.gpu_memory_bytes, hw.gpu_runtime_memory_bytes, &hw};
   q.layout.gpus = static_cast<int>(gpus);
   q.layout.tp = static_cast<int>(tp);
   q.layout.ep = static_cast<int>(ep);

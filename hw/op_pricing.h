@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "common/status.h"
+#include "hw/formats.h"
 #include "hw/profile.h"
 
 namespace capplan::hw {
@@ -24,13 +26,12 @@ enum class OpFamily {
   kElementwise,       // norms, activations, RoPE, KV append
 };
 
-// The number format an op's operands are in, as far as the roofline cares.
-enum class MathFormat { k16Bit, kFp8, kFp32, kInt4 };
-
 struct OpPricingInput {
   OpFamily family = OpFamily::kElementwise;
-  MathFormat weights = MathFormat::k16Bit;
-  MathFormat compute = MathFormat::k16Bit;
+  // Rows of the format table (hw/formats.h): the stored weights and the
+  // format the math runs in (W4A16: int4 and bf16).
+  FormatId weights = FormatId::kBf16;
+  FormatId compute = FormatId::kBf16;
   double m = 1;         // token rows (GEMMs, elementwise)
   double groups = 0;    // experts touched (grouped GEMM)
   double heads = 1;     // query heads (decode attention)
@@ -45,9 +46,20 @@ struct OpPricing {
   double peak_flops_per_s = 0;  // W4A16: 16-bit rate / (1 + dequant overhead)
 };
 
+// The compute rate comes from the compute format's row on the profile's
+// architecture (a profile without one: the format's first architecture);
+// the class from the weights' row when the weights run at that rate or are
+// dequantized, else the 16-bit row's. The table must load (Formats()).
 OpPricing PriceOp(const OpPricingInput& op, const HardwareProfile& p);
 
-// Every efficiency class PriceOp can return.
+// Invalid-config error unless `format`'s math runs on the profile's
+// architecture and the profile has the rate it needs: "nvfp4 runs on sm100,
+// sm103, sm120 tensor cores; h200-sxm is sm90". Ok for a profile without an
+// architecture (memory only).
+Status CheckFormatRuns(FormatId format, const HardwareProfile& p);
+
+// Every efficiency class PriceOp can return: the format rows' GEMM classes,
+// then attention and elementwise.
 const std::vector<std::string>& EfficiencyClasses();
 
 }  // namespace capplan::hw

@@ -20,8 +20,8 @@ std::string FormatInt(int64_t v) {
 
 std::string FormatName(const WeightFormat& f) {
   std::string s = DtypeName(f.dtype);
-  if (f.dtype == Dtype::kInt4) s += " g" + std::to_string(f.group_size) + (f.symmetric ? "" : " asym");
-  if (f.dtype == Dtype::kFp8E4m3) {
+  if (DtypeFamily(f.dtype) == Dtype::kInt4) s += " g" + std::to_string(f.group_size) + (f.symmetric ? "" : " asym");
+  if (DtypeFamily(f.dtype) == Dtype::kFp8E4m3) {
     s += f.block_rows > 0 ? " " + std::to_string(f.block_rows) + "x" + std::to_string(f.block_cols)
                           : " per-tensor";
   }

@@ -18,13 +18,22 @@ namespace {
 constexpr double kMaxDim = 1 << 20;
 constexpr double kMaxLayers = 1000;
 
+// A checkpoint entry states its scale layout; what it may leave out comes
+// from the format's row (hw/formats.json): the scale format always, and the
+// whole layout when the format fixes it (NVFP4 and MXFP4 scale every 16 or
+// 32 weights, whatever the checkpoint).
 Status ReadFormat(JsonObject& o, WeightFormat* w) {
   CAPPLAN_RETURN_IF_ERROR(o.CheckObject());
   std::string dtype;
   CAPPLAN_RETURN_IF_ERROR(o.Get("dtype", &dtype, true));
   auto d = ParseDtype(dtype);
   if (!d.ok()) return o.Error("dtype", d.status().message());
+  const WeightFormat row = WeightFormatOf(*d);
+  const hw::ScaleLayout& scale = hw::Formats().Row(*d).scale;
+  const bool fixed = scale.granularity == "group" && DtypeFamily(*d) != Dtype::kInt4;
+  *w = fixed ? row : WeightFormat{};
   w->dtype = *d;
+  w->scale_dtype = row.scale_dtype;
   CAPPLAN_RETURN_IF_ERROR(o.Get("block_rows", &w->block_rows));
   CAPPLAN_RETURN_IF_ERROR(o.CheckRange("block_rows", w->block_rows, 0, 65536));
   CAPPLAN_RETURN_IF_ERROR(o.Get("block_cols", &w->block_cols));
@@ -32,13 +41,18 @@ Status ReadFormat(JsonObject& o, WeightFormat* w) {
   CAPPLAN_RETURN_IF_ERROR(o.Get("group_size", &w->group_size));
   CAPPLAN_RETURN_IF_ERROR(o.CheckRange("group_size", w->group_size, 0, 65536));
   CAPPLAN_RETURN_IF_ERROR(o.Get("symmetric", &w->symmetric));
-  std::string scale = w->dtype == Dtype::kFp8E4m3 ? "fp32" : "bf16";
-  CAPPLAN_RETURN_IF_ERROR(o.Get("scale_dtype", &scale));
-  auto sd = ParseDtype(scale);
+  std::string scale_name = DtypeName(w->scale_dtype);
+  CAPPLAN_RETURN_IF_ERROR(o.Get("scale_dtype", &scale_name));
+  auto sd = ParseDtype(scale_name);
   if (!sd.ok()) return o.Error("scale_dtype", sd.status().message());
   w->scale_dtype = *sd;
-  if (w->dtype == Dtype::kInt4 && w->group_size <= 0) {
-    return o.Error("group_size", "int4 weights need a group_size (32 or 128)");
+  if (scale.granularity == "group" && w->group_size <= 0) {
+    return o.Error("group_size", dtype + " weights need a group_size (" +
+                                     std::to_string(row.group_size) + " in " + dtype + "'s recipe)");
+  }
+  if (fixed && (w->group_size != row.group_size || w->scale_dtype != row.scale_dtype)) {
+    return o.Error("group_size", dtype + " fixes its scales: one " + DtypeName(row.scale_dtype) +
+                                     " per " + std::to_string(row.group_size) + " weights");
   }
   if ((w->block_rows == 0) != (w->block_cols == 0)) {
     return o.Error("block_cols", "give both block_rows and block_cols, or neither");
@@ -179,8 +193,8 @@ Result<ModelCard> ParseModelCard(const std::string& json_text, const std::string
   }
   if (o.Has("quantize")) {
     CAPPLAN_ASSIGN_OR_RETURN(JsonObject qz, o.Child("quantize", true));
-    for (const std::string format : kRequantizeFormats) {
-      if (!qz.Has(format)) continue;
+    for (const std::string& format : WeightChoiceNames()) {
+      if (format == "default" || !qz.Has(format)) continue;
       CAPPLAN_ASSIGN_OR_RETURN(JsonObject f, qz.Child(format, true));
       std::vector<std::string> names;
       CAPPLAN_RETURN_IF_ERROR(f.Get("components", &names, true));

@@ -1,6 +1,6 @@
-// Number-format facts (bits per element, KV scale layouts, the formats a
-// re-quantization produces), loaded once from models/dtypes.json so no dtype
-// fact is a literal in logic.
+// The format facts models/ reads (bits per element, scale and KV layouts,
+// the layouts re-quantization produces), as one view of the format table
+// (hw/formats.json, loaded by hw/formats.h): no dtype fact is a literal here.
 #ifndef CAPPLAN_MODELS_DTYPE_FACTS_H_
 #define CAPPLAN_MODELS_DTYPE_FACTS_H_
 
@@ -9,13 +9,14 @@
 #include <string>
 
 #include "common/status.h"
+#include "hw/formats.h"
 #include "models/types.h"
 
 namespace capplan::models {
 
 struct DtypeFacts {
-  std::map<Dtype, int> bits;                        // bits per element
-  std::map<std::string, WeightFormat> requantize;   // "bf16" | "fp8" | "int4"
+  const hw::FormatTable* table = nullptr;
+  std::map<std::string, WeightFormat> requantize;  // weight choice -> its layout
   // KV cache layouts (SGLang memory_pool.py; DSA FP8 layout of the NSA backend).
   int dsa_fp8_scale_block = 0;   // latent elements per fp32 scale
   int dsa_fp8_scale_bytes = 0;
@@ -23,16 +24,20 @@ struct DtypeFacts {
   Dtype indexer_key_dtype = Dtype::kFp8E4m3;
   int indexer_scale_block = 0;
   int indexer_scale_bytes = 0;
-  int fp8_per_tensor_scale_bytes_per_token = 0;
 
+  const hw::NumberFormat& Row(Dtype d) const { return table->Row(d); }
+  int Bits(Dtype d) const { return table->Row(d).bits; }
   // Bytes of `n` elements of `d` (rounded up to whole bytes).
-  int64_t Bytes(Dtype d, int64_t n) const { return (n * bits.at(d) + 7) / 8; }
+  int64_t Bytes(Dtype d, int64_t n) const { return table->Bytes(d, n); }
+  // Scale bytes one token's `elements` KV values of `kv` carry beside them
+  // (per-tensor scales: none).
+  int64_t KvScaleBytes(Dtype kv, int64_t elements) const;
 };
 
-// Parses dtypes.json text (exposed for tests).
-Result<DtypeFacts> ParseDtypeFacts(const std::string& json_text, const std::string& origin);
-// DataPath("models/dtypes.json"), loaded once (thread-safe static). A broken
-// data file is reported on every call.
+// The view of a parsed table (exposed for tests).
+DtypeFacts DtypeFactsOf(const hw::FormatTable& table);
+// The shipped table's view, built once. A broken data file is reported on
+// every call.
 Result<const DtypeFacts*> GetDtypeFacts();
 
 }  // namespace capplan::models

@@ -12,18 +12,21 @@ namespace {
 constexpr const char* kFamilyNames[] = {
     "moe",        "moe_ep",      "dense_gemm",          "attention_decode", "attention_prefill",
     "mla_decode", "mla_prefill", "mla_prefill_absorbed"};
-constexpr const char* kFormatNames[kSelectorFormats] = {"bf16", "fp8", "int4"};
-
-int FormatIndex(Dtype d) {
-  switch (d) {
-    case Dtype::kFp8E4m3:
-      return 1;
-    case Dtype::kInt4:
-      return 2;
-    default:
-      return 0;  // 16- and 32-bit formats select the 16-bit kernels
-  }
+// The SelectorFormats() index of every format row, by FormatId.
+const std::vector<int>& SelectorIndexByFormat() {
+  static const std::vector<int> kIndex = [] {
+    std::vector<int> v;
+    const std::vector<std::string>& names = SelectorFormats();
+    for (const hw::NumberFormat& f : hw::Formats().rows) {
+      auto it = std::find(names.begin(), names.end(), f.kernel_selector);
+      v.push_back(it == names.end() ? 0 : static_cast<int>(it - names.begin()));
+    }
+    return v;
+  }();
+  return kIndex;
 }
+
+size_t FormatIndex(Dtype d) { return static_cast<size_t>(SelectorIndexByFormat()[static_cast<size_t>(d)]); }
 
 // -1 when the op kind has no kernel choice.
 int FamilyIndex(OpKind k) {
@@ -49,11 +52,23 @@ int FamilyIndex(OpKind k) {
 
 }  // namespace
 
+const std::vector<std::string>& SelectorFormats() {
+  static const std::vector<std::string> kFormats = [] {
+    std::vector<std::string> v;
+    for (const hw::NumberFormat& f : hw::Formats().rows) {
+      const std::string& s = f.kernel_selector;
+      if (!s.empty() && std::find(v.begin(), v.end(), s) == v.end()) v.push_back(s);
+    }
+    return v;
+  }();
+  return kFormats;
+}
+
 const std::vector<std::string>& KernelSelectors() {
   static const std::vector<std::string> kSelectors = [] {
     std::vector<std::string> v;
     for (const char* f : kFamilyNames) {
-      for (const char* d : kFormatNames) v.push_back(std::string(f) + "." + d);
+      for (const std::string& d : SelectorFormats()) v.push_back(std::string(f) + "." + d);
     }
     return v;
   }();
@@ -75,21 +90,28 @@ Result<KernelChoices> KernelChoices::FromSelectors(
     CAPPLAN_RETURN_IF_ERROR(CheckKernelSelector(sel));
     const size_t i = std::find(all.begin(), all.end(), sel) - all.begin();
     if (impl.empty()) return Status::Invalid("kernel selector '" + sel + "' names no kernel");
-    c.names_[i / kSelectorFormats][i % kSelectorFormats] = impl;
+    const size_t formats = SelectorFormats().size();
+    std::vector<std::string>& family = c.names_[i / formats];
+    family.resize(formats);
+    family[i % formats] = impl;
     c.empty_ = false;
   }
   return c;
 }
 
 std::string_view KernelChoices::ForMoeEp(Dtype format) const {
-  const std::string& ep = names_[static_cast<int>(KernelFamily::kMoeEp)][FormatIndex(format)];
-  return ep.empty() ? For(OpKind::kGroupedGemm, format) : std::string_view(ep);
+  const std::vector<std::string>& ep = names_[static_cast<int>(KernelFamily::kMoeEp)];
+  const size_t i = FormatIndex(format);
+  return i < ep.size() && !ep[i].empty() ? std::string_view(ep[i])
+                                         : For(OpKind::kGroupedGemm, format);
 }
 
 std::string_view KernelChoices::For(OpKind kind, Dtype format) const {
   const int f = FamilyIndex(kind);
   if (f < 0) return {};
-  return names_[f][FormatIndex(format)];
+  const std::vector<std::string>& names = names_[f];
+  const size_t i = FormatIndex(format);
+  return i < names.size() ? std::string_view(names[i]) : std::string_view();
 }
 
 }  // namespace capplan::models

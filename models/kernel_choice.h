@@ -37,8 +37,10 @@ enum class KernelFamily {
   kMlaPrefillAbsorbed,
   kCount,
 };
-// The formats a selector names: "bf16" (also FP16 and FP32), "fp8", "int4".
-inline constexpr int kSelectorFormats = 3;
+// The formats a selector names: the format rows' kernel_selector values
+// (hw/formats.json), in row order: "bf16" (also FP16 and FP32), "fp8",
+// "int4" (every INT4 group layout), "nvfp4", ...
+const std::vector<std::string>& SelectorFormats();
 
 // Ok, or an error naming `selector` as unknown with a did-you-mean.
 Status CheckKernelSelector(const std::string& selector);
@@ -63,8 +65,8 @@ class KernelChoices {
   bool empty() const { return empty_; }
 
  private:
-  std::array<std::array<std::string, kSelectorFormats>, static_cast<int>(KernelFamily::kCount)>
-      names_;
+  // [family][SelectorFormats() index]; empty until a selector is named.
+  std::array<std::vector<std::string>, static_cast<int>(KernelFamily::kCount)> names_;
   bool empty_ = true;
 };
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "hw/profile.h"
 #include "models/card.h"
 #include "models/types.h"
 
@@ -60,6 +61,9 @@ Result<KvLayout> ComputeKvLayout(const ModelCard& card, const ParallelLayout& la
 struct DeviceMemory {
   int64_t reported_bytes = 0;
   int64_t runtime_bytes = 0;  // 0: same as reported_bytes
+  // The GPU's profile, when known: the plan then refuses weights whose
+  // format its tensor cores cannot run (hw::CheckFormatRuns). Not owned.
+  const hw::HardwareProfile* profile = nullptr;
   int64_t RuntimeBytes() const { return runtime_bytes > 0 ? runtime_bytes : reported_bytes; }
 };
 

@@ -14,6 +14,7 @@
 #include <functional>
 #include <string>
 
+#include "hw/op_pricing.h"
 #include "models/engine_profile.h"
 #include "models/memory.h"
 
@@ -217,6 +218,20 @@ Status CheckInputs(const ModelCard& card, const EngineMemoryOptions& opt,
   return Status::Ok();
 }
 
+// The weights' formats must run on the device's tensor cores (NVFP4 needs
+// sm100 or later): "weights: nvfp4 (experts) runs on ...".
+Status CheckFormatsRun(const WeightBreakdown& w, const DeviceMemory& device) {
+  if (device.profile == nullptr) return Status::Ok();
+  for (const ComponentWeights& c : w.components) {
+    Status s = hw::CheckFormatRuns(c.format.dtype, *device.profile);
+    if (!s.ok()) {
+      return Status::Invalid(std::string("weights: ") + ComponentName(c.component) + ": " +
+                             s.message());
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 int64_t MemoryPlan::Term(const std::string& key) const {
@@ -407,6 +422,7 @@ Result<MemoryPlan> PlanMemoryAllowShortfall(const ModelCard& card, const Paralle
   const EngineProfile& prof = *r.profile;
   const EngineMemoryRule& m = prof.memory;
   CAPPLAN_ASSIGN_OR_RETURN(p.weights, ComputeWeights(card, layout, choice));
+  CAPPLAN_RETURN_IF_ERROR(CheckFormatsRun(p.weights, device));
   CAPPLAN_ASSIGN_OR_RETURN(p.kv, ComputeKvLayout(card, layout, choice.kv_cache));
   p.gpu_memory_bytes = device.reported_bytes;
   p.context_tokens = context_tokens;

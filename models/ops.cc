@@ -74,10 +74,14 @@ Result<ShardedModel> ShardModel(const ModelCard& card, const ParallelLayout& lay
 
 namespace {
 
-Dtype ComputeDtype(Dtype weight) {
-  // W4A16 runs on BF16 tensor cores after dequantization; FP8 weights run
-  // W8A8 on FP8 tensor cores (activations quantized on the fly).
-  return weight == Dtype::kFp8E4m3 ? Dtype::kFp8E4m3 : Dtype::kBf16;
+// The activations the engines pair with the weights (the row's
+// `activations`): W4A16 runs on BF16 tensor cores after dequantization, FP8
+// weights W8A8 on FP8 tensor cores, NVFP4 W4A4 on FP4 ones.
+Dtype ComputeDtype(const DtypeFacts& facts, Dtype weight) { return facts.Row(weight).activations; }
+
+// INT4 GEMMs carry their group size (kernel tables key W4A16 curves by it).
+int GroupSize(const DtypeFacts& facts, const WeightFormat& f) {
+  return facts.Row(f.dtype).family == Dtype::kInt4 ? f.group_size : 0;
 }
 
 // A GEMM of m tokens against `copies` tensors of local shape n x k stored as
@@ -93,8 +97,8 @@ Op MakeGemm(const OpBuildContext& c, const char* name, OpClass cls, const Weight
   op.n = n * copies;
   op.k = k;
   op.weight_dtype = f.dtype;
-  op.compute_dtype = ComputeDtype(f.dtype);
-  op.group_size = f.dtype == Dtype::kInt4 ? f.group_size : 0;
+  op.compute_dtype = ComputeDtype(*c.facts, f.dtype);
+  op.group_size = GroupSize(*c.facts, f);
   const double w = copies * static_cast<double>(c.facts->Bytes(f.dtype, n * k) +
                                                 TensorScaleBytes(*c.facts, f, n, k));
   op.flops = 2.0 * m * op.n * k;
@@ -181,8 +185,8 @@ void AppendMoeOps(const OpBuildContext& c, const std::vector<WeightTensor>& tens
   op.k = h;
   op.groups = static_cast<int64_t>(std::llround(touched));
   op.weight_dtype = f.dtype;
-  op.compute_dtype = ComputeDtype(f.dtype);
-  op.group_size = f.dtype == Dtype::kInt4 ? f.group_size : 0;
+  op.compute_dtype = ComputeDtype(*c.facts, f.dtype);
+  op.group_size = GroupSize(*c.facts, f);
   op.flops = 2.0 * rows * width * h;
   op.bytes = touched * w_expert + 2.0 * rows * h * a;
   out->push_back(std::move(op));

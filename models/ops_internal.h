@@ -9,7 +9,7 @@
 
 namespace capplan::models {
 
-// Activations move as BF16 between kernels (facts: dtypes.json bf16).
+// Activations move as BF16 between kernels (facts: hw/formats.json bf16).
 struct OpBuildContext {
   const ShardedModel* m;
   const DtypeFacts* facts;

@@ -1,6 +1,5 @@
 #include "models/types.h"
 
-#include <array>
 #include <string>
 
 #include "common/did_you_mean.h"
@@ -10,31 +9,29 @@ namespace capplan::models {
 const std::vector<std::string>& WeightChoiceNames() {
   static const std::vector<std::string>* names = [] {
     auto* v = new std::vector<std::string>{"default"};
-    for (const char* f : kRequantizeFormats) v->push_back(f);
+    auto t = hw::GetFormatTable();
+    if (t.ok()) v->insert(v->end(), (*t)->weight_choices.begin(), (*t)->weight_choices.end());
     return v;
   }();
   return *names;
 }
 
-const char* DtypeName(Dtype d) {
-  switch (d) {
-    case Dtype::kBf16: return "bf16";
-    case Dtype::kFp16: return "fp16";
-    case Dtype::kFp32: return "fp32";
-    case Dtype::kFp8E4m3: return "fp8";
-    case Dtype::kInt4: return "int4";
-  }
-  return "?";
-}
+const char* DtypeName(Dtype d) { return hw::FormatName(d); }
 
-Result<Dtype> ParseDtype(const std::string& s) {
-  if (s == "bf16" || s == "bfloat16") return Dtype::kBf16;
-  if (s == "fp16" || s == "float16") return Dtype::kFp16;
-  if (s == "fp32" || s == "float32") return Dtype::kFp32;
-  if (s == "fp8" || s == "fp8_e4m3") return Dtype::kFp8E4m3;
-  if (s == "int4") return Dtype::kInt4;
-  return Status::Usage("unknown dtype '" + EchoValue(s) + "'" +
-                       DidYouMean(s, {"bf16", "fp16", "fp32", "fp8", "int4"}));
+Result<Dtype> ParseDtype(const std::string& s) { return hw::ParseFormat(s); }
+
+Dtype DtypeFamily(Dtype d) { return hw::Formats().Row(d).family; }
+
+WeightFormat WeightFormatOf(Dtype d) {
+  const hw::NumberFormat& f = hw::Formats().Row(d);
+  WeightFormat w;
+  w.dtype = d;
+  w.block_rows = f.scale.block_rows;
+  w.block_cols = f.scale.block_cols;
+  w.group_size = f.scale.group_size;
+  w.symmetric = !f.scale.zero_point;
+  if (!f.scale.granularity.empty()) w.scale_dtype = f.scale.format;
+  return w;
 }
 
 const char* ComponentName(Component c) {

@@ -13,29 +13,37 @@
 #include <vector>
 
 #include "common/status.h"
+#include "hw/formats.h"
 
 namespace capplan::models {
 
-// Storage / compute number formats. Bits per element and scale layouts are
-// facts kept in models/dtypes.json, not literals in code.
-enum class Dtype { kBf16, kFp16, kFp32, kFp8E4m3, kInt4 };
+// Storage / compute number formats: a row of the format table
+// (hw/formats.json, hw/formats.h), where every fact about a format lives.
+using Dtype = hw::FormatId;
 
-const char* DtypeName(Dtype d);  // "bf16", "fp16", "fp32", "fp8", "int4"
-Result<Dtype> ParseDtype(const std::string& s);  // accepts "fp8_e4m3" for fp8
+const char* DtypeName(Dtype d);  // the row's name: "bf16", "fp8", "nvfp4", ...
+Result<Dtype> ParseDtype(const std::string& s);  // a row name or alias ("fp8_e4m3")
+// The row a variant is `like` ("int4_g32" -> int4), or the row itself.
+Dtype DtypeFamily(Dtype d);
 
-// How a weight tensor is stored in a checkpoint or a deployment.
+// How a weight tensor is stored in a checkpoint or a deployment. A card
+// states the scale layout per component; a re-quantization takes its row's
+// (WeightFormatOf).
 struct WeightFormat {
   Dtype dtype = Dtype::kBf16;
-  // FP8: block scales over `block_rows` x `block_cols` weights (128x128 for
-  // DeepSeek-style checkpoints); 0 means one per-tensor scale.
+  // Block scales over `block_rows` x `block_cols` weights (FP8 128x128 for
+  // DeepSeek-style checkpoints); 0 with no group either: one per-tensor
+  // scale (or one per output channel when the row's scales are per channel).
   int block_rows = 0;
   int block_cols = 0;
-  // INT4: one scale (and, when asymmetric, one zero point) per `group_size`
-  // weights along K. 32 or 128.
+  // One scale (and, when asymmetric, one zero point) per `group_size`
+  // weights along K: INT4 32 or 128, NVFP4 16, MXFP4 32.
   int group_size = 0;
   bool symmetric = true;
-  Dtype scale_dtype = Dtype::kBf16;  // FP8 block scales are fp32
+  Dtype scale_dtype = Dtype::kBf16;  // FP8 block scales are fp32, NVFP4's e4m3
 };
+// The format's own scale layout, as a re-quantization writes it.
+WeightFormat WeightFormatOf(Dtype d);
 
 // Weight groups a deployment can quantize separately.
 enum class Component {
@@ -68,14 +76,15 @@ struct ParallelLayout {
   int AttentionRanks() const { return dp_attention ? dp : 1; }
 };
 
-// The formats weights may be re-quantized to (models/dtypes.json
-// requantize_formats, card `quantize` lists), and the names a deployment's
-// `weights` may take: "default" (the checkpoint as shipped) and those.
-inline constexpr const char* kRequantizeFormats[] = {"bf16", "fp8", "int4"};
+// The names a deployment's `weights` may take: "default" (the checkpoint as
+// shipped) and the formats weights may be re-quantized to (hw/formats.json
+// weight_choices; the keys of a card's `quantize`). Empty past "default" when
+// the format table does not load.
 const std::vector<std::string>& WeightChoiceNames();
 
 // What the deployment asks for. `weights` is "default" (the checkpoint as
-// shipped), "bf16", "fp8" or "int4" for the card's quantizable set;
+// shipped) or a weight choice ("fp8", "int4", "nvfp4", ...) for the card's
+// quantizable set;
 // `per_component` overrides single components ("experts" -> "int4").
 struct PrecisionChoice {
   std::string weights = "default";

@@ -13,9 +13,10 @@ namespace {
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// Applies a "bf16|fp8|int4|default" choice to one component. A component
-// already stored in the requested dtype keeps its checkpoint layout (Kimi's
-// INT4 g32 experts stay g32 under `weights: int4`).
+// Applies a "default" or weight-choice name to one component. A component
+// already stored in the requested format (or, asking for a family's base
+// row, in any of its variants) keeps its checkpoint layout (Kimi's INT4 g32
+// experts stay g32 under `weights: int4`).
 Status ApplyChoice(const DtypeFacts& facts, const ModelCard& card, Component c,
                    const std::string& choice, const std::string& what, WeightFormat* out) {
   const WeightFormat& ckpt = card.checkpoint.at(c);
@@ -28,7 +29,9 @@ Status ApplyChoice(const DtypeFacts& facts, const ModelCard& card, Component c,
     return Status::Usage(what + ": unknown weight format '" + choice + "'" +
                          DidYouMean(choice, WeightChoiceNames()));
   }
-  *out = it->second.dtype == ckpt.dtype ? ckpt : it->second;
+  const Dtype want = it->second.dtype;
+  const bool keep = want == ckpt.dtype || want == facts.Row(ckpt.dtype).family;
+  *out = keep ? ckpt : it->second;
   return Status::Ok();
 }
 
@@ -113,19 +116,19 @@ Status ValidateLayout(const ModelCard& card, const ParallelLayout& l) {
 }
 
 int64_t TensorScaleBytes(const DtypeFacts& facts, const WeightFormat& f, int64_t n, int64_t k) {
-  const int scale = facts.Bytes(f.scale_dtype, 1);
-  switch (f.dtype) {
-    case Dtype::kFp8E4m3:
-      if (f.block_rows > 0) return CeilDiv(n, f.block_rows) * CeilDiv(k, f.block_cols) * scale;
-      return scale;  // one per-tensor scale
-    case Dtype::kInt4: {
-      // One scale (and a zero point when asymmetric) per group along k, per row.
-      const int64_t groups = n * CeilDiv(k, f.group_size);
-      return groups * scale * (f.symmetric ? 1 : 2);
-    }
-    default:
-      return 0;
+  const hw::ScaleLayout& row = facts.Row(f.dtype).scale;
+  if (row.granularity.empty()) return 0;  // unscaled (16- and 32-bit formats)
+  const int64_t scale = facts.Bytes(f.scale_dtype, 1);
+  const int64_t per_tensor = row.fp32_tensor_scales * facts.Bytes(Dtype::kFp32, 1);
+  if (f.block_rows > 0) {
+    return CeilDiv(n, f.block_rows) * CeilDiv(k, f.block_cols) * scale + per_tensor;
   }
+  if (f.group_size > 0) {
+    // One scale (and a zero point when asymmetric) per group along k, per row.
+    return n * CeilDiv(k, f.group_size) * scale * (f.symmetric ? 1 : 2) + per_tensor;
+  }
+  if (row.granularity == "channel") return n * scale + per_tensor;
+  return scale + per_tensor;  // one per-tensor scale
 }
 
 Result<WeightBreakdown> ComputeWeights(const ModelCard& card, const ParallelLayout& layout,
@@ -159,11 +162,19 @@ Result<WeightBreakdown> ComputeWeights(const ModelCard& card, const ParallelLayo
 }
 
 Result<KvLayout> ComputeKvLayout(const ModelCard& card, const ParallelLayout& layout, Dtype kv) {
-  if (kv != Dtype::kBf16 && kv != Dtype::kFp8E4m3 && kv != Dtype::kFp16) {
-    return Status::Usage(std::string("--kv: KV cache dtype must be bf16 or fp8, got ") +
+  CAPPLAN_ASSIGN_OR_RETURN(const DtypeFacts* f, GetDtypeFacts());
+  const std::vector<std::string>& kv_names = f->table->kv_choices;
+  if (std::find(kv_names.begin(), kv_names.end(), DtypeName(kv)) == kv_names.end()) {
+    std::string names;
+    for (const std::string& n : kv_names) names += (names.empty() ? "" : ", ") + n;
+    return Status::Usage(std::string("--kv: KV cache dtype must be one of ") + names + ", got " +
                          DtypeName(kv));
   }
-  CAPPLAN_ASSIGN_OR_RETURN(const DtypeFacts* f, GetDtypeFacts());
+  const bool fp8 = DtypeFamily(kv) == Dtype::kFp8E4m3;
+  if (card.index_topk > 0 && !fp8 && f->Bits(kv) < 16) {
+    return Status::Usage(std::string("--kv: ") + DtypeName(kv) + " KV has no sparse-attention "
+                         "(DSA) layout; use bf16 or fp8 for " + card.name);
+  }
   const int64_t L = card.num_layers;
   KvLayout out;
   out.dtype = kv;
@@ -172,29 +183,26 @@ Result<KvLayout> ComputeKvLayout(const ModelCard& card, const ParallelLayout& la
     // attention rank (SGLang profile_max_num_token: the MLA cell is not
     // divided by TP).
     const int64_t lora = card.kv_lora_rank, rope = card.qk_rope_head_dim;
-    if (kv == Dtype::kFp8E4m3 && card.index_topk > 0) {
+    if (fp8 && card.index_topk > 0) {
       // DSA FP8 layout (non-trtllm): fp8 latent + fp32 scale per 128 + rope in BF16.
       const int64_t scales = lora / f->dsa_fp8_scale_block * f->dsa_fp8_scale_bytes;
       out.main_bytes_per_token = L * (f->Bytes(kv, lora) + scales +
                                       f->Bytes(f->dsa_fp8_rope_dtype, rope));
       out.scale_bytes_per_token += L * scales;
     } else {
-      out.main_bytes_per_token = L * f->Bytes(kv, lora + rope);
-      if (kv == Dtype::kFp8E4m3) {
-        out.main_bytes_per_token += f->fp8_per_tensor_scale_bytes_per_token;
-        out.scale_bytes_per_token += f->fp8_per_tensor_scale_bytes_per_token;
-      }
+      const int64_t scales = f->KvScaleBytes(kv, lora + rope);
+      out.main_bytes_per_token = L * (f->Bytes(kv, lora + rope) + scales);
+      out.scale_bytes_per_token += L * scales;
     }
     out.kv_heads_per_rank = 1;
   } else {
     const int heads = std::max(1, card.num_kv_heads / std::max(1, layout.AttentionTp()));
     out.kv_heads_per_rank = heads;
     // K and V, head_dim each (v_head_dim == head_dim for these models).
-    out.main_bytes_per_token = L * heads * f->Bytes(kv, 2 * int64_t{card.head_dim});
-    if (kv == Dtype::kFp8E4m3) {
-      out.main_bytes_per_token += f->fp8_per_tensor_scale_bytes_per_token;
-      out.scale_bytes_per_token += f->fp8_per_tensor_scale_bytes_per_token;
-    }
+    // K and V are scaled apart (a group never spans both).
+    const int64_t scales = 2 * f->KvScaleBytes(kv, card.head_dim);
+    out.main_bytes_per_token = L * heads * (f->Bytes(kv, 2 * int64_t{card.head_dim}) + scales);
+    out.scale_bytes_per_token += L * heads * scales;
   }
   if (card.index_topk > 0) {
     // DSA index keys are fp8 + fp32 scale per 128 whatever the KV dtype.

@@ -69,14 +69,13 @@ nlohmann::json Presets(const std::vector<Summary>& results) {
   return presets;
 }
 
-// The number formats a KV cache or weights control offers
-// (models/dtypes.json); the simulator still decides what is valid.
+// The number formats a KV cache control offers (hw/formats.json kv_cache
+// names); the simulator still decides what is valid.
 nlohmann::json PageOptions() {
   nlohmann::json dtypes = nlohmann::json::array({"bf16", "fp8"});
-  auto doc = ReadJsonFile(DataPath("models/dtypes.json"));
-  if (doc.ok() && doc->contains("dtypes") && (*doc)["dtypes"].is_object()) {
-    dtypes = nlohmann::json::array();
-    for (const auto& [k, v] : (*doc)["dtypes"].items()) dtypes.push_back(k);
+  auto doc = ReadJsonFile(DataPath("hw/formats.json"));
+  if (doc.ok() && doc->contains("kv_cache") && (*doc)["kv_cache"].contains("names")) {
+    dtypes = (*doc)["kv_cache"]["names"];
   }
   return {{"dtypes", dtypes}};
 }

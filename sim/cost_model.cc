@@ -149,25 +149,12 @@ class RooflineCostModel : public CostModel {
     return m->latency_s + op.message_bytes * factor / bw;
   }
 
-  static hw::MathFormat Format(models::Dtype d) {
-    switch (d) {
-      case models::Dtype::kFp8E4m3:
-        return hw::MathFormat::kFp8;
-      case models::Dtype::kFp32:
-        return hw::MathFormat::kFp32;
-      case models::Dtype::kInt4:
-        return hw::MathFormat::kInt4;
-      default:
-        return hw::MathFormat::k16Bit;
-    }
-  }
-
   // The op as hw/op_pricing.h classifies it (one rule for the simulator and
   // for calibration).
   static hw::OpPricingInput PricingInput(const models::Op& op) {
     hw::OpPricingInput in;
-    in.weights = Format(op.weight_dtype);
-    in.compute = Format(op.compute_dtype);
+    in.weights = op.weight_dtype;
+    in.compute = op.compute_dtype;
     in.m = static_cast<double>(op.m);
     in.groups = static_cast<double>(op.groups);
     in.heads = static_cast<double>(op.heads);

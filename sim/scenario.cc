@@ -32,8 +32,6 @@ Status GetEnum(JsonObject& d, const char* key, const E (&values)[N], NameOf name
   return d.CheckOneOf(key, name, names);
 }
 
-constexpr models::Dtype kKvDtypes[] = {models::Dtype::kBf16, models::Dtype::kFp8E4m3};
-
 // The engine version's step costs, then `step_costs`: {host_s,
 // cpu_schedule_s, cpu_schedule_per_request_s}, each optional, in seconds,
 // in their place.
@@ -163,11 +161,16 @@ Status ParseDeployment(JsonObject& d, DeploymentSpec* o) {
       o->weights_per_component[*component] = v.get<std::string>();
     }
   }
-  if (const nlohmann::json* kv = d.Raw("kv_cache"); kv != nullptr && *kv == "fp8_e4m3") {
-    d.Touch("kv_cache");  // the checkpoint dtype's full name
-    o->kv_cache = models::Dtype::kFp8E4m3;
-  } else {
-    CAPPLAN_RETURN_IF_ERROR(GetEnum(d, "kv_cache", kKvDtypes, models::DtypeName, &o->kv_cache));
+  {
+    // A KV format of the format table (hw/formats.json kv_cache names), or
+    // one of its aliases ("fp8_e4m3").
+    CAPPLAN_ASSIGN_OR_RETURN(const hw::FormatTable* formats, hw::GetFormatTable());
+    std::string kv = models::DtypeName(o->kv_cache);
+    CAPPLAN_RETURN_IF_ERROR(d.Get("kv_cache", &kv));
+    auto id = formats->Find(kv);
+    if (id.ok()) kv = formats->Row(*id).name;
+    CAPPLAN_RETURN_IF_ERROR(d.CheckOneOf("kv_cache", kv, formats->kv_choices));
+    o->kv_cache = *id;
   }
   CAPPLAN_RETURN_IF_ERROR(d.Get("mem_fraction_static", &o->mem_fraction_static));
   if (o->mem_fraction_static) {

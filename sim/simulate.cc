@@ -168,7 +168,8 @@ Result<std::unique_ptr<PreparedRun>> PrepareRun(const Scenario& sc, size_t pool,
   }
   auto plan_r = models::PlanMemory(
       card, layout, choice, eng,
-      models::DeviceMemory{profile.gpu_memory_bytes, profile.gpu_runtime_memory_bytes}, mean_ctx);
+      models::DeviceMemory{profile.gpu_memory_bytes, profile.gpu_runtime_memory_bytes, &profile},
+      mean_ctx);
   if (!plan_r.ok()) return at(ps.pointer, plan_r.status());
   st->plan.emplace(std::move(*plan_r));
   const models::MemoryPlan& plan = *st->plan;

@@ -147,6 +147,27 @@ TEST(CapacityCli, HelpSaysWhatEachFormatQuantizes) {
   EXPECT_NE(k.out.find("weights int4 re-quantizes: experts (Kimi's own INT4 release"),
             std::string::npos)
       << k.out;
+  // Published FP4 checkpoints are listed with the formats of their card.
+  EXPECT_NE(r.out.find("kimi-k2.6:  fp8 = attention experts shared_experts dense_ffn;  int4 = "
+                       "experts;  nvfp4 = experts;"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("llama-3.3-70b:  fp8 = attention dense_ffn;  int4 = attention dense_ffn;  "
+                       "nvfp4 = attention dense_ffn;"),
+            std::string::npos)
+      << r.out;
+}
+
+TEST(CapacityCli, Fp4WeightsNeedFp4TensorCores) {
+  ExpectOneLineError(Capplan("--hardware h200-sxm --model kimi-k2.6 --gpus 8 --weights nvfp4"), 1,
+                     "weights: experts: nvfp4 runs on sm100, sm103, sm120 tensor cores; "
+                     "h200-sxm is sm90");
+  CliRun b = Capplan("--hardware b200-sxm --model kimi-k2.6 --gpus 8 --weights nvfp4 --kv fp8");
+  if (b.err.find("b200-sxm") != std::string::npos && b.code != 0) {
+    GTEST_SKIP() << "no b200-sxm profile yet: " << b.err;
+  }
+  EXPECT_EQ(b.code, 0) << b.err;
+  EXPECT_NE(b.out.find("nvfp4"), std::string::npos) << b.out;
 }
 
 // vLLM 0.19.0 on one H100 80GB node, gpu_memory_utilization 0.95,

@@ -287,7 +287,7 @@ TEST(ModelCard, QkNormIsGqaOnly) {
 TEST(ShippedDataFiles, CitePublicSourcesOnly) {
   const std::regex facts(
       R"((\.\./shared|/work/|\.library|(^|[^/\w-])(engine-memory|h200|kernels|models|conventions|public-measurements)\.md))");
-  std::vector<std::string> files = {"models/dtypes.json", "sim/pd/link_defaults.json",
+  std::vector<std::string> files = {"hw/formats.json", "sim/pd/link_defaults.json",
                                     "kernels/gemm/sweep_shapes.json"};
   for (const char* dir : {"models/cards", "calibrate/profiles", "scenarios", "scenarios/search"}) {
     for (const auto& e : std::filesystem::directory_iterator(DataPath(dir))) {

@@ -1,4 +1,4 @@
-// The shipped data files (dtypes.json, models/engines/*.json) parse, a value
+// The shipped data files (hw/formats.json, models/engines/*.json) parse, a value
 // without its source is rejected, and versions resolve to the right entry.
 #include <gtest/gtest.h>
 
@@ -13,7 +13,7 @@ namespace {
 TEST(DataFiles, ShippedFilesLoad) {
   auto f = GetDtypeFacts();
   ASSERT_TRUE(f.ok()) << f.status().message();
-  EXPECT_EQ((*f)->bits.at(Dtype::kInt4), 4);
+  EXPECT_EQ((*f)->Bits(Dtype::kInt4), 4);
   EXPECT_EQ((*f)->dsa_fp8_scale_block, 128);
   EXPECT_EQ(EngineNames(), (std::vector<std::string>{"sglang", "vllm"}));
   for (const std::string& e : EngineNames()) {
