@@ -1,16 +1,18 @@
 // One pool of a scenario made ready to simulate -- model shard, memory plan,
-// step pricer, simulator config and request specs -- and the summary it
-// reports from a finished simulation. RunScenario prepares every pool, runs
-// them (one pool: Simulate; pools linked by a KV transfer: sim/pd/pd_run.h,
-// all on one event loop) and summarizes each.
+// step pricer, simulator config and request specs -- and the part of the
+// summary only it can write (its deployment, memory, KV and where its time
+// went). The run driver (sim/run_driver.h) prepares every pool of a
+// scenario, runs them on one event loop and writes the rest once.
 #ifndef CAPPLAN_SIM_PREPARED_RUN_H_
 #define CAPPLAN_SIM_PREPARED_RUN_H_
 
+#include <cstdint>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <vector>
 
-#include "hw/profile.h"
 #include "common/status.h"
+#include "hw/profile.h"
 #include "models/card.h"
 #include "models/types.h"
 #include "sim/simulate.h"
@@ -19,11 +21,21 @@
 
 namespace capplan::sim {
 
-class RequestLog;  // sim/request_log.h
+// What one pool's own requests came to as they left it: every request that
+// left, those completed there (warmup left out, as the end-to-end statistics
+// count them) and those failed there (warmup included). With linked pools a
+// request another pool failed also leaves this one failed (conservation);
+// `failed_here` then counts only this pool's own failures.
+struct PoolTally {
+  int64_t left = 0;
+  int64_t completed = 0;
+  int64_t failed = 0;
+  int64_t failed_here = 0;
+};
 
 class PreparedRun {
  public:
-  struct State;  // sim/simulate.cc
+  struct State;  // sim/prepared_run.cc
   explicit PreparedRun(std::unique_ptr<State> st);
   ~PreparedRun();
   const SimConfig& config() const;
@@ -39,12 +51,30 @@ class PreparedRun {
   const models::ShardedModel& sharded() const;
   const CostModel& cost() const;
   bool nvls() const;
-  // The summary (sim/simulate.h keys) and trace of `sim`; its requests
-  // from `streamed` when they streamed out of the pool, else from
-  // sim.requests.
-  RunResult Summarize(const SimResult& sim, const RequestLog* streamed = nullptr) const;
+  // GPUs of every replica of the pool.
+  int gpus() const;
+
+  // The pool's part of the summary. `linked`: one of several pools (it then
+  // reports its pages, utilization over `sim`'s span and its own requests,
+  // and leaves out what only the run as a whole shows).
+  schema::PoolSummary SummarizePool(const SimResult& sim, const PoolTally& tally,
+                                    bool linked) const;
+  // One track per replica with `sim`'s iterations (SimConfig::want_trace).
+  nlohmann::json ReplicaTrace(const SimResult& sim) const;
+  // The summary and trace of this pool run alone from the requests `sim`
+  // kept (SimConfig::sink null), as RunScenario writes them when the
+  // requests stream out of the pool (tests compare the two).
+  RunResult Summarize(const SimResult& sim) const;
 
  private:
+  void AddDeployment(schema::PoolSummary* p) const;
+  void AddMemory(schema::PoolSummary* p) const;
+  void AddTimeShares(const SimResult& sim, schema::PoolSummary* p) const;
+  void AddPrefixCache(const SimResult& sim, schema::PoolSummary* p) const;
+  void AddSpeculative(const SimResult& sim, schema::PoolSummary* p) const;
+  void AddLinkedPool(const SimResult& sim, const PoolTally& tally, schema::PoolSummary* p) const;
+  std::vector<std::string> Warnings(const SimResult& sim, int64_t failed) const;
+
   std::unique_ptr<State> st_;
 };
 

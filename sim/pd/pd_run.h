@@ -1,6 +1,5 @@
-// Runs a scenario whose prefill and decode pools are linked by a KV transfer
-// (Scenario::transfer): both pools in one discrete-event
-// loop (sim/serving_pool.h pools on one EventQueue), on SGLang's
+// Prefill and decode pools linked by a KV transfer (Scenario::transfer): the
+// link the run driver (sim/run_driver.h) runs both pools with, on SGLang's
 // disaggregation protocol (sim/pd/README.md "Protocol"):
 //   arrival -> decode rank's prealloc queue (FIFO) -> pages reserved for the
 //   prompt -> prefill pool's waiting queue -> chunked prefill -> KV held by
@@ -17,17 +16,19 @@
 #define CAPPLAN_SIM_PD_PD_RUN_H_
 
 #include <cstdint>
-#include <nlohmann/json.hpp>
+#include <memory>
 #include <vector>
 
 #include "common/status.h"
 #include "schema/run_summary.h"
 #include "sim/pd/kv_transfer.h"
+#include "sim/run_driver.h"
 #include "sim/scenario.h"
 #include "sim/simulate.h"
 
 namespace capplan::sim::pd {
 
+// One request's way through both pools.
 struct PdRequest {
   int64_t id = 0;
   int64_t arrival_ns = 0;
@@ -42,7 +43,13 @@ struct PdRequest {
   int64_t finish_ns = -1;
   bool done = false;
   bool warmup = false;
+  bool prefilled = false;  // completed in the prefill pool (its KV sent)
 };
+
+// The link of `sc` (a prefill pool, a decode pool and a transfer) over
+// its prepared pools, indexed as Scenario::pools.
+Result<std::unique_ptr<PoolLink>> MakeKvLink(
+    const Scenario& sc, const std::vector<std::unique_ptr<PreparedRun>>& pools);
 
 struct PdRunResult {
   schema::RunSummary summary;
@@ -50,20 +57,13 @@ struct PdRunResult {
   KvTransferPlan transfer;
 };
 
-// `sc` has a prefill pool, a decode pool and a transfer. From `options`:
-// fast_forward (both pools) and the progress bar.
+// The run driver on `sc`, with each request's time in each stage (tests
+// and tools). From `options`: fast_forward and the progress bar. A run in
+// which every request failed is returned as it is (RequireCompletions).
 Result<PdRunResult> RunPd(const Scenario& sc, const RunOptions& options = RunOptions{});
 
-// InvalidConfig when every request failed: such a run has no throughput,
-// latency or cost to report (its summary would show $0 per million tokens).
-// RunLinkedPools checks it; RunPd itself returns the run so that its
-// accounting stays observable.
+// InvalidConfig when every request failed (sim/run_driver.h).
 Status RequireCompletions(const Scenario& sc, const PdRunResult& run);
-
-// RunScenario for linked pools: RunPd, RequireCompletions, and the requests
-// CSV (one row per request with its time in each stage) and trace (one track
-// per stage) when `options` asks for them.
-Result<RunResult> RunLinkedPools(const Scenario& sc, const RunOptions& options);
 
 }  // namespace capplan::sim::pd
 

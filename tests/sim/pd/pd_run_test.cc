@@ -572,3 +572,46 @@ TEST(PdRun, SpeculativeDecodePoolEmitsSeveralTokensPerStep) {
 
 }  // namespace
 }  // namespace capplan::sim::pd
+
+namespace capplan::sim::pd {
+namespace {
+
+// requests.csv of linked pools: streamed by the run driver through the
+// request log's block writer, one row per request in workload order with
+// its time in each stage, each time as an iostream with precision 9 writes
+// it (the format the file has always had).
+TEST(PdRun, RequestsCsvRowsAreEachRequestsStages) {
+  auto pd = MustParse(PdDoc(Workload(40, 20, 1500, 30)));
+  ASSERT_TRUE(pd);
+  RunOptions o;
+  o.want_requests_csv = true;
+  auto run = RunScenario(*pd, o);
+  ASSERT_TRUE(run.ok()) << run.status().message();
+  auto r = RunPd(*pd);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  auto ms = [](int64_t ns) { return static_cast<double>(ns) / 1e6; };
+  std::ostringstream want;
+  want.precision(9);
+  want << "id,arrival_ms,prefill_done_ms,transfer_ms,decode_arrival_ms,first_token_ms,finish_ms,"
+          "input_tokens,output_tokens,ttft_ms,e2el_ms,warmup,status,reserve_ms,prefill_admit_ms,"
+          "decode_admit_ms\n";
+  for (const PdRequest& q : r->requests) {
+    want << q.id << ',' << ms(q.arrival_ns) << ',' << ms(q.prefill_done_ns) << ','
+         << ms(q.transfer_ns) << ',' << ms(q.decode_arrival_ns) << ',' << ms(q.first_token_ns)
+         << ',' << ms(q.finish_ns) << ',' << q.input << ',' << q.generated << ','
+         << (q.done ? ms(q.first_token_ns - q.arrival_ns) : 0) << ','
+         << (q.done ? ms(q.finish_ns - q.arrival_ns) : 0) << ',' << (q.warmup ? 1 : 0) << ','
+         << (q.done ? "completed" : "failed") << ',' << ms(q.reserve_ns) << ','
+         << ms(q.prefill_admit_ns) << ',' << ms(q.decode_admit_ns) << '\n';
+  }
+  EXPECT_EQ(r->requests.size(), 40u);
+  EXPECT_TRUE(run->requests_csv == want.str()) << run->requests_csv.substr(0, 400);
+  // Both pools' summaries come from one driver: the run names its profile
+  // as a co-located run does, and each pool reports only its own failures.
+  ASSERT_TRUE(run->summary.profile.has_value());
+  EXPECT_EQ(run->summary.profile->name, "h200-sxm");
+  for (const auto& p : run->summary.pools) EXPECT_EQ(p.failed.value_or(-1), 0) << p.name;
+}
+
+}  // namespace
+}  // namespace capplan::sim::pd

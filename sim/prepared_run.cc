@@ -1,0 +1,495 @@
+// PrepareRun: scenario pool -> model shard + memory plan (models/) -> cost
+// model, memoized step pricer and simulator config; and the pool's part of
+// the summary (sim/simulate.h keys).
+#include "sim/prepared_run.h"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <sstream>
+
+#include "common/did_you_mean.h"
+#include "common/json_util.h"
+#include "models/engine_profile.h"
+#include "models/memory.h"
+#include "models/ops.h"
+#include "sim/cost_model.h"
+#include "sim/run_driver.h"
+#include "sim/scenario.h"
+#include "sim/scheduler.h"
+
+namespace capplan::sim {
+
+namespace {
+
+// The scenario's workload, read in place: a run holds one copy of its
+// requests however many pools read them.
+class WorkloadSource : public RequestSource {
+ public:
+  explicit WorkloadSource(const Workload* w) : w_(w) {}
+  int64_t size() const override { return static_cast<int64_t>(w_->requests.size()); }
+  SimRequestSpec At(int32_t idx) const override {
+    const size_t i = static_cast<size_t>(idx);
+    const RequestSpec& r = w_->requests[i];
+    SimRequestSpec s{r.id, r.arrival_ns, r.input_tokens, r.output_tokens,
+                     idx < w_->warmup_requests};
+    if (i < w_->after.size()) {
+      s.after = w_->after[i];
+      s.think_ns = w_->think_ns[i];
+    }
+    return s;
+  }
+
+ private:
+  const Workload* w_;
+};
+
+}  // namespace
+
+struct PreparedRun::State {
+  const Scenario* sc = nullptr;
+  const PoolSpec* pool = nullptr;
+  size_t pool_index = 0;
+  RunOptions options;
+  models::ModelCard card;
+  hw::HardwareProfile profile;
+  models::ParallelLayout layout;
+  models::PrecisionChoice choice;
+  std::optional<models::ShardedModel> sharded;
+  std::optional<models::ShardedModel> draft;  // speculative decoding's draft model
+  std::optional<models::MemoryPlan> plan;
+  std::unique_ptr<CostModel> cost;
+  std::unique_ptr<ModelStepPricer> pricer;
+  int64_t cgbs = 0;
+  bool overlap = false;
+  int64_t mrr = 0;
+  SimConfig cfg;
+  std::optional<WorkloadSource> requests;
+
+  const DeploymentSpec& deployment() const { return pool->deployment; }
+  // `status` as an error at `pointer` of the scenario file.
+  Status At(const std::string& pointer, const Status& status) const {
+    return status.WithPrefix(sc->origin + ": " + pointer);
+  }
+};
+
+PreparedRun::PreparedRun(std::unique_ptr<State> st) : st_(std::move(st)) {}
+PreparedRun::~PreparedRun() = default;
+const SimConfig& PreparedRun::config() const { return st_->cfg; }
+const RequestSource& PreparedRun::requests() const { return *st_->requests; }
+StepPricer& PreparedRun::pricer() { return *st_->pricer; }
+const models::ModelCard& PreparedRun::card() const { return st_->card; }
+const hw::HardwareProfile& PreparedRun::profile() const { return st_->profile; }
+const models::ParallelLayout& PreparedRun::layout() const { return st_->layout; }
+const models::ShardedModel& PreparedRun::sharded() const { return *st_->sharded; }
+const CostModel& PreparedRun::cost() const { return *st_->cost; }
+bool PreparedRun::nvls() const { return st_->plan->nvls; }
+int PreparedRun::gpus() const { return st_->deployment().gpus * st_->deployment().replicas; }
+
+namespace {
+
+using State = PreparedRun::State;
+
+Status LoadCardAndProfile(State* st) {
+  auto card_r = models::LoadModelCard(st->sc->model);
+  if (!card_r.ok()) return st->At("/model", card_r.status());
+  st->card = std::move(*card_r);
+  auto prof_r = hw::LoadHardwareProfile(st->sc->hardware);
+  if (!prof_r.ok()) return st->At("/hardware", prof_r.status());
+  st->profile = std::move(*prof_r);
+  return Status::Ok();
+}
+
+// Every kernel table the deployment names must be the profile's.
+Status CheckKernelOverrides(const State& st) {
+  const PoolSpec& ps = *st.pool;
+  for (const auto& [sel, impl] : ps.deployment.kernel_overrides) {
+    if (st.profile.kernels.find(impl) != st.profile.kernels.end()) continue;
+    std::vector<std::string> names;
+    for (const auto& [n, t] : st.profile.kernels) names.push_back(n);
+    return st.At(ps.pointer + "/kernels/" + sel,
+                 Status::Invalid("no kernel table '" + EchoValue(impl) + "' in profile " +
+                                 st.profile.name + DidYouMean(impl, names)));
+  }
+  return Status::Ok();
+}
+
+// The model (and speculative decoding's draft) as one GPU of the pool runs it.
+Status ShardPoolModel(State* st) {
+  const DeploymentSpec& d = st->deployment();
+  models::ParallelLayout& layout = st->layout;
+  layout.gpus = d.gpus;
+  layout.tp = d.tp;
+  layout.ep = d.ep;
+  layout.dp_attention = d.dp_attention;
+  layout.dp = d.dp_attention ? (d.dp > 0 ? d.dp : d.tp) : 1;
+  st->choice.weights = d.weights;
+  st->choice.per_component = d.weights_per_component;
+  st->choice.kv_cache = d.kv_cache;
+  auto sharded_r = models::ShardModel(st->card, layout, st->choice);
+  if (!sharded_r.ok()) return st->At(st->pool->pointer, sharded_r.status());
+  CAPPLAN_RETURN_IF_ERROR(CheckKernelOverrides(*st));
+  sharded_r->kernels = d.kernels;
+  st->sharded.emplace(std::move(*sharded_r));
+  const speculative::Spec& spec = d.speculative;
+  if (!spec.on()) return Status::Ok();
+  const models::DraftKind kind = spec.method == speculative::Method::kMtp
+                                     ? models::DraftKind::kMtp
+                                     : models::DraftKind::kEagle;
+  auto draft_card = models::DraftCard(st->card, kind, spec.draft_layers);
+  if (!draft_card.ok()) return st->At(st->pool->pointer + "/speculative/method", draft_card.status());
+  auto draft_r = models::ShardModel(*draft_card, layout, st->choice);
+  if (!draft_r.ok()) return st->At(st->pool->pointer + "/speculative", draft_r.status());
+  draft_r->kernels = d.kernels;
+  st->draft.emplace(std::move(*draft_r));
+  return Status::Ok();
+}
+
+// The context a "request that fits" is sized on: the workload's mean.
+int64_t MeanContext(const Workload& w) {
+  if (w.requests.empty()) return 1;
+  double s = 0;
+  for (const auto& r : w.requests) s += r.input_tokens + r.output_tokens;
+  return std::max<int64_t>(1, std::llround(s / w.requests.size()));
+}
+
+Status PlanPoolMemory(State* st) {
+  const DeploymentSpec& d = st->deployment();
+  models::EngineMemoryOptions eng;
+  eng.engine = d.engine;
+  eng.version = d.engine_version;
+  eng.mem_fraction = d.mem_fraction_static;
+  eng.chunked_prefill_tokens = d.chunked_prefill_tokens;
+  eng.cuda_graph_max_bs = d.cuda_graph_max_bs.value_or(0);
+  eng.page_size = d.page_size;
+  eng.nvls = d.nccl_nvls;
+  if (d.speculative.on()) {
+    eng.draft = d.speculative.method == speculative::Method::kMtp ? models::DraftKind::kMtp
+                                                                  : models::DraftKind::kEagle;
+    eng.draft_layers = d.speculative.draft_layers;
+  }
+  const hw::HardwareProfile& profile = st->profile;
+  auto plan_r = models::PlanMemory(
+      st->card, st->layout, st->choice, eng,
+      models::DeviceMemory{profile.gpu_memory_bytes, profile.gpu_runtime_memory_bytes},
+      MeanContext(st->sc->workload));
+  if (!plan_r.ok()) return st->At(st->pool->pointer, plan_r.status());
+  st->plan.emplace(std::move(*plan_r));
+  st->cgbs = st->plan->cuda_graph_max_bs;
+  return Status::Ok();
+}
+
+ModelPricerOptions PricerOptions(const State& st) {
+  const DeploymentSpec& d = st.deployment();
+  const models::MemoryPlan& plan = *st.plan;
+  ModelPricerOptions po;
+  po.cuda_graphs = d.cuda_graphs;
+  po.cuda_graph_max_bs = st.cgbs;
+  po.overlap_schedule = st.overlap;
+  po.nvls = plan.nvls;
+  po.step_host_s = d.step_costs.host_s;
+  po.cpu_schedule_s = d.step_costs.cpu_schedule_s;
+  po.cpu_schedule_per_request_s = d.step_costs.cpu_schedule_per_request_s;
+  po.kv_verify = d.kv_integrity == KvIntegrity::kVerify;
+  po.page_size = plan.page_size;
+  po.verify_tag_bytes_per_page_per_layer = st.profile.kv_verify_tag_bytes_per_page_per_layer;
+  po.verify_kernels_per_step = static_cast<int64_t>(st.profile.kv_verify_kernels_per_step);
+  if (d.speculative.on()) {
+    po.spec_draft_tokens = d.speculative.draft_tokens();
+    po.draft = &*st.draft;
+  }
+  return po;
+}
+
+// Everything this pool's prices depend on: the document but its workload
+// (model, hardware, deployment), the pool, the pricer options.
+std::string PriceFingerprint(const State& st, const ModelPricerOptions& po) {
+  nlohmann::json doc = st.sc->doc;
+  doc.erase("workload");
+  std::ostringstream fp;
+  fp << DumpJson(doc) << "|pool " << st.pool_index << "|" << po.cuda_graphs << " "
+     << po.cuda_graph_max_bs << " " << po.overlap_schedule << " " << po.step_host_s << " "
+     << po.cpu_schedule_s << " " << po.cpu_schedule_per_request_s << " " << po.nvls << " "
+     << po.kv_verify << " " << po.page_size << " " << po.verify_tag_bytes_per_page_per_layer
+     << " " << po.verify_kernels_per_step;
+  return fp.str();
+}
+
+Status MakePricer(State* st) {
+  const DeploymentSpec& d = st->deployment();
+  auto cost_r = d.cost_model_factory(st->profile);
+  if (!cost_r.ok()) return st->At(st->pool->pointer + "/cost_model", cost_r.status());
+  st->cost = std::move(*cost_r);
+  const models::EngineDefaults& ed = d.engine_resolution.profile->defaults;
+  st->overlap = d.overlap_schedule.value_or(
+      d.speculative.on() ? ed.speculative_overlap_schedule : ed.overlap_schedule);
+  const ModelPricerOptions po = PricerOptions(*st);
+  SharedStepPrices* shared = nullptr;
+  if (st->options.price_cache != nullptr) {
+    shared = st->options.price_cache->For(PriceFingerprint(*st, po));
+  }
+  st->pricer = std::make_unique<ModelStepPricer>(&*st->sharded, st->cost.get(), po, shared);
+  return Status::Ok();
+}
+
+// The engine's running-request cap: the deployment's, the engine's
+// speculative cap, or the engine's rule on the KV capacity.
+int64_t MaxRunningRequests(const State& st) {
+  const DeploymentSpec& d = st.deployment();
+  const models::EngineDefaults& ed = d.engine_resolution.profile->defaults;
+  if (d.max_running_requests) return *d.max_running_requests;
+  if (d.speculative.on() && ed.speculative_max_running_requests > 0) {
+    return ed.speculative_max_running_requests;
+  }
+  const int64_t ctx_len = std::max<int64_t>(1, st.card.max_position_embeddings);
+  return ed.MaxRunningRequests(st.plan->kv_capacity_tokens, ctx_len);
+}
+
+void ConfigurePool(State* st) {
+  const Scenario& sc = *st->sc;
+  const DeploymentSpec& d = st->deployment();
+  const models::EngineDefaults& ed = d.engine_resolution.profile->defaults;
+  const models::MemoryPlan& plan = *st->plan;
+  SimConfig& cfg = st->cfg;
+  cfg.scheduler = d.scheduler;
+  cfg.router = d.router;
+  cfg.replicas = d.replicas;
+  cfg.ranks_per_replica = st->layout.AttentionRanks();
+  cfg.kv_tokens_per_rank = plan.kv_tokens_per_rank;
+  cfg.page_size = plan.page_size;
+  // A concurrency cap spans the whole request: the pool where requests
+  // enter and leave enforces it (with a prefill pool, the decode pool's
+  // prealloc queue: sim/pd/pd_run.h), never a prefill pool.
+  cfg.concurrency = st->pool->role == schema::PoolRole::kPrefill ? 0 : sc.workload.concurrency;
+  cfg.want_trace = st->options.want_trace;
+  cfg.fast_forward = st->options.fast_forward;
+  cfg.progress = st->options.progress;
+  cfg.sched.phase = d.phase;
+  cfg.sched.chunked_prefill_tokens = plan.chunked_prefill_tokens;
+  ApplyEngineScheduling(ed, &cfg.sched);
+  cfg.sched.speculative = d.speculative.acceptance;
+  cfg.sched.seed = sc.workload.seed;
+  st->mrr = MaxRunningRequests(*st);
+  // With DP attention the engine splits the cap over the ranks.
+  cfg.sched.max_running_requests = std::max<int64_t>(1, st->mrr / cfg.ranks_per_replica);
+  // Prefix caching matches content blocks; a workload without content
+  // identity leaves nothing to match, so the pool runs without a cache.
+  if (sc.workload.prefix_block_tokens > 0) {
+    cfg.prefix_cache = d.prefix_cache.value_or(ed.prefix_cache);
+    cfg.prefix_block_tokens = sc.workload.prefix_block_tokens;
+    const Workload* w = &sc.workload;
+    cfg.content = [w](int32_t idx, int64_t n_blocks, std::vector<int64_t>* out) {
+      ContentBlocks(*w, idx, n_blocks, out);
+    };
+  }
+  st->requests.emplace(&sc.workload);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<PreparedRun>> PrepareRun(const Scenario& sc, size_t pool,
+                                                const RunOptions& options) {
+  auto st = std::make_unique<PreparedRun::State>();
+  st->sc = &sc;
+  st->options = options;
+  st->pool = &sc.pools.at(pool);
+  st->pool_index = pool;
+  CAPPLAN_RETURN_IF_ERROR(LoadCardAndProfile(st.get()));
+  CAPPLAN_RETURN_IF_ERROR(ShardPoolModel(st.get()));
+  CAPPLAN_RETURN_IF_ERROR(PlanPoolMemory(st.get()));
+  CAPPLAN_RETURN_IF_ERROR(MakePricer(st.get()));
+  ConfigurePool(st.get());
+  return std::make_unique<PreparedRun>(std::move(st));
+}
+
+void PreparedRun::AddDeployment(schema::PoolSummary* p) const {
+  const DeploymentSpec& d = st_->deployment();
+  const models::MemoryPlan& plan = *st_->plan;
+  p->deployment = {{"engine", d.engine},
+                   {"engine_version", plan.engine_version},
+                   {"gpus", d.gpus},
+                   {"tp", d.tp},
+                   {"ep", d.ep},
+                   {"dp_attention", d.dp_attention},
+                   {"attention_ranks", st_->layout.AttentionRanks()},
+                   {"replicas", d.replicas},
+                   {"weights", d.weights},
+                   {"kv_cache", models::DtypeName(d.kv_cache)},
+                   {"page_size", plan.page_size},
+                   {"kv_integrity", KvIntegrityName(d.kv_integrity)},
+                   {"phase", PhaseName(d.phase)},
+                   {"scheduler", st_->cfg.scheduler},
+                   {"router", d.router},
+                   {"chunked_prefill_tokens", plan.chunked_prefill_tokens},
+                   {"max_running_requests", st_->mrr},
+                   {"cuda_graphs", d.cuda_graphs},
+                   {"cuda_graph_max_bs", st_->cgbs},
+                   {"overlap_schedule", st_->overlap},
+                   {"mem_fraction_static", plan.mem_fraction},
+                   {"cost_model", d.cost_model},
+                   {"memory_rule", plan.rule_source}};
+}
+
+void PreparedRun::AddMemory(schema::PoolSummary* p) const {
+  const models::MemoryPlan& plan = *st_->plan;
+  p->kv_bytes_per_token = plan.kv.bytes_per_token;
+  schema::Memory& mem = p->memory.emplace();
+  mem.weights_bytes_per_gpu = plan.weights.bytes_per_gpu;
+  auto& comps = mem.weights_by_component_bytes.emplace();
+  for (const auto& c : plan.weights.components) {
+    comps[models::ComponentName(c.component)] = c.bytes_per_gpu + c.scale_bytes_per_gpu;
+  }
+  mem.reserve_bytes_per_gpu = plan.reserve_bytes_per_gpu;
+  mem.kv_pool_bytes_per_gpu = plan.kv_pool_bytes_per_gpu;
+  mem.gpu_memory_bytes = plan.gpu_memory_bytes;
+  mem.mem_fraction_static = plan.mem_fraction;
+  mem.mem_fraction_defaulted = plan.mem_fraction_defaulted;
+  mem.kv_tokens_per_rank = plan.kv_tokens_per_rank;
+  mem.kv_tokens_lo = plan.kv_tokens_lo;
+  mem.kv_tokens_hi = plan.kv_tokens_hi;
+  if (plan.draft_weights_bytes > 0) mem.draft_weights_bytes_per_gpu = plan.draft_weights_bytes;
+}
+
+void PreparedRun::AddTimeShares(const SimResult& sim, schema::PoolSummary* p) const {
+  const StepCost& b = sim.busy;
+  const double tot = b.seconds > 0 ? b.seconds : 1;
+  auto& share = p->op_time_share.emplace();
+  for (int i = 0; i < kNumOpClasses; ++i) {
+    share[models::OpClassName(static_cast<models::OpClass>(i))] = b.class_seconds[i] / tot;
+  }
+  auto& bshare = p->bound_time_share.emplace();
+  for (int i = 0; i < kNumBounds; ++i) {
+    bshare[BoundName(static_cast<Bound>(i))] = b.bound_seconds[i] / tot;
+  }
+  p->kv_verify_time_share = b.verify_seconds / tot;
+  p->iterations = sim.iterations;
+  p->busy_s = b.seconds;
+}
+
+void PreparedRun::AddPrefixCache(const SimResult& sim, schema::PoolSummary* p) const {
+  if (!st_->cfg.prefix_cache) return;
+  p->prefix_cache_hit_rate = sim.prefix_prompt_tokens > 0
+                                 ? static_cast<double>(sim.prefix_hit_tokens) /
+                                       static_cast<double>(sim.prefix_prompt_tokens)
+                                 : 0.0;
+  p->prefill_tokens_saved = sim.prefix_hit_tokens;
+  p->cached_kv_tokens_peak = sim.prefix_cached_tokens_peak;
+  p->prefix_cache_evicted_blocks = sim.prefix_evicted_blocks;
+}
+
+void PreparedRun::AddSpeculative(const SimResult& sim, schema::PoolSummary* p) const {
+  const speculative::Spec& spec = st_->deployment().speculative;
+  if (!spec.on()) return;
+  const StepCost& b = sim.busy;
+  const double tot = b.seconds > 0 ? b.seconds : 1;
+  p->deployment["speculative"] = {{"method", speculative::MethodName(spec.method)},
+                                  {"draft_tokens", spec.draft_tokens()},
+                                  {"draft_layers", st_->draft->card.num_layers},
+                                  {"acceptance", spec.acceptance.p},
+                                  {"expected_accept_length",
+                                   spec.acceptance.ExpectedTokensPerStep()}};
+  p->accept_length_mean = sim.spec_decode_steps > 0
+                              ? static_cast<double>(sim.spec_emitted_tokens) /
+                                    static_cast<double>(sim.spec_decode_steps)
+                              : 0.0;
+  p->spec_verify_time_share = b.spec_verify_seconds / tot;
+  p->spec_draft_time_share = b.draft_seconds / tot;
+}
+
+std::vector<std::string> PreparedRun::Warnings(const SimResult& sim, int64_t failed) const {
+  std::vector<std::string> warnings;
+  for (const auto& w : st_->pricer->warnings()) warnings.push_back(w);
+  if (failed > 0) {
+    warnings.push_back(std::to_string(failed) +
+                       " request(s) failed: they can never fit one attention rank's KV pool (" +
+                       std::to_string(st_->plan->kv_tokens_per_rank) + " tokens)");
+  }
+  if (sim.trace_truncated) warnings.push_back("trace truncated to the first iterations");
+  return warnings;
+}
+
+// One of several pools: its pages (reserved and held pages carry no tokens
+// yet, or any more, but are taken all the same), its utilization and its
+// own requests; the in-flight peak and the step memo are the run's.
+void PreparedRun::AddLinkedPool(const SimResult& sim, const PoolTally& tally,
+                                schema::PoolSummary* p) const {
+  p->max_concurrent_requests.reset();
+  p->kv_verify_time_share.reset();
+  p->simulator.emplace().fast_forward_iterations = sim.fast_forward_iterations;
+  p->simulator->fast_forward_completions = sim.fast_forward_completions;
+  p->completed = tally.completed;
+  p->failed = tally.failed_here;
+  p->kv_pages_per_rank = sim.kv_pages_per_rank;
+  p->peak_kv_pages_per_rank = sim.peak_kv_pages_per_rank;
+  p->peak_kv_page_fraction =
+      sim.kv_pages_per_rank
+          ? static_cast<double>(sim.peak_kv_pages_per_rank) / sim.kv_pages_per_rank
+          : 0.0;
+  p->peak_transfer_pages = sim.peak_transfer_pages;
+  // Over the whole simulated span (warmup included, as busy_s is): dividing
+  // by the measured duration_s, which leaves warmup out, could exceed 1.
+  // busy_s sums every replica's iterations, so divide by replicas.
+  const double span_s = static_cast<double>(sim.end_ns) / 1e9;
+  p->utilization =
+      span_s > 0 ? p->busy_s.value_or(0.0) / (st_->deployment().replicas * span_s) : 0.0;
+}
+
+schema::PoolSummary PreparedRun::SummarizePool(const SimResult& sim, const PoolTally& tally,
+                                               bool linked) const {
+  schema::PoolSummary p;
+  p.role = schema::PoolRole::kBoth;
+  AddDeployment(&p);
+  p.gpus = gpus();
+  p.kv_capacity_tokens = sim.kv_capacity_tokens_per_replica;
+  p.peak_kv_tokens = sim.peak_kv_tokens;
+  p.peak_kv_fraction =
+      sim.kv_capacity_tokens_per_replica
+          ? static_cast<double>(sim.peak_kv_tokens) / sim.kv_capacity_tokens_per_replica
+          : 0.0;
+  p.max_concurrent_requests = sim.max_concurrent_requests;
+  p.max_running_requests_observed = sim.max_running_requests;
+  p.retractions = sim.retractions;
+  AddPrefixCache(sim, &p);
+  p.kv_bound = sim.kv_bound;
+  AddMemory(&p);
+  AddTimeShares(sim, &p);
+  AddSpeculative(sim, &p);
+  schema::SimulatorStats& stats = p.simulator.emplace();
+  stats.step_cost_memo_hits = st_->pricer->hits();
+  stats.step_cost_memo_misses = st_->pricer->misses();
+  stats.fast_forward_iterations = sim.fast_forward_iterations;
+  stats.fast_forward_completions = sim.fast_forward_completions;
+  stats.context_bucket_relative_error = 1.0 / 512;
+  stats.itl_histogram_relative_error = 1.0 / 256;
+  stats.simulated_end_s = static_cast<double>(sim.end_ns) / 1e9;
+  p.warnings = Warnings(sim, linked ? tally.failed_here : tally.failed);
+  if (linked) AddLinkedPool(sim, tally, &p);
+  return p;
+}
+
+nlohmann::json PreparedRun::ReplicaTrace(const SimResult& sim) const {
+  nlohmann::json ev = nlohmann::json::array();
+  for (int i = 0; i < st_->deployment().replicas; ++i) {
+    ev.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", i},
+                  {"args", {{"name", "replica " + std::to_string(i)}}}});
+  }
+  for (const auto& e : sim.trace_events) ev.push_back(e);
+  return {{"traceEvents", ev}, {"displayTimeUnit", "ms"}};
+}
+
+RunResult PreparedRun::Summarize(const SimResult& sim) const {
+  const Scenario& sc = *st_->sc;
+  RequestLog log(RequestLog::Options{.slo = {sc.slo.ttft_ms, sc.slo.tpot_ms, sc.slo.e2el_ms},
+                                     .expected = static_cast<int64_t>(sim.requests.size())});
+  PoolTally tally;
+  for (const ReqState& r : sim.requests) {
+    log.OnRetired(r);
+    CountLeft(r, &tally);
+  }
+  RunResult out;
+  out.summary = SummarizeRun(sc, st_->profile, log, sim, {SummarizePool(sim, tally, false)});
+  if (st_->options.want_trace) out.trace = ReplicaTrace(sim);
+  return out;
+}
+
+}  // namespace capplan::sim
