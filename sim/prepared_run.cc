@@ -171,7 +171,7 @@ Status PlanPoolMemory(State* st) {
   const hw::HardwareProfile& profile = st->profile;
   auto plan_r = models::PlanMemory(
       st->card, st->layout, st->choice, eng,
-      models::DeviceMemory{profile.gpu_memory_bytes, profile.gpu_runtime_memory_bytes},
+      models::DeviceMemory{profile.gpu_memory_bytes, profile.gpu_runtime_memory_bytes, &profile},
       MeanContext(st->sc->workload));
   if (!plan_r.ok()) return st->At(st->pool->pointer, plan_r.status());
   st->plan.emplace(std::move(*plan_r));
