@@ -241,19 +241,28 @@ Status ReadPublicSource(JsonObject& s, PublicSource* src) {
 }
 
 const std::vector<std::string>& KnownGpuModels() {
-  static const std::vector<std::string> kModels = {"H100", "H800", "H200"};
+  static const std::vector<std::string> kModels = {"H100", "H800", "H200", "B200",
+                                                    "B300", "GB200", "GB300"};
   return kModels;
 }
 
+// "GB200" contains "B200": a model inside a longer match is not a second one.
 std::string GpuModelOf(const std::string& name) {
-  std::string found;
+  std::vector<std::string> found;
   for (const std::string& m : KnownGpuModels()) {
-    if (name.find(m) != std::string::npos) {
-      if (!found.empty()) return "";
-      found = m;
-    }
+    if (name.find(m) != std::string::npos) found.push_back(m);
   }
-  return found;
+  std::string best;
+  for (const std::string& m : found) {
+    bool inside_another = false;
+    for (const std::string& o : found) {
+      inside_another |= o != m && o.find(m) != std::string::npos;
+    }
+    if (inside_another) continue;
+    if (!best.empty()) return "";
+    best = m;
+  }
+  return best;
 }
 
 std::string MeasurementSource::Describe() const {
@@ -304,7 +313,7 @@ Status ReadMeasurementFile(const std::string& path, MeasurementSet* set) {
     src.gpu_model = GpuModelOf(src.gpu);
     if (src.gpu_model.empty()) {
       return root.Error("gpu", "unknown GPU '" + src.gpu +
-                                   "': measurements describe H100, H800 or H200 (SM90) GPUs "
+                                   "': measurements describe H100, H800, H200, B200, B300, GB200 or GB300 GPUs "
                                    "(\"cpu\" for dry runs)");
     }
   }

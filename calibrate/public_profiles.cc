@@ -27,17 +27,20 @@ Result<std::vector<std::string>> JsonFiles(const std::string& dir) {
 
 // Another GPU's records are normalized by the profile of that GPU; the H800
 // (no profile of its own) by the H100's: same SMs and clocks, and its
-// narrower NVLink enters no kernel record.
+// narrower NVLink enters no kernel record. Only GPUs of the target's
+// architecture lend records: a fraction of an SM90 peak says little about
+// an SM100 kernel, which runs other code (tcgen05, TMEM).
 CeilingProfiles CeilingsFor(const std::string& target,
                             const std::map<std::string, hw::HardwareProfile>& bases) {
   CeilingProfiles c;
+  const std::string& arch = bases.at(target).architecture;
   for (const auto& [name, p] : bases) {
-    if (name == target) continue;
+    if (name == target || p.architecture != arch) continue;
     const std::string model = GpuModelOf(p.gpu);
     if (!model.empty()) c[model] = {&p, ""};
   }
   for (const auto& [name, p] : bases) {
-    if (GpuModelOf(p.gpu) == "H100" && !c.count("H800")) {
+    if (p.architecture == arch && GpuModelOf(p.gpu) == "H100" && !c.count("H800")) {
       c["H800"] = {&p,
                    "the H800 has the H100's SM count, clocks and HBM3; its narrower NVLink "
                    "enters no kernel record"};

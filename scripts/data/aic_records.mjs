@@ -1,5 +1,5 @@
-// aic_records.mjs: turn NVIDIA AIConfigurator's (AIC) measured Hopper kernel
-// database into capplan public measurement files
+// aic_records.mjs: turn NVIDIA AIConfigurator's (AIC) measured Hopper and
+// Blackwell kernel database into capplan public measurement files
 // (calibrate/measurements/public/aic-<gpu>-<what>.json, format
 // capplan.measurements.v1, one kernel implementation per record; see
 // calibrate/MEASUREMENTS.md).
@@ -75,13 +75,25 @@ import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 
 const DATA = 'aic-core/src/aiconfigurator_core/systems/data';
-const GPUS = [
-  { dir: 'h200_sxm', tag: 'h200', name: 'H200', hbm: 4.8e12 },
-  { dir: 'h100_sxm', tag: 'h100', name: 'H100', hbm: 3.35e12 },
-];
 const H100_SENTENCE =
   'Measured on an H100 SXM, not an H200: an H100 record informs H200 efficiency only as a fraction of ' +
   "the H100's own peak (same SM90 generation), never as an absolute H200 time.";
+const sameArch = (gpu, arch, others) =>
+  `Measured on a ${gpu}: a ${gpu} record informs ${others} efficiency only as a fraction of the ${gpu}'s own peak (same ${arch} generation), never as an absolute time on another GPU.`;
+// Per GPU: AIC's folder, the file tag, its architecture (a job with `archs`
+// runs only there: the same engine picks other kernels on SM100), the record's gpu, the HBM datasheet
+// figure (diagnostics only) and the sentence every note of that GPU ends with.
+const GPUS = [
+  { dir: 'h200_sxm', tag: 'h200', arch: 'sm90', name: 'H200', hbm: 4.8e12, title: 'H200 SXM', sentence: '' },
+  { dir: 'h100_sxm', tag: 'h100', arch: 'sm90', name: 'H100', hbm: 3.35e12, title: 'H100 SXM', sentence: H100_SENTENCE },
+  { dir: 'b200_sxm', tag: 'b200', arch: 'sm100', name: 'B200', hbm: 8e12, title: 'B200 SXM (HGX)', sentence: sameArch('B200', 'SM100', 'GB200') },
+  { dir: 'gb200', tag: 'gb200', arch: 'sm100', name: 'GB200', hbm: 8e12, title: 'GB200 (NVL72)', sentence: sameArch('GB200', 'SM100', 'B200') },
+  { dir: 'b300_sxm', tag: 'b300', arch: 'sm103', name: 'B300', hbm: 7.75e12, title: 'B300 SXM (HGX)', sentence: sameArch('B300', 'SM103', 'GB300') },
+  { dir: 'gb300', tag: 'gb300', arch: 'sm103', name: 'GB300', hbm: 8e12, title: 'GB300 (NVL72)', sentence: sameArch('GB300', 'SM103', 'B300') },
+];
+
+const HOPPER = ['sm90'];
+const BLACKWELL = ['sm100', 'sm103'];
 
 // ---------------------------------------------------------------- helpers
 
@@ -205,10 +217,10 @@ const moeStock = (fw, ver) => `moe/${fw}/${ver}/moe_perf.parquet`;
 // Each job: one output file per GPU. `rows(table)` returns records.
 const JOBS = [];
 
-function addMoe({ what, impl, src, kernelSource, moeDtype, wdtype, shape, timing, title, extra = '', drop = null }) {
+function addMoe({ what, impl, src, kernelSource, moeDtype, wdtype, shape, timing, title, extra = '', drop = null, archs }) {
   const arith = timing === 'moe_vllm' ? 'bf16' : 'f32';
   JOBS.push({
-    what, src, title, impl,
+    what, src, title, impl, archs,
     note: () => `${TIMING[timing]} Model shape: ${shape.label}, balanced routing only (power_law rows skipped), moe_dtype ${moeDtype}, kernel_source ${kernelSource}; TP/EP configurations kept: ${MOE_PARALLEL.map(([t, e]) => (e > 1 ? `EP${e}` : `TP${t}`)).join(', ')} where present, tokens 1-${MAX_TOKENS}. ${MOE_BYTES_NOTE}${extra ? ' ' + extra : ''}`,
     build: (table) => {
       const out = [];
@@ -255,6 +267,18 @@ for (const shape of [KIMI, DSV3, GLM5]) {
     extra: 'TRT-LLM\'s collector routes every model with an ungrouped renormalize top-k, so the balanced rule holds for the DeepSeek shape too.' });
 }
 
+// Blackwell FP8 block experts: SGLang and vLLM run FlashInfer's TRT-LLM-gen
+// MoE kernels there (kernel sources below, the ones AIC's SM100 tables hold
+// for fp8_block besides Triton).
+for (const shape of [KIMI, GLM5]) {
+  addMoe({ archs: BLACKWELL, what: `sglang-trtllm-gen-moe-fp8-${shape.key}`, impl: 'sglang_trtllm_gen_moe', src: moeStock('sglang', '0.5.14'), kernelSource: 'sglang_flashinfer_trtllm_moe', moeDtype: 'fp8_block', wdtype: 'fp8', shape, timing: 'moe_sglang',
+    title: `AIConfigurator SGLang 0.5.14 FlashInfer TRT-LLM-gen MoE layer, FP8 block weights (${shape.key})`,
+    extra: `SGLang's flashinfer_trtllm MoE runner on SM100 (kernel_source sglang_flashinfer_trtllm_moe). ${DS_GROUPED}` });
+  addMoe({ archs: BLACKWELL, what: `vllm-trtllm-gen-moe-fp8-${shape.key}`, impl: 'vllm_trtllm_gen_moe', src: moeStock('vllm', '0.24.0'), kernelSource: 'vllm_fp8moe_flashinfer_trtllm_trtllmfp8expertsmonolithic', moeDtype: 'fp8_block', wdtype: 'fp8', shape, timing: 'moe_vllm',
+    title: `AIConfigurator vLLM 0.24.0 FlashInfer TRT-LLM-gen MoE layer, FP8 block weights (${shape.key})`,
+    extra: `vLLM's FP8 block MoE on SM100 through FlashInfer's TRT-LLM-gen experts (kernel_source vllm_fp8moe_flashinfer_trtllm_trtllmfp8expertsmonolithic). ${DS_GROUPED}` });
+}
+
 // SGLang 0.5.10 DeepEP (DeepSeek-V3 shape, "uniform").
 function addDeepEP({ what, impl, table, masked }) {
   JOBS.push({
@@ -290,14 +314,15 @@ addDeepEP({ what: 'sglang-deepep-contiguous-moe-dsv3', impl: 'sglang_deepep_cont
 // MLA decode.
 const MLA_DECODE_HEADS = [128, 64, 16, 8];
 const MLA_DECODE_KV = [256, 1024, 4096, 16384, 32768, 65536, 131072];
-function addMlaDecode({ what, impl, src, kv, title, extra }) {
+function addMlaDecode({ what, impl, src, kv, title, extra, archs, kernelSource }) {
   JOBS.push({
-    what, impl, src, title,
+    what, impl, src, title, archs,
     note: () => `${TIMING.mla_decode} Rows kept: kv_cache_dtype ${kv === 'bf16' ? 'bfloat16' : 'fp8'}, local query heads ${MLA_DECODE_HEADS.join('/')} (128 = DeepSeek TP1, 16 = DeepSeek TP8, 64 = Kimi-K2 TP1, 8 = Kimi-K2 TP8), KV length ${MLA_DECODE_KV.join('/')}, every batch present. shape: batch, kv_len = step + 1, q_heads. ctx = batch x kv_len; flops = 2 q_heads (512+64) ctx + 2 q_heads 512 ctx; bytes = ctx x 576 x ${kv === 'bf16' ? 2 : 1} (KV) + batch q_heads 576 x 2 (Q) + batch q_heads 512 x 2 (output).${extra ? ' ' + extra : ''}`,
     build: (t) => {
       const out = [];
       for (const r of t) {
         if (r.kv_cache_dtype !== (kv === 'bf16' ? 'bfloat16' : 'fp8') || r.isl !== 1) continue;
+        if (kernelSource && r.kernel_source !== kernelSource) continue;
         const kvLen = r.step + 1;
         if (!MLA_DECODE_HEADS.includes(r.num_heads) || !MLA_DECODE_KV.includes(kvLen)) continue;
         const b = r.batch_size, q = r.num_heads, ctx = b * kvLen;
@@ -314,10 +339,15 @@ function addMlaDecode({ what, impl, src, kv, title, extra }) {
     sortKey: (x) => [x.shape.q_heads, x.shape.batch, x.shape.kv_len],
   });
 }
-addMlaDecode({ what: 'trtllm-mla-decode-bf16kv', impl: 'trtllm_mla_decode_bf16kv', src: 'mla/trtllm/1.3.0rc20/generation_mla_perf.parquet', kv: 'bf16', title: 'AIConfigurator TRT-LLM 1.3.0rc20 MLA decode attention, BF16 KV cache', extra: 'TRT-LLM Hopper MLA generation kernels (kernel_source default, page 64).' });
-addMlaDecode({ what: 'trtllm-mla-decode-fp8kv', impl: 'trtllm_mla_decode_fp8kv', src: 'mla/trtllm/1.3.0rc20/generation_mla_perf.parquet', kv: 'fp8', title: 'AIConfigurator TRT-LLM 1.3.0rc20 MLA decode attention, FP8 KV cache', extra: 'TRT-LLM Hopper MLA generation kernels (kernel_source default, page 64); with 128 heads the FP8-KV rows run faster than BF16 dense math allows at BF16, so the kernel likely computes in FP8.' });
-addMlaDecode({ what: 'sglang-fa3-mla-decode-bf16kv', impl: 'sglang_fa3_mla_decode_bf16kv', src: 'mla/sglang/0.5.14/generation_mla_perf.parquet', kv: 'bf16', title: 'AIConfigurator SGLang 0.5.14 FA3 MLA decode attention, BF16 KV cache', extra: 'SGLang FlashAttention-3 MLA backend (kernel_source flash_attention, page size 1).' });
-addMlaDecode({ what: 'sglang-fa3-mla-decode-fp8kv', impl: 'sglang_fa3_mla_decode_fp8kv', src: 'mla/sglang/0.5.14/generation_mla_perf.parquet', kv: 'fp8', title: 'AIConfigurator SGLang 0.5.14 FA3 MLA decode attention, FP8 KV cache (full-pool dequant path)', extra: 'PATHOLOGICAL PATH: SGLang 0.5.14 fa3 with an FP8 KV cache dequantises the whole per-layer KV pool every call (sgl-project/sglang issue 35291), so these rows run at ~0.3 TB/s whatever the shape and their time scales with the pool, not with batch x kv_len. They describe only this implementation and must not calibrate any other (in particular not FP8-KV MLA decode in general).' });
+addMlaDecode({ archs: HOPPER, what: 'trtllm-mla-decode-bf16kv', impl: 'trtllm_mla_decode_bf16kv', src: 'mla/trtllm/1.3.0rc20/generation_mla_perf.parquet', kv: 'bf16', title: 'AIConfigurator TRT-LLM 1.3.0rc20 MLA decode attention, BF16 KV cache', extra: 'TRT-LLM Hopper MLA generation kernels (kernel_source default, page 64).' });
+addMlaDecode({ archs: HOPPER, what: 'trtllm-mla-decode-fp8kv', impl: 'trtllm_mla_decode_fp8kv', src: 'mla/trtllm/1.3.0rc20/generation_mla_perf.parquet', kv: 'fp8', title: 'AIConfigurator TRT-LLM 1.3.0rc20 MLA decode attention, FP8 KV cache', extra: 'TRT-LLM Hopper MLA generation kernels (kernel_source default, page 64); with 128 heads the FP8-KV rows run faster than BF16 dense math allows at BF16, so the kernel likely computes in FP8.' });
+addMlaDecode({ archs: HOPPER, what: 'sglang-fa3-mla-decode-bf16kv', impl: 'sglang_fa3_mla_decode_bf16kv', src: 'mla/sglang/0.5.14/generation_mla_perf.parquet', kv: 'bf16', title: 'AIConfigurator SGLang 0.5.14 FA3 MLA decode attention, BF16 KV cache', extra: 'SGLang FlashAttention-3 MLA backend (kernel_source flash_attention, page size 1).' });
+addMlaDecode({ archs: HOPPER, what: 'sglang-fa3-mla-decode-fp8kv', impl: 'sglang_fa3_mla_decode_fp8kv', src: 'mla/sglang/0.5.14/generation_mla_perf.parquet', kv: 'fp8', title: 'AIConfigurator SGLang 0.5.14 FA3 MLA decode attention, FP8 KV cache (full-pool dequant path)', extra: 'PATHOLOGICAL PATH: SGLang 0.5.14 fa3 with an FP8 KV cache dequantises the whole per-layer KV pool every call (sgl-project/sglang issue 35291), so these rows run at ~0.3 TB/s whatever the shape and their time scales with the pool, not with batch x kv_len. They describe only this implementation and must not calibrate any other (in particular not FP8-KV MLA decode in general).' });
+for (const kv of ['bf16', 'fp8']) {
+  const kvName = kv === 'bf16' ? 'BF16' : 'FP8';
+  addMlaDecode({ archs: BLACKWELL, what: `trtllm-mla-decode-${kv}kv`, impl: `trtllm_mla_decode_${kv}kv`, src: 'mla/trtllm/1.3.0rc20/generation_mla_perf.parquet', kv, title: `AIConfigurator TRT-LLM 1.3.0rc20 MLA decode attention, ${kvName} KV cache`, extra: 'TRT-LLM Blackwell MLA generation kernels (TRT-LLM-gen, kernel_source default).' });
+  addMlaDecode({ archs: BLACKWELL, what: `sglang-trtllm-mla-decode-${kv}kv`, impl: `sglang_trtllm_mla_decode_${kv}kv`, src: 'mla/sglang/0.5.14/generation_mla_perf.parquet', kv, kernelSource: 'trtllm_mla', title: `AIConfigurator SGLang 0.5.14 TRT-LLM-gen MLA decode attention (FlashInfer trtllm_mla backend), ${kvName} KV cache`, extra: 'On SM100 SGLang 0.5.14 runs MLA decode on its trtllm_mla backend (FlashInfer\'s TRT-LLM-gen kernels; kernel_source trtllm_mla, the only source in this table on Blackwell), not on FA3, which is SM90-only.' });
+}
 
 // GQA prefill attention.
 const GQA_HEADS = [[64, 8], [32, 8], [16, 2], [8, 1]];
@@ -505,7 +535,7 @@ async function main() {
   const argv = process.argv.slice(2);
   if (argv[0] === '--list') {
     const paths = new Set();
-    for (const g of GPUS) for (const j of JOBS) paths.add(`${DATA}/${g.dir}/${j.src}`);
+    for (const g of GPUS) for (const j of JOBS) if (!j.archs || j.archs.includes(g.arch)) paths.add(`${DATA}/${g.dir}/${j.src}`);
     console.log([...paths].sort().join('\n'));
     return;
   }
@@ -534,6 +564,7 @@ async function main() {
   const summary = [];
   for (const g of GPUS) {
     for (const job of JOBS) {
+      if (job.archs && !job.archs.includes(g.arch)) continue;
       const rel = `${DATA}/${g.dir}/${job.src}`;
       if (!fs.existsSync(path.join(root, rel))) continue;
       const t = await table(rel);
@@ -559,14 +590,14 @@ async function main() {
       recs.sort((a, b) => cmpKeys(job.sortKey(a), job.sortKey(b)));
       let note = job.note() + ` Copied by scripts/data/aic_records.mjs from the parquet file at AIC commit ${commit} (${date}); median_us = latency (ms) x 1000, 6 significant digits.`;
       if (merged > 0) note += ` The table holds ${merged} kept shape(s) more than once (appended collection runs); each such shape is one record with the median of its copies.`;
-      if (g.name !== 'H200') note += ' ' + H100_SENTENCE;
+      if (g.sentence) note += ' ' + g.sentence;
       const head = {
         format: 'capplan.measurements.v1',
         gpu: g.name,
         source: {
           url: `https://github.com/ai-dynamo/aiconfigurator/blob/${commit}/${rel}`,
           date,
-          title: `${job.title}, ${g.name} SXM`,
+          title: `${job.title}, ${g.title}`,
           note,
         },
       };

@@ -21,7 +21,8 @@ std::set<std::string> Keys(const hw::HardwareProfile& p) {
 }
 
 TEST(ShippedProfiles, BothLoadWithTheSameParameters) {
-  const std::vector<std::string> expected = {"h100-sxm", "h200-sxm"};
+  const std::vector<std::string> expected = {"b200-sxm",    "b300-sxm", "gb200-nvl72",
+                                              "gb300-nvl72", "h100-sxm", "h200-sxm"};
   EXPECT_EQ(hw::ShippedProfileNames(), expected);
   auto h100 = hw::LoadHardwareProfile("h100-sxm");
   ASSERT_TRUE(h100.ok()) << h100.status().message();

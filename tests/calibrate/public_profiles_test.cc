@@ -25,7 +25,7 @@ const PublicProfiles& Fitted() {
 
 TEST(PublicProfiles, ShippedFilesEqualTheCommandsOutput) {
   const PublicProfiles& p = Fitted();
-  ASSERT_EQ(p.docs.size(), 2u);
+  ASSERT_EQ(p.docs.size(), 6u);  // H100, H200, B200, B300, GB200, GB300
   for (const auto& [name, doc] : p.docs) {
     auto shipped = ReadFile(DataPath("calibrate/profiles/" + name + ".json"));
     ASSERT_TRUE(shipped.ok()) << shipped.status().message();
@@ -132,6 +132,36 @@ TEST(PublicProfiles, StepFixedCostsAreFittedWithTheirError) {
   const std::string md = PublicProfilesMarkdown(p);
   EXPECT_NE(md.find("## Per-step fixed costs"), std::string::npos);
   EXPECT_NE(md.find("sglang 0.4.0 host_s"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace capplan::calibrate
+
+namespace capplan::calibrate {
+namespace {
+
+// Blackwell profiles are fitted from Blackwell records only: an SM90 record
+// never enters an SM100 table, nor the reverse.
+TEST(PublicProfiles, RecordsLendOnlyWithinAnArchitecture) {
+  const PublicProfiles& p = Fitted();
+  auto b200 = hw::ParseHardwareProfile(p.docs.at("b200-sxm"), "b200");
+  ASSERT_TRUE(b200.ok()) << b200.status().message();
+  const hw::KernelTable& moe = b200->kernels.at("sglang_trtllm_gen_moe");
+  EXPECT_FALSE(moe.assumed());
+  EXPECT_EQ(moe.efficiency.memory.provenance.kind, "fitted");
+  EXPECT_GT(moe.efficiency.memory.fit_points, 0);
+  const std::string& src = moe.efficiency.memory.provenance.source;
+  EXPECT_NE(src.find("B200"), std::string::npos) << src;
+  EXPECT_EQ(src.find("H200"), std::string::npos) << src;
+  EXPECT_EQ(src.find("H100"), std::string::npos) << src;
+  auto h200 = hw::ParseHardwareProfile(p.docs.at("h200-sxm"), "h200");
+  ASSERT_TRUE(h200.ok());
+  const std::string& h = h200->kernels.at("trtllm_mla_decode_bf16kv").efficiency.memory.provenance.source;
+  EXPECT_EQ(h.find("B200"), std::string::npos) << h;
+  EXPECT_EQ(h.find("GB200"), std::string::npos) << h;
+  EXPECT_EQ(GpuModelOf("NVIDIA GB200 NVL72"), "GB200");
+  EXPECT_EQ(GpuModelOf("NVIDIA B200 SXM"), "B200");
+  EXPECT_EQ(GpuModelOf("NVIDIA H200 SXM"), "H200");
 }
 
 }  // namespace
