@@ -10,7 +10,6 @@
 
 #include <cstdint>
 #include <deque>
-#include <functional>
 #include <iosfwd>
 #include <string>
 #include <vector>
@@ -23,14 +22,12 @@ namespace capplan::sim {
 
 // requests.csv: the header line, and one row per request. Times in ms are
 // written as an iostream with precision 9 writes them (printf's %.9g), the
-// format the file has always had.
+// format the file has always had. CSV is the one format: Debian 12 packages
+// no Arrow or Parquet C++ library (`apt-cache search parquet` finds none),
+// and pandas and every plotting tool read the CSV as it is.
 extern const char kRequestsCsvHeader[];
 void AppendRequestRow(std::string* out, const ReqState& r);
 void WriteRequestRow(std::ostream& os, const ReqState& r);
-// The number formats of those rows, for a table with other columns (linked
-// pools: sim/pd): an integer, and milliseconds as %.9g.
-void AppendCsvInt(std::string* out, int64_t v);
-void AppendCsvMs(std::string* out, double ms);
 
 class RequestLog : public RequestSink {
  public:
@@ -39,16 +36,18 @@ class RequestLog : public RequestSink {
     std::ostream* csv = nullptr;            // requests.csv, header first
     std::vector<ReqState>* keep = nullptr;  // every final state, index order
     int64_t expected = 0;                   // requests the run will pass on
-    // Another table instead of requests.csv's rows: its header line and a
-    // request's row (linked pools write each request's time in each stage).
-    const char* csv_header = nullptr;
-    std::function<void(std::string*, const ReqState&)> csv_row = nullptr;
   };
   explicit RequestLog(const Options& options);
+  // Writes the rows still in the block: a caller that returns early (an
+  // error, an exception) loses none of those already passed.
+  ~RequestLog() override;
+  RequestLog(const RequestLog&) = delete;
+  RequestLog& operator=(const RequestLog&) = delete;
 
   void OnRetired(const ReqState& r) override;
   // The csv rows go to the stream in large blocks; this writes the rest
-  // and flushes the stream. A run calls it after its last request.
+  // and flushes the stream (the destructor writes them too; Flush lets a
+  // run check the stream before it reports).
   void Flush();
   // Requests passed on (the first `passed()` indexes); a finished run has
   // passed every request.

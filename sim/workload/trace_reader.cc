@@ -215,48 +215,155 @@ Status MooncakeInt(const nlohmann::json& j, const char* key, const std::string& 
   return Status::Ok();
 }
 
+// Reads the shape every published Mooncake row has -- one object of the
+// integer fields and the hash_ids array, keys without escapes, each once --
+// without building a JSON document or any string; a day of rows allocates
+// only their hash_ids. Anything else (another field, a fraction, a sign, a
+// number past 18 digits, a repeated key, a value out of range) returns false
+// and the row goes to the JSON reader, which gives the same row or the error.
+class MooncakeLine {
+ public:
+  explicit MooncakeLine(std::string_view s) : s_(s) {}
+
+  bool Read(TraceRow* r, std::vector<int64_t>* ids) {
+    bool ts = false, in = false, out = false, hashes = false;
+    std::string_view ts_digits;
+    ids->clear();
+    if (!Eat('{')) return false;
+    do {
+      std::string_view key;
+      int64_t v = 0;
+      if (!Key(&key)) return false;
+      if (key == "timestamp" && !ts) {
+        ts = Int(&ts_digits, &v);
+        if (!ts) return false;
+      } else if ((key == "input_length" && !in) || (key == "output_length" && !out)) {
+        std::string_view digits;
+        if (!Int(&digits, &v) || v > kMaxRequestTokens) return false;
+        (key[0] == 'i' ? r->input_tokens : r->output_tokens) = v;
+        (key[0] == 'i' ? in : out) = true;
+      } else if (key == "hash_ids" && !hashes) {
+        if (!IntArray(ids)) return false;
+        hashes = true;
+      } else {
+        return false;
+      }
+    } while (Eat(','));
+    if (!Eat('}') || !AtEnd() || !ts || !in || !out) return false;
+    auto ns = ParseDecimalNs(ts_digits, 6);  // as the JSON reader does
+    if (!ns.ok()) return false;
+    r->timestamp_ns = *ns;
+    const int64_t most = (r->input_tokens + kMooncakeBlockTokens - 1) / kMooncakeBlockTokens;
+    return static_cast<int64_t>(ids->size()) <= most;
+  }
+
+ private:
+  void Space() {
+    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\r')) ++i_;
+  }
+  bool Eat(char c) {
+    Space();
+    if (i_ >= s_.size() || s_[i_] != c) return false;
+    ++i_;
+    return true;
+  }
+  bool AtEnd() {
+    Space();
+    return i_ == s_.size();
+  }
+  bool Key(std::string_view* key) {
+    if (!Eat('"')) return false;
+    const size_t close = s_.find('"', i_);
+    if (close == std::string_view::npos) return false;
+    *key = s_.substr(i_, close - i_);
+    if (key->find('\\') != std::string_view::npos) return false;
+    i_ = close + 1;
+    return Eat(':');
+  }
+  // A non-negative integer as JSON writes it (no leading zero), at most 18
+  // digits; what follows it is checked by the caller's next Eat.
+  bool Int(std::string_view* digits, int64_t* v) {
+    Space();
+    const size_t start = i_;
+    while (i_ < s_.size() && s_[i_] >= '0' && s_[i_] <= '9') ++i_;
+    const size_t n = i_ - start;
+    if (n == 0 || n > 18 || (n > 1 && s_[start] == '0')) return false;
+    *digits = s_.substr(start, n);
+    std::from_chars(digits->data(), digits->data() + n, *v);
+    return true;
+  }
+  bool IntArray(std::vector<int64_t>* ids) {
+    if (!Eat('[')) return false;
+    if (Eat(']')) return true;
+    do {
+      std::string_view digits;
+      int64_t v = 0;
+      if (!Int(&digits, &v)) return false;
+      ids->push_back(v);
+    } while (Eat(','));
+    return Eat(']');
+  }
+
+  std::string_view s_;
+  size_t i_ = 0;
+};
+
+// One row through the JSON reader: any row the fast reader declines, with
+// the error naming the line and field.
+Status ParseMooncakeRowJson(std::string_view s, const std::string& origin, int64_t line,
+                            TraceData* out) {
+  const std::string where = Where(origin, line);
+  CAPPLAN_ASSIGN_OR_RETURN(const nlohmann::json j, ParseJson(s, where));
+  if (!j.is_object()) return Status::Usage(where + ": expected one JSON object per line");
+  TraceRow r;
+  r.line = line;
+  auto ts = j.find("timestamp");
+  if (ts == j.end()) return Status::Usage(where + ": missing field 'timestamp'");
+  if (!ts->is_number()) {
+    return Status::Usage(where + ": field 'timestamp' must be a number of ms, got " + ts->dump());
+  }
+  // Integers (all rows seen so far) are exact; a fractional value goes
+  // through its shortest decimal text, which is exact to the ns as written.
+  auto ns = ParseDecimalNs(ts->dump(), 6);
+  if (!ns.ok()) return ns.status().WithPrefix(where + ": field 'timestamp'");
+  r.timestamp_ns = *ns;
+  CAPPLAN_RETURN_IF_ERROR(MooncakeInt(j, "input_length", where, &r.input_tokens));
+  CAPPLAN_RETURN_IF_ERROR(MooncakeInt(j, "output_length", where, &r.output_tokens));
+  std::vector<int64_t> ids;
+  if (auto h = j.find("hash_ids"); h != j.end()) {
+    if (!h->is_array()) return Status::Usage(where + ": field 'hash_ids' must be an array");
+    ids.reserve(h->size());
+    for (const auto& e : *h) {
+      if (!e.is_number_integer()) {
+        return Status::Usage(where + ": field 'hash_ids' must hold integers, found " + e.dump());
+      }
+      ids.push_back(e.get<int64_t>());
+    }
+    const int64_t most = (r.input_tokens + kMooncakeBlockTokens - 1) / kMooncakeBlockTokens;
+    if (static_cast<int64_t>(ids.size()) > most) {
+      return Status::Usage(where + ": field 'hash_ids' has " + std::to_string(ids.size()) +
+                           " blocks of " + std::to_string(kMooncakeBlockTokens) +
+                           " tokens, more than input_length " + std::to_string(r.input_tokens) +
+                           " holds (" + std::to_string(most) +
+                           "); drop the extra ids or fix input_length");
+    }
+  }
+  RaiseZero(&r, out);
+  out->rows.push_back(r);
+  out->hash_ids.push_back(std::move(ids));
+  return Status::Ok();
+}
+
 Status ParseMooncake(std::string_view text, const std::string& origin, const TraceReadOptions&,
                      TraceData* out) {
+  std::vector<int64_t> ids;  // reused: a row's own vector is allocated once, at its size
   return ForEachLine(text, [&](int64_t line, std::string_view s) -> Status {
-    const std::string where = Where(origin, line);
-    CAPPLAN_ASSIGN_OR_RETURN(const nlohmann::json j, ParseJson(s, where));
-    if (!j.is_object()) return Status::Usage(where + ": expected one JSON object per line");
     TraceRow r;
     r.line = line;
-    auto ts = j.find("timestamp");
-    if (ts == j.end()) return Status::Usage(where + ": missing field 'timestamp'");
-    if (!ts->is_number()) {
-      return Status::Usage(where + ": field 'timestamp' must be a number of ms, got " + ts->dump());
-    }
-    // Integers (all rows seen so far) are exact; a fractional value goes
-    // through its shortest decimal text, which is exact to the ns as written.
-    auto ns = ParseDecimalNs(ts->dump(), 6);
-    if (!ns.ok()) return ns.status().WithPrefix(where + ": field 'timestamp'");
-    r.timestamp_ns = *ns;
-    CAPPLAN_RETURN_IF_ERROR(MooncakeInt(j, "input_length", where, &r.input_tokens));
-    CAPPLAN_RETURN_IF_ERROR(MooncakeInt(j, "output_length", where, &r.output_tokens));
-    std::vector<int64_t> ids;
-    if (auto h = j.find("hash_ids"); h != j.end()) {
-      if (!h->is_array()) return Status::Usage(where + ": field 'hash_ids' must be an array");
-      ids.reserve(h->size());
-      for (const auto& e : *h) {
-        if (!e.is_number_integer()) {
-          return Status::Usage(where + ": field 'hash_ids' must hold integers, found " + e.dump());
-        }
-        ids.push_back(e.get<int64_t>());
-      }
-      const int64_t most = (r.input_tokens + kMooncakeBlockTokens - 1) / kMooncakeBlockTokens;
-      if (static_cast<int64_t>(ids.size()) > most) {
-        return Status::Usage(where + ": field 'hash_ids' has " + std::to_string(ids.size()) +
-                             " blocks of " + std::to_string(kMooncakeBlockTokens) +
-                             " tokens, more than input_length " + std::to_string(r.input_tokens) +
-                             " holds (" + std::to_string(most) +
-                             "); drop the extra ids or fix input_length");
-      }
-    }
+    if (!MooncakeLine(s).Read(&r, &ids)) return ParseMooncakeRowJson(s, origin, line, out);
     RaiseZero(&r, out);
     out->rows.push_back(r);
-    out->hash_ids.push_back(std::move(ids));
+    out->hash_ids.emplace_back(ids.begin(), ids.end());
     return Status::Ok();
   });
 }

@@ -180,6 +180,36 @@ TEST(RequestLog, RowsAreByteForByteWhatTheIostreamWrote) {
   }
 }
 
+// The times a row writes by scaling to 9 digits, and those it hands to the
+// general formatter: under 1e-4 ms and from 1e9 ms on (exponent form), each
+// power of ten and its neighbours, 9-digit values one ns either side of a
+// half, and a TPOT that divides a time.
+TEST(RequestLog, TimesAtTheFormatsEdgesMatchTheIostream) {
+  std::vector<int64_t> ns = {0, 1, 99, 100, 101, 999'999'999'500'000, 999'999'999'499'999,
+                             999'999'999'999'999, 1'000'000'000'000'000};
+  int64_t p = 1;
+  for (int e = 0; e <= 18; ++e, p = e <= 18 ? p * 10 : p) {
+    for (int64_t d : {-1, 0, 1, 5}) ns.push_back(p + d);
+    // 9 significant digits of ms and a half more, 1 ns either side.
+    if (p >= 1'000'000'000) {
+      const int64_t unit = p / 100'000'000;  // of the 9th digit
+      for (int64_t d : {-1, 0, 1}) ns.push_back(unit * 123'456'789 + unit / 2 + d);
+    }
+  }
+  for (const int64_t a : ns) {
+    for (const int64_t generated : {int64_t{2}, int64_t{3}, int64_t{7}, int64_t{1000}}) {
+      ReqState r = Finished(0, a);
+      r.arrival_ns = a;
+      r.first_token_ns = a + a / 3;
+      r.finish_ns = r.first_token_ns + a / 7 + 1;
+      r.generated = generated;
+      std::string row;
+      AppendRequestRow(&row, r);
+      ASSERT_EQ(row, IostreamRow(r)) << "arrival " << a << " ns, generated " << generated;
+    }
+  }
+}
+
 TEST(RequestLog, ManyRowsStreamWhole) {
   std::ostringstream csv, expected;
   expected << kRequestsCsvHeader;
