@@ -3,7 +3,8 @@
 Every function that takes a scenario accepts a file path or the scenario
 document itself as a dict (what the file would hold); ``overrides`` is a
 dict of dotted paths. Results are plain dicts; ``requests_frame``,
-``sweep_frame`` and ``frontier_frame`` turn them into pandas DataFrames.
+``sweep_frame``, ``frontier_frame`` and ``validation_frame`` turn them into
+pandas DataFrames.
 
 Each function runs the capplan command in-process (the compiled module
 ``_capplan``) and returns parsed JSON, so a notebook gets exactly what
@@ -31,7 +32,8 @@ import tempfile
 from . import _capplan
 
 __all__ = ["Error", "run", "capacity", "simulate", "sweep", "search", "report", "calibrate",
-           "requests_frame", "sweep_frame", "frontier_frame", "PandasMissing"]
+           "validate", "requests_frame", "sweep_frame", "frontier_frame", "validation_frame",
+           "PandasMissing"]
 
 
 class Error(Exception):
@@ -52,14 +54,25 @@ class Error(Exception):
 
 class PandasMissing(Error, ImportError):
     """A DataFrame helper was called without pandas installed (both a
-    capplan.Error and an ImportError; install python3-pandas)."""
+    capplan.Error and an ImportError; install python3-pandas).
+
+        try:
+            df = capplan.requests_frame("run1")
+        except capplan.PandasMissing as e:
+            print(e)   # pandas is not installed; install it ...
+    """
 
 
 def run(*args):
     """Runs ``capplan ARGS...`` in-process and returns what it printed.
 
-        capplan.run("models", "list")
+        print(capplan.run("models", "list"))
     """
+    return _run(*args)
+
+
+def _run(*args):
+    # run() under a name validate(), whose argument is called run, can reach.
     argv = [str(a) for a in args]
     code, out, _err, message = _capplan.run(argv)
     if code != 0:
@@ -274,6 +287,24 @@ def calibrate(measurements, out, **options):
     return run("calibrate", measurements, "--out", out, *_flags(options))
 
 
+def validate(run=None, public=False, cases=None, out=None, profile=None):
+    """``capplan validate ... --json`` as a dict. public=True runs the public
+    validation cases (validation/cases, or the folder ``cases``): "rows"
+    (measured vs predicted per case, row and metric), "comparisons" and
+    "classes" (MAPE per class); out=DIR also writes DIR/public-validation.*.
+    Otherwise ``run`` is an engine serve-bench run file replayed through the
+    step cost model (profile: a hardware profile name or path).
+
+        v = capplan.validate(public=True)
+        v["classes"]["serving"]["mape_pct"], capplan.validation_frame(v)
+    """
+    if run is None and not public:
+        raise Error("validate: give run=ENGINE_RUN.json or public=True", 2)
+    argv = ["validate", *([run] if run is not None else []),
+            *_flags({"public": public, "cases": cases, "out": out, "profile": profile})]
+    return json.loads(_run(*argv, "--json"))
+
+
 def _pandas():
     try:
         import pandas
@@ -336,3 +367,20 @@ def frontier_frame(result, which="pareto"):
             flat.update(config)
         rows.append(flat)
     return pd.DataFrame(rows)
+
+
+def validation_frame(result, which="rows"):
+    """Public validation as a pandas DataFrame: one row per case row and
+    metric (case, class, row, metric, measured, predicted, error_pct,
+    source_url, ...), or with which="comparisons" one per comparison.
+    result: what ``validate(public=True)`` returned, or its out folder.
+
+        v = capplan.validate(public=True)
+        df = capplan.validation_frame(v)
+        df.groupby("class")["error_pct"].apply(lambda e: e.abs().mean())
+    """
+    pd = _pandas()
+    if not isinstance(result, dict):
+        with open(os.path.join(os.fspath(result), "public-validation.json")) as f:
+            result = json.load(f)
+    return pd.DataFrame(result.get(which) or [])

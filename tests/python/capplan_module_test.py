@@ -126,6 +126,37 @@ class Module(unittest.TestCase):
         for col in ("point_id", "status", "output_throughput", "p90_ttft_ms"):
             self.assertIn(col, pts.columns)
 
+    def test_validate_and_its_frame(self):
+        out = os.path.join(OUT, "validation")
+        v = capplan.validate(public=True, out=out)
+        r = cli("validate", "--public", "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(v, json.loads(r.stdout))
+        self.assertIn("serving", v["classes"])
+        with self.assertRaises(capplan.Error) as e:
+            capplan.validate()
+        self.assertEqual(e.exception.exit_code, 2)
+        missing = os.path.join(OUT, "no-such-run.json")
+        with self.assertRaises(capplan.Error) as e:
+            capplan.validate(missing)
+        r = cli("validate", missing, "--json")
+        self.assertEqual(e.exception.exit_code, r.returncode)
+        self.assertEqual("capplan: error: " + str(e.exception), r.stderr.strip().splitlines()[-1])
+        if not have_pandas():
+            self.skipTest("pandas is not installed; the DataFrame columns are not checked")
+        df = capplan.validation_frame(v)
+        self.assertEqual(len(df), len(v["rows"]))
+        for col in ("case", "class", "row", "metric", "measured", "predicted", "error_pct"):
+            self.assertIn(col, df.columns)
+        self.assertEqual(len(capplan.validation_frame(out, "comparisons")), len(v["comparisons"]))
+        self.assertTrue(capplan.validation_frame(out).equals(df))
+
+    def test_help_shows_an_example_for_every_function(self):
+        for name in capplan.__all__:
+            doc = getattr(capplan, name).__doc__ or ""
+            # An example is a call written out: capplan.simulate(...).
+            self.assertRegex(doc, r"capplan\.\w+\(", f"help(capplan.{name}) shows no example")
+
     def test_capacity_equals_cli_json(self):
         c = capplan.capacity("kimi-k2.6", 8, tp=8, kv="fp8")
         r = cli("capacity", "--model", "kimi-k2.6", "--gpus", 8, "--tp", 8, "--kv", "fp8", "--json")
