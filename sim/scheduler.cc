@@ -92,13 +92,45 @@ void Scheduler::CancelReservation(RankState& rank, ReqState& r) {
   rank.incoming_out_tokens -= ClippedOutLeft(r);
 }
 
-bool Scheduler::SteadyDecode(const RankState& rank) const {
+bool Scheduler::SettledDecode(const RankState& rank) const {
   if (cfg_.phase == Phase::kPrefillOnly) return false;
   // A speculative step emits a drawn number of tokens, not one.
   if (!cfg_.speculative.p.empty()) return false;
   if (!rank.prefilling.empty() || !rank.prealloc.empty() || !rank.retracted.empty()) return false;
   return rank.waiting.empty() ||
          static_cast<int64_t>(rank.running.size()) >= cfg_.max_running_requests;
+}
+
+bool Scheduler::ReserveQueued(RankState& rank, SchedulerEnv& env, std::vector<int32_t>* reserved) {
+  RequestTable& reqs = *env.reqs;
+  bool resumed = false;
+  while (!rank.retracted.empty()) {
+    const int32_t idx = rank.retracted.front();
+    const ReserveOutcome o = Reserve(rank, env, idx);
+    if (o == ReserveOutcome::kNoRoom) return resumed;
+    rank.retracted.pop_front();
+    if (o == ReserveOutcome::kFailed) {
+      rank.queued_tokens -= reqs[idx].prompt_target;
+      continue;
+    }
+    reqs[idx].status = ReqStatus::kWaiting;
+    rank.waiting.push_back(idx);
+    resumed = true;
+  }
+  while (!rank.prealloc.empty()) {
+    const int32_t idx = rank.prealloc.front();
+    ReqState& r = reqs[idx];
+    const ReserveOutcome o = Reserve(rank, env, idx);
+    if (o == ReserveOutcome::kNoRoom) break;
+    rank.prealloc.pop_front();
+    if (o == ReserveOutcome::kFailed) {
+      rank.queued_tokens -= r.prompt_target;
+      continue;
+    }
+    r.status = ReqStatus::kAwaitingKv;
+    reserved->push_back(idx);
+  }
+  return resumed;
 }
 
 int64_t Scheduler::Admit(RankState& rank, SchedulerEnv& env, int32_t idx,

@@ -83,6 +83,7 @@
 #include <algorithm>
 #include <functional>
 #include <memory>
+#include <vector>
 
 #include "common/registry.h"
 #include "common/status.h"
@@ -105,23 +106,38 @@ class Scheduler {
   // Gives a reservation back (the prefill pool failed the request).
   void CancelReservation(RankState& rank, ReqState& r);
 
-  // Steady decode, the simulator's fast-forward (sim/serving_pool.h): true
-  // when FormBatch, called on this rank while nothing outside it changes
-  // except that its running requests grow by one token per iteration and
-  // take free pages, forms a decode batch of exactly `running` (or nothing,
-  // when nothing runs) and admits, prefills and reserves nothing: no prompt
-  // is in progress, no PD queue waits, and the waiting queue is empty or
-  // held back by max_running_requests (which frees only on a completion).
-  // Never with speculative decoding (a step's tokens are drawn). A
-  // retraction or preemption needs pages that are not free, which
-  // fast-forward never skips over.
-  virtual bool SteadyDecode(const RankState& rank) const;
+  // The rank's scheduler state when the pool starts (the sglang ratio at
+  // its initial value; the PD reservation rule reads it under any scheduler).
+  virtual void InitRank(RankState& rank) const { rank.new_token_ratio = cfg_.init_new_token_ratio; }
+  // PD decode rank: serves the rank's queues of requests waiting for pages.
+  // Retracted requests resume first, as SGLang's resume_retracted_reqs runs
+  // before new preallocations (their KV comes back from host memory, so
+  // they skip the prefill pool and join the waiting queue); then the
+  // prealloc queue reserves FIFO, nobody overtaking its head. Appends the
+  // newly reserved requests to `reserved` and returns whether any resumed.
+  virtual bool ReserveQueued(RankState& rank, SchedulerEnv& env, std::vector<int32_t>* reserved);
+
+  // Steady decode, the simulator's fast-forward (sim/serving_pool.h), is
+  // opt-in: the default, false, has the pool form every iteration's batch.
+  // A scheduler that overrides it returns true only when FormBatch, called
+  // on this rank while nothing outside it changes except that its running
+  // requests grow by one token per iteration and take free pages, forms a
+  // decode batch of exactly `running` (or nothing, when nothing runs) and
+  // admits, prefills and reserves nothing. A retraction or preemption needs
+  // pages that are not free, which fast-forward never skips over.
+  virtual bool SteadyDecode(const RankState& /*rank*/) const { return false; }
   // The state FormBatch changes besides pages and contexts, advanced by `n`
   // steady decode iterations (the sglang new_token_ratio decay).
   virtual void SkipDecodeIterations(RankState& /*rank*/, int64_t /*n*/) const {}
 
  protected:
   enum class Requeue { kFront, kBack };
+  // The steady-decode test of a scheduler that admits only from its waiting
+  // queue, under max_running_requests: no prompt is in progress, no PD
+  // queue waits, and the waiting queue is empty or held back by the cap
+  // (which frees only on a completion). Never with speculative decoding (a
+  // step's tokens are drawn) or in a prefill-only pool.
+  bool SettledDecode(const RankState& rank) const;
   // Frees the request's pages and puts it back in the waiting queue (a PD
   // decode rank: in its retracted queue, KV kept in host memory). With
   // `keep_cached` its full blocks stay in the prefix cache (vLLM frees a

@@ -64,15 +64,31 @@ ServingPool::ServingPool(uint8_t id, const SimConfig& c, const RequestSource& sp
       src_(specs),
       reqs_(specs.size()),
       router_(router) {
-  const int32_t n = static_cast<int32_t>(specs.size());
-  if (cfg_.sink == nullptr) res_.requests.resize(static_cast<size_t>(n));
-  // Workloads come in arrival order (traces are sorted when read) and
-  // mostly without follow-ups: then the arrival order is the index order
-  // and needs no table.
+  if (cfg_.sink == nullptr) res_.requests.resize(static_cast<size_t>(specs.size()));
+  const bool follow_ups = OrderArrivals();
+  // A PD prefill pool never issues turns: the decode pool, where a request
+  // enters and leaves, does.
+  if (follow_ups && !options.hold_kv_after_prefill) LinkFollowUps();
+  BuildReplicas();
+  env_.reqs = &reqs_;
+  // Alone on its queue (no PD listener), the pool knows every event that
+  // can fall at the current instant, so a schedule may run without a trip
+  // through the queue (RunDueSchedules).
+  direct_schedule_ =
+      listener == nullptr && !options.reserve_before_admit && !options.hold_kv_after_prefill;
+  env_.admit_counter = &admit_counter_;
+  env_.failed = &failed_;
+}
+
+// Workloads come in arrival order (traces are sorted when read) and mostly
+// without follow-ups: then the arrival order is the index order and needs
+// no table. Returns whether any request follows another.
+bool ServingPool::OrderArrivals() {
+  const int32_t n = static_cast<int32_t>(src_.size());
   bool follow_ups = false, sorted = true;
   int64_t last = INT64_MIN;
   for (int32_t i = 0; i < n; ++i) {
-    const SimRequestSpec sp = specs.At(i);
+    const SimRequestSpec sp = src_.At(i);
     if (sp.after >= 0) {
       follow_ups = true;
       continue;
@@ -85,36 +101,43 @@ ServingPool::ServingPool(uint8_t id, const SimConfig& c, const RequestSource& sp
     std::vector<int64_t> arrival(static_cast<size_t>(n));
     order_.reserve(independent_);
     for (int32_t i = 0; i < n; ++i) {
-      const SimRequestSpec sp = specs.At(i);
+      const SimRequestSpec sp = src_.At(i);
       arrival[static_cast<size_t>(i)] = sp.arrival_ns;
       if (sp.after < 0) order_.push_back(i);
     }
     std::stable_sort(order_.begin(), order_.end(),
                      [&](int32_t a, int32_t b) { return arrival[a] < arrival[b]; });
   }
-  // A PD prefill pool never issues turns: the decode pool, where a request
-  // enters and leaves, does.
-  if (follow_ups && !options.hold_kv_after_prefill) {
-    follow_.assign(static_cast<size_t>(n), FollowUp());
-    // Built back to front so each list keeps spec order (the tie-break
-    // between two follow-ups of one request due at the same instant).
-    for (int32_t i = n; i-- > 0;) {
-      const SimRequestSpec sp = specs.At(i);
-      if (sp.after < 0) continue;
-      FollowUp& a = follow_[static_cast<size_t>(sp.after)];
-      follow_[i].next = a.first;
-      a.first = i;
-      follow_[i].think_ns = sp.think_ns;
-      follow_[i].is_follow_up = true;
-    }
+  return follow_ups;
+}
+
+// Built back to front so each list keeps spec order (the tie-break between
+// two follow-ups of one request due at the same instant).
+void ServingPool::LinkFollowUps() {
+  const int32_t n = static_cast<int32_t>(src_.size());
+  follow_.assign(static_cast<size_t>(n), FollowUp());
+  for (int32_t i = n; i-- > 0;) {
+    const SimRequestSpec sp = src_.At(i);
+    if (sp.after < 0) continue;
+    FollowUp& a = follow_[static_cast<size_t>(sp.after)];
+    follow_[i].next = a.first;
+    a.first = i;
+    follow_[i].think_ns = sp.think_ns;
+    follow_[i].is_follow_up = true;
   }
+}
+
+// Replicas and ranks with their KV pools, the scheduler's rank state, the
+// routers' prompt trees and the ranks' prefix caches.
+void ServingPool::BuildReplicas() {
+  const SimConfig& c = cfg_;
   replicas_.resize(c.replicas);
   for (auto& rep : replicas_) {
     rep.ranks.resize(c.ranks_per_replica);
     rep.batches.resize(c.ranks_per_replica);
     for (auto& rk : rep.ranks) {
       rk.pool = KvPool(c.kv_tokens_per_rank, c.page_size);
-      rk.new_token_ratio = c.sched.init_new_token_ratio;
+      sched_->InitRank(rk);
     }
   }
   res_.kv_capacity_tokens_per_replica =
@@ -135,14 +158,6 @@ ServingPool::ServingPool(uint8_t id, const SimConfig& c, const RequestSource& sp
     env_.content = &cfg_.content;
     env_.blocks = &blocks_;
   }
-  env_.reqs = &reqs_;
-  // Alone on its queue (no PD listener), the pool knows every event that
-  // can fall at the current instant, so a schedule may run without a trip
-  // through the queue (RunDueSchedules).
-  direct_schedule_ =
-      listener == nullptr && !options.reserve_before_admit && !options.hold_kv_after_prefill;
-  env_.admit_counter = &admit_counter_;
-  env_.failed = &failed_;
 }
 
 void ServingPool::StartArrivals() {
@@ -409,35 +424,10 @@ void ServingPool::OnReserve(int rep_i) {
   rep.reserve_pending = false;
   env_.now_ns = now_;
   for (RankState& rank : rep.ranks) {
-    // Retracted requests resume first, as SGLang's resume_retracted_reqs runs
-    // before new preallocations; their KV comes back from host memory (the
-    // copy's time is not priced), so they skip the prefill pool.
-    while (!rank.retracted.empty()) {
-      const int32_t idx = rank.retracted.front();
-      const ReserveOutcome o = sched_->Reserve(rank, env_, idx);
-      if (o == ReserveOutcome::kNoRoom) break;
-      rank.retracted.pop_front();
-      if (o == ReserveOutcome::kFailed) {
-        rank.queued_tokens -= reqs_[idx].prompt_target;
-        continue;
-      }
-      reqs_[idx].status = ReqStatus::kWaiting;
-      rank.waiting.push_back(idx);
-      WakeUp(rep_i);
-    }
-    if (!rank.retracted.empty()) continue;  // new preallocations wait behind them
-    while (!rank.prealloc.empty()) {
-      const int32_t idx = rank.prealloc.front();
-      ReqState& r = reqs_[idx];
-      const ReserveOutcome o = sched_->Reserve(rank, env_, idx);
-      if (o == ReserveOutcome::kNoRoom) break;  // FIFO: nobody overtakes the head
-      rank.prealloc.pop_front();
-      if (o == ReserveOutcome::kFailed) {
-        rank.queued_tokens -= r.prompt_target;
-        continue;
-      }
-      r.status = ReqStatus::kAwaitingKv;
-      TransferPages(r.pages);
+    reserved_.clear();
+    if (sched_->ReserveQueued(rank, env_, &reserved_)) WakeUp(rep_i);
+    for (int32_t idx : reserved_) {
+      TransferPages(reqs_[idx].pages);
       if (listener_ != nullptr) listener_->OnReserved(id_, idx, now_);
     }
   }

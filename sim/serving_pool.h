@@ -2,9 +2,10 @@
 // attention ranks (DP attention) stepping in lockstep -- as a reusable piece
 // of the discrete-event core. It owns its requests' state, KV pools,
 // scheduler and step prices, and handles the events an external loop pops
-// from a shared EventQueue (each event names its pool). Simulate()
-// (sim/simulator.h) drives one pool alone; sim/pd/pd_run.cc drives a prefill
-// pool and a decode pool in one loop through the PD hooks below.
+// from a shared EventQueue (each event names its pool). The run driver
+// (sim/run_driver.h) drives a scenario's pools in one loop, a PD link
+// (sim/pd/pd_run.h) through the PD hooks below; Simulate() (sim/simulator.h)
+// drives one pool from a bare config.
 //
 // PD hooks (PoolOptions; both off for co-located runs):
 //  * reserve_before_admit (decode pool): a request sent to the pool joins its
@@ -34,7 +35,7 @@
 //
 // Fast-forward (SimConfig::fast_forward): when a replica forms a pure decode
 // batch and every rank's scheduler reports steady decode
-// (Scheduler::SteadyDecode), the iterations that follow repeat with the same
+// (Scheduler::SteadyDecode: opt-in per scheduler), the iterations that follow repeat with the same
 // requests, each context one token longer. The pool advances K of them at
 // once, K the largest count such that at each of the K skipped step ends
 //  * no request finishes (K < every request's remaining output), unless
@@ -159,6 +160,9 @@ class ServingPool {
     uint64_t next_rank = 0;  // round-robin cursor over ranks
   };
 
+  bool OrderArrivals();
+  void LinkFollowUps();
+  void BuildReplicas();
   void Push(int64_t t, EventClass cls, int64_t target) { q_->Push(t, cls, target, id_); }
   // Independent request k in arrival order.
   int32_t ArrivalOrder(size_t k) const {
@@ -318,6 +322,7 @@ class ServingPool {
   uint64_t next_replica_ = 0;
   int64_t transfer_pages_ = 0;  // reserved before the KV arrived, or held for sending
   std::vector<int32_t> failed_;
+  std::vector<int32_t> reserved_;  // scratch: requests a reserve event reserved
   SchedulerEnv env_;
   StepWork work_;
   StepCost slowest_copy_;

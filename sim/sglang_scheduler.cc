@@ -13,6 +13,8 @@ namespace {
 class SglangScheduler : public Scheduler {
  public:
   using Scheduler::Scheduler;
+  // Opts into fast-forward: steady decode is the shared settled test.
+  bool SteadyDecode(const RankState& rank) const override { return SettledDecode(rank); }
   void FormBatch(RankState& rank, SchedulerEnv& env, RankBatch* out) override {
     if (!rank.waiting.empty()) AdmitWaiting(rank, env);
     if (cfg_.phase != Phase::kDecodeOnly && !rank.prefilling.empty()) {

@@ -78,7 +78,8 @@ struct RunResult {
   nlohmann::json trace;      // {"traceEvents": [...]} when asked for
 };
 
-// PrepareRun + Simulate + Summarize (sim/prepared_run.h).
+// The estimated run time checked, then the run driver on every pool of the
+// scenario (sim/run_driver.h).
 Result<RunResult> RunScenario(const Scenario& scenario, const RunOptions& options);
 
 }  // namespace capplan::sim

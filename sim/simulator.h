@@ -4,7 +4,8 @@
 // token for every running request). Event order: sim/event_queue.h.
 // Scheduling policy: sim/scheduler.h. Step prices: sim/step_pricer.h.
 // A pool of replicas is a sim/serving_pool.h ServingPool; Simulate drives
-// one pool alone, sim/pd drives a prefill and a decode pool in one loop.
+// one pool from a bare config (tests, benchmarks); a scenario's pools and
+// the links between them run through the run driver (sim/run_driver.h).
 //
 // Conservation is checked at the end of every run: requests in = completed +
 // failed + in flight, and every KV page is back in its pool; a violation is

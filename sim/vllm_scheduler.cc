@@ -20,6 +20,8 @@ namespace {
 class VllmScheduler : public Scheduler {
  public:
   using Scheduler::Scheduler;
+  // Opts into fast-forward: steady decode is the shared settled test.
+  bool SteadyDecode(const RankState& rank) const override { return SettledDecode(rank); }
   void FormBatch(RankState& rank, SchedulerEnv& env, RankBatch* out) override {
     if (cfg_.phase == Phase::kDecodeOnly) {
       AdmitResident(rank, env);

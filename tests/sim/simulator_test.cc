@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "sim/scheduler.h"
 #include "tests/sim/fake_pricer.h"
 
 namespace capplan::sim {
@@ -392,6 +393,42 @@ TEST(SimSimulator, BadConfigIsAnError) {
   EXPECT_EQ(r.status().code(), StatusCode::kUsage);
   EXPECT_NE(r.status().message().find("did you mean 'sglang'"), std::string::npos)
       << r.status().message();
+}
+
+
+// A scheduler that forms SGLang's batches but does not opt into
+// fast-forward: a new scheduler only overrides what it means to, and the
+// pool then steps every iteration (the same answers, no skipped ones).
+class NoFastForward : public Scheduler {
+ public:
+  explicit NoFastForward(const SchedulerConfig& c) : Scheduler(c), inner_(MakeSglangScheduler(c)) {}
+  void FormBatch(RankState& rank, SchedulerEnv& env, RankBatch* out) override {
+    inner_->FormBatch(rank, env, out);
+  }
+
+ private:
+  std::unique_ptr<Scheduler> inner_;
+};
+
+TEST(SchedulerPlugin, FastForwardIsOptIn) {
+  if (!Schedulers().Find("test_no_fast_forward").ok()) {
+    Schedulers().Add("test_no_fast_forward", [](const SchedulerConfig& c) {
+      return std::unique_ptr<Scheduler>(std::make_unique<NoFastForward>(c));
+    });
+  }
+  FakePricer p1, p2;
+  auto plain = Simulate(Config("test_no_fast_forward", 100000, 8), Fixed(40, 300, 60), p1);
+  auto sglang = Simulate(Config("sglang", 100000, 8), Fixed(40, 300, 60), p2);
+  ASSERT_TRUE(plain.ok()) << plain.status().message();
+  ASSERT_TRUE(sglang.ok()) << sglang.status().message();
+  EXPECT_EQ(plain->fast_forward_iterations, 0);
+  EXPECT_GT(sglang->fast_forward_iterations, 0);
+  EXPECT_EQ(plain->iterations, sglang->iterations);
+  EXPECT_EQ(plain->end_ns, sglang->end_ns);
+  ASSERT_EQ(plain->requests.size(), sglang->requests.size());
+  for (size_t i = 0; i < plain->requests.size(); ++i) {
+    EXPECT_EQ(plain->requests[i].finish_ns, sglang->requests[i].finish_ns) << i;
+  }
 }
 
 }  // namespace
