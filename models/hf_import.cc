@@ -26,6 +26,9 @@ struct Folder {
 Result<Folder> OpenFolder(const std::string& path) {
   std::error_code ec;
   Folder f;
+  if (!fs::exists(path, ec)) {
+    return Status::NotFound(path + ": no such model folder or config.json");
+  }
   f.dir = fs::is_directory(path, ec) ? path : fs::path(path).parent_path().string();
   if (f.dir.empty()) f.dir = ".";
   f.config_path = (fs::path(f.dir) / kConfig).string();

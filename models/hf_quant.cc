@@ -73,7 +73,10 @@ Status ReadFp8(JsonObject& o, Rules* r) {
   r->ignore_key = o.Has("ignored_layers") ? "ignored_layers" : "modules_to_not_convert";
   CAPPLAN_ASSIGN_OR_RETURN(r->ignore, ReadPatterns(o, r->ignore_key));
   r->lm_head = false;  // vLLM's Fp8Config leaves ParallelLMHead unquantized
-  r->source = "fp8: every linear layer but routers and lm_head, less " + r->ignore_key;
+  const std::string scales = block.empty() ? "fp8 per-tensor scales"
+                                            : "fp8 weight_block_size " + f["block_rows"].dump() +
+                                                  "x" + f["block_cols"].dump();
+  r->source = scales + ": every linear layer but routers and lm_head, less " + r->ignore_key;
   return o.Finish({"quant_method", "ignored_layers", "modules_to_not_convert"});
 }
 
@@ -342,7 +345,7 @@ Result<QuantPlan> PlanQuantization(const QuantSource& q, const ModelCard& card,
     }
     if (fresh && format != nullptr) {
       plan.formats[m.component] = *format;
-      plan.sources[m.component] = q.path + " " + rules.source;
+      plan.sources[m.component] = q.path + " " + q.pointer + ": " + rules.source;
     }
   }
   return plan;
