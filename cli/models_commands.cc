@@ -72,7 +72,8 @@ Status RunCapacity(const std::vector<std::string>& args, CommandContext& ctx) {
        "component's format)")
       ("component-weights", po::value(&component_weights)->multitoken(),
        "per-component overrides, e.g. experts=int4 attention=fp8")
-      ("kv", po::value(&kv), "KV cache dtype: bf16|fp8")
+      ("kv", po::value(&kv), "KV cache dtype: a kv_cache name of hw/formats.json (bf16, fp8, "
+                             "nvfp4, ...)")
       ("engine", po::value(&engine), "serving engine: a profile in models/engines/ (sglang, vllm)")
       ("engine-version", po::value(&version),
        "engine version, e.g. 0.4.5.post3 (default: latest known); a version between two known "
@@ -149,8 +150,15 @@ Status RunCapacity(const std::vector<std::string>& args, CommandContext& ctx) {
   }
   auto kv_dtype = models::ParseDtype(kv);
   if (!kv_dtype.ok()) return kv_dtype.status().WithPrefix("capacity: --kv");
-  if (*kv_dtype != models::Dtype::kBf16 && *kv_dtype != models::Dtype::kFp8E4m3) {
-    return Status::Usage("capacity: --kv must be bf16 or fp8, got '" + kv + "'");
+  {
+    // The KV formats of the format table (hw/formats.json kv_cache names).
+    CAPPLAN_ASSIGN_OR_RETURN(const hw::FormatTable* formats, hw::GetFormatTable());
+    const std::vector<std::string>& kvs = formats->kv_choices;
+    if (std::find(kvs.begin(), kvs.end(), models::DtypeName(*kv_dtype)) == kvs.end()) {
+      std::string names;
+      for (const std::string& n : kvs) names += (names.empty() ? "" : "|") + n;
+      return Status::Usage("capacity: --kv must be " + names + ", got '" + kv + "'");
+    }
   }
   q.precision.kv_cache = *kv_dtype;
   q.engine.engine = engine;

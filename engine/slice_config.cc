@@ -10,7 +10,7 @@ namespace {
 using kernels::GemmWeightFormat;
 
 GemmWeightFormat ToGemmFormat(const models::WeightFormat& f) {
-  switch (f.dtype) {
+  switch (models::DtypeFamily(f.dtype)) {
     case models::Dtype::kFp8E4m3:
       // Always block-scaled in the engine: its activations get one scale per
       // token per 128 K (DeepGEMM's 1x128, deepseek-ai/DeepGEMM README.md), so a request's
@@ -78,6 +78,19 @@ Result<SliceConfig> MakeSliceConfig(const models::ModelCard& card, int tp, int l
                          std::string(models::DtypeName(choice.kv_cache)));
   }
   CAPPLAN_ASSIGN_OR_RETURN(auto formats, models::ResolveWeightFormats(card, choice));
+  // The engine's GEMMs exist for 16-bit, FP8 and W4A16 INT4 weights only
+  // (kernels::GemmWeightFormat); any other table row would run as BF16.
+  for (const auto& [c, f] : formats) {
+    const hw::NumberFormat& row = hw::Formats().Row(f.dtype);
+    const hw::NumberFormat& base = hw::Formats().Row(row.family);
+    const bool has_kernel = row.family == models::Dtype::kFp8E4m3 ||
+                            row.family == models::Dtype::kInt4 || row.bits >= 16;
+    if (!has_kernel || row.activations != base.activations) {
+      return Status::Usage(std::string("weights: ") + models::ComponentName(c) + " in " +
+                           row.name + ": the reference engine has GEMM kernels for bf16, fp8 "
+                           "and int4 (W4A16) weights only");
+    }
+  }
   SliceConfig s;
   s.model = card.name;
   s.dims = dims;
@@ -102,7 +115,9 @@ Result<SliceConfig> MakeSliceConfig(const models::ModelCard& card, int tp, int l
   s.shared_format = fmt(models::Component::kSharedExperts);
   s.dense_ffn_format = fmt(models::Component::kDenseFfn);
   for (const auto& [c, f] : formats) {
-    if (f.dtype == models::Dtype::kInt4 && f.group_size > 0) s.int4_group = f.group_size;
+    if (models::DtypeFamily(f.dtype) == models::Dtype::kInt4 && f.group_size > 0) {
+      s.int4_group = f.group_size;
+    }
   }
   const bool dsa = card.index_topk > 0;
   if (dims == "full") {

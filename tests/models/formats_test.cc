@@ -213,7 +213,9 @@ TEST(Fp4Checkpoints, RefusedOnHopperAcceptedOnBlackwell) {
   auto b200 = hw::LoadHardwareProfile("b200-sxm");
   if (!b200.ok()) GTEST_SKIP() << "no b200-sxm profile yet: " << b200.status().message();
   DeviceMemory bdev{b200->gpu_memory_bytes, b200->gpu_runtime_memory_bytes, &*b200};
-  plan = PlanMemory(*card, Tp(8), c, EngineMemoryOptions{}, bdev, 8192);
+  EngineMemoryOptions vllm;
+  vllm.engine = "vllm";
+  plan = PlanMemory(*card, Tp(8), c, vllm, bdev, 8192);
   EXPECT_TRUE(plan.ok()) << plan.status().message();
 }
 
