@@ -23,8 +23,9 @@ namespace {
 // Metrics a case may compare, as the simulator's summary (and `vllm bench
 // serve` / SGLang bench_serving) names them; decode_step_ms for priced steps.
 std::vector<std::string> SimulateMetrics() {
-  std::vector<std::string> m = {"output_throughput", "total_token_throughput", "input_throughput",
-                                "request_throughput"};
+  std::vector<std::string> m = {"output_throughput",          "total_token_throughput",
+                                "input_throughput",           "request_throughput",
+                                "output_throughput_per_gpu",  "total_token_throughput_per_gpu"};
   for (const char* stat : {"mean", "median", "p90", "p99"}) {
     for (const char* what : {"ttft", "tpot", "itl", "e2el"}) {
       m.push_back(std::string(stat) + "_" + what + "_ms");
