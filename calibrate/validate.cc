@@ -139,11 +139,14 @@ Status ReadOpSplit(const nlohmann::json& it, const std::string& origin, const st
   return Status::Ok();
 }
 
-}  // namespace
+// The run's deployment as the replay rebuilds it.
+struct ReplayDeployment {
+  models::PrecisionChoice choice;
+  std::string integrity = "none";
+  int64_t page_size = 0;
+};
 
-Result<ReplayResult> ReplayEngineRun(const nlohmann::json& run, const std::string& origin,
-                                     const hw::HardwareProfile& profile) {
-  JsonObject root(run, origin, "");
+Status ReadRunHeader(JsonObject& root, ReplayResult* r, ReplayDeployment* d) {
   CAPPLAN_RETURN_IF_ERROR(root.CheckObject());
   std::string format;
   CAPPLAN_RETURN_IF_ERROR(root.Get("format", &format, true));
@@ -151,31 +154,104 @@ Result<ReplayResult> ReplayEngineRun(const nlohmann::json& run, const std::strin
     return root.Error("format",
                       "expected 'capplan.engine_run.v1', got '" + EchoValue(format) + "'");
   }
-  ReplayResult r;
-  CAPPLAN_RETURN_IF_ERROR(root.Get("backend", &r.backend, true));
-  CAPPLAN_RETURN_IF_ERROR(root.Get("model", &r.model, true));
-  CAPPLAN_RETURN_IF_ERROR(root.Get("layers", &r.layers, true));
-  CAPPLAN_RETURN_IF_ERROR(root.CheckRange("layers", r.layers, 1, 1000));
+  CAPPLAN_RETURN_IF_ERROR(root.Get("backend", &r->backend, true));
+  CAPPLAN_RETURN_IF_ERROR(root.Get("model", &r->model, true));
+  CAPPLAN_RETURN_IF_ERROR(root.Get("layers", &r->layers, true));
+  CAPPLAN_RETURN_IF_ERROR(root.CheckRange("layers", r->layers, 1, 1000));
   CAPPLAN_ASSIGN_OR_RETURN(JsonObject dep, root.Child("deployment", true));
-  CAPPLAN_RETURN_IF_ERROR(dep.Get("tp", &r.tp, true));
-  CAPPLAN_RETURN_IF_ERROR(dep.CheckRange("tp", r.tp, 1, 1024));
-  models::PrecisionChoice choice;
-  CAPPLAN_RETURN_IF_ERROR(dep.Get("weights", &choice.weights, true));
-  std::string kv = "bf16", integrity = "none";
+  CAPPLAN_RETURN_IF_ERROR(dep.Get("tp", &r->tp, true));
+  CAPPLAN_RETURN_IF_ERROR(dep.CheckRange("tp", r->tp, 1, 1024));
+  CAPPLAN_RETURN_IF_ERROR(dep.Get("weights", &d->choice.weights, true));
+  std::string kv = "bf16";
   CAPPLAN_RETURN_IF_ERROR(dep.Get("kv_cache", &kv, true));
   auto kvd = models::ParseDtype(kv);
   if (!kvd.ok()) return dep.Error("kv_cache", kvd.status().message());
-  choice.kv_cache = *kvd;
-  int64_t page_size = 0;
-  CAPPLAN_RETURN_IF_ERROR(dep.Get("page_size", &page_size, true));
-  CAPPLAN_RETURN_IF_ERROR(dep.CheckRange("page_size", static_cast<double>(page_size), 1, 1e6));
-  CAPPLAN_RETURN_IF_ERROR(dep.Get("kv_integrity", &integrity));
+  d->choice.kv_cache = *kvd;
+  CAPPLAN_RETURN_IF_ERROR(dep.Get("page_size", &d->page_size, true));
+  CAPPLAN_RETURN_IF_ERROR(
+      dep.CheckRange("page_size", static_cast<double>(d->page_size), 1, 1e6));
+  CAPPLAN_RETURN_IF_ERROR(dep.Get("kv_integrity", &d->integrity));
+  return Status::Ok();
+}
+
+// The same verification op the simulator adds (sim/step_pricer.cc), with
+// the exact pages of this batch instead of an expectation.
+models::Op VerifyOp(const models::BatchShape& b, int64_t page_size, const models::ModelCard& card,
+                    const hw::HardwareProfile& profile) {
+  double pages = 0;
+  for (int64_t c : b.decode_context) pages += (c + page_size - 1) / page_size;
+  models::Op v;
+  v.kind = models::OpKind::kKvVerify;
+  v.op_class = models::OpClass::kAttention;
+  v.name = "kv.verify";
+  v.count = std::max<int64_t>(1, static_cast<int64_t>(profile.kv_verify_kernels_per_step));
+  v.bytes = pages * card.num_layers * profile.kv_verify_tag_bytes_per_page_per_layer / v.count;
+  v.batch = static_cast<int64_t>(b.decode_context.size());
+  v.q_tokens = v.batch;
+  v.heads = 1;
+  return v;
+}
+
+// The ops one iteration's batch runs on the slice. The slice is one rank
+// and runs no collectives (ENGINE_RUN.md), so pricing them would charge for
+// work the measurement never did.
+void SliceOps(const models::ShardedModel& sharded, const models::BatchShape& b,
+              const ReplayDeployment& d, const models::ModelCard& card,
+              const hw::HardwareProfile& profile, std::vector<models::Op>* ops) {
+  models::BuildStepOps(sharded, b, ops);
+  std::erase_if(*ops, [](const models::Op& op) {
+    return op.kind == models::OpKind::kAllReduce || op.kind == models::OpKind::kAllGather ||
+           op.kind == models::OpKind::kReduceScatter || op.kind == models::OpKind::kAllToAll;
+  });
+  if (d.integrity == "verify" && !b.decode_context.empty()) {
+    ops->push_back(VerifyOp(b, d.page_size, card, profile));
+  }
+}
+
+// Errors over the iterations, token rates and the op-class split.
+void SummarizeReplay(double meas_sum, double pred_sum, bool split,
+               const std::array<double, sim::kNumOpClasses>& class_meas,
+               const std::array<double, sim::kNumOpClasses>& class_pred, ReplayResult* r) {
+  std::vector<double> abs_err;
+  for (size_t i = 0; i < r->rel_err.size(); ++i) {
+    abs_err.push_back(std::fabs(r->rel_err[i]));
+    if (abs_err.back() >= r->worst_abs_err) {
+      r->worst_abs_err = abs_err.back();
+      r->worst_iteration = static_cast<int>(i);
+    }
+  }
+  r->median_abs_err = Quantile(abs_err, 0.5);
+  r->p90_abs_err = Quantile(abs_err, 0.9);
+  r->median_signed_err = Quantile(r->rel_err, 0.5);
+  r->measured_tokens_per_s = r->tokens / meas_sum;
+  r->predicted_tokens_per_s = pred_sum > 0 ? r->tokens / pred_sum : 0;
+  r->tokens_per_s_rel_err = r->predicted_tokens_per_s / r->measured_tokens_per_s - 1;
+  if (!split) {
+    r->host_s = 0;
+    return;
+  }
+  for (int k = 0; k < sim::kNumOpClasses; ++k) {
+    if (static_cast<models::OpClass>(k) == models::OpClass::kCommunication)
+      continue;  // one rank: none
+    r->class_split.push_back(
+        {models::OpClassName(static_cast<models::OpClass>(k)), class_meas[k], class_pred[k]});
+  }
+}
+
+}  // namespace
+
+Result<ReplayResult> ReplayEngineRun(const nlohmann::json& run, const std::string& origin,
+                                     const hw::HardwareProfile& profile) {
+  JsonObject root(run, origin, "");
+  ReplayResult r;
+  ReplayDeployment d;
+  CAPPLAN_RETURN_IF_ERROR(ReadRunHeader(root, &r, &d));
   CAPPLAN_ASSIGN_OR_RETURN(models::ModelCard card,
                            SliceCard(root, r.model, r.layers, r.tp, &r.dims, &r.warnings));
   models::ParallelLayout layout;
   layout.gpus = r.tp;
   layout.tp = r.tp;
-  auto sharded = models::ShardModel(card, layout, choice);
+  auto sharded = models::ShardModel(card, layout, d.choice);
   if (!sharded.ok()) {
     return Status::Invalid(origin +
                            ": cannot rebuild the run's model slice: " + sharded.status().message());
@@ -183,7 +259,6 @@ Result<ReplayResult> ReplayEngineRun(const nlohmann::json& run, const std::strin
   // measured_us is verify + forward: no CPU scheduling or engine host cost
   // in it (StepContext leaves them at 0).
   CAPPLAN_ASSIGN_OR_RETURN(auto model, sim::MakeCostModel("roofline", profile));
-
   const nlohmann::json* its = root.Raw("iterations");
   if (its == nullptr || !its->is_array() || its->empty()) {
     return root.Error("iterations", "must be a non-empty array");
@@ -200,29 +275,7 @@ Result<ReplayResult> ReplayEngineRun(const nlohmann::json& run, const std::strin
     double us = 0;
     CAPPLAN_RETURN_IF_ERROR(io.Get("measured_us", &us, true));
     if (!(us > 0) || us > 1e9) return io.Error("measured_us", "must be in (0, 1e9] microseconds");
-    models::BuildStepOps(*sharded, b, &ops);
-    // The slice is one rank and runs no collectives (ENGINE_RUN.md), so
-    // pricing them would charge for work the measurement never did.
-    std::erase_if(ops, [](const models::Op& op) {
-      return op.kind == models::OpKind::kAllReduce || op.kind == models::OpKind::kAllGather ||
-             op.kind == models::OpKind::kReduceScatter || op.kind == models::OpKind::kAllToAll;
-    });
-    if (integrity == "verify" && !b.decode_context.empty()) {
-      // The same verification op the simulator adds (sim/step_pricer.cc),
-      // with the exact pages of this batch instead of an expectation.
-      double pages = 0;
-      for (int64_t c : b.decode_context) pages += (c + page_size - 1) / page_size;
-      models::Op v;
-      v.kind = models::OpKind::kKvVerify;
-      v.op_class = models::OpClass::kAttention;
-      v.name = "kv.verify";
-      v.count = std::max<int64_t>(1, static_cast<int64_t>(profile.kv_verify_kernels_per_step));
-      v.bytes = pages * card.num_layers * profile.kv_verify_tag_bytes_per_page_per_layer / v.count;
-      v.batch = static_cast<int64_t>(b.decode_context.size());
-      v.q_tokens = v.batch;
-      v.heads = 1;
-      ops.push_back(v);
-    }
+    SliceOps(*sharded, b, d, card, profile, &ops);
     sim::StepContext ctx;
     ctx.requests = static_cast<int64_t>(b.prefill.size() + b.decode_context.size());
     const sim::StepCost c = model->PriceOps(ops, ctx, &r.warnings);
@@ -238,30 +291,7 @@ Result<ReplayResult> ReplayEngineRun(const nlohmann::json& run, const std::strin
     meas_sum += meas;
     pred_sum += c.seconds;
   }
-  std::vector<double> abs_err;
-  for (size_t i = 0; i < r.rel_err.size(); ++i) {
-    abs_err.push_back(std::fabs(r.rel_err[i]));
-    if (abs_err.back() >= r.worst_abs_err) {
-      r.worst_abs_err = abs_err.back();
-      r.worst_iteration = static_cast<int>(i);
-    }
-  }
-  r.median_abs_err = Quantile(abs_err, 0.5);
-  r.p90_abs_err = Quantile(abs_err, 0.9);
-  r.median_signed_err = Quantile(r.rel_err, 0.5);
-  r.measured_tokens_per_s = r.tokens / meas_sum;
-  r.predicted_tokens_per_s = pred_sum > 0 ? r.tokens / pred_sum : 0;
-  r.tokens_per_s_rel_err = r.predicted_tokens_per_s / r.measured_tokens_per_s - 1;
-  if (split) {
-    for (int k = 0; k < sim::kNumOpClasses; ++k) {
-      if (static_cast<models::OpClass>(k) == models::OpClass::kCommunication)
-        continue;  // one rank: none
-      r.class_split.push_back(
-          {models::OpClassName(static_cast<models::OpClass>(k)), class_meas[k], class_pred[k]});
-    }
-  } else {
-    r.host_s = 0;
-  }
+  SummarizeReplay(meas_sum, pred_sum, split, class_meas, class_pred, &r);
   return r;
 }
 

@@ -44,10 +44,7 @@ std::string PoolsLine(const schema::RunSummary& s) {
   return buf;
 }
 
-Status RunSimulate(const std::vector<std::string>& args, CommandContext& ctx) {
-  po::options_description desc(
-      "capplan simulate SCENARIO.json [options]\n"
-      "Simulates a serving deployment on a workload (scenarios/README.md).\nOptions");
+void AddSimulateOptions(po::options_description& desc) {
   desc.add_options()("help,h", "show this help")(
       "scenario", po::value<std::string>(), "scenario JSON file")(
       "set", po::value<std::vector<std::string>>()->composing(),
@@ -70,6 +67,109 @@ Status RunSimulate(const std::vector<std::string>& args, CommandContext& ctx) {
       "no-fast-forward",
       "simulate every decode iteration as an event (the same results, slower; the "
       "reference for the closed-form fast path)");
+}
+
+sim::ExplainOptions ExplainOptionsOf(const po::variables_map& vm) {
+  sim::ExplainOptions eo;
+  eo.decode_batch = vm["explain-batch"].as<int64_t>();
+  eo.decode_context = vm["explain-context"].as<int64_t>();
+  eo.prefill_tokens = vm["explain-prefill"].as<int64_t>();
+  eo.prefill_cached = vm["explain-prefix"].as<int64_t>();
+  return eo;
+}
+
+// Runs the scenario; with `out_dir`, into DIR/requests.csv and
+// DIR/summary.json, complete or absent: a disk filling up after
+// requests.csv must not leave a folder without its summary.json. The rows
+// stream into their file as requests finish, so a day-long trace's rows
+// never sit in memory.
+Result<sim::RunResult> RunInto(const sim::Scenario& scenario, sim::RunOptions opt,
+                               const std::string* out_dir) {
+  sim::RunResult r;
+  if (out_dir == nullptr) {
+    CAPPLAN_ASSIGN_OR_RETURN(r, sim::RunScenario(scenario, opt));
+    return r;
+  }
+  CAPPLAN_RETURN_IF_ERROR(WriteDirAtomicStreamed(
+      *out_dir, {{"requests.csv",
+                  [&](std::ostream& os) -> Status {
+                    opt.requests_csv_out = &os;
+                    CAPPLAN_ASSIGN_OR_RETURN(r, sim::RunScenario(scenario, opt));
+                    return Status::Ok();
+                  }},
+                 {"summary.json", [&](std::ostream& os) -> Status {
+                    os << DumpJson(schema::ToJson(r.summary)) << "\n";
+                    return Status::Ok();
+                  }}}));
+  return r;
+}
+
+// One compact comparison row (--row).
+std::string RowLine(const schema::RunSummary& s, int64_t concurrency) {
+  const schema::PoolSummary& p = s.pools.at(0);
+  char buf[512];
+  std::snprintf(
+      buf, sizeof(buf),
+      "%-28s conc %4lld | out %9.1f tok/s (%7.1f /GPU) | TTFT p50 %9.1f ms | TPOT p50 "
+      "%7.2f ms | KV peak %5.1f%% | retract %4lld%s | $%.3f /M out\n",
+      s.scenario.value_or("").c_str(), static_cast<long long>(concurrency),
+      s.output_throughput.value_or(0), s.output_throughput_per_gpu.value_or(0),
+      s.ttft.median.value_or(0), s.tpot.median.value_or(0),
+      100.0 * p.peak_kv_fraction.value_or(0), static_cast<long long>(p.retractions.value_or(0)),
+      p.kv_bound.value_or(false) ? " KV-bound" : "",
+      s.cost_usd_per_million_output_tokens.value_or(0));
+  return buf;
+}
+
+// The one-pool result line.
+std::string ResultLine(const schema::RunSummary& s) {
+  const schema::PoolSummary& p = s.pools.at(0);
+  char buf[1024];
+  std::snprintf(buf, sizeof(buf),
+                "%s: %lld completed, %lld failed in %.2f s | output %.1f tok/s (%.1f /GPU), "
+                "total %.1f tok/s | TTFT median %.1f ms p99 %.1f ms | TPOT median %.2f ms | "
+                "ITL p99 %.2f ms | KV peak %lld of %lld tokens, retractions %lld%s | $%.3f per M "
+                "output tokens\n",
+                s.scenario.value_or("").c_str(), static_cast<long long>(s.completed.value_or(0)),
+                static_cast<long long>(s.failed.value_or(0)), s.duration_s.value_or(0),
+                s.output_throughput.value_or(0), s.output_throughput_per_gpu.value_or(0),
+                s.total_token_throughput.value_or(0), s.ttft.median.value_or(0),
+                s.ttft.p99.value_or(0), s.tpot.median.value_or(0), s.itl.p99.value_or(0),
+                static_cast<long long>(p.peak_kv_tokens.value_or(0)),
+                static_cast<long long>(p.kv_capacity_tokens.value_or(0)),
+                static_cast<long long>(p.retractions.value_or(0)),
+                p.kv_bound.value_or(false) ? " (KV-bound)" : "",
+                s.cost_usd_per_million_output_tokens.value_or(0));
+  return buf;
+}
+
+// Ops priced outside the profile's fitted ranges are usually many (one per
+// op and shape): one line names the first and counts the rest, which the
+// summary lists; every other warning gets its own line.
+void PrintWarnings(const std::vector<std::string>& ws, std::ostream& err) {
+  std::vector<const std::string*> ranges;
+  for (const auto& w : ws) {
+    if (w.find(sim::kOutOfRangeText) != std::string::npos) {
+      ranges.push_back(&w);
+    } else {
+      err << "warning: " << w << "\n";
+    }
+  }
+  if (ranges.empty()) return;
+  err << "warning: " << *ranges.front();
+  if (ranges.size() > 1) {
+    err << " (and " << ranges.size() - 1
+        << " more op shapes outside the profile's fitted ranges, extrapolated: the "
+           "summary's warnings list them)";
+  }
+  err << "\n";
+}
+
+Status RunSimulate(const std::vector<std::string>& args, CommandContext& ctx) {
+  po::options_description desc(
+      "capplan simulate SCENARIO.json [options]\n"
+      "Simulates a serving deployment on a workload (scenarios/README.md).\nOptions");
+  AddSimulateOptions(desc);
   po::positional_options_description pos;
   pos.add("scenario", 1);
   po::variables_map vm;
@@ -87,12 +187,7 @@ Status RunSimulate(const std::vector<std::string>& args, CommandContext& ctx) {
   CAPPLAN_ASSIGN_OR_RETURN(auto scenario,
                            sim::LoadScenarioFile(vm["scenario"].as<std::string>(), sets));
   if (vm.count("explain-step")) {
-    sim::ExplainOptions eo;
-    eo.decode_batch = vm["explain-batch"].as<int64_t>();
-    eo.decode_context = vm["explain-context"].as<int64_t>();
-    eo.prefill_tokens = vm["explain-prefill"].as<int64_t>();
-    eo.prefill_cached = vm["explain-prefix"].as<int64_t>();
-    CAPPLAN_ASSIGN_OR_RETURN(std::string text, sim::ExplainSteps(*scenario, eo));
+    CAPPLAN_ASSIGN_OR_RETURN(std::string text, sim::ExplainSteps(*scenario, ExplainOptionsOf(vm)));
     *ctx.out << text;
     return Status::Ok();
   }
@@ -100,88 +195,22 @@ Status RunSimulate(const std::vector<std::string>& args, CommandContext& ctx) {
   opt.progress = ctx.stderr_is_tty ? ctx.err : nullptr;
   opt.want_trace = vm.count("trace-out") > 0;
   opt.fast_forward = vm.count("no-fast-forward") == 0;
-  sim::RunResult r;
-  if (vm.count("out")) {
-    // Complete or absent: a disk filling up after requests.csv must not
-    // leave a folder without its summary.json. The rows stream into their
-    // file as requests finish, so a day-long trace's rows never sit in
-    // memory.
-    CAPPLAN_RETURN_IF_ERROR(WriteDirAtomicStreamed(
-        vm["out"].as<std::string>(), {{"requests.csv",
-                                       [&](std::ostream& os) -> Status {
-                                         opt.requests_csv_out = &os;
-                                         CAPPLAN_ASSIGN_OR_RETURN(r,
-                                                                  sim::RunScenario(*scenario, opt));
-                                         return Status::Ok();
-                                       }},
-                                      {"summary.json", [&](std::ostream& os) -> Status {
-                                         os << DumpJson(schema::ToJson(r.summary)) << "\n";
-                                         return Status::Ok();
-                                       }}}));
-  } else {
-    CAPPLAN_ASSIGN_OR_RETURN(r, sim::RunScenario(*scenario, opt));
-  }
-  const nlohmann::json doc = schema::ToJson(r.summary);
+  const std::string out_dir = vm.count("out") ? vm["out"].as<std::string>() : "";
+  CAPPLAN_ASSIGN_OR_RETURN(sim::RunResult r,
+                           RunInto(*scenario, opt, vm.count("out") ? &out_dir : nullptr));
   if (vm.count("trace-out")) {
     CAPPLAN_RETURN_IF_ERROR(WriteFileAtomic(vm["trace-out"].as<std::string>(), r.trace.dump()));
   }
   const schema::RunSummary& s = r.summary;
-  const schema::PoolSummary& p = s.pools.at(0);
-  const double cost = s.cost_usd_per_million_output_tokens.value_or(0);
   if (vm.count("json")) {
-    *ctx.out << DumpJson(doc) << "\n";
+    *ctx.out << DumpJson(schema::ToJson(s)) << "\n";
   } else if (s.disaggregated()) {
     *ctx.out << PoolsLine(s);
   } else if (vm.count("row")) {
-    char buf[512];
-    std::snprintf(
-        buf, sizeof(buf),
-        "%-28s conc %4lld | out %9.1f tok/s (%7.1f /GPU) | TTFT p50 %9.1f ms | TPOT p50 "
-        "%7.2f ms | KV peak %5.1f%% | retract %4lld%s | $%.3f /M out\n",
-        s.scenario.value_or("").c_str(), static_cast<long long>(scenario->workload.concurrency),
-        s.output_throughput.value_or(0), s.output_throughput_per_gpu.value_or(0),
-        s.ttft.median.value_or(0), s.tpot.median.value_or(0),
-        100.0 * p.peak_kv_fraction.value_or(0), static_cast<long long>(p.retractions.value_or(0)),
-        p.kv_bound.value_or(false) ? " KV-bound" : "", cost);
-    *ctx.out << buf;
+    *ctx.out << RowLine(s, scenario->workload.concurrency);
   } else {
-    char buf[1024];
-    std::snprintf(buf, sizeof(buf),
-                  "%s: %lld completed, %lld failed in %.2f s | output %.1f tok/s (%.1f /GPU), "
-                  "total %.1f tok/s | TTFT median %.1f ms p99 %.1f ms | TPOT median %.2f ms | "
-                  "ITL p99 %.2f ms | KV peak %lld of %lld tokens, retractions %lld%s | $%.3f per M "
-                  "output tokens\n",
-                  s.scenario.value_or("").c_str(), static_cast<long long>(s.completed.value_or(0)),
-                  static_cast<long long>(s.failed.value_or(0)), s.duration_s.value_or(0),
-                  s.output_throughput.value_or(0), s.output_throughput_per_gpu.value_or(0),
-                  s.total_token_throughput.value_or(0), s.ttft.median.value_or(0),
-                  s.ttft.p99.value_or(0), s.tpot.median.value_or(0), s.itl.p99.value_or(0),
-                  static_cast<long long>(p.peak_kv_tokens.value_or(0)),
-                  static_cast<long long>(p.kv_capacity_tokens.value_or(0)),
-                  static_cast<long long>(p.retractions.value_or(0)),
-                  p.kv_bound.value_or(false) ? " (KV-bound)" : "", cost);
-    *ctx.out << buf;
-    // Ops priced outside the profile's fitted ranges are usually many (one
-    // per op and shape): one line names the first and counts the rest, which
-    // the summary lists; every other warning gets its own line.
-    const std::vector<std::string> ws = p.warnings.value_or(std::vector<std::string>{});
-    std::vector<const std::string*> ranges;
-    for (const auto& w : ws) {
-      if (w.find(sim::kOutOfRangeText) != std::string::npos) {
-        ranges.push_back(&w);
-      } else {
-        *ctx.err << "warning: " << w << "\n";
-      }
-    }
-    if (!ranges.empty()) {
-      *ctx.err << "warning: " << *ranges.front();
-      if (ranges.size() > 1) {
-        *ctx.err << " (and " << ranges.size() - 1
-                 << " more op shapes outside the profile's fitted ranges, extrapolated: the "
-                    "summary's warnings list them)";
-      }
-      *ctx.err << "\n";
-    }
+    *ctx.out << ResultLine(s);
+    PrintWarnings(s.pools.at(0).warnings.value_or(std::vector<std::string>{}), *ctx.err);
   }
   return Status::Ok();
 }

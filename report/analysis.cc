@@ -102,14 +102,17 @@ std::string ChangePhrase(double change, const std::string& what, const std::stri
   return FormatChange(change) + " " + what + " vs " + baseline;
 }
 
-Binding AnalyzeBinding(const Summary& s) {
-  struct Limit {
-    std::string name;
-    double used;  // fraction of the limit in use
-    std::string text;
-  };
-  std::vector<std::string> parts;
-  std::optional<Limit> kv, slo;
+namespace {
+
+// A limit a result runs against: its name, the fraction of it in use and
+// how the report says so.
+struct Limit {
+  std::string name;
+  double used;
+  std::string text;
+};
+
+std::optional<Limit> KvLimit(const Summary& s) {
   if (s.kv_capacity_tokens && *s.kv_capacity_tokens > 0 && s.peak_kv_tokens) {
     double used = *s.peak_kv_tokens / *s.kv_capacity_tokens;
     if (s.kv_bound) used = std::max(used, 1.0);
@@ -117,28 +120,92 @@ Binding AnalyzeBinding(const Summary& s) {
     if (s.retractions && *s.retractions > 0) {
       text += " (" + FormatNumber(*s.retractions) + " retractions)";
     }
-    kv = Limit{"KV capacity", used, text};
-  } else if (s.kv_bound) {
-    kv = Limit{"KV capacity", 1.0, "KV full"};
+    return Limit{"KV capacity", used, text};
   }
-  if (kv) parts.push_back(kv->text);
-  // PD: which pool is busier decides whose step-time shares follow (the
-  // summary parser took them from that pool).
-  std::string pool_prefix;
-  if (s.pd) {
-    const bool prefill_busier = s.pd->prefill.utilization > s.pd->decode.utilization;
-    pool_prefix = prefill_busier ? "prefill pool: " : "decode pool: ";
-    parts.push_back("prefill pool busy " + FormatPercent(s.pd->prefill.utilization) +
-                    ", decode pool busy " + FormatPercent(s.pd->decode.utilization));
-    if (s.pd->mean_exposed_transfer_ms) {
-      parts.push_back("exposed KV transfer mean " + FormatNumber(*s.pd->mean_exposed_transfer_ms) +
-                      " ms");
+  if (s.kv_bound) return Limit{"KV capacity", 1.0, "KV full"};
+  return std::nullopt;
+}
+
+// The SLO closest to its limit (p99 over the limit) and the goodput.
+std::optional<Limit> SloLimit(const Summary& s) {
+  if (s.slo_ms.empty()) return std::nullopt;
+  double worst = 0;
+  std::string worst_text;
+  for (const auto& [key, limit] : s.slo_ms) {
+    const std::string metric = key.substr(0, key.size() - 3);
+    auto it = s.latency_ms.find("p99_" + metric);
+    if (it == s.latency_ms.end() || !(limit > 0)) continue;
+    const double ratio = it->second / limit;
+    if (ratio >= worst) {
+      worst = ratio;
+      worst_text = "p99 " + MetricName(key) + " " + FormatNumber(it->second) +
+                   " ms = " + FormatPercent(ratio) + " of " + FormatNumber(limit) + " ms SLO";
     }
   }
+  double good_fraction = 1.0;
+  const bool have_good = s.good_fraction || (s.request_goodput && s.request_throughput > 0);
+  if (have_good) {
+    good_fraction = s.good_fraction ? *s.good_fraction : *s.request_goodput / s.request_throughput;
+    if (!worst_text.empty()) worst_text += ", ";
+    worst_text += "goodput " + FormatPercent(good_fraction) + " of requests";
+  }
+  // Fewer than 99% of requests within SLO is how DistServe-style goodput
+  // studies call an SLO violated; 1% tolerance is the p99 the SLO states.
+  double used = worst;
+  if (good_fraction < 0.99) used = std::max(used, 1.0);
+  if (worst_text.empty()) return std::nullopt;
+  return Limit{"SLO", used, worst_text};
+}
 
+// PD: which pool is busier decides whose step-time shares follow (the
+// summary parser took them from that pool). Returns that pool's prefix.
+std::string AddPoolParts(const Summary& s, std::vector<std::string>* parts) {
+  if (!s.pd) return "";
+  const bool prefill_busier = s.pd->prefill.utilization > s.pd->decode.utilization;
+  parts->push_back("prefill pool busy " + FormatPercent(s.pd->prefill.utilization) +
+                   ", decode pool busy " + FormatPercent(s.pd->decode.utilization));
+  if (s.pd->mean_exposed_transfer_ms) {
+    parts->push_back("exposed KV transfer mean " + FormatNumber(*s.pd->mean_exposed_transfer_ms) +
+                     " ms");
+  }
+  return prefill_busier ? "prefill pool: " : "decode pool: ";
+}
+
+using Shares = std::vector<std::pair<std::string, double>>;
+
+// The next limit as load grows: the capacity-type limit closest to full,
+// else the largest step-time share that does not bind.
+std::string NextLimit(const Binding& b, const std::optional<Limit>& kv,
+                      const std::optional<Limit>& slo, const Shares& shares,
+                      const std::string& pool_prefix) {
+  std::optional<Limit> next;
+  for (const auto& l : {kv, slo}) {
+    if (!l || l->name == b.binds) continue;
+    if (!next || l->used > next->used) next = l;
+  }
+  if (next) {
+    return next->name + " (" + next->text + "; " +
+           FormatPercent(std::max(0.0, 1.0 - next->used)) + " headroom)";
+  }
+  if (!shares.empty() && pool_prefix + ShareName(shares.front().first) != b.binds) {
+    return ShareName(shares.front().first) + " (" +
+           ShareText(shares.front().first, shares.front().second) + ")";
+  }
+  if (shares.size() > 1) {
+    return ShareName(shares[1].first) + " (" + ShareText(shares[1].first, shares[1].second) + ")";
+  }
+  return "n/a";
+}
+
+}  // namespace
+
+Binding AnalyzeBinding(const Summary& s) {
+  std::vector<std::string> parts;
+  const std::optional<Limit> kv = KvLimit(s);
+  if (kv) parts.push_back(kv->text);
+  const std::string pool_prefix = AddPoolParts(s, &parts);
   // Shares of step time, largest first.
-  std::vector<std::pair<std::string, double>> shares(s.bound_time_share.begin(),
-                                                     s.bound_time_share.end());
+  Shares shares(s.bound_time_share.begin(), s.bound_time_share.end());
   std::sort(shares.begin(), shares.end(),
             [](const auto& a, const auto& b) { return a.second > b.second; });
   for (const auto& [k, v] : shares) {
@@ -148,38 +215,8 @@ Binding AnalyzeBinding(const Summary& s) {
     parts.push_back("KV integrity verify " + FormatPercent(*s.kv_verify_time_share) +
                     " of step time");
   }
-
-  if (!s.slo_ms.empty()) {
-    double worst = 0;
-    std::string worst_text;
-    for (const auto& [key, limit] : s.slo_ms) {
-      const std::string metric = key.substr(0, key.size() - 3);
-      auto it = s.latency_ms.find("p99_" + metric);
-      if (it == s.latency_ms.end() || !(limit > 0)) continue;
-      const double ratio = it->second / limit;
-      if (ratio >= worst) {
-        worst = ratio;
-        worst_text = "p99 " + MetricName(key) + " " + FormatNumber(it->second) +
-                     " ms = " + FormatPercent(ratio) + " of " + FormatNumber(limit) + " ms SLO";
-      }
-    }
-    double good_fraction = 1.0;
-    const bool have_good = s.good_fraction || (s.request_goodput && s.request_throughput > 0);
-    if (have_good) {
-      good_fraction =
-          s.good_fraction ? *s.good_fraction : *s.request_goodput / s.request_throughput;
-      if (!worst_text.empty()) worst_text += ", ";
-      worst_text += "goodput " + FormatPercent(good_fraction) + " of requests";
-    }
-    // Fewer than 99% of requests within SLO is how DistServe-style goodput
-    // studies call an SLO violated; 1% tolerance is the p99 the SLO states.
-    double used = worst;
-    if (good_fraction < 0.99) used = std::max(used, 1.0);
-    if (!worst_text.empty()) {
-      slo = Limit{"SLO", used, worst_text};
-      parts.push_back(worst_text);
-    }
-  }
+  const std::optional<Limit> slo = SloLimit(s);
+  if (slo) parts.push_back(slo->text);
 
   Binding b;
   for (size_t i = 0; i < parts.size(); ++i) b.headroom += (i ? "; " : "") + parts[i];
@@ -194,29 +231,13 @@ Binding AnalyzeBinding(const Summary& s) {
   } else {
     b.binds = "unknown (summary has no bound_time_share)";
   }
-  // The next limit as load grows: the capacity-type limit closest to full.
-  std::optional<Limit> next;
-  for (const auto& l : {kv, slo}) {
-    if (!l || l->name == b.binds) continue;
-    if (!next || l->used > next->used) next = l;
-  }
-  if (next) {
-    b.next_limit = next->name + " (" + next->text + "; " +
-                   FormatPercent(std::max(0.0, 1.0 - next->used)) + " headroom)";
-  } else if (!shares.empty() && pool_prefix + ShareName(shares.front().first) != b.binds) {
-    b.next_limit = ShareName(shares.front().first) + " (" +
-                   ShareText(shares.front().first, shares.front().second) + ")";
-  } else if (shares.size() > 1) {
-    b.next_limit =
-        ShareName(shares[1].first) + " (" + ShareText(shares[1].first, shares[1].second) + ")";
-  } else {
-    b.next_limit = "n/a";
-  }
+  b.next_limit = NextLimit(b, kv, slo, shares, pool_prefix);
   return b;
 }
 
-Result<Analysis> Analyze(std::vector<Summary> results, const ReportOptions& options) {
-  if (results.empty()) return Status::Usage("report: no results to report");
+namespace {
+
+Status CheckReportOptions(const ReportOptions& options) {
   if (options.pareto_tokens != "output" && options.pareto_tokens != "total") {
     return Status::Usage("report: --pareto-tokens must be 'output' or 'total', got '" +
                          options.pareto_tokens + "'" +
@@ -225,10 +246,12 @@ Result<Analysis> Analyze(std::vector<Summary> results, const ReportOptions& opti
   if (options.usd_per_gpu_hour && !(*options.usd_per_gpu_hour > 0)) {
     return Status::Usage("report: --usd-per-gpu-hour must be > 0");
   }
-  Analysis a;
-  a.options = options;
-  a.results = std::move(results);
+  return Status::Ok();
+}
 
+// Results that differ only in offered load share a configuration; its
+// points in order of concurrency.
+void GroupConfigs(Analysis& a) {
   std::map<std::string, int> config_of_key;
   for (size_t i = 0; i < a.results.size(); ++i) {
     const Summary& s = a.results[i];
@@ -252,7 +275,12 @@ Result<Analysis> Analyze(std::vector<Summary> results, const ReportOptions& opti
       return cx.has_value() && !cy.has_value();
     });
   }
+}
 
+// The --baseline configurations (the first one by default), and each
+// configuration's: the nearest baseline listed before it.
+Status PickBaselines(Analysis& a) {
+  const ReportOptions& options = a.options;
   std::vector<std::string> labels;
   for (const auto& c : a.configs) labels.push_back(c.label);
   for (const auto& name : options.baselines) {
@@ -284,7 +312,12 @@ Result<Analysis> Analyze(std::vector<Summary> results, const ReportOptions& opti
     }
     a.configs[c].baseline = base;
   }
+  return Status::Ok();
+}
 
+// Interactivity, the Pareto y value, cost per token and what binds.
+void ScorePoints(Analysis& a) {
+  const ReportOptions& options = a.options;
   for (auto& p : a.points) {
     const Summary& s = *p.summary;
     const auto tpot = s.latency_ms.find("median_tpot");
@@ -308,10 +341,12 @@ Result<Analysis> Analyze(std::vector<Summary> results, const ReportOptions& opti
     }
     p.binding = AnalyzeBinding(s);
   }
+}
 
-  // Compare each point with the baseline configuration at the nearest
-  // offered concurrency: cost per token moves with load, so comparing a
-  // lightly loaded point with a saturated one would credit the wrong lever.
+// Compares each point with the baseline configuration at the nearest
+// offered concurrency: cost per token moves with load, so comparing a
+// lightly loaded point with a saturated one would credit the wrong lever.
+void CompareWithBaselines(Analysis& a) {
   for (size_t i = 0; i < a.points.size(); ++i) {
     Point& p = a.points[i];
     const Config& base = a.configs[a.configs[p.config].baseline];
@@ -339,9 +374,11 @@ Result<Analysis> Analyze(std::vector<Summary> results, const ReportOptions& opti
       p.total_cost_change = p.cost->usd_per_million_total / b.cost->usd_per_million_total - 1;
     }
   }
+}
 
-  // Pareto front: no other point is at least as interactive and at least as
-  // productive per GPU while strictly better in one.
+// Pareto front: no other point is at least as interactive and at least as
+// productive per GPU while strictly better in one.
+void MarkParetoFront(Analysis& a) {
   for (auto& p : a.points) {
     if (!(p.tokens_per_s_per_user > 0)) continue;
     bool dominated = false;
@@ -355,6 +392,21 @@ Result<Analysis> Analyze(std::vector<Summary> results, const ReportOptions& opti
     }
     p.on_pareto_front = !dominated;
   }
+}
+
+}  // namespace
+
+Result<Analysis> Analyze(std::vector<Summary> results, const ReportOptions& options) {
+  if (results.empty()) return Status::Usage("report: no results to report");
+  CAPPLAN_RETURN_IF_ERROR(CheckReportOptions(options));
+  Analysis a;
+  a.options = options;
+  a.results = std::move(results);
+  GroupConfigs(a);
+  CAPPLAN_RETURN_IF_ERROR(PickBaselines(a));
+  ScorePoints(a);
+  CompareWithBaselines(a);
+  MarkParetoFront(a);
   return a;
 }
 

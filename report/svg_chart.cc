@@ -47,6 +47,42 @@ double Legend(std::ostringstream& os, const std::vector<std::string>& names, dou
   return y - top + 18;
 }
 
+// The chart's <svg> element, its accessible title and its visible title.
+void OpenSvg(std::ostringstream& os, const std::string& id, const std::string& title,
+             double width, double height) {
+  os << "<svg class=\"chart\" data-chart=\"" << Attr(id) << "\" viewBox=\"0 0 " << Num(width)
+     << " " << Num(height) << "\" role=\"img\" aria-label=\"" << Attr(title)
+     << "\" xmlns=\"http://www.w3.org/2000/svg\">";
+  os << "<title>" << HtmlEscape(title) << "</title>";
+  os << "<text x=\"" << Num(width / 2) << "\" y=\"20\" class=\"ctitle\">" << HtmlEscape(title)
+     << "</text>";
+}
+
+// A horizontal grid line with its tick label at the left of the plot.
+void YGridLine(std::ostringstream& os, double left, double plot_w, double y, double value) {
+  os << "<line x1=\"" << Num(left) << "\" x2=\"" << Num(left + plot_w) << "\" y1=\"" << Num(y)
+     << "\" y2=\"" << Num(y) << "\" class=\"grid\"/>"
+     << "<text x=\"" << Num(left - 6) << "\" y=\"" << Num(y + 4) << "\" class=\"ytick\">"
+     << FormatNumber(value) << "</text>";
+}
+
+// A vertical grid line with its tick label under the plot.
+void XGridLine(std::ostringstream& os, double top, double plot_h, double x, double value) {
+  os << "<line x1=\"" << Num(x) << "\" x2=\"" << Num(x) << "\" y1=\"" << Num(top)
+     << "\" y2=\"" << Num(top + plot_h) << "\" class=\"grid\"/>"
+     << "<text x=\"" << Num(x) << "\" y=\"" << Num(top + plot_h + 16) << "\" class=\"xtick\">"
+     << FormatNumber(value) << "</text>";
+}
+
+// The plot's frame and its rotated y-axis label.
+void FrameAndYLabel(std::ostringstream& os, double left, double top, double plot_w,
+                    double plot_h, const std::string& label) {
+  os << "<rect x=\"" << Num(left) << "\" y=\"" << Num(top) << "\" width=\"" << Num(plot_w)
+     << "\" height=\"" << Num(plot_h) << "\" class=\"frame\"/>";
+  os << "<text transform=\"translate(16 " << Num(top + plot_h / 2) << ") rotate(-90)\" "
+     << "class=\"ylabel\">" << HtmlEscape(label) << "</text>";
+}
+
 }  // namespace
 
 std::vector<double> NiceTicks(double lo, double hi, int count) {
@@ -68,21 +104,131 @@ std::vector<double> NiceTicks(double lo, double hi, int count) {
   return t;
 }
 
-std::string RenderXYChart(const XYChartSpec& spec) {
-  double xmin = INFINITY, xmax = -INFINITY, ymax = 0;
-  size_t n_points = 0;
-  for (const auto& s : spec.series) {
-    for (const auto& [x, y] : s.points) {
-      if (spec.log2_x && !(x > 0)) continue;
-      xmin = std::min(xmin, x);
-      xmax = std::max(xmax, x);
-      ymax = std::max(ymax, y);
-      ++n_points;
+namespace {
+
+// An XY chart's plot area and its data -> pixel mapping.
+class XYPlot {
+ public:
+  static constexpr double kLeft = 78, kRight = 24, kTop = 36, kPlotH = 260;
+  static constexpr double kPlotW = kWidth - kLeft - kRight;
+
+  explicit XYPlot(const XYChartSpec& spec) : spec_(spec) {
+    for (const auto& s : spec.series) {
+      for (const auto& [x, y] : s.points) {
+        if (!Shown(x)) continue;
+        xmin_ = std::min(xmin_, x);
+        xmax_ = std::max(xmax_, x);
+        ymax_ = std::max(ymax_, y);
+        ++n_points_;
+      }
     }
   }
-  const double left = 78, right = 24, top = 36, plot_h = 260;
-  const double plot_w = kWidth - left - right;
-  std::ostringstream os;
+  size_t points() const { return n_points_; }
+  bool Shown(double x) const { return !spec_.log2_x || x > 0; }
+
+  // Ticks (log2 x: powers of two) and the ranges they span.
+  void Scale() {
+    if (spec_.log2_x) {
+      lx0_ = std::floor(std::log2(xmin_));
+      lx1_ = std::ceil(std::log2(xmax_));
+      if (lx1_ <= lx0_) lx1_ = lx0_ + 1;
+      const int stride = std::max(1, static_cast<int>(std::ceil((lx1_ - lx0_) / 10)));
+      for (double e = lx0_; e <= lx1_ + 1e-9; e += stride) xticks_.push_back(std::exp2(e));
+    } else {
+      xticks_ = NiceTicks(std::min(0.0, xmin_), xmax_, 6);
+      lx0_ = xticks_.front();
+      lx1_ = xticks_.back();
+    }
+    yticks_ = NiceTicks(0, ymax_ > 0 ? ymax_ : 1, 5);
+    y1_ = yticks_.back();
+  }
+  double X(double x) const {
+    const double v = spec_.log2_x ? std::log2(x) : x;
+    return kLeft + (v - lx0_) / (lx1_ - lx0_) * kPlotW;
+  }
+  double Y(double y) const { return kTop + kPlotH - y / y1_ * kPlotH; }
+
+  void DrawAxes(std::ostringstream& os) const {
+    os << "<g class=\"axes\">";
+    for (double t : yticks_) YGridLine(os, kLeft, kPlotW, Y(t), t);
+    for (double t : xticks_) XGridLine(os, kTop, kPlotH, X(t), t);
+    os << "<rect x=\"" << Num(kLeft) << "\" y=\"" << Num(kTop) << "\" width=\"" << Num(kPlotW)
+       << "\" height=\"" << Num(kPlotH) << "\" class=\"frame\"/>";
+    os << "<text x=\"" << Num(kLeft + kPlotW / 2) << "\" y=\"" << Num(kTop + kPlotH + 36)
+       << "\" class=\"xlabel\">" << HtmlEscape(spec_.x_label) << "</text>";
+    os << "<text transform=\"translate(16 " << Num(kTop + kPlotH / 2) << ") rotate(-90)\" "
+       << "class=\"ylabel\">" << HtmlEscape(spec_.y_label) << "</text></g>";
+  }
+
+  // Step envelope: from each front point go left at its height, so the
+  // area under the line is what the front achieves.
+  void DrawFront(std::ostringstream& os) const {
+    if (spec_.front.empty()) return;
+    std::vector<std::pair<double, double>> f = spec_.front;
+    std::sort(f.begin(), f.end());
+    std::ostringstream pts;
+    for (size_t i = 0; i < f.size(); ++i) {
+      if (i > 0) pts << Num(X(f[i - 1].first)) << "," << Num(Y(f[i].second)) << " ";
+      pts << Num(X(f[i].first)) << "," << Num(Y(f[i].second)) << " ";
+    }
+    os << "<polyline points=\"" << pts.str() << "\" class=\"front\"/>";
+  }
+
+  void DrawSeries(std::ostringstream& os, const XYSeries& s, const char* color) const {
+    if (s.connect && s.points.size() > 1) {
+      std::ostringstream pts;
+      for (const auto& [x, y] : s.points) {
+        if (Shown(x)) pts << Num(X(x)) << "," << Num(Y(y)) << " ";
+      }
+      os << "<polyline points=\"" << pts.str() << "\" fill=\"none\" stroke=\"" << color
+         << "\" stroke-width=\"2\"/>";
+    }
+    for (const auto& [x, y] : s.points) {
+      if (!Shown(x)) continue;
+      os << "<circle class=\"mark\" data-series=\"" << Attr(s.name) << "\" data-x=\""
+         << FormatNumber(x, 6) << "\" data-y=\"" << FormatNumber(y, 6) << "\" cx=\"" << Num(X(x))
+         << "\" cy=\"" << Num(Y(y)) << "\" r=\"4.5\" fill=\"" << color << "\"><title>"
+         << HtmlEscape(s.name) << ": " << FormatNumber(x) << ", " << FormatNumber(y)
+         << "</title></circle>";
+    }
+  }
+
+  // Short series names also sit at the series' last point, so a reader
+  // need not match colours against the legend; series ending on the same
+  // spot share one label ("B, E, F").
+  void DrawEndLabels(std::ostringstream& os) const {
+    std::map<std::pair<long, long>, std::vector<std::string>> end_labels;
+    for (const auto& s : spec_.series) {
+      for (auto it = s.points.rbegin(); it != s.points.rend(); ++it) {
+        if (!Shown(it->first)) continue;
+        if (s.name.size() <= 12) {
+          end_labels[{std::lround(X(it->first)), std::lround(Y(it->second))}].push_back(s.name);
+        }
+        break;
+      }
+    }
+    for (const auto& [pos, names] : end_labels) {
+      std::string text;
+      for (const auto& n : names) text += (text.empty() ? "" : ", ") + n;
+      os << "<text x=\"" << Num(static_cast<double>(pos.first) + 7) << "\" y=\""
+         << Num(static_cast<double>(pos.second) - 7) << "\" class=\"plabel\">" << HtmlEscape(text)
+         << "</text>";
+    }
+  }
+
+ private:
+  const XYChartSpec& spec_;
+  double xmin_ = INFINITY, xmax_ = -INFINITY, ymax_ = 0;
+  size_t n_points_ = 0;
+  double lx0_ = 0, lx1_ = 1, y1_ = 1;
+  std::vector<double> xticks_, yticks_;
+};
+
+}  // namespace
+
+std::string RenderXYChart(const XYChartSpec& spec) {
+  XYPlot plot(spec);
+  constexpr double top = XYPlot::kTop, plot_h = XYPlot::kPlotH;
   std::vector<std::string> names, colors;
   for (size_t i = 0; i < spec.series.size(); ++i) {
     names.push_back(spec.series[i].name);
@@ -94,112 +240,20 @@ std::string RenderXYChart(const XYChartSpec& spec) {
   }
   std::ostringstream legend;
   const double legend_h = Legend(legend, names, top + plot_h + 58, colors);
-  const double height = top + plot_h + 58 + legend_h;
-
-  os << "<svg class=\"chart\" data-chart=\"" << Attr(spec.id) << "\" viewBox=\"0 0 " << Num(kWidth)
-     << " " << Num(height) << "\" role=\"img\" aria-label=\"" << Attr(spec.title)
-     << "\" xmlns=\"http://www.w3.org/2000/svg\">";
-  os << "<title>" << HtmlEscape(spec.title) << "</title>";
-  os << "<text x=\"" << Num(kWidth / 2) << "\" y=\"20\" class=\"ctitle\">" << HtmlEscape(spec.title)
-     << "</text>";
-  if (n_points == 0) {
+  std::ostringstream os;
+  OpenSvg(os, spec.id, spec.title, kWidth, top + plot_h + 58 + legend_h);
+  if (plot.points() == 0) {
     os << "<text x=\"" << Num(kWidth / 2) << "\" y=\"" << Num(top + plot_h / 2)
        << "\" class=\"empty\">no data: the results lack the fields this chart needs</text></svg>";
     return os.str();
   }
-  // Axes map.
-  double lx0 = 0, lx1 = 1;
-  std::vector<double> xticks;
-  if (spec.log2_x) {
-    lx0 = std::floor(std::log2(xmin));
-    lx1 = std::ceil(std::log2(xmax));
-    if (lx1 <= lx0) lx1 = lx0 + 1;
-    const int stride = std::max(1, static_cast<int>(std::ceil((lx1 - lx0) / 10)));
-    for (double e = lx0; e <= lx1 + 1e-9; e += stride) xticks.push_back(std::exp2(e));
-  } else {
-    xticks = NiceTicks(std::min(0.0, xmin), xmax, 6);
-    lx0 = xticks.front();
-    lx1 = xticks.back();
-  }
-  auto X = [&](double x) {
-    const double v = spec.log2_x ? std::log2(x) : x;
-    return left + (v - lx0) / (lx1 - lx0) * plot_w;
-  };
-  const std::vector<double> yticks = NiceTicks(0, ymax > 0 ? ymax : 1, 5);
-  const double y1 = yticks.back();
-  auto Y = [&](double y) { return top + plot_h - y / y1 * plot_h; };
-
-  os << "<g class=\"axes\">";
-  for (double t : yticks) {
-    os << "<line x1=\"" << Num(left) << "\" x2=\"" << Num(left + plot_w) << "\" y1=\"" << Num(Y(t))
-       << "\" y2=\"" << Num(Y(t)) << "\" class=\"grid\"/>"
-       << "<text x=\"" << Num(left - 6) << "\" y=\"" << Num(Y(t) + 4) << "\" class=\"ytick\">"
-       << FormatNumber(t) << "</text>";
-  }
-  for (double t : xticks) {
-    os << "<line x1=\"" << Num(X(t)) << "\" x2=\"" << Num(X(t)) << "\" y1=\"" << Num(top)
-       << "\" y2=\"" << Num(top + plot_h) << "\" class=\"grid\"/>"
-       << "<text x=\"" << Num(X(t)) << "\" y=\"" << Num(top + plot_h + 16) << "\" class=\"xtick\">"
-       << FormatNumber(t) << "</text>";
-  }
-  os << "<rect x=\"" << Num(left) << "\" y=\"" << Num(top) << "\" width=\"" << Num(plot_w)
-     << "\" height=\"" << Num(plot_h) << "\" class=\"frame\"/>";
-  os << "<text x=\"" << Num(left + plot_w / 2) << "\" y=\"" << Num(top + plot_h + 36)
-     << "\" class=\"xlabel\">" << HtmlEscape(spec.x_label) << "</text>";
-  os << "<text transform=\"translate(16 " << Num(top + plot_h / 2) << ") rotate(-90)\" "
-     << "class=\"ylabel\">" << HtmlEscape(spec.y_label) << "</text></g>";
-
-  if (!spec.front.empty()) {
-    // Step envelope: from each front point go left at its height, so the
-    // area under the line is what the front achieves.
-    std::vector<std::pair<double, double>> f = spec.front;
-    std::sort(f.begin(), f.end());
-    std::ostringstream pts;
-    for (size_t i = 0; i < f.size(); ++i) {
-      if (i > 0) pts << Num(X(f[i - 1].first)) << "," << Num(Y(f[i].second)) << " ";
-      pts << Num(X(f[i].first)) << "," << Num(Y(f[i].second)) << " ";
-    }
-    os << "<polyline points=\"" << pts.str() << "\" class=\"front\"/>";
-  }
-  std::map<std::pair<long, long>, std::vector<std::string>> end_labels;
+  plot.Scale();
+  plot.DrawAxes(os);
+  plot.DrawFront(os);
   for (size_t i = 0; i < spec.series.size(); ++i) {
-    const auto& s = spec.series[i];
-    const char* color = kPalette[i % kPaletteSize];
-    if (s.connect && s.points.size() > 1) {
-      std::ostringstream pts;
-      for (const auto& [x, y] : s.points) {
-        if (spec.log2_x && !(x > 0)) continue;
-        pts << Num(X(x)) << "," << Num(Y(y)) << " ";
-      }
-      os << "<polyline points=\"" << pts.str() << "\" fill=\"none\" stroke=\"" << color
-         << "\" stroke-width=\"2\"/>";
-    }
-    for (const auto& [x, y] : s.points) {
-      if (spec.log2_x && !(x > 0)) continue;
-      os << "<circle class=\"mark\" data-series=\"" << Attr(s.name) << "\" data-x=\""
-         << FormatNumber(x, 6) << "\" data-y=\"" << FormatNumber(y, 6) << "\" cx=\"" << Num(X(x))
-         << "\" cy=\"" << Num(Y(y)) << "\" r=\"4.5\" fill=\"" << color << "\"><title>"
-         << HtmlEscape(s.name) << ": " << FormatNumber(x) << ", " << FormatNumber(y)
-         << "</title></circle>";
-    }
-    // Short series names also sit at the series' last point, so a reader
-    // need not match colours against the legend.
-    for (auto it = s.points.rbegin(); it != s.points.rend(); ++it) {
-      if (spec.log2_x && !(it->first > 0)) continue;
-      if (s.name.size() <= 12) {
-        end_labels[{std::lround(X(it->first)), std::lround(Y(it->second))}].push_back(s.name);
-      }
-      break;
-    }
+    plot.DrawSeries(os, spec.series[i], kPalette[i % kPaletteSize]);
   }
-  // Series ending on the same spot share one label ("B, E, F").
-  for (const auto& [pos, names] : end_labels) {
-    std::string text;
-    for (const auto& n : names) text += (text.empty() ? "" : ", ") + n;
-    os << "<text x=\"" << Num(static_cast<double>(pos.first) + 7) << "\" y=\""
-       << Num(static_cast<double>(pos.second) - 7) << "\" class=\"plabel\">" << HtmlEscape(text)
-       << "</text>";
-  }
+  plot.DrawEndLabels(os);
   os << legend.str() << "</svg>";
   return os.str();
 }
@@ -221,12 +275,7 @@ std::string RenderStackedBars(const StackedBarSpec& spec) {
   const double legend_h = Legend(legend, spec.segments, top + plot_h + 52, colors);
   const double height = top + plot_h + 52 + legend_h;
   std::ostringstream os;
-  os << "<svg class=\"chart\" data-chart=\"" << Attr(spec.id) << "\" viewBox=\"0 0 " << Num(kWidth)
-     << " " << Num(height) << "\" role=\"img\" aria-label=\"" << Attr(spec.title)
-     << "\" xmlns=\"http://www.w3.org/2000/svg\">";
-  os << "<title>" << HtmlEscape(spec.title) << "</title>";
-  os << "<text x=\"" << Num(kWidth / 2) << "\" y=\"20\" class=\"ctitle\">" << HtmlEscape(spec.title)
-     << "</text>";
+  OpenSvg(os, spec.id, spec.title, kWidth, height);
   if (!(vmax > 0)) {
     os << "<text x=\"" << Num(kWidth / 2) << "\" y=\"" << Num(top + 30)
        << "\" class=\"empty\">no data: the results carry no memory breakdown</text></svg>";
@@ -235,12 +284,7 @@ std::string RenderStackedBars(const StackedBarSpec& spec) {
   const std::vector<double> ticks = NiceTicks(0, vmax, 6);
   const double v1 = ticks.back();
   auto X = [&](double v) { return left + v / v1 * plot_w; };
-  for (double t : ticks) {
-    os << "<line x1=\"" << Num(X(t)) << "\" x2=\"" << Num(X(t)) << "\" y1=\"" << Num(top)
-       << "\" y2=\"" << Num(top + plot_h) << "\" class=\"grid\"/>"
-       << "<text x=\"" << Num(X(t)) << "\" y=\"" << Num(top + plot_h + 16) << "\" class=\"xtick\">"
-       << FormatNumber(t) << "</text>";
-  }
+  for (double t : ticks) XGridLine(os, top, plot_h, X(t), t);
   os << "<text x=\"" << Num(left + plot_w / 2) << "\" y=\"" << Num(top + plot_h + 34)
      << "\" class=\"xlabel\">" << HtmlEscape(spec.value_label) << "</text>";
   for (size_t c = 0; c < spec.categories.size(); ++c) {
@@ -267,20 +311,112 @@ std::string RenderStackedBars(const StackedBarSpec& spec) {
   return os.str();
 }
 
-std::string RenderGroupedBars(const GroupedBarSpec& spec) {
-  const double W = spec.width;
+namespace {
+
+// The largest finite value, upper interval end or reference line.
+double GroupedMax(const GroupedBarSpec& spec) {
   double vmax = 0;
-  for (const auto& row : spec.values) {
-    for (double v : row) {
-      if (std::isfinite(v)) vmax = std::max(vmax, v);
-    }
-  }
-  for (const auto& row : spec.hi) {
-    for (double v : row) {
-      if (std::isfinite(v)) vmax = std::max(vmax, v);
+  for (const auto* rows : {&spec.values, &spec.hi}) {
+    for (const auto& row : *rows) {
+      for (double v : row) {
+        if (std::isfinite(v)) vmax = std::max(vmax, v);
+      }
     }
   }
   for (const auto& r : spec.references) vmax = std::max(vmax, r.value);
+  return vmax;
+}
+
+// The smallest positive value or reference line (at most vmax).
+double GroupedMin(const GroupedBarSpec& spec, double vmax) {
+  double vmin = vmax;
+  for (const auto& row : spec.values) {
+    for (double v : row) {
+      if (std::isfinite(v) && v > 0) vmin = std::min(vmin, v);
+    }
+  }
+  for (const auto& r : spec.references) {
+    if (r.value > 0) vmin = std::min(vmin, r.value);
+  }
+  return vmin;
+}
+
+// A grouped bar chart's value axis. A queueing tail (a TTFT of 40 s next
+// to 100 ms) would flatten every other bar on a linear axis; past a 50x
+// spread the axis is logarithmic.
+class BarAxis {
+ public:
+  BarAxis(const GroupedBarSpec& spec, double vmax, double top, double plot_h)
+      : top_(top), plot_h_(plot_h) {
+    const double vmin = GroupedMin(spec, vmax);
+    log_ = vmax / vmin > 50;
+    if (log_) {
+      // Half the smallest value as the floor keeps the smallest bar visible.
+      l0_ = std::floor(std::log10(vmin / 2));
+      l1_ = std::ceil(std::log10(vmax));
+      if (l1_ <= l0_) l1_ = l0_ + 1;
+      for (double e = l0_; e <= l1_ + 1e-9; ++e) ticks_.push_back(std::pow(10.0, e));
+    } else {
+      ticks_ = NiceTicks(0, vmax, 5);
+    }
+  }
+  bool log() const { return log_; }
+  const std::vector<double>& ticks() const { return ticks_; }
+  double base() const { return log_ ? ticks_.front() : 0.0; }
+  double Y(double v) const {
+    if (log_) {
+      return top_ + plot_h_ - (std::log10(std::max(v, ticks_.front())) - l0_) / (l1_ - l0_) * plot_h_;
+    }
+    return top_ + plot_h_ - v / ticks_.back() * plot_h_;
+  }
+
+ private:
+  double top_, plot_h_;
+  bool log_ = false;
+  double l0_ = 0, l1_ = 1;
+  std::vector<double> ticks_;
+};
+
+// Bar k of category c, with its interval when the spec gives one.
+void DrawBar(std::ostringstream& os, const GroupedBarSpec& spec, const BarAxis& axis, size_t c,
+             size_t k, double x, double bar_w, const std::string& color) {
+  const double v = spec.values[c][k];
+  if (!std::isfinite(v) || v < 0) return;
+  os << "<rect class=\"mark\" data-series=\"" << Attr(spec.series[k]) << "\" data-category=\""
+     << Attr(spec.categories[c]) << "\" data-value=\"" << FormatNumber(v, 6) << "\" x=\""
+     << Num(x) << "\" y=\"" << Num(axis.Y(v)) << "\" width=\"" << Num(bar_w * 0.92)
+     << "\" height=\"" << Num(std::max(0.5, axis.Y(axis.base()) - axis.Y(v))) << "\" fill=\""
+     << color << "\"><title>" << HtmlEscape(spec.categories[c]) << " "
+     << HtmlEscape(spec.series[k]) << ": " << FormatNumber(v) << " "
+     << HtmlEscape(spec.value_label) << "</title></rect>";
+  const double lo = c < spec.lo.size() && k < spec.lo[c].size() ? spec.lo[c][k] : NAN;
+  const double hi = c < spec.hi.size() && k < spec.hi[c].size() ? spec.hi[c][k] : NAN;
+  if (!(std::isfinite(lo) && std::isfinite(hi) && hi >= lo)) return;
+  const double bx = x + bar_w * 0.46;
+  const double cap = std::max(1.5, bar_w * 0.25);
+  os << "<path class=\"interval\" data-lo=\"" << FormatNumber(lo, 6) << "\" data-hi=\""
+     << FormatNumber(hi, 6) << "\" d=\"M" << Num(bx) << " " << Num(axis.Y(lo)) << "V"
+     << Num(axis.Y(hi)) << "M" << Num(bx - cap) << " " << Num(axis.Y(lo)) << "H" << Num(bx + cap)
+     << "M" << Num(bx - cap) << " " << Num(axis.Y(hi)) << "H" << Num(bx + cap) << "\"/>";
+}
+
+// A category's name under its group, turned when it does not fit.
+void CategoryLabel(std::ostringstream& os, const std::string& name, double cx, double ly,
+                   bool turn) {
+  if (turn) {
+    os << "<text transform=\"translate(" << Num(cx + 4) << " " << Num(ly - 4)
+       << ") rotate(45)\" class=\"barlabel\">" << HtmlEscape(name) << "</text>";
+  } else {
+    os << "<text x=\"" << Num(cx) << "\" y=\"" << Num(ly) << "\" class=\"xtick\">"
+       << HtmlEscape(name) << "</text>";
+  }
+}
+
+}  // namespace
+
+std::string RenderGroupedBars(const GroupedBarSpec& spec) {
+  const double W = spec.width;
+  const double vmax = GroupedMax(spec);
   const double left = 60, right = 12, top = 36, plot_h = 180;
   const double plot_w = W - left - right;
   const double n = static_cast<double>(std::max<size_t>(1, spec.categories.size()));
@@ -296,103 +432,35 @@ std::string RenderGroupedBars(const GroupedBarSpec& spec) {
   std::ostringstream legend;
   const double legend_top = top + plot_h + label_h + 34;
   const double legend_h = Legend(legend, spec.series, legend_top, colors, W);
-  const double height = legend_top + legend_h;
   std::ostringstream os;
-  os << "<svg class=\"chart\" data-chart=\"" << Attr(spec.id) << "\" viewBox=\"0 0 " << Num(W)
-     << " " << Num(height) << "\" role=\"img\" aria-label=\"" << Attr(spec.title)
-     << "\" xmlns=\"http://www.w3.org/2000/svg\">";
-  os << "<title>" << HtmlEscape(spec.title) << "</title>";
-  os << "<text x=\"" << Num(W / 2) << "\" y=\"20\" class=\"ctitle\">" << HtmlEscape(spec.title)
-     << "</text>";
+  OpenSvg(os, spec.id, spec.title, W, legend_top + legend_h);
   if (!(vmax > 0)) {
     os << "<text x=\"" << Num(W / 2) << "\" y=\"" << Num(top + plot_h / 2)
        << "\" class=\"empty\">no data: the results lack this latency</text></svg>";
     return os.str();
   }
-  // A queueing tail (a TTFT of 40 s next to 100 ms) would flatten every
-  // other bar on a linear axis; past a 50x spread the axis is logarithmic.
-  double vmin = vmax;
-  for (const auto& row : spec.values) {
-    for (double v : row) {
-      if (std::isfinite(v) && v > 0) vmin = std::min(vmin, v);
-    }
-  }
-  for (const auto& r : spec.references) {
-    if (r.value > 0) vmin = std::min(vmin, r.value);
-  }
-  const bool log_y = vmax / vmin > 50;
-  std::vector<double> ticks;
-  double l0 = 0, l1 = 1;
-  if (log_y) {
-    // Half the smallest value as the floor keeps the smallest bar visible.
-    l0 = std::floor(std::log10(vmin / 2));
-    l1 = std::ceil(std::log10(vmax));
-    if (l1 <= l0) l1 = l0 + 1;
-    for (double e = l0; e <= l1 + 1e-9; ++e) ticks.push_back(std::pow(10.0, e));
-  } else {
-    ticks = NiceTicks(0, vmax, 5);
-  }
-  const double v1 = ticks.back();
-  auto Y = [&](double v) {
-    if (log_y)
-      return top + plot_h - (std::log10(std::max(v, ticks.front())) - l0) / (l1 - l0) * plot_h;
-    return top + plot_h - v / v1 * plot_h;
-  };
-  const double base = log_y ? ticks.front() : 0.0;
-  if (log_y) {
+  const BarAxis axis(spec, vmax, top, plot_h);
+  if (axis.log()) {
     os << "<text x=\"" << Num(left + 4) << "\" y=\"" << Num(top - 4) << "\" class=\"scale\">"
        << "log scale</text>";
   }
-  for (double t : ticks) {
-    os << "<line x1=\"" << Num(left) << "\" x2=\"" << Num(left + plot_w) << "\" y1=\"" << Num(Y(t))
-       << "\" y2=\"" << Num(Y(t)) << "\" class=\"grid\"/>"
-       << "<text x=\"" << Num(left - 6) << "\" y=\"" << Num(Y(t) + 4) << "\" class=\"ytick\">"
-       << FormatNumber(t) << "</text>";
-  }
-  os << "<rect x=\"" << Num(left) << "\" y=\"" << Num(top) << "\" width=\"" << Num(plot_w)
-     << "\" height=\"" << Num(plot_h) << "\" class=\"frame\"/>";
-  os << "<text transform=\"translate(16 " << Num(top + plot_h / 2) << ") rotate(-90)\" "
-     << "class=\"ylabel\">" << HtmlEscape(spec.value_label) << "</text>";
+  for (double t : axis.ticks()) YGridLine(os, left, plot_w, axis.Y(t), t);
+  FrameAndYLabel(os, left, top, plot_w, plot_h, spec.value_label);
   const double nseries = static_cast<double>(std::max<size_t>(1, spec.series.size()));
   const double bar_w = std::min(18.0, group_w * 0.8 / nseries);
   for (size_t c = 0; c < spec.categories.size(); ++c) {
     const double gx = left + group_w * static_cast<double>(c);
     const double x0 = gx + (group_w - bar_w * nseries) / 2;
     for (size_t k = 0; k < spec.series.size() && k < spec.values[c].size(); ++k) {
-      const double v = spec.values[c][k];
-      if (!std::isfinite(v) || v < 0) continue;
-      os << "<rect class=\"mark\" data-series=\"" << Attr(spec.series[k]) << "\" data-category=\""
-         << Attr(spec.categories[c]) << "\" data-value=\"" << FormatNumber(v, 6) << "\" x=\""
-         << Num(x0 + bar_w * static_cast<double>(k)) << "\" y=\"" << Num(Y(v)) << "\" width=\""
-         << Num(bar_w * 0.92) << "\" height=\"" << Num(std::max(0.5, Y(base) - Y(v)))
-         << "\" fill=\"" << colors[k] << "\"><title>" << HtmlEscape(spec.categories[c]) << " "
-         << HtmlEscape(spec.series[k]) << ": " << FormatNumber(v) << " "
-         << HtmlEscape(spec.value_label) << "</title></rect>";
-      const double lo = c < spec.lo.size() && k < spec.lo[c].size() ? spec.lo[c][k] : NAN;
-      const double hi = c < spec.hi.size() && k < spec.hi[c].size() ? spec.hi[c][k] : NAN;
-      if (std::isfinite(lo) && std::isfinite(hi) && hi >= lo) {
-        const double bx = x0 + bar_w * (static_cast<double>(k) + 0.46);
-        const double cap = std::max(1.5, bar_w * 0.25);
-        os << "<path class=\"interval\" data-lo=\"" << FormatNumber(lo, 6) << "\" data-hi=\""
-           << FormatNumber(hi, 6) << "\" d=\"M" << Num(bx) << " " << Num(Y(lo)) << "V" << Num(Y(hi))
-           << "M" << Num(bx - cap) << " " << Num(Y(lo)) << "H" << Num(bx + cap) << "M"
-           << Num(bx - cap) << " " << Num(Y(hi)) << "H" << Num(bx + cap) << "\"/>";
-      }
+      DrawBar(os, spec, axis, c, k, x0 + bar_w * static_cast<double>(k), bar_w, colors[k]);
     }
-    const double cx = gx + group_w / 2, ly = top + plot_h + 14;
-    if (turn) {
-      os << "<text transform=\"translate(" << Num(cx + 4) << " " << Num(ly - 4)
-         << ") rotate(45)\" class=\"barlabel\">" << HtmlEscape(spec.categories[c]) << "</text>";
-    } else {
-      os << "<text x=\"" << Num(cx) << "\" y=\"" << Num(ly) << "\" class=\"xtick\">"
-         << HtmlEscape(spec.categories[c]) << "</text>";
-    }
+    CategoryLabel(os, spec.categories[c], gx + group_w / 2, top + plot_h + 14, turn);
   }
   for (const auto& r : spec.references) {
     os << "<line class=\"slo\" data-value=\"" << FormatNumber(r.value, 6) << "\" x1=\"" << Num(left)
-       << "\" x2=\"" << Num(left + plot_w) << "\" y1=\"" << Num(Y(r.value)) << "\" y2=\""
-       << Num(Y(r.value)) << "\"/><text x=\"" << Num(left + plot_w - 4) << "\" y=\""
-       << Num(Y(r.value) - 4) << "\" class=\"slolabel\">" << HtmlEscape(r.label) << "</text>";
+       << "\" x2=\"" << Num(left + plot_w) << "\" y1=\"" << Num(axis.Y(r.value)) << "\" y2=\""
+       << Num(axis.Y(r.value)) << "\"/><text x=\"" << Num(left + plot_w - 4) << "\" y=\""
+       << Num(axis.Y(r.value) - 4) << "\" class=\"slolabel\">" << HtmlEscape(r.label) << "</text>";
   }
   os << legend.str() << "</svg>";
   return os.str();

@@ -112,9 +112,9 @@ std::optional<Table> AgenticTable(const Analysis& a) {
 
 }  // namespace
 
-std::vector<Table> BuildTables(const Analysis& a) {
-  std::vector<Table> tables;
+namespace {
 
+Table DeploymentsTable(const Analysis& a) {
   Table dep{"deployments",
             "Configurations (legend)",
             "One row per configuration; results that differ only in offered load share one. "
@@ -136,9 +136,38 @@ std::vector<Table> BuildTables(const Analysis& a) {
                         OrNa(s.DeploymentField("kv_integrity")), OrNa(profile),
                         OrNa(s.profile_provenance), std::to_string(c.points.size())});
   }
-  tables.push_back(std::move(dep));
+  return dep;
+}
 
-  // Memory: one column per weight component seen in any configuration.
+// One row of the memory table: the weight components' columns, then the
+// totals.
+std::vector<std::string> MemoryRow(const Config& c,
+                                   const std::set<std::string>& components) {
+  const Summary& s = *c.first;
+  std::vector<std::string> row{c.short_label};
+  if (s.memory) {
+    const MemoryPerGpu& m = *s.memory;
+    for (const auto& k : components) {
+      auto it = m.weights_by_component.find(k);
+      row.push_back(it == m.weights_by_component.end() ? "0" : FormatGiB(it->second));
+    }
+    row.push_back(FormatGiB(m.weights_bytes));
+    row.push_back(FormatGiB(m.reserve_bytes));
+    row.push_back(FormatGiB(m.kv_pool_bytes));
+    row.push_back(m.gpu_memory_bytes > 0 ? FormatGiB(m.gpu_memory_bytes - m.weights_bytes -
+                                                     m.reserve_bytes - m.kv_pool_bytes)
+                                         : "n/a");
+    row.push_back(m.gpu_memory_bytes > 0 ? FormatGiB(m.gpu_memory_bytes) : "n/a");
+  } else {
+    for (size_t i = 0; i < components.size() + 5; ++i) row.push_back("n/a");
+  }
+  row.push_back(Opt(s.kv_bytes_per_token, 6));
+  row.push_back(Opt(s.kv_capacity_tokens, 9));
+  return row;
+}
+
+// Memory: one column per weight component seen in any configuration.
+Table MemoryTable(const Analysis& a) {
   std::set<std::string> components;
   for (const auto& c : a.configs) {
     if (c.first->memory) {
@@ -155,31 +184,13 @@ std::vector<Table> BuildTables(const Analysis& a) {
                           "kv_bytes_per_token", "kv_capacity_tokens"}) {
     mem.columns.push_back(col);
   }
-  for (const auto& c : a.configs) {
-    const Summary& s = *c.first;
-    std::vector<std::string> row{c.short_label};
-    if (s.memory) {
-      const MemoryPerGpu& m = *s.memory;
-      for (const auto& k : components) {
-        auto it = m.weights_by_component.find(k);
-        row.push_back(it == m.weights_by_component.end() ? "0" : FormatGiB(it->second));
-      }
-      row.push_back(FormatGiB(m.weights_bytes));
-      row.push_back(FormatGiB(m.reserve_bytes));
-      row.push_back(FormatGiB(m.kv_pool_bytes));
-      row.push_back(m.gpu_memory_bytes > 0 ? FormatGiB(m.gpu_memory_bytes - m.weights_bytes -
-                                                       m.reserve_bytes - m.kv_pool_bytes)
-                                           : "n/a");
-      row.push_back(m.gpu_memory_bytes > 0 ? FormatGiB(m.gpu_memory_bytes) : "n/a");
-    } else {
-      for (size_t i = 0; i < components.size() + 5; ++i) row.push_back("n/a");
-    }
-    row.push_back(Opt(s.kv_bytes_per_token, 6));
-    row.push_back(Opt(s.kv_capacity_tokens, 9));
-    mem.rows.push_back(std::move(row));
-  }
-  tables.push_back(std::move(mem));
+  for (const auto& c : a.configs) mem.rows.push_back(MemoryRow(c, components));
+  return mem;
+}
 
+// The tables with one row (or one per metric) per result: throughput,
+// latency, cost and what binds.
+struct PointTables {
   Table tput{"throughput",
              "Throughput vs concurrency",
              "Output = generated tokens only; total = input + output tokens. "
@@ -207,61 +218,72 @@ std::vector<Table> BuildTables(const Analysis& a) {
              "bound_time_share; SLO from p99 latency and goodput when SLOs were given.",
              {"configuration", "concurrency", "binds", "headroom", "next_limit"},
              {}};
-  for (const auto& c : a.configs) {
-    for (int i : c.points) {
-      const Point& p = a.points[i];
-      const Summary& s = *p.summary;
-      const std::string conc = ConcurrencyText(s);
-      tput.rows.push_back(
-          {c.short_label, conc, FormatNumber(s.request_throughput),
-           FormatNumber(s.output_throughput), FormatNumber(s.total_token_throughput),
-           FormatNumber(s.output_throughput_per_gpu),
-           FormatNumber(s.total_token_throughput_per_gpu),
-           p.tokens_per_s_per_user > 0 ? FormatNumber(p.tokens_per_s_per_user) : "n/a",
-           p.on_pareto_front ? "yes" : "no"});
-      for (const char* metric : {"ttft", "tpot", "itl", "e2el"}) {
-        const std::string m = metric;
-        lat.rows.push_back({c.short_label, conc, m == "e2el" ? "E2E" : [&] {
-                              std::string u;
-                              for (char ch : m) u += static_cast<char>(std::toupper(ch));
-                              return u;
-                            }(),
-                            Latency(s, "mean_" + m), Latency(s, "median_" + m),
-                            Latency(s, "p90_" + m), Latency(s, "p99_" + m)});
+
+  void AddThroughput(const std::string& label, const std::string& conc, const Point& p) {
+    const Summary& s = *p.summary;
+    tput.rows.push_back(
+        {label, conc, FormatNumber(s.request_throughput), FormatNumber(s.output_throughput),
+         FormatNumber(s.total_token_throughput), FormatNumber(s.output_throughput_per_gpu),
+         FormatNumber(s.total_token_throughput_per_gpu),
+         p.tokens_per_s_per_user > 0 ? FormatNumber(p.tokens_per_s_per_user) : "n/a",
+         p.on_pareto_front ? "yes" : "no"});
+  }
+
+  void AddLatency(const std::string& label, const std::string& conc, const Summary& s) {
+    for (const char* metric : {"ttft", "tpot", "itl", "e2el"}) {
+      const std::string m = metric;
+      std::string name = "E2E";
+      if (m != "e2el") {
+        name.clear();
+        for (char ch : m) name += static_cast<char>(std::toupper(ch));
       }
-      std::vector<std::string> crow{c.short_label, conc};
-      if (p.cost) {
-        crow.push_back(FormatNumber(p.cost->usd_per_gpu_hour));
-        crow.push_back(std::to_string(s.gpus));
-        crow.push_back(FormatNumber(p.cost->usd_per_million_output));
-        crow.push_back(FormatNumber(p.cost->usd_per_million_total));
-      } else {
-        crow.insert(crow.end(), {"n/a", std::to_string(s.gpus), "n/a", "n/a"});
-      }
-      const std::string& base_label = a.configs[c.baseline].short_label;
-      if (p.baseline_point < 0) {
-        crow.push_back("baseline");
-        crow.push_back("baseline");
-      } else {
-        crow.push_back(p.output_cost_change ? ChangePhrase(*p.output_cost_change,
-                                                           "cost per output token", base_label)
-                                            : "n/a");
-        crow.push_back(p.total_cost_change ? ChangePhrase(*p.total_cost_change,
-                                                          "cost per input+output token", base_label)
-                                           : "n/a");
-      }
-      cost.rows.push_back(std::move(crow));
-      bind.rows.push_back(
-          {c.short_label, conc, p.binding.binds, OrNa(p.binding.headroom), p.binding.next_limit});
+      lat.rows.push_back({label, conc, name, Latency(s, "mean_" + m), Latency(s, "median_" + m),
+                          Latency(s, "p90_" + m), Latency(s, "p99_" + m)});
     }
   }
-  tables.push_back(std::move(tput));
-  tables.push_back(std::move(lat));
-  tables.push_back(std::move(cost));
-  tables.push_back(std::move(bind));
-  if (auto pd = PdComparisonTable(a)) tables.push_back(std::move(*pd));
-  if (auto agentic = AgenticTable(a)) tables.push_back(std::move(*agentic));
 
+  void AddCost(const std::string& label, const std::string& conc, const Point& p,
+               const std::string& base_label) {
+    const Summary& s = *p.summary;
+    std::vector<std::string> crow{label, conc};
+    if (p.cost) {
+      crow.push_back(FormatNumber(p.cost->usd_per_gpu_hour));
+      crow.push_back(std::to_string(s.gpus));
+      crow.push_back(FormatNumber(p.cost->usd_per_million_output));
+      crow.push_back(FormatNumber(p.cost->usd_per_million_total));
+    } else {
+      crow.insert(crow.end(), {"n/a", std::to_string(s.gpus), "n/a", "n/a"});
+    }
+    if (p.baseline_point < 0) {
+      crow.push_back("baseline");
+      crow.push_back("baseline");
+    } else {
+      crow.push_back(p.output_cost_change ? ChangePhrase(*p.output_cost_change,
+                                                         "cost per output token", base_label)
+                                          : "n/a");
+      crow.push_back(p.total_cost_change ? ChangePhrase(*p.total_cost_change,
+                                                        "cost per input+output token", base_label)
+                                         : "n/a");
+    }
+    cost.rows.push_back(std::move(crow));
+  }
+
+  explicit PointTables(const Analysis& a) {
+    for (const auto& c : a.configs) {
+      for (int i : c.points) {
+        const Point& p = a.points[i];
+        const std::string conc = ConcurrencyText(*p.summary);
+        AddThroughput(c.short_label, conc, p);
+        AddLatency(c.short_label, conc, *p.summary);
+        AddCost(c.short_label, conc, p, a.configs[c.baseline].short_label);
+        bind.rows.push_back({c.short_label, conc, p.binding.binds, OrNa(p.binding.headroom),
+                             p.binding.next_limit});
+      }
+    }
+  }
+};
+
+std::optional<Table> WarningsTable(const Analysis& a) {
   Table warn{"warnings",
              "Simulator warnings",
              "Copied from the summaries.",
@@ -274,7 +296,24 @@ std::vector<Table> BuildTables(const Analysis& a) {
       }
     }
   }
-  if (!warn.rows.empty()) tables.push_back(std::move(warn));
+  if (warn.rows.empty()) return std::nullopt;
+  return warn;
+}
+
+}  // namespace
+
+std::vector<Table> BuildTables(const Analysis& a) {
+  std::vector<Table> tables;
+  tables.push_back(DeploymentsTable(a));
+  tables.push_back(MemoryTable(a));
+  PointTables pt(a);
+  tables.push_back(std::move(pt.tput));
+  tables.push_back(std::move(pt.lat));
+  tables.push_back(std::move(pt.cost));
+  tables.push_back(std::move(pt.bind));
+  if (auto pd = PdComparisonTable(a)) tables.push_back(std::move(*pd));
+  if (auto agentic = AgenticTable(a)) tables.push_back(std::move(*agentic));
+  if (auto warn = WarningsTable(a)) tables.push_back(std::move(*warn));
   // Warnings and provenance are free text from the summaries; they may name
   // files of the machine that ran the simulation.
   for (auto& t : tables) {
