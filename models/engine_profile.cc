@@ -15,6 +15,7 @@
 #include "common/data_path.h"
 #include "common/did_you_mean.h"
 #include "common/json_util.h"
+#include "hw/profile.h"
 
 namespace capplan::models {
 
@@ -58,6 +59,15 @@ const std::string& EngineProfile::SourceOf(const std::string& key) const {
   static const std::string kNone = "(no source recorded)";
   auto it = sources.find(key);
   return it == sources.end() ? kNone : it->second;
+}
+
+std::map<std::string, std::string> EngineProfile::KernelNamesFor(
+    const std::string& architecture) const {
+  std::map<std::string, std::string> names = kernel_names;
+  auto it = kernel_names_by_architecture.find(architecture);
+  if (it == kernel_names_by_architecture.end()) return names;
+  for (const auto& [sel, impl] : it->second) names[sel] = impl;
+  return names;
 }
 
 namespace {
@@ -228,7 +238,9 @@ Status ParseBucket(JsonObject& b, SglangFractionBucket* out) {
                           {"dp_extra_threshold_bs", &out->dp_extra_threshold_bs},
                           {"dp_extra_mib_per_bs_rank", &out->dp_extra_mib_per_bs_rank},
                           {"floor_mib", &out->floor_mib},
-                          {"floor_above_gpu_mib", &out->floor_above_gpu_mib}};
+                          {"floor_above_gpu_mib", &out->floor_above_gpu_mib},
+                          {"chunked_prefill_tokens", &out->chunked_prefill_tokens},
+                          {"cuda_graph_max_bs", &out->cuda_graph_max_bs}};
   for (const Field& f : fields) {
     const bool required = std::string_view(f.key) == "min_gpu_gib" ||
                           std::string_view(f.key) == "max_gpu_gib" ||
@@ -341,6 +353,27 @@ Status ParseKernels(JsonObject& e, EngineProfile* p) {
   return k.Finish();
 }
 
+// "kernels_by_architecture": {"sm100": {"<selector>": {"value": ..., "source": ...}}}.
+Status ParseArchitectureKernels(JsonObject& e, EngineProfile* p) {
+  if (!e.Has("kernels_by_architecture")) return Status::Ok();
+  CAPPLAN_ASSIGN_OR_RETURN(JsonObject a, e.Child("kernels_by_architecture", true));
+  for (const auto& [arch, v] : e.Raw("kernels_by_architecture")->items()) {
+    CAPPLAN_RETURN_IF_ERROR(a.CheckOneOf(arch, arch, hw::KnownArchitectures()));
+    CAPPLAN_ASSIGN_OR_RETURN(JsonObject k, a.Child(arch, true));
+    std::map<std::string, std::string>& names = p->kernel_names_by_architecture[arch];
+    const std::string prefix = "kernels_by_architecture." + arch + ".";
+    for (const auto& [sel, x] : a.Raw(arch)->items()) {
+      if (Status st = CheckKernelSelector(sel); !st.ok()) return k.Error(sel, st.message());
+      CAPPLAN_RETURN_IF_ERROR(GetSourced(k, prefix, sel.c_str(), &names[sel], &p->sources));
+    }
+    if (auto c = KernelChoices::FromSelectors(p->KernelNamesFor(arch)); !c.ok()) {
+      return k.Error("", c.status().message());
+    }
+    CAPPLAN_RETURN_IF_ERROR(k.Finish());
+  }
+  return a.Finish();
+}
+
 Status ParseEntry(const nlohmann::json& merged, const std::string& origin, const std::string& ptr,
                   EngineProfile* p) {
   JsonObject e(merged, origin, ptr);
@@ -353,6 +386,7 @@ Status ParseEntry(const nlohmann::json& merged, const std::string& origin, const
   CAPPLAN_ASSIGN_OR_RETURN(JsonObject m, e.Child("memory", true));
   CAPPLAN_RETURN_IF_ERROR(ParseMemory(m, p));
   CAPPLAN_RETURN_IF_ERROR(ParseKernels(e, p));
+  CAPPLAN_RETURN_IF_ERROR(ParseArchitectureKernels(e, p));
   return e.Finish();
 }
 

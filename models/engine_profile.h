@@ -74,6 +74,10 @@ struct SglangFractionBucket {
   double chunked_prefill_min = 0, chunked_prefill_mib_per_token = 0, cuda_graph_mib_per_bs = 0;
   double dp_mib_per_bs_rank = 0, dp_extra_threshold_bs = 0, dp_extra_mib_per_bs_rank = 0;
   double floor_mib = 0, floor_above_gpu_mib = 0;
+  // The chunked-prefill size and CUDA-graph batch this memory class runs
+  // with when the user sets none (SGLang sizes both by GPU memory); 0: the
+  // engine's defaults.
+  double chunked_prefill_tokens = 0, cuda_graph_max_bs = 0;
 };
 
 enum class MemoryRuleKind { kSglangStaticFraction, kVllmProfileRun };
@@ -137,6 +141,13 @@ struct EngineProfile {
   // "kernels.<selector>" in `sources`.
   std::map<std::string, std::string> kernel_names;
   KernelChoices kernels;
+  // Per GPU architecture ("sm100"), the selectors whose kernel differs
+  // there ("kernels_by_architecture", optional; sources under
+  // "kernels_by_architecture.<arch>.<selector>"): FA3 and FlashMLA are SM90
+  // code, so the same engine version runs TRT-LLM-gen kernels on Blackwell.
+  std::map<std::string, std::map<std::string, std::string>> kernel_names_by_architecture;
+  // kernel_names with the architecture's choices over them.
+  std::map<std::string, std::string> KernelNamesFor(const std::string& architecture) const;
   // "defaults.page_size" -> source, "memory.startup_bytes" -> source, ...
   std::map<std::string, std::string> sources;
   // Memory term ("startup_bytes") -> its range, for the terms that have one.

@@ -48,15 +48,20 @@ struct Resolved {
 
 // SGLang's default mem_fraction_static for this GPU and layout
 // (server_args.py of the profile's version). Reserve terms are in MiB.
-Result<double> SglangDefaultFraction(const EngineProfile& prof, int64_t reported_bytes,
-                                     const ParallelLayout& l, const EngineMemoryOptions& o,
-                                     const Resolved& r) {
-  const EngineMemoryRule& m = prof.memory;
+const SglangFractionBucket* FindBucket(const EngineMemoryRule& m, int64_t reported_bytes) {
   const double gpu_mib = reported_bytes / kMiB;
   const SglangFractionBucket* b = nullptr;
   for (const SglangFractionBucket& x : m.buckets) {
     if (gpu_mib >= x.min_gpu_gib * 1024 && gpu_mib < x.max_gpu_gib * 1024) b = &x;
   }
+  return b;
+}
+
+Result<double> SglangDefaultFraction(const EngineProfile& prof, int64_t reported_bytes,
+                                     const ParallelLayout& l, const EngineMemoryOptions& o,
+                                     const Resolved& r) {
+  const double gpu_mib = reported_bytes / kMiB;
+  const SglangFractionBucket* b = FindBucket(prof.memory, reported_bytes);
   if (b == nullptr) {
     return Status::Invalid("no SGLang " + prof.version + " mem_fraction_static rule for a " +
                            Gib(reported_bytes) +
@@ -80,7 +85,7 @@ Result<double> SglangDefaultFraction(const EngineProfile& prof, int64_t reported
     reserve += b->dp_attention_mib;
   }
   if (o.speculative()) reserve += b->speculative_mib;
-  return RoundTo((gpu_mib - reserve) / gpu_mib, m.round_decimals);
+  return RoundTo((gpu_mib - reserve) / gpu_mib, prof.memory.round_decimals);
 }
 
 // NCCL communicators and custom all-reduce buffers (SGLang's dist init;
@@ -160,6 +165,23 @@ int64_t VllmActivationBytes(const ModelCard& c, const ParallelLayout& l, const E
     moe = tokens * c.experts_per_token * (3 * inner + c.hidden_size) * kActivationBytes;
   }
   return m.activation_base_bytes + std::max(sampler + hidden, dense) + moe;
+}
+
+// SGLang picks a larger chunk and CUDA-graph batch on larger GPUs (B200:
+// 16k and 512); an option the user set wins.
+void ApplyMemoryClassDefaults(const EngineMemoryRule& m, int64_t reported_bytes,
+                              const EngineMemoryOptions& opt, Resolved* r, MemoryPlan* p) {
+  if (m.kind != MemoryRuleKind::kSglangStaticFraction) return;
+  const SglangFractionBucket* b = FindBucket(m, reported_bytes);
+  if (b == nullptr) return;
+  if (opt.chunked_prefill_tokens <= 0 && b->chunked_prefill_tokens > 0) {
+    r->chunked = static_cast<int64_t>(b->chunked_prefill_tokens);
+    p->chunked_prefill_tokens = r->chunked;
+  }
+  if (opt.cuda_graph_max_bs <= 0 && b->cuda_graph_max_bs > 0) {
+    r->cgbs = static_cast<int64_t>(b->cuda_graph_max_bs);
+    p->cuda_graph_max_bs = r->cgbs;
+  }
 }
 
 Result<Resolved> ResolveOptions(const ModelCard& card, const ParallelLayout& layout,
@@ -421,6 +443,7 @@ Result<MemoryPlan> PlanMemoryAllowShortfall(const ModelCard& card, const Paralle
   CAPPLAN_ASSIGN_OR_RETURN(Resolved r, ResolveOptions(card, layout, opt, &p));
   const EngineProfile& prof = *r.profile;
   const EngineMemoryRule& m = prof.memory;
+  ApplyMemoryClassDefaults(m, device.reported_bytes, opt, &r, &p);
   CAPPLAN_ASSIGN_OR_RETURN(p.weights, ComputeWeights(card, layout, choice));
   CAPPLAN_RETURN_IF_ERROR(CheckFormatsRun(p.weights, device));
   CAPPLAN_ASSIGN_OR_RETURN(p.kv, ComputeKvLayout(card, layout, choice.kv_cache));

@@ -114,6 +114,17 @@ Status CheckKernelOverrides(const State& st) {
   return Status::Ok();
 }
 
+// The engine's kernels on this GPU's architecture, with the deployment's
+// own choices over them.
+Result<models::KernelChoices> KernelsForGpu(const State& st) {
+  const DeploymentSpec& d = st.pool->deployment;
+  const models::EngineProfile* engine = d.engine_resolution.profile;
+  if (engine == nullptr || engine->kernel_names_by_architecture.empty()) return d.kernels;
+  std::map<std::string, std::string> names = engine->KernelNamesFor(st.profile.architecture);
+  for (const auto& [sel, impl] : d.kernel_overrides) names[sel] = impl;
+  return models::KernelChoices::FromSelectors(names);
+}
+
 // The model (and speculative decoding's draft) as one GPU of the pool runs it.
 Status ShardPoolModel(State* st) {
   const DeploymentSpec& d = st->deployment();
@@ -129,7 +140,9 @@ Status ShardPoolModel(State* st) {
   auto sharded_r = models::ShardModel(st->card, layout, st->choice);
   if (!sharded_r.ok()) return st->At(st->pool->pointer, sharded_r.status());
   CAPPLAN_RETURN_IF_ERROR(CheckKernelOverrides(*st));
-  sharded_r->kernels = d.kernels;
+  auto kernels = KernelsForGpu(*st);
+  if (!kernels.ok()) return st->At(st->pool->pointer + "/kernels", kernels.status());
+  sharded_r->kernels = *kernels;
   st->sharded.emplace(std::move(*sharded_r));
   const speculative::Spec& spec = d.speculative;
   if (!spec.on()) return Status::Ok();
@@ -140,7 +153,7 @@ Status ShardPoolModel(State* st) {
   if (!draft_card.ok()) return st->At(st->pool->pointer + "/speculative/method", draft_card.status());
   auto draft_r = models::ShardModel(*draft_card, layout, st->choice);
   if (!draft_r.ok()) return st->At(st->pool->pointer + "/speculative", draft_r.status());
-  draft_r->kernels = d.kernels;
+  draft_r->kernels = *kernels;
   st->draft.emplace(std::move(*draft_r));
   return Status::Ok();
 }
