@@ -109,6 +109,16 @@ void AppendRequestRow(std::string* out, const ReqState& r) {
   out->append(ok ? "completed\n" : "failed\n");
 }
 
+void AppendCsvInt(std::string* out, int64_t v) {
+  char buf[24];
+  out->append(buf, PutInt(buf, v));
+}
+
+void AppendCsvMs(std::string* out, double ms) {
+  char buf[32];
+  out->append(buf, PutMs(buf, ms));
+}
+
 void WriteRequestRow(std::ostream& os, const ReqState& r) {
   std::string row;
   AppendRequestRow(&row, r);
@@ -120,7 +130,7 @@ RequestLog::RequestLog(const Options& options) : opt_(options), e2e_(options.slo
   if (opt_.keep != nullptr) opt_.keep->reserve(static_cast<size_t>(opt_.expected));
   if (opt_.csv != nullptr) {
     csv_block_.reserve(kCsvBlockBytes + kMaxRowBytes);
-    csv_block_ = kRequestsCsvHeader;
+    csv_block_ = opt_.csv_header != nullptr ? opt_.csv_header : kRequestsCsvHeader;
   }
 }
 
@@ -171,7 +181,11 @@ void RequestLog::Pass(const ReqState& r) {
   e2e_.Add({r.arrival_ns, r.first_token_ns, r.finish_ns, r.input, r.generated,
             r.status == ReqStatus::kDone, r.warmup});
   if (opt_.csv != nullptr) {
-    AppendRequestRow(&csv_block_, r);
+    if (opt_.csv_row) {
+      opt_.csv_row(&csv_block_, r);
+    } else {
+      AppendRequestRow(&csv_block_, r);
+    }
     if (csv_block_.size() >= kCsvBlockBytes) WriteCsvBlock();
   }
   if (opt_.keep != nullptr) opt_.keep->push_back(r);

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <iosfwd>
 #include <string>
 #include <vector>
@@ -28,6 +29,10 @@ namespace capplan::sim {
 extern const char kRequestsCsvHeader[];
 void AppendRequestRow(std::string* out, const ReqState& r);
 void WriteRequestRow(std::ostream& os, const ReqState& r);
+// The number formats of those rows, for a table with other columns (linked
+// pools: sim/pd): an integer, and milliseconds as %.9g.
+void AppendCsvInt(std::string* out, int64_t v);
+void AppendCsvMs(std::string* out, double ms);
 
 class RequestLog : public RequestSink {
  public:
@@ -36,6 +41,10 @@ class RequestLog : public RequestSink {
     std::ostream* csv = nullptr;            // requests.csv, header first
     std::vector<ReqState>* keep = nullptr;  // every final state, index order
     int64_t expected = 0;                   // requests the run will pass on
+    // Another table instead of requests.csv's rows: its header line and a
+    // request's row (linked pools write each request's time in each stage).
+    const char* csv_header = nullptr;
+    std::function<void(std::string*, const ReqState&)> csv_row = nullptr;
   };
   explicit RequestLog(const Options& options);
   // Writes the rows still in the block: a caller that returns early (an
