@@ -332,6 +332,12 @@ Result<HardwareProfile> ParseHardwareProfile(const nlohmann::json& doc,
       rt.Touch("provenance");
     }
   }
+  if (root.Has("price")) {
+    CAPPLAN_ASSIGN_OR_RETURN(JsonObject price, root.Child("price", true));
+    CAPPLAN_RETURN_IF_ERROR(ReadParam(price, "usd_per_gpu_hour", "price.usd_per_gpu_hour",
+                                      &p.usd_per_gpu_hour, &p, 1e-6, 1e6));
+    CAPPLAN_RETURN_IF_ERROR(price.Finish());
+  }
   // A profile with only the memory block (the bootstrap format) is valid for
   // models/; the simulator's cost model needs the rest.
   if (root.Has("compute")) {

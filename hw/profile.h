@@ -120,6 +120,10 @@ struct HardwareProfile {
   double graph_launch_s = 0;
   double kv_verify_tag_bytes_per_page_per_layer = 0;
   double kv_verify_kernels_per_step = 0;
+  // What one GPU of this kind costs an hour ("price" block), the cost
+  // figures' default when a scenario names no price; 0: the profile gives
+  // none, and a scenario must.
+  double usd_per_gpu_hour = 0;
   // "dotted.path" -> provenance of every scalar parameter, for the summary.
   std::map<std::string, Provenance> provenance;
 };

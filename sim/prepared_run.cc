@@ -97,6 +97,12 @@ Status LoadCardAndProfile(State* st) {
   auto prof_r = hw::LoadHardwareProfile(st->sc->hardware);
   if (!prof_r.ok()) return st->At("/hardware", prof_r.status());
   st->profile = std::move(*prof_r);
+  if (!st->sc->usd_per_gpu_hour && st->profile.usd_per_gpu_hour <= 0) {
+    return st->At("/cost/usd_per_gpu_hour",
+                  Status::Invalid("hardware profile " + st->profile.name +
+                                  " gives no GPU price (no price block); set "
+                                  "cost.usd_per_gpu_hour in the scenario"));
+  }
   return Status::Ok();
 }
 

@@ -321,8 +321,12 @@ Result<std::shared_ptr<const Scenario>> ParseScenario(const nlohmann::json& doc,
   }
   {
     CAPPLAN_ASSIGN_OR_RETURN(JsonObject c, root.Child("cost"));
-    CAPPLAN_RETURN_IF_ERROR(c.Get("usd_per_gpu_hour", &sc->usd_per_gpu_hour));
-    CAPPLAN_RETURN_IF_ERROR(c.CheckRange("usd_per_gpu_hour", sc->usd_per_gpu_hour, 0, 1e6));
+    if (c.Has("usd_per_gpu_hour")) {
+      double usd = 0;
+      CAPPLAN_RETURN_IF_ERROR(c.Get("usd_per_gpu_hour", &usd, true));
+      CAPPLAN_RETURN_IF_ERROR(c.CheckRange("usd_per_gpu_hour", usd, 0, 1e6));
+      sc->usd_per_gpu_hour = usd;
+    }
     CAPPLAN_RETURN_IF_ERROR(c.Finish());
   }
   {

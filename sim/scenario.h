@@ -106,7 +106,8 @@ struct Scenario {
   std::vector<PoolSpec> pools;
   std::optional<pd::KvTransferSpec> transfer;
   Workload workload;
-  double usd_per_gpu_hour = 2.30;
+  // cost.usd_per_gpu_hour; unset: the hardware profile's price block.
+  std::optional<double> usd_per_gpu_hour;
   SloSpec slo;
   nlohmann::json doc;  // the document as parsed (after --set overrides)
 };

@@ -197,10 +197,38 @@ TEST(SimScenario, SummaryHasTheContractKeysAndConsistentNumbers) {
   EXPECT_NEAR(share, 1.0, 1e-9);
   const double dur = s["duration_s"];
   EXPECT_NEAR(s["output_throughput"].get<double>(), 20 * 64 / dur, 1e-6);
+  // No cost block: h200-sxm's price block (1.41 USD per GPU-hour).
+  EXPECT_EQ(s["usd_per_gpu_hour"].get<double>(), 1.41);
   EXPECT_NEAR(s["cost_usd_per_million_output_tokens"].get<double>(),
-              2.30 * 1 * dur / 3600 / (20 * 64) * 1e6, 1e-9);
+              1.41 * 1 * dur / 3600 / (20 * 64) * 1e6, 1e-9);
   // TPOT median lies within the ITL range it averages.
   EXPECT_GT(s["median_tpot_ms"].get<double>(), 0);
+}
+
+TEST(SimScenario, ACostBlockOverridesTheProfilesPrice) {
+  auto doc = Base();
+  doc["cost"] = {{"usd_per_gpu_hour", 3.0}};
+  auto r = RunDoc(doc);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const double dur = (*r)["duration_s"];
+  EXPECT_EQ((*r)["usd_per_gpu_hour"].get<double>(), 3.0);
+  EXPECT_NEAR((*r)["cost_usd_per_million_output_tokens"].get<double>(),
+              3.0 * dur / 3600 / (20 * 64) * 1e6, 1e-9);
+}
+
+TEST(SimScenario, AProfileWithoutAPriceNeedsACostBlock) {
+  auto doc = Base();
+  doc["hardware"] = "b300-sxm";  // no public per-GPU-hour figure, no price block
+  auto r = RunDoc(doc);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("/cost/usd_per_gpu_hour: hardware profile b300-sxm gives "
+                                      "no GPU price"),
+            std::string::npos)
+      << r.status().message();
+  doc["cost"] = {{"usd_per_gpu_hour", 2.5}};
+  auto ok = RunDoc(doc);
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  EXPECT_EQ((*ok)["usd_per_gpu_hour"].get<double>(), 2.5);
 }
 
 // Properties on a KV-bound Kimi K2.6 decode pool (BF16 KV, 64 x 17K tokens
