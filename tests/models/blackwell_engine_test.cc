@@ -8,16 +8,12 @@
 #include "models/card.h"
 #include "models/engine_profile.h"
 #include "models/memory.h"
+#include "tests/models/layouts.h"
 
 namespace capplan::models {
 namespace {
 
-ParallelLayout Tp(int tp) {
-  ParallelLayout l;
-  l.gpus = tp;
-  l.tp = tp;
-  return l;
-}
+using test_layouts::Tp;
 
 // B200: nvidia-smi total 183,359 MiB.
 const DeviceMemory kB200{183359LL << 20, 0};

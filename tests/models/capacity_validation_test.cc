@@ -10,18 +10,14 @@
 
 #include "models/card.h"
 #include "models/memory.h"
+#include "tests/models/layouts.h"
 
 namespace capplan::models {
 namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-ParallelLayout Tp(int tp) {
-  ParallelLayout l;
-  l.gpus = tp;
-  l.tp = tp;
-  return l;
-}
+using test_layouts::Tp;
 
 double Error(double predicted, double measured) { return predicted / measured - 1; }
 

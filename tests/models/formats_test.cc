@@ -12,16 +12,12 @@
 #include "models/card.h"
 #include "models/kernel_choice.h"
 #include "models/memory.h"
+#include "tests/models/layouts.h"
 
 namespace capplan::models {
 namespace {
 
-ParallelLayout Tp(int tp) {
-  ParallelLayout l;
-  l.gpus = tp;
-  l.tp = tp;
-  return l;
-}
+using test_layouts::Tp;
 
 const hw::NumberFormat& Row(const char* name) {
   return hw::Formats().Row(hw::ParseFormat(name).value());

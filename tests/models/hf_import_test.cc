@@ -16,18 +16,14 @@
 #include "models/memory.h"
 #include "tests/test_util/shell.h"
 #include "tests/test_util/temp_dir.h"
+#include "tests/models/layouts.h"
 
 namespace capplan::models {
 namespace {
 
 std::string Hf(const std::string& model) { return std::string(HF_TEST_DATA) + "/" + model; }
 
-ParallelLayout Tp(int tp) {
-  ParallelLayout l;
-  l.gpus = tp;
-  l.tp = tp;
-  return l;
-}
+using test_layouts::Tp;
 
 const char* kCarded[] = {"deepseek-v2-lite", "deepseek-v3",   "glm-4.6",      "glm-5.2",
                          "kimi-k2.6",        "llama-3.1-8b",  "llama-3.1-70b", "llama-3.3-70b",

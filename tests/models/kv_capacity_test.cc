@@ -7,16 +7,12 @@
 #include "models/card.h"
 #include "models/memory.h"
 #include "tests/models/hand_model.h"
+#include "tests/models/layouts.h"
 
 namespace capplan::models {
 namespace {
 
-ParallelLayout Tp(int tp) {
-  ParallelLayout l;
-  l.gpus = tp;
-  l.tp = tp;
-  return l;
-}
+using test_layouts::Tp;
 
 TEST(KvLayout, BytesPerTokenMatchFactsTable) {
   // Per GPU at TP8 (SGLang cell sizes), BF16 / FP8.

@@ -16,16 +16,12 @@
 #include "models/engine_profile.h"
 #include "models/memory.h"
 #include "tests/models/hand_model.h"
+#include "tests/models/layouts.h"
 
 namespace capplan::models {
 namespace {
 
-ParallelLayout Tp(int tp) {
-  ParallelLayout l;
-  l.gpus = tp;
-  l.tp = tp;
-  return l;
-}
+using test_layouts::Tp;
 
 nlohmann::json ShippedProfile(const std::string& engine) {
   auto text = ReadFile(DataPath("models/engines/" + engine + ".json"));
