@@ -31,7 +31,8 @@ import tempfile
 
 from . import _capplan
 
-__all__ = ["Error", "run", "capacity", "simulate", "sweep", "search", "report", "calibrate",
+__all__ = ["Error", "run", "capacity", "import_model", "simulate", "sweep", "search", "report",
+           "calibrate",
            "validate", "requests_frame", "sweep_frame", "frontier_frame", "validation_frame",
            "PandasMissing"]
 
@@ -170,6 +171,26 @@ def capacity(model=None, gpus=None, **options):
         capplan.capacity("kimi-k2.6", 8, tp=8, kv="fp8")["kv_capacity_tokens"]
     """
     return json.loads(run("capacity", *_flags({"model": model, "gpus": gpus, **options}), "--json"))
+
+
+def import_model(path, out=None, name=None):
+    """``capplan import-model PATH --out CARD``: the model card written from a
+    Hugging Face folder (or its config.json), as a dict; out=FILE also keeps
+    the card there. capacity() and simulate() take the folder itself.
+
+        card = capplan.import_model("tests/data/hf/gpt-oss-120b")
+        card["num_layers"], capplan.capacity("tests/data/hf/gpt-oss-120b", 1)
+    """
+    extra = ["--name", name] if name is not None else []
+    if out is not None:
+        run("import-model", path, "--out", out, *extra)
+        with open(out) as f:
+            return json.load(f)
+    with tempfile.TemporaryDirectory(prefix="capplan-import-") as tmp:
+        card = os.path.join(tmp, "card.json")
+        run("import-model", path, "--out", card, *extra)
+        with open(card) as f:
+            return json.load(f)
 
 
 def simulate(scenario, overrides=None, out=None):

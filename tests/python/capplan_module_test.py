@@ -163,6 +163,20 @@ class Module(unittest.TestCase):
         self.assertEqual(c, json.loads(r.stdout))
         self.assertGreater(c["kv_capacity_tokens"], 0)
 
+    def test_import_model_writes_the_card_the_cli_writes(self):
+        folder = os.path.join(SRC, "tests/data/hf/qwen3-8b")
+        kept = os.path.join(OUT, "qwen3-8b.json")
+        card = capplan.import_model(folder, out=kept)
+        r = cli("import-model", folder, "--out", os.path.join(OUT, "qwen3-8b-cli.json"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(OUT, "qwen3-8b-cli.json")) as f:
+            self.assertEqual(card, json.load(f))
+        self.assertEqual(card["num_layers"], 36)
+        self.assertEqual(capplan.import_model(folder), card)  # no out: a private temp file
+        with self.assertRaises(capplan.Error) as e:
+            capplan.import_model(os.path.join(SRC, "tests/data/hf/qwen3-next-80b-a3b"))
+        self.assertIn("layer_types", str(e.exception))
+
     def test_sweep_then_report(self):
         out = os.path.join(OUT, "sweep")
         pts = capplan.sweep(KIMI, {"workload.concurrency": [2, 4]}, out=out, overrides=SMALL)
