@@ -32,8 +32,11 @@ MathRate Rate(const NumberFormat& f, int arch) {
 }  // namespace
 
 OpPricing PriceOp(const OpPricingInput& op, const HardwareProfile& p) {
+  return PriceOp(op, p, ArchitectureIndex(p.architecture));
+}
+
+OpPricing PriceOp(const OpPricingInput& op, const HardwareProfile& p, int arch) {
   const FormatTable& t = Formats();
-  const int arch = ArchitectureIndex(p.architecture);
   const NumberFormat& w = t.Row(op.weights);
   const MathRate rate = Rate(t.Row(op.compute), arch);
   OpPricing out;

@@ -51,6 +51,9 @@ struct OpPricing {
 // the class from the weights' row when the weights run at that rate or are
 // dequantized, else the 16-bit row's. The table must load (Formats()).
 OpPricing PriceOp(const OpPricingInput& op, const HardwareProfile& p);
+// The same with p.architecture already resolved (ArchitectureIndex): the
+// simulator prices every op of every priced step, and resolves it once.
+OpPricing PriceOp(const OpPricingInput& op, const HardwareProfile& p, int architecture_index);
 
 // Invalid-config error unless `format`'s math runs on the profile's
 // architecture and the profile has the rate it needs: "nvfp4 runs on sm100,

@@ -4,6 +4,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "hw/formats.h"
 #include "hw/op_pricing.h"
 
 namespace capplan::sim {
@@ -54,7 +55,8 @@ bool IsCollective(models::OpKind k) {
 
 class RooflineCostModel : public CostModel {
  public:
-  explicit RooflineCostModel(const hw::HardwareProfile& p) : p_(p) {}
+  explicit RooflineCostModel(const hw::HardwareProfile& p)
+      : p_(p), architecture_(hw::ArchitectureIndex(p.architecture)) {}
   std::string name() const override { return "roofline"; }
 
   StepCost PriceOps(const std::vector<models::Op>& ops, const StepContext& ctx,
@@ -243,7 +245,7 @@ class RooflineCostModel : public CostModel {
   std::pair<double, double> ComputeAndMemorySeconds(const models::Op& op,
                                                     std::set<std::string>* warnings,
                                                     OpPrice* table = nullptr) const {
-    const hw::OpPricing pricing = hw::PriceOp(PricingInput(op), p_);
+    const hw::OpPricing pricing = hw::PriceOp(PricingInput(op), p_, architecture_);
     const hw::OpEfficiency* eff = Efficiency(op, pricing.efficiency_class, warnings, table);
     const double x = pricing.x;
     double tc = 0, tm = 0;
@@ -291,6 +293,7 @@ class RooflineCostModel : public CostModel {
   }
 
   hw::HardwareProfile p_;
+  int architecture_;  // p_.architecture as hw::ArchitectureIndex resolves it
   // Warning text by prefix (one run's cost model is used by one thread).
   mutable std::unordered_map<std::string, std::string> messages_;
   mutable std::string prefix_;  // Warn's scratch
