@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "models/all_to_all.h"
 #include "models/card.h"
 #include "models/kernel_choice.h"
 #include "models/memory.h"
@@ -69,6 +70,7 @@ struct Op {
   // Collectives (per GPU):
   int participants = 0;
   double message_bytes = 0;
+  AllToAllTraffic a2a;  // EP dispatch/combine by fabric (models/expert_parallel.h)
   // A speculative draft model's op (priced like any other, reported apart).
   bool draft = false;
 };
