@@ -3,7 +3,7 @@
 // `capplan calibrate --public [--out-dir DIR] [--report FILE.md]`,
 // `capplan validate ENGINE_RUN.json [--profile P] [--json]` and
 // `capplan validate --public [--json] [--out DIR] [--cases DIR]`.
-#include "cli/calibrate_commands.h"
+#include "cli/commands.h"
 
 #include <filesystem>
 #include <map>

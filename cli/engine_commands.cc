@@ -1,7 +1,7 @@
 // `capplan engine <subcommand>`: integrity-selftest, microbench, serve-bench,
 // numerics. Each parses its own flags; bad input is a Usage error naming the
 // flag and the fix.
-#include "cli/engine_commands.h"
+#include "cli/commands.h"
 
 #include <algorithm>
 #include <iomanip>

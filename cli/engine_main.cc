@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "cli/commands.h"
 #include "common/cli.h"
-#include "cli/engine_commands.h"
 
 int main(int argc, char** argv) {
   capplan::CommandTable table;

@@ -9,14 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "cli/calibrate_commands.h"
+#include "cli/commands.h"
 #include "common/cli.h"
 #include "common/memory_budget.h"
 #include "common/temp_files.h"
-#include "cli/engine_commands.h"
-#include "cli/models_commands.h"
-#include "cli/report_commands.h"
-#include "cli/sim_commands.h"
 
 int main(int argc, char** argv) {
   capplan::CommandTable table;

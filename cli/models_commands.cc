@@ -8,7 +8,7 @@
 #include "hw/profile.h"
 #include "common/json_util.h"
 #include "models/capacity_report.h"
-#include "cli/models_commands.h"
+#include "cli/commands.h"
 #include "cli/import_model_command.h"
 
 namespace po = boost::program_options;

@@ -1,4 +1,4 @@
-#include "cli/report_commands.h"
+#include "cli/commands.h"
 
 #include <ostream>
 

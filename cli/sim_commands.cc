@@ -1,6 +1,6 @@
 // `capplan simulate SCENARIO.json [--set dotted.path=value ...] [--out DIR]
 //  [--json] [--trace-out FILE]`
-#include "cli/sim_commands.h"
+#include "cli/commands.h"
 
 #include <iostream>
 
@@ -9,7 +9,6 @@
 #include "sim/scenario.h"
 #include "sim/simulate.h"
 #include "sim/step_explain.h"
-#include "cli/sweep_commands.h"
 #include "sim/cost_model.h"
 
 namespace capplan::cli {

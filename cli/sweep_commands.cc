@@ -2,7 +2,7 @@
 //    [--plan] [--shard-index I --shard-count N]` and `capplan sweep --merge DIR`;
 // `capplan search SCENARIO.json --slo METRIC<=X [...] --space SPACE.json
 //    --out DIR [--objective NAME] [--jobs N]`.
-#include "cli/sweep_commands.h"
+#include "cli/commands.h"
 
 #include <ostream>
 

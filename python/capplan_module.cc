@@ -12,12 +12,9 @@
 #include <tuple>
 #include <vector>
 
-#include "cli/calibrate_commands.h"
+#include "cli/commands.h"
 #include "common/cli.h"
 #include "common/status.h"
-#include "cli/models_commands.h"
-#include "cli/report_commands.h"
-#include "cli/sim_commands.h"
 
 namespace capplan {
 namespace {
