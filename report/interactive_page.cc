@@ -4,6 +4,8 @@
 // summary. report/interactive.cc fills in the scenarios, presets and module.
 #include "report/interactive.h"
 
+#include <string>
+
 namespace capplan::report {
 
 const char* InteractiveCss() {
@@ -44,8 +46,11 @@ svg.chart .iv { stroke: #222; stroke-width: 1.2; }
 )css";
 }
 
-const char* InteractiveScript() {
-  return R"js(
+namespace {
+
+// The page's data (scenarios, presets and dtypes the report embeds), its state,
+// and reading a dotted path of a scenario document.
+constexpr char kScriptState[] = R"js(
 'use strict';
 const $ = (id) => document.getElementById(id);
 const DATA = (id) => JSON.parse($(id).textContent);
@@ -64,7 +69,11 @@ function getPath(doc, dotted) {
   return v;
 }
 function text(v) { return v === undefined || v === null ? '' : (typeof v === 'string' ? v : JSON.stringify(v)); }
+)js";
 
+// The controls: which `--set` paths this scenario offers, their inputs, and
+// the overrides that differ from the scenario file.
+constexpr char kScriptControls[] = R"js(
 // The controls a planner changes, as `--set` paths of this scenario.
 function controlsFor(doc) {
   const c = [];
@@ -139,7 +148,10 @@ function currentSets() {
   }
   return sets;
 }
+)js";
 
+// Choosing a scenario or a preset, and setting a control by its path.
+constexpr char kScriptScenario[] = R"js(
 function selectScenario(path) {
   const s = SCENARIOS.find((x) => x.path === path) || SCENARIOS[0];
   state.scenario = s.path;
@@ -166,7 +178,10 @@ function applyPreset(i) {
   selectScenario(p.scenario);
   for (const [k, v] of Object.entries(p.values)) setControl(k, text(v));
 }
+)js";
 
+// The summary's headline figures as cards.
+constexpr char kScriptCards[] = R"js(
 const fmt = (v, d) => (v === undefined || v === null || !isFinite(v)) ? '-' :
   Number(v).toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
 
@@ -189,7 +204,11 @@ function cards(s) {
   $('cards').innerHTML = items.map(([k, v, bad]) =>
     `<div class="card${bad ? ' bad' : ''}"><div class="v">${v}</div><div class="k">${k}</div></div>`).join('');
 }
+)js";
 
+// The SVG charts: throughput, latency per metric, and the session's
+// throughput-latency trade-off.
+constexpr char kScriptCharts[] = R"js(
 function esc(t) { return String(t).replace(/&/g, '&amp;').replace(/</g, '&lt;'); }
 function niceMax(v) {
   if (!(v > 0)) return 1;
@@ -278,7 +297,10 @@ function draw(s) {
     latencyChart(s, 'e2el', 'End-to-end latency', 'e2el_ms');
   $('tradeoff').innerHTML = tradeoffChart();
 }
+)js";
 
+// One simulation in the module with the current overrides, and its record.
+constexpr char kScriptRun[] = R"js(
 // Re-simulates with the current controls. The record in #capplan-whatif is
 // what tests read: the overrides used and the summary text exactly as the
 // module printed it (the same text as `capplan simulate --json`).
@@ -316,7 +338,11 @@ function run() {
   $('busy').textContent = `simulated in ${fmt(ms, 0)} ms (run ${state.runs})`;
   $('capplan-whatif').textContent = JSON.stringify(rec);
 }
+)js";
 
+// Start-up: the URL hash, the scenario files in the module's file system,
+// the pickers, and page errors.
+constexpr char kScriptStartup[] = R"js(
 // "#preset=N&scenario=PATH&dotted.path=value...": opens the page with those
 // controls set (links and tests use it), then runs.
 function applyHash() {
@@ -366,6 +392,20 @@ function pageError(message) {
 window.addEventListener('error', (e) => pageError(e.message));
 CapplanSim().then(init).catch((e) => pageError(e && e.stack ? e.stack : e));
 )js";
+
+}  // namespace
+
+const char* InteractiveScript() {
+  // Joined once; the page embeds the parts in this order.
+  static const std::string script = [] {
+    std::string s;
+    for (const char* part : {kScriptState, kScriptControls, kScriptScenario,
+                             kScriptCards, kScriptCharts, kScriptRun, kScriptStartup}) {
+      s += part;
+    }
+    return s;
+  }();
+  return script.c_str();
 }
 
 }  // namespace capplan::report
