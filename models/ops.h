@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -93,6 +94,8 @@ struct BatchShape {
   int64_t TotalTokens() const;
 };
 
+struct LayerProgram;  // models/layer_program.h
+
 // A card prepared for one deployment: formats resolved, layout validated.
 struct ShardedModel {
   ModelCard card;
@@ -102,7 +105,16 @@ struct ShardedModel {
   KvLayout kv;
   WeightBreakdown weights;
   // The engine's kernel implementations (empty: every op keeps its class).
+  // Attached after sharding (they depend on the GPU), so ops resolve their
+  // implementation when the program is instantiated.
   KernelChoices kernels;
+  // The engine runs every MLA prefill in the absorbed form (the reference
+  // engine does), not only batches with a cached prefix.
+  bool mla_prefill_always_absorbed = false;
+  // The layer program of this deployment, built once by ShardModel; a
+  // ShardedModel changed afterwards in card, layout or formats must be
+  // sharded again.
+  std::shared_ptr<const LayerProgram> program;
 };
 Result<ShardedModel> ShardModel(const ModelCard& card, const ParallelLayout& layout,
                                 const PrecisionChoice& choice);
