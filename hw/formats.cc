@@ -85,6 +85,36 @@ Status ReadOps(JsonObject& o, NumberFormat* f) {
   return Status::Ok();
 }
 
+// The architectures that run a format without its tensor cores, and the
+// row's variant there: dequantized, at its activations' rate and classes.
+Status ReadDequantizedOn(JsonObject& o, FormatTable* t, NumberFormat* f) {
+  CAPPLAN_RETURN_IF_ERROR(o.CheckObject());
+  std::vector<std::string> archs;
+  CAPPLAN_RETURN_IF_ERROR(o.Get("architectures", &archs, true));
+  NumberFormat v = *f;
+  v.dequantize = true;
+  v.dequantized_on.clear();
+  CAPPLAN_RETURN_IF_ERROR(ReadRowName(o, "activations", *t, &v.activations));
+  CAPPLAN_RETURN_IF_ERROR(o.Get("gemm_class", &v.gemm_class, true));
+  CAPPLAN_RETURN_IF_ERROR(o.Get("grouped_gemm_class", &v.grouped_gemm_class, true));
+  CAPPLAN_RETURN_IF_ERROR(o.Get("source", &v.source, true));
+  f->dequantized_on.assign(KnownArchitectures().size(), false);
+  t->variant_of.resize(t->rows.size());
+  t->variant_of[static_cast<size_t>(f->id)].assign(KnownArchitectures().size(), -1);
+  t->variants.push_back(v);
+  for (const std::string& a : archs) {
+    CAPPLAN_RETURN_IF_ERROR(o.CheckOneOf("architectures", a, KnownArchitectures()));
+    const size_t i = static_cast<size_t>(ArchitectureIndex(a));
+    if (f->math[i] == MathRate::kNone) {
+      return o.Error("architectures", a + " has no `math` rate in this row; give it the rate "
+                                          "the dequantized values run at");
+    }
+    f->dequantized_on[i] = true;
+    t->variant_of[static_cast<size_t>(f->id)][i] = static_cast<int>(t->variants.size()) - 1;
+  }
+  return o.Finish();
+}
+
 // The second pass over a row: fields that name other rows (all rows are
 // known by then).
 Status ReadRow(JsonObject& o, FormatTable* t, NumberFormat* f) {
@@ -130,6 +160,10 @@ Status ReadRow(JsonObject& o, FormatTable* t, NumberFormat* f) {
   }
   CAPPLAN_RETURN_IF_ERROR(o.Get("storage", &f->storage, true));
   CAPPLAN_RETURN_IF_ERROR(o.Get("source", &f->source, true));
+  if (o.Has("dequantized_on")) {
+    CAPPLAN_ASSIGN_OR_RETURN(JsonObject d, o.Child("dequantized_on"));
+    CAPPLAN_RETURN_IF_ERROR(ReadDequantizedOn(d, t, f));
+  }
   return o.Finish();
 }
 
@@ -213,6 +247,13 @@ const char* MathRateName(MathRate r) {
   return "none";
 }
 
+const NumberFormat& FormatTable::RowOn(FormatId id, int arch) const {
+  const size_t r = static_cast<size_t>(id);
+  if (arch < 0 || r >= variant_of.size() || variant_of[r].empty()) return Row(id);
+  const int v = variant_of[r][static_cast<size_t>(arch)];
+  return v < 0 ? Row(id) : variants[static_cast<size_t>(v)];
+}
+
 Result<FormatId> FormatTable::Find(std::string_view name) const {
   for (const auto& [n, id] : names) {
     if (n == name) return id;
@@ -242,6 +283,7 @@ Result<FormatTable> ParseFormatTable(const std::string& json_text, const std::st
     CAPPLAN_RETURN_IF_ERROR(ReadRow(o, &t, &f));
   }
   CAPPLAN_RETURN_IF_ERROR(rows.Finish());
+  t.variant_of.resize(t.rows.size());
   CAPPLAN_RETURN_IF_ERROR(ReadChoices(root, &t));
   CAPPLAN_RETURN_IF_ERROR(root.Finish());
   return t;

@@ -50,6 +50,10 @@ struct NumberFormat {
   ScaleLayout kv_scale;               // as a KV cache
   std::vector<MathRate> math;         // by hw::KnownArchitectures() index
   bool dequantize = false;            // widened in registers before the MMA
+  // Architectures without this format's tensor cores whose engines still run
+  // it, dequantized in registers (Marlin-class kernels): there the row
+  // prices as its `dequantized_on` variant (FormatTable::RowOn).
+  std::vector<bool> dequantized_on;   // by hw::KnownArchitectures() index
   FormatId activations = FormatId::kBf16;
   std::string gemm_class, grouped_gemm_class, kernel_selector;
   bool weights = false, activation_ops = false, kv = false;
@@ -69,6 +73,13 @@ struct FormatTable {
   int indexer_scale_block = 0, indexer_scale_bytes = 0;
 
   const NumberFormat& Row(FormatId id) const { return rows[static_cast<size_t>(id)]; }
+  // The row as it runs on architecture index `arch` (-1: unknown, the row
+  // itself): its `dequantized_on` variant where it has one for `arch`.
+  const NumberFormat& RowOn(FormatId id, int arch) const;
+  // Variants of rows on the architectures that dequantize them; `variant_of`
+  // maps (row, architecture) to an index into it, -1 for none.
+  std::vector<NumberFormat> variants;
+  std::vector<std::vector<int>> variant_of;
   // A name or alias; Usage error with a "did you mean" otherwise.
   Result<FormatId> Find(std::string_view name) const;
   // Bytes of `n` elements (rounded up to whole bytes), scales excluded.

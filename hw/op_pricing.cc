@@ -37,7 +37,7 @@ OpPricing PriceOp(const OpPricingInput& op, const HardwareProfile& p) {
 
 OpPricing PriceOp(const OpPricingInput& op, const HardwareProfile& p, int arch) {
   const FormatTable& t = Formats();
-  const NumberFormat& w = t.Row(op.weights);
+  const NumberFormat& w = t.RowOn(op.weights, arch);
   const MathRate rate = Rate(t.Row(op.compute), arch);
   OpPricing out;
   out.peak_flops_per_s = Peak(rate, p);

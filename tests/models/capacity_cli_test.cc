@@ -158,10 +158,13 @@ TEST(CapacityCli, HelpSaysWhatEachFormatQuantizes) {
       << r.out;
 }
 
-TEST(CapacityCli, Fp4WeightsNeedFp4TensorCores) {
-  ExpectOneLineError(Capplan("--hardware h200-sxm --model kimi-k2.6 --gpus 8 --weights nvfp4"), 1,
-                     "weights: experts: nvfp4 runs on sm100, sm103, sm120 tensor cores; "
+TEST(CapacityCli, BlackwellOnlyFormatsAreRefusedOnHopper) {
+  ExpectOneLineError(Capplan("--hardware h200-sxm --model kimi-k2.6 --gpus 8 --weights mxfp8"), 1,
+                     "weights: attention: mxfp8 runs on sm100, sm103, sm120 tensor cores; "
                      "h200-sxm is sm90");
+  // NVFP4 runs on Hopper weight-only (Marlin), so it plans there.
+  CliRun h = Capplan("--hardware h200-sxm --model kimi-k2.6 --gpus 8 --weights nvfp4 --kv fp8");
+  EXPECT_EQ(h.code, 0) << h.err;
   CliRun b = Capplan(
       "--hardware b200-sxm --model kimi-k2.6 --gpus 8 --weights nvfp4 --kv fp8 --engine vllm");
   if (b.err.find("unknown hardware profile 'b200-sxm'") != std::string::npos) {

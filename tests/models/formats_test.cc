@@ -6,6 +6,8 @@
 
 #include <cmath>
 
+#include "common/atomic_file.h"
+#include "common/data_path.h"
 #include "hw/formats.h"
 #include "hw/op_pricing.h"
 #include "hw/profile.h"
@@ -86,9 +88,10 @@ TEST(Formats, RatesPerArchitecture) {
   EXPECT_EQ(hw::PriceOp(op, hopper).efficiency_class, "gemm_bf16");
 
   EXPECT_TRUE(hw::CheckFormatRuns(nvfp4, blackwell).ok());
-  Status s = hw::CheckFormatRuns(nvfp4, hopper);
+  const hw::FormatId mxfp8 = *hw::ParseFormat("mxfp8");
+  Status s = hw::CheckFormatRuns(mxfp8, hopper);
   ASSERT_FALSE(s.ok());
-  EXPECT_EQ(s.message(), "nvfp4 runs on sm100, sm103, sm120 tensor cores; test-sm90 is sm90 "
+  EXPECT_EQ(s.message(), "mxfp8 runs on sm100, sm103, sm120 tensor cores; test-sm90 is sm90 "
                          "(pick another format or a profile of those architectures)");
   hw::HardwareProfile no_fp4 = blackwell;
   no_fp4.fp4_flops_per_s = 0;
@@ -96,6 +99,44 @@ TEST(Formats, RatesPerArchitecture) {
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("compute.fp4_flops_per_s"), std::string::npos) << s.message();
   EXPECT_TRUE(hw::CheckFormatRuns(*hw::ParseFormat("mxfp4"), hopper).ok());  // W4A16 there
+}
+
+// Hopper has no FP4 tensor cores, yet engines serve NVFP4 checkpoints there
+// weight-only (Marlin): the row's sm90 variant prices it as W4A16 on BF16
+// tensor cores with the INT4 classes, while Blackwell keeps the FP4 rate.
+TEST(Formats, Nvfp4RunsDequantizedWhereNoFp4TensorCores) {
+  const hw::HardwareProfile hopper = Profile("sm90"), blackwell = Profile("sm100");
+  const hw::FormatId nvfp4 = *hw::ParseFormat("nvfp4");
+  EXPECT_TRUE(hw::CheckFormatRuns(nvfp4, hopper).ok());
+  const hw::FormatTable& t = hw::Formats();
+  const int sm90 = hw::ArchitectureIndex("sm90"), sm100 = hw::ArchitectureIndex("sm100");
+  EXPECT_TRUE(t.RowOn(nvfp4, sm90).dequantize);
+  EXPECT_EQ(t.RowOn(nvfp4, sm90).activations, hw::FormatId::kBf16);
+  EXPECT_FALSE(t.RowOn(nvfp4, sm100).dequantize);
+  EXPECT_EQ(&t.RowOn(nvfp4, sm100), &t.Row(nvfp4));
+  EXPECT_EQ(&t.RowOn(nvfp4, -1), &t.Row(nvfp4));
+  hw::OpPricingInput op;
+  op.family = hw::OpFamily::kGroupedGemm;
+  op.weights = op.compute = nvfp4;
+  const hw::OpPricing h = hw::PriceOp(op, hopper);
+  EXPECT_DOUBLE_EQ(h.peak_flops_per_s, 1e15 / 1.25);  // BF16 rate less the dequant overhead
+  EXPECT_EQ(h.efficiency_class, "grouped_gemm_int4");
+  EXPECT_DOUBLE_EQ(hw::PriceOp(op, blackwell).peak_flops_per_s, 4e15);
+  EXPECT_EQ(hw::PriceOp(op, blackwell).efficiency_class, "grouped_gemm");
+}
+
+TEST(Formats, DequantizedOnNeedsAMathRateThere) {
+  std::string text = ReadFile(DataPath("hw/formats.json")).value();
+  const std::string from = R"("sm80": "bf16", "sm89": "bf16", "sm90": "bf16", "sm100": "fp4")";
+  const size_t at = text.find(from);
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, from.size(), R"("sm100": "fp4")");
+  auto bad = hw::ParseFormatTable(text, "f.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("dequantized_on"), std::string::npos)
+      << bad.status().message();
+  EXPECT_NE(bad.status().message().find("sm80 has no `math` rate"), std::string::npos)
+      << bad.status().message();
 }
 
 // NVFP4 bytes of an n x k weight: two E2M1 per byte, one E4M3 per 16, two
