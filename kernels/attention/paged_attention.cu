@@ -90,138 +90,219 @@ size_t SmemFloats(const AttentionProblem& p) {
          + kHeadTile * kTile + 3 * kHeadTile;                             // scores, m, l, alpha
 }
 
-template <typename KvT>
-__global__ void __launch_bounds__(kThreads) PagedAttentionKernel(KernelArgs a) {
+// One CTA's share of the problem: one row, one KV head and up to kHeadTile
+// of the query heads sharing it, one split's range of the row's tokens.
+struct CtaWork {
+  int row, seq, ctx;
+  int kvh, h0, nh;  // KV head; first query head and how many
+  int split, t_begin, t_end;
+};
+
+__device__ __forceinline__ CtaWork LocateCta(const KernelArgs& a) {
+  const AttentionProblem& p = a.p;
+  CtaWork w;
+  w.split = blockIdx.x;
+  w.kvh = blockIdx.y / a.head_tiles;
+  const int ht = blockIdx.y % a.head_tiles;
+  w.row = a.row_base + static_cast<int>(blockIdx.z);
+  const int g = p.q_heads / p.kv_heads;
+  w.h0 = w.kvh * g + ht * kHeadTile;
+  w.nh = min(kHeadTile, g - ht * kHeadTile);
+  w.seq = a.r.row_seq[w.row];
+  w.ctx = a.r.row_ctx[w.row];
+  const int n_tok = p.topk > 0 ? p.topk : w.ctx;
+  w.t_begin = w.split * a.split_tokens;
+  w.t_end = min(n_tok, w.t_begin + a.split_tokens);
+  return w;
+}
+
+// The dynamic shared memory, carved in SmemFloats' order. K and V tile rows
+// are padded by one float (ks, vs) against bank conflicts.
+struct Smem {
+  float* q;      // [kHeadTile, k_dim] the CTA's queries, widened
+  float* k;      // [kTile, ks]
+  float* v;      // [kTile, vs]; empty when v_from_k
+  float* acc;    // [kHeadTile, v_dim] output accumulator
+  float* score;  // [kHeadTile, kTile] scores, then their exponentials
+  float* m;      // [kHeadTile] running max (base 2)
+  float* l;      // [kHeadTile] running sum
+  float* alpha;  // [kHeadTile] the tile's rescale of acc
+  int ks, vs;
+};
+
+__device__ __forceinline__ Smem CarveSmem(const AttentionProblem& p, float* smem) {
+  Smem s;
+  s.ks = p.k_dim + 1;
+  s.vs = p.v_dim + 1;
+  s.q = smem;
+  s.k = s.q + kHeadTile * p.k_dim;
+  s.v = s.k + kTile * s.ks;
+  s.acc = s.v + (p.v_from_k ? 0 : kTile * s.vs);
+  s.score = s.acc + kHeadTile * p.v_dim;
+  s.m = s.score + kHeadTile * kTile;
+  s.l = s.m + kHeadTile;
+  s.alpha = s.l + kHeadTile;
+  return s;
+}
+
+__device__ __forceinline__ void LoadQueriesAndResetState(const KernelArgs& a, const CtaWork& w,
+                                                         const Smem& s) {
   const AttentionProblem& p = a.p;
   const int tid = threadIdx.x;
-  const int split = blockIdx.x;
-  const int kvh = blockIdx.y / a.head_tiles, ht = blockIdx.y % a.head_tiles;
-  const int row = a.row_base + static_cast<int>(blockIdx.z);
-  const int g = p.q_heads / p.kv_heads;
-  const int h0 = kvh * g + ht * kHeadTile;
-  const int nh = min(kHeadTile, g - ht * kHeadTile);
-  const int seq = a.r.row_seq[row], ctx = a.r.row_ctx[row];
-  const int n_tok = p.topk > 0 ? p.topk : ctx;
-  const int t_begin = split * a.split_tokens;
-  const int t_end = min(n_tok, t_begin + a.split_tokens);
-  const int ks = p.k_dim + 1, vs = p.v_dim + 1;
-
-  extern __shared__ float smem[];
-  float* q_s = smem;
-  float* k_s = q_s + kHeadTile * p.k_dim;
-  float* v_s = k_s + kTile * ks;
-  float* acc = v_s + (p.v_from_k ? 0 : kTile * vs);
-  float* s_s = acc + kHeadTile * p.v_dim;
-  float* m_s = s_s + kHeadTile * kTile;
-  float* l_s = m_s + kHeadTile;
-  float* a_s = l_s + kHeadTile;
-  __shared__ long long base_s[kTile];  // (page * page_size + slot) * kv_heads + kvh, or -1
-
-  for (int i = tid; i < nh * p.k_dim; i += kThreads) {
-    q_s[i] = Bf16BitsToFloat(a.q[(static_cast<size_t>(row) * p.q_heads + h0) * p.k_dim + i]);
+  for (int i = tid; i < w.nh * p.k_dim; i += kThreads) {
+    s.q[i] = Bf16BitsToFloat(a.q[(static_cast<size_t>(w.row) * p.q_heads + w.h0) * p.k_dim + i]);
   }
-  for (int i = tid; i < nh * p.v_dim; i += kThreads) acc[i] = 0.0f;
+  for (int i = tid; i < w.nh * p.v_dim; i += kThreads) s.acc[i] = 0.0f;
   if (tid < kHeadTile) {
-    m_s[tid] = -INFINITY;
-    l_s[tid] = 0.0f;
+    s.m[tid] = -INFINITY;
+    s.l[tid] = 0.0f;
   }
-  const float scale_log2 = p.sm_scale * p.k_scale * kLog2e;
+}
+
+// Page-table lookups of the tile's tokens (a DSA row's from its top-k list):
+// base_s[t] = (page * page_size + slot) * kv_heads + kvh, or -1 for a token
+// outside the tile, the row's context or the list.
+__device__ __forceinline__ void LookUpTileSlots(const KernelArgs& a, const CtaWork& w, int t0,
+                                                int nt, long long* base_s) {
+  const AttentionProblem& p = a.p;
+  const int tid = threadIdx.x;
+  if (tid >= kTile) return;
+  long long base = -1;
+  if (tid < nt) {
+    int pos = p.topk > 0 ? a.r.topk_idx[static_cast<size_t>(w.row) * p.topk + t0 + tid] : t0 + tid;
+    if (pos >= 0 && pos < w.ctx) {
+      const int page = a.r.page_table[static_cast<size_t>(w.seq) * p.max_pages + pos / p.page_size];
+      base = (static_cast<long long>(page) * p.page_size + pos % p.page_size) * p.kv_heads + w.kvh;
+    }
+  }
+  base_s[tid] = base;
+}
+
+// Widen the tile once into shared memory (zeros for missing tokens).
+template <typename KvT>
+__device__ __forceinline__ void WidenKvTile(const KernelArgs& a, const long long* base_s,
+                                            const Smem& s) {
+  const AttentionProblem& p = a.p;
+  const int tid = threadIdx.x;
   const KvT* K = static_cast<const KvT*>(a.k);
   const KvT* V = static_cast<const KvT*>(p.v_from_k ? a.k : a.v);
   const int v_stride = p.v_from_k ? p.k_dim : p.v_dim;
-  const float* Vs = p.v_from_k ? k_s : v_s;
-  const int vss = p.v_from_k ? ks : vs;
-
-  for (int t0 = t_begin; t0 < t_end; t0 += kTile) {
-    const int nt = min(kTile, t_end - t0);
-    __syncthreads();  // the previous tile is fully consumed
-    if (tid < kTile) {
-      long long base = -1;
-      if (tid < nt) {
-        int pos =
-            p.topk > 0 ? a.r.topk_idx[static_cast<size_t>(row) * p.topk + t0 + tid] : t0 + tid;
-        if (pos >= 0 && pos < ctx) {
-          const int page =
-              a.r.page_table[static_cast<size_t>(seq) * p.max_pages + pos / p.page_size];
-          base =
-              (static_cast<long long>(page) * p.page_size + pos % p.page_size) * p.kv_heads + kvh;
-        }
-      }
-      base_s[tid] = base;
-    }
-    __syncthreads();
-    // Widen the tile once into shared memory.
-    for (int i = tid; i < kTile * p.k_dim; i += kThreads) {
-      const int t = i / p.k_dim, d = i - t * p.k_dim;
-      const long long b = base_s[t];
-      k_s[t * ks + d] = b >= 0 ? Widen<KvT>(K[b * p.k_dim + d]) : 0.0f;
-    }
-    if (!p.v_from_k) {
-      for (int i = tid; i < kTile * p.v_dim; i += kThreads) {
-        const int t = i / p.v_dim, d = i - t * p.v_dim;
-        const long long b = base_s[t];
-        v_s[t * vs + d] = b >= 0 ? Widen<KvT>(V[b * v_stride + d]) : 0.0f;
-      }
-    }
-    __syncthreads();
-    for (int i = tid; i < kHeadTile * kTile; i += kThreads) {
-      const int hh = i / kTile, t = i - hh * kTile;
-      float sc = -INFINITY;
-      if (hh < nh && base_s[t] >= 0) {
-        const float* qh = q_s + hh * p.k_dim;
-        const float* kt = k_s + t * ks;
-        float dot = 0.0f;
-        for (int d = 0; d < p.k_dim; ++d) dot = fmaf(qh[d], kt[d], dot);
-        sc = dot * scale_log2;
-      }
-      s_s[i] = sc;
-    }
-    __syncthreads();
-    if (tid < nh) {
-      const float m_old = m_s[tid];
-      float mx = m_old;
-      for (int t = 0; t < kTile; ++t) mx = fmaxf(mx, s_s[tid * kTile + t]);
-      if (mx == -INFINITY) {
-        a_s[tid] = 1.0f;
-        for (int t = 0; t < kTile; ++t) s_s[tid * kTile + t] = 0.0f;
-      } else {
-        const float alpha = exp2f(m_old - mx);  // 0 when m_old = -inf
-        float sum = 0.0f;
-        for (int t = 0; t < kTile; ++t) {
-          const float e = exp2f(s_s[tid * kTile + t] - mx);
-          s_s[tid * kTile + t] = e;
-          sum += e;
-        }
-        l_s[tid] = l_s[tid] * alpha + sum;
-        m_s[tid] = mx;
-        a_s[tid] = alpha;
-      }
-    }
-    __syncthreads();
-    for (int i = tid; i < nh * p.v_dim; i += kThreads) {
-      const int hh = i / p.v_dim, d = i - hh * p.v_dim;
-      float o = acc[i] * a_s[hh];
-      for (int t = 0; t < nt; ++t) o = fmaf(s_s[hh * kTile + t], Vs[t * vss + d], o);
-      acc[i] = o;
-    }
+  for (int i = tid; i < kTile * p.k_dim; i += kThreads) {
+    const int t = i / p.k_dim, d = i - t * p.k_dim;
+    const long long b = base_s[t];
+    s.k[t * s.ks + d] = b >= 0 ? Widen<KvT>(K[b * p.k_dim + d]) : 0.0f;
   }
-  __syncthreads();
-  const size_t out_row = (static_cast<size_t>(row) * p.q_heads + h0) * p.v_dim;
-  for (int i = tid; i < nh * p.v_dim; i += kThreads) {
+  if (p.v_from_k) return;
+  for (int i = tid; i < kTile * p.v_dim; i += kThreads) {
+    const int t = i / p.v_dim, d = i - t * p.v_dim;
+    const long long b = base_s[t];
+    s.v[t * s.vs + d] = b >= 0 ? Widen<KvT>(V[b * v_stride + d]) : 0.0f;
+  }
+}
+
+// s[h, t] = q_h . k_t * sm_scale * k_scale * log2(e); -inf for a missing
+// token or an idle head slot.
+__device__ __forceinline__ void ScoreTile(const AttentionProblem& p, int nh, float scale_log2,
+                                          const long long* base_s, const Smem& s) {
+  for (int i = threadIdx.x; i < kHeadTile * kTile; i += kThreads) {
+    const int hh = i / kTile, t = i - hh * kTile;
+    float sc = -INFINITY;
+    if (hh < nh && base_s[t] >= 0) {
+      const float* qh = s.q + hh * p.k_dim;
+      const float* kt = s.k + t * s.ks;
+      float dot = 0.0f;
+      for (int d = 0; d < p.k_dim; ++d) dot = fmaf(qh[d], kt[d], dot);
+      sc = dot * scale_log2;
+    }
+    s.score[i] = sc;
+  }
+}
+
+// Online softmax, one thread per head: the new running max, the scores
+// turned into exponentials, the running sum and acc's rescale alpha.
+__device__ __forceinline__ void OnlineSoftmaxTile(int nh, const Smem& s) {
+  const int tid = threadIdx.x;
+  if (tid >= nh) return;
+  const float m_old = s.m[tid];
+  float mx = m_old;
+  for (int t = 0; t < kTile; ++t) mx = fmaxf(mx, s.score[tid * kTile + t]);
+  if (mx == -INFINITY) {
+    s.alpha[tid] = 1.0f;
+    for (int t = 0; t < kTile; ++t) s.score[tid * kTile + t] = 0.0f;
+    return;
+  }
+  const float alpha = exp2f(m_old - mx);  // 0 when m_old = -inf
+  float sum = 0.0f;
+  for (int t = 0; t < kTile; ++t) {
+    const float e = exp2f(s.score[tid * kTile + t] - mx);
+    s.score[tid * kTile + t] = e;
+    sum += e;
+  }
+  s.l[tid] = s.l[tid] * alpha + sum;
+  s.m[tid] = mx;
+  s.alpha[tid] = alpha;
+}
+
+// acc = acc * alpha + sum_t p_t v_t (V is K's latent prefix for MLA).
+__device__ __forceinline__ void AccumulateTile(const AttentionProblem& p, int nh, int nt,
+                                               const Smem& s) {
+  const float* Vs = p.v_from_k ? s.k : s.v;
+  const int vss = p.v_from_k ? s.ks : s.vs;
+  for (int i = threadIdx.x; i < nh * p.v_dim; i += kThreads) {
+    const int hh = i / p.v_dim, d = i - hh * p.v_dim;
+    float o = s.acc[i] * s.alpha[hh];
+    for (int t = 0; t < nt; ++t) o = fmaf(s.score[hh * kTile + t], Vs[t * vss + d], o);
+    s.acc[i] = o;
+  }
+}
+
+// out = acc / l (x v_scale) as BF16, or with splits the FP32 partial and its
+// log-sum-exp (base 2) for CombineKernel.
+__device__ __forceinline__ void WriteOutput(const KernelArgs& a, const CtaWork& w, const Smem& s) {
+  const AttentionProblem& p = a.p;
+  const int tid = threadIdx.x;
+  const size_t out_row = (static_cast<size_t>(w.row) * p.q_heads + w.h0) * p.v_dim;
+  for (int i = tid; i < w.nh * p.v_dim; i += kThreads) {
     const int hh = i / p.v_dim;
-    const float l = l_s[hh];
-    const float o = l > 0.0f ? acc[i] / l : 0.0f;
+    const float l = s.l[hh];
+    const float o = l > 0.0f ? s.acc[i] / l : 0.0f;
     if (a.num_splits == 1) {
       a.out[out_row + i] = FloatToBf16Bits(o * p.v_scale);
     } else {
-      a.part_o[static_cast<size_t>(split) * p.rows * p.q_heads * p.v_dim + out_row + i] = o;
+      a.part_o[static_cast<size_t>(w.split) * p.rows * p.q_heads * p.v_dim + out_row + i] = o;
     }
   }
-  if (a.num_splits > 1 && tid < nh) {
-    const float l = l_s[tid];
-    a.part_lse[(static_cast<size_t>(split) * p.rows + row) * p.q_heads + h0 + tid] =
-        l > 0.0f ? m_s[tid] + log2f(l) : -INFINITY;
+  if (a.num_splits > 1 && tid < w.nh) {
+    const float l = s.l[tid];
+    a.part_lse[(static_cast<size_t>(w.split) * p.rows + w.row) * p.q_heads + w.h0 + tid] =
+        l > 0.0f ? s.m[tid] + log2f(l) : -INFINITY;
   }
+}
+
+template <typename KvT>
+__global__ void __launch_bounds__(kThreads) PagedAttentionKernel(KernelArgs a) {
+  const AttentionProblem& p = a.p;
+  const CtaWork w = LocateCta(a);
+  extern __shared__ float smem[];
+  const Smem s = CarveSmem(p, smem);
+  __shared__ long long base_s[kTile];
+  LoadQueriesAndResetState(a, w, s);
+  const float scale_log2 = p.sm_scale * p.k_scale * kLog2e;
+  for (int t0 = w.t_begin; t0 < w.t_end; t0 += kTile) {
+    const int nt = min(kTile, w.t_end - t0);
+    __syncthreads();  // the previous tile is fully consumed
+    LookUpTileSlots(a, w, t0, nt, base_s);
+    __syncthreads();
+    WidenKvTile<KvT>(a, base_s, s);
+    __syncthreads();
+    ScoreTile(p, w.nh, scale_log2, base_s, s);
+    __syncthreads();
+    OnlineSoftmaxTile(w.nh, s);
+    __syncthreads();
+    AccumulateTile(p, w.nh, nt, s);
+  }
+  __syncthreads();
+  WriteOutput(a, w, s);
 }
 
 // Merges split partials: out = sum_s 2^(lse_s - max) o_s / sum_s 2^(lse_s - max).

@@ -76,17 +76,139 @@ __device__ __forceinline__ __nv_bfloat16 AsBf16(float v) {
   return __ushort_as_bfloat16(FloatToBf16Bits(v));
 }
 
+// The CTA's output tile: rows [m0, row_end) of `group` (32 at most), columns
+// [n0, n0 + 64), and its split's K range.
+struct CtaTile {
+  int group, split;
+  int row_end, m0, n0;
+  int k_begin, k_end;
+};
+
+__device__ __forceinline__ CtaTile LocateTile(const KernelArgs& a) {
+  CtaTile t;
+  t.group = blockIdx.z / a.split_k;
+  t.split = blockIdx.z % a.split_k;
+  const int row_begin = a.row_offsets ? a.row_offsets[t.group] : 0;
+  t.row_end = a.row_offsets ? a.row_offsets[t.group + 1] : a.m;
+  t.m0 = row_begin + blockIdx.y * kBm;
+  t.n0 = blockIdx.x * kBn;
+  t.k_begin = t.split * a.k_per_split;
+  t.k_end = min(a.k, t.k_begin + a.k_per_split);
+  return t;
+}
+
+// Activations -> as (BF16): this thread's 8 K values of row gr (FP8 scaled
+// by its 1x128 group's scale), zeros past the group's rows.
+template <int K>
+__device__ __forceinline__ void LoadActivationTile(const KernelArgs& a, int k0, int gr, int row_end,
+                                                   int a_col, int k_blocks, __nv_bfloat16* ad) {
+  if (gr >= row_end) {
+#pragma unroll
+    for (int i = 0; i < 8; ++i) ad[i] = __ushort_as_bfloat16(0);
+    return;
+  }
+  const size_t off = static_cast<size_t>(gr) * a.k + k0 + a_col;
+  if (K == kKindFp8) {
+    const uint2 raw = *reinterpret_cast<const uint2*>(a.x_fp8 + off);
+    const float s = a.x_scales[static_cast<size_t>(gr) * k_blocks + k0 / kFp8Block];
+    const uint8_t* b8 = reinterpret_cast<const uint8_t*>(&raw);
+#pragma unroll
+    for (int i = 0; i < 8; ++i) ad[i] = AsBf16(Fp8E4m3ToFloat(b8[i]) * s);
+  } else {
+    *reinterpret_cast<uint4*>(ad) = *reinterpret_cast<const uint4*>(a.x_bf16 + off);
+  }
+}
+
+// Prepacked INT4 weights -> bd (BF16): tile (n0/64, k0/32) is 64 rows x 4
+// words; this thread reads words [2*(tid%2), +2) of its row = 16 K values,
+// dequantized as (q - zero) * scale of their group.
+__device__ __forceinline__ void LoadInt4WeightTile(const KernelArgs& a, int group, int n0, int k0,
+                                                   int b_row, int gn, __nv_bfloat16* bd) {
+  const int tid = threadIdx.x;
+  const int kt_count = a.k / kBk;
+  const uint32_t* tile = a.w_q + static_cast<size_t>(group) * a.n_padded * (a.k / 8) +
+                         (static_cast<size_t>(n0 / kBn) * kt_count + k0 / kBk) * kBn * 4;
+  const uint2 words = *reinterpret_cast<const uint2*>(tile + b_row * 4 + (tid % 2) * 2);
+  const size_t groups = static_cast<size_t>(a.k / a.int4_group);
+  const size_t sidx = static_cast<size_t>(group) * groups * a.n_padded +
+                      static_cast<size_t>(k0 / a.int4_group) * a.n_padded + gn;
+  const float s = Bf16BitsToFloat(a.w_s[sidx]);
+  const int z = a.w_z ? static_cast<int>(a.w_z[sidx]) : kInt4SymBias;
+#pragma unroll
+  for (int i = 0; i < 16; ++i) {
+    const uint32_t w32 = i < 8 ? words.x : words.y;
+    const int q = static_cast<int>((w32 >> (4 * (i % 8))) & 0xfu);
+    bd[i] = AsBf16(static_cast<float>(q - z) * s);
+  }
+}
+
+// BF16 or FP8 (128x128 block scales) weights -> bd: this thread's 16 K
+// values of weight row gn, zeros past n.
+template <int K>
+__device__ __forceinline__ void LoadDenseWeightTile(const KernelArgs& a, int group, int k0, int gn,
+                                                    int b_col, int k_blocks, __nv_bfloat16* bd) {
+  if (gn >= a.n) {
+#pragma unroll
+    for (int i = 0; i < 16; ++i) bd[i] = __ushort_as_bfloat16(0);
+    return;
+  }
+  const size_t nk = static_cast<size_t>(a.n) * a.k;
+  const size_t off = static_cast<size_t>(group) * nk + static_cast<size_t>(gn) * a.k + k0 + b_col;
+  if (K == kKindFp8) {
+    const uint4 raw = *reinterpret_cast<const uint4*>(a.w_fp8 + off);
+    const int n_blocks = (a.n + kFp8Block - 1) / kFp8Block;
+    const float s = a.w_scales[(static_cast<size_t>(group) * n_blocks + gn / kFp8Block) * k_blocks +
+                               k0 / kFp8Block];
+    const uint8_t* b8 = reinterpret_cast<const uint8_t*>(&raw);
+#pragma unroll
+    for (int i = 0; i < 16; ++i) bd[i] = AsBf16(Fp8E4m3ToFloat(b8[i]) * s);
+  } else {
+    const uint4* src = reinterpret_cast<const uint4*>(a.w_bf16 + off);
+    reinterpret_cast<uint4*>(bd)[0] = src[0];
+    reinterpret_cast<uint4*>(bd)[1] = src[1];
+  }
+}
+
+using AccFragment = wmma::fragment<wmma::accumulator, 16, 16, 16, float>;
+
+// One K step on the tensor cores: the warp's 16x32 piece (wm, wn) += as x bs^T.
+__device__ __forceinline__ void MmaKStep(const __nv_bfloat16* as, const __nv_bfloat16* bs, int wm,
+                                         int wn, AccFragment* acc) {
+#pragma unroll
+  for (int kk = 0; kk < kBk; kk += 16) {
+    wmma::fragment<wmma::matrix_a, 16, 16, 16, __nv_bfloat16, wmma::row_major> fa;
+    wmma::load_matrix_sync(fa, as + wm * 16 * kLd + kk, kLd);
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      // bs holds W rows (n) of K: as a K x N operand that is column-major.
+      wmma::fragment<wmma::matrix_b, 16, 16, 16, __nv_bfloat16, wmma::col_major> fb;
+      wmma::load_matrix_sync(fb, bs + (wn * 32 + j * 16) * kLd + kk, kLd);
+      wmma::mma_sync(acc[j], fa, fb, acc[j]);
+    }
+  }
+}
+
+// The staged FP32 tile out: BF16 into y, or with split-K the FP32 partial
+// into the split's workspace plane.
+__device__ __forceinline__ void WriteOutputTile(const KernelArgs& a, const CtaTile& t,
+                                                const float* cs) {
+  for (int i = threadIdx.x; i < kBm * kBn; i += kThreads) {
+    const int r = i / kBn, c = i % kBn;
+    const int row = t.m0 + r, col = t.n0 + c;
+    if (row >= t.row_end || col >= a.n) continue;
+    const float v = cs[r * kLdc + c];
+    if (a.split_k > 1) {
+      a.workspace[(static_cast<size_t>(t.split) * a.m + row) * a.n + col] = v;
+    } else {
+      a.y[static_cast<size_t>(row) * a.n + col] = FloatToBf16Bits(v);
+    }
+  }
+}
+
 template <int K>
 __global__ void __launch_bounds__(kThreads) GroupedGemmKernel(KernelArgs a) {
-  const int group = blockIdx.z / a.split_k;
-  const int split = blockIdx.z % a.split_k;
-  const int row_begin = a.row_offsets ? a.row_offsets[group] : 0;
-  const int row_end = a.row_offsets ? a.row_offsets[group + 1] : a.m;
-  const int m0 = row_begin + blockIdx.y * kBm;
-  if (m0 >= row_end) return;  // this group has fewer rows (or none)
-  const int n0 = blockIdx.x * kBn;
-  const int k_begin = split * a.k_per_split;
-  const int k_end = min(a.k, k_begin + a.k_per_split);
+  const CtaTile t = LocateTile(a);
+  if (t.m0 >= t.row_end) return;  // this group has fewer rows (or none)
 
   __shared__ __align__(128) __nv_bfloat16 as[kBm * kLd];
   __shared__ __align__(128) __nv_bfloat16 bs[kBn * kLd];
@@ -95,91 +217,29 @@ __global__ void __launch_bounds__(kThreads) GroupedGemmKernel(KernelArgs a) {
   const int tid = threadIdx.x;
   const int warp = tid / 32;
   const int wm = warp / 2, wn = warp % 2;
-  wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[2];
+  AccFragment acc[2];
   wmma::fill_fragment(acc[0], 0.0f);
   wmma::fill_fragment(acc[1], 0.0f);
 
-  const size_t nk = static_cast<size_t>(a.n) * a.k;
   // A tile: 32 rows x 32 K, 8 elements per thread.
   const int a_row = tid / 4, a_col = (tid % 4) * 8;
   // B tile: 64 rows x 32 K, 16 elements per thread.
   const int b_row = tid / 2, b_col = (tid % 2) * 16;
-  const int gr = m0 + a_row;
-  const int gn = n0 + b_row;
+  const int gr = t.m0 + a_row;
+  const int gn = t.n0 + b_row;
   const int k_blocks = (a.k + kFp8Block - 1) / kFp8Block;
 
-  for (int k0 = k_begin; k0 < k_end; k0 += kBk) {
-    // ---- activations -> as (BF16) ----
-    __nv_bfloat16* ad = as + a_row * kLd + a_col;
-    if (gr < row_end) {
-      const size_t off = static_cast<size_t>(gr) * a.k + k0 + a_col;
-      if (K == kKindFp8) {
-        const uint2 raw = *reinterpret_cast<const uint2*>(a.x_fp8 + off);
-        const float s = a.x_scales[static_cast<size_t>(gr) * k_blocks + k0 / kFp8Block];
-        const uint8_t* b8 = reinterpret_cast<const uint8_t*>(&raw);
-#pragma unroll
-        for (int i = 0; i < 8; ++i) ad[i] = AsBf16(Fp8E4m3ToFloat(b8[i]) * s);
-      } else {
-        *reinterpret_cast<uint4*>(ad) = *reinterpret_cast<const uint4*>(a.x_bf16 + off);
-      }
-    } else {
-#pragma unroll
-      for (int i = 0; i < 8; ++i) ad[i] = __ushort_as_bfloat16(0);
-    }
-    // ---- weights -> bs (BF16), dequantized on the fly ----
+  for (int k0 = t.k_begin; k0 < t.k_end; k0 += kBk) {
+    LoadActivationTile<K>(a, k0, gr, t.row_end, a_col, k_blocks, as + a_row * kLd + a_col);
+    // Weights are dequantized on the fly, into shared memory only.
     __nv_bfloat16* bd = bs + b_row * kLd + b_col;
     if (K == kKindInt4) {
-      // Prepacked: tile (n0/64, k0/32) is 64 rows x 4 words; this thread
-      // reads words [2*(tid%2), +2) of its row = 16 K values.
-      const int kt_count = a.k / kBk;
-      const uint32_t* tile = a.w_q + static_cast<size_t>(group) * a.n_padded * (a.k / 8) +
-                             (static_cast<size_t>(n0 / kBn) * kt_count + k0 / kBk) * kBn * 4;
-      const uint2 words = *reinterpret_cast<const uint2*>(tile + b_row * 4 + (tid % 2) * 2);
-      const size_t groups = static_cast<size_t>(a.k / a.int4_group);
-      const size_t sidx = static_cast<size_t>(group) * groups * a.n_padded +
-                          static_cast<size_t>(k0 / a.int4_group) * a.n_padded + gn;
-      const float s = Bf16BitsToFloat(a.w_s[sidx]);
-      const int z = a.w_z ? static_cast<int>(a.w_z[sidx]) : kInt4SymBias;
-#pragma unroll
-      for (int i = 0; i < 16; ++i) {
-        const uint32_t w32 = i < 8 ? words.x : words.y;
-        const int q = static_cast<int>((w32 >> (4 * (i % 8))) & 0xfu);
-        bd[i] = AsBf16(static_cast<float>(q - z) * s);
-      }
-    } else if (gn < a.n) {
-      const size_t off =
-          static_cast<size_t>(group) * nk + static_cast<size_t>(gn) * a.k + k0 + b_col;
-      if (K == kKindFp8) {
-        const uint4 raw = *reinterpret_cast<const uint4*>(a.w_fp8 + off);
-        const int n_blocks = (a.n + kFp8Block - 1) / kFp8Block;
-        const float s =
-            a.w_scales[(static_cast<size_t>(group) * n_blocks + gn / kFp8Block) * k_blocks +
-                       k0 / kFp8Block];
-        const uint8_t* b8 = reinterpret_cast<const uint8_t*>(&raw);
-#pragma unroll
-        for (int i = 0; i < 16; ++i) bd[i] = AsBf16(Fp8E4m3ToFloat(b8[i]) * s);
-      } else {
-        const uint4* src = reinterpret_cast<const uint4*>(a.w_bf16 + off);
-        reinterpret_cast<uint4*>(bd)[0] = src[0];
-        reinterpret_cast<uint4*>(bd)[1] = src[1];
-      }
+      LoadInt4WeightTile(a, t.group, t.n0, k0, b_row, gn, bd);
     } else {
-#pragma unroll
-      for (int i = 0; i < 16; ++i) bd[i] = __ushort_as_bfloat16(0);
+      LoadDenseWeightTile<K>(a, t.group, k0, gn, b_col, k_blocks, bd);
     }
     __syncthreads();
-#pragma unroll
-    for (int kk = 0; kk < kBk; kk += 16) {
-      wmma::fragment<wmma::matrix_a, 16, 16, 16, __nv_bfloat16, wmma::row_major> fa;
-      wmma::load_matrix_sync(fa, as + wm * 16 * kLd + kk, kLd);
-#pragma unroll
-      for (int j = 0; j < 2; ++j) {
-        // bs holds W rows (n) of K: as a K x N operand that is column-major.
-        wmma::fragment<wmma::matrix_b, 16, 16, 16, __nv_bfloat16, wmma::col_major> fb;
-        wmma::load_matrix_sync(fb, bs + (wn * 32 + j * 16) * kLd + kk, kLd);
-        wmma::mma_sync(acc[j], fa, fb, acc[j]);
-      }
-    }
+    MmaKStep(as, bs, wm, wn, acc);
     __syncthreads();
   }
 
@@ -189,17 +249,7 @@ __global__ void __launch_bounds__(kThreads) GroupedGemmKernel(KernelArgs a) {
                             wmma::mem_row_major);
   }
   __syncthreads();
-  for (int i = tid; i < kBm * kBn; i += kThreads) {
-    const int r = i / kBn, c = i % kBn;
-    const int row = m0 + r, col = n0 + c;
-    if (row >= row_end || col >= a.n) continue;
-    const float v = cs[r * kLdc + c];
-    if (a.split_k > 1) {
-      a.workspace[(static_cast<size_t>(split) * a.m + row) * a.n + col] = v;
-    } else {
-      a.y[static_cast<size_t>(row) * a.n + col] = FloatToBf16Bits(v);
-    }
-  }
+  WriteOutputTile(a, t, cs);
 }
 
 // Sums split partials in split order (deterministic) and rounds to BF16.
