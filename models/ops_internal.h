@@ -4,18 +4,28 @@
 
 #include <vector>
 
-#include "models/dtype_facts.h"
+#include "models/layer_program.h"
 #include "models/ops.h"
 
 namespace capplan::models {
 
-// Activations move as BF16 between kernels (facts: hw/formats.json bf16).
-struct OpBuildContext {
-  const ShardedModel* m;
-  const DtypeFacts* facts;
+// A batch's rows as the program's ops count them (layer_program.h RowSource).
+struct StepRows {
+  StepRows(const ShardedModel& m, const LayerProgram& p, const BatchShape& b);
+  int64_t Of(RowSource s) const;
+  // Whether `op` runs for this batch: its phase has rows, its MLA form is
+  // the one the batch runs, and a kv_b form has rows to map.
+  bool Runs(const ProgramOp& op) const;
+
+  const BatchShape* batch;
   int64_t act_bytes;  // bytes per activation element (bf16)
-  int64_t attn_tokens;
-  std::vector<Op>* out;
+  int64_t attn = 0;   // this attention rank's new tokens
+  int64_t ffn = 0;    // every attention rank's new tokens
+  int64_t ffn_per_tp = 0;
+  int64_t decode = 0;  // query rows of the decode requests
+  int64_t logits = 0;
+  int64_t prefill_kv = 0;  // cached + new tokens of the prefill chunks
+  bool absorbed = false;   // the MLA prefill runs absorbed
 };
 
 // Number of (query, key) pairs of a causal prefill chunk of `n` new tokens
@@ -24,14 +34,16 @@ struct OpBuildContext {
 double CausalPairs(int64_t cached, int64_t n, int64_t cap);
 
 // True when the engine runs this batch's MLA prefill in the absorbed form:
-// it names an mla_prefill_absorbed kernel (models/kernel_choice.h) and a
-// chunk of the batch has a cached prefix (SGLang's Triton MLA backend runs
-// a batch as MHA only when no request in it has one).
+// it always does (ShardedModel::mla_prefill_always_absorbed), or it names an
+// mla_prefill_absorbed kernel (models/kernel_choice.h) and a chunk of the
+// batch has a cached prefix (SGLang's Triton MLA backend runs a batch as MHA
+// only when no request in it has one).
 bool AbsorbedMlaPrefill(const ShardedModel& m, const BatchShape& batch);
 
-// Appends the attention block of one layer type (MLA or GQA), excluding the
-// projections before/after it, with `count` = layers.
-void AppendAttentionOps(const OpBuildContext& c, const BatchShape& batch);
+// Appends the instance of an attention-kernel op (KV append, DSA indexer,
+// decode and prefill attention in every form) for this batch.
+void EmitAttention(const ProgramOp& spec, const StepRows& rows, int64_t count,
+                   std::vector<Op>* out);
 
 }  // namespace capplan::models
 

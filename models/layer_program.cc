@@ -1,0 +1,300 @@
+// The layer program of one GPU (layer_program.h): the op list of a
+// deployment, built once from the card's weight tensors and the layout.
+// Conventions: a GEMM's weight bytes are its tensors at their stored format
+// (values + scales); activations move as BF16; collectives carry the
+// per-GPU message.
+#include "models/layer_program.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "models/dtype_facts.h"
+#include "models/layer_program_internal.h"
+#include "models/weight_tensors.h"
+
+namespace capplan::models {
+
+const LayerGroup* LayerProgram::GroupOf(int layer) const {
+  for (const LayerGroup& g : groups) {
+    if (std::binary_search(g.layers.begin(), g.layers.end(), layer)) return &g;
+  }
+  return nullptr;
+}
+
+std::string_view KernelImpl(const KernelChoices& kernels, const ProgramOp& op) {
+  if (kernels.empty()) return {};
+  if (op.kind == OpKind::kGroupedGemm && op.ep > 1) return kernels.ForMoeEp(op.weight_dtype);
+  return kernels.For(op.kind, op.kernel_format);
+}
+
+namespace program_build {
+
+ProgramOp GemmOp(const Builder& b, std::string id, OpClass cls, const WeightFormat& f, int64_t n,
+                 int64_t k, int copies, RowSource rows) {
+  ProgramOp op;
+  op.id = std::move(id);
+  op.kind = OpKind::kGemm;
+  op.op_class = cls;
+  op.rows = rows;
+  op.n = n * copies;
+  op.k = k;
+  op.copies = copies;
+  op.format = f;
+  op.weight_dtype = f.dtype;
+  // The activations the engines pair with the weights (the row's
+  // `activations`): W4A16 runs on BF16 tensor cores after dequantization,
+  // FP8 weights W8A8 on FP8 tensor cores, NVFP4 W4A4 on FP4 ones.
+  op.compute_dtype = b.facts->Row(f.dtype).activations;
+  // INT4 GEMMs carry their group size (kernel tables key W4A16 curves by it).
+  op.group_size = b.facts->Row(f.dtype).family == Dtype::kInt4 ? f.group_size : 0;
+  op.weight_bytes = copies * static_cast<double>(b.facts->Bytes(f.dtype, n * k) +
+                                                 TensorScaleBytes(*b.facts, f, n, k));
+  op.kernel_format = f.dtype;
+  return op;
+}
+
+ProgramOp ElementwiseOp(std::string id, RowSource rows, double in, double out, double flops) {
+  ProgramOp op;
+  op.id = std::move(id);
+  op.kind = OpKind::kElementwise;
+  op.op_class = OpClass::kElementwise;
+  op.rows = rows;
+  op.in_per_row = in;
+  op.out_per_row = out;
+  op.flops_per_row = flops;
+  return op;
+}
+
+ProgramOp CollectiveOp(OpKind kind, std::string id, int participants, RowSource rows,
+                       double message_per_row) {
+  ProgramOp op;
+  op.id = std::move(id);
+  op.kind = kind;
+  op.op_class = OpClass::kCommunication;
+  op.rows = rows;
+  op.participants = participants;
+  op.message_bytes_per_row = message_per_row;
+  return op;
+}
+
+namespace {
+
+// Embedding gather (vocab-parallel: each rank gathers its rows, then the
+// partial rows are all-reduced).
+void AddPrologue(const Builder& b) {
+  ProgramOp op;
+  op.id = "embed_tokens";
+  op.kind = OpKind::kEmbedding;
+  op.op_class = OpClass::kOverhead;
+  op.section = ProgramSection::kPrologue;
+  op.rows = RowSource::kAttnTokens;
+  op.bytes_per_row = 2.0 * b.h * b.a;
+  b.p->prologue.push_back(std::move(op));
+  if (b.attn_tp > 1) {
+    b.p->prologue.push_back(CollectiveOp(OpKind::kAllReduce, "embed.all_reduce", b.attn_tp,
+                                         RowSource::kAttnTokens, double(b.h) * b.a));
+    b.p->prologue.back().section = ProgramSection::kPrologue;
+  }
+}
+
+// Dense FFN layers and the shared experts: gate+up fused, SiLU-and-mul, down.
+void AddDenseFfns(const Builder& b, const std::vector<WeightTensor>& tensors) {
+  const ModelCard& card = b.m->card;
+  for (const WeightTensor& t : tensors) {
+    if (t.component != Component::kDenseFfn && t.component != Component::kSharedExperts) continue;
+    const LocalShape s = ShardTensor(card, t, b.m->layout);
+    const bool dense = t.component == Component::kDenseFfn;
+    const int64_t layers = dense ? card.NumDenseLayers() : card.NumMoeLayers();
+    // A model slice can hold no layer of this kind (an engine run of fewer
+    // layers than the card's leading dense ones): then it has no such ops.
+    if (layers == 0) continue;
+    const int copies = static_cast<int>(s.count / layers);  // 2 for gate+up, x shared experts
+    const LayerFilter::Ffn ffn = dense ? LayerFilter::Ffn::kDense : LayerFilter::Ffn::kMoe;
+    ProgramOp op = GemmOp(b, t.name, dense ? OpClass::kDenseGemm : OpClass::kMoe,
+                          b.m->formats.at(t.component), s.n, s.k, copies, RowSource::kFfnTokens);
+    op.filter.ffn = ffn;
+    b.p->layer_ops.push_back(std::move(op));
+    if (std::string_view(t.name).ends_with("gate_up_proj")) {
+      const double f_local = double(s.n) * copies / 2;
+      ProgramOp act = ElementwiseOp(dense ? "dense.silu_and_mul" : "moe.shared.silu_and_mul",
+                                    RowSource::kFfnTokens, 2.0 * f_local, f_local, 4.0 * f_local);
+      act.filter.ffn = ffn;
+      b.p->layer_ops.push_back(std::move(act));
+    }
+  }
+}
+
+// The routed-expert block of every MoE layer: the router GEMM, then the
+// engines' fused MoE layer as one op -- top-k, the token sort, both grouped
+// GEMMs with the activation between them, and the weighted combine -- which
+// is what a fused-MoE kernel implementation runs and what its measurements
+// time (MEASUREMENTS.md: touched experts' weights plus every row's input and
+// output, and the FLOPs of the gate, up and down products); EP dispatch and
+// combine around it.
+void AddMoe(const Builder& b, const std::vector<WeightTensor>& tensors) {
+  const ModelCard& card = b.m->card;
+  const int E = card.n_routed_experts;
+  const int ep = std::max(1, b.m->layout.ep);
+  auto moe = [&](ProgramOp op) {
+    op.filter.ffn = LayerFilter::Ffn::kMoe;
+    b.p->layer_ops.push_back(std::move(op));
+  };
+  ProgramOp gate = GemmOp(b, "moe.gate", OpClass::kMoe, b.m->formats.at(Component::kRouter), E,
+                          b.h, 1, RowSource::kFfnTokens);
+  gate.kind = OpKind::kRouter;
+  moe(std::move(gate));
+  // Dispatch: each of this GPU's tokens goes to its k experts; the share
+  // bound for other EP ranks leaves the GPU. Combine returns as much.
+  const double msg = double(card.experts_per_token) * b.h * b.a;
+  if (ep > 1) {
+    moe(CollectiveOp(OpKind::kAllToAll, "moe.dispatch", ep, RowSource::kFfnTokensPerTp, msg));
+  }
+  const WeightFormat& f = b.m->formats.at(Component::kExperts);
+  double w_expert = 0, width = 0;  // one expert's bytes; summed output width (gate+up+down)
+  for (const WeightTensor& t : tensors) {
+    if (t.component != Component::kExperts || t.is_norm_vector) continue;  // biases: no GEMM
+    const LocalShape s = ShardTensor(card, t, b.m->layout);
+    const int copies = static_cast<int>(t.count / (int64_t{E} * card.NumMoeLayers()));
+    w_expert += copies * double(b.facts->Bytes(f.dtype, s.n * s.k) +
+                                TensorScaleBytes(*b.facts, f, s.n, s.k));
+    width += double(copies) * s.n * s.k / b.h;
+  }
+  ProgramOp op = GemmOp(b, "moe.experts", OpClass::kMoe, f, 0, b.h, 1, RowSource::kFfnTokens);
+  op.kind = OpKind::kGroupedGemm;
+  op.n = static_cast<int64_t>(std::llround(width));
+  op.weight_bytes = w_expert;
+  op.expert_width = width;
+  op.experts = E;
+  op.experts_per_rank = E / ep;
+  op.top_k = card.experts_per_token;
+  op.ep = ep;
+  moe(std::move(op));
+  if (ep > 1) {
+    moe(CollectiveOp(OpKind::kAllToAll, "moe.combine", ep, RowSource::kFfnTokensPerTp, msg));
+  }
+}
+
+// Attention output: all-reduce inside the attention TP group; with DP
+// attention the FFN's TP group then gathers every rank's tokens. Then the
+// residual add + post-attention RMSNorm (read x and residual, write both).
+void AddAttentionOutput(const Builder& b) {
+  const double row = double(b.h) * b.a;
+  if (b.attn_tp > 1) {
+    b.p->layer_ops.push_back(
+        CollectiveOp(OpKind::kAllReduce, "attn.all_reduce", b.attn_tp, RowSource::kAttnTokens, row));
+  }
+  if (b.dp > 1) {
+    b.p->layer_ops.push_back(
+        CollectiveOp(OpKind::kAllGather, "dp.all_gather", b.tp, RowSource::kFfnTokens, row));
+  }
+  b.p->layer_ops.push_back(ElementwiseOp("norm.post_attention", RowSource::kFfnTokens, 2.0 * b.h,
+                                         2.0 * b.h, 5.0 * b.h));
+}
+
+// FFN output: all-reduce over TP, or reduce-scatter back to the attention
+// ranks with DP attention; then the residual add.
+void AddFfnOutput(const Builder& b) {
+  const double row = double(b.h) * b.a;
+  if (b.dp > 1) {
+    b.p->layer_ops.push_back(
+        CollectiveOp(OpKind::kReduceScatter, "dp.reduce_scatter", b.tp, RowSource::kFfnTokens, row));
+  } else if (b.tp > 1) {
+    b.p->layer_ops.push_back(
+        CollectiveOp(OpKind::kAllReduce, "ffn.all_reduce", b.tp, RowSource::kAttnTokens, row));
+  }
+  b.p->layer_ops.push_back(
+      ElementwiseOp("norm.residual", RowSource::kAttnTokens, 2.0 * b.h, double(b.h), double(b.h)));
+}
+
+// Final norm, LM head on the rows that need logits (each decode request and
+// the last token of each prefill chunk), logits all-gather, sampling.
+void AddEpilogue(const Builder& b, const std::vector<WeightTensor>& tensors) {
+  const ModelCard& card = b.m->card;
+  std::vector<ProgramOp>& out = b.p->epilogue;
+  out.push_back(ElementwiseOp("norm.final", RowSource::kLogitRows, double(b.h), double(b.h),
+                              4.0 * b.h));
+  for (const WeightTensor& t : tensors) {
+    const bool head = std::string_view(t.name) == "lm_head" ||
+                      (card.tie_word_embeddings && std::string_view(t.name) == "embed_tokens");
+    if (!head) continue;
+    const LocalShape s = ShardTensor(card, t, b.m->layout);
+    out.push_back(GemmOp(b, "lm_head", OpClass::kDenseGemm,
+                         b.m->formats.at(Component::kEmbeddings), s.n, s.k, 1,
+                         RowSource::kLogitRows));
+    if (b.tp > 1) {
+      out.push_back(CollectiveOp(OpKind::kAllGather, "logits.all_gather", b.tp,
+                                 RowSource::kLogitRows, double(card.vocab_size) * b.a));
+    }
+  }
+  ProgramOp sample;
+  sample.id = "sampling";
+  sample.kind = OpKind::kSampling;
+  sample.op_class = OpClass::kOverhead;
+  sample.rows = RowSource::kLogitRows;
+  sample.bytes_per_row = double(card.vocab_size) * b.facts->Bytes(Dtype::kFp32, 1);
+  sample.flops_per_row = 5.0 * card.vocab_size;  // softmax: max, sub, exp, sum, div
+  out.push_back(std::move(sample));
+  for (ProgramOp& op : out) op.section = ProgramSection::kEpilogue;
+}
+
+// Layers group by what they run: their FFN (dense or MoE) and, with a DSA
+// indexer, whether they compute a fresh top-k (IndexShare reuses one).
+void GroupLayers(const ModelCard& card, LayerProgram* p) {
+  const int every = std::max(1, card.index_share_every);
+  auto matches = [&](const LayerFilter& f, int l) {
+    const bool moe = card.IsMoe() && l >= card.NumDenseLayers();
+    if (f.ffn == LayerFilter::Ffn::kDense && moe) return false;
+    if (f.ffn == LayerFilter::Ffn::kMoe && !moe) return false;
+    return !f.index_fresh_only || l % every == 0;
+  };
+  for (ProgramOp& op : p->layer_ops) op.layers = 0;
+  for (int l = 0; l < p->num_layers; ++l) {
+    const bool moe = card.IsMoe() && l >= card.NumDenseLayers();
+    std::string name = moe ? "moe" : "dense";
+    if (card.index_topk > 0) name += l % every == 0 ? ".index_fresh" : ".index_shared";
+    auto it = std::find_if(p->groups.begin(), p->groups.end(),
+                           [&](const LayerGroup& g) { return g.name == name; });
+    if (it == p->groups.end()) {
+      LayerGroup g;
+      g.name = name;
+      for (int i = 0; i < static_cast<int>(p->layer_ops.size()); ++i) {
+        if (matches(p->layer_ops[i].filter, l)) g.ops.push_back(i);
+      }
+      p->groups.push_back(std::move(g));
+      it = p->groups.end() - 1;
+    }
+    it->layers.push_back(l);
+    for (int i : it->ops) ++p->layer_ops[i].layers;
+  }
+}
+
+}  // namespace
+}  // namespace program_build
+
+Result<LayerProgram> BuildLayerProgram(const ShardedModel& model) {
+  using namespace program_build;  // NOLINT: this file's own builders
+  CAPPLAN_ASSIGN_OR_RETURN(const DtypeFacts* facts, GetDtypeFacts());
+  const ParallelLayout& l = model.layout;
+  LayerProgram p;
+  p.num_layers = model.card.num_layers;
+  p.hidden = model.card.hidden_size;
+  p.act_bytes = facts->Bytes(Dtype::kBf16, 1);
+  const Builder b{&model, facts, &p, p.hidden, p.act_bytes, l.AttentionTp(), l.AttentionRanks(),
+                  l.tp};
+  const std::vector<WeightTensor> tensors = ListWeightTensors(model.card);
+  AddPrologue(b);
+  // RMSNorm: read x and write y (~4 FLOPs per element).
+  p.layer_ops.push_back(
+      ElementwiseOp("norm.input", RowSource::kAttnTokens, double(b.h), double(b.h), 4.0 * b.h));
+  AddAttention(b, tensors);
+  AddAttentionOutput(b);
+  AddDenseFfns(b, tensors);
+  if (model.card.IsMoe() && model.card.NumMoeLayers() > 0) AddMoe(b, tensors);
+  AddFfnOutput(b);
+  AddEpilogue(b, tensors);
+  for (ProgramOp& op : p.layer_ops) op.section = ProgramSection::kLayer;
+  GroupLayers(model.card, &p);
+  return p;
+}
+
+}  // namespace capplan::models
