@@ -152,16 +152,19 @@ function expertBytes(wdtype, h, i) {
   if (wdtype === 'int4') return (3 * h * i) / 2 + 3 * (h * i / 32) * 2; // g32, BF16 scales, symmetric
   if (wdtype === 'fp8') return 3 * h * i + 3 * cdiv(h, 128) * cdiv(i, 128) * 4; // 128x128 FP32 block scales
   if (wdtype === 'bf16') return 3 * h * i * 2;
+  // E2M1 packed two per byte, one E4M3 scale per 16 along K, and the FP32
+  // weight_scale_2 and input_scale of each of the three matrices.
+  if (wdtype === 'nvfp4') return (3 * h * i) / 2 + 3 * (h * i / 16) + 3 * 2 * 4;
   throw new Error(wdtype);
 }
 
-function moeRecord(impl, wdtype, tokens, h, inter, E, topk, tp, ep, rows, touched, ms) {
+function moeRecord(impl, wdtype, tokens, h, inter, E, topk, tp, ep, rows, touched, ms, dtype = 'bf16') {
   const i = inter / tp;
   return {
     kernel: 'moe_layer',
     op_class: 'moe',
     implementation: impl,
-    dtype: 'bf16',
+    dtype,
     weight_dtype: wdtype,
     shape: { tokens, hidden: h, inter: i, experts: E / ep, topk, moe_tp: tp, moe_ep: ep, rows, touched_experts: touched },
     median_us: sig(ms * 1000),
@@ -217,7 +220,9 @@ const moeStock = (fw, ver) => `moe/${fw}/${ver}/moe_perf.parquet`;
 // Each job: one output file per GPU. `rows(table)` returns records.
 const JOBS = [];
 
-function addMoe({ what, impl, src, kernelSource, moeDtype, wdtype, shape, timing, title, extra = '', drop = null, archs }) {
+// `dtype`: the format the experts multiply in (NVFP4 experts quantize their
+// activations to NVFP4 and run at the FP4 rate); BF16 otherwise.
+function addMoe({ what, impl, src, kernelSource, moeDtype, wdtype, shape, timing, title, extra = '', drop = null, archs, dtype = 'bf16' }) {
   const arith = timing === 'moe_vllm' ? 'bf16' : 'f32';
   JOBS.push({
     what, src, title, impl, archs,
@@ -230,7 +235,7 @@ function addMoe({ what, impl, src, kernelSource, moeDtype, wdtype, shape, timing
         if (!MOE_PARALLEL.some(([t, e]) => t === r.moe_tp_size && e === r.moe_ep_size)) continue;
         if (r.num_tokens > MAX_TOKENS) continue;
         const w = rank0Work(r.num_tokens, shape.E, shape.topk, r.moe_ep_size, arith);
-        const rec = moeRecord(impl, wdtype, r.num_tokens, shape.h, shape.inter, shape.E, shape.topk, r.moe_tp_size, r.moe_ep_size, w.rows, w.touched, r.latency);
+        const rec = moeRecord(impl, wdtype, r.num_tokens, shape.h, shape.inter, shape.E, shape.topk, r.moe_tp_size, r.moe_ep_size, w.rows, w.touched, r.latency, dtype);
         if (drop && drop(rec)) continue;
         out.push(rec);
       }
@@ -278,6 +283,25 @@ for (const shape of [KIMI, GLM5]) {
     title: `AIConfigurator vLLM 0.24.0 FlashInfer TRT-LLM-gen MoE layer, FP8 block weights (${shape.key})`,
     extra: `vLLM's FP8 block MoE on SM100 through FlashInfer's TRT-LLM-gen experts (kernel_source vllm_fp8moe_flashinfer_trtllm_trtllmfp8expertsmonolithic). ${DS_GROUPED}` });
 }
+
+// Blackwell 4-bit experts. NVFP4: vLLM's select_nvfp4_moe_backend
+// (vllm/model_executor/layers/fused_moe/oracle/nvfp4.py) tries FlashInfer
+// TRT-LLM-gen first and its monolithic experts before the modular ones; AIC's
+// vLLM 0.24 collector resolves exactly that for the NVFP4 rows. INT4 W4A16
+// group 32 (Kimi): FlashInfer's TRT-LLM-gen MxInt4 MoE, which SGLang runs by
+// default on SM100; vLLM calls the same FlashInfer kernel only with
+// VLLM_USE_FLASHINFER_MOE_INT4=1, which AIC's collector does not set (its
+// vLLM INT4 rows are Marlin), so only SGLang rows time it.
+const NVFP4_BYTES_NOTE =
+  'NVFP4 experts: W_e = 3 x (hidden x inter / 2 + hidden x inter / 16 + 2 x 4) bytes (E2M1 two per byte, one E4M3 scale per 16 along K, FP32 weight_scale_2 and input_scale per matrix, the ModelOpt / compressed-tensors NVFP4 layout); dtype nvfp4: the layer quantizes its BF16 input to NVFP4 and multiplies at the FP4 tensor-core rate, so each record is priced against that rate.';
+for (const shape of [KIMI, GLM5]) {
+  addMoe({ archs: BLACKWELL, what: `vllm-trtllm-gen-moe-nvfp4-${shape.key}`, impl: 'vllm_trtllm_gen_moe_nvfp4', src: moeStock('vllm', '0.24.0'), kernelSource: 'vllm_compressedtensorsw4a4nvfp4moe_flashinfer_trtllm_trtllmnvfp4expertsmonolithic', moeDtype: 'nvfp4', wdtype: 'nvfp4', dtype: 'nvfp4', shape, timing: 'moe_vllm',
+    title: `AIConfigurator vLLM 0.24.0 FlashInfer TRT-LLM-gen MoE layer, NVFP4 weights and activations (${shape.key})`,
+    extra: `vLLM's NVFP4 MoE on SM100 through FlashInfer's TRT-LLM-gen NVFP4 experts (kernel_source vllm_compressedtensorsw4a4nvfp4moe_flashinfer_trtllm_trtllmnvfp4expertsmonolithic; ModelOpt NVFP4 checkpoints reach the same backend through the same oracle). ${NVFP4_BYTES_NOTE} ${DS_GROUPED}` });
+}
+addMoe({ archs: BLACKWELL, what: 'sglang-trtllm-gen-moe-int4-kimi-k2', impl: 'sglang_trtllm_gen_moe_int4', src: moeStock('sglang', '0.5.14'), kernelSource: 'sglang_flashinfer_trtllm_moe', moeDtype: 'int4_wo', wdtype: 'int4', shape: KIMI, timing: 'moe_sglang',
+  title: 'AIConfigurator SGLang 0.5.14 FlashInfer TRT-LLM-gen MxInt4 MoE layer (Kimi-K2.5 INT4 g32)',
+  extra: 'INT4 rows are Kimi-K2.5 geometry with group_size 32, resolved on SM100 to SGLang\'s flashinfer_trtllm MoE runner (kernel_source sglang_flashinfer_trtllm_moe: FlashInfer trtllm_mxint4_block_scale_moe, the default for W4A16 group-32 experts on Blackwell since sgl-project/sglang PR 18136).' });
 
 // SGLang 0.5.10 DeepEP (DeepSeek-V3 shape, "uniform").
 function addDeepEP({ what, impl, table, masked }) {
@@ -470,6 +494,8 @@ const GEMM_IMPLS = {
       CutlassFP8ScaledMMLinearKernel: { impl: 'vllm_cutlass_fp8_per_tensor_gemm', what: 'vllm-cutlass-fp8-per-tensor-gemm', desc: 'CUTLASS FP8 scaled_mm, FP8 per-tensor weight scale' },
       DeepGemmFp8BlockScaledMMKernel: { impl: 'vllm_deepgemm_fp8_block_gemm', what: 'vllm-deepgemm-fp8-block-gemm', desc: 'DeepGEMM FP8 block-scaled GEMM (vLLM picks it for m >= 32)' },
       FlashInferFp8BlockScaledMMKernel: { impl: 'vllm_flashinfer_fp8_block_gemm', what: 'vllm-flashinfer-fp8-block-gemm', desc: 'FlashInfer swap-AB FP8 block-scaled GEMM (vLLM picks it for m < 32)' },
+      FlashInferCuteDslNvFp4LinearKernel: { impl: 'vllm_flashinfer_nvfp4_gemm', what: 'vllm-flashinfer-nvfp4-gemm', desc: 'FlashInfer CuTe-DSL NVFP4 GEMM (BF16 input quantized to NVFP4 inside the linear)',
+        extra: ' NVFP4 rows: weights n k / 2 + n k / 16 (E4M3 scale per 16 along K) + 2 x 4 (FP32 weight_scale_2 and input_scale) bytes, the BF16 input m k x 2 bytes (the linear quantizes it itself) and the BF16 output; dtype nvfp4, priced against the FP4 tensor-core rate.' },
     },
   },
 };
@@ -478,7 +504,7 @@ for (const [, g] of Object.entries(GEMM_IMPLS)) {
     JOBS.push({
       what: s.what, impl: s.impl, src: g.src,
       title: `AIConfigurator ${g.engine} dense GEMM: ${s.desc}`,
-      note: () => `${TIMING[g.timing]} Rows kept: kernel_source ${ks} (${s.desc}); (n, k) pairs of the mission models' projections: ${GEMM_NK.map(([n, k]) => `${n}x${k}`).join(', ')} (DeepSeek-V3/Kimi-K2 7168-wide, Llama-3-70B 8192-wide, Llama-3-8B 4096-wide, 5120-wide models, at TP1/TP4/TP8 slices); m in ${GEMM_M.join('/')} where present. shape: m, n, k (y[m,n] = x[m,k] W[n,k]^T). flops = 2mnk; bytes = weights (n k x bytes per weight + scales: FP8 per-tensor 4 bytes, FP8 block ceil(n/128) ceil(k/128) x 4) + m k x activation bytes (1 for FP8, 2 for BF16) + m n x 2 (BF16 output).`,
+      note: () => `${TIMING[g.timing]} Rows kept: kernel_source ${ks} (${s.desc}); (n, k) pairs of the mission models' projections: ${GEMM_NK.map(([n, k]) => `${n}x${k}`).join(', ')} (DeepSeek-V3/Kimi-K2 7168-wide, Llama-3-70B 8192-wide, Llama-3-8B 4096-wide, 5120-wide models, at TP1/TP4/TP8 slices); m in ${GEMM_M.join('/')} where present. shape: m, n, k (y[m,n] = x[m,k] W[n,k]^T). flops = 2mnk; bytes = weights (n k x bytes per weight + scales: FP8 per-tensor 4 bytes, FP8 block ceil(n/128) ceil(k/128) x 4) + m k x activation bytes (1 for FP8, 2 for BF16) + m n x 2 (BF16 output).${s.extra || ''}`,
       build: (t) => {
         const out = [];
         for (const r of t) {
@@ -490,6 +516,7 @@ for (const [, g] of Object.entries(GEMM_IMPLS)) {
           if (dt === 'bfloat16') { wbytes = n * k * 2; abytes = 2; dtype = 'bf16'; variant = undefined; }
           else if (dt === 'fp8') { wbytes = n * k + 4; abytes = 1; dtype = 'fp8'; variant = 'per_tensor'; }
           else if (dt === 'fp8_block') { wbytes = n * k + cdiv(n, 128) * cdiv(k, 128) * 4; abytes = 1; dtype = 'fp8'; variant = 'block_128x128'; }
+          else if (dt === 'nvfp4') { wbytes = n * k / 2 + n * k / 16 + 2 * 4; abytes = 2; dtype = 'nvfp4'; variant = undefined; }
           else throw new Error(`gemm dtype ${dt}`);
           const rec = { kernel: 'dense_gemm', op_class: 'dense_gemm' };
           if (variant) rec.variant = variant;
