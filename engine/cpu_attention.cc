@@ -1,7 +1,8 @@
-// Attention of the CPU backend: append this step's K/V (or MLA latent) into
-// the paged cache, stamp page tags, then attend through the page tables.
-// All appends of a step happen before any read, as in an engine where the
-// append kernel precedes the attention kernel of the same layer.
+// Attention ops of the CPU backend: the q/kv projections, latent norms and
+// RoPE, the append of this step's K/V (or MLA latent) into the paged cache
+// with its page tags, the DSA indexer, and the attention through the page
+// tables. All appends of a layer happen before any read, as in an engine
+// where the append kernel precedes the attention kernel of the same layer.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -9,14 +10,12 @@
 #include "engine/cpu_backend.h"
 #include "engine/slice_math.h"
 #include "kernels/formats/bf16.h"
-#include "kernels/formats/fp8.h"
 
 namespace capplan::engine {
 namespace {
 
 using kernels::RoundToBf16;
 using slice_math::Dot;
-using slice_math::Gemm;
 using slice_math::Rope;
 using slice_math::Softmax;
 using slice_math::StoreKv;
@@ -27,48 +26,186 @@ void RmsNormInPlace(float* x, const std::vector<float>& w, int n) {
 
 }  // namespace
 
-Status CpuBackend::GqaAttention(int layer, const std::vector<StepRequest>& batch,
-                                const std::vector<Row>& rows, const std::vector<float>& h,
-                                PageTags* tags, std::vector<float>* attn) {
+// The projections, by op id: which weights, from which activations, into
+// which. The q latent's RMSNorm runs with q_a_proj (the pricer counts it in
+// attn.norm_rope). The DSA indexer's queries are projected from the hidden
+// state here, while the model and the program project them from the q
+// latent (k = q_lora_rank): the one shape the engine does not yet share.
+Status CpuBackend::Projection(const models::ProgramOp& op, int layer, Step* s) {
+  const SliceLayerWeights& L = w_.layers[layer];
+  const int n = static_cast<int>(s->rows.size());
+  const std::string& id = op.id;
+  if (id == "attn.q_a_proj") {
+    CAPPLAN_RETURN_IF_ERROR(RunGemm(L.wq_a, s->h, n, &s->cq, s));
+    const int r = config_.q_lora_rank;
+    for (int i = 0; i < n; ++i) RmsNormInPlace(&s->cq[i * r], L.q_a_norm, r);
+    return Status::Ok();
+  }
+  if (id == "attn.q_b_proj") return RunGemm(L.wq_b, s->cq, n, &s->q, s);
+  if (id == "attn.q_proj") return RunGemm(L.wq, s->h, n, &s->q, s);
+  if (id == "attn.k_proj") return RunGemm(L.wk, s->h, n, &s->k, s);
+  if (id == "attn.v_proj") return RunGemm(L.wv, s->h, n, &s->v, s);
+  if (id == "attn.kv_a_proj_with_mqa") return RunGemm(L.wkv_a, s->h, n, &s->kv, s);
+  if (id == "attn.indexer.wq_b") return RunGemm(L.wi_q, s->h, n, &s->iq, s);
+  if (id == "attn.indexer.wk") return RunGemm(L.wi_k, s->h, n, &s->ik, s);
+  if (id == "attn.indexer.weights_proj") return RunGemm(L.wi_w, s->h, n, &s->iw, s);
+  return Status::Internal("CPU backend: no projection " + id);
+}
+
+// MLA absorbed W_UK: each head's query moves into the latent space so the
+// cache is read once for all heads (MQA form). W_UV, the other half of
+// kv_b, maps the attention output back inside MlaAttention.
+Status CpuBackend::AbsorbQueries(const models::ProgramOp&, int layer, Step* s) {
   const SliceConfig& c = config_;
   const SliceLayerWeights& L = w_.layers[layer];
-  const int n = static_cast<int>(rows.size());
-  const int hd = c.head_dim, kvw = c.kv_heads * hd;
-  CAPPLAN_ASSIGN_OR_RETURN(std::vector<float> q, Gemm(L.wq, h, n));
-  CAPPLAN_ASSIGN_OR_RETURN(std::vector<float> k, Gemm(L.wk, h, n));
-  CAPPLAN_ASSIGN_OR_RETURN(std::vector<float> v, Gemm(L.wv, h, n));
+  const int n = static_cast<int>(s->rows.size());
+  const int lora = c.kv_lora_rank, nope = c.qk_nope, qk = nope + c.qk_rope;
+  s->visit->m = n;
+  s->visit->n = static_cast<int64_t>(L.w_uk.size() + L.w_uv.size()) / lora;
+  s->visit->k = lora;
+  s->q_lat.resize(static_cast<size_t>(n) * c.q_heads * lora);
   for (int i = 0; i < n; ++i) {
-    const StepRequest& r = batch[rows[i].req];
-    const int64_t pos = rows[i].position;
-    for (int g = 0; g < c.kv_heads; ++g) Rope(&k[i * kvw + g * hd], hd, pos);
-    for (int qh = 0; qh < c.q_heads; ++qh) Rope(&q[(i * c.q_heads + qh) * hd], hd, pos);
+    for (int hq = 0; hq < c.q_heads; ++hq) {
+      const float* qh = &s->q[(i * c.q_heads + hq) * qk];
+      const float* uk = &L.w_uk[static_cast<size_t>(hq) * nope * lora];
+      float* ql = &s->q_lat[(static_cast<size_t>(i) * c.q_heads + hq) * lora];
+      for (int d = 0; d < lora; ++d) {
+        double acc = 0;
+        for (int j = 0; j < nope; ++j) acc += static_cast<double>(qh[j]) * uk[j * lora + d];
+        ql[d] = RoundToBf16(static_cast<float>(acc));
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+// MLA: the kv latent's RMSNorm and RoPE on its rope part and on each query
+// head's; GQA: RoPE on every query and KV head.
+Status CpuBackend::NormRope(const models::ProgramOp& op, int layer, Step* s) {
+  const SliceConfig& c = config_;
+  const int n = static_cast<int>(s->rows.size());
+  s->visit->m = n;
+  if (op.id == "attn.norm_rope") {
+    const int lora = c.kv_lora_rank, rope = c.qk_rope, qk = c.qk_nope + rope;
+    for (int i = 0; i < n; ++i) {
+      const int64_t pos = s->rows[i].position;
+      float* row = &s->kv[i * (lora + rope)];
+      RmsNormInPlace(row, w_.layers[layer].kv_a_norm, lora);
+      Rope(row + lora, rope, pos);
+      for (int hq = 0; hq < c.q_heads; ++hq) Rope(&s->q[(i * c.q_heads + hq) * qk + c.qk_nope], rope, pos);
+    }
+    return Status::Ok();
+  }
+  if (op.id != "attn.rope") return Status::Internal("CPU backend: no elementwise op " + op.id);
+  const int hd = c.head_dim, kvw = c.kv_heads * hd;
+  for (int i = 0; i < n; ++i) {
+    const int64_t pos = s->rows[i].position;
+    for (int g = 0; g < c.kv_heads; ++g) Rope(&s->k[i * kvw + g * hd], hd, pos);
+    for (int qh = 0; qh < c.q_heads; ++qh) Rope(&s->q[(i * c.q_heads + qh) * hd], hd, pos);
+  }
+  return Status::Ok();
+}
+
+// Each new token's cache entry: GQA K and V (one FP8 scale group per head);
+// MLA latent (FP8 when asked), rope (BF16 always, FlashMLA README) and, in
+// layers computing a fresh top-k, the indexer key.
+Status CpuBackend::KvAppend(const models::ProgramOp&, int layer, Step* s) {
+  const SliceConfig& c = config_;
+  const int n = static_cast<int>(s->rows.size());
+  s->visit->m = n;
+  for (int i = 0; i < n; ++i) {
+    const StepRequest& r = (*s->batch)[s->rows[i].req];
+    const int64_t pos = s->rows[i].position;
     const PageRef& page = (*r.pages)[pos / page_size_];
     float* slot = Slot(layer, page, pos);
-    for (int g = 0; g < c.kv_heads; ++g) {  // one FP8 scale group per head
-      StoreKv(&k[i * kvw + g * hd], hd, c.kv_dtype, slot + g * hd);
-      StoreKv(&v[i * kvw + g * hd], hd, c.kv_dtype, slot + kvw + g * hd);
+    if (c.attention == models::AttentionKind::kGqa) {
+      const int hd = c.head_dim, kvw = c.kv_heads * hd;
+      for (int g = 0; g < c.kv_heads; ++g) {
+        StoreKv(&s->k[i * kvw + g * hd], hd, c.kv_dtype, slot + g * hd);
+        StoreKv(&s->v[i * kvw + g * hd], hd, c.kv_dtype, slot + kvw + g * hd);
+      }
+    } else {
+      const int lora = c.kv_lora_rank, rope = c.qk_rope;
+      const float* row = &s->kv[i * (lora + rope)];
+      StoreKv(row, lora, c.kv_dtype, slot);
+      StoreKv(row + lora, rope, models::Dtype::kBf16, slot + lora);
+      if (c.IndexFresh(layer)) {
+        StoreKv(&s->ik[i * c.index_head_dim], c.index_head_dim, c.kv_dtype, slot + lora + rope);
+      }
     }
-    StampPage(tags, r.request, static_cast<int32_t>(pos / page_size_), page);
+    StampPage(s->tags, r.request, static_cast<int32_t>(pos / page_size_), page);
   }
-  attn->assign(static_cast<size_t>(n) * c.q_heads * hd, 0.0f);
+  return Status::Ok();
+}
+
+// DSA: score every cached token with the indexer and keep the top-k (ties
+// to the earlier position, so selection is deterministic). IndexShare
+// layers run no indexer and reuse this selection (same rows, same order).
+Status CpuBackend::Indexer(const models::ProgramOp&, int layer, Step* s) {
+  const SliceConfig& c = config_;
+  const int n = static_cast<int>(s->rows.size());
+  const int lora = c.kv_lora_rank, rope = c.qk_rope, idim = c.index_head_dim;
+  s->visit->m = n;
+  s->visit->heads = c.index_heads;
+  s->visit->head_dim = idim;
+  shared_sel_.assign(n, {});
+  std::vector<double> score;
+  for (int i = 0; i < n; ++i) {
+    const StepRequest& r = (*s->batch)[s->rows[i].req];
+    const int64_t ctx = s->rows[i].position + 1;
+    std::vector<int64_t>& sel = shared_sel_[i];
+    sel.resize(ctx);
+    std::iota(sel.begin(), sel.end(), 0);
+    if (ctx <= c.index_topk) continue;
+    score.assign(ctx, 0.0);
+    for (int64_t t = 0; t < ctx; ++t) {
+      const float* key = Entry(layer, *r.pages, t) + lora + rope;
+      double acc = 0;
+      for (int ih = 0; ih < c.index_heads; ++ih) {
+        acc += s->iw[i * c.index_heads + ih] *
+               std::max(0.0, Dot(&s->iq[(i * c.index_heads + ih) * idim], key, idim));
+      }
+      score[t] = acc;
+    }
+    std::partial_sort(
+        sel.begin(), sel.begin() + c.index_topk, sel.end(),
+        [&](int64_t a, int64_t b) { return score[a] != score[b] ? score[a] > score[b] : a < b; });
+    sel.resize(c.index_topk);
+    std::sort(sel.begin(), sel.end());
+  }
+  return Status::Ok();
+}
+
+// GQA decode or prefill: the rows of that form attend over their cache.
+Status CpuBackend::GqaAttention(const models::ProgramOp& op, int layer, Step* s) {
+  const SliceConfig& c = config_;
+  const int n = static_cast<int>(s->rows.size());
+  const int hd = c.head_dim, kvw = c.kv_heads * hd;
+  const bool decode = op.kind == models::OpKind::kAttentionDecode;
+  s->attn.resize(static_cast<size_t>(n) * c.q_heads * hd);
+  s->visit->heads = c.q_heads;
+  s->visit->kv_heads = c.kv_heads;
+  s->visit->head_dim = hd;
   const int group = c.q_heads / c.kv_heads;
   const double scale = 1.0 / std::sqrt(static_cast<double>(hd));
-  std::vector<double> s;
+  std::vector<double> sc;
   for (int i = 0; i < n; ++i) {
-    const StepRequest& r = batch[rows[i].req];
-    const int64_t ctx = rows[i].position + 1;
+    if (s->rows[i].decode != decode) continue;
+    ++s->visit->m;
+    const StepRequest& r = (*s->batch)[s->rows[i].req];
+    const int64_t ctx = s->rows[i].position + 1;
     for (int qh = 0; qh < c.q_heads; ++qh) {
       const int g = qh / group;
-      const float* qv = &q[(i * c.q_heads + qh) * hd];
-      s.resize(ctx);
+      const float* qv = &s->q[(i * c.q_heads + qh) * hd];
+      sc.resize(ctx);
       for (int64_t t = 0; t < ctx; ++t) {
-        s[t] = Dot(qv, Entry(layer, *r.pages, t) + g * hd, hd) * scale;
+        sc[t] = Dot(qv, Entry(layer, *r.pages, t) + g * hd, hd) * scale;
       }
-      Softmax(&s);
-      float* o = &(*attn)[(i * c.q_heads + qh) * hd];
+      Softmax(&sc);
+      float* o = &s->attn[(i * c.q_heads + qh) * hd];
       for (int d = 0; d < hd; ++d) {
         double acc = 0;
-        for (int64_t t = 0; t < ctx; ++t) acc += s[t] * Entry(layer, *r.pages, t)[kvw + g * hd + d];
+        for (int64_t t = 0; t < ctx; ++t) acc += sc[t] * Entry(layer, *r.pages, t)[kvw + g * hd + d];
         o[d] = RoundToBf16(static_cast<float>(acc));
       }
     }
@@ -76,117 +213,71 @@ Status CpuBackend::GqaAttention(int layer, const std::vector<StepRequest>& batch
   return Status::Ok();
 }
 
-Status CpuBackend::MlaAttention(int layer, const std::vector<StepRequest>& batch,
-                                const std::vector<Row>& rows, const std::vector<float>& h,
-                                PageTags* tags, std::vector<float>* attn) {
+// One MLA head of one row in the absorbed form: scores over the selected
+// latents, the latent-space output, then W_UV back to the head's values.
+void CpuBackend::MlaHead(int layer, const Step& s, int i, int hq, const std::vector<int64_t>& sel,
+                         float* o) const {
   const SliceConfig& c = config_;
-  const SliceLayerWeights& L = w_.layers[layer];
-  const int n = static_cast<int>(rows.size());
-  const int lora = c.kv_lora_rank, rope = c.qk_rope, nope = c.qk_nope, qk = nope + rope;
-  const int idim = c.index_head_dim;
-  const bool dsa = c.index_topk > 0;
-  // IndexShare: only "fresh" layers run the indexer; the others reuse the
-  // selection of the last fresh layer of this step (same rows, same order).
-  const bool fresh = c.IndexFresh(layer);
-  std::vector<float> q;
-  if (c.q_lora_rank > 0) {
-    CAPPLAN_ASSIGN_OR_RETURN(std::vector<float> cq, Gemm(L.wq_a, h, n));
-    for (int i = 0; i < n; ++i) RmsNormInPlace(&cq[i * c.q_lora_rank], L.q_a_norm, c.q_lora_rank);
-    CAPPLAN_ASSIGN_OR_RETURN(q, Gemm(L.wq_b, cq, n));
-  } else {
-    CAPPLAN_ASSIGN_OR_RETURN(q, Gemm(L.wq, h, n));
-  }
-  CAPPLAN_ASSIGN_OR_RETURN(std::vector<float> kv, Gemm(L.wkv_a, h, n));
-  std::vector<float> iq, ik, iw;
-  if (fresh) {
-    CAPPLAN_ASSIGN_OR_RETURN(iq, Gemm(L.wi_q, h, n));
-    CAPPLAN_ASSIGN_OR_RETURN(ik, Gemm(L.wi_k, h, n));
-    CAPPLAN_ASSIGN_OR_RETURN(iw, Gemm(L.wi_w, h, n));
-  }
-  for (int i = 0; i < n; ++i) {
-    const StepRequest& r = batch[rows[i].req];
-    const int64_t pos = rows[i].position;
-    float* row = &kv[i * (lora + rope)];
-    RmsNormInPlace(row, L.kv_a_norm, lora);
-    Rope(row + lora, rope, pos);
-    const PageRef& page = (*r.pages)[pos / page_size_];
-    float* slot = Slot(layer, page, pos);
-    StoreKv(row, lora, c.kv_dtype, slot);                  // latent: FP8 when asked
-    StoreKv(row + lora, rope, models::Dtype::kBf16,
-            slot + lora);  // rope stays BF16 (FlashMLA README)
-    if (fresh) StoreKv(&ik[i * idim], idim, c.kv_dtype, slot + lora + rope);
-    StampPage(tags, r.request, static_cast<int32_t>(pos / page_size_), page);
-  }
-  attn->assign(static_cast<size_t>(n) * c.q_heads * c.v_head_dim, 0.0f);
+  const int lora = c.kv_lora_rank, rope = c.qk_rope, qk = c.qk_nope + rope;
+  const std::vector<PageRef>& pages = *(*s.batch)[s.rows[i].req].pages;
+  const float* q_lat = &s.q_lat[(static_cast<size_t>(i) * c.q_heads + hq) * lora];
+  const float* q_rope = &s.q[(i * c.q_heads + hq) * qk + c.qk_nope];
   const double scale = 1.0 / std::sqrt(static_cast<double>(qk));
-  std::vector<int64_t> sel;
-  std::vector<double> s, score;
-  std::vector<float> q_lat(lora), q_rope(rope), o_lat(lora);
-  if (fresh) shared_sel_.assign(n, {});
+  std::vector<double> sc(sel.size());
+  for (size_t j = 0; j < sel.size(); ++j) {
+    const float* e = Entry(layer, pages, sel[j]);
+    sc[j] = (Dot(q_lat, e, lora) + Dot(q_rope, e + lora, rope)) * scale;
+  }
+  Softmax(&sc);
+  std::vector<float> o_lat(lora);
+  for (int d = 0; d < lora; ++d) {
+    double acc = 0;
+    for (size_t j = 0; j < sel.size(); ++j) acc += sc[j] * Entry(layer, pages, sel[j])[d];
+    o_lat[d] = RoundToBf16(static_cast<float>(acc));
+  }
+  const float* uv = &w_.layers[layer].w_uv[static_cast<size_t>(hq) * lora * c.v_head_dim];
+  for (int d = 0; d < c.v_head_dim; ++d) {
+    double acc = 0;
+    for (int j = 0; j < lora; ++j) acc += static_cast<double>(o_lat[j]) * uv[j * c.v_head_dim + d];
+    o[d] = RoundToBf16(static_cast<float>(acc));
+  }
+}
+
+// MLA decode or (absorbed) prefill: the rows of that form, every head, over
+// the DSA selection (the indexer's, or the last fresh layer's) or the whole
+// context.
+Status CpuBackend::MlaAttention(const models::ProgramOp& op, int layer, Step* s) {
+  const SliceConfig& c = config_;
+  const int n = static_cast<int>(s->rows.size());
+  const bool decode = op.kind == models::OpKind::kMlaDecode;
+  const bool dsa = c.index_topk > 0;
+  if (dsa && shared_sel_.size() != static_cast<size_t>(n)) {
+    return Status::Internal("CPU backend: IndexShare layer before any fresh indexer layer");
+  }
+  s->attn.resize(static_cast<size_t>(n) * c.q_heads * c.v_head_dim);
+  s->visit->heads = c.q_heads;
+  s->visit->kv_heads = 1;
+  s->visit->head_dim = c.kv_lora_rank + c.qk_rope;
+  std::vector<int64_t> all;
   for (int i = 0; i < n; ++i) {
-    const StepRequest& r = batch[rows[i].req];
-    const int64_t ctx = rows[i].position + 1;
-    sel.resize(ctx);
-    std::iota(sel.begin(), sel.end(), 0);
-    if (dsa && !fresh) {
-      if (shared_sel_.size() != static_cast<size_t>(n)) {
-        return Status::Internal("CPU backend: IndexShare layer before any fresh indexer layer");
-      }
-      sel = shared_sel_[i];
-    } else if (dsa && ctx > c.index_topk) {
-      // DSA: score every cached token with the indexer, keep the top-k
-      // (ties to the earlier position, so selection is deterministic).
-      score.assign(ctx, 0.0);
-      for (int64_t t = 0; t < ctx; ++t) {
-        const float* key = Entry(layer, *r.pages, t) + lora + rope;
-        double acc = 0;
-        for (int ih = 0; ih < c.index_heads; ++ih) {
-          acc += iw[i * c.index_heads + ih] *
-                 std::max(0.0, Dot(&iq[(i * c.index_heads + ih) * idim], key, idim));
-        }
-        score[t] = acc;
-      }
-      std::partial_sort(
-          sel.begin(), sel.begin() + c.index_topk, sel.end(),
-          [&](int64_t a, int64_t b) { return score[a] != score[b] ? score[a] > score[b] : a < b; });
-      sel.resize(c.index_topk);
-      std::sort(sel.begin(), sel.end());
+    if (s->rows[i].decode != decode) continue;
+    ++s->visit->m;
+    if (!dsa) {
+      all.resize(s->rows[i].position + 1);
+      std::iota(all.begin(), all.end(), 0);
     }
-    if (fresh) shared_sel_[i] = sel;
+    const std::vector<int64_t>& sel = dsa ? shared_sel_[i] : all;
     for (int hq = 0; hq < c.q_heads; ++hq) {
-      const float* qh = &q[(i * c.q_heads + hq) * qk];
-      for (int d = 0; d < rope; ++d) q_rope[d] = qh[nope + d];
-      Rope(q_rope.data(), rope, rows[i].position);
-      // Absorb W_UK: the query moves into latent space so the cache is read
-      // once for all heads (MQA form).
-      const float* uk = &L.w_uk[static_cast<size_t>(hq) * nope * lora];
-      for (int d = 0; d < lora; ++d) {
-        double acc = 0;
-        for (int j = 0; j < nope; ++j) acc += static_cast<double>(qh[j]) * uk[j * lora + d];
-        q_lat[d] = RoundToBf16(static_cast<float>(acc));
-      }
-      s.resize(sel.size());
-      for (size_t j = 0; j < sel.size(); ++j) {
-        const float* e = Entry(layer, *r.pages, sel[j]);
-        s[j] = (Dot(q_lat.data(), e, lora) + Dot(q_rope.data(), e + lora, rope)) * scale;
-      }
-      Softmax(&s);
-      for (int d = 0; d < lora; ++d) {
-        double acc = 0;
-        for (size_t j = 0; j < sel.size(); ++j) acc += s[j] * Entry(layer, *r.pages, sel[j])[d];
-        o_lat[d] = RoundToBf16(static_cast<float>(acc));
-      }
-      const float* uv = &L.w_uv[static_cast<size_t>(hq) * lora * c.v_head_dim];
-      float* o = &(*attn)[(i * c.q_heads + hq) * c.v_head_dim];
-      for (int d = 0; d < c.v_head_dim; ++d) {
-        double acc = 0;
-        for (int j = 0; j < lora; ++j)
-          acc += static_cast<double>(o_lat[j]) * uv[j * c.v_head_dim + d];
-        o[d] = RoundToBf16(static_cast<float>(acc));
-      }
+      MlaHead(layer, *s, i, hq, sel, &s->attn[(i * c.q_heads + hq) * c.v_head_dim]);
     }
   }
   return Status::Ok();
+}
+
+// On a TP rank o_proj yields a partial sum that an all-reduce completes;
+// the slice runs one rank, so the partial is the rank's output.
+Status CpuBackend::OutProjection(const models::ProgramOp&, int layer, Step* s) {
+  return RunGemm(w_.layers[layer].wo, s->attn, static_cast<int>(s->rows.size()), &s->out, s);
 }
 
 }  // namespace capplan::engine

@@ -1,20 +1,19 @@
 #include "engine/cpu_backend.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <limits>
 
-#include "kernels/formats/bf16.h"
-#include "kernels/formats/fp8.h"
 #include "engine/slice_math.h"
-#include "kernels/gemm/gemm_cpu.h"
+#include "kernels/formats/bf16.h"
 
 namespace capplan::engine {
 namespace {
 
-using slice_math::Gemm;
-using slice_math::RmsNorm;
 using kernels::RoundToBf16;
+using models::OpKind;
+using slice_math::RmsNorm;
 
 // Host memory the CPU backend will spend on float weights before refusing.
 constexpr double kMaxCpuWeightFloats = 256.0 * 1024 * 1024;  // 1 GiB of floats
@@ -40,6 +39,9 @@ double SliceWeightFloats(const SliceConfig& c) {
 
 Result<std::unique_ptr<CpuBackend>> CpuBackend::Create(const SliceConfig& config,
                                                        int32_t num_pages, int32_t page_size) {
+  if (config.program == nullptr || config.program->program == nullptr) {
+    return Status::Internal("CPU backend: the slice has no layer program (MakeSliceConfig)");
+  }
   const double floats = SliceWeightFloats(config);
   if (floats > kMaxCpuWeightFloats) {
     return Status::Invalid("CPU backend: " + config.Describe() + " needs ~" +
@@ -78,11 +80,11 @@ const float* CpuBackend::Entry(int layer, const std::vector<PageRef>& pages,
          (static_cast<size_t>(page.physical) * page_size_ + position % page_size_) * width_;
 }
 
-Status CpuBackend::Forward(const std::vector<StepRequest>& batch, PageTags* tags,
-                           std::vector<int32_t>* next_tokens) {
-  const SliceConfig& c = config_;
-  const int H = c.hidden;
-  std::vector<Row> rows;
+// The step's rows and its batch shape: a request whose one new token
+// samples the next after a cached prefix is a decode request (the batch
+// loop's decode steps); any other is a prefill chunk.
+Status CpuBackend::StartStep(const std::vector<StepRequest>& batch, Step* s) const {
+  s->batch = &batch;
   for (size_t i = 0; i < batch.size(); ++i) {
     const StepRequest& r = batch[i];
     if (r.pages == nullptr ||
@@ -91,94 +93,185 @@ Status CpuBackend::Forward(const std::vector<StepRequest>& batch, PageTags* tags
       return Status::Internal("CPU backend: request " + std::to_string(r.request) +
                               " has no pages for its new tokens");
     }
+    const bool decode = r.tokens.size() == 1 && r.want_token && r.start_position > 0;
+    if (decode) {
+      s->shape.decode_context.push_back(r.start_position + 1);
+    } else {
+      s->shape.prefill.push_back({static_cast<int64_t>(r.tokens.size()), r.start_position});
+    }
     for (size_t t = 0; t < r.tokens.size(); ++t) {
-      rows.push_back(Row{i, r.start_position + static_cast<int64_t>(t)});
+      s->rows.push_back(Row{i, r.start_position + static_cast<int64_t>(t), decode});
     }
   }
-  const int n = static_cast<int>(rows.size());
-  marks_.Clear();
-  op_times_ = {};
-  marks_.Mark(models::OpClass::kElementwise);  // embedding gather
-  std::vector<float> x(static_cast<size_t>(n) * H);
-  {
-    int k = 0;
-    for (const StepRequest& r : batch) {
-      for (int32_t tok : r.tokens) {
-        if (tok < 0 || tok >= c.vocab) return Status::Internal("CPU backend: bad token id");
-        std::copy_n(w_.embedding.data() + static_cast<size_t>(tok) * H, H, x.data() + k * H);
-        ++k;
-      }
-    }
-  }
-  std::vector<float> h(x.size()), out;
-  for (int l = 0; l < c.layers; ++l) {
-    const SliceLayerWeights& L = w_.layers[l];
-    marks_.Mark(models::OpClass::kElementwise);
-    for (int i = 0; i < n; ++i) RmsNorm(&x[i * H], L.attn_norm, H, &h[i * H]);
-    marks_.Mark(models::OpClass::kAttention);
-    CAPPLAN_RETURN_IF_ERROR(Attention(l, batch, rows, h, tags, &out));
-    marks_.Mark(models::OpClass::kElementwise);
-    // On a TP rank o_proj yields a partial sum that an all-reduce completes;
-    // the slice runs one rank, so the partial is the rank's output.
-    for (size_t i = 0; i < x.size(); ++i) x[i] = RoundToBf16(x[i] + out[i]);
-    for (int i = 0; i < n; ++i) RmsNorm(&x[i * H], L.ffn_norm, H, &h[i * H]);
-    out.assign(x.size(), 0.0f);
-    marks_.Mark(L.moe ? models::OpClass::kMoe : models::OpClass::kDenseGemm);
-    if (n > 0) {
-      if (L.moe) {
-        CAPPLAN_RETURN_IF_ERROR(kernels::MoeForwardCpu(L.experts, L.router, h.data(), n,
-                                                       out.data()));
-      } else {
-        CAPPLAN_RETURN_IF_ERROR(kernels::ExpertForwardCpu(L.dense, h.data(), n, out.data()));
-      }
-    }
-    marks_.Mark(models::OpClass::kElementwise);
-    for (size_t i = 0; i < x.size(); ++i) x[i] = RoundToBf16(x[i] + out[i]);
-    if (probe_) probe_(l, x, H);
-  }
-  // Sample: the last new token of every request that wants one.
-  next_tokens->assign(batch.size(), -1);
-  logits_.clear();
-  std::vector<float> last;
-  std::vector<size_t> which;
-  {
-    int k = 0;
-    for (size_t i = 0; i < batch.size(); ++i) {
-      k += static_cast<int>(batch[i].tokens.size());
-      if (!batch[i].want_token || batch[i].tokens.empty()) continue;
-      last.resize(last.size() + H);
-      RmsNorm(&x[(k - 1) * H], w_.final_norm, H, last.data() + last.size() - H);
-      which.push_back(i);
-    }
-  }
-  marks_.Mark(models::OpClass::kDenseGemm);  // LM head
-  CAPPLAN_ASSIGN_OR_RETURN(std::vector<float> logits,
-                           Gemm(w_.lm_head, last, static_cast<int>(which.size())));
-  marks_.Mark(models::OpClass::kOverhead);  // greedy sampling
-  for (size_t j = 0; j < which.size(); ++j) {
-    const float* lg = logits.data() + j * c.vocab;
-    logits_.emplace_back(lg, lg + c.vocab);
-    int best = 0;
-    // NaN (a poison-page read) never compares greater, so it yields token 0.
-    for (int v = 1; v < c.vocab; ++v) {
-      if (lg[v] > lg[best]) best = v;
-    }
-    (*next_tokens)[which[j]] = best;
-  }
-  op_times_ = marks_.Finish();
   return Status::Ok();
 }
 
-Status CpuBackend::Attention(int layer, const std::vector<StepRequest>& batch,
-                             const std::vector<Row>& rows, const std::vector<float>& h,
-                             PageTags* tags, std::vector<float>* out) {
-  std::vector<float> attn;
-  if (config_.attention == models::AttentionKind::kGqa) {
-    CAPPLAN_RETURN_IF_ERROR(GqaAttention(layer, batch, rows, h, tags, &attn));
-  } else {
-    CAPPLAN_RETURN_IF_ERROR(MlaAttention(layer, batch, rows, h, tags, &attn));
+Result<CpuBackend::OpFn> CpuBackend::OpFunction(const models::ProgramOp& op) const {
+  const std::string& id = op.id;
+  if (id == "norm.input") return &CpuBackend::InputNorm;
+  if (id == "norm.post_attention") return &CpuBackend::PostAttentionNorm;
+  if (id == "norm.residual") return &CpuBackend::Residual;
+  if (id == "norm.final") return &CpuBackend::FinalNorm;
+  if (id == "attn.kv_b_proj.absorbed") return &CpuBackend::AbsorbQueries;
+  if (id == "attn.o_proj") return &CpuBackend::OutProjection;
+  if (id == "lm_head") return &CpuBackend::LmHead;
+  if (id.ends_with("gate_up_proj")) return &CpuBackend::FfnGateUp;
+  if (id.ends_with("silu_and_mul")) return &CpuBackend::FfnActivation;
+  if (id.ends_with("down_proj")) return &CpuBackend::FfnDown;
+  switch (op.kind) {
+    case OpKind::kEmbedding: return &CpuBackend::Embed;
+    case OpKind::kAllReduce:
+    case OpKind::kAllGather:
+    case OpKind::kReduceScatter:
+    case OpKind::kAllToAll: return &CpuBackend::Collective;
+    case OpKind::kGemm: return &CpuBackend::Projection;
+    case OpKind::kElementwise: return &CpuBackend::NormRope;
+    case OpKind::kKvAppend: return &CpuBackend::KvAppend;
+    case OpKind::kDsaIndexer: return &CpuBackend::Indexer;
+    case OpKind::kAttentionDecode:
+    case OpKind::kAttentionPrefill: return &CpuBackend::GqaAttention;
+    case OpKind::kMlaDecode:
+    case OpKind::kMlaPrefillAbsorbed: return &CpuBackend::MlaAttention;
+    case OpKind::kRouter: return &CpuBackend::Route;
+    case OpKind::kGroupedGemm: return &CpuBackend::Experts;
+    case OpKind::kSampling: return &CpuBackend::Sample;
+    default: break;
   }
-  CAPPLAN_ASSIGN_OR_RETURN(*out, Gemm(w_.layers[layer].wo, attn, static_cast<int>(rows.size())));
+  return Status::Internal("CPU backend: no function for op " + id + " (" +
+                          models::OpKindName(op.kind) + ")");
+}
+
+Status CpuBackend::RunOp(const models::ProgramOp& op, int layer, Step* s) {
+  CAPPLAN_ASSIGN_OR_RETURN(OpFn fn, OpFunction(op));
+  visits_.push_back(CpuOpVisit{op.id, layer});
+  s->visit = &visits_.back();
+  const auto t0 = std::chrono::steady_clock::now();
+  CAPPLAN_RETURN_IF_ERROR((this->*fn)(op, layer, s));
+  const double us =
+      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+  visits_.back().us = us;
+  op_times_.us[static_cast<int>(op.op_class)] += us;
+  return Status::Ok();
+}
+
+Status CpuBackend::Forward(const std::vector<StepRequest>& batch, PageTags* tags,
+                           std::vector<int32_t>* next_tokens) {
+  Step s;
+  CAPPLAN_RETURN_IF_ERROR(StartStep(batch, &s));
+  s.tags = tags;
+  s.next_tokens = next_tokens;
+  visits_.clear();
+  op_times_ = {};
+  next_tokens->assign(batch.size(), -1);
+  logits_.clear();
+  const models::ShardedModel& model = *config_.program;
+  const models::LayerProgram& program = *model.program;
+  for (const models::ProgramOp& op : program.prologue) {
+    CAPPLAN_RETURN_IF_ERROR(RunOp(op, -1, &s));
+  }
+  for (int l = 0; l < config_.layers; ++l) {
+    const models::LayerGroup* group = program.GroupOf(l);
+    if (group == nullptr) return Status::Internal("CPU backend: layer outside the program");
+    for (int i : group->ops) {
+      const models::ProgramOp& op = program.layer_ops[i];
+      if (!models::OpRunsFor(model, program, op, s.shape)) continue;
+      CAPPLAN_RETURN_IF_ERROR(RunOp(op, l, &s));
+    }
+    if (probe_) probe_(l, s.x, config_.hidden);
+  }
+  for (const models::ProgramOp& op : program.epilogue) {
+    CAPPLAN_RETURN_IF_ERROR(RunOp(op, config_.layers, &s));
+  }
+  op_times_.valid = true;
+  return Status::Ok();
+}
+
+Status CpuBackend::RunGemm(const kernels::GemmWeights& w, const std::vector<float>& in, int rows,
+                           std::vector<float>* out, Step* s) {
+  s->visit->m = rows;
+  s->visit->n = w.n;
+  s->visit->k = w.k;
+  CAPPLAN_ASSIGN_OR_RETURN(*out, slice_math::Gemm(w, in, rows));
+  return Status::Ok();
+}
+
+Status CpuBackend::Embed(const models::ProgramOp&, int, Step* s) {
+  const int H = config_.hidden;
+  s->x.assign(s->rows.size() * H, 0.0f);
+  s->visit->m = static_cast<int64_t>(s->rows.size());
+  int k = 0;
+  for (const StepRequest& r : *s->batch) {
+    for (int32_t tok : r.tokens) {
+      if (tok < 0 || tok >= config_.vocab) return Status::Internal("CPU backend: bad token id");
+      std::copy_n(w_.embedding.data() + static_cast<size_t>(tok) * H, H, s->x.data() + k * H);
+      ++k;
+    }
+  }
+  return Status::Ok();
+}
+
+// One TP rank: its partial sums are its outputs, so a collective moves
+// nothing here; it is visited so the op list stays the program's.
+Status CpuBackend::Collective(const models::ProgramOp&, int, Step*) { return Status::Ok(); }
+
+Status CpuBackend::InputNorm(const models::ProgramOp&, int layer, Step* s) {
+  const int H = config_.hidden, n = static_cast<int>(s->rows.size());
+  s->visit->m = n;
+  s->h.resize(s->x.size());
+  for (int i = 0; i < n; ++i) RmsNorm(&s->x[i * H], w_.layers[layer].attn_norm, H, &s->h[i * H]);
+  return Status::Ok();
+}
+
+// Residual add + post-attention RMSNorm; the FFN output starts at zero.
+Status CpuBackend::PostAttentionNorm(const models::ProgramOp&, int layer, Step* s) {
+  const int H = config_.hidden, n = static_cast<int>(s->rows.size());
+  s->visit->m = n;
+  for (size_t i = 0; i < s->x.size(); ++i) s->x[i] = RoundToBf16(s->x[i] + s->out[i]);
+  for (int i = 0; i < n; ++i) RmsNorm(&s->x[i * H], w_.layers[layer].ffn_norm, H, &s->h[i * H]);
+  s->out.assign(s->x.size(), 0.0f);
+  return Status::Ok();
+}
+
+Status CpuBackend::Residual(const models::ProgramOp&, int, Step* s) {
+  s->visit->m = static_cast<int64_t>(s->rows.size());
+  for (size_t i = 0; i < s->x.size(); ++i) s->x[i] = RoundToBf16(s->x[i] + s->out[i]);
+  return Status::Ok();
+}
+
+// The last new token of every request that wants one.
+Status CpuBackend::FinalNorm(const models::ProgramOp&, int, Step* s) {
+  const int H = config_.hidden;
+  const std::vector<StepRequest>& batch = *s->batch;
+  int k = 0;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    k += static_cast<int>(batch[i].tokens.size());
+    if (!batch[i].want_token || batch[i].tokens.empty()) continue;
+    s->last.resize(s->last.size() + H);
+    RmsNorm(&s->x[(k - 1) * H], w_.final_norm, H, s->last.data() + s->last.size() - H);
+    s->which.push_back(i);
+  }
+  s->visit->m = static_cast<int64_t>(s->which.size());
+  return Status::Ok();
+}
+
+Status CpuBackend::LmHead(const models::ProgramOp&, int, Step* s) {
+  return RunGemm(w_.lm_head, s->last, static_cast<int>(s->which.size()), &s->logits, s);
+}
+
+// Greedy sampling.
+Status CpuBackend::Sample(const models::ProgramOp&, int, Step* s) {
+  const int vocab = config_.vocab;
+  s->visit->m = static_cast<int64_t>(s->which.size());
+  for (size_t j = 0; j < s->which.size(); ++j) {
+    const float* lg = s->logits.data() + j * vocab;
+    logits_.emplace_back(lg, lg + vocab);
+    int best = 0;
+    // NaN (a poison-page read) never compares greater, so it yields token 0.
+    for (int v = 1; v < vocab; ++v) {
+      if (lg[v] > lg[best]) best = v;
+    }
+    (*s->next_tokens)[s->which[j]] = best;
+  }
   return Status::Ok();
 }
 

@@ -2,20 +2,23 @@
 // shipped model card, with deterministic synthetic weights.
 //
 // "full" dims are the real per-GPU shapes (heads / tp, expert intermediate /
-// tp), what the CUDA backend runs. "small" dims keep the card's architecture
-// (GQA or MLA, DSA indexer, dense and MoE layers, sigmoid or softmax routing,
-// the weight formats) but shrink every width so the CPU backend runs a whole
-// continuous-batching workload in a test. Small-dim numbers are never GPU or
+// tp), what the CUDA backend runs. "small" dims shard a shrunk card: the
+// card's architecture (GQA or MLA, DSA indexer, dense and MoE layers, sigmoid
+// or softmax routing, the weight formats) at small widths, so the CPU
+// backend runs a whole continuous-batching workload in a test. Either way
+// the slice is a ShardedModel whose layer program both backends walk. Small-dim numbers are never GPU or
 // full-shape numbers and every output says which dims were used.
 #ifndef CAPPLAN_ENGINE_SLICE_CONFIG_H_
 #define CAPPLAN_ENGINE_SLICE_CONFIG_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "common/status.h"
 #include "kernels/gemm/gemm_cost.h"
 #include "models/card.h"
+#include "models/ops.h"
 #include "models/types.h"
 
 namespace capplan::engine {
@@ -63,6 +66,10 @@ struct SliceConfig {
   int int4_group = 128;
   models::Dtype kv_dtype = models::Dtype::kBf16;
   uint64_t seed = 1;
+  // One TP rank of the slice's card (shrunk at small dims), whose layer
+  // program (program->program) is what the backends execute and the
+  // pricer prices for the same batch; the widths above are read from it.
+  std::shared_ptr<const models::ShardedModel> program;
 
   bool IsMoeLayer(int layer) const { return n_experts > 0 && layer >= first_k_dense; }
   // Does `layer` compute its own DSA top-k (and hold indexer weights)?

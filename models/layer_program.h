@@ -164,6 +164,12 @@ Result<LayerProgram> BuildLayerProgram(const ShardedModel& model);
 // an op; "" when none. MoE experts under EP use the moe_ep choice.
 std::string_view KernelImpl(const KernelChoices& kernels, const ProgramOp& op);
 
+// Whether `op` runs in a step of `batch` (its phase has rows, its MLA form is
+// the batch's, a kv_b form has rows to map): the rule InstantiateProgram
+// applies, for the engine backends that walk the program.
+bool OpRunsFor(const ShardedModel& model, const LayerProgram& program, const ProgramOp& op,
+               const BatchShape& batch);
+
 // Appends the ops of one forward step of `program` with `batch` to *out
 // (cleared first): what BuildStepOps returns.
 void InstantiateProgram(const ShardedModel& model, const LayerProgram& program,

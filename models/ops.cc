@@ -227,6 +227,11 @@ bool StepRows::Runs(const ProgramOp& op) const {
   return true;
 }
 
+bool OpRunsFor(const ShardedModel& model, const LayerProgram& program, const ProgramOp& op,
+               const BatchShape& batch) {
+  return StepRows(model, program, batch).Runs(op);
+}
+
 void InstantiateProgram(const ShardedModel& model, const LayerProgram& program,
                         const BatchShape& batch, std::vector<Op>* out) {
   out->clear();
