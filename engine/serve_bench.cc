@@ -179,46 +179,145 @@ std::string SourceCommit() {
   return out.empty() ? "unknown" : out;
 }
 
-Result<ServeBenchRun> RunServeBench(const EngineScenario& sc, const ServeBenchOptions& o) {
-  EngineScenario scn = sc;
-  if (o.weights) scn.weights = scn.choice.weights = *o.weights;
-  if (o.kv_cache) scn.choice.kv_cache = *o.kv_cache;
+namespace {
+
+// One run's settings: the scenario with the command's overrides applied.
+struct BenchSetup {
+  EngineScenario scn;  // the scenario, weights and KV cache overridden
+  SliceConfig slice;
+  int requests = 0, concurrency = 0;
+  EngineLengthDist in, out;
+  std::string integrity;
+};
+
+Result<BenchSetup> ResolveSetup(const EngineScenario& sc, const ServeBenchOptions& o) {
+  BenchSetup b;
+  b.scn = sc;
+  if (o.weights) b.scn.weights = b.scn.choice.weights = *o.weights;
+  if (o.kv_cache) b.scn.choice.kv_cache = *o.kv_cache;
   CAPPLAN_ASSIGN_OR_RETURN(models::ModelCard card, models::LoadModelCard(sc.model));
-  CAPPLAN_ASSIGN_OR_RETURN(SliceConfig slice,
-                           MakeSliceConfig(card, sc.tp, o.layers, o.dims, scn.choice, sc.seed));
-  const int n = o.num_requests.value_or(sc.num_requests);
-  const int conc = o.concurrency.value_or(sc.concurrency);
-  EngineLengthDist in = sc.input, out = sc.output;
-  if (o.input_len) in = EngineLengthDist{"fixed", *o.input_len, *o.input_len};
-  if (o.output_len) out = EngineLengthDist{"fixed", *o.output_len, *o.output_len};
-  if (n < 1 || conc < 1 || in.min < 1 || out.min < 1) {
+  CAPPLAN_ASSIGN_OR_RETURN(b.slice,
+                           MakeSliceConfig(card, sc.tp, o.layers, o.dims, b.scn.choice, sc.seed));
+  b.requests = o.num_requests.value_or(sc.num_requests);
+  b.concurrency = o.concurrency.value_or(sc.concurrency);
+  b.in = sc.input;
+  b.out = sc.output;
+  if (o.input_len) b.in = EngineLengthDist{"fixed", *o.input_len, *o.input_len};
+  if (o.output_len) b.out = EngineLengthDist{"fixed", *o.output_len, *o.output_len};
+  if (b.requests < 1 || b.concurrency < 1 || b.in.min < 1 || b.out.min < 1) {
     return Status::Usage("engine serve-bench: requests, concurrency and lengths must be >= 1");
   }
-  const std::string integrity = o.kv_integrity.value_or(sc.kv_integrity);
+  b.integrity = o.kv_integrity.value_or(sc.kv_integrity);
+  return b;
+}
 
-  // Requests: lengths from the scenario's distributions, synthetic prompt ids.
-  uint64_t rng = sc.seed * 0x9E3779B97F4A7C15ull + 1;
+// Requests: lengths from the scenario's distributions, synthetic prompt ids.
+// *max_tokens: the longest request's prompt + output.
+std::vector<EngineRequest> DrawRequests(const BenchSetup& b, uint64_t seed, int64_t* max_tokens) {
+  uint64_t rng = seed * 0x9E3779B97F4A7C15ull + 1;
   std::vector<EngineRequest> reqs;
-  int64_t max_tokens = 0;
-  for (int i = 0; i < n; ++i) {
+  *max_tokens = 0;
+  for (int i = 0; i < b.requests; ++i) {
     EngineRequest r;
     r.id = i;
-    const int64_t li = in.min + static_cast<int64_t>(NextRandom(&rng) % (in.max - in.min + 1));
-    r.output_len = out.min + static_cast<int64_t>(NextRandom(&rng) % (out.max - out.min + 1));
+    const int64_t li =
+        b.in.min + static_cast<int64_t>(NextRandom(&rng) % (b.in.max - b.in.min + 1));
+    r.output_len = b.out.min + static_cast<int64_t>(NextRandom(&rng) % (b.out.max - b.out.min + 1));
     for (int64_t t = 0; t < li; ++t) {
-      r.prompt.push_back(static_cast<int32_t>(NextRandom(&rng) % slice.vocab));
+      r.prompt.push_back(static_cast<int32_t>(NextRandom(&rng) % b.slice.vocab));
     }
-    max_tokens = std::max<int64_t>(max_tokens, li + r.output_len);
+    *max_tokens = std::max<int64_t>(*max_tokens, li + r.output_len);
     reqs.push_back(std::move(r));
   }
+  return reqs;
+}
+
+// The loop's settings; the KV pool holds `concurrency` longest requests
+// unless the command sized it.
+Result<LoopOptions> SizeLoop(const EngineScenario& sc, int concurrency, int64_t max_tokens,
+                             int64_t kv_pages) {
   LoopOptions lo;
   lo.page_size = sc.page_size;
   lo.chunked_prefill_tokens = sc.chunked_prefill_tokens;
-  lo.max_running = conc;
+  lo.max_running = concurrency;
   const int64_t pages_per_req = (max_tokens + sc.page_size - 1) / sc.page_size;
-  const int64_t pages = o.kv_pages > 0 ? o.kv_pages : 1 + conc * pages_per_req;
+  const int64_t pages = kv_pages > 0 ? kv_pages : 1 + concurrency * pages_per_req;
   if (pages > (1 << 26)) return Status::Invalid("engine serve-bench: KV pool too large");
   lo.num_pages = static_cast<int32_t>(pages);
+  return lo;
+}
+
+// The run's totals, from the loop's results and iterations.
+struct BenchTotals {
+  int64_t out_tokens = 0, prefill_tokens = 0;
+  double verify_us = 0;
+};
+
+BenchTotals CountRun(const BatchLoop& loop, ServeBenchRun* run) {
+  BenchTotals t;
+  for (const auto& [id, r] : loop.results()) {
+    r.failed ? ++run->failed : ++run->completed;
+    t.out_tokens += static_cast<int64_t>(r.output.size());
+  }
+  for (const auto& it : loop.iterations()) {
+    for (const auto& c : it.batch.prefill) t.prefill_tokens += c.new_tokens;
+    t.verify_us += it.verify_us;
+  }
+  const double secs = loop.total_us() * 1e-6;
+  run->output_tokens_per_s = secs > 0 ? t.out_tokens / secs : 0;
+  run->total_tokens_per_s = secs > 0 ? (t.out_tokens + t.prefill_tokens) / secs : 0;
+  return t;
+}
+
+// The capplan.engine_run.v1 document (calibrate/ENGINE_RUN.md).
+nlohmann::json RunDoc(const EngineScenario& sc, const ServeBenchOptions& o, const BenchSetup& b,
+                      const EngineBackend& backend, const BatchLoop& loop, const LoopOptions& lo,
+                      const ServeBenchRun& run, const BenchTotals& t) {
+  nlohmann::json d;
+  d["format"] = "capplan.engine_run.v1";
+  d["backend"] = backend.name();
+  d["gpu"] = backend.gpu_name();
+  d["driver"] = backend.driver_version();
+  d["cuda"] = backend.cuda_version();
+  d["commit"] = SourceCommit();
+  d["date"] = kernels::UtcNowIso8601();
+  d["scenario"] = {{"path", sc.path}, {"name", sc.name}};
+  d["model"] = sc.model;
+  d["layers"] = o.layers;
+  d["slice"] = SliceToJson(b.slice);
+  d["deployment"] = {{"tp", sc.tp},
+                     {"weights", b.scn.weights},
+                     {"kv_cache", models::DtypeName(b.scn.choice.kv_cache)},
+                     {"page_size", sc.page_size},
+                     {"chunked_prefill_tokens", sc.chunked_prefill_tokens},
+                     {"kv_integrity", b.integrity},
+                     {"max_running_requests", b.concurrency}};
+  d["workload"] = {{"num_requests", b.requests},
+                   {"concurrency", b.concurrency},
+                   {"seed", sc.seed},
+                   {"input_tokens", b.in.ToJson()},
+                   {"output_tokens", b.out.ToJson()}};
+  d["kv_pages"] = lo.num_pages;
+  d["iterations"] = IterationsToJson(loop.iterations());
+  d["completed"] = run.completed;
+  d["failed"] = run.failed;
+  d["prefill_tokens"] = t.prefill_tokens;
+  d["output_tokens"] = t.out_tokens;
+  d["total_measured_us"] = loop.total_us();
+  d["verify_us"] = t.verify_us;
+  d["output_tokens_per_s"] = run.output_tokens_per_s;
+  d["total_tokens_per_s"] = run.total_tokens_per_s;
+  return d;
+}
+
+}  // namespace
+
+Result<ServeBenchRun> RunServeBench(const EngineScenario& sc, const ServeBenchOptions& o) {
+  CAPPLAN_ASSIGN_OR_RETURN(const BenchSetup b, ResolveSetup(sc, o));
+  int64_t max_tokens = 0;
+  std::vector<EngineRequest> reqs = DrawRequests(b, sc.seed, &max_tokens);
+  CAPPLAN_ASSIGN_OR_RETURN(const LoopOptions lo,
+                           SizeLoop(sc, b.concurrency, max_tokens, o.kv_pages));
 
   BackendOptions bo;
   bo.name = o.backend;
@@ -227,60 +326,15 @@ Result<ServeBenchRun> RunServeBench(const EngineScenario& sc, const ServeBenchOp
   bo.max_step_tokens = lo.chunked_prefill_tokens + lo.max_running;
   // serve-bench measures: the kernels' own split plans run (cuda_backend.h).
   bo.batch_invariant = false;
-  CAPPLAN_ASSIGN_OR_RETURN(auto backend, MakeEngineBackend(slice, bo));
-  CAPPLAN_ASSIGN_OR_RETURN(auto tracker, backend->MakeTracker(integrity, lo.num_pages));
+  CAPPLAN_ASSIGN_OR_RETURN(auto backend, MakeEngineBackend(b.slice, bo));
+  CAPPLAN_ASSIGN_OR_RETURN(auto tracker, backend->MakeTracker(b.integrity, lo.num_pages));
   BatchLoop loop(backend.get(), tracker.get(), lo);
   for (auto& r : reqs) loop.Submit(std::move(r));
   CAPPLAN_RETURN_IF_ERROR(loop.Run());
 
   ServeBenchRun run;
-  int64_t out_tokens = 0, prefill_tokens = 0;
-  double verify_us = 0;
-  for (const auto& [id, r] : loop.results()) {
-    r.failed ? ++run.failed : ++run.completed;
-    out_tokens += static_cast<int64_t>(r.output.size());
-  }
-  for (const auto& it : loop.iterations()) {
-    for (const auto& c : it.batch.prefill) prefill_tokens += c.new_tokens;
-    verify_us += it.verify_us;
-  }
-  const double secs = loop.total_us() * 1e-6;
-  run.output_tokens_per_s = secs > 0 ? out_tokens / secs : 0;
-  run.total_tokens_per_s = secs > 0 ? (out_tokens + prefill_tokens) / secs : 0;
-  nlohmann::json& d = run.doc;
-  d["format"] = "capplan.engine_run.v1";
-  d["backend"] = backend->name();
-  d["gpu"] = backend->gpu_name();
-  d["driver"] = backend->driver_version();
-  d["cuda"] = backend->cuda_version();
-  d["commit"] = SourceCommit();
-  d["date"] = kernels::UtcNowIso8601();
-  d["scenario"] = {{"path", sc.path}, {"name", sc.name}};
-  d["model"] = sc.model;
-  d["layers"] = o.layers;
-  d["slice"] = SliceToJson(slice);
-  d["deployment"] = {{"tp", sc.tp},
-                     {"weights", scn.weights},
-                     {"kv_cache", models::DtypeName(scn.choice.kv_cache)},
-                     {"page_size", sc.page_size},
-                     {"chunked_prefill_tokens", sc.chunked_prefill_tokens},
-                     {"kv_integrity", integrity},
-                     {"max_running_requests", conc}};
-  d["workload"] = {{"num_requests", n},
-                   {"concurrency", conc},
-                   {"seed", sc.seed},
-                   {"input_tokens", in.ToJson()},
-                   {"output_tokens", out.ToJson()}};
-  d["kv_pages"] = lo.num_pages;
-  d["iterations"] = IterationsToJson(loop.iterations());
-  d["completed"] = run.completed;
-  d["failed"] = run.failed;
-  d["prefill_tokens"] = prefill_tokens;
-  d["output_tokens"] = out_tokens;
-  d["total_measured_us"] = loop.total_us();
-  d["verify_us"] = verify_us;
-  d["output_tokens_per_s"] = run.output_tokens_per_s;
-  d["total_tokens_per_s"] = run.total_tokens_per_s;
+  const BenchTotals totals = CountRun(loop, &run);
+  run.doc = RunDoc(sc, o, b, *backend, loop, lo, run, totals);
   return run;
 }
 
