@@ -39,6 +39,13 @@ Result<HostStep> BuildHostStep(const std::vector<StepRequest>& batch, PageTags* 
   hs.seq_lens.resize(nb);
   for (int i = 0; i < nb; ++i) {
     const StepRequest& r = batch[i];
+    // A request whose one new token samples the next after a cached prefix
+    // decodes; any other is a prefill chunk (as the CPU backend reads it).
+    if (r.tokens.size() == 1 && r.want_token && r.start_position > 0) {
+      hs.shape.decode_context.push_back(r.start_position + 1);
+    } else {
+      hs.shape.prefill.push_back({static_cast<int64_t>(r.tokens.size()), r.start_position});
+    }
     hs.requests[i] = r.request;
     hs.seq_lens[i] = static_cast<int32_t>(r.start_position + r.tokens.size());
     for (size_t j = 0; j < r.pages->size(); ++j) {
@@ -80,6 +87,7 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::Create(const SliceConfig& c, i
     if (why.rfind(prefix, 0) == 0) why = why.substr(prefix.size());
     return Status::Unavailable("no CUDA device: use --backend cpu (" + why + ")");
   }
+  CAPPLAN_RETURN_IF_ERROR(CheckProgram(c));
   auto m = std::make_unique<Impl>();
   m->c = c;
   m->num_pages = num_pages;
@@ -118,25 +126,83 @@ Result<cuda::Step> CudaBackend::Impl::UploadStep(HostStep hs) {
   s.rows.row_ctx = row_ctx.get();
   s.rows.page_table = pt_pages.get();
   s.which = std::move(hs.which);
+  s.shape = std::move(hs.shape);
   return s;
 }
 
-Status CudaBackend::Impl::Layer(int l, const Step& s, const LayerProbe& probe) {
-  CAPPLAN_RETURN_IF_ERROR(InputNorm(l, s));
-  if (c.attention == models::AttentionKind::kGqa) {
-    CAPPLAN_RETURN_IF_ERROR(GqaAttention(l, s));
-  } else {
-    CAPPLAN_RETURN_IF_ERROR(MlaQuery(l, s));
-    CAPPLAN_RETURN_IF_ERROR(MlaLatent(l, s));
-    if (c.IndexFresh(l)) CAPPLAN_RETURN_IF_ERROR(MlaIndexerKeys(l, s));
-    CAPPLAN_RETURN_IF_ERROR(MlaAttention(l, s));
+Result<CudaBackend::Impl::OpFn> CudaBackend::Impl::OpFunction(const models::ProgramOp& op) {
+  const std::string& id = op.id;
+  if (id == "norm.input") return &Impl::InputNorm;
+  if (id == "norm.post_attention") return &Impl::PostAttentionNorm;
+  if (id == "norm.final") return &Impl::FinalNorm;
+  if (id == "attn.o_proj") return &Impl::OutProjection;
+  if (id == "lm_head") return &Impl::LmHead;
+  if (id == "dense.gate_up_proj") return &Impl::DenseFfn;
+  if (id == "norm.residual" || id == "attn.kv_b_proj.absorbed" || id.ends_with("silu_and_mul") ||
+      id.ends_with("down_proj") || id == "moe.shared.gate_up_proj") {
+    return &Impl::Fused;
   }
-  CAPPLAN_RETURN_IF_ERROR(PostAttentionNorm(l, s));
-  CAPPLAN_ASSIGN_OR_RETURN(cuda::FfnRoute route, RouteFfn(l, s));
-  CAPPLAN_RETURN_IF_ERROR(Ffn(l, route));
-  return probe ? ProbeLayer(l, s, probe) : Status::Ok();
+  switch (op.kind) {
+    case models::OpKind::kEmbedding:
+      return &Impl::Embed;
+    case models::OpKind::kAllReduce:
+    case models::OpKind::kAllGather:
+    case models::OpKind::kReduceScatter:
+    case models::OpKind::kAllToAll:
+      return &Impl::Collective;
+    case models::OpKind::kGemm:
+      return &Impl::Projection;
+    case models::OpKind::kElementwise:
+      return &Impl::NormRope;
+    case models::OpKind::kKvAppend:
+      return &Impl::KvAppend;
+    case models::OpKind::kDsaIndexer:
+      return &Impl::Indexer;
+    case models::OpKind::kAttentionDecode:
+    case models::OpKind::kAttentionPrefill:
+      return &Impl::GqaAttention;
+    case models::OpKind::kMlaDecode:
+    case models::OpKind::kMlaPrefillAbsorbed:
+      return &Impl::MlaAttention;
+    case models::OpKind::kRouter:
+      return &Impl::Route;
+    case models::OpKind::kGroupedGemm:
+      return &Impl::Experts;
+    case models::OpKind::kSampling:
+      return &Impl::Sample;
+    default:
+      break;
+  }
+  return Status::Internal("CUDA backend: no function for op " + id + " (" +
+                          models::OpKindName(op.kind) + ")");
 }
 
+Status CudaBackend::CheckProgram(const SliceConfig& config) {
+  if (config.program == nullptr || config.program->program == nullptr) {
+    return Status::Internal("CUDA backend: the slice has no layer program");
+  }
+  const models::ShardedModel& model = *config.program;
+  const models::LayerProgram& program = *model.program;
+  models::BatchShape every_form;
+  every_form.decode_context = {2};
+  every_form.prefill = {{1, 1}, {1, 0}};
+  for (const auto* ops : {&program.prologue, &program.layer_ops, &program.epilogue}) {
+    for (const models::ProgramOp& op : *ops) {
+      const bool layer_op = ops == &program.layer_ops;
+      if (layer_op && !models::OpRunsFor(model, program, op, every_form)) continue;
+      CAPPLAN_RETURN_IF_ERROR(Impl::OpFunction(op).status());
+    }
+  }
+  return Status::Ok();
+}
+
+Status CudaBackend::Impl::RunOp(const models::ProgramOp& op, int l, Step* s) {
+  CAPPLAN_ASSIGN_OR_RETURN(OpFn fn, OpFunction(op));
+  return (this->*fn)(op, l, s);
+}
+
+// The slice's layer program, op by op: the prologue, each layer's group's
+// ops that run for this batch, and (when a row wants a token) the epilogue.
 Status CudaBackend::Forward(const std::vector<StepRequest>& batch, PageTags* tags,
                             std::vector<int32_t>* next_tokens) {
   Impl& m = *impl_;
@@ -148,16 +214,34 @@ Status CudaBackend::Forward(const std::vector<StepRequest>& batch, PageTags* tag
   next_tokens->assign(batch.size(), -1);
   logits_.clear();
   if (hs.token_ids.empty()) return Status::Ok();
-  CAPPLAN_ASSIGN_OR_RETURN(const cuda::Step s, m.UploadStep(std::move(hs)));
+  CAPPLAN_ASSIGN_OR_RETURN(cuda::Step s, m.UploadStep(std::move(hs)));
+  s.next_tokens = next_tokens;
+  s.logits = &logits_;
   // Building and uploading the step's page table and rows is host work.
   m.host_us +=
       std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - host_t0).count();
 
-  CAPPLAN_RETURN_IF_ERROR(m.Embedding(s));
-  for (int l = 0; l < m.c.layers; ++l) CAPPLAN_RETURN_IF_ERROR(m.Layer(l, s, probe_));
+  const models::ShardedModel& model = *m.c.program;
+  const models::LayerProgram& program = *model.program;
+  for (const models::ProgramOp& op : program.prologue) {
+    CAPPLAN_RETURN_IF_ERROR(m.RunOp(op, -1, &s));
+  }
+  for (int l = 0; l < m.c.layers; ++l) {
+    const models::LayerGroup* group = program.GroupOf(l);
+    if (group == nullptr) return Status::Internal("CUDA backend: layer outside the program");
+    s.attended = false;
+    for (int i : group->ops) {
+      const models::ProgramOp& op = program.layer_ops[i];
+      if (!models::OpRunsFor(model, program, op, s.shape)) continue;
+      CAPPLAN_RETURN_IF_ERROR(m.RunOp(op, l, &s));
+    }
+    if (probe_) CAPPLAN_RETURN_IF_ERROR(m.ProbeLayer(l, s, probe_));
+  }
   if (s.which.empty()) return cuda::Cuda(cudaGetLastError(), "CUDA backend step");
-  CAPPLAN_RETURN_IF_ERROR(m.LmHead(s));
-  return m.Sample(s, next_tokens, &logits_);
+  for (const models::ProgramOp& op : program.epilogue) {
+    CAPPLAN_RETURN_IF_ERROR(m.RunOp(op, m.c.layers, &s));
+  }
+  return Status::Ok();
 }
 
 void CudaBackend::StartTimer() { (void)cudaEventRecord(impl_->ev_start, nullptr); }

@@ -17,6 +17,10 @@
 //   RMSNorm, FP32 router GEMM,
 //   DSA indexer + top-k
 //
+// Forward walks the slice's layer program (models/layer_program.h) op by op,
+// one function per op as the CPU backend; a few ops run inside another's
+// kernels here (cuda_backend_impl.h lists them).
+//
 // Host work inside a step: building and uploading the page table, MoE
 // routing (router logits are computed on the GPU, copied back, routed with
 // RouteCpu, and the permutation uploaded: MoeCuda's plan/run split), and the
@@ -61,6 +65,11 @@ class CudaBackend final : public EngineBackend {
                                                      int32_t page_size,
                                                      const CudaBackendOptions& options);
   ~CudaBackend() override;
+  // Whether this backend has a function for every op of config's layer
+  // program that a step can run (decode rows, a prefill chunk after a cached
+  // prefix, a fresh one); Create refuses a program that it does not. Needs
+  // no device.
+  static Status CheckProgram(const SliceConfig& config);
 
   std::string name() const override { return "cuda"; }
   Status Forward(const std::vector<StepRequest>& batch, PageTags* tags,

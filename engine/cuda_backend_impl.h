@@ -29,6 +29,8 @@
 #include "kernels/harness/cuda_timer.h"
 #include "kernels/moe/moe_cuda.h"
 #include "kernels/moe/moe_router.h"
+#include "models/layer_program.h"
+#include "models/ops.h"
 
 namespace capplan::engine {
 
@@ -95,22 +97,31 @@ struct HostStep {
   std::vector<int32_t> pages, seq_lens;
   std::vector<uint32_t> epochs;
   std::vector<int64_t> requests;
-};
-
-// The step as its ops read it: sizes, and views of the uploaded plan.
-struct Step {
-  int n = 0;  // token rows
-  int max_ctx = 0;
-  int max_pages = 1;
-  kernels::PageTableDevice ptd;
-  kernels::AttentionRows rows;
-  std::vector<size_t> which;  // the request of each sampled row
+  models::BatchShape shape;
 };
 
 // The FFN's routing, planned on the host (MoeCuda's plan/run split).
 struct FfnRoute {
   kernels::MoePermutation perm;
   std::vector<float> weights;
+};
+
+// The step as its ops read it: sizes, views of the uploaded plan, and what
+// one op hands the next on the host.
+struct Step {
+  int n = 0;  // token rows
+  int max_ctx = 0;
+  int max_pages = 1;
+  models::BatchShape shape;  // the batch as the program's instantiation sees it
+  kernels::PageTableDevice ptd;
+  kernels::AttentionRows rows;
+  std::vector<size_t> which;  // the request of each sampled row
+  // One attention launch serves a layer's decode and prefill rows alike;
+  // the layer's second attention op finds it done.
+  bool attended = false;
+  FfnRoute route;  // moe.gate's routing, for moe.experts
+  std::vector<int32_t>* next_tokens = nullptr;
+  std::vector<std::vector<float>>* logits = nullptr;
 };
 
 }  // namespace cuda
@@ -180,24 +191,38 @@ struct CudaBackend::Impl {
                 const uint16_t* qin, const kernels::PagedKvDevice& cache, int max_ctx,
                 uint16_t* out);
 
-  // cuda_layer_ops.cc: the ops of one step.
-  Status Embedding(const Step& s);
-  Status InputNorm(int l, const Step& s);
-  Status GqaAttention(int l, const Step& s);
-  Status MlaQuery(int l, const Step& s);
-  Status MlaLatent(int l, const Step& s);
-  Status MlaIndexerKeys(int l, const Step& s);
-  Status MlaAttention(int l, const Step& s);
-  Status DsaIndexer(int l, const Step& s);
-  Status PostAttentionNorm(int l, const Step& s);
-  Result<cuda::FfnRoute> RouteFfn(int l, const Step& s);
-  Status Ffn(int l, const cuda::FfnRoute& route);
+  // cuda_backend.cc: the program walk. OpFunction is the function that runs
+  // an op: by id for the GEMMs and norms, by kind for the rest.
+  using OpFn = Status (Impl::*)(const models::ProgramOp& op, int l, Step* s);
+  static Result<OpFn> OpFunction(const models::ProgramOp& op);
+  Status RunOp(const models::ProgramOp& op, int l, Step* s);
+
+  // cuda_layer_ops.cc: one function per program op, as the CPU backend's.
+  // Some ops run inside another's kernels here ("Fused"): the residual add
+  // inside the next fused add + RMSNorm, the FFN's activation and down
+  // projection and the shared expert inside MoeCuda::Run, W_UK/W_UV inside
+  // the MLA attention op.
+  Status Embed(const models::ProgramOp& op, int l, Step* s);
+  Status Collective(const models::ProgramOp& op, int l, Step* s);
+  Status Fused(const models::ProgramOp& op, int l, Step* s);
+  Status InputNorm(const models::ProgramOp& op, int l, Step* s);
+  Status Projection(const models::ProgramOp& op, int l, Step* s);
+  Status NormRope(const models::ProgramOp& op, int l, Step* s);
+  Status KvAppend(const models::ProgramOp& op, int l, Step* s);
+  Status Indexer(const models::ProgramOp& op, int l, Step* s);
+  Status GqaAttention(const models::ProgramOp& op, int l, Step* s);
+  Status MlaAttention(const models::ProgramOp& op, int l, Step* s);
+  Status OutProjection(const models::ProgramOp& op, int l, Step* s);
+  Status PostAttentionNorm(const models::ProgramOp& op, int l, Step* s);
+  Status DenseFfn(const models::ProgramOp& op, int l, Step* s);
+  Status Route(const models::ProgramOp& op, int l, Step* s);
+  Status Experts(const models::ProgramOp& op, int l, Step* s);
+  Status FinalNorm(const models::ProgramOp& op, int l, Step* s);
+  Status LmHead(const models::ProgramOp& op, int l, Step* s);
+  Status Sample(const models::ProgramOp& op, int l, Step* s);
+  // MoeCuda's plan (host uploads) and run over `route`.
+  Status RunFfn(int l, const cuda::FfnRoute& route);
   Status ProbeLayer(int l, const Step& s, const LayerProbe& probe);
-  // The whole layer, op by op.
-  Status Layer(int l, const Step& s, const LayerProbe& probe);
-  Status LmHead(const Step& s);
-  Status Sample(const Step& s, std::vector<int32_t>* next_tokens,
-                std::vector<std::vector<float>>* logits_out);
 
   // cuda_backend.cc: the step's rows and page table on the device.
   Result<Step> UploadStep(cuda::HostStep hs);
