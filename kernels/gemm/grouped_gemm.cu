@@ -280,19 +280,9 @@ int ChooseSplitK(int m, int n, int k, int sm_count) {
   return static_cast<int>(std::min<long>(max_splits, (want + tiles - 1) / tiles));
 }
 
-Status LaunchGroupedGemm(const GroupedGemmArgs& g, cudaStream_t stream) {
-  if (g.m < 0 || g.n <= 0 || g.k <= 0 || g.k % kBk != 0 || g.num_groups <= 0) {
-    return Status::Invalid(
-        "grouped GEMM: need n > 0, k a positive multiple of 32 (k=" + std::to_string(g.k) + ")");
-  }
-  if (g.m == 0) return Status::Ok();
-  if (g.num_groups > 1 && g.row_offsets == nullptr) {
-    return Status::Invalid("grouped GEMM: several groups need row_offsets");
-  }
-  const int split_k = std::max(1, g.split_k);
-  if (split_k > 1 && (g.num_groups != 1 || g.workspace == nullptr)) {
-    return Status::Invalid("grouped GEMM: split-K needs one group and a workspace");
-  }
+namespace {
+
+KernelArgs MakeKernelArgs(const GroupedGemmArgs& g, int split_k) {
   KernelArgs a{};
   a.row_offsets = g.row_offsets;
   a.m = g.m;
@@ -315,9 +305,12 @@ Status LaunchGroupedGemm(const GroupedGemmArgs& g, cudaStream_t stream) {
   a.n_padded = g.n_padded;
   a.y = g.y;
   a.workspace = g.workspace;
-  const int max_rows = g.row_offsets ? g.max_rows_per_group : g.m;
-  if (max_rows <= 0) return Status::Ok();
-  dim3 grid((g.n + kBn - 1) / kBn, (max_rows + kBm - 1) / kBm, g.num_groups * split_k);
+  return a;
+}
+
+// The kernel instance of the weight format, once its operands are checked.
+Status LaunchForFormat(const GroupedGemmArgs& g, const KernelArgs& a, dim3 grid,
+                       cudaStream_t stream) {
   switch (g.format) {
     case GemmWeightFormat::kBf16:
       if (!g.x_bf16 || !g.w_bf16) return Status::Invalid("grouped GEMM bf16: null operand");
@@ -341,7 +334,29 @@ Status LaunchGroupedGemm(const GroupedGemmArgs& g, cudaStream_t stream) {
     case GemmWeightFormat::kFp8PerTensor:
       return Status::Invalid("grouped GEMM: FP8 per-tensor goes through CublasLtGemm");
   }
-  CAPPLAN_RETURN_IF_ERROR(LaunchError("GroupedGemmKernel"));
+  return LaunchError("GroupedGemmKernel");
+}
+
+}  // namespace
+
+Status LaunchGroupedGemm(const GroupedGemmArgs& g, cudaStream_t stream) {
+  if (g.m < 0 || g.n <= 0 || g.k <= 0 || g.k % kBk != 0 || g.num_groups <= 0) {
+    return Status::Invalid(
+        "grouped GEMM: need n > 0, k a positive multiple of 32 (k=" + std::to_string(g.k) + ")");
+  }
+  if (g.m == 0) return Status::Ok();
+  if (g.num_groups > 1 && g.row_offsets == nullptr) {
+    return Status::Invalid("grouped GEMM: several groups need row_offsets");
+  }
+  const int split_k = std::max(1, g.split_k);
+  if (split_k > 1 && (g.num_groups != 1 || g.workspace == nullptr)) {
+    return Status::Invalid("grouped GEMM: split-K needs one group and a workspace");
+  }
+  const KernelArgs a = MakeKernelArgs(g, split_k);
+  const int max_rows = g.row_offsets ? g.max_rows_per_group : g.m;
+  if (max_rows <= 0) return Status::Ok();
+  dim3 grid((g.n + kBn - 1) / kBn, (max_rows + kBm - 1) / kBm, g.num_groups * split_k);
+  CAPPLAN_RETURN_IF_ERROR(LaunchForFormat(g, a, grid, stream));
   if (split_k > 1) {
     const size_t mn = static_cast<size_t>(g.m) * g.n;
     const int blocks_r = static_cast<int>(std::min<size_t>((mn + 255) / 256, 4096));
