@@ -178,6 +178,26 @@ Status ReadNvlinkDomain(JsonObject& c, HardwareProfile* p) {
   return Status::Ok();
 }
 
+// collectives.deepep: {low_latency, normal}, each {latency_s,
+// nvlink_efficiency, rdma_efficiency} as parameters with provenance.
+Status ReadDeepEp(JsonObject& c, HardwareProfile* p) {
+  if (!c.Has("deepep")) return Status::Ok();
+  CAPPLAN_ASSIGN_OR_RETURN(JsonObject d, c.Child("deepep", true));
+  for (auto [mode, m] : {std::pair{"low_latency", &p->deepep_low_latency},
+                         std::pair{"normal", &p->deepep_normal}}) {
+    CAPPLAN_ASSIGN_OR_RETURN(JsonObject o, d.Child(mode, true));
+    const std::string base = std::string("collectives.deepep.") + mode + ".";
+    CAPPLAN_RETURN_IF_ERROR(ReadParam(o, "latency_s", base + "latency_s", &m->latency_s, p, 0, 1));
+    CAPPLAN_RETURN_IF_ERROR(ReadParam(o, "nvlink_efficiency", base + "nvlink_efficiency",
+                                      &m->nvlink_efficiency, p, 1e-3, 1));
+    CAPPLAN_RETURN_IF_ERROR(ReadParam(o, "rdma_efficiency", base + "rdma_efficiency",
+                                      &m->rdma_efficiency, p, 1e-3, 1));
+    CAPPLAN_RETURN_IF_ERROR(o.Finish());
+  }
+  p->has_deepep = true;
+  return d.Finish();
+}
+
 Status ReadCostModel(JsonObject& root, HardwareProfile* p) {
   if (p->architecture.empty()) {
     return root.Error("architecture",
@@ -237,6 +257,7 @@ Status ReadCostModel(JsonObject& root, HardwareProfile* p) {
     CAPPLAN_RETURN_IF_ERROR(ReadNvlinkDomain(c, p));
     CAPPLAN_RETURN_IF_ERROR(ReadParam(c, "rdma_bytes_per_s", "collectives.rdma_bytes_per_s",
                                       &p->rdma_bytes_per_s, p, 1));
+    CAPPLAN_RETURN_IF_ERROR(ReadDeepEp(c, p));
     CAPPLAN_RETURN_IF_ERROR(c.Finish());
   }
   {

@@ -77,6 +77,15 @@ struct CollectiveModel {
   double nvls_bus_bandwidth_bytes_per_s = 0;
 };
 
+// DeepEP's dispatch/combine kernels in one mode (collectives.deepep):
+// time = latency_s + the slower of NVLink bytes / (nvlink_bytes_per_s *
+// nvlink_efficiency) and RDMA bytes / (rdma_bytes_per_s * rdma_efficiency).
+struct DeepEpModel {
+  double latency_s = 0;
+  double nvlink_efficiency = 0;
+  double rdma_efficiency = 0;
+};
+
 struct HardwareProfile {
   std::string name;        // "h200-sxm"
   std::string gpu;         // "NVIDIA H200 SXM"
@@ -115,6 +124,10 @@ struct HardwareProfile {
   // it GPUs talk over rdma_bytes_per_s. 0 when the profile does not say.
   int nvlink_domain_gpus = 0;
   double rdma_bytes_per_s = 0;
+  // DeepEP's low-latency (decode) and normal (prefill) kernels; absent
+  // (has_deepep false): a DeepEP deployment is refused on this profile.
+  bool has_deepep = false;
+  DeepEpModel deepep_low_latency, deepep_normal;
   double kernel_launch_s = 0;
   double graph_node_s = 0;
   double graph_launch_s = 0;

@@ -64,6 +64,31 @@ const std::vector<Component>& AllComponents();
 // other.
 inline constexpr int kMaxParallelDegree = 1024;
 
+// How the nodes of one instance reach each other: over RDMA NICs (HGX
+// boxes), or inside one NVLink domain that spans them (an NVL72 rack).
+enum class NodeLink { kRdma, kNvlink };
+// What carries MoE tokens between EP ranks: a plain all-to-all collective,
+// or DeepEP's kernels (SGLang --moe-a2a-backend deepep, vLLM
+// --all2all-backend deepep_*), priced by models/expert_parallel.h.
+enum class MoeAllToAll { kCollective, kDeepEp };
+// DeepEP's kernel family (SGLang --deepep-mode): kAuto takes low-latency
+// for decode-only steps and normal for steps with prefill.
+enum class DeepEpMode { kAuto, kLowLatency, kNormal };
+
+// How experts are placed and loaded over the EP ranks.
+struct ExpertPlacement {
+  MoeAllToAll all_to_all = MoeAllToAll::kCollective;
+  DeepEpMode deepep_mode = DeepEpMode::kAuto;
+  // EPLB: physical expert slots each EP rank holds beyond n_routed_experts / ep.
+  int redundant_experts_per_rank = 0;
+  // The busiest EP rank's token-rows over the mean (1: balanced routing).
+  double hot_expert_factor = 1.0;
+  // Measured routed tokens per logical expert (any scale): when given, the
+  // hot-expert factor comes from it and the placement (EPLB with redundant
+  // experts, else contiguous), models/expert_parallel.h.
+  std::vector<double> expert_load;
+};
+
 // Parallel layout of one model instance (replica).
 struct ParallelLayout {
   int gpus = 1;  // GPUs in the instance
@@ -71,9 +96,18 @@ struct ParallelLayout {
   int ep = 1;    // expert parallel degree (experts sharded over ep ranks)
   bool dp_attention = false;  // SGLang --enable-dp-attention
   int dp = 1;  // attention data-parallel ranks when dp_attention (default tp)
+  // The machines: `nodes` of `gpus_per_node` GPUs each (0: all in one).
+  int nodes = 1;
+  int gpus_per_node = 0;
+  NodeLink node_link = NodeLink::kRdma;  // between nodes, when nodes > 1
+  ExpertPlacement expert;
   // Attention TP degree: tp / dp with DP attention, else tp.
   int AttentionTp() const { return dp_attention ? tp / dp : tp; }
   int AttentionRanks() const { return dp_attention ? dp : 1; }
+  int GpusPerNode() const { return gpus_per_node > 0 ? gpus_per_node : gpus; }
+  // GPUs of the instance one NVLink domain joins (ranks are numbered node by
+  // node, so a group of consecutive ranks this size shares NVLink).
+  int NvlinkGpus() const { return node_link == NodeLink::kNvlink ? gpus : GpusPerNode(); }
 };
 
 // The names a deployment's `weights` may take: "default" (the checkpoint as

@@ -6,6 +6,7 @@
 
 #include "hw/formats.h"
 #include "hw/op_pricing.h"
+#include "models/expert_parallel.h"
 
 namespace capplan::sim {
 
@@ -70,7 +71,7 @@ class RooflineCostModel : public CostModel {
       double t = 0;
       Bound bound = Bound::kMemory;
       if (IsCollective(op.kind)) {
-        t = CollectiveSeconds(op, ctx.nvls);
+        t = CollectiveSeconds(op, ctx);
         bound = Bound::kCommunication;
       } else {
         const auto [tc, tm] = ComputeAndMemorySeconds(op, warnings);
@@ -109,10 +110,10 @@ class RooflineCostModel : public CostModel {
     for (const models::Op& op : ops) {
       OpPrice p;
       if (IsCollective(op.kind)) {
-        p.seconds = CollectiveSeconds(op, ctx.nvls);
+        p.seconds = CollectiveSeconds(op, ctx);
         p.bound = Bound::kCommunication;
         p.table = "collectives";
-        p.table_kind = ctx.nvls && op.kind == models::OpKind::kAllReduce ? "nvls" : "ring";
+        p.table_kind = CollectiveAlgorithm(op, ctx);
         p.provenance = "profile";
       } else {
         const auto [tc, tm] = ComputeAndMemorySeconds(op, nullptr, &p);
@@ -126,7 +127,34 @@ class RooflineCostModel : public CostModel {
   }
 
  private:
-  double CollectiveSeconds(const models::Op& op, bool nvls) const {
+  static bool CrossesNodes(const models::Op& op, const StepContext& ctx) {
+    return ctx.nvlink_gpus > 0 && op.participants > ctx.nvlink_gpus;
+  }
+
+  static std::string CollectiveAlgorithm(const models::Op& op, const StepContext& ctx) {
+    if (op.a2a.mode != models::AllToAllMode::kCollective) {
+      return std::string("deepep ") + models::AllToAllModeName(op.a2a.mode);
+    }
+    if (CrossesNodes(op, ctx)) return "ring over rdma";
+    return ctx.nvls && op.kind == models::OpKind::kAllReduce ? "nvls" : "ring";
+  }
+
+  // DeepEP keeps NVLink and RDMA busy at once: the slower fabric bounds it.
+  double DeepEpSeconds(const models::Op& op) const {
+    const hw::DeepEpModel& m = op.a2a.mode == models::AllToAllMode::kLowLatency
+                                   ? p_.deepep_low_latency
+                                   : p_.deepep_normal;
+    const double nvlink = op.a2a.nvlink_bytes > 0
+                              ? op.a2a.nvlink_bytes / (p_.nvlink_bytes_per_s * m.nvlink_efficiency)
+                              : 0;
+    const double rdma =
+        op.a2a.rdma_bytes > 0 ? op.a2a.rdma_bytes / (p_.rdma_bytes_per_s * m.rdma_efficiency) : 0;
+    return m.latency_s + std::max(nvlink, rdma);
+  }
+
+  double CollectiveSeconds(const models::Op& op, const StepContext& ctx) const {
+    if (op.a2a.mode != models::AllToAllMode::kCollective) return DeepEpSeconds(op);
+    const bool nvls = ctx.nvls;
     const int parts = op.participants;
     if (parts <= 1 || op.message_bytes <= 0) return 0;
     const double frac = static_cast<double>(parts - 1) / parts;
@@ -144,10 +172,11 @@ class RooflineCostModel : public CostModel {
         break;
       default: m = &p_.all_to_all; break;
     }
-    const double bw =
+    double bw =
         nvls && op.kind == models::OpKind::kAllReduce && m->nvls_bus_bandwidth_bytes_per_s > 0
             ? m->nvls_bus_bandwidth_bytes_per_s
             : m->bus_bandwidth_bytes_per_s;
+    if (CrossesNodes(op, ctx)) bw = std::min(bw, p_.rdma_bytes_per_s);
     return m->latency_s + op.message_bytes * factor / bw;
   }
 
@@ -347,6 +376,7 @@ StepCost PriceBatch(const CostModel& model, const models::ShardedModel& sharded,
                     std::set<std::string>* warnings) {
   std::vector<models::Op> ops;
   models::BuildStepOps(sharded, batch, &ops);
+  models::ApplyExpertParallel(sharded, batch, &ops);
   return model.PriceOps(ops, ctx, warnings);
 }
 

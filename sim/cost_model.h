@@ -9,7 +9,13 @@
 //   (1 + int4_dequant_compute_overhead); FP8 GEMMs at the FP8 rate.
 //   collectives: latency + message_bytes * algorithm factor / bus bandwidth
 //     (all-reduce 2(p-1)/p, all-gather / reduce-scatter / all-to-all (p-1)/p);
-//     an all-reduce under NVLS uses the profile's NVLS bus bandwidth.
+//     an all-reduce under NVLS uses the profile's NVLS bus bandwidth; one
+//     whose participants span more GPUs than share NVLink
+//     (StepContext::nvlink_gpus) runs at the RDMA rate per GPU, the ring's
+//     slowest link.
+//   DeepEP all-to-alls (op.a2a, models/expert_parallel.h): the mode's
+//     latency + max(NVLink bytes / (NVLink rate * eff), RDMA bytes / (RDMA
+//     rate * eff)), from the profile's collectives.deepep.
 //   launch: every invocation pays kernel_launch_s eagerly, or graph_node_s
 //     inside a CUDA graph plus graph_launch_s once per step.
 //   engine host costs (StepContext, from models/engine_step_costs.h):
@@ -61,6 +67,8 @@ struct StepContext {
   double cpu_schedule_per_request_s = 0;
   // All-reduces run NCCL's NVLS algorithm (the memory plan's decision).
   bool nvls = false;
+  // GPUs of the instance that share one NVLink domain; 0: all of them.
+  int nvlink_gpus = 0;
 };
 
 // One op as a cost model priced it (`capplan simulate --explain-step`).

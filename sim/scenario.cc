@@ -7,6 +7,7 @@
 #include "common/json_util.h"
 #include "models/engine_profile.h"
 #include "models/engine_step_costs.h"
+#include "models/expert_parallel.h"
 #include "sim/cost_model.h"
 #include "sim/router.h"
 #include "sim/scheduler.h"
@@ -129,14 +130,55 @@ Status ParseSpeculative(JsonObject& d, const models::EngineProfile& engine, spec
   return sp.Finish();
 }
 
-Status ParseDeployment(JsonObject& d, DeploymentSpec* o) {
-  CAPPLAN_RETURN_IF_ERROR(d.CheckObject());
+Status ParseEngine(JsonObject& d, DeploymentSpec* o) {
   CAPPLAN_RETURN_IF_ERROR(d.Get("engine", &o->engine));
   CAPPLAN_RETURN_IF_ERROR(d.CheckOneOf("engine", o->engine, models::EngineNames()));
   CAPPLAN_RETURN_IF_ERROR(d.Get("engine_version", &o->engine_version));
   auto resolved = models::ResolveEngine(o->engine, o->engine_version);
   if (!resolved.ok()) return d.Error("engine_version", resolved.status().message());
   o->engine_resolution = *resolved;
+  return Status::Ok();
+}
+
+// deployment.expert_parallel: {all_to_all, deepep_mode, hot_expert_factor |
+// expert_load, redundant_experts_per_rank}. all_to_all defaults to deepep
+// when the instance spans nodes, else collective.
+Status ParseExpertParallel(JsonObject& d, DeploymentSpec* o) {
+  models::ExpertPlacement& x = o->expert;
+  x.all_to_all = o->nodes > 1 && o->ep > 1 ? models::MoeAllToAll::kDeepEp
+                                            : models::MoeAllToAll::kCollective;
+  if (!d.Has("expert_parallel")) {
+    d.Touch("expert_parallel");
+    return Status::Ok();
+  }
+  CAPPLAN_ASSIGN_OR_RETURN(JsonObject e, d.Child("expert_parallel"));
+  CAPPLAN_RETURN_IF_ERROR(e.CheckObject());
+  constexpr models::MoeAllToAll kAllToAlls[] = {models::MoeAllToAll::kCollective,
+                                                models::MoeAllToAll::kDeepEp};
+  constexpr models::DeepEpMode kModes[] = {models::DeepEpMode::kAuto,
+                                           models::DeepEpMode::kLowLatency,
+                                           models::DeepEpMode::kNormal};
+  CAPPLAN_RETURN_IF_ERROR(
+      GetEnum(e, "all_to_all", kAllToAlls, models::MoeAllToAllName, &x.all_to_all));
+  CAPPLAN_RETURN_IF_ERROR(
+      GetEnum(e, "deepep_mode", kModes, models::DeepEpModeName, &x.deepep_mode));
+  CAPPLAN_RETURN_IF_ERROR(e.Get("redundant_experts_per_rank", &x.redundant_experts_per_rank));
+  CAPPLAN_RETURN_IF_ERROR(
+      e.CheckRange("redundant_experts_per_rank", x.redundant_experts_per_rank, 0, 4096));
+  if (e.Has("hot_expert_factor") && e.Has("expert_load")) {
+    return e.Error("expert_load", "give hot_expert_factor or expert_load, not both");
+  }
+  CAPPLAN_RETURN_IF_ERROR(e.Get("hot_expert_factor", &x.hot_expert_factor));
+  CAPPLAN_RETURN_IF_ERROR(e.CheckRange("hot_expert_factor", x.hot_expert_factor, 1, 1000));
+  CAPPLAN_RETURN_IF_ERROR(e.Get("expert_load", &x.expert_load));
+  for (double v : x.expert_load) {
+    if (!(v >= 0)) return e.Error("expert_load", "loads must be >= 0 (tokens per expert)");
+  }
+  return e.Finish();
+}
+
+// gpus, tp, ep, DP attention, replicas, and the machines they sit on.
+Status ParseLayout(JsonObject& d, DeploymentSpec* o) {
   CAPPLAN_RETURN_IF_ERROR(d.Get("gpus", &o->gpus, true));
   CAPPLAN_RETURN_IF_ERROR(d.CheckRange("gpus", o->gpus, 1, 4096));
   CAPPLAN_RETURN_IF_ERROR(d.Get("tp", &o->tp, true));
@@ -148,6 +190,19 @@ Status ParseDeployment(JsonObject& d, DeploymentSpec* o) {
   CAPPLAN_RETURN_IF_ERROR(d.CheckRange("dp", o->dp, 0, 4096));
   CAPPLAN_RETURN_IF_ERROR(d.Get("replicas", &o->replicas));
   CAPPLAN_RETURN_IF_ERROR(d.CheckRange("replicas", o->replicas, 1, 100000));
+  CAPPLAN_RETURN_IF_ERROR(d.Get("nodes", &o->nodes));
+  CAPPLAN_RETURN_IF_ERROR(d.CheckRange("nodes", o->nodes, 1, 4096));
+  CAPPLAN_RETURN_IF_ERROR(d.Get("gpus_per_node", &o->gpus_per_node));
+  CAPPLAN_RETURN_IF_ERROR(d.CheckRange("gpus_per_node", o->gpus_per_node, 0, 4096));
+  constexpr models::NodeLink kLinks[] = {models::NodeLink::kRdma, models::NodeLink::kNvlink};
+  CAPPLAN_RETURN_IF_ERROR(GetEnum(
+      d, "node_link", kLinks,
+      [](models::NodeLink l) { return l == models::NodeLink::kNvlink ? "nvlink" : "rdma"; },
+      &o->node_link));
+  return ParseExpertParallel(d, o);
+}
+
+Status ParsePrecision(JsonObject& d, DeploymentSpec* o) {
   CAPPLAN_RETURN_IF_ERROR(d.Get("weights", &o->weights));
   CAPPLAN_RETURN_IF_ERROR(d.CheckOneOf("weights", o->weights, models::WeightChoiceNames()));
   if (const nlohmann::json* w = d.Raw("weights_per_component"); w != nullptr && !w->is_null()) {
@@ -161,17 +216,20 @@ Status ParseDeployment(JsonObject& d, DeploymentSpec* o) {
       o->weights_per_component[*component] = v.get<std::string>();
     }
   }
-  {
-    // A KV format of the format table (hw/formats.json kv_cache names), or
-    // one of its aliases ("fp8_e4m3").
-    CAPPLAN_ASSIGN_OR_RETURN(const hw::FormatTable* formats, hw::GetFormatTable());
-    std::string kv = models::DtypeName(o->kv_cache);
-    CAPPLAN_RETURN_IF_ERROR(d.Get("kv_cache", &kv));
-    auto id = formats->Find(kv);
-    if (id.ok()) kv = formats->Row(*id).name;
-    CAPPLAN_RETURN_IF_ERROR(d.CheckOneOf("kv_cache", kv, formats->kv_choices));
-    o->kv_cache = *id;
-  }
+  // A KV format of the format table (hw/formats.json kv_cache names), or
+  // one of its aliases ("fp8_e4m3").
+  CAPPLAN_ASSIGN_OR_RETURN(const hw::FormatTable* formats, hw::GetFormatTable());
+  std::string kv = models::DtypeName(o->kv_cache);
+  CAPPLAN_RETURN_IF_ERROR(d.Get("kv_cache", &kv));
+  auto id = formats->Find(kv);
+  if (id.ok()) kv = formats->Row(*id).name;
+  CAPPLAN_RETURN_IF_ERROR(d.CheckOneOf("kv_cache", kv, formats->kv_choices));
+  o->kv_cache = *id;
+  return Status::Ok();
+}
+
+// Memory and batching limits: null or absent keeps the engine's default.
+Status ParseEngineLimits(JsonObject& d, DeploymentSpec* o) {
   CAPPLAN_RETURN_IF_ERROR(d.Get("mem_fraction_static", &o->mem_fraction_static));
   if (o->mem_fraction_static) {
     CAPPLAN_RETURN_IF_ERROR(d.CheckRange("mem_fraction_static", *o->mem_fraction_static, 0.05, 1.0));
@@ -194,6 +252,11 @@ Status ParseDeployment(JsonObject& d, DeploymentSpec* o) {
   if (o->cuda_graph_max_bs) {
     CAPPLAN_RETURN_IF_ERROR(d.CheckRange("cuda_graph_max_bs", *o->cuda_graph_max_bs, 0, 1 << 20));
   }
+  return Status::Ok();
+}
+
+// Scheduler, router, engine toggles, kernels and the cost model.
+Status ParsePolicies(JsonObject& d, DeploymentSpec* o) {
   CAPPLAN_RETURN_IF_ERROR(
       GetEnum(d, "kv_integrity", kKvIntegrities, KvIntegrityName, &o->kv_integrity));
   CAPPLAN_RETURN_IF_ERROR(GetEnum(d, "phase", kPhases, PhaseName, &o->phase));
@@ -223,10 +286,11 @@ Status ParseDeployment(JsonObject& d, DeploymentSpec* o) {
   auto factory = CostModels().Find(o->cost_model);
   if (!factory.ok()) return d.Error("cost_model", factory.status().message());
   o->cost_model_factory = *factory;
-  CAPPLAN_RETURN_IF_ERROR(ParseSpeculative(d, *o->engine_resolution.profile, &o->speculative));
-  CAPPLAN_RETURN_IF_ERROR(ParseStepCosts(d, *o, &o->step_costs));
-  CAPPLAN_RETURN_IF_ERROR(d.Finish());
-  // Cross-field rules: well-formed but impossible layouts exit 1.
+  return Status::Ok();
+}
+
+// Cross-field rules: well-formed but impossible layouts exit 1.
+Status CheckLayout(JsonObject& d, DeploymentSpec* o) {
   if (o->gpus != o->tp) {
     return d.Invalid("gpus", "an instance's GPUs must equal tp (got gpus " + std::to_string(o->gpus) +
                                  ", tp " + std::to_string(o->tp) +
@@ -238,7 +302,38 @@ Status ParseDeployment(JsonObject& d, DeploymentSpec* o) {
   if (o->dp != 0 && (!o->dp_attention || o->tp % o->dp != 0)) {
     return d.Invalid("dp", "dp needs dp_attention: true and must divide tp " + std::to_string(o->tp));
   }
+  if (o->gpus_per_node == 0) {
+    if (o->gpus % o->nodes != 0) {
+      return d.Invalid("nodes", std::to_string(o->nodes) + " nodes do not split gpus " +
+                                    std::to_string(o->gpus) + " evenly; set gpus_per_node");
+    }
+    o->gpus_per_node = o->gpus / o->nodes;
+  }
+  if (o->nodes * o->gpus_per_node != o->gpus) {
+    return d.Invalid("gpus_per_node",
+                     std::to_string(o->nodes) + " nodes x " + std::to_string(o->gpus_per_node) +
+                         " GPUs is " + std::to_string(o->nodes * o->gpus_per_node) +
+                         ", not gpus " + std::to_string(o->gpus) + "; set gpus_per_node " +
+                         (o->gpus % o->nodes == 0 ? std::to_string(o->gpus / o->nodes)
+                                                  : std::string("so that nodes x it = gpus")));
+  }
+  if (o->nodes == 1 && o->node_link == models::NodeLink::kNvlink) {
+    return d.Invalid("node_link", "nvlink joins nodes; one node needs none: remove it");
+  }
   return Status::Ok();
+}
+
+Status ParseDeployment(JsonObject& d, DeploymentSpec* o) {
+  CAPPLAN_RETURN_IF_ERROR(d.CheckObject());
+  CAPPLAN_RETURN_IF_ERROR(ParseEngine(d, o));
+  CAPPLAN_RETURN_IF_ERROR(ParseLayout(d, o));
+  CAPPLAN_RETURN_IF_ERROR(ParsePrecision(d, o));
+  CAPPLAN_RETURN_IF_ERROR(ParseEngineLimits(d, o));
+  CAPPLAN_RETURN_IF_ERROR(ParsePolicies(d, o));
+  CAPPLAN_RETURN_IF_ERROR(ParseSpeculative(d, *o->engine_resolution.profile, &o->speculative));
+  CAPPLAN_RETURN_IF_ERROR(ParseStepCosts(d, *o, &o->step_costs));
+  CAPPLAN_RETURN_IF_ERROR(d.Finish());
+  return CheckLayout(d, o);
 }
 
 // A prefill/decode scenario's `pd` {prefill, decode, transfer}: each pool is

@@ -42,6 +42,13 @@ struct DeploymentSpec {
   bool dp_attention = false;
   int dp = 0;  // DP-attention ranks; 0 = tp
   int replicas = 1;
+  // The machines of one instance (models::ParallelLayout): `nodes` of
+  // `gpus_per_node` (0: gpus / nodes) GPUs, joined by RDMA or one NVLink
+  // domain; and how experts are placed and exchanged (`expert_parallel`).
+  int nodes = 1;
+  int gpus_per_node = 0;
+  models::NodeLink node_link = models::NodeLink::kRdma;
+  models::ExpertPlacement expert;
   std::string weights = "default";
   std::map<models::Component, std::string> weights_per_component;  // experts -> "int4"
   models::Dtype kv_cache = models::Dtype::kBf16;                   // bf16 | fp8

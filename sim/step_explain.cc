@@ -5,6 +5,7 @@
 #include <sstream>
 #include <vector>
 
+#include "models/expert_parallel.h"
 #include "models/ops.h"
 #include "sim/cost_model.h"
 #include "sim/prepared_run.h"
@@ -56,6 +57,7 @@ void StepTable(const std::string& title, const models::BatchShape& batch, const 
                std::ostringstream* out) {
   std::vector<models::Op> ops;
   models::BuildStepOps(run.sharded(), batch, &ops);
+  models::ApplyExpertParallel(run.sharded(), batch, &ops);
   StepContext ctx;
   ctx.nvls = run.nvls();
   const std::vector<OpPrice> prices = run.cost().ExplainOps(ops, ctx);

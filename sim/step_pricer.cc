@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <bit>
 
+#include "models/expert_parallel.h"
+
 namespace capplan::sim {
 
 int64_t BucketValue(int64_t v) {
@@ -114,6 +116,7 @@ StepCost ModelStepPricer::Compute(const StepWork& work, std::set<std::string>* w
   const bool spec = opt_.spec_draft_tokens > 0;
   if (spec) b.decode_query_tokens = 1 + opt_.spec_draft_tokens;
   models::BuildStepOps(*model_, b, &ops_);
+  models::ApplyExpertParallel(*model_, b, &ops_);
   if (opt_.kv_verify && n > 0) {
     // Tags of every page the decode step reads, every layer, checked by a
     // separate kernel before attention (engine/page_tag.h).
@@ -139,6 +142,7 @@ StepCost ModelStepPricer::Compute(const StepWork& work, std::set<std::string>* w
   ctx.cpu_schedule_s = opt_.cpu_schedule_s;
   ctx.cpu_schedule_per_request_s = opt_.cpu_schedule_per_request_s;
   ctx.nvls = opt_.nvls;
+  ctx.nvlink_gpus = model_->layout.NvlinkGpus();
   ctx.requests = n + static_cast<int64_t>(work.prefill.size());
   StepCost c = cost_->PriceOps(ops_, ctx, warnings);
   if (spec && n > 0) {

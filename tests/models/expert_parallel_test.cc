@@ -1,0 +1,166 @@
+// Expert parallelism across nodes: DeepEP's bytes per fabric, the busiest
+// rank's grouped GEMM under hot experts and EPLB, and the layout rules a
+// card or a profile decides; every figure worked by hand in the comments.
+#include <gtest/gtest.h>
+
+#include "hw/profile.h"
+#include "models/card.h"
+#include "models/expert_parallel.h"
+#include "models/ops.h"
+
+namespace capplan::models {
+namespace {
+
+// DeepSeek-V3 (hidden 7168, 256 routed experts, top-8) at EP32: 32 GPUs,
+// DP attention on every GPU, as 4 nodes of 8 over RDMA.
+ParallelLayout WideEp(NodeLink link, int gpus_per_node) {
+  ParallelLayout l;
+  l.gpus = l.tp = l.ep = l.dp = 32;
+  l.dp_attention = true;
+  l.gpus_per_node = gpus_per_node;
+  l.nodes = 32 / gpus_per_node;
+  l.node_link = link;
+  l.expert.all_to_all = MoeAllToAll::kDeepEp;
+  return l;
+}
+
+ModelCard DeepSeek() {
+  auto card = LoadModelCard("deepseek-v3");
+  EXPECT_TRUE(card.ok()) << card.status().message();
+  return *card;
+}
+
+TEST(ExpertParallel, MessageBytesAsDeepEpLaysThemOut) {
+  // Low latency: 16 B header + 7168 FP8 values + 7168/128 = 56 FP32 scales.
+  EXPECT_DOUBLE_EQ(LowLatencyDispatchBytes(7168), 16 + 7168 + 56 * 4);  // 7408
+  EXPECT_DOUBLE_EQ(LowLatencyCombineBytes(7168), 14336);                // BF16
+  // Normal: 7168 + 8 (source meta) + 224 (scales) + 8 * 4 (top-k ids) +
+  // 8 * 4 (weights) = 7464, aligned to 16: 7472; combine 14336 + 8 + 32 =
+  // 14376 -> 14384.
+  EXPECT_DOUBLE_EQ(NormalDispatchBytes(7168, 8), 7472);
+  EXPECT_DOUBLE_EQ(NormalCombineBytes(7168, 8), 14384);
+}
+
+TEST(ExpertParallel, LowLatencyDecodeOverRdma) {
+  const ModelCard card = DeepSeek();
+  const ParallelLayout l = WideEp(NodeLink::kRdma, 8);
+  // 64 tokens per rank x top-8 = 512 messages; 7 of the 32 ranks share the
+  // node's NVLink (112 messages), 24 are on other nodes (384 messages).
+  const AllToAllTraffic d = DispatchTraffic(card, l, 64, AllToAllMode::kLowLatency);
+  EXPECT_DOUBLE_EQ(d.nvlink_bytes, 112.0 * 7408);  // 829,696 B
+  EXPECT_DOUBLE_EQ(d.rdma_bytes, 384.0 * 7408);    // 2,844,672 B
+  const AllToAllTraffic c = CombineTraffic(card, l, 64, AllToAllMode::kLowLatency);
+  EXPECT_DOUBLE_EQ(c.nvlink_bytes, 112.0 * 14336);  // 1,605,632 B
+  EXPECT_DOUBLE_EQ(c.rdma_bytes, 384.0 * 14336);    // 5,505,024 B
+}
+
+TEST(ExpertParallel, LowLatencyDecodeInsideOneNvl72Domain) {
+  const ModelCard card = DeepSeek();
+  // 8 compute trays of 4 GB200s in one NVLink domain: 31 of 32 ranks are
+  // NVLink peers, 512 * 31/32 = 496 messages, none over RDMA.
+  const ParallelLayout l = WideEp(NodeLink::kNvlink, 4);
+  const AllToAllTraffic d = DispatchTraffic(card, l, 64, AllToAllMode::kLowLatency);
+  EXPECT_DOUBLE_EQ(d.nvlink_bytes, 496.0 * 7408);  // 3,674,368 B
+  EXPECT_DOUBLE_EQ(d.rdma_bytes, 0);
+}
+
+TEST(ExpertParallel, NormalPrefillDedupsPerRankAndNode) {
+  const ModelCard card = DeepSeek();
+  const ParallelLayout l = WideEp(NodeLink::kRdma, 8);
+  // hit(s) = 1 - C(256-s, 8) / C(256, 8): a rank holds 8 experts, a node 64.
+  double miss8 = 1, miss64 = 1;
+  for (int i = 0; i < 8; ++i) {
+    miss8 *= (248.0 - i) / (256.0 - i);
+    miss64 *= (192.0 - i) / (256.0 - i);
+  }
+  EXPECT_NEAR(TokenHitsExperts(256, 8, 8), 1 - miss8, 1e-15);  // 0.2255
+  EXPECT_NEAR(TokenHitsExperts(256, 8, 64), 1 - miss64, 1e-15);  // 0.9017
+  // 1024 tokens per rank: one RDMA copy per other node hit (3 nodes), and
+  // this GPU forwards for 4 source ranks to 7 local peers.
+  const AllToAllTraffic d = DispatchTraffic(card, l, 1024, AllToAllMode::kNormal);
+  EXPECT_NEAR(d.rdma_bytes, 1024.0 * 3 * (1 - miss64) * 7472, 1e-6);   // ~20.7 MB
+  EXPECT_NEAR(d.nvlink_bytes, 1024.0 * 4 * 7 * (1 - miss8) * 7472, 1e-6);  // ~48.3 MB
+}
+
+TEST(ExpertParallel, HotExpertsScaleTheBusiestRank) {
+  const ModelCard card = DeepSeek();
+  ParallelLayout l = WideEp(NodeLink::kRdma, 8);
+  l.expert.hot_expert_factor = 1.5;
+  // 2048 tokens (64 per rank) x 8 / 32 ranks = 512 rows, x1.5 = 768.
+  const ExpertRankLoad busy = BusiestExpertRank(card, l, 2048);
+  EXPECT_DOUBLE_EQ(busy.rows, 768);
+  // 8 slots, each picked with 1 - (1 - 8/256)^(1.5 * 2048): all touched.
+  EXPECT_NEAR(busy.touched_experts, 8, 1e-9);
+  const AllToAllTraffic d = DispatchTraffic(card, l, 64, AllToAllMode::kLowLatency);
+  EXPECT_DOUBLE_EQ(d.rdma_bytes, 1.5 * 384 * 7408);
+}
+
+TEST(ExpertParallel, EplbSpreadsAHotExpert) {
+  // 8 experts on 4 ranks; expert 0 carries 7 of 14 units of load.
+  const std::vector<double> load = {7, 1, 1, 1, 1, 1, 1, 1};
+  // Contiguous: rank 0 holds experts 0 and 1 = 8 units; mean 14/4 = 3.5.
+  EXPECT_DOUBLE_EQ(PlacementImbalance(load, 4, 0), 8 / 3.5);
+  // One redundant slot per rank (4 replicas): expert 0 is replicated while
+  // its per-replica load is the largest: 7 -> 3.5 -> 2.33 -> 1.75 -> 1.4
+  // (5 copies), 12 slots of loads 1.4 x5 and 1 x7, 3 per rank, packed
+  // heaviest first onto the lightest rank with a free slot: {1.4,1.4,1} =
+  // 3.8 and three of {1.4,1,1} = 3.4.
+  EXPECT_NEAR(PlacementImbalance(load, 4, 1), 3.8 / 3.5, 1e-12);
+}
+
+TEST(ExpertParallel, DecodeStepOpsCarryTheTraffic) {
+  const ModelCard card = DeepSeek();
+  auto m = ShardModel(card, WideEp(NodeLink::kRdma, 8), PrecisionChoice{});
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  BatchShape b;
+  b.decode_context.assign(64, 4096);  // one attention rank's 64 requests
+  std::vector<Op> ops;
+  BuildStepOps(*m, b, &ops);
+  ApplyExpertParallel(*m, b, &ops);
+  int dispatches = 0;
+  for (const Op& op : ops) {
+    // Under DeepEP the MoE layers keep each rank's tokens: the DP gather
+    // runs only for the 3 dense layers.
+    if (op.name == "dp.all_gather" || op.name == "dp.reduce_scatter") EXPECT_EQ(op.count, 3);
+    if (op.name != "moe.dispatch") continue;
+    ++dispatches;
+    EXPECT_EQ(op.count, 58);  // 61 layers, 3 dense
+    EXPECT_EQ(op.a2a.mode, AllToAllMode::kLowLatency);
+    EXPECT_DOUBLE_EQ(op.a2a.rdma_bytes, 384.0 * 7408);
+  }
+  EXPECT_EQ(dispatches, 1);
+}
+
+TEST(ExpertParallel, CardRulesNameTheField) {
+  const ModelCard card = DeepSeek();
+  ParallelLayout l = WideEp(NodeLink::kRdma, 8);
+  l.expert.expert_load = {1, 2, 3};
+  Status st = CheckExpertPlacement(card, l);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidConfig);
+  EXPECT_EQ(st.message().rfind("expert_parallel/expert_load: has 3 entries", 0), 0u)
+      << st.message();
+  l.expert.expert_load.clear();
+  l.ep = 8;  // DeepEP with 4 GPUs of TP per EP rank
+  st = CheckExpertPlacement(card, l);
+  EXPECT_NE(st.message().find("ep 8 must equal tp 32"), std::string::npos) << st.message();
+}
+
+TEST(ExpertParallel, FabricRulesNameTheFieldAndTheFix) {
+  auto b200 = hw::LoadHardwareProfile("b200-sxm");
+  ASSERT_TRUE(b200.ok()) << b200.status().message();
+  // An NVLink domain of 32 GPUs on HGX B200 boxes of 8.
+  Status st = CheckFabric(WideEp(NodeLink::kNvlink, 8), *b200);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidConfig);
+  EXPECT_EQ(st.message().rfind("node_link: nvlink across 4 nodes", 0), 0u) << st.message();
+  EXPECT_NE(st.message().find("gb200-nvl72"), std::string::npos) << st.message();
+  // A 16-GPU node on a baseboard of 8.
+  st = CheckFabric(WideEp(NodeLink::kRdma, 16), *b200);
+  EXPECT_EQ(st.message().rfind("gpus_per_node: 16 GPUs exceeds the 8", 0), 0u) << st.message();
+  auto gb200 = hw::LoadHardwareProfile("gb200-nvl72");
+  ASSERT_TRUE(gb200.ok()) << gb200.status().message();
+  EXPECT_TRUE(CheckFabric(WideEp(NodeLink::kNvlink, 4), *gb200).ok());
+  EXPECT_TRUE(CheckFabric(WideEp(NodeLink::kRdma, 8), *b200).ok());
+}
+
+}  // namespace
+}  // namespace capplan::models

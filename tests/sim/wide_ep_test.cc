@@ -1,0 +1,173 @@
+// Wide expert parallelism across nodes, priced: a DeepSeek-R1 EP32 decode
+// step op by op over 4 H200 nodes on RDMA and inside one GB200 NVL72
+// domain, with the all-to-all bytes and seconds worked by hand; the layout
+// errors a scenario gets; the shipped wide-EP scenarios run.
+#include <gtest/gtest.h>
+
+#include "common/data_path.h"
+#include "models/card.h"
+#include "models/expert_parallel.h"
+#include "models/ops.h"
+#include "sim/cost_model.h"
+#include "sim/scenario.h"
+#include "sim/simulate.h"
+
+namespace capplan::sim {
+namespace {
+
+models::ParallelLayout Ep32(models::NodeLink link, int gpus_per_node) {
+  models::ParallelLayout l;
+  l.gpus = l.tp = l.ep = l.dp = 32;
+  l.dp_attention = true;
+  l.gpus_per_node = gpus_per_node;
+  l.nodes = 32 / gpus_per_node;
+  l.node_link = link;
+  l.expert.all_to_all = models::MoeAllToAll::kDeepEp;
+  return l;
+}
+
+// One decode step of 64 requests on each attention rank, priced op by op.
+struct PricedStep {
+  std::vector<models::Op> ops;
+  std::vector<OpPrice> prices;
+  const OpPrice* Find(const std::string& name, const models::Op** op = nullptr) const {
+    for (size_t i = 0; i < ops.size(); ++i) {
+      if (ops[i].name != name) continue;
+      if (op != nullptr) *op = &ops[i];
+      return &prices[i];
+    }
+    return nullptr;
+  }
+};
+
+PricedStep Price(const std::string& hardware, const models::ParallelLayout& l) {
+  auto card = models::LoadModelCard("deepseek-v3");
+  EXPECT_TRUE(card.ok());
+  auto m = models::ShardModel(*card, l, models::PrecisionChoice{});
+  EXPECT_TRUE(m.ok()) << m.status().message();
+  auto profile = hw::LoadHardwareProfile(hardware);
+  EXPECT_TRUE(profile.ok()) << profile.status().message();
+  auto cost = MakeCostModel("roofline", *profile);
+  EXPECT_TRUE(cost.ok());
+  models::BatchShape b;
+  b.decode_context.assign(64, 4096);
+  PricedStep s;
+  models::BuildStepOps(*m, b, &s.ops);
+  models::ApplyExpertParallel(*m, b, &s.ops);
+  StepContext ctx;
+  ctx.nvlink_gpus = l.NvlinkGpus();
+  s.prices = (*cost)->ExplainOps(s.ops, ctx);
+  return s;
+}
+
+TEST(WideEp, DecodeStepOverFourH200NodesOnRdma) {
+  const PricedStep s = Price("h200-sxm", Ep32(models::NodeLink::kRdma, 8));
+  const models::Op* op = nullptr;
+  const OpPrice* dispatch = s.Find("moe.dispatch", &op);
+  ASSERT_NE(dispatch, nullptr);
+  // 64 tokens x top-8 = 512 messages of 16 + 7168 + 56 * 4 = 7408 B; 7 of
+  // 32 ranks are NVLink peers (112 messages = 829,696 B), 24 are on the
+  // other 3 nodes (384 messages = 2,844,672 B).
+  EXPECT_DOUBLE_EQ(op->a2a.nvlink_bytes, 829696);
+  EXPECT_DOUBLE_EQ(op->a2a.rdma_bytes, 2844672);
+  // Low latency on H200: 10 us + max(829,696 / (450 GB/s x 0.75) = 2.46 us,
+  // 2,844,672 / (50 GB/s x 0.82) = 69.38 us) = 79.38 us, x 58 MoE layers.
+  const double per_layer = 10e-6 + 2844672 / (50e9 * 0.82);
+  EXPECT_NEAR(dispatch->seconds, 58 * per_layer, 1e-12);  // 4.60 ms
+  EXPECT_EQ(dispatch->table_kind, "deepep low_latency");
+  // Combine: 384 x 14,336 B = 5,505,024 B over RDMA: 10 + 134.27 us.
+  const OpPrice* combine = s.Find("moe.combine", &op);
+  ASSERT_NE(combine, nullptr);
+  EXPECT_DOUBLE_EQ(op->a2a.rdma_bytes, 5505024);
+  EXPECT_NEAR(combine->seconds, 58 * (10e-6 + 5505024 / (50e9 * 0.82)), 1e-12);  // 8.37 ms
+  // The DP gather around the 3 dense layers spans the 4 nodes: 32 ranks x
+  // 64 tokens x 7168 x 2 B = 29.4 MB at the ring's slowest link, the
+  // 50 GB/s NIC: 7.8 us + 29,360,128 x 31/32 / 50e9 = 576.6 us per layer.
+  const OpPrice* gather = s.Find("dp.all_gather", &op);
+  ASSERT_NE(gather, nullptr);
+  EXPECT_EQ(op->count, 3);
+  EXPECT_EQ(gather->table_kind, "ring over rdma");
+  EXPECT_NEAR(gather->seconds, 3 * (7.8e-6 + 29360128.0 * 31 / 32 / 50e9), 1e-9);
+}
+
+TEST(WideEp, DecodeStepInsideOneNvl72Domain) {
+  const PricedStep s = Price("gb200-nvl72", Ep32(models::NodeLink::kNvlink, 4));
+  const models::Op* op = nullptr;
+  const OpPrice* dispatch = s.Find("moe.dispatch", &op);
+  ASSERT_NE(dispatch, nullptr);
+  // 31 of 32 ranks are NVLink peers: 496 x 7408 = 3,674,368 B, none on RDMA;
+  // 10 us + 3,674,368 / (900 GB/s x 0.71) = 5.75 us, x 58.
+  EXPECT_DOUBLE_EQ(op->a2a.nvlink_bytes, 3674368);
+  EXPECT_DOUBLE_EQ(op->a2a.rdma_bytes, 0);
+  EXPECT_NEAR(dispatch->seconds, 58 * (10e-6 + 3674368 / (900e9 * 0.71)), 1e-12);  // 0.91 ms
+  const OpPrice* gather = s.Find("dp.all_gather", &op);
+  ASSERT_NE(gather, nullptr);
+  EXPECT_EQ(gather->table_kind, "ring");
+}
+
+nlohmann::json WideEpDoc() {
+  auto doc = ReadJsonFile(DataPath("scenarios/wide-ep/deepseek-r1-ep32-h200-rdma.json"));
+  EXPECT_TRUE(doc.ok());
+  (*doc)["workload"]["num_requests"] = 64;
+  (*doc)["workload"]["warmup_requests"] = 0;
+  (*doc)["workload"]["concurrency"] = 64;
+  (*doc)["workload"]["output_tokens"]["value"] = 8;
+  return *doc;
+}
+
+TEST(WideEp, BadLayoutsAreOneLineErrorsNamingTheField) {
+  auto doc = WideEpDoc();
+  doc["deployment"]["gpus_per_node"] = 4;
+  auto r = ParseScenario(doc, "w.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidConfig);
+  EXPECT_NE(r.status().message().find("w.json: /deployment/gpus_per_node: 4 nodes x 4 GPUs is 16, "
+                                      "not gpus 32; set gpus_per_node 8"),
+            std::string::npos)
+      << r.status().message();
+  // An NVLink domain across 4 HGX B200 boxes.
+  doc = WideEpDoc();
+  doc["hardware"] = "b200-sxm";
+  doc["deployment"]["node_link"] = "nvlink";
+  auto sc = ParseScenario(doc, "w.json");
+  ASSERT_TRUE(sc.ok()) << sc.status().message();
+  auto run = RunScenario(**sc, RunOptions{});
+  ASSERT_FALSE(run.ok());
+  const std::string& m = run.status().message();
+  EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+  EXPECT_NE(m.find("w.json: /deployment/node_link: nvlink across 4 nodes needs one NVLink domain "
+                   "of 32 GPUs; b200-sxm's joins 8"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("gb200-nvl72"), std::string::npos) << m;
+  // DeepEP with 4 GPUs of TP inside each EP rank.
+  doc = WideEpDoc();
+  doc["deployment"]["ep"] = 8;
+  sc = ParseScenario(doc, "w.json");
+  ASSERT_TRUE(sc.ok()) << sc.status().message();
+  run = RunScenario(**sc, RunOptions{});
+  ASSERT_FALSE(run.ok());
+  EXPECT_NE(run.status().message().find("/deployment/expert_parallel/all_to_all: deepep runs one "
+                                        "EP rank per GPU"),
+            std::string::npos)
+      << run.status().message();
+}
+
+TEST(WideEp, ShippedScenariosRun) {
+  for (const char* f : {"deepseek-r1-ep32-h200-rdma.json", "deepseek-r1-ep32-gb200-nvl72.json",
+                        "deepseek-r1-ep16-h200-2node.json"}) {
+    auto doc = ReadJsonFile(DataPath(std::string("scenarios/wide-ep/") + f));
+    ASSERT_TRUE(doc.ok()) << f;
+    (*doc)["workload"]["num_requests"] = (*doc)["workload"]["concurrency"];
+    (*doc)["workload"]["warmup_requests"] = 0;
+    (*doc)["workload"]["output_tokens"]["value"] = 16;
+    auto sc = ParseScenario(*doc, f);
+    ASSERT_TRUE(sc.ok()) << sc.status().message();
+    auto run = RunScenario(**sc, RunOptions{});
+    ASSERT_TRUE(run.ok()) << run.status().message();
+    EXPECT_GT(run->summary.output_throughput.value_or(0), 0) << f;
+  }
+}
+
+}  // namespace
+}  // namespace capplan::sim
