@@ -233,7 +233,9 @@ TEST(Fp4Kv, BytesPerTokenCarryOneScalePer16) {
   EXPECT_FALSE(ComputeKvLayout(*glm, Tp(8), nvfp4).ok());  // no DSA FP4 layout
 }
 
-TEST(Fp4Checkpoints, RefusedOnHopperAcceptedOnBlackwell) {
+// The NVFP4 checkpoint plans on Hopper (run weight-only there) with the same
+// stored bytes as on Blackwell; a Blackwell-only format is refused on Hopper.
+TEST(Fp4Checkpoints, Nvfp4PlansOnHopperAndBlackwellMxfp8OnlyOnBlackwell) {
   auto card = LoadModelCard("kimi-k2.6");
   ASSERT_TRUE(card.ok());
   PrecisionChoice c;
@@ -241,19 +243,25 @@ TEST(Fp4Checkpoints, RefusedOnHopperAcceptedOnBlackwell) {
   auto h200 = hw::LoadHardwareProfile("h200-sxm");
   ASSERT_TRUE(h200.ok()) << h200.status().message();
   DeviceMemory dev{h200->gpu_memory_bytes, h200->gpu_runtime_memory_bytes, &*h200};
-  auto plan = PlanMemory(*card, Tp(8), c, EngineMemoryOptions{}, dev, 8192);
-  ASSERT_FALSE(plan.ok());
-  EXPECT_EQ(plan.status().code(), StatusCode::kInvalidConfig);
-  EXPECT_NE(plan.status().message().find("weights: experts: nvfp4 runs on sm100"),
-            std::string::npos)
-      << plan.status().message();
+  EngineMemoryOptions vllm;
+  vllm.engine = "vllm";
+  auto plan = PlanMemory(*card, Tp(8), c, vllm, dev, 8192);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  const int64_t hopper_weights = plan->Term("weights_bytes");
+  EXPECT_GT(hopper_weights, 0);
+  PrecisionChoice mx;
+  mx.weights = "mxfp8";
+  auto refused = PlanMemory(*card, Tp(8), mx, EngineMemoryOptions{}, dev, 8192);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidConfig);
+  EXPECT_NE(refused.status().message().find("mxfp8 runs on sm100"), std::string::npos)
+      << refused.status().message();
   auto b200 = hw::LoadHardwareProfile("b200-sxm");
   if (!b200.ok()) GTEST_SKIP() << "no b200-sxm profile yet: " << b200.status().message();
   DeviceMemory bdev{b200->gpu_memory_bytes, b200->gpu_runtime_memory_bytes, &*b200};
-  EngineMemoryOptions vllm;
-  vllm.engine = "vllm";
   plan = PlanMemory(*card, Tp(8), c, vllm, bdev, 8192);
-  EXPECT_TRUE(plan.ok()) << plan.status().message();
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  EXPECT_EQ(plan->Term("weights_bytes"), hopper_weights);
 }
 
 }  // namespace
