@@ -60,6 +60,7 @@ void StepTable(const std::string& title, const models::BatchShape& batch, const 
   models::ApplyExpertParallel(run.sharded(), batch, &ops);
   StepContext ctx;
   ctx.nvls = run.nvls();
+  ctx.nvlink_gpus = run.layout().NvlinkGpus();
   const std::vector<OpPrice> prices = run.cost().ExplainOps(ops, ctx);
   std::ostringstream& os = *out;
   os << title << "\n| op | x | kernel / table | shape | bytes | FLOPs | time us | bound | "
