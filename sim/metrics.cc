@@ -52,12 +52,16 @@ double LogHistogram::Percentile(double p) const {
 }
 
 // The two order statistics a percentile interpolates between, by selection
-// (linear time) rather than a sort: the same values.
-double SelectPercentile(std::vector<double>& v, double p) {
+// (linear time) rather than a sort: the same values. Selection leaves no
+// smaller value after the one it places, so with *from at an earlier
+// placed index it looks only past it (percentiles asked in rising order).
+double SelectPercentile(std::vector<double>& v, double p, size_t* from) {
   if (v.empty()) return 0;
   const double pos = p / 100.0 * static_cast<double>(v.size() - 1);
   const size_t lo = static_cast<size_t>(std::floor(pos));
-  std::nth_element(v.begin(), v.begin() + lo, v.end());
+  const auto begin = v.begin() + static_cast<std::ptrdiff_t>(std::min(*from, lo));
+  std::nth_element(begin, v.begin() + lo, v.end());
+  *from = lo;
   const double a = v[lo];
   const double b = lo + 1 < v.size() ? *std::min_element(v.begin() + lo + 1, v.end()) : a;
   return a + (b - a) * (pos - static_cast<double>(lo));
@@ -65,8 +69,9 @@ double SelectPercentile(std::vector<double>& v, double p) {
 
 schema::Stats StatsOf(const std::vector<double>& v) {
   std::vector<double> w = v;
-  return schema::Stats{Mean(v), SelectPercentile(w, 50), SelectPercentile(w, 90),
-                       SelectPercentile(w, 99)};
+  size_t from = 0;
+  return schema::Stats{Mean(v), SelectPercentile(w, 50, &from), SelectPercentile(w, 90, &from),
+                       SelectPercentile(w, 99, &from)};
 }
 
 void E2eAccumulator::Reserve(int64_t n) {

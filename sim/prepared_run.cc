@@ -11,7 +11,6 @@
 #include "common/did_you_mean.h"
 #include "common/json_util.h"
 #include "models/engine_profile.h"
-#include "models/expert_parallel.h"
 #include "models/memory.h"
 #include "models/ops.h"
 #include "sim/cost_model.h"
@@ -132,19 +131,6 @@ Result<models::KernelChoices> KernelsForGpu(const State& st) {
   return models::KernelChoices::FromSelectors(names);
 }
 
-// The layout's rules the card and the profile decide, each error at the
-// deployment field its message starts with ("node_link: ...").
-Status CheckLayoutFabric(const State& st) {
-  Status s = models::CheckExpertPlacement(st.card, st.layout);
-  if (s.ok()) s = models::CheckFabric(st.layout, st.profile);
-  if (s.ok()) return s;
-  const std::string& m = s.message();
-  const size_t colon = m.find(": ");
-  if (colon == std::string::npos) return st.At(st.pool->pointer, s);
-  return st.At(st.pool->pointer + "/" + m.substr(0, colon),
-               Status::Invalid(m.substr(colon + 2)));
-}
-
 // The model (and speculative decoding's draft) as one GPU of the pool runs it.
 Status ShardPoolModel(State* st) {
   const DeploymentSpec& d = st->deployment();
@@ -154,11 +140,6 @@ Status ShardPoolModel(State* st) {
   layout.ep = d.ep;
   layout.dp_attention = d.dp_attention;
   layout.dp = d.dp_attention ? (d.dp > 0 ? d.dp : d.tp) : 1;
-  layout.nodes = d.nodes;
-  layout.gpus_per_node = d.gpus_per_node;
-  layout.node_link = d.node_link;
-  layout.expert = d.expert;
-  CAPPLAN_RETURN_IF_ERROR(CheckLayoutFabric(*st));
   st->choice.weights = d.weights;
   st->choice.per_component = d.weights_per_component;
   st->choice.kv_cache = d.kv_cache;
@@ -283,7 +264,7 @@ int64_t MaxRunningRequests(const State& st) {
   return ed.MaxRunningRequests(st.plan->kv_capacity_tokens, ctx_len);
 }
 
-void ConfigurePool(State* st) {
+Status ConfigurePool(State* st) {
   const Scenario& sc = *st->sc;
   const DeploymentSpec& d = st->deployment();
   const models::EngineDefaults& ed = d.engine_resolution.profile->defaults;
@@ -305,6 +286,8 @@ void ConfigurePool(State* st) {
   cfg.sched.phase = d.phase;
   cfg.sched.chunked_prefill_tokens = plan.chunked_prefill_tokens;
   ApplyEngineScheduling(ed, &cfg.sched);
+  // The PD reservation rule reads SGLang's ratios under any engine.
+  CAPPLAN_RETURN_IF_ERROR(FillSglangDefaults(&cfg.sched));
   cfg.sched.speculative = d.speculative.acceptance;
   cfg.sched.seed = sc.workload.seed;
   st->mrr = MaxRunningRequests(*st);
@@ -321,6 +304,7 @@ void ConfigurePool(State* st) {
     };
   }
   st->requests.emplace(&sc.workload);
+  return Status::Ok();
 }
 
 }  // namespace
@@ -336,7 +320,7 @@ Result<std::unique_ptr<PreparedRun>> PrepareRun(const Scenario& sc, size_t pool,
   CAPPLAN_RETURN_IF_ERROR(ShardPoolModel(st.get()));
   CAPPLAN_RETURN_IF_ERROR(PlanPoolMemory(st.get()));
   CAPPLAN_RETURN_IF_ERROR(MakePricer(st.get()));
-  ConfigurePool(st.get());
+  CAPPLAN_RETURN_IF_ERROR(ConfigurePool(st.get()));
   return std::make_unique<PreparedRun>(std::move(st));
 }
 
@@ -366,16 +350,6 @@ void PreparedRun::AddDeployment(schema::PoolSummary* p) const {
                    {"mem_fraction_static", plan.mem_fraction},
                    {"cost_model", d.cost_model},
                    {"memory_rule", plan.rule_source}};
-  if (d.nodes > 1 || d.expert.all_to_all != models::MoeAllToAll::kCollective) {
-    p->deployment["nodes"] = d.nodes;
-    p->deployment["gpus_per_node"] = d.gpus_per_node;
-    p->deployment["node_link"] = d.node_link == models::NodeLink::kNvlink ? "nvlink" : "rdma";
-    p->deployment["expert_parallel"] = {
-        {"all_to_all", models::MoeAllToAllName(d.expert.all_to_all)},
-        {"deepep_mode", models::DeepEpModeName(d.expert.deepep_mode)},
-        {"redundant_experts_per_rank", d.expert.redundant_experts_per_rank},
-        {"hot_expert_factor", models::HotExpertFactor(st_->layout)}};
-  }
 }
 
 void PreparedRun::AddMemory(schema::PoolSummary* p) const {

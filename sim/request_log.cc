@@ -38,6 +38,28 @@ char* PutG9Slow(char* p, double v) {
 constexpr double kPow10[] = {1e-4, 1e-3, 1e-2, 1e-1, 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8};
 constexpr double kScale[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12};
 
+// "00" to "99": two digits a division.
+constexpr char kDigitPairs[] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+void PutPair(char* d, uint64_t v) {
+  d[0] = kDigitPairs[2 * v];
+  d[1] = kDigitPairs[2 * v + 1];
+}
+
+// The 9 decimal digits of x < 10^9, leading zeros included: three short
+// chains of divisions instead of one of nine.
+void NineDigits(uint64_t x, char* d) {
+  const uint64_t hi = x / 10000, lo = x % 10000;  // 5 and 4 digits
+  d[0] = static_cast<char>('0' + hi / 10000);
+  PutPair(d + 1, hi / 100 % 100);
+  PutPair(d + 3, hi % 100);
+  PutPair(d + 5, lo / 100);
+  PutPair(d + 7, lo % 100);
+}
+
 // %.9g for the numbers a row holds (1e-4 <= |v| < 1e9: fixed notation):
 // v scaled by an exact power of ten to 9 integer digits takes one rounding
 // (under 1e-7 absolute), so its nearest integer is %.9g's digits unless the
@@ -58,7 +80,7 @@ char* PutMs(char* p, double v) {
     if (++e == 9) return PutG9Slow(p, v);
   }
   char d[9];
-  for (int i = 8; i >= 0; --i, digits /= 10) d[i] = static_cast<char>('0' + digits % 10);
+  NineDigits(digits, d);
   int last = 8;  // trailing zeros of the fraction go, as %g drops them
   while (last > e && last > 0 && d[last] == '0') --last;
   if (v < 0) *p++ = '-';

@@ -24,6 +24,11 @@ class RequestTable {
   // simulator's hottest path.
   ReqState& operator[](int32_t idx) { return *at_[static_cast<size_t>(idx)]; }
   const ReqState& operator[](int32_t idx) const { return *at_[static_cast<size_t>(idx)]; }
+  // The slot table itself, for a loop over many requests: it never moves
+  // (one entry per request, sized at construction), so a loop may keep it
+  // in a register where writes to the states would make it reload the
+  // table's address for every request.
+  ReqState* const* table() const { return at_.data(); }
   bool open(int32_t idx) const {
     const ReqState* p = at_[static_cast<size_t>(idx)];
     return p != nullptr && p != Closed();

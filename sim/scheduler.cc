@@ -55,13 +55,35 @@ bool Scheduler::FailHeadIfTooLarge(RankState& rank, SchedulerEnv& env) {
 }
 
 double Scheduler::Promised(const RankState& rank, const RequestTable& reqs) const {
+  return Promised(rank, reqs, PromiseSet{rank.running.size(), rank.prefilling.size(),
+                                         rank.incoming_out_tokens});
+}
+
+double Scheduler::Promised(const RankState& rank, const RequestTable& reqs,
+                           const PromiseSet& set) const {
   double promised = 0;
-  for (int32_t i : rank.running) promised += rank.new_token_ratio * ClippedOutLeft(reqs[i]);
+  for (size_t k = 0; k < set.running; ++k) {
+    promised += rank.new_token_ratio * ClippedOutLeft(reqs[rank.running[k]]);
+  }
+  for (size_t k = 0; k < set.prefilling; ++k) {
+    const ReqState& r = reqs[rank.prefilling[k]];
+    promised += (r.prompt_target - r.prefilled) + rank.new_token_ratio * ClippedOutLeft(r);
+  }
+  // Zero outside PD runs, so co-located admission is unchanged to the bit.
+  if (set.incoming_out_tokens > 0) promised += rank.new_token_ratio * set.incoming_out_tokens;
+  return promised;
+}
+
+double Scheduler::PromisedAtMost(const RankState& rank, const RequestTable& reqs) const {
+  // The relative margin covers the rounding of the n products and sums
+  // Promised() adds (at most (n + 1) units in the last place, 2^-52 each).
+  const double n = static_cast<double>(rank.running.size());
+  double promised = rank.new_token_ratio * static_cast<double>(cfg_.clip_max_new_tokens) * n *
+                    (1 + (n + 2) * 0x1p-50);
   for (int32_t i : rank.prefilling) {
     const ReqState& r = reqs[i];
     promised += (r.prompt_target - r.prefilled) + rank.new_token_ratio * ClippedOutLeft(r);
   }
-  // Zero outside PD runs, so co-located admission is unchanged to the bit.
   if (rank.incoming_out_tokens > 0) promised += rank.new_token_ratio * rank.incoming_out_tokens;
   return promised;
 }
@@ -179,7 +201,7 @@ int64_t Scheduler::GrowPages(const RankState& rank, const ReqState& r) const {
   return (own + r.step_tokens + page - 1) / page - r.pages;
 }
 
-int64_t Scheduler::DecodePagesNeeded(RankState& rank, SchedulerEnv& env) {
+int64_t Scheduler::DecodePagesNeeded(RankState& rank, SchedulerEnv& env, int64_t* ctx_sum) {
   RequestTable& reqs = *env.reqs;
   if (!cfg_.speculative.p.empty()) {
     for (int32_t i : rank.running) {
@@ -188,34 +210,65 @@ int64_t Scheduler::DecodePagesNeeded(RankState& rank, SchedulerEnv& env) {
       r.step_tokens = static_cast<int32_t>(std::min(t, r.output - r.generated));
     }
   }
-  int64_t needed = 0;
-  for (int32_t i : rank.running) needed += GrowPages(rank, reqs[i]);
+  int64_t needed = 0, ctx = 0;
+  growing_.clear();
+  // Once per step for every running request: the loop keeps what it reads
+  // besides the requests in registers.
+  ReqState* const* at = reqs.table();
+  const int32_t* run = rank.running.data();
+  const size_t n = rank.running.size();
+  const int64_t page = rank.pool.page_size();
+  for (size_t j = 0; j < n; ++j) {
+    const ReqState& r = *at[run[j]];
+    ctx += r.kv_tokens + 1;
+    const int64_t own = r.kv_tokens - r.cached_tokens;
+    // GrowPages, the one-token case inline.
+    const int64_t g = r.step_tokens == 1 ? own == r.pages * page : GrowPages(rank, r);
+    if (g > 0) [[unlikely]] {
+      needed += g;
+      growing_.push_back(static_cast<int32_t>(j));
+    }
+  }
+  if (ctx_sum != nullptr) *ctx_sum = ctx;
   return needed;
 }
 
-bool Scheduler::CommitDecode(RankState& rank, SchedulerEnv& env, int64_t needed, RankBatch* out) {
+bool Scheduler::CommitDecode(RankState& rank, SchedulerEnv& env, int64_t needed, RankBatch* out,
+                             int64_t ctx_sum) {
   if (rank.running.empty()) return false;
   RequestTable& reqs = *env.reqs;
-  int64_t ctx = 0;
-  for (int32_t i : rank.running) {
-    ReqState& r = reqs[i];
-    ctx += r.kv_tokens + 1;
-    // Most steps cross no page boundary: then nothing to take.
-    if (needed == 0) continue;
-    if (const int64_t g = GrowPages(rank, r); g > 0) {
+  if (ctx_sum >= 0) {
+    // The requests DecodePagesNeeded found at a page boundary (most steps
+    // cross none) take their pages.
+    for (int32_t j : growing_) {
+      ReqState& r = reqs[rank.running[static_cast<size_t>(j)]];
+      const int64_t g = GrowPages(rank, r);
       AllocatePages(rank, g);  // counted by the caller, so it succeeds
       r.pages += g;
+    }
+  } else {
+    ctx_sum = 0;
+    for (int32_t i : rank.running) {
+      ReqState& r = reqs[i];
+      ctx_sum += r.kv_tokens + 1;
+      if (needed == 0) continue;
+      if (const int64_t g = GrowPages(rank, r); g > 0) {
+        AllocatePages(rank, g);  // counted by the caller, so it succeeds
+        r.pages += g;
+      }
     }
   }
   out->decode = true;
   out->decode_n = static_cast<int64_t>(rank.running.size());
-  out->decode_ctx_sum = ctx;
+  out->decode_ctx_sum = ctx_sum;
   return true;
 }
 
 bool Scheduler::PrepareDecodeRetractLatest(RankState& rank, SchedulerEnv& env, RankBatch* out) {
   RequestTable& reqs = *env.reqs;
-  int64_t needed = DecodePagesNeeded(rank, env);
+  int64_t ctx = 0;
+  int64_t needed = DecodePagesNeeded(rank, env, &ctx);
+  if (needed > AvailablePages(rank)) ctx = -1;  // requests leave: summed again
   while (needed > AvailablePages(rank) && !rank.running.empty()) {
     const int32_t victim = rank.running.back();
     rank.running.pop_back();
@@ -227,7 +280,7 @@ bool Scheduler::PrepareDecodeRetractLatest(RankState& rank, SchedulerEnv& env, R
       Retract(rank, env, victim, Requeue::kFront);
     }
   }
-  return CommitDecode(rank, env, needed, out);
+  return CommitDecode(rank, env, needed, out, ctx);
 }
 
 void Scheduler::AdmitResident(RankState& rank, SchedulerEnv& env) {
@@ -258,11 +311,13 @@ void ApplyEngineScheduling(const models::EngineDefaults& d, SchedulerConfig* c) 
                                                            : RetractUntil::kDecodeStepsHeadroom;
 }
 
+bool SchedulingFilled(const SchedulerConfig& c) {
+  return c.init_new_token_ratio > 0 && c.clip_max_new_tokens > 0 && c.retract_decode_steps > 0 &&
+         c.retract_until != RetractUntil::kUnset;
+}
+
 Status FillSglangDefaults(SchedulerConfig* c) {
-  if (c->init_new_token_ratio > 0 && c->clip_max_new_tokens > 0 && c->retract_decode_steps > 0 &&
-      c->retract_until != RetractUntil::kUnset) {
-    return Status::Ok();
-  }
+  if (SchedulingFilled(*c)) return Status::Ok();
   CAPPLAN_ASSIGN_OR_RETURN(models::EngineResolution e, models::ResolveEngine("sglang", ""));
   SchedulerConfig d;
   ApplyEngineScheduling(e.profile->defaults, &d);

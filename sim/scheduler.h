@@ -76,7 +76,8 @@
 // SGLang's ratios and retraction knobs are engine-profile data
 // (models/engines/sglang.json, per version); SchedulerConfig holds them for
 // one run and FillSglangDefaults supplies SGLang's latest profile where a
-// config leaves them 0 (the PD reservation rule needs them under vllm too).
+// config leaves them 0 (the PD reservation rule needs them under vllm too),
+// once, where the deployment is resolved.
 #ifndef CAPPLAN_SIM_SCHEDULER_H_
 #define CAPPLAN_SIM_SCHEDULER_H_
 
@@ -147,13 +148,18 @@ class Scheduler {
   // Gives up on a request that can never fit this rank.
   void Fail(RankState& rank, SchedulerEnv& env, int32_t idx);
   // Draws the step's tokens (speculative decoding) and returns the pages the
-  // running requests need to decode one step.
-  int64_t DecodePagesNeeded(RankState& rank, SchedulerEnv& env);
+  // running requests need to decode one step; *ctx_sum, when given, is their
+  // contexts with this step's token, summed (RankBatch::decode_ctx_sum).
+  int64_t DecodePagesNeeded(RankState& rank, SchedulerEnv& env, int64_t* ctx_sum = nullptr);
   // Pages request r needs before it can append this step's tokens.
   int64_t GrowPages(const RankState& rank, const ReqState& r) const;
   // Allocates the pages the running requests need (already known to be
-  // available) and fills out->decode*; false when nothing runs.
-  bool CommitDecode(RankState& rank, SchedulerEnv& env, int64_t needed, RankBatch* out);
+  // available) and fills out->decode*; false when nothing runs. `ctx_sum`:
+  // DecodePagesNeeded's when `running` has not changed since, else -1
+  // (then summed here); with it, only the requests that DecodePagesNeeded
+  // found at a page boundary are read again.
+  bool CommitDecode(RankState& rank, SchedulerEnv& env, int64_t needed, RankBatch* out,
+                    int64_t ctx_sum = -1);
   // PD decode rank: decode, retracting the latest-admitted running request
   // while the step's pages are not free.
   bool PrepareDecodeRetractLatest(RankState& rank, SchedulerEnv& env, RankBatch* out);
@@ -170,6 +176,19 @@ class Scheduler {
   // admission rule): the rest of their prompt plus new_token_ratio *
   // min(remaining output, clip_max_new_tokens).
   double Promised(const RankState& rank, const RequestTable& reqs) const;
+  // Promised() as it was before admissions appended to the rank's queues:
+  // over the first `running` and `prefilling` requests, with the
+  // incoming_out_tokens of then.
+  struct PromiseSet {
+    size_t running = 0, prefilling = 0;
+    int64_t incoming_out_tokens = 0;
+  };
+  double Promised(const RankState& rank, const RequestTable& reqs, const PromiseSet& set) const;
+  // Never below Promised() (each running request is promised at most
+  // clip_max_new_tokens), without reading the running requests. Rounding
+  // is monotone, so an admission `avail` computed from it allows, the
+  // exact value allows too.
+  double PromisedAtMost(const RankState& rank, const RequestTable& reqs) const;
   int64_t ClippedOutLeft(const ReqState& r) const {
     return std::min(r.output - r.generated, cfg_.clip_max_new_tokens);
   }
@@ -183,6 +202,11 @@ class Scheduler {
   bool AddChunk(RankState& rank, SchedulerEnv& env, int32_t idx, int64_t budget, RankBatch* out);
 
   SchedulerConfig cfg_;
+
+ private:
+  // DecodePagesNeeded's: the positions in `running` of the requests that
+  // take pages this step.
+  std::vector<int32_t> growing_;
 };
 
 using SchedulerFactory = std::function<std::unique_ptr<Scheduler>(const SchedulerConfig&)>;
@@ -195,8 +219,12 @@ std::unique_ptr<Scheduler> MakeVllmScheduler(const SchedulerConfig& c);
 // change when the profile has none (models::EngineDefaults).
 void ApplyEngineScheduling(const models::EngineDefaults& d, SchedulerConfig* c);
 // Fills the ratio and retraction knobs a config leaves 0 from SGLang's
-// latest engine profile; an error when that profile cannot be read.
+// latest engine profile; an error when that profile cannot be read. Called
+// once where a deployment is resolved (PrepareRun; Simulate() for a bare
+// config); ServingPool::Create refuses a config it has not filled.
 Status FillSglangDefaults(SchedulerConfig* c);
+// Whether every knob FillSglangDefaults fills is set.
+bool SchedulingFilled(const SchedulerConfig& c);
 
 }  // namespace capplan::sim
 

@@ -40,13 +40,16 @@ Result<std::unique_ptr<ServingPool>> ServingPool::Create(uint8_t id, const SimCo
         " tokens must be a positive multiple of page_size " + std::to_string(config.page_size) +
         " (set the workload's block_tokens or the deployment's page_size)");
   }
+  if (!SchedulingFilled(config.sched)) {
+    return Status::Internal(
+        "simulator: the scheduler's admission ratios and retraction knobs are unset "
+        "(FillSglangDefaults fills them where the deployment is resolved)");
+  }
   CAPPLAN_ASSIGN_OR_RETURN(RouterFn router, Routers().Find(config.router));
   CAPPLAN_ASSIGN_OR_RETURN(SchedulerFactory f, Schedulers().Find(config.scheduler));
-  SimConfig filled = config;
-  CAPPLAN_RETURN_IF_ERROR(FillSglangDefaults(&filled.sched));
-  SchedulerConfig sched = filled.sched;
+  SchedulerConfig sched = config.sched;
   sched.retract_to_host = options.reserve_before_admit;
-  return std::make_unique<ServingPool>(id, filled, specs, pricer, f(sched), router, queue,
+  return std::make_unique<ServingPool>(id, config, specs, pricer, f(sched), router, queue,
                                        options, listener);
 }
 
@@ -604,27 +607,7 @@ void ServingPool::OnStepEnd(int rep_i) {
   for (size_t k = 0; k < rep.ranks.size(); ++k) {
     RankState& rank = rep.ranks[k];
     RankBatch& b = rep.batches[k];
-    if (b.decode) {
-      size_t keep = 0;
-      for (size_t j = 0; j < rank.running.size(); ++j) {
-        const int32_t idx = rank.running[j];
-        ReqState& r = reqs[idx];
-        const int64_t t = r.step_tokens;
-        r.kv_tokens += t;
-        rank.kv_tokens += t;
-        if (speculative_) {
-          ++res_.spec_decode_steps;
-          res_.spec_emitted_tokens += t;
-        }
-        Emit(r, t);
-        if (Finished(r)) {
-          Finish(rank, r, now_);
-        } else {
-          rank.running[keep++] = idx;
-        }
-      }
-      rank.running.resize(keep);
-    }
+    if (b.decode) EmitDecode(rank);
     for (const auto& c : b.prefill) {
       ReqState& r = reqs[c.req];
       r.prefilled += c.tokens;
@@ -648,6 +631,57 @@ void ServingPool::OnStepEnd(int rep_i) {
   res_.peak_kv_tokens = std::max(res_.peak_kv_tokens, kv);
   rep.busy = false;
   PagesFreed(rep_i);
+}
+
+// The step's tokens of every running request on the rank. Most requests
+// share one inter-token gap (the step's): equal entries go into the ITL
+// histogram together, and the rank's token count is brought up to date
+// before a completion (which reads it, routing the next request).
+void ServingPool::EmitDecode(RankState& rank) {
+  // Once per step for every running request: the loop keeps what it reads
+  // besides the requests in registers (a completion changes none of it).
+  ReqState* const* at = reqs_.table();
+  int32_t* run = rank.running.data();
+  const size_t n = rank.running.size();
+  const int64_t now = now_;
+  const bool prefill_only = cfg_.sched.phase == Phase::kPrefillOnly;
+  int64_t gap = -1, gaps = 0, tokens = 0, spec_steps = 0, spec_tokens = 0;
+  size_t keep = 0;
+  for (size_t j = 0; j < n; ++j) {
+    const int32_t idx = run[j];
+    ReqState& r = *at[idx];
+    const int64_t t = r.step_tokens;
+    r.kv_tokens += t;
+    tokens += t;
+    if (speculative_) {
+      ++spec_steps;
+      spec_tokens += t;
+    }
+    if (const int64_t last = r.last_token_ns; last >= 0 && !r.warmup) {
+      const int64_t v = now - last;
+      if (v != gap) [[unlikely]] {
+        if (gaps > 0) res_.itl_ns.Add(gap, gaps);
+        gap = v;
+        gaps = 0;
+      }
+      ++gaps;
+    }
+    if (r.first_token_ns < 0) r.first_token_ns = now;
+    r.last_token_ns = now;
+    r.generated += t;
+    if (r.generated < r.output && !prefill_only) [[likely]] {
+      run[keep++] = idx;
+      continue;
+    }
+    rank.kv_tokens += tokens;
+    tokens = 0;
+    Finish(rank, r, now);
+  }
+  rank.kv_tokens += tokens;
+  if (gaps > 0) res_.itl_ns.Add(gap, gaps);
+  res_.spec_decode_steps += spec_steps;
+  res_.spec_emitted_tokens += spec_tokens;
+  rank.running.resize(keep);
 }
 
 Status ServingPool::CheckConservation() {

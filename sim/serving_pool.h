@@ -202,6 +202,7 @@ class ServingPool {
   void IssueFollowUps(int32_t idx, int64_t t);
   void HandleFailures();
   void OnStepEnd(int rep_i);
+  void EmitDecode(RankState& rank);
   // After OnSchedule formed a batch lasting `dur_ns` (pure decode, or one
   // that finishes its prompts): skips the steady iterations that follow
   // (header comment) and returns the end time of the iteration whose step
@@ -210,7 +211,7 @@ class ServingPool {
   // K (header comment), and the requests whose tokens enter the ITL
   // histogram at each skipped step end. With `fold`, step ends that finish
   // requests count too, up to the last request's last iteration.
-  int64_t SteadyIterations(const Replica& rep, bool fold, int64_t* itl_weight) const;
+  int64_t SteadyIterations(const Replica& rep, bool fold, int64_t* itl_weight);
   // Whether fast-forward may fold completions in this replica (header
   // comment).
   bool CanFoldCompletions(const Replica& rep) const;
@@ -330,6 +331,9 @@ class ServingPool {
   // chunks, and the rank's prefilling queue before it.
   std::vector<PrefillChunk> fresh_;
   std::vector<int32_t> fresh_prefilling_;
+  // SteadyIterations' scratch: per rank, the pages its running requests
+  // lack for their next token.
+  std::vector<int64_t> deficit_;
   // Fast-forward's folded completions: (last iteration, request), in order.
   std::vector<std::pair<int64_t, int32_t>> ends_;
   // One-rank steady prices by range, direct-mapped: a range is keyed by its

@@ -22,34 +22,44 @@ bool ServingPool::CanFoldCompletions(const Replica& rep) const {
          rep.ranks[0].waiting.empty();
 }
 
-int64_t ServingPool::SteadyIterations(const Replica& rep, bool fold, int64_t* itl_weight) const {
+int64_t ServingPool::SteadyIterations(const Replica& rep, bool fold, int64_t* itl_weight) {
   const RequestTable& reqs = reqs_;
-  // Over the requests' last iterations (the step end that finishes each).
-  int64_t first_last = INT64_MAX, last_last = 0, weight = 0;
-  // Folding (one rank), the pages every request takes up to its last
-  // iteration: needed(limit) below, known in the same pass.
-  int64_t fold_pages = 0;
-  bool any = false;
   for (size_t k = 0; k < rep.ranks.size(); ++k) {
     const RankState& rank = rep.ranks[k];
     if (!sched_->SteadyDecode(rank)) return 0;
     if (rank.running.empty()) continue;
     if (!rep.batches[k].decode || !rep.batches[k].prefill.empty()) return 0;
-    any = true;
+    // A first token sets TTFT rather than an ITL entry: that step end runs
+    // as an event. A request admitted since the last one is the last
+    // running, so that is looked at before the rest.
+    if (reqs[rank.running.back()].last_token_ns < 0) return 0;
+  }
+  // Over the requests' last iterations (the step end that finishes each).
+  int64_t first_last = INT64_MAX, last_last = 0, weight = 0;
+  // Folding (one rank), the pages every request takes up to its last
+  // iteration: needed(limit) below, known in the same pass.
+  int64_t fold_pages = 0;
+  // Per rank, the pages the requests lack for their next token (Deficit).
+  deficit_.assign(rep.ranks.size(), 0);
+  bool any = false;
+  ReqState* const* at = reqs.table();
+  for (size_t k = 0; k < rep.ranks.size(); ++k) {
+    const RankState& rank = rep.ranks[k];
+    const KvPool& pool = rank.pool;
+    any = any || !rank.running.empty();
+    int64_t deficit = 0;
     for (int32_t idx : rank.running) {
-      const ReqState& r = reqs[idx];
-      // A first token sets TTFT rather than an ITL entry: that step end runs
-      // as an event.
+      const ReqState& r = *at[idx];
       if (r.last_token_ns < 0) return 0;
       const int64_t last = r.output - r.generated - 1;
       first_last = std::min(first_last, last);
       last_last = std::max(last_last, last);
       weight += !r.warmup;
-      if (fold) {
-        fold_pages += std::max<int64_t>(
-            0, rank.pool.PagesFor(r.kv_tokens - r.cached_tokens + last + 1) - r.pages);
-      }
+      const int64_t own = r.kv_tokens - r.cached_tokens;
+      deficit += std::max<int64_t>(0, pool.PagesFor(own + 1) - r.pages);
+      if (fold) fold_pages += std::max<int64_t>(0, pool.PagesFor(own + last + 1) - r.pages);
     }
+    deficit_[k] = deficit;
   }
   // Folding, the last iteration must still hold a request to end as an
   // ordinary event.
@@ -61,7 +71,8 @@ int64_t ServingPool::SteadyIterations(const Replica& rep, bool fold, int64_t* it
   // for context kv_tokens + k + 1 (pages are taken lazily, one at a page
   // boundary); one finished at iteration j < k held them for j. Pages the
   // finished ones free are not counted, so the bound is safe.
-  for (const RankState& rank : rep.ranks) {
+  for (size_t k = 0; k < rep.ranks.size(); ++k) {
+    const RankState& rank = rep.ranks[k];
     if (rank.running.empty()) continue;
     auto needed = [&](int64_t k) {
       int64_t n = 0;
@@ -74,6 +85,11 @@ int64_t ServingPool::SteadyIterations(const Replica& rep, bool fold, int64_t* it
       return n;
     };
     const int64_t free = rank.pool.free_pages();
+    // Pages are rounded up, so a request's context grown by `limit` takes at
+    // most PagesFor(limit) pages beyond its deficit: when that fits, so does
+    // needed(limit), without reading the requests again.
+    const int64_t n = static_cast<int64_t>(rank.running.size());
+    if (deficit_[k] + n * rank.pool.PagesFor(limit) <= free) continue;
     if (needed(limit) <= free) continue;
     int64_t lo = 0, hi = limit;  // needed(lo) fits, needed(hi) does not
     while (hi - lo > 1) {
@@ -450,20 +466,33 @@ void ServingPool::EndSkip(Replica& rep, Skip* s) {
       continue;
     }
     int64_t pages = 0;
+    // The first skipped step end's gaps, equal ones entered together.
+    int64_t gap = -1, gaps = 0;
+    const int64_t first_end = s->first_end, last_ns = s->t + applied * s->d;
+    const bool fresh = !fresh_.empty();
+    ReqState* const* at = reqs_.table();
+    const KvPool pool = rank.pool;  // a copy: its fields stay in registers
     for (int32_t idx : rank.running) {
-      ReqState& r = reqs_[idx];
-      if (!r.warmup && (fresh_.empty() || !Fresh(idx))) {
-        res_.itl_ns.Add(s->first_end - r.last_token_ns);
+      ReqState& r = *at[idx];
+      if (!r.warmup && (!fresh || !Fresh(idx))) {
+        const int64_t v = first_end - r.last_token_ns;
+        if (v != gap) {
+          if (gaps > 0) res_.itl_ns.Add(gap, gaps);
+          gap = v;
+          gaps = 0;
+        }
+        ++gaps;
       }
       r.kv_tokens += steps;
       r.generated += steps;
-      r.last_token_ns = s->t + applied * s->d;
+      r.last_token_ns = last_ns;
       // Iteration `skipped`'s pages: for its context, new token included.
-      const int64_t p = std::max<int64_t>(
-          0, rank.pool.PagesFor(r.kv_tokens - r.cached_tokens + 1 - applied) - r.pages);
+      const int64_t p =
+          std::max<int64_t>(0, pool.PagesFor(r.kv_tokens - r.cached_tokens + 1 - applied) - r.pages);
       r.pages += p;
       pages += p;
     }
+    if (gaps > 0) res_.itl_ns.Add(gap, gaps);
     rank.pool.Allocate(pages);  // SteadyIterations checked they are free
     const int64_t n = static_cast<int64_t>(rank.running.size());
     // Folded completions brought rank 0's tokens up to their step ends.

@@ -2,6 +2,7 @@
 // admission estimate and its decode retraction (what it models and from
 // which source files: sim/scheduler.h).
 #include <algorithm>
+#include <vector>
 
 #include "sim/rank_cache.h"
 #include "sim/request_table.h"
@@ -39,6 +40,8 @@ class SglangScheduler : public Scheduler {
   }
 
  private:
+  std::vector<double> taken_;  // AdmitWaiting's scratch
+
   void DecayRatio(RankState& rank) const {
     rank.new_token_ratio =
         std::max(cfg_.min_new_token_ratio, rank.new_token_ratio - cfg_.new_token_ratio_decay);
@@ -49,7 +52,15 @@ class SglangScheduler : public Scheduler {
   void AdmitWaiting(RankState& rank, SchedulerEnv& env) {
     RequestTable& reqs = *env.reqs;
     const int64_t page = rank.pool.page_size();
-    double avail = static_cast<double>(AvailablePages(rank) * page) - Promised(rank, reqs);
+    // What admissions may take: free pages less what is promised, first
+    // from PromisedAtMost; only an admission that bound refuses needs the
+    // exact value, replayed with the same steps (taken).
+    const double pages = static_cast<double>(AvailablePages(rank) * page);
+    const PromiseSet before{rank.running.size(), rank.prefilling.size(),
+                            rank.incoming_out_tokens};
+    double avail = pages - PromisedAtMost(rank, reqs);
+    bool exact = false;
+    taken_.clear();
     int64_t budget = cfg_.chunked_prefill_tokens;
     if (cfg_.phase != Phase::kDecodeOnly) {
       for (int32_t i : rank.prefilling) budget -= reqs[i].prompt_target - reqs[i].prefilled;
@@ -70,13 +81,19 @@ class SglangScheduler : public Scheduler {
           r.pages > 0 ? 0.0
                       : static_cast<double>(rank.pool.PagesFor(r.prompt_target - cached) * page) +
                             rank.new_token_ratio * out_left;
+      if (need > avail && !exact) {
+        exact = true;
+        avail = pages - Promised(rank, reqs, before);
+        for (double t : taken_) avail -= t;
+      }
       if (need > avail) {
         rank.kv_bound = true;  // admission waited on KV, not on a request cap
         break;
       }
       rank.waiting.pop_front();
       // Cached pages this request now locks are no longer available.
-      avail -= need + static_cast<double>(Admit(rank, env, idx, hit) * page);
+      taken_.push_back(need + static_cast<double>(Admit(rank, env, idx, hit) * page));
+      avail -= taken_.back();
       if (cfg_.phase != Phase::kDecodeOnly) budget -= r.prompt_target - r.prefilled;
     }
   }
@@ -94,13 +111,15 @@ class SglangScheduler : public Scheduler {
   // update_running_batch: decay the ratio, or retract when the step's pages
   // are not free.
   void Decode(RankState& rank, SchedulerEnv& env, RankBatch* out) {
-    int64_t needed = DecodePagesNeeded(rank, env);
+    int64_t ctx = 0;
+    int64_t needed = DecodePagesNeeded(rank, env, &ctx);
     if (needed > AvailablePages(rank)) {
       needed = RetractDecode(rank, env, needed);
+      ctx = -1;  // requests left: summed again
     } else {
       DecayRatio(rank);
     }
-    CommitDecode(rank, env, needed, out);
+    CommitDecode(rank, env, needed, out, ctx);
   }
 
   // Whether the requests left running may stop retracting.

@@ -97,7 +97,8 @@ struct SchedulerConfig {
   // SGLang's admission estimate and decode retraction (sim/scheduler.h):
   // engine-profile data (models/engines/sglang.json), copied here by
   // ApplyEngineScheduling; 0 / kUnset are filled from SGLang's latest
-  // profile by FillSglangDefaults when a pool is created.
+  // profile by FillSglangDefaults where the deployment is resolved (a pool
+  // refuses a config left unfilled).
   double init_new_token_ratio = 0;
   double min_new_token_ratio = 0;
   double new_token_ratio_decay = 0;  // per decode iteration

@@ -65,7 +65,8 @@ class VllmScheduler : public Scheduler {
   bool ScheduleRunning(RankState& rank, SchedulerEnv& env, int64_t* budget, RankBatch* out) {
     RequestTable& reqs = *env.reqs;
     bool preempted = false;
-    if (!rank.running.empty()) DecodePagesNeeded(rank, env);  // draws speculative tokens
+    // Draws the step's speculative tokens; the pages are counted below.
+    if (!rank.running.empty() && !cfg_.speculative.p.empty()) DecodePagesNeeded(rank, env);
     int64_t ctx = 0;
     size_t n = 0;
     for (; n < rank.running.size(); ++n) {

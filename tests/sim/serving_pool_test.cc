@@ -53,6 +53,7 @@ SimConfig Pool(Phase phase, int64_t kv_tokens) {
   c.page_size = 16;
   c.sched.chunked_prefill_tokens = 8192;
   c.sched.phase = phase;
+  EXPECT_TRUE(FillSglangDefaults(&c.sched).ok());  // as PrepareRun resolves a deployment
   return c;
 }
 
@@ -156,6 +157,20 @@ TEST(SimServingPool, FollowUpsMustNameARequest) {
   ASSERT_FALSE(bad.ok());
 }
 
+// The engine's scheduling knobs are filled where the deployment is
+// resolved; a pool never fills them itself and refuses a config without.
+TEST(SimServingPool, RefusesUnfilledSchedulingKnobs) {
+  FakePricer p;
+  EventQueue q;
+  const std::vector<SimRequestSpec> specs = {{0, 0, 100, 2, false}};
+  const SpecVector pool_src(specs);
+  SimConfig c = Pool(Phase::kBoth, 10000);
+  c.sched.init_new_token_ratio = 0;
+  auto pool = ServingPool::Create(0, c, pool_src, p, &q);
+  ASSERT_FALSE(pool.ok());
+  EXPECT_NE(pool.status().message().find("FillSglangDefaults"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace capplan::sim
 
@@ -163,10 +178,12 @@ namespace capplan::sim {
 namespace {
 
 // Runs a co-located pool to the end and returns its result.
-SimResult RunPool(const SimConfig& c, const std::vector<SimRequestSpec>& specs) {
+SimResult RunPool(const SimConfig& config, const std::vector<SimRequestSpec>& specs) {
   FakePricer p;
   EventQueue q;
   const SpecVector pool_src(specs);
+  SimConfig c = config;
+  EXPECT_TRUE(FillSglangDefaults(&c.sched).ok());
   auto pool = ServingPool::Create(0, c, pool_src, p, &q);
   EXPECT_TRUE(pool.ok()) << pool.status().message();
   (*pool)->StartArrivals();
