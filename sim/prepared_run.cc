@@ -11,6 +11,7 @@
 #include "common/did_you_mean.h"
 #include "common/json_util.h"
 #include "models/engine_profile.h"
+#include "models/expert_parallel.h"
 #include "models/memory.h"
 #include "models/ops.h"
 #include "sim/cost_model.h"
@@ -131,6 +132,19 @@ Result<models::KernelChoices> KernelsForGpu(const State& st) {
   return models::KernelChoices::FromSelectors(names);
 }
 
+// The layout's rules the card and the profile decide, each error at the
+// deployment field its message starts with ("node_link: ...").
+Status CheckLayoutFabric(const State& st) {
+  Status s = models::CheckExpertPlacement(st.card, st.layout);
+  if (s.ok()) s = models::CheckFabric(st.layout, st.profile);
+  if (s.ok()) return s;
+  const std::string& m = s.message();
+  const size_t colon = m.find(": ");
+  if (colon == std::string::npos) return st.At(st.pool->pointer, s);
+  return st.At(st.pool->pointer + "/" + m.substr(0, colon),
+               Status::Invalid(m.substr(colon + 2)));
+}
+
 // The model (and speculative decoding's draft) as one GPU of the pool runs it.
 Status ShardPoolModel(State* st) {
   const DeploymentSpec& d = st->deployment();
@@ -140,6 +154,11 @@ Status ShardPoolModel(State* st) {
   layout.ep = d.ep;
   layout.dp_attention = d.dp_attention;
   layout.dp = d.dp_attention ? (d.dp > 0 ? d.dp : d.tp) : 1;
+  layout.nodes = d.nodes;
+  layout.gpus_per_node = d.gpus_per_node;
+  layout.node_link = d.node_link;
+  layout.expert = d.expert;
+  CAPPLAN_RETURN_IF_ERROR(CheckLayoutFabric(*st));
   st->choice.weights = d.weights;
   st->choice.per_component = d.weights_per_component;
   st->choice.kv_cache = d.kv_cache;
@@ -350,6 +369,16 @@ void PreparedRun::AddDeployment(schema::PoolSummary* p) const {
                    {"mem_fraction_static", plan.mem_fraction},
                    {"cost_model", d.cost_model},
                    {"memory_rule", plan.rule_source}};
+  if (d.nodes > 1 || d.expert.all_to_all != models::MoeAllToAll::kCollective) {
+    p->deployment["nodes"] = d.nodes;
+    p->deployment["gpus_per_node"] = d.gpus_per_node;
+    p->deployment["node_link"] = d.node_link == models::NodeLink::kNvlink ? "nvlink" : "rdma";
+    p->deployment["expert_parallel"] = {
+        {"all_to_all", models::MoeAllToAllName(d.expert.all_to_all)},
+        {"deepep_mode", models::DeepEpModeName(d.expert.deepep_mode)},
+        {"redundant_experts_per_rank", d.expert.redundant_experts_per_rank},
+        {"hot_expert_factor", models::HotExpertFactor(st_->layout)}};
+  }
 }
 
 void PreparedRun::AddMemory(schema::PoolSummary* p) const {
