@@ -8,12 +8,9 @@ path parts, so depth 1 is the top-level libraries and programs and the
 deepest level is every folder on its own. A cycle between two top-level
 libraries, between sibling sub-folders, or between a folder and its own
 sub-folder is found at the depth where it shows. Prints the top-level edges
-and, on failure, each cycle with a file that makes each of its edges.
-
-ALLOWED holds the cycles accepted for now, each with its reason. They are
-printed on every run, never passed over silently; the check fails on any
-other cycle, on an allowed cycle that grew beyond its folders, and on an
-allowance whose cycle is gone (so the list cannot go stale).
+and, on failure, each cycle with a file that makes each of its edges. No
+cycle is allowed: a sub-folder either sits below its parent folder (a leaf
+it uses) or above it (a layer that uses it), never both.
 """
 import os
 import re
@@ -23,14 +20,6 @@ ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
 SKIP = {"tests", "scripts", "scenarios", "notebooks", "validation", "cmake", "examples", "build"}
 SOURCES = (".h", ".cc", ".cu", ".cuh")
 INCLUDE = re.compile(r'\s*#\s*include\s+"([^"]+)"')
-
-# Each entry: the folders of one strongly connected set, and why it is allowed.
-ALLOWED = {
-    # The run driver in sim (simulate.cc, scenario.h) starts the PD link in
-    # sim/pd, and the link drives sim's ServingPools and event loop. Breaking
-    # it needs the run driver redesigned (the link above sim, or inside it).
-    frozenset({"sim", "sim/pd"}): "sim's run driver and the PD link in sim/pd call each other",
-}
 
 
 def source_folders():
@@ -129,8 +118,8 @@ def one_cycle(graph, members, start):
     return [start]
 
 
-def describe(graph, members, start=None):
-    cycle = one_cycle(graph, members, start or min(members))
+def describe(graph, members):
+    cycle = one_cycle(graph, members, min(members))
     lines = ["  " + " -> ".join(cycle)]
     for a, b in zip(cycle, cycle[1:]):
         lines.append(f"    {a} -> {b}: {graph[a][b]}")
@@ -143,36 +132,21 @@ def main():
     for t in sorted(top):
         print(f"{t} -> {', '.join(sorted(top[t])) or '(nothing)'}")
     deepest = max(f.count("/") + 1 for f in edges)
-    seen, failures, allowed_seen = set(), [], set()
+    seen, failures = set(), []
     for depth in range(1, deepest + 1):
         graph = at_depth(edges, depth)
         for members in strongly_connected(graph):
             if members in seen:
                 continue
             seen.add(members)
-            if members in ALLOWED:
-                allowed_seen.add(members)
-                print(f"allowed folder cycle ({ALLOWED[members]}):")
-                print("\n".join(describe(graph, members)))
-                continue
-            # Shown through a folder outside any allowance it contains, so
-            # the cycle printed is the new one.
-            inside = [a for a in ALLOWED if a < members]
-            allowed_seen.update(inside)
-            fresh = sorted(members - set().union(*inside)) or sorted(members)
-            head = f"folder cycle among {', '.join(sorted(members))}"
-            if inside:
-                head += " (grown from an allowed cycle)"
-            failures.append([head + ":"] + describe(graph, members, fresh[0]))
-    for members in sorted(set(ALLOWED) - allowed_seen, key=sorted):
-        failures.append([f"allowed cycle {' <-> '.join(sorted(members))} is gone: "
-                         "remove its entry from ALLOWED in scripts/check_folder_cycles.py"])
+            head = f"folder cycle among {', '.join(sorted(members))}:"
+            failures.append([head] + describe(graph, members))
     for lines in failures:
         print("\n".join(lines))
     if failures:
         return 1
     print(f"check_folder_cycles: {len(edges)} folders, every level checked "
-          f"(depth 1 to {deepest}); no cycle other than the {len(allowed_seen)} allowed")
+          f"(depth 1 to {deepest}); no cycle")
     return 0
 
 

@@ -1,7 +1,7 @@
 // The one discrete-event loop every run uses: pops events in the documented
 // order (sim/event_queue.h) and hands each to the pool it names
 // (Event::pool indexes `pools`); an event that belongs to no pool (a KV
-// transfer completing) goes to the link between the pools (sim/pd). One
+// transfer completing) goes to the link between the pools (sim/pd_link.h). One
 // co-located pool is the one-pool case, a prefill/decode pair the
 // two-pool case.
 #ifndef CAPPLAN_SIM_EVENT_LOOP_H_

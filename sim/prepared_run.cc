@@ -297,7 +297,7 @@ Status ConfigurePool(State* st) {
   cfg.page_size = plan.page_size;
   // A concurrency cap spans the whole request: the pool where requests
   // enter and leave enforces it (with a prefill pool, the decode pool's
-  // prealloc queue: sim/pd/pd_run.h), never a prefill pool.
+  // prealloc queue: sim/pd_link.h), never a prefill pool.
   cfg.concurrency = st->pool->role == schema::PoolRole::kPrefill ? 0 : sc.workload.concurrency;
   cfg.want_trace = st->options.want_trace;
   cfg.fast_forward = st->options.fast_forward;

@@ -42,7 +42,7 @@ class PreparedRun {
   // The scenario's workload as the pools read it.
   const RequestSource& requests() const;
   StepPricer& pricer();
-  // What the run was prepared from (sim/pd plans the KV transfer with them).
+  // What the run was prepared from (the PD link plans the KV transfer with them).
   const models::ModelCard& card() const;
   const hw::HardwareProfile& profile() const;
   const models::ParallelLayout& layout() const;

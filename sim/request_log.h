@@ -30,7 +30,7 @@ extern const char kRequestsCsvHeader[];
 void AppendRequestRow(std::string* out, const ReqState& r);
 void WriteRequestRow(std::ostream& os, const ReqState& r);
 // The number formats of those rows, for a table with other columns (linked
-// pools: sim/pd): an integer, and milliseconds as %.9g.
+// pools: sim/pd_link.h): an integer, and milliseconds as %.9g.
 void AppendCsvInt(std::string* out, int64_t v);
 void AppendCsvMs(std::string* out, double ms);
 

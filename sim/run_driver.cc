@@ -3,7 +3,7 @@
 #include <sstream>
 
 #include "sim/metrics.h"
-#include "sim/pd/pd_run.h"
+#include "sim/pd_link.h"
 #include "sim/prediction_intervals.h"
 #include "sim/scenario.h"
 

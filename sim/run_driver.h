@@ -3,7 +3,7 @@
 // once: the per-request join (each request's end-to-end record is its state
 // as it leaves the pool it entered by), the end-to-end statistics and cost,
 // and one summary part per pool. A co-located scenario is one pool and no
-// link; prefill and decode pools are two pools and a KV link (sim/pd).
+// link; prefill and decode pools are two pools and a KV link (sim/pd_link.h).
 //
 // Requests stream out of the pools as they leave (sim/request_log.h): a run
 // holds its requests in flight, plus what a link keeps of each.
@@ -69,7 +69,7 @@ schema::RunSummary SummarizeRun(const Scenario& sc, const hw::HardwareProfile& p
                                 std::vector<schema::PoolSummary> pools);
 
 // What RunPools returns: the run's result, and the link (null for one
-// pool) with what it kept of each request (tests read sim/pd's).
+// pool) with what it kept of each request (tests read the PD link's).
 struct PoolsRun {
   RunResult result;
   std::unique_ptr<PoolLink> link;

@@ -4,7 +4,7 @@
 // KV it holds for slow transfers, request/token conservation for co-located
 // and PD runs of the same workload, the end-to-end concurrency cap, and
 // determinism.
-#include "sim/pd/pd_run.h"
+#include "sim/pd_link.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "sim/pd/pd_run.h"
+#include "sim/pd_link.h"
 
 #include <algorithm>
 

@@ -12,8 +12,12 @@
 //          + exposed transfer + decode queue + first decode step.
 // Conservation is checked at the end of every run: every page back in both
 // pools, requests in = completed + failed, in each pool and end to end.
-#ifndef CAPPLAN_SIM_PD_PD_RUN_H_
-#define CAPPLAN_SIM_PD_PD_RUN_H_
+//
+// The link drives sim's pools and the run driver picks it, so it sits in
+// sim/ beside the driver; sim/pd holds what it prices with (the transfer
+// plan, sim/pd/kv_transfer.h) and depends on nothing in sim.
+#ifndef CAPPLAN_SIM_PD_LINK_H_
+#define CAPPLAN_SIM_PD_LINK_H_
 
 #include <cstdint>
 #include <memory>
@@ -67,4 +71,4 @@ Status RequireCompletions(const Scenario& sc, const PdRunResult& run);
 
 }  // namespace capplan::sim::pd
 
-#endif  // CAPPLAN_SIM_PD_PD_RUN_H_
+#endif  // CAPPLAN_SIM_PD_LINK_H_
