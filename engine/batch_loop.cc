@@ -82,19 +82,8 @@ Status BatchLoop::Admit() {
   return Status::Ok();
 }
 
-Status BatchLoop::Step() {
-  CAPPLAN_RETURN_IF_ERROR(Admit());
-  if (running_.empty()) {
-    return waiting_.empty() ? Status::Ok()
-                            : Status::Internal("batch loop: nothing runnable but requests wait");
-  }
-  // Decode first (one token each), then prefill chunks within the budget.
-  struct Planned {
-    int64_t id;
-    int64_t start;
-    int64_t count;
-    bool decode;
-  };
+// Decode first (one token each), then prefill chunks within the budget.
+std::vector<BatchLoop::Planned> BatchLoop::PlanStep() const {
   std::vector<Planned> plan;
   for (const Running& r : running_) {
     if (r.PrefillDone()) plan.push_back({r.req.id, r.cached, 1, true});
@@ -106,50 +95,91 @@ Status BatchLoop::Step() {
     plan.push_back({r.req.id, r.cached, n, false});
     budget -= n;
   }
-  // Pages for this step's tokens, before the verification batch sees them.
-  for (const Planned& p : plan) {
-    const Status st = kv_.Reserve(p.id, p.start + p.count);
-    if (!st.ok()) Fail(p.id, st.message());
-  }
-  auto live = [&](int64_t id) {
-    return std::any_of(running_.begin(), running_.end(),
-                       [&](const Running& r) { return r.req.id == id; });
-  };
-  IterationRecord rec;
-  rec.step = step_;
+  return plan;
+}
+
+BatchLoop::Running* BatchLoop::Find(int64_t id) {
+  auto it = std::find_if(running_.begin(), running_.end(),
+                         [&](const Running& r) { return r.req.id == id; });
+  return it == running_.end() ? nullptr : &*it;
+}
+
+// The integrity check of the pages this step reads; a request whose pages
+// fail it fails.
+void BatchLoop::VerifyIntegrity(const std::vector<Planned>& plan, IterationRecord* rec) {
+  if (tracker_->tags() == nullptr) return;  // the no-op tracker launches nothing
   std::vector<VerifyItem> items;
   for (const Planned& p : plan) {
-    if (live(p.id)) items.push_back({p.id, p.start});
+    if (Find(p.id) != nullptr) items.push_back({p.id, p.start});
   }
-  if (tracker_->tags() != nullptr) {  // the no-op tracker launches nothing
-    // The backend's own timer: CUDA events on the GPU, the host clock on CPU.
-    backend_->StartTimer();
-    for (const IntegrityViolation& v : tracker_->Verify(items, kv_)) {
-      if (live(v.request)) Fail(v.request, v.message);
-    }
-    rec.verify_us = backend_->StopTimerUs();
+  // The backend's own timer: CUDA events on the GPU, the host clock on CPU.
+  backend_->StartTimer();
+  for (const IntegrityViolation& v : tracker_->Verify(items, kv_)) {
+    if (Find(v.request) != nullptr) Fail(v.request, v.message);
   }
+  rec->verify_us = backend_->StopTimerUs();
+}
 
+// The forward pass's requests: the planned ones still running.
+std::vector<StepRequest> BatchLoop::BuildBatch(const std::vector<Planned>& plan,
+                                               IterationRecord* rec) {
   std::vector<StepRequest> batch;
   for (const Planned& p : plan) {
-    auto it = std::find_if(running_.begin(), running_.end(),
-                           [&](const Running& r) { return r.req.id == p.id; });
-    if (it == running_.end()) continue;  // failed above
+    const Running* r = Find(p.id);
+    if (r == nullptr) continue;  // failed above
     StepRequest s;
     s.request = p.id;
     s.start_position = p.start;
     s.pages = &kv_.PageTable(p.id);
     if (p.decode) {
-      s.tokens = {it->result.output.back()};
+      s.tokens = {r->result.output.back()};
       s.want_token = true;
-      rec.batch.decode_context.push_back(p.start + 1);
+      rec->batch.decode_context.push_back(p.start + 1);
     } else {
-      s.tokens.assign(it->req.prompt.begin() + p.start, it->req.prompt.begin() + p.start + p.count);
-      s.want_token = p.start + p.count == static_cast<int64_t>(it->req.prompt.size());
-      rec.batch.prefill.push_back({p.count, p.start});
+      s.tokens.assign(r->req.prompt.begin() + p.start, r->req.prompt.begin() + p.start + p.count);
+      s.want_token = p.start + p.count == static_cast<int64_t>(r->req.prompt.size());
+      rec->batch.prefill.push_back({p.count, p.start});
     }
     batch.push_back(std::move(s));
   }
+  return batch;
+}
+
+// The step's tokens into the cache and each request's output; requests with
+// all their output finish.
+Status BatchLoop::TakeTokens(const std::vector<StepRequest>& batch,
+                             const std::vector<int32_t>& next) {
+  std::vector<int64_t> done;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    Running* r = Find(batch[i].request);
+    r->cached += static_cast<int64_t>(batch[i].tokens.size());
+    if (!batch[i].want_token) continue;
+    if (r->result.output.empty()) r->result.first_token_us = clock_us_;
+    r->result.output.push_back(next[i]);
+    if (static_cast<int64_t>(r->result.output.size()) >= r->req.output_len) {
+      done.push_back(r->req.id);
+    }
+  }
+  for (int64_t id : done) CAPPLAN_RETURN_IF_ERROR(Finish(id));
+  return Status::Ok();
+}
+
+Status BatchLoop::Step() {
+  CAPPLAN_RETURN_IF_ERROR(Admit());
+  if (running_.empty()) {
+    return waiting_.empty() ? Status::Ok()
+                            : Status::Internal("batch loop: nothing runnable but requests wait");
+  }
+  const std::vector<Planned> plan = PlanStep();
+  // Pages for this step's tokens, before the verification batch sees them.
+  for (const Planned& p : plan) {
+    const Status st = kv_.Reserve(p.id, p.start + p.count);
+    if (!st.ok()) Fail(p.id, st.message());
+  }
+  IterationRecord rec;
+  rec.step = step_;
+  VerifyIntegrity(plan, &rec);
+  const std::vector<StepRequest> batch = BuildBatch(plan, &rec);
   std::vector<int32_t> next;
   backend_->StartTimer();
   CAPPLAN_RETURN_IF_ERROR(backend_->Forward(batch, tracker_->tags(), &next));
@@ -157,20 +187,7 @@ Status BatchLoop::Step() {
   rec.op = backend_->last_op_times();
   rec.measured_us = rec.verify_us + rec.forward_us;
   clock_us_ += rec.measured_us;
-
-  std::vector<int64_t> done;
-  for (size_t i = 0; i < batch.size(); ++i) {
-    auto it = std::find_if(running_.begin(), running_.end(),
-                           [&](const Running& r) { return r.req.id == batch[i].request; });
-    it->cached += static_cast<int64_t>(batch[i].tokens.size());
-    if (!batch[i].want_token) continue;
-    if (it->result.output.empty()) it->result.first_token_us = clock_us_;
-    it->result.output.push_back(next[i]);
-    if (static_cast<int64_t>(it->result.output.size()) >= it->req.output_len) {
-      done.push_back(it->req.id);
-    }
-  }
-  for (int64_t id : done) CAPPLAN_RETURN_IF_ERROR(Finish(id));
+  CAPPLAN_RETURN_IF_ERROR(TakeTokens(batch, next));
   if (!batch.empty()) iterations_.push_back(std::move(rec));
   kv_.EndStep();  // the step fence: nothing of this step reads its freed pages now
   ++step_;

@@ -88,8 +88,20 @@ class BatchLoop {
     RequestResult result;
     bool PrefillDone() const { return cached >= static_cast<int64_t>(req.prompt.size()); }
   };
+  // One request's share of a step: a decode token or a prefill chunk.
+  struct Planned {
+    int64_t id;
+    int64_t start;
+    int64_t count;
+    bool decode;
+  };
   Status Admit();
   Status Step();
+  std::vector<Planned> PlanStep() const;
+  Running* Find(int64_t id);
+  void VerifyIntegrity(const std::vector<Planned>& plan, IterationRecord* rec);
+  std::vector<StepRequest> BuildBatch(const std::vector<Planned>& plan, IterationRecord* rec);
+  Status TakeTokens(const std::vector<StepRequest>& batch, const std::vector<int32_t>& next);
   void Fail(int64_t id, const std::string& error);
   Status Finish(int64_t id);
 
