@@ -1,5 +1,6 @@
 #include "models/capacity_report.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <ostream>
 #include <sstream>
@@ -79,6 +80,29 @@ void PrintKvRange(const MemoryPlan& p, bool explain, std::ostream& out) {
   }
 }
 
+nlohmann::json HybridPoolsToJson(const MemoryPlan& p) {
+  const HybridPools& h = p.hybrid;
+  const int ranks = p.attention_ranks;
+  nlohmann::json j = {{"local_rule", h.local_rule},
+                      {"linear_rule", h.linear_rule},
+                      {"full_attention_layers", h.global_layers},
+                      {"window_layers", h.local_layers},
+                      {"linear_attention_layers", h.linear_layers},
+                      {"state_bytes_per_sequence", h.state_bytes_per_sequence}};
+  if (h.block_tokens > 0) {
+    j["block_tokens"] = h.block_tokens;
+    j["blocks"] = h.blocks_per_rank * ranks;
+    j["layers_per_group"] = h.layers_per_group;
+    j["groups"] = {{"full", h.full_groups}, {"window", h.local_groups}, {"state", h.state_groups}};
+    j["state_blocks_per_sequence"] = h.state_groups;
+  } else {
+    j["state_pool_sequences"] = h.state_slots_per_rank * ranks;
+    j["state_slots_per_request"] = h.state_slots_per_request;
+    j["window_pool_tokens"] = h.local_tokens_per_rank * ranks;
+  }
+  return j;
+}
+
 }  // namespace
 
 std::string FormatGib(double bytes) {
@@ -143,6 +167,7 @@ nlohmann::json PlanToJson(const ModelCard& card, const CapacityQuery& q, const M
   j["max_concurrent_requests"] = p.max_concurrent_requests;
   j["page_size_tokens"] = p.page_size;
   if (p.weights_shortfall_bytes > 0) j["weights_shortfall_bytes_per_gpu"] = p.weights_shortfall_bytes;
+  if (p.hybrid.active()) j["hybrid_pools"] = HybridPoolsToJson(p);
   return j;
 }
 
@@ -158,6 +183,38 @@ nlohmann::json KvRangeTermsToJson(const MemoryPlan& p) {
   }
   return terms;
 }
+
+namespace {
+
+void PrintHybridPools(const MemoryPlan& p, std::ostream& out) {
+  const HybridPools& h = p.hybrid;
+  if (!h.active()) return;
+  const int ranks = p.attention_ranks;
+  out << "Hybrid pools: " << h.global_layers << " full-attention, " << h.local_layers
+      << " window-limited, " << h.linear_layers << " linear-attention layers\n";
+  if (h.block_tokens > 0) {
+    out << "  one block pool: " << FormatInt(h.blocks_per_rank * ranks) << " blocks of "
+        << h.block_tokens << " tokens x " << h.layers_per_group << " layers (groups: "
+        << h.full_groups << " full, " << h.local_groups << " window, " << h.state_groups
+        << " state); KV capacity counts the blocks as full-attention tokens\n";
+    if (h.state_groups > 0) {
+      out << "  state: " << h.state_groups << " blocks per running sequence (one per linear "
+          << "group), " << FormatInt(h.state_bytes_per_sequence) << " B of state per sequence\n";
+    }
+  } else if (!h.linear_rule.empty()) {
+    out << "  state pool: " << FormatInt(h.state_slots_per_rank * ranks) << " sequence states of "
+        << FormatInt(h.state_bytes_per_sequence) << " B; a running request holds "
+        << h.state_slots_per_request << ", so at most "
+        << FormatInt(h.state_slots_per_rank / std::max<int64_t>(1, h.state_slots_per_request) * ranks)
+        << " running requests\n";
+  }
+  if (h.local_tokens_per_rank > 0) {
+    out << "  window-layer pool: " << FormatInt(h.local_tokens_per_rank * ranks)
+        << " tokens beside the full-attention layers' " << FormatInt(p.kv_capacity_tokens) << "\n";
+  }
+}
+
+}  // namespace
 
 void PrintPlanText(const ModelCard& card, const CapacityQuery& q, const MemoryPlan& p,
                    bool explain, std::ostream& out) {
@@ -211,6 +268,7 @@ void PrintPlanText(const ModelCard& card, const CapacityQuery& q, const MemoryPl
       << " attention rank" << (p.attention_ranks > 1 ? "s" : "") << " x "
       << FormatInt(p.kv_tokens_per_rank) << ")\n";
   PrintKvRange(p, explain, out);
+  PrintHybridPools(p, out);
   out << "Concurrent requests of " << FormatInt(p.context_tokens)
       << " tokens that fit: " << FormatInt(p.max_concurrent_requests) << "\n";
 }

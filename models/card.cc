@@ -7,6 +7,7 @@
 #include "common/data_path.h"
 #include "common/did_you_mean.h"
 #include "common/json_util.h"
+#include "models/card_layers.h"
 #include "models/hf_import.h"
 
 namespace capplan::models {
@@ -209,6 +210,7 @@ Result<ModelCard> ParseModelCard(const std::string& json_text, const std::string
     }
     CAPPLAN_RETURN_IF_ERROR(qz.Finish());
   }
+  CAPPLAN_RETURN_IF_ERROR(ParseLayerStructure(o, &c));
   // Unknown keys first: a misspelt field would otherwise surface as a
   // confusing cross-field error about the field it was meant to be.
   CAPPLAN_RETURN_IF_ERROR(o.Finish());
@@ -265,6 +267,7 @@ Result<ModelCard> ParseModelCard(const std::string& json_text, const std::string
   if (c.NumDenseLayers() > 0 && c.intermediate_size <= 0) {
     return o.Error("intermediate_size", "dense FFN layers need intermediate_size > 0");
   }
+  CAPPLAN_RETURN_IF_ERROR(CheckLayerStructure(o, c));
 
   return c;
 }

@@ -3,6 +3,7 @@
 #ifndef CAPPLAN_MODELS_CARD_H_
 #define CAPPLAN_MODELS_CARD_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -14,6 +15,27 @@
 namespace capplan::models {
 
 enum class AttentionKind { kGqa, kMla };  // MHA is GQA with kv_heads == heads
+
+// What a window-limited attention layer sees: the last `window` tokens
+// (sliding), or the tokens of its own `window`-sized chunk (chunked local
+// attention, Llama 4).
+enum class LocalAttention { kSliding, kChunked };
+
+// The Gated DeltaNet layers of a hybrid linear-attention model (Qwen3-Next,
+// transformers Qwen3NextGatedDeltaNet). Each keeps per sequence a causal-conv
+// state of conv_kernel - 1 steps over q, k and v, and a recurrent state of
+// num_value_heads x key_head_dim x value_head_dim, instead of KV per token.
+struct LinearAttention {
+  int layers = 0;                   // linear layers; the rest are full attention
+  int full_attention_interval = 0;  // every k-th layer is full attention
+  int num_key_heads = 0, num_value_heads = 0;
+  int key_head_dim = 0, value_head_dim = 0;
+  int conv_kernel = 0;
+  int64_t KeyDim() const { return int64_t{num_key_heads} * key_head_dim; }
+  int64_t ValueDim() const { return int64_t{num_value_heads} * value_head_dim; }
+  // Channels the causal conv runs over: q and k (key width each) and v.
+  int64_t ConvDim() const { return 2 * KeyDim() + ValueDim(); }
+};
 
 struct ModelCard {
   std::string name;          // "kimi-k2.6"
@@ -42,11 +64,18 @@ struct ModelCard {
   // A learned per-head sink logit per layer (gpt-oss).
   bool attention_sinks = false;
   // Layers whose attention sees only the last `sliding_window` tokens
-  // (gpt-oss alternates them with full layers). The KV pool still sizes
-  // them per token like full layers: an upper bound, since an engine
-  // with a hybrid allocator holds at most the window for them.
+  // (gpt-oss alternates them with full layers), or, with local_attention
+  // kChunked, only the tokens of their own `sliding_window`-token chunk
+  // (Llama 4). How much of their KV an engine holds is the engine's rule
+  // (models/engines/*.json memory.local_attention_pool).
   int sliding_window = 0;
   int sliding_window_layers = 0;
+  LocalAttention local_attention = LocalAttention::kSliding;
+  // q_proj also emits a per-head sigmoid gate on the attention output
+  // (Qwen3-Next): its output width is twice num_heads x head_dim.
+  bool attention_output_gate = false;
+  // Linear-attention layers of a hybrid model; layers == 0: none.
+  LinearAttention linear_attention;
   // MLA
   int q_lora_rank = 0;  // 0: no q low-rank
   int kv_lora_rank = 0;
@@ -72,6 +101,15 @@ struct ModelCard {
   std::string scoring_func = "softmax";  // "sigmoid" for DeepSeek-V3 lineage
   // Biases on the router and on every routed expert's projections (gpt-oss).
   bool moe_bias = false;
+  // Every moe_layer_step-th layer after the leading dense ones is MoE, the
+  // others dense (Llama 4 Maverick: 2, Llama 4's interleave_moe_layer_step).
+  int moe_layer_step = 1;
+  // A per-expert bias added to the router scores for top-k selection
+  // (e_score_correction_bias); the card's default: sigmoid scoring has one
+  // (DeepSeek-V3 lineage), softmax none. Llama 4 scores by sigmoid without.
+  bool score_correction_bias = false;
+  // A sigmoid gate (hidden -> 1) scales the shared expert's output (Qwen3-Next).
+  bool shared_expert_gate = false;
 
   // Checkpoint precision per component as shipped.
   std::map<Component, WeightFormat> checkpoint;
@@ -88,8 +126,14 @@ struct ModelCard {
   }
 
   bool IsMoe() const { return n_routed_experts > 0; }
-  int NumMoeLayers() const { return IsMoe() ? num_layers - first_k_dense : 0; }
-  int NumDenseLayers() const { return IsMoe() ? first_k_dense : num_layers; }
+  int NumMoeLayers() const {
+    return IsMoe() ? (num_layers - first_k_dense) / std::max(1, moe_layer_step) : 0;
+  }
+  int NumDenseLayers() const { return num_layers - NumMoeLayers(); }
+  // Layers with softmax attention over a per-token KV cache (all of them
+  // unless the model is a linear-attention hybrid).
+  int FullAttentionLayers() const { return num_layers - linear_attention.layers; }
+  bool IsHybridLinear() const { return linear_attention.layers > 0; }
 };
 
 // Loads `name_or_path`: a path to a card .json file, a Hugging Face model

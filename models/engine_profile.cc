@@ -16,6 +16,7 @@
 #include "common/did_you_mean.h"
 #include "common/json_util.h"
 #include "hw/profile.h"
+#include "models/engine_hybrid_rules.h"
 
 namespace capplan::models {
 
@@ -335,6 +336,7 @@ Status ParseMemory(JsonObject& m, EngineProfile* p) {
     CAPPLAN_RETURN_IF_ERROR(GetSourced(m, pre, b.key, b.out, &s, rg));
     CAPPLAN_RETURN_IF_ERROR(m.CheckRange(b.key, static_cast<double>(*b.out), 0, 1e13));
   }
+  CAPPLAN_RETURN_IF_ERROR(ParseHybridPools(m, p));
   return m.Finish();
 }
 

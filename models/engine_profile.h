@@ -85,8 +85,39 @@ enum class MemoryRuleKind { kSglangStaticFraction, kVllmProfileRun };
 // How many copies of the shared expert every rank holds.
 enum class SharedExpertCopies { kOne, kPerTpRank };
 
+// How an engine sizes the pools of a model whose layers are not all alike
+// ("memory.hybrid_pools", optional; models/hybrid_pools.h applies it).
+//  local: window-limited layers (sliding window, chunked local attention)
+//    kPerToken: sized per token like full layers (no hybrid pool)
+//    kSwaRatio: SGLang's SWA pool, swa_full_tokens_ratio x the full pool's
+//      tokens, both out of one budget; with local_holds_whole_request a
+//      running request keeps all its tokens there (no eviction in decode)
+//    kWindowBlocks: vLLM's hybrid KV cache manager, one block pool shared by
+//      layer groups; a local group holds only the window's blocks
+//  linear: per-sequence recurrent state of linear-attention layers
+//    kNone: the engine version serves no such model
+//    kRatioOfRest: SGLang, state = rest x r / (1 + r) in slots of one
+//      sequence's state; state_slots_per_request slots per running request
+//    kStateBlock: vLLM, the state is one block of each linear group, the
+//      attention block grown (block_alignment_tokens steps) until a block's
+//      KV holds a state
+struct HybridPoolRule {
+  enum class Local { kPerToken, kSwaRatio, kWindowBlocks };
+  enum class Linear { kNone, kRatioOfRest, kStateBlock };
+  Local local = Local::kPerToken;
+  double swa_full_tokens_ratio = 0;
+  bool local_holds_whole_request = false;
+  Linear linear = Linear::kNone;
+  double mamba_full_memory_ratio = 0;
+  int state_slots_per_request = 0;
+  std::string ssm_state_dtype = "model";  // "fp32" | "bf16" | "model" (the checkpoint's dtype)
+  std::string conv_state_dtype = "model";
+  int block_alignment_tokens = 0;
+};
+
 // The memory terms of one engine version (per GPU, bytes).
 struct EngineMemoryRule {
+  HybridPoolRule hybrid;
   MemoryRuleKind kind = MemoryRuleKind::kSglangStaticFraction;
   bool page_align = true;
   // SGLang: mem_fraction_static defaults.

@@ -59,11 +59,10 @@ Status ArchContext::CopyDouble(const std::string& card_key, const std::string& h
 }
 
 namespace {
-
 constexpr const char* kTransformers = "huggingface/transformers src/transformers/models/";
+}  // namespace
 
-// Fields every decoder-only family spells the same way.
-Status MapCommon(ArchContext& c) {
+Status MapCommonDecoder(ArchContext& c) {
   CAPPLAN_RETURN_IF_ERROR(c.CopyInt("num_layers", "num_hidden_layers"));
   CAPPLAN_RETURN_IF_ERROR(c.CopyInt("hidden_size", "hidden_size"));
   CAPPLAN_RETURN_IF_ERROR(c.CopyInt("vocab_size", "vocab_size"));
@@ -73,9 +72,7 @@ Status MapCommon(ArchContext& c) {
   return Status::Ok();
 }
 
-// GQA attention: kv heads default to the query heads, head_dim to
-// hidden / heads (transformers LlamaConfig).
-Status MapGqa(ArchContext& c) {
+Status MapGqaAttention(ArchContext& c) {
   c.Fixed("attention", "gqa", "grouped-query attention (the family's modeling code)");
   CAPPLAN_ASSIGN_OR_RETURN(int64_t heads, c.ReadInt("num_attention_heads", std::nullopt));
   CAPPLAN_ASSIGN_OR_RETURN(int64_t hidden, c.ReadInt("hidden_size", std::nullopt));
@@ -83,6 +80,11 @@ Status MapGqa(ArchContext& c) {
   CAPPLAN_RETURN_IF_ERROR(c.CopyInt("head_dim", "head_dim", hidden / heads));
   return Status::Ok();
 }
+
+namespace {
+
+Status MapCommon(ArchContext& c) { return MapCommonDecoder(c); }
+Status MapGqa(ArchContext& c) { return MapGqaAttention(c); }
 
 // Refuses a key the card cannot represent when it is set.
 Status RefuseTrue(ArchContext& c, const std::string& key, const std::string& why) {
@@ -275,18 +277,6 @@ Status MapGptOss(ArchContext& c) {
   return Status::Ok();
 }
 
-// Families whose memory needs a card feature capplan does not have yet.
-Status RefuseHybrid(ArchContext& c) {
-  return c.cfg().Error("layer_types",
-                       "hybrid linear-attention layers (a recurrent state per sequence instead "
-                       "of KV) are not modelled yet; no card can be written for this model");
-}
-Status RefuseLlama4(ArchContext& c) {
-  return c.cfg().Error("interleave_moe_layer_step",
-                       "Llama 4's interleaved MoE layers and chunked attention are not modelled "
-                       "yet; no card can be written for this model");
-}
-
 }  // namespace
 
 const std::vector<ArchEntry>& ArchRegistry() {
@@ -296,8 +286,8 @@ const std::vector<ArchEntry>& ArchRegistry() {
       {"deepseek_v3", MapDeepseekV3}, {"kimi_k2", MapDeepseekV3},
       {"deepseek_v32", MapDsa},    {"glm_moe_dsa", MapDsa},
       {"glm4_moe", MapGlm4Moe},    {"gpt_oss", MapGptOss},
-      {"qwen3_next", RefuseHybrid}, {"llama4_text", RefuseLlama4},
-      {"llama4", RefuseLlama4},
+      {"qwen3_next", MapQwen3Next}, {"llama4_text", MapLlama4},
+      {"llama4", MapLlama4},
   };
   return kRegistry;
 }

@@ -148,7 +148,10 @@ ojson CardDocument(const std::string& name, const Folder& f, hf::ArchContext& ct
                       "key of every value. MTP layers are not served weights.";
   if (f.config.contains("text_config")) notes += " Text model only (text_config).";
   if (ctx.card().value("sliding_window_layers", 0) > 0) {
-    notes += " Sliding-window layers are sized per token like full ones (an upper bound).";
+    notes += " How much KV the window-limited layers hold is the serving engine's rule.";
+  }
+  if (ctx.card().contains("linear_attention")) {
+    notes += " Linear-attention layers keep a recurrent state per sequence, not KV.";
   }
   doc["notes"] = notes;
   for (const auto& [k, v] : ctx.card().items()) doc[k] = v;

@@ -24,8 +24,13 @@ namespace capplan::models::hf {
 // How an architecture names its linear modules in the checkpoint.
 struct ModuleNaming {
   std::string layer_prefix = "model.layers.";
+  std::string ffn = "mlp";                 // Llama 4: feed_forward
   std::string router = "mlp.gate";
-  bool fused_experts = false;  // gpt-oss: mlp.experts.gate_up_proj, one tensor per layer
+  std::string shared_expert = "mlp.shared_experts";  // Qwen3-Next: mlp.shared_expert
+  std::string shared_expert_gate;          // Qwen3-Next: mlp.shared_expert_gate
+  bool fused_experts = false;  // gpt-oss, Llama 4: <ffn>.experts.gate_up_proj, one tensor per layer
+  std::string embed_tokens = "model.embed_tokens";
+  std::string lm_head = "lm_head";
 };
 
 // The text model's config object being mapped onto a card, recording the
@@ -76,6 +81,15 @@ struct ArchEntry {
   ArchMapper map;
 };
 const std::vector<ArchEntry>& ArchRegistry();
+// Fields every decoder-only family spells the same way (layers, hidden,
+// vocab, heads, positions, tied embeddings).
+Status MapCommonDecoder(ArchContext& c);
+// GQA attention: kv heads default to the query heads, head_dim to
+// hidden / heads (transformers LlamaConfig).
+Status MapGqaAttention(ArchContext& c);
+// Architectures with layers of more than one kind (hf_arch_hybrid.cc).
+Status MapQwen3Next(ArchContext& c);
+Status MapLlama4(ArchContext& c);
 // Config keys no architecture reads because they change neither memory nor
 // compute as capplan models them (token ids, init, dropout, RoPE bases).
 const std::vector<std::string>& IrrelevantConfigKeys();

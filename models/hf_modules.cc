@@ -1,5 +1,6 @@
 // The linear modules of a card as the checkpoint names them, and how the
 // module patterns of quantization configs match those names.
+#include <algorithm>
 #include <regex>
 #include <string>
 #include <string_view>
@@ -10,9 +11,22 @@ namespace capplan::models::hf {
 
 namespace {
 
-void AddAttention(const ModelCard& c, const std::string& p, bool served,
+// A hybrid's layer i is full attention when (i + 1) is a multiple of the
+// interval (transformers Qwen3NextConfig layer_types).
+bool IsLinearLayer(const ModelCard& c, int layer) {
+  const int k = c.linear_attention.full_attention_interval;
+  return c.IsHybridLinear() && layer < c.num_layers && (layer + 1) % k != 0;
+}
+
+void AddAttention(const ModelCard& c, const std::string& p, bool served, bool linear,
                   std::vector<HfModule>* out) {
   auto add = [&](const char* n) { out->push_back({p + "self_attn." + n, Component::kAttention, served}); };
+  if (linear) {
+    for (const char* n : {"in_proj_qkvz", "in_proj_ba", "out_proj"}) {
+      out->push_back({p + "linear_attn." + n, Component::kAttention, served});
+    }
+    return;
+  }
   if (c.attention == AttentionKind::kMla) {
     if (c.q_lora_rank > 0) {
       add("q_a_proj");
@@ -39,23 +53,27 @@ void AddAttention(const ModelCard& c, const std::string& p, bool served,
 void AddFfn(const ModelCard& c, const ModuleNaming& n, const std::string& p, bool dense,
             bool served, std::vector<HfModule>* out) {
   static const char* kProj[] = {"gate_proj", "up_proj", "down_proj"};
+  const std::string ffn = p + n.ffn + ".";
   if (dense) {
-    for (const char* k : kProj) out->push_back({p + "mlp." + k, Component::kDenseFfn, served});
+    for (const char* k : kProj) out->push_back({ffn + k, Component::kDenseFfn, served});
     return;
   }
   if (n.fused_experts) {
-    out->push_back({p + "mlp.experts.gate_up_proj", Component::kExperts, served});
-    out->push_back({p + "mlp.experts.down_proj", Component::kExperts, served});
+    out->push_back({ffn + "experts.gate_up_proj", Component::kExperts, served});
+    out->push_back({ffn + "experts.down_proj", Component::kExperts, served});
   } else {
     for (int e = 0; e < c.n_routed_experts; ++e) {
-      const std::string ep = p + "mlp.experts." + std::to_string(e) + ".";
+      const std::string ep = ffn + "experts." + std::to_string(e) + ".";
       for (const char* k : kProj) out->push_back({ep + k, Component::kExperts, served});
     }
   }
   if (c.n_shared_experts > 0) {
     for (const char* k : kProj) {
-      out->push_back({p + "mlp.shared_experts." + k, Component::kSharedExperts, served});
+      out->push_back({p + n.shared_expert + "." + k, Component::kSharedExperts, served});
     }
+  }
+  if (!n.shared_expert_gate.empty()) {
+    out->push_back({p + n.shared_expert_gate, Component::kRouter, served});
   }
   out->push_back({p + n.router, Component::kRouter, served});
 }
@@ -89,13 +107,16 @@ std::vector<HfModule> ListHfModules(const ModelCard& c, const ModuleNaming& n) {
   for (int layer = 0; layer < total; ++layer) {
     const bool served = layer < c.num_layers;
     const std::string p = n.layer_prefix + std::to_string(layer) + ".";
-    AddAttention(c, p, served, &out);
-    // MTP layers are MoE layers in an MoE model.
-    const bool dense = !c.IsMoe() || (served && layer < c.first_k_dense);
+    AddAttention(c, p, served, IsLinearLayer(c, layer), &out);
+    // MTP layers are MoE layers in an MoE model. With interleaved MoE
+    // (moe_layer_step k) layer i is MoE when (i + 1 - first_k_dense) % k == 0.
+    const int step = std::max(1, c.moe_layer_step);
+    const bool dense = !c.IsMoe() || (served && (layer < c.first_k_dense ||
+                                                 (layer + 1 - c.first_k_dense) % step != 0));
     AddFfn(c, n, p, dense, served, &out);
   }
-  out.push_back({"model.embed_tokens", Component::kEmbeddings, true});
-  if (!c.tie_word_embeddings) out.push_back({"lm_head", Component::kEmbeddings, true});
+  out.push_back({n.embed_tokens, Component::kEmbeddings, true});
+  if (!c.tie_word_embeddings) out.push_back({n.lm_head, Component::kEmbeddings, true});
   return out;
 }
 

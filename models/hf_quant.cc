@@ -255,9 +255,9 @@ const std::vector<std::pair<std::string, Reader>>& Readers() {
 // The format `rules` give module `m` ("" = unquantized).
 std::string Decide(const Rules& r, const HfModule& m, const ojson** format) {
   *format = nullptr;
-  if (m.component == Component::kRouter || m.name == "model.embed_tokens") return "";
+  if (m.component == Component::kRouter || m.name.ends_with("embed_tokens")) return "";
   if (r.experts_only && m.component != Component::kExperts) return "";
-  if (m.name == "lm_head" && !r.lm_head) return "";
+  if (m.name.ends_with("lm_head") && !r.lm_head) return "";
   for (const ModulePattern& p : r.ignore) {
     if (p.Matches(m.name)) return "";
   }

@@ -109,6 +109,27 @@ struct KvRangeTerm {
   std::string source;
 };
 
+// How the engine splits a hybrid model's memory (models/hybrid_pools.h);
+// all zero for a model whose layers all keep per-token KV in one pool.
+struct HybridPools {
+  std::string local_rule, linear_rule;  // the rules applied, with their sources
+  int global_layers = 0, local_layers = 0, linear_layers = 0;
+  // Linear layers: one sequence's state on one rank, all linear layers.
+  int64_t state_bytes_per_sequence = 0;
+  // SGLang: the state pool's slots per rank and the slots a running
+  // request holds; vLLM: the blocks a request holds for its states.
+  int64_t state_slots_per_rank = 0;
+  int64_t state_slots_per_request = 0;
+  // SGLang: the window-limited layers' own pool, tokens per rank.
+  int64_t local_tokens_per_rank = 0;
+  // vLLM: one block pool shared by layer groups of layers_per_group layers.
+  int64_t block_tokens = 0, blocks_per_rank = 0, layers_per_group = 0;
+  int full_groups = 0, local_groups = 0, state_groups = 0;
+  // Requests of the plan's context one rank holds, by the tightest pool.
+  int64_t requests_per_rank = 0;
+  bool active() const { return !local_rule.empty() || !linear_rule.empty(); }
+};
+
 struct MemoryPlan {
   std::string engine, engine_version, rule_source;  // which rule was applied
   std::string engine_rule_version;  // the profile entry used ("0.4.6")
@@ -136,6 +157,7 @@ struct MemoryPlan {
   // has a range. Only terms that change this plan's pool are listed.
   int64_t kv_tokens_lo = 0, kv_tokens_hi = 0;
   std::vector<KvRangeTerm> kv_range_terms;
+  HybridPools hybrid;               // linear-state and window pools, when the engine splits them
   int64_t context_tokens = 0;       // the L asked about
   int64_t max_concurrent_requests = 0;  // requests of context L that fit
   // What the engine leaves for weights + KV on one GPU, and by how much the

@@ -16,6 +16,7 @@
 
 #include "hw/op_pricing.h"
 #include "models/engine_profile.h"
+#include "models/hybrid_pools.h"
 #include "models/memory.h"
 
 namespace capplan::models {
@@ -375,8 +376,15 @@ void FillPool(int64_t tokens_per_rank, int64_t bytes_per_token, int64_t page, Me
 
 // The KV pool's term and the reserve, which closes the sum to the device.
 void AddPoolAndReserve(const EngineMemoryRule& m, MemoryPlan* p) {
-  p->terms.push_back({"kv_pool_bytes", "KV cache pool", p->kv_pool_bytes_per_gpu,
-                      "KV bytes per token from the card's attention layout x whole pages"});
+  const HybridPools& h = p->hybrid;
+  p->terms.push_back(
+      {"kv_pool_bytes",
+       h.block_tokens > 0 ? "KV cache pool: blocks shared by full, window and state groups"
+       : h.active()       ? "KV cache pool of the full-attention and window layers"
+                          : "KV cache pool",
+       p->kv_pool_bytes_per_gpu,
+       h.active() ? "the engine's hybrid pool rules (memory.hybrid_pools)"
+                  : "KV bytes per token from the card's attention layout x whole pages"});
   int64_t used = 0;
   for (const MemoryTerm& x : p->terms) used += x.bytes;
   p->reserve_bytes_per_gpu = p->gpu_memory_bytes - used;
@@ -432,6 +440,40 @@ Result<std::vector<MemoryTerm>> DraftTerms(const ModelCard& card, const Parallel
        "models/cards/" + card.name + ".json (DraftCard)"}};
 }
 
+// A hybrid model's pools (hybrid_pools.h) in place of the one KV pool:
+// the full-attention KV tokens, the state pool's term (SGLang) and the
+// requests of the plan's context that every pool can hold.
+Status PlanHybrid(const HybridPoolInputs& hin, const RoomInputs& in, const Room& room,
+                  MemoryPlan* p) {
+  const auto tokens_of = [&](double kv_room) -> int64_t {
+    auto x = PlanHybridPools(hin, kv_room);
+    return x.ok() ? x->kv_tokens_per_rank * p->attention_ranks : 0;
+  };
+  CAPPLAN_ASSIGN_OR_RETURN(HybridPoolPlan h, PlanHybridPools(hin, std::max(0.0, room.kv_room)));
+  if (room.kv_room <= 0) {
+    p->weights_shortfall_bytes =
+        std::max<int64_t>(1, static_cast<int64_t>(std::ceil(-room.kv_room)));
+  } else if (h.pools.requests_per_rank < 1 && h.kv_tokens_per_rank < 1) {
+    return Status::Invalid(hin.card->name + ": weights fit but leave only " + Gib(room.kv_room) +
+                           " GiB per GPU, too little for the engine's KV and state pools; use "
+                           "more GPUs or lower-precision weights");
+  }
+  p->hybrid = h.pools;
+  p->kv_tokens_per_rank = h.kv_tokens_per_rank;
+  p->kv_pool_bytes_per_gpu = h.kv_pool_bytes;
+  p->kv_capacity_tokens = h.kv_tokens_per_rank * p->attention_ranks;
+  p->max_concurrent_requests = h.pools.requests_per_rank * p->attention_ranks;
+  if (h.pools.block_tokens > 0) p->page_size = h.pools.block_tokens;
+  AddKvRange(in, tokens_of, p);
+  if (h.state_pool_bytes > 0) {
+    p->terms.push_back({"state_pool_bytes",
+                        "linear-attention state pool: " +
+                            std::to_string(h.pools.state_slots_per_rank) + " sequence states",
+                        h.state_pool_bytes, in.prof->SourceOf("memory.hybrid_pools.linear")});
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<MemoryPlan> PlanMemoryAllowShortfall(const ModelCard& card, const ParallelLayout& layout,
@@ -470,6 +512,17 @@ Result<MemoryPlan> PlanMemoryAllowShortfall(const ModelCard& card, const Paralle
 
   const int64_t page = m.page_align ? r.page : 1;
   const int64_t reserved_pages = m.kind == MemoryRuleKind::kVllmProfileRun ? m.null_block_pages : 0;
+  if (UsesHybridPools(card, m.hybrid)) {
+    if (opt.speculative()) {
+      return Status::Invalid(card.name + ": speculative decoding with the engine's hybrid "
+                                         "(state or window) pools is not modelled");
+    }
+    const HybridPoolInputs hin{&card, &layout, &p.kv, &m.hybrid, page, reserved_pages,
+                               context_tokens};
+    CAPPLAN_RETURN_IF_ERROR(PlanHybrid(hin, in, room, &p));
+    AddPoolAndReserve(m, &p);
+    return p;
+  }
   const auto tokens_of = [&](double kv_room) {
     return PoolPages(kv_room, bytes_per_token * page, reserved_pages) * page * p.attention_ranks;
   };

@@ -5,12 +5,40 @@
 namespace capplan::models {
 
 namespace {
+
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Gated DeltaNet layers (transformers Qwen3NextGatedDeltaNet): in_proj_qkvz
+// (q, k at the key width, v and the output gate z at the value width),
+// in_proj_ba (beta and the decay input a, one per value head), a depthwise
+// causal conv over q/k/v, per-head dt_bias and A_log, a gated RMSNorm of
+// value_head_dim and out_proj. Engines split them by heads over attention TP
+// (SGLang and vLLM qwen3_next.py: column-parallel in_proj and conv, row-
+// parallel out_proj).
+void AppendLinearAttentionTensors(const ModelCard& c, std::vector<WeightTensor>* t) {
+  const LinearAttention& la = c.linear_attention;
+  if (la.layers == 0) return;
+  const int64_t n = la.layers, h = c.hidden_size;
+  const Component kA = Component::kAttention, kN = Component::kNorms;
+  t->push_back({kA, "linear_attn.in_proj_qkvz", 2 * la.KeyDim() + 2 * la.ValueDim(), h, n,
+                ShardKind::kAttnColumn});
+  t->push_back({kA, "linear_attn.in_proj_ba", 2 * int64_t{la.num_value_heads}, h, n,
+                ShardKind::kAttnColumn});
+  // Depthwise conv weight [conv_dim, 1, kernel]: not a GEMM, never quantized.
+  t->push_back({kN, "linear_attn.conv1d", la.ConvDim(), la.conv_kernel, n,
+                ShardKind::kAttnColumn, true});
+  t->push_back({kN, "linear_attn.dt_bias_a_log", la.num_value_heads, 1, 2 * n,
+                ShardKind::kAttnColumn, true});
+  t->push_back({kN, "linear_attn.norm", la.value_head_dim, 1, n, ShardKind::kReplicated, true});
+  t->push_back({kA, "linear_attn.out_proj", h, la.ValueDim(), n, ShardKind::kAttnRow});
+}
+
 }  // namespace
 
 std::vector<WeightTensor> ListWeightTensors(const ModelCard& c) {
   std::vector<WeightTensor> t;
-  const int64_t L = c.num_layers, h = c.hidden_size;
+  int64_t L = c.num_layers;
+  const int64_t h = c.hidden_size;
   const Component kA = Component::kAttention, kN = Component::kNorms;
   // Attention (per layer). Shapes follow the HF modeling code of each family.
   if (c.attention == AttentionKind::kMla) {
@@ -42,7 +70,10 @@ std::vector<WeightTensor> ListWeightTensors(const ModelCard& c) {
     }
   } else {
     const int64_t hd = c.head_dim;
-    t.push_back({kA, "attn.q_proj", c.num_heads * hd, h, L, ShardKind::kAttnColumn});
+    // Softmax-attention layers only: a hybrid's linear layers follow below.
+    L = c.FullAttentionLayers();
+    const int64_t q_width = c.num_heads * hd * (c.attention_output_gate ? 2 : 1);
+    t.push_back({kA, "attn.q_proj", q_width, h, L, ShardKind::kAttnColumn});
     t.push_back({kA, "attn.k_proj", c.num_kv_heads * hd, h, L, ShardKind::kKvHeads});
     t.push_back({kA, "attn.v_proj", c.num_kv_heads * hd, h, L, ShardKind::kKvHeads});
     t.push_back({kA, "attn.o_proj", h, c.num_heads * hd, L, ShardKind::kAttnRow});
@@ -62,8 +93,9 @@ std::vector<WeightTensor> ListWeightTensors(const ModelCard& c) {
       t.push_back({kN, "attn.k_norm", hd, 1, L, ShardKind::kReplicated, true});
     }
   }
+  AppendLinearAttentionTensors(c, &t);
   // input_layernorm + post_attention_layernorm per layer, plus the final norm.
-  t.push_back({kN, "norm.layer", h, 1, 2 * L, ShardKind::kReplicated, true});
+  t.push_back({kN, "norm.layer", h, 1, 2 * int64_t{c.num_layers}, ShardKind::kReplicated, true});
   t.push_back({kN, "norm.final", h, 1, 1, ShardKind::kReplicated, true});
 
   if (c.NumDenseLayers() > 0) {
@@ -83,6 +115,9 @@ std::vector<WeightTensor> ListWeightTensors(const ModelCard& c) {
                    ShardKind::kTpColumn});
       t.push_back({Component::kSharedExperts, "moe.shared.down_proj", h, f, s, ShardKind::kTpRow});
     }
+    if (c.shared_expert_gate) {
+      t.push_back({Component::kRouter, "moe.shared_expert_gate", 1, h, m, ShardKind::kReplicated});
+    }
     t.push_back({Component::kRouter, "moe.gate", c.n_routed_experts, h, m, ShardKind::kReplicated});
     if (c.moe_bias) {
       t.push_back({Component::kRouter, "moe.gate.bias", c.n_routed_experts, 1, m,
@@ -92,7 +127,7 @@ std::vector<WeightTensor> ListWeightTensors(const ModelCard& c) {
       t.push_back({Component::kExperts, "moe.experts.down_proj.bias", h, 1, e,
                    ShardKind::kExpertRow, true});
     }
-    if (c.scoring_func == "sigmoid") {
+    if (c.score_correction_bias) {
       // DeepSeek-V3 lineage: e_score_correction_bias, one per expert.
       t.push_back({Component::kRouter, "moe.gate.e_score_correction_bias", c.n_routed_experts, 1,
                    m, ShardKind::kReplicated, true});

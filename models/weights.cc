@@ -87,6 +87,12 @@ Status ValidateLayout(const ModelCard& card, const ParallelLayout& l) {
     return bad("attention TP " + std::to_string(attn_tp) + " and num_kv_heads " +
                std::to_string(card.num_kv_heads) + " must divide one another");
   }
+  const LinearAttention& la = card.linear_attention;
+  if (la.layers > 0 && (la.num_key_heads % attn_tp != 0 || la.num_value_heads % attn_tp != 0)) {
+    return bad("attention TP " + std::to_string(attn_tp) + " must divide the linear-attention "
+               "key and value heads (" + std::to_string(la.num_key_heads) + ", " +
+               std::to_string(la.num_value_heads) + ")");
+  }
   if (card.NumDenseLayers() > 0 && card.intermediate_size % l.tp != 0) {
     return bad("--tp " + std::to_string(l.tp) + " does not divide intermediate_size " +
                std::to_string(card.intermediate_size));
@@ -175,7 +181,8 @@ Result<KvLayout> ComputeKvLayout(const ModelCard& card, const ParallelLayout& la
     return Status::Usage(std::string("--kv: ") + DtypeName(kv) + " KV has no sparse-attention "
                          "(DSA) layout; use bf16 or fp8 for " + card.name);
   }
-  const int64_t L = card.num_layers;
+  // A hybrid's linear layers keep a per-sequence state, not per-token KV.
+  const int64_t L = card.FullAttentionLayers();
   KvLayout out;
   out.dtype = kv;
   if (card.attention == AttentionKind::kMla) {

@@ -22,7 +22,9 @@ std::string Bin() { return std::string(CAPPLAN_BIN); }
 TEST(ImportModelCli, EveryShippedConfigImportsAndItsCardPlans) {
   for (const char* m : {"deepseek-v2-lite", "deepseek-v3", "glm-4.6", "glm-5.2", "kimi-k2.6",
                         "llama-3.1-8b", "llama-3.1-70b", "llama-3.3-70b", "qwen3-8b",
-                        "qwen3-30b-a3b", "qwen3-235b-a22b", "gpt-oss-120b"}) {
+                        "qwen3-30b-a3b", "qwen3-235b-a22b", "gpt-oss-120b",
+                        "qwen3-next-80b-a3b", "llama-4-scout-17b-16e-instruct",
+                        "llama-4-maverick-17b-128e-instruct"}) {
     SCOPED_TRACE(m);
     const std::string card = TestTempPath(std::string(m) + ".json");
     std::string out;
@@ -52,9 +54,13 @@ TEST(ImportModelCli, CapacityTakesTheModelFolder) {
 
 TEST(ImportModelCli, RefusalIsOneLineWithExitCode2) {
   std::string out;
-  EXPECT_EQ(Sh(Bin() + " import-model " + Hf("qwen3-next-80b-a3b"), &out), 2) << out;
+  const std::string dir = TestTempPath("mamba2");
+  ASSERT_EQ(Sh("mkdir -p " + dir, &out), 0);
+  std::ofstream(dir + "/config.json") << R"({"model_type": "mamba2", "num_hidden_layers": 64})";
+  EXPECT_EQ(Sh(Bin() + " import-model " + dir, &out), 2) << out;
   EXPECT_EQ(out.find('\n'), out.size() - 1) << out;
   EXPECT_NE(out.find("config.json"), std::string::npos) << out;
+  EXPECT_NE(out.find("unknown architecture 'mamba2'"), std::string::npos) << out;
   EXPECT_EQ(Sh(Bin() + " import-model " + TestTempPath("nowhere"), &out), 2) << out;
   EXPECT_NE(out.find("nowhere: no such model folder"), std::string::npos) << out;
 }

@@ -154,9 +154,10 @@ TEST(HfImportErrors, PartlyQuantizedComponent) {
       "modules_to_not_convert", "component 'attention' is partly quantized");
 }
 
-TEST(HfImportErrors, HybridLinearAttentionIsRefusedWithTheReason) {
-  ExpectOneLineError(ImportHfModel(Hf("qwen3-next-80b-a3b")).status(), "/layer_types",
-                     "linear-attention");
+TEST(HfImportErrors, HybridLayerPatternOutsideTheIntervalIsRefused) {
+  ExpectOneLineError(
+      ImportHfModel(Folder("qwen3-next-80b-a3b", {{"full_attention_interval", 3}})).status(),
+      "/layer_types", "only one full_attention layer every full_attention_interval");
 }
 
 TEST(HfImportErrors, UnsupportedLayerPlacement) {
