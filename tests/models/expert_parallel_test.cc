@@ -121,7 +121,9 @@ TEST(ExpertParallel, DecodeStepOpsCarryTheTraffic) {
   for (const Op& op : ops) {
     // Under DeepEP the MoE layers keep each rank's tokens: the DP gather
     // runs only for the 3 dense layers.
-    if (op.name == "dp.all_gather" || op.name == "dp.reduce_scatter") EXPECT_EQ(op.count, 3);
+    if (op.name == "dp.all_gather" || op.name == "dp.reduce_scatter") {
+      EXPECT_EQ(op.count, 3);
+    }
     if (op.name != "moe.dispatch") continue;
     ++dispatches;
     EXPECT_EQ(op.count, 58);  // 61 layers, 3 dense
