@@ -15,6 +15,7 @@
 #include "calibrate/public_validation.h"
 #include "calibrate/refit.h"
 #include "calibrate/validate.h"
+#include "cli/parse_flags.h"
 #include "common/atomic_file.h"
 #include "common/data_path.h"
 #include "common/json_util.h"
@@ -76,7 +77,7 @@ Status RunCalibratePublic(const po::variables_map& vm, CommandContext& ctx) {
   return Status::Ok();
 }
 
-Status RunCalibrate(const std::vector<std::string>& args, CommandContext& ctx) {
+po::options_description CalibrateOptions() {
   po::options_description desc(
       "capplan calibrate MEASUREMENTS.json... --out PROFILE.json [options]\n"
       "capplan calibrate --public [--out-dir DIR] [--report FILE.md]\n"
@@ -96,45 +97,13 @@ Status RunCalibrate(const std::vector<std::string>& args, CommandContext& ctx) {
       "regenerate every shipped profile (calibrate/profiles/NAME.json) from "
       "calibrate/profiles/base/ and calibrate/measurements/public/")(
       "out-dir", po::value<std::string>(), "with --public: write the profiles here instead");
-  po::positional_options_description pos;
-  pos.add("measurements", -1);
-  po::variables_map vm;
-  CAPPLAN_RETURN_IF_ERROR(ParseCommandLine("calibrate", args, desc, &pos, &vm));
-  if (vm.count("help")) {
-    *ctx.out << desc << "\n";
-    return Status::Ok();
-  }
-  if (vm.count("public")) return RunCalibratePublic(vm, ctx);
-  if (vm.count("out-dir")) return Status::Usage("calibrate: --out-dir goes with --public");
-  if (!vm.count("measurements")) {
-    return Status::Usage(
-        "calibrate: missing MEASUREMENTS.json; e.g. capplan calibrate "
-        "calibrate/measurements/<gpu>-<date>-<commit>.json --out my.json");
-  }
-  if (!vm.count("out")) return Status::Usage("calibrate: missing --out PROFILE.json");
-  const std::string out = vm["out"].as<std::string>();
-  calibrate::ReadOptions ro;
-  ro.allow_dry_run = vm.count("allow-dry-run") > 0;
-  CAPPLAN_ASSIGN_OR_RETURN(
-      calibrate::MeasurementSet set,
-      calibrate::ReadMeasurements(vm["measurements"].as<std::vector<std::string>>(), ro));
-  // A shipped name (any file under calibrate/profiles/, with "did you mean")
-  // or a path; the profile remembers the file it came from.
-  CAPPLAN_ASSIGN_OR_RETURN(hw::HardwareProfile base,
-                           hw::LoadHardwareProfile(vm["base"].as<std::string>()));
-  const std::string base_path = base.path;
-  CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json base_doc, ReadJsonFile(base_path));
-  CAPPLAN_ASSIGN_OR_RETURN(calibrate::CalibrationFit fit, calibrate::FitMeasurements(set, base));
-  calibrate::RefitOptions opt;
-  opt.name =
-      vm.count("name") ? vm["name"].as<std::string>() : std::filesystem::path(out).stem().string();
-  CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json doc,
-                           calibrate::ApplyFit(base_doc, base_path, fit, set, opt));
-  CAPPLAN_RETURN_IF_ERROR(WriteFileAtomic(out, DumpJson(doc) + "\n"));
-  if (vm.count("report")) {
-    CAPPLAN_RETURN_IF_ERROR(WriteFileAtomic(vm["report"].as<std::string>(),
-                                            calibrate::FitReportMarkdown(base, fit, set)));
-  }
+  return desc;
+}
+
+// What a fit of measurement files did: records used and unused (grouped by
+// reason), and each fitted table's leave-one-out errors.
+void PrintFitSummary(const calibrate::CalibrationFit& fit, const calibrate::MeasurementSet& set,
+                     const std::string& out, const std::string& base_path, CommandContext& ctx) {
   int curves = 0;
   for (const auto* tables : {&fit.classes, &fit.kernels}) {
     for (const auto& [k, cf] : *tables) curves += cf.compute.fitted + cf.memory.fitted;
@@ -167,10 +136,56 @@ Status RunCalibrate(const std::vector<std::string>& args, CommandContext& ctx) {
       *ctx.out << buf;
     }
   }
+}
+
+// `capplan calibrate MEASUREMENTS.json... --out PROFILE.json`: the base
+// profile refitted to the files, written with its report.
+Status RunCalibrateFiles(const po::variables_map& vm, CommandContext& ctx) {
+  if (!vm.count("measurements")) {
+    return Status::Usage(
+        "calibrate: missing MEASUREMENTS.json; e.g. capplan calibrate "
+        "calibrate/measurements/<gpu>-<date>-<commit>.json --out my.json");
+  }
+  if (!vm.count("out")) return Status::Usage("calibrate: missing --out PROFILE.json");
+  const std::string out = vm["out"].as<std::string>();
+  calibrate::ReadOptions ro;
+  ro.allow_dry_run = vm.count("allow-dry-run") > 0;
+  CAPPLAN_ASSIGN_OR_RETURN(
+      calibrate::MeasurementSet set,
+      calibrate::ReadMeasurements(vm["measurements"].as<std::vector<std::string>>(), ro));
+  // A shipped name (any file under calibrate/profiles/, with "did you mean")
+  // or a path; the profile remembers the file it came from.
+  CAPPLAN_ASSIGN_OR_RETURN(hw::HardwareProfile base,
+                           hw::LoadHardwareProfile(vm["base"].as<std::string>()));
+  const std::string base_path = base.path;
+  CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json base_doc, ReadJsonFile(base_path));
+  CAPPLAN_ASSIGN_OR_RETURN(calibrate::CalibrationFit fit, calibrate::FitMeasurements(set, base));
+  calibrate::RefitOptions opt;
+  opt.name =
+      vm.count("name") ? vm["name"].as<std::string>() : std::filesystem::path(out).stem().string();
+  CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json doc,
+                           calibrate::ApplyFit(base_doc, base_path, fit, set, opt));
+  CAPPLAN_RETURN_IF_ERROR(WriteFileAtomic(out, DumpJson(doc) + "\n"));
+  if (vm.count("report")) {
+    CAPPLAN_RETURN_IF_ERROR(WriteFileAtomic(vm["report"].as<std::string>(),
+                                            calibrate::FitReportMarkdown(base, fit, set)));
+  }
+  PrintFitSummary(fit, set, out, base_path, ctx);
   if (set.sources.front().dry_run) {
     *ctx.err << "warning: fitted from dry-run CPU timings; this profile does not describe a GPU\n";
   }
   return Status::Ok();
+}
+
+Status RunCalibrate(const std::vector<std::string>& args, CommandContext& ctx) {
+  const po::options_description desc = CalibrateOptions();
+  po::variables_map vm;
+  CAPPLAN_ASSIGN_OR_RETURN(const bool go,
+                           ParseFlags("calibrate", args, desc, "measurements", -1, &vm, ctx));
+  if (!go) return Status::Ok();
+  if (vm.count("public")) return RunCalibratePublic(vm, ctx);
+  if (vm.count("out-dir")) return Status::Usage("calibrate: --out-dir goes with --public");
+  return RunCalibrateFiles(vm, ctx);
 }
 
 // `capplan validate --public [--json] [--out DIR] [--cases DIR]`.
@@ -233,14 +248,10 @@ Status RunValidate(const std::vector<std::string>& args, CommandContext& ctx) {
       "intervals-out", po::value<std::string>(),
       "with --public: write the prediction intervals the simulator reports "
       "(validation/intervals.json) from these residuals");
-  po::positional_options_description pos;
-  pos.add("run", 1);
   po::variables_map vm;
-  CAPPLAN_RETURN_IF_ERROR(ParseCommandLine("validate", args, desc, &pos, &vm));
-  if (vm.count("help")) {
-    *ctx.out << desc << "\n";
-    return Status::Ok();
-  }
+  CAPPLAN_ASSIGN_OR_RETURN(const bool go,
+                           ParseFlags("validate", args, desc, "run", 1, &vm, ctx));
+  if (!go) return Status::Ok();
   if (vm.count("public")) return RunPublic(vm, ctx);
   if (vm.count("out") || vm.count("cases") || vm.count("intervals-out")) {
     return Status::Usage("validate: --out, --cases and --intervals-out go with --public");

@@ -51,94 +51,93 @@ void PrintQuantizedSets(std::ostream& out) {
   }
 }
 
-Status RunCapacity(const std::vector<std::string>& args, CommandContext& ctx) {
-  po::options_description desc("capplan capacity options");
+// The flags of `capplan capacity`, as parsed.
+struct CapacityFlags {
   std::string model, weights = "default", kv = "bf16", engine = "sglang", version, hardware, nvls;
   std::vector<std::string> component_weights;
   int64_t gpus = 0, tp = 0, ep = 1, dp = 0, context = 16384, page = 0, chunked = 0, cgbs = 0;
   double mem_fraction = -1;
+};
+
+po::options_description CapacityOptions(CapacityFlags* f) {
+  po::options_description desc("capplan capacity options");
   desc.add_options()
       ("help,h", "show these options")
-      ("model", po::value(&model), "model card name (see models/cards) or path to a card .json")
-      ("gpus", po::value(&gpus), "GPUs in one instance (must equal --tp)")
-      ("tp", po::value(&tp), "tensor-parallel degree (default: --gpus)")
-      ("ep", po::value(&ep), "expert-parallel degree (divides --tp and the routed experts)")
+      ("model", po::value(&f->model), "model card name (see models/cards) or path to a card .json")
+      ("gpus", po::value(&f->gpus), "GPUs in one instance (must equal --tp)")
+      ("tp", po::value(&f->tp), "tensor-parallel degree (default: --gpus)")
+      ("ep", po::value(&f->ep), "expert-parallel degree (divides --tp and the routed experts)")
       ("dp-attention", "SGLang --enable-dp-attention: attention TP = tp/dp, one KV pool per rank")
-      ("dp", po::value(&dp), "attention data-parallel ranks with --dp-attention (default: --tp)")
-      ("weights", po::value(&weights),
+      ("dp", po::value(&f->dp), "attention data-parallel ranks with --dp-attention (default: --tp)")
+      ("weights", po::value(&f->weights),
        "default or a format of hw/formats.json weight_choices (bf16, fp8, int4, nvfp4, mxfp4, "
        "...): re-quantizes the components the card lists for that format, as the public "
        "checkpoints of that family are made (see models/README.md; the output prints every "
        "component's format)")
-      ("component-weights", po::value(&component_weights)->multitoken(),
+      ("component-weights", po::value(&f->component_weights)->multitoken(),
        "per-component overrides, e.g. experts=int4 attention=fp8")
-      ("kv", po::value(&kv), "KV cache dtype: a kv_cache name of hw/formats.json (bf16, fp8, "
-                             "nvfp4, ...)")
-      ("engine", po::value(&engine), "serving engine: a profile in models/engines/ (sglang, vllm)")
-      ("engine-version", po::value(&version),
+      ("kv", po::value(&f->kv), "KV cache dtype: a kv_cache name of hw/formats.json (bf16, fp8, "
+                                "nvfp4, ...)")
+      ("engine", po::value(&f->engine), "serving engine: a profile in models/engines/ (sglang, vllm)")
+      ("engine-version", po::value(&f->version),
        "engine version, e.g. 0.4.5.post3 (default: latest known); a version between two known "
        "rule changes uses the earlier rules and says so")
-      ("mem-fraction", po::value(&mem_fraction),
+      ("mem-fraction", po::value(&f->mem_fraction),
        "SGLang mem_fraction_static or vLLM gpu_memory_utilization (default: the engine's)")
-      ("context-tokens", po::value(&context), "context length L of each request (default 16384)")
-      ("page-size", po::value(&page), "KV page size in tokens (default: the engine's)")
-      ("chunked-prefill", po::value(&chunked),
+      ("context-tokens", po::value(&f->context), "context length L of each request (default 16384)")
+      ("page-size", po::value(&f->page), "KV page size in tokens (default: the engine's)")
+      ("chunked-prefill", po::value(&f->chunked),
        "chunked prefill / max batched tokens (default: the engine's)")
-      ("cuda-graph-max-bs", po::value(&cgbs), "cuda_graph_max_bs (default: the engine's, per TP)")
-      ("nvls", po::value(&nvls), "on|off: NCCL NVLS buffers (default: the engine's, TP >= 5)")
+      ("cuda-graph-max-bs", po::value(&f->cgbs), "cuda_graph_max_bs (default: the engine's, per TP)")
+      ("nvls", po::value(&f->nvls), "on|off: NCCL NVLS buffers (default: the engine's, TP >= 5)")
       ("explain",
        "print each memory term's rule and source, and each ranged term's effect on the KV pool")
-      ("hardware", po::value(&hardware)->default_value(hw::kDefaultProfileName), "hardware profile name or path")
+      ("hardware", po::value(&f->hardware)->default_value(hw::kDefaultProfileName), "hardware profile name or path")
       ("table", "one row per shipped card x {bf16, fp8} KV")
       ("json", "print JSON (an object; with --table an array)");
-  po::variables_map vm;
-  CAPPLAN_RETURN_IF_ERROR(ParseCommandLine("capacity", args, desc, nullptr, &vm));
-  if (vm.count("help")) {
-    *ctx.out << "usage: capplan capacity --model NAME|PATH --gpus N [--tp N] [options]\n" << desc;
-    PrintQuantizedSets(*ctx.out);
-    return Status::Ok();
-  }
+  return desc;
+}
+
+// The flags' ranges and combinations; fills in --gpus and --tp from each other.
+Status CheckCapacityFlags(const po::variables_map& vm, CapacityFlags* f) {
   const bool table = vm.count("table") > 0;
-  if (!table && model.empty()) {
+  if (!table && f->model.empty()) {
     return Status::Usage("capacity: --model is required (or --table for every shipped card)");
   }
-  if (table && !model.empty()) {
+  if (table && !f->model.empty()) {
     return Status::Usage("capacity: --table covers every shipped card; drop --model");
   }
-  if (gpus == 0 && tp == 0) return Status::Usage("capacity: give --gpus N (and optionally --tp N)");
-  if (gpus == 0) gpus = tp;
-  if (tp == 0) tp = gpus;
-  CAPPLAN_RETURN_IF_ERROR(CheckFlagRange("--gpus", gpus, 1, 65536));
-  CAPPLAN_RETURN_IF_ERROR(CheckFlagRange("--tp", tp, 1, 1024));
-  CAPPLAN_RETURN_IF_ERROR(CheckFlagRange("--ep", ep, 1, 1024));
-  CAPPLAN_RETURN_IF_ERROR(CheckFlagRange("--context-tokens", context, 1, 1LL << 32));
-  if (vm.count("page-size")) CAPPLAN_RETURN_IF_ERROR(CheckFlagRange("--page-size", page, 1, 4096));
-  if (vm.count("chunked-prefill")) {
-    CAPPLAN_RETURN_IF_ERROR(CheckFlagRange("--chunked-prefill", chunked, 1, 1 << 20));
+  if (f->gpus == 0 && f->tp == 0) {
+    return Status::Usage("capacity: give --gpus N (and optionally --tp N)");
   }
-  CAPPLAN_RETURN_IF_ERROR(CheckFlagRange("--cuda-graph-max-bs", cgbs, 0, 1 << 16));
+  if (f->gpus == 0) f->gpus = f->tp;
+  if (f->tp == 0) f->tp = f->gpus;
+  CAPPLAN_RETURN_IF_ERROR(CheckFlagRange("--gpus", f->gpus, 1, 65536));
+  CAPPLAN_RETURN_IF_ERROR(CheckFlagRange("--tp", f->tp, 1, 1024));
+  CAPPLAN_RETURN_IF_ERROR(CheckFlagRange("--ep", f->ep, 1, 1024));
+  CAPPLAN_RETURN_IF_ERROR(CheckFlagRange("--context-tokens", f->context, 1, 1LL << 32));
+  if (vm.count("page-size")) {
+    CAPPLAN_RETURN_IF_ERROR(CheckFlagRange("--page-size", f->page, 1, 4096));
+  }
+  if (vm.count("chunked-prefill")) {
+    CAPPLAN_RETURN_IF_ERROR(CheckFlagRange("--chunked-prefill", f->chunked, 1, 1 << 20));
+  }
+  CAPPLAN_RETURN_IF_ERROR(CheckFlagRange("--cuda-graph-max-bs", f->cgbs, 0, 1 << 16));
   if (vm.count("dp") && !vm.count("dp-attention")) {
     return Status::Usage("capacity: --dp needs --dp-attention");
   }
-  if (vm.count("dp")) CAPPLAN_RETURN_IF_ERROR(CheckFlagRange("--dp", dp, 1, 1024));
-  if (vm.count("mem-fraction")) {
-    if (!(mem_fraction > 0 && mem_fraction <= 1)) {
-      return Status::Usage("capacity: --mem-fraction must be in (0, 1], got " +
-                           std::to_string(mem_fraction));
-    }
+  if (vm.count("dp")) CAPPLAN_RETURN_IF_ERROR(CheckFlagRange("--dp", f->dp, 1, 1024));
+  if (vm.count("mem-fraction") && !(f->mem_fraction > 0 && f->mem_fraction <= 1)) {
+    return Status::Usage("capacity: --mem-fraction must be in (0, 1], got " +
+                         std::to_string(f->mem_fraction));
   }
+  return Status::Ok();
+}
 
-  models::CapacityQuery q;
-  CAPPLAN_ASSIGN_OR_RETURN(hw::HardwareProfile hw, hw::LoadHardwareProfile(hardware));
-  q.hardware_name = hw.name;
-  q.device = models::DeviceMemory{hw.gpu_memory_bytes, hw.gpu_runtime_memory_bytes, &hw};
-  q.layout.gpus = static_cast<int>(gpus);
-  q.layout.tp = static_cast<int>(tp);
-  q.layout.ep = static_cast<int>(ep);
-  q.layout.dp_attention = vm.count("dp-attention") > 0;
-  q.layout.dp = q.layout.dp_attention ? static_cast<int>(dp > 0 ? dp : tp) : 1;
-  q.precision.weights = weights;
-  for (const std::string& cw : component_weights) {
+// --weights and --component-weights COMPONENT=FORMAT ... as a precision.
+Status ParseWeightFlags(const CapacityFlags& f, models::PrecisionChoice* p) {
+  p->weights = f.weights;
+  for (const std::string& cw : f.component_weights) {
     const auto eq = cw.find('=');
     if (eq == std::string::npos) {
       return Status::Usage("capacity: --component-weights expects COMPONENT=FORMAT, got '" + cw +
@@ -146,52 +145,98 @@ Status RunCapacity(const std::vector<std::string>& args, CommandContext& ctx) {
     }
     auto comp = models::ParseComponent(cw.substr(0, eq));
     if (!comp.ok()) return comp.status().WithPrefix("capacity: --component-weights");
-    q.precision.per_component[*comp] = cw.substr(eq + 1);
+    p->per_component[*comp] = cw.substr(eq + 1);
   }
+  return Status::Ok();
+}
+
+// --kv: a KV format of the format table (hw/formats.json kv_cache names).
+Result<models::Dtype> ParseKvFlag(const std::string& kv) {
   auto kv_dtype = models::ParseDtype(kv);
   if (!kv_dtype.ok()) return kv_dtype.status().WithPrefix("capacity: --kv");
-  {
-    // The KV formats of the format table (hw/formats.json kv_cache names).
-    CAPPLAN_ASSIGN_OR_RETURN(const hw::FormatTable* formats, hw::GetFormatTable());
-    const std::vector<std::string>& kvs = formats->kv_choices;
-    if (std::find(kvs.begin(), kvs.end(), models::DtypeName(*kv_dtype)) == kvs.end()) {
-      std::string names;
-      for (const std::string& n : kvs) names += (names.empty() ? "" : "|") + n;
-      return Status::Usage("capacity: --kv must be " + names + ", got '" + kv + "'");
-    }
+  CAPPLAN_ASSIGN_OR_RETURN(const hw::FormatTable* formats, hw::GetFormatTable());
+  const std::vector<std::string>& kvs = formats->kv_choices;
+  if (std::find(kvs.begin(), kvs.end(), models::DtypeName(*kv_dtype)) == kvs.end()) {
+    std::string names;
+    for (const std::string& n : kvs) names += (names.empty() ? "" : "|") + n;
+    return Status::Usage("capacity: --kv must be " + names + ", got '" + kv + "'");
   }
-  q.precision.kv_cache = *kv_dtype;
-  q.engine.engine = engine;
-  q.engine.version = version;
-  if (vm.count("mem-fraction")) q.engine.mem_fraction = mem_fraction;
-  q.engine.chunked_prefill_tokens = chunked;
-  q.engine.cuda_graph_max_bs = cgbs;
-  q.engine.page_size = page;
-  if (!nvls.empty()) {
-    if (nvls != "on" && nvls != "off") {
-      return Status::Usage("capacity: --nvls must be on or off, got '" + nvls + "'");
-    }
-    q.engine.nvls = nvls == "on";
-  }
-  q.context_tokens = context;
-  if (table) return models::RunCapacityTable(q, vm.count("json") > 0, ctx);
+  return *kv_dtype;
+}
 
-  CAPPLAN_ASSIGN_OR_RETURN(models::ModelCard card, models::LoadModelCard(model));
+// The engine's knobs the flags set (zero or unset: the engine's defaults).
+Status EngineFlags(const po::variables_map& vm, const CapacityFlags& f, models::EngineMemoryOptions* e) {
+  e->engine = f.engine;
+  e->version = f.version;
+  if (vm.count("mem-fraction")) e->mem_fraction = f.mem_fraction;
+  e->chunked_prefill_tokens = f.chunked;
+  e->cuda_graph_max_bs = f.cgbs;
+  e->page_size = f.page;
+  if (!f.nvls.empty()) {
+    if (f.nvls != "on" && f.nvls != "off") {
+      return Status::Usage("capacity: --nvls must be on or off, got '" + f.nvls + "'");
+    }
+    e->nvls = f.nvls == "on";
+  }
+  return Status::Ok();
+}
+
+// The query the checked flags describe: hardware, layout, precision, engine.
+Result<models::CapacityQuery> CapacityQueryOf(const po::variables_map& vm,
+                                              const CapacityFlags& f) {
+  models::CapacityQuery q;
+  CAPPLAN_ASSIGN_OR_RETURN(hw::HardwareProfile hw, hw::LoadHardwareProfile(f.hardware));
+  q.hardware_name = hw.name;
+  q.device = models::DeviceMemory{hw.gpu_memory_bytes, hw.gpu_runtime_memory_bytes, &hw};
+  q.layout.gpus = static_cast<int>(f.gpus);
+  q.layout.tp = static_cast<int>(f.tp);
+  q.layout.ep = static_cast<int>(f.ep);
+  q.layout.dp_attention = vm.count("dp-attention") > 0;
+  q.layout.dp = q.layout.dp_attention ? static_cast<int>(f.dp > 0 ? f.dp : f.tp) : 1;
+  CAPPLAN_RETURN_IF_ERROR(ParseWeightFlags(f, &q.precision));
+  CAPPLAN_ASSIGN_OR_RETURN(q.precision.kv_cache, ParseKvFlag(f.kv));
+  CAPPLAN_RETURN_IF_ERROR(EngineFlags(vm, f, &q.engine));
+  q.context_tokens = f.context;
+  return q;
+}
+
+// One card's plan, as JSON (with --explain, each term's source and the
+// ranged terms' effect) or as text.
+void PrintCapacity(const models::ModelCard& card, const models::CapacityQuery& q,
+                   const models::MemoryPlan& plan, bool json, bool explain, std::ostream& out) {
+  if (!json) {
+    models::PrintPlanText(card, q, plan, explain, out);
+    return;
+  }
+  nlohmann::json j = models::PlanToJson(card, q, plan);
+  if (explain) {
+    nlohmann::json src = nlohmann::json::object();
+    for (const models::MemoryTerm& t : plan.terms) src[t.key] = t.source;
+    j["memory_term_sources"] = src;
+    j["kv_range_terms"] = models::KvRangeTermsToJson(plan);
+  }
+  out << DumpJson(j) << "\n";
+}
+
+Status RunCapacity(const std::vector<std::string>& args, CommandContext& ctx) {
+  CapacityFlags f;
+  const po::options_description desc = CapacityOptions(&f);
+  po::variables_map vm;
+  CAPPLAN_RETURN_IF_ERROR(ParseCommandLine("capacity", args, desc, nullptr, &vm));
+  if (vm.count("help")) {
+    *ctx.out << "usage: capplan capacity --model NAME|PATH --gpus N [--tp N] [options]\n" << desc;
+    PrintQuantizedSets(*ctx.out);
+    return Status::Ok();
+  }
+  CAPPLAN_RETURN_IF_ERROR(CheckCapacityFlags(vm, &f));
+  CAPPLAN_ASSIGN_OR_RETURN(models::CapacityQuery q, CapacityQueryOf(vm, f));
+  if (vm.count("table")) return models::RunCapacityTable(q, vm.count("json") > 0, ctx);
+
+  CAPPLAN_ASSIGN_OR_RETURN(models::ModelCard card, models::LoadModelCard(f.model));
   CAPPLAN_ASSIGN_OR_RETURN(
       models::MemoryPlan plan,
       models::PlanMemory(card, q.layout, q.precision, q.engine, q.device, q.context_tokens));
-  if (vm.count("json")) {
-    nlohmann::json j = models::PlanToJson(card, q, plan);
-    if (vm.count("explain")) {
-      nlohmann::json src = nlohmann::json::object();
-      for (const models::MemoryTerm& t : plan.terms) src[t.key] = t.source;
-      j["memory_term_sources"] = src;
-      j["kv_range_terms"] = models::KvRangeTermsToJson(plan);
-    }
-    *ctx.out << DumpJson(j) << "\n";
-  } else {
-    models::PrintPlanText(card, q, plan, vm.count("explain") > 0, *ctx.out);
-  }
+  PrintCapacity(card, q, plan, vm.count("json") > 0, vm.count("explain") > 0, *ctx.out);
   return Status::Ok();
 }
 

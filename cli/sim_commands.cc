@@ -4,6 +4,7 @@
 
 #include <iostream>
 
+#include "cli/parse_flags.h"
 #include "common/atomic_file.h"
 #include "common/json_util.h"
 #include "sim/scenario.h"
@@ -169,14 +170,10 @@ Status RunSimulate(const std::vector<std::string>& args, CommandContext& ctx) {
       "capplan simulate SCENARIO.json [options]\n"
       "Simulates a serving deployment on a workload (scenarios/README.md).\nOptions");
   AddSimulateOptions(desc);
-  po::positional_options_description pos;
-  pos.add("scenario", 1);
   po::variables_map vm;
-  CAPPLAN_RETURN_IF_ERROR(ParseCommandLine("simulate", args, desc, &pos, &vm));
-  if (vm.count("help")) {
-    *ctx.out << desc << "\n";
-    return Status::Ok();
-  }
+  CAPPLAN_ASSIGN_OR_RETURN(const bool go,
+                           ParseFlags("simulate", args, desc, "scenario", 1, &vm, ctx));
+  if (!go) return Status::Ok();
   if (!vm.count("scenario")) {
     return Status::Usage("simulate: missing SCENARIO.json; e.g. capplan simulate "
                          "scenarios/kimi-k2.6-kv-fp8.json");

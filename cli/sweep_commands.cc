@@ -6,6 +6,7 @@
 
 #include <ostream>
 
+#include "cli/parse_flags.h"
 #include "common/json_util.h"
 #include "sim/sweep/grid.h"
 #include "sim/sweep/search.h"
@@ -24,7 +25,7 @@ std::vector<std::string> Strings(const po::variables_map& vm, const char* key) {
   return vm.count(key) ? vm[key].as<std::vector<std::string>>() : std::vector<std::string>{};
 }
 
-Status RunSweepCommand(const std::vector<std::string>& args, CommandContext& ctx) {
+po::options_description SweepOptions() {
   po::options_description desc(
       "capplan sweep SCENARIO.json --grid dotted.path=v1,v2,... [--grid ...] --out DIR\n"
       "capplan sweep --merge DIR\n"
@@ -47,26 +48,46 @@ Status RunSweepCommand(const std::vector<std::string>& args, CommandContext& ctx
       "shard-count", po::value<int>(),
       "number of shards (default: SLURM_ARRAY_TASK_COUNT or CAPPLAN_SHARD_COUNT)")(
       "merge", po::value<std::string>(), "combine the per-point files of DIR into DIR/sweep.csv");
-  po::positional_options_description pos;
-  pos.add("scenario", 1);
+  return desc;
+}
+
+// `capplan sweep --merge DIR`: the shards' per-point files into DIR/sweep.csv.
+Status RunSweepMerge(const po::variables_map& vm, CommandContext& ctx) {
+  if (vm.count("scenario") || vm.count("grid") || vm.count("out")) {
+    return Status::Usage(
+        "sweep --merge DIR takes no scenario, --grid or --out; the "
+        "manifest in DIR says what to merge");
+  }
+  const std::string dir = vm["merge"].as<std::string>();
+  CAPPLAN_ASSIGN_OR_RETURN(sim::sweep::MergeStats m, sim::sweep::MergeSweep(dir));
+  *ctx.out << "merged " << m.points << " points (" << m.ok << " ok, " << m.invalid
+           << " invalid) into " << dir << "/sweep.csv\n";
+  return Status::Ok();
+}
+
+void PrintSweepStats(const sim::sweep::SweepStats& s, const sim::sweep::SweepOptions& opt,
+                     CommandContext& ctx) {
+  *ctx.out << "sweep: " << s.points << " points";
+  if (opt.shard.count > 1) {
+    *ctx.out << ", shard " << opt.shard.index << "/" << opt.shard.count << " (" << opt.shard.source
+             << ") has " << s.in_shard;
+  }
+  *ctx.out << "; simulated " << s.ran << ", skipped " << s.skipped << " already done, " << s.invalid
+           << " invalid";
+  if (s.merged) {
+    *ctx.out << "; results in " << opt.out_dir << "/sweep.csv\n";
+  } else {
+    *ctx.out << "; when every shard is done: capplan sweep --merge " << opt.out_dir << "\n";
+  }
+}
+
+Status RunSweepCommand(const std::vector<std::string>& args, CommandContext& ctx) {
+  const po::options_description desc = SweepOptions();
   po::variables_map vm;
-  CAPPLAN_RETURN_IF_ERROR(ParseCommandLine("sweep", args, desc, &pos, &vm));
-  if (vm.count("help")) {
-    *ctx.out << desc << "\n";
-    return Status::Ok();
-  }
-  if (vm.count("merge")) {
-    if (vm.count("scenario") || vm.count("grid") || vm.count("out")) {
-      return Status::Usage(
-          "sweep --merge DIR takes no scenario, --grid or --out; the "
-          "manifest in DIR says what to merge");
-    }
-    const std::string dir = vm["merge"].as<std::string>();
-    CAPPLAN_ASSIGN_OR_RETURN(sim::sweep::MergeStats m, sim::sweep::MergeSweep(dir));
-    *ctx.out << "merged " << m.points << " points (" << m.ok << " ok, " << m.invalid
-             << " invalid) into " << dir << "/sweep.csv\n";
-    return Status::Ok();
-  }
+  CAPPLAN_ASSIGN_OR_RETURN(const bool go,
+                           ParseFlags("sweep", args, desc, "scenario", 1, &vm, ctx));
+  if (!go) return Status::Ok();
+  if (vm.count("merge")) return RunSweepMerge(vm, ctx);
   if (!vm.count("scenario")) {
     return Status::Usage(
         "sweep: missing SCENARIO.json; e.g. capplan sweep scenario.json "
@@ -105,18 +126,7 @@ Status RunSweepCommand(const std::vector<std::string>& args, CommandContext& ctx
   if (vm.count("jobs") && opt.jobs < 1) return Status::Usage("--jobs: must be >= 1");
   opt.progress = ctx.stderr_is_tty ? ctx.err : nullptr;
   CAPPLAN_ASSIGN_OR_RETURN(sim::sweep::SweepStats s, sim::sweep::RunSweep(plan, hooks, opt));
-  *ctx.out << "sweep: " << s.points << " points";
-  if (opt.shard.count > 1) {
-    *ctx.out << ", shard " << opt.shard.index << "/" << opt.shard.count << " (" << opt.shard.source
-             << ") has " << s.in_shard;
-  }
-  *ctx.out << "; simulated " << s.ran << ", skipped " << s.skipped << " already done, " << s.invalid
-           << " invalid";
-  if (s.merged) {
-    *ctx.out << "; results in " << out << "/sweep.csv\n";
-  } else {
-    *ctx.out << "; when every shard is done: capplan sweep --merge " << out << "\n";
-  }
+  PrintSweepStats(s, opt, ctx);
   return Status::Ok();
 }
 
@@ -141,14 +151,10 @@ Status RunSearchCommand(const std::vector<std::string>& args, CommandContext& ct
       "out", po::value<std::string>(), "output directory")(
       "jobs,j", po::value<int>(), "configurations searched in parallel (default: all cores)")(
       "no-fast-forward", "simulate every decode iteration as an event (simulate --help)");
-  po::positional_options_description pos;
-  pos.add("scenario", 1);
   po::variables_map vm;
-  CAPPLAN_RETURN_IF_ERROR(ParseCommandLine("search", args, desc, &pos, &vm));
-  if (vm.count("help")) {
-    *ctx.out << desc << "\n";
-    return Status::Ok();
-  }
+  CAPPLAN_ASSIGN_OR_RETURN(const bool go,
+                           ParseFlags("search", args, desc, "scenario", 1, &vm, ctx));
+  if (!go) return Status::Ok();
   if (!vm.count("scenario")) {
     return Status::Usage(
         "search: missing SCENARIO.json; e.g. capplan search scenario.json "
