@@ -2,6 +2,7 @@
 
 #include <Eigen/Dense>
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <set>
@@ -392,115 +393,133 @@ std::string KernelTableProblem(const hw::HardwareProfile& base, const std::strin
   return "";
 }
 
-}  // namespace
-
-Result<CalibrationFit> FitMeasurements(const MeasurementSet& set, const hw::HardwareProfile& base,
-                                       const CeilingProfiles& ceilings) {
-  if (!base.has_cost_model) {
-    return Status::Invalid(base.path + ": base profile has no cost-model parameters to refit");
-  }
-  CalibrationFit out;
-  out.used_per_source.assign(set.sources.size(), 0);
-  const std::string base_gpu = GpuModelOf(base.gpu);
-  bool any_public = false;
-  for (const MeasurementSource& s : set.sources) any_public |= s.is_public;
+// The records a fit uses, sorted by what they fit.
+struct SortedRecords {
   std::map<std::string, std::vector<FitPoint>> by_class, by_kernel;
   std::vector<double> launch;
   std::vector<std::pair<double, double>> graph;  // nodes, seconds
   std::vector<int> bus;
-  std::vector<const hw::HardwareProfile*> gpu_of(set.records.size(), &base);
+  // The profile whose ceilings price each record: its own GPU's.
+  std::vector<const hw::HardwareProfile*> gpu_of;
+};
+
+// "SM90" from "sm90".
+std::string ArchName(const std::string& arch) {
+  std::string up = arch;
+  for (char& c : up) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return up;
+}
+
+// How a record's GPU stands to the base's, by architecture.
+std::string GenerationNote(const hw::HardwareProfile& gpu, const hw::HardwareProfile& base) {
+  if (gpu.architecture == base.architecture) {
+    return "same " + ArchName(base.architecture) + " generation";
+  }
+  return ArchName(gpu.architecture) + " records, " + ArchName(base.architecture) + " base";
+}
+
+// How records of `model` (priced on `g`, not the base's GPU) enter the fit.
+std::string CrossGpuNote(const std::string& model, const hw::HardwareProfile& g,
+                         const hw::HardwareProfile& base, const std::string& base_gpu,
+                         const std::string& note) {
+  return model + " records enter as fractions of " + g.name + "'s ceilings (HBM " +
+         SigDigits(g.hbm_bytes_per_s / 1e12, 4) + " TB/s, BF16 " +
+         SigDigits(g.bf16_flops_per_s / 1e12, 4) + ", FP8 " +
+         SigDigits(g.fp8_flops_per_s / 1e12, 4) + " TFLOP/s), never as " + base_gpu + " times (" +
+         GenerationNote(g, base) + ")" + (note.empty() ? "" : "; " + note);
+}
+
+// A kernel record as a point of its class's (or its implementation's)
+// fit; "" when it is used, else why not.
+std::string AddKernelPoint(const MeasurementSet& set, size_t i, const hw::HardwareProfile& base,
+                           const std::string& base_gpu, const CeilingProfiles& ceilings,
+                           SortedRecords* sorted, CalibrationFit* out) {
+  const MeasuredKernel& k = set.records[i];
+  const MeasurementSource& src = set.sources[k.source];
+  const hw::HardwareProfile& gpu = *sorted->gpu_of[i];
+  FitPoint fp;
+  fp.t_s = k.median_us * 1e-6;
+  fp.flops = k.flops;
+  fp.bytes = k.bytes;
+  fp.record = static_cast<int>(i);
+  fp.hbm = gpu.hbm_bytes_per_s;
+  fp.gpu_model = src.gpu_model;
+  fp.source = k.source;
+  std::string why;
+  // Classified on its own GPU's profile: the FLOP rate is that GPU's.
+  const std::string key = Classify(k, gpu, &fp, &why);
+  if (key.empty()) return why;
+  if (fp.flops <= 0 && fp.bytes <= 0) return "neither bytes nor flops: nothing to price";
+  if (&gpu != &base) {
+    out->cross_gpu[src.gpu_model] =
+        CrossGpuNote(src.gpu_model, gpu, base, base_gpu, ceilings.at(src.gpu_model).note);
+  }
+  if (k.implementation.empty()) {
+    sorted->by_class[key].push_back(fp);
+    return "";
+  }
+  why = KernelTableProblem(base, k.implementation, key);
+  if (why.empty()) sorted->by_kernel[k.implementation].push_back(fp);
+  return why;
+}
+
+// Each record to what it fits (or to the unused list, with the reason): a
+// public record of another GPU only with a profile of that GPU's ceilings.
+SortedRecords SortRecords(const MeasurementSet& set, const hw::HardwareProfile& base,
+                          const CeilingProfiles& ceilings, CalibrationFit* out) {
+  SortedRecords sorted;
+  sorted.gpu_of.assign(set.records.size(), &base);
+  const std::string base_gpu = GpuModelOf(base.gpu);
   for (size_t i = 0; i < set.records.size(); ++i) {
     const MeasuredKernel& k = set.records[i];
     const MeasurementSource& src = set.sources[k.source];
+    const int record = static_cast<int>(i);
     if (src.is_public && src.gpu_model != base_gpu) {
       auto c = ceilings.find(src.gpu_model);
       if (c == ceilings.end() || c->second.profile == nullptr ||
           !c->second.profile->has_cost_model) {
-        out.unused.push_back(
-            {static_cast<int>(i), "public " + src.gpu_model + " record: informs " +
-                                      (base_gpu.empty() ? base.gpu : base_gpu) +
-                                      " efficiency only as a fraction of the " + src.gpu_model +
-                                      "'s own peak (same SM90 generation); no profile with the " +
-                                      src.gpu_model + "'s ceilings was given"});
+        out->unused.push_back({record, "public " + src.gpu_model + " record: informs " +
+                                           (base_gpu.empty() ? base.gpu : base_gpu) +
+                                           " efficiency only as a fraction of the " +
+                                           src.gpu_model + "'s own peak; no profile with the " +
+                                           src.gpu_model + "'s ceilings was given"});
         continue;
       }
-      gpu_of[i] = c->second.profile;
+      sorted.gpu_of[i] = c->second.profile;
     }
     if (k.timing == KernelTiming::kBusBandwidth) {
-      bus.push_back(static_cast<int>(i));
+      sorted.bus.push_back(record);
       continue;
     }
-    ++out.used_per_source[k.source];  // undone below when not usable
-    if (k.op_class == "overhead" && k.kernel == "kernel_launch") {
-      launch.push_back(k.median_us * 1e-6);
-      continue;
-    }
-    if (k.op_class == "overhead" && k.kernel == "graph_launch") {
-      if (k.Shape("nodes") <= 0) {
-        --out.used_per_source[k.source];
-        out.unused.push_back({static_cast<int>(i), "graph_launch without shape.nodes"});
-      } else {
-        graph.push_back({static_cast<double>(k.Shape("nodes")), k.median_us * 1e-6});
-      }
-      continue;
-    }
-    FitPoint fp;
-    fp.t_s = k.median_us * 1e-6;
-    fp.flops = k.flops;
-    fp.bytes = k.bytes;
-    fp.record = static_cast<int>(i);
-    fp.hbm = gpu_of[i]->hbm_bytes_per_s;
-    fp.gpu_model = src.gpu_model;
-    fp.source = k.source;
     std::string why;
-    // Classified on its own GPU's profile: the FLOP rate is that GPU's.
-    const std::string key = Classify(k, *gpu_of[i], &fp, &why);
-    if (key.empty()) {
-      --out.used_per_source[k.source];
-      out.unused.push_back({static_cast<int>(i), why});
-      continue;
-    }
-    if (fp.flops <= 0 && fp.bytes <= 0) {
-      --out.used_per_source[k.source];
-      out.unused.push_back({static_cast<int>(i), "neither bytes nor flops: nothing to price"});
-      continue;
-    }
-    if (gpu_of[i] != &base) {
-      const hw::HardwareProfile& g = *gpu_of[i];
-      out.cross_gpu[src.gpu_model] =
-          src.gpu_model + " records enter as fractions of " + g.name + "'s ceilings (HBM " +
-          SigDigits(g.hbm_bytes_per_s / 1e12, 4) + " TB/s, BF16 " +
-          SigDigits(g.bf16_flops_per_s / 1e12, 4) + ", FP8 " +
-          SigDigits(g.fp8_flops_per_s / 1e12, 4) + " TFLOP/s), never as " + base_gpu +
-          " times (same SM90 generation)" +
-          (ceilings.at(src.gpu_model).note.empty() ? "" : "; " + ceilings.at(src.gpu_model).note);
-    }
-    if (!k.implementation.empty()) {
-      why = KernelTableProblem(base, k.implementation, key);
-      if (!why.empty()) {
-        --out.used_per_source[k.source];
-        out.unused.push_back({static_cast<int>(i), why});
-        continue;
+    if (k.op_class == "overhead" && k.kernel == "kernel_launch") {
+      sorted.launch.push_back(k.median_us * 1e-6);
+    } else if (k.op_class == "overhead" && k.kernel == "graph_launch") {
+      if (k.Shape("nodes") <= 0) {
+        why = "graph_launch without shape.nodes";
+      } else {
+        sorted.graph.push_back({static_cast<double>(k.Shape("nodes")), k.median_us * 1e-6});
       }
-      by_kernel[k.implementation].push_back(fp);
-      continue;
+    } else {
+      why = AddKernelPoint(set, i, base, base_gpu, ceilings, &sorted, out);
     }
-    by_class[key].push_back(fp);
+    if (why.empty()) {
+      ++out->used_per_source[k.source];
+    } else {
+      out->unused.push_back({record, why});
+    }
   }
-  for (const auto& [key, pts] : by_class) {
-    auto it = base.efficiency.find(key);
-    if (it == base.efficiency.end()) return Status::Internal("no base curve for " + key);
-    out.classes[key] = FitClass(key, pts, it->second, base.hbm_bytes_per_s);
-  }
-  for (const auto& [impl, pts] : by_kernel) {
-    out.kernels[impl] = FitClass(impl, pts, base.kernels.at(impl).efficiency, base.hbm_bytes_per_s);
-  }
-  FitAllReduce(set, bus, gpu_of, &out);
-  OverheadFit& o = out.overheads;
+  return sorted;
+}
+
+// Launch overheads: a kernel launch's median; a graph's fixed and per-node
+// cost by least squares over at least two node counts.
+void FitOverheads(const std::vector<double>& launch,
+                  const std::vector<std::pair<double, double>>& graph, OverheadFit* o) {
   if (!launch.empty()) {
-    o.kernel_launch = true;
-    o.kernel_launch_s = Quantile(launch, 0.5);
-    o.kernel_launch_points = static_cast<int>(launch.size());
+    o->kernel_launch = true;
+    o->kernel_launch_s = Quantile(launch, 0.5);
+    o->kernel_launch_points = static_cast<int>(launch.size());
   }
   std::set<double> nodes;
   for (const auto& g : graph) nodes.insert(g.first);
@@ -511,20 +530,44 @@ Result<CalibrationFit> FitMeasurements(const MeasurementSet& set, const hw::Hard
       m(i, 0) = 1, m(i, 1) = graph[i].first, t(i) = graph[i].second;
     }
     Eigen::Vector2d s = m.colPivHouseholderQr().solve(t);
-    o.graph = true;
-    o.graph_launch_s = std::max(0.0, s(0));
-    o.graph_node_s = std::max(0.0, s(1));
-    o.graph_points = static_cast<int>(graph.size());
+    o->graph = true;
+    o->graph_launch_s = std::max(0.0, s(0));
+    o->graph_node_s = std::max(0.0, s(1));
+    o->graph_points = static_cast<int>(graph.size());
   } else if (!graph.empty()) {
-    o.note = "graph_launch records need at least 2 distinct node counts; graph overheads kept";
+    o->note = "graph_launch records need at least 2 distinct node counts; graph overheads kept";
   }
+}
+
+}  // namespace
+
+Result<CalibrationFit> FitMeasurements(const MeasurementSet& set, const hw::HardwareProfile& base,
+                                       const CeilingProfiles& ceilings) {
+  if (!base.has_cost_model) {
+    return Status::Invalid(base.path + ": base profile has no cost-model parameters to refit");
+  }
+  CalibrationFit out;
+  out.used_per_source.assign(set.sources.size(), 0);
+  bool any_public = false;
+  for (const MeasurementSource& s : set.sources) any_public |= s.is_public;
+  const SortedRecords sorted = SortRecords(set, base, ceilings, &out);
+  for (const auto& [key, pts] : sorted.by_class) {
+    auto it = base.efficiency.find(key);
+    if (it == base.efficiency.end()) return Status::Internal("no base curve for " + key);
+    out.classes[key] = FitClass(key, pts, it->second, base.hbm_bytes_per_s);
+  }
+  for (const auto& [impl, pts] : sorted.by_kernel) {
+    out.kernels[impl] = FitClass(impl, pts, base.kernels.at(impl).efficiency, base.hbm_bytes_per_s);
+  }
+  FitAllReduce(set, sorted.bus, sorted.gpu_of, &out);
+  FitOverheads(sorted.launch, sorted.graph, &out.overheads);
   for (size_t i = 0; i < set.steps.size(); ++i) {
     out.unused_steps.push_back(
         {static_cast<int>(i), "step record (" + set.steps[i].step +
                                   "): per-step fixed costs are fitted from the step cases "
                                   "(capplan calibrate --public, calibrate/step_fit.h)"});
   }
-  if (out.classes.empty() && !o.kernel_launch && !o.graph && !any_public) {
+  if (out.classes.empty() && !out.overheads.kernel_launch && !out.overheads.graph && !any_public) {
     return Status::Invalid("calibrate: no record could be used for any fit (" +
                            std::to_string(out.unused.size() + out.unused_steps.size()) +
                            " records unused)");
