@@ -38,7 +38,8 @@ TEST(BlackwellFp4Kernels, VllmChoosesPerArchitecture) {
     EXPECT_EQ(k.at("moe.int4"), "vllm_marlin_moe") << arch;
   }
   const auto hopper = e.KernelNamesFor("sm90");
-  EXPECT_EQ(hopper.count("moe.nvfp4"), 0u);
+  // Hopper runs NVFP4 experts weight-only, through the Marlin MoE kernel.
+  EXPECT_EQ(hopper.at("moe.nvfp4"), "vllm_marlin_moe");
   EXPECT_EQ(hopper.at("moe.fp8"), "vllm_triton_fused_moe");
   EXPECT_EQ(hopper.at("mla_decode.bf16"), "vllm_flashmla_decode_bf16kv");
   EXPECT_NE(e.SourceOf("kernels_by_architecture.sm100.moe.int4")
