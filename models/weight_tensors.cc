@@ -33,71 +33,74 @@ void AppendLinearAttentionTensors(const ModelCard& c, std::vector<WeightTensor>*
   t->push_back({kA, "linear_attn.out_proj", h, la.ValueDim(), n, ShardKind::kAttnRow});
 }
 
-}  // namespace
+// MLA attention (DeepSeek-V3 lineage), with the DSA indexer where the card
+// has one. Shapes follow the HF modeling code.
+void AppendMlaTensors(const ModelCard& c, std::vector<WeightTensor>* out) {
+  std::vector<WeightTensor>& t = *out;
+  const int64_t L = c.num_layers, h = c.hidden_size;
+  const Component kA = Component::kAttention, kN = Component::kNorms;
+  const int64_t qk = c.qk_nope_head_dim + c.qk_rope_head_dim;
+  if (c.q_lora_rank > 0) {
+    t.push_back({kA, "attn.q_a_proj", c.q_lora_rank, h, L, ShardKind::kReplicated});
+    t.push_back({kN, "attn.q_a_layernorm", c.q_lora_rank, 1, L, ShardKind::kReplicated, true});
+    t.push_back({kA, "attn.q_b_proj", c.num_heads * qk, c.q_lora_rank, L, ShardKind::kAttnColumn});
+  } else {
+    t.push_back({kA, "attn.q_proj", c.num_heads * qk, h, L, ShardKind::kAttnColumn});
+  }
+  t.push_back({kA, "attn.kv_a_proj_with_mqa", c.kv_lora_rank + c.qk_rope_head_dim, h, L,
+               ShardKind::kReplicated});
+  t.push_back({kN, "attn.kv_a_layernorm", c.kv_lora_rank, 1, L, ShardKind::kReplicated, true});
+  t.push_back({kA, "attn.kv_b_proj", c.num_heads * (c.qk_nope_head_dim + c.v_head_dim),
+               c.kv_lora_rank, L, ShardKind::kAttnColumn});
+  t.push_back({kA, "attn.o_proj", h, c.num_heads * c.v_head_dim, L, ShardKind::kAttnRow});
+  if (c.index_topk > 0) {
+    // DSA indexer (DeepSeek-V3.2 / GLM-5 modeling code): wq_b from the q
+    // latent, wk from the hidden state, a per-head weight projection and a
+    // LayerNorm (weight + bias) on the keys. Small, so replicated.
+    const int64_t qin = c.q_lora_rank > 0 ? c.q_lora_rank : h;
+    t.push_back({kA, "attn.indexer.wq_b", int64_t{c.index_n_heads} * c.index_head_dim, qin, L,
+                 ShardKind::kReplicated});
+    t.push_back({kA, "attn.indexer.wk", c.index_head_dim, h, L, ShardKind::kReplicated});
+    t.push_back({kA, "attn.indexer.weights_proj", c.index_n_heads, h, L, ShardKind::kReplicated});
+    t.push_back({kN, "attn.indexer.k_norm", 2 * int64_t{c.index_head_dim}, 1, L,
+                 ShardKind::kReplicated, true});
+  }
+}
 
-std::vector<WeightTensor> ListWeightTensors(const ModelCard& c) {
-  std::vector<WeightTensor> t;
-  int64_t L = c.num_layers;
+// GQA/MHA attention of the softmax-attention layers (a hybrid's linear
+// layers have tensors of their own).
+void AppendGqaTensors(const ModelCard& c, std::vector<WeightTensor>* out) {
+  std::vector<WeightTensor>& t = *out;
   const int64_t h = c.hidden_size;
   const Component kA = Component::kAttention, kN = Component::kNorms;
-  // Attention (per layer). Shapes follow the HF modeling code of each family.
-  if (c.attention == AttentionKind::kMla) {
-    const int64_t qk = c.qk_nope_head_dim + c.qk_rope_head_dim;
-    if (c.q_lora_rank > 0) {
-      t.push_back({kA, "attn.q_a_proj", c.q_lora_rank, h, L, ShardKind::kReplicated});
-      t.push_back({kN, "attn.q_a_layernorm", c.q_lora_rank, 1, L, ShardKind::kReplicated, true});
-      t.push_back({kA, "attn.q_b_proj", c.num_heads * qk, c.q_lora_rank, L, ShardKind::kAttnColumn});
-    } else {
-      t.push_back({kA, "attn.q_proj", c.num_heads * qk, h, L, ShardKind::kAttnColumn});
-    }
-    t.push_back({kA, "attn.kv_a_proj_with_mqa", c.kv_lora_rank + c.qk_rope_head_dim, h, L,
-                 ShardKind::kReplicated});
-    t.push_back({kN, "attn.kv_a_layernorm", c.kv_lora_rank, 1, L, ShardKind::kReplicated, true});
-    t.push_back({kA, "attn.kv_b_proj", c.num_heads * (c.qk_nope_head_dim + c.v_head_dim),
-                 c.kv_lora_rank, L, ShardKind::kAttnColumn});
-    t.push_back({kA, "attn.o_proj", h, c.num_heads * c.v_head_dim, L, ShardKind::kAttnRow});
-    if (c.index_topk > 0) {
-      // DSA indexer (DeepSeek-V3.2 / GLM-5 modeling code): wq_b from the q
-      // latent, wk from the hidden state, a per-head weight projection and a
-      // LayerNorm (weight + bias) on the keys. Small, so replicated.
-      const int64_t qin = c.q_lora_rank > 0 ? c.q_lora_rank : h;
-      t.push_back({kA, "attn.indexer.wq_b", int64_t{c.index_n_heads} * c.index_head_dim, qin, L,
-                   ShardKind::kReplicated});
-      t.push_back({kA, "attn.indexer.wk", c.index_head_dim, h, L, ShardKind::kReplicated});
-      t.push_back({kA, "attn.indexer.weights_proj", c.index_n_heads, h, L, ShardKind::kReplicated});
-      t.push_back({kN, "attn.indexer.k_norm", 2 * int64_t{c.index_head_dim}, 1, L,
-                   ShardKind::kReplicated, true});
-    }
-  } else {
-    const int64_t hd = c.head_dim;
-    // Softmax-attention layers only: a hybrid's linear layers follow below.
-    L = c.FullAttentionLayers();
-    const int64_t q_width = c.num_heads * hd * (c.attention_output_gate ? 2 : 1);
-    t.push_back({kA, "attn.q_proj", q_width, h, L, ShardKind::kAttnColumn});
-    t.push_back({kA, "attn.k_proj", c.num_kv_heads * hd, h, L, ShardKind::kKvHeads});
-    t.push_back({kA, "attn.v_proj", c.num_kv_heads * hd, h, L, ShardKind::kKvHeads});
-    t.push_back({kA, "attn.o_proj", h, c.num_heads * hd, L, ShardKind::kAttnRow});
-    if (c.qkv_bias) {
-      t.push_back({kN, "attn.q_proj.bias", c.num_heads * hd, 1, L, ShardKind::kAttnColumn, true});
-      t.push_back({kN, "attn.kv_proj.bias", c.num_kv_heads * hd, 1, 2 * L, ShardKind::kKvHeads,
-                   true});
-    }
-    if (c.o_bias) t.push_back({kN, "attn.o_proj.bias", h, 1, L, ShardKind::kReplicated, true});
-    if (c.attention_sinks) {
-      t.push_back({kN, "attn.sinks", c.num_heads, 1, L, ShardKind::kAttnColumn, true});
-    }
-    if (c.qk_norm) {
-      // Qwen3: one RMSNorm weight of head_dim shared by all q heads, one by
-      // all k heads, per layer; every rank holds both.
-      t.push_back({kN, "attn.q_norm", hd, 1, L, ShardKind::kReplicated, true});
-      t.push_back({kN, "attn.k_norm", hd, 1, L, ShardKind::kReplicated, true});
-    }
+  const int64_t hd = c.head_dim;
+  const int64_t L = c.FullAttentionLayers();
+  const int64_t q_width = c.num_heads * hd * (c.attention_output_gate ? 2 : 1);
+  t.push_back({kA, "attn.q_proj", q_width, h, L, ShardKind::kAttnColumn});
+  t.push_back({kA, "attn.k_proj", c.num_kv_heads * hd, h, L, ShardKind::kKvHeads});
+  t.push_back({kA, "attn.v_proj", c.num_kv_heads * hd, h, L, ShardKind::kKvHeads});
+  t.push_back({kA, "attn.o_proj", h, c.num_heads * hd, L, ShardKind::kAttnRow});
+  if (c.qkv_bias) {
+    t.push_back({kN, "attn.q_proj.bias", c.num_heads * hd, 1, L, ShardKind::kAttnColumn, true});
+    t.push_back({kN, "attn.kv_proj.bias", c.num_kv_heads * hd, 1, 2 * L, ShardKind::kKvHeads,
+                 true});
   }
-  AppendLinearAttentionTensors(c, &t);
-  // input_layernorm + post_attention_layernorm per layer, plus the final norm.
-  t.push_back({kN, "norm.layer", h, 1, 2 * int64_t{c.num_layers}, ShardKind::kReplicated, true});
-  t.push_back({kN, "norm.final", h, 1, 1, ShardKind::kReplicated, true});
+  if (c.o_bias) t.push_back({kN, "attn.o_proj.bias", h, 1, L, ShardKind::kReplicated, true});
+  if (c.attention_sinks) {
+    t.push_back({kN, "attn.sinks", c.num_heads, 1, L, ShardKind::kAttnColumn, true});
+  }
+  if (c.qk_norm) {
+    // Qwen3: one RMSNorm weight of head_dim shared by all q heads, one by
+    // all k heads, per layer; every rank holds both.
+    t.push_back({kN, "attn.q_norm", hd, 1, L, ShardKind::kReplicated, true});
+    t.push_back({kN, "attn.k_norm", hd, 1, L, ShardKind::kReplicated, true});
+  }
+}
 
+// Dense FFN layers, routed and shared experts, and the router.
+void AppendFfnTensors(const ModelCard& c, std::vector<WeightTensor>* out) {
+  std::vector<WeightTensor>& t = *out;
+  const int64_t h = c.hidden_size;
   if (c.NumDenseLayers() > 0) {
     const int64_t d = c.NumDenseLayers(), f = c.intermediate_size;
     t.push_back({Component::kDenseFfn, "dense.gate_up_proj", f, h, 2 * d, ShardKind::kTpColumn});
@@ -133,6 +136,25 @@ std::vector<WeightTensor> ListWeightTensors(const ModelCard& c) {
                    m, ShardKind::kReplicated, true});
     }
   }
+}
+
+}  // namespace
+
+std::vector<WeightTensor> ListWeightTensors(const ModelCard& c) {
+  std::vector<WeightTensor> t;
+  const int64_t h = c.hidden_size;
+  const Component kN = Component::kNorms;
+  // Attention per layer; shapes follow the HF modeling code of each family.
+  if (c.attention == AttentionKind::kMla) {
+    AppendMlaTensors(c, &t);
+  } else {
+    AppendGqaTensors(c, &t);
+  }
+  AppendLinearAttentionTensors(c, &t);
+  // input_layernorm + post_attention_layernorm per layer, plus the final norm.
+  t.push_back({kN, "norm.layer", h, 1, 2 * int64_t{c.num_layers}, ShardKind::kReplicated, true});
+  t.push_back({kN, "norm.final", h, 1, 1, ShardKind::kReplicated, true});
+  AppendFfnTensors(c, &t);
   t.push_back({Component::kEmbeddings, "embed_tokens", c.vocab_size, h, 1, ShardKind::kVocabAttnTp});
   if (!c.tie_word_embeddings) {
     t.push_back({Component::kEmbeddings, "lm_head", c.vocab_size, h, 1, ShardKind::kVocabTp});
