@@ -95,38 +95,17 @@ Result<ModelCard> LoadModelCard(const std::string& name_or_path) {
   return ParseModelCard(text, path);
 }
 
-Result<ModelCard> ParseModelCard(const std::string& json_text, const std::string& origin) {
-  CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json doc, ParseJson(json_text, origin));
-  JsonObject o(doc, origin, "");
-  CAPPLAN_RETURN_IF_ERROR(o.CheckObject());
-  ModelCard c;
-  std::string format;
-  CAPPLAN_RETURN_IF_ERROR(o.Get("format", &format, true));
-  CAPPLAN_RETURN_IF_ERROR(o.CheckOneOf("format", format, {"capplan.model_card.v1"}));
-  o.Touch("notes");
-  // Where each value came from, for cards written by `capplan import-model`.
-  o.Touch("value_sources");
-  CAPPLAN_RETURN_IF_ERROR(o.Get("name", &c.name, true));
-  c.display_name = c.name;
-  CAPPLAN_RETURN_IF_ERROR(o.Get("display_name", &c.display_name));
-  CAPPLAN_RETURN_IF_ERROR(o.Get("sources", &c.sources, true));
-  if (c.sources.empty()) return o.Error("sources", "a card must name at least one source");
+namespace {
 
-  // Required positive dimensions.
-  struct IntField {
-    const char* key;
-    int* out;
-    double lo, hi;
-  };
-  const IntField required[] = {
-      {"num_layers", &c.num_layers, 1, kMaxLayers},
-      {"hidden_size", &c.hidden_size, 1, kMaxDim},
-      {"vocab_size", &c.vocab_size, 1, 1 << 24},
-      {"num_heads", &c.num_heads, 1, 4096},
-  };
-  // Read now, checked after Finish() so a misspelt key is reported as such
-  // rather than as the missing field it was meant to be.
-  for (const auto& f : required) CAPPLAN_RETURN_IF_ERROR(o.Get(f.key, f.out));
+struct IntField {
+  const char* key;
+  int* out;
+  double lo, hi;
+};
+
+// The optional dimensions and flags, each range-checked.
+Status ReadOptionalFields(JsonObject& o, ModelCard* card) {
+  ModelCard& c = *card;
   const IntField optional[] = {
       {"mtp_layers", &c.mtp_layers, 0, 64},
       {"num_kv_heads", &c.num_kv_heads, 0, 4096},
@@ -171,11 +150,13 @@ Result<ModelCard> ParseModelCard(const std::string& json_text, const std::string
   CAPPLAN_RETURN_IF_ERROR(o.Get("scoring_func", &c.scoring_func));
   CAPPLAN_RETURN_IF_ERROR(o.CheckOneOf("scoring_func", c.scoring_func, {"softmax", "sigmoid"}));
 
-  std::string attention;
-  CAPPLAN_RETURN_IF_ERROR(o.Get("attention", &attention, true));
-  CAPPLAN_RETURN_IF_ERROR(o.CheckOneOf("attention", attention, {"gqa", "mla"}));
-  c.attention = attention == "mla" ? AttentionKind::kMla : AttentionKind::kGqa;
+  return Status::Ok();
+}
 
+// The checkpoint's formats and the components each weight choice
+// re-quantizes.
+Status ReadPrecision(JsonObject& o, ModelCard* card) {
+  ModelCard& c = *card;
   // Checkpoint precision; components not listed are BF16.
   for (Component comp : AllComponents()) c.checkpoint[comp] = WeightFormat{};
   CAPPLAN_ASSIGN_OR_RETURN(JsonObject ckpt, o.Child("checkpoint", true));
@@ -210,16 +191,12 @@ Result<ModelCard> ParseModelCard(const std::string& json_text, const std::string
     }
     CAPPLAN_RETURN_IF_ERROR(qz.Finish());
   }
-  CAPPLAN_RETURN_IF_ERROR(ParseLayerStructure(o, &c));
-  // Unknown keys first: a misspelt field would otherwise surface as a
-  // confusing cross-field error about the field it was meant to be.
-  CAPPLAN_RETURN_IF_ERROR(o.Finish());
-  for (const auto& f : required) {
-    if (!o.Has(f.key)) return o.Error(f.key, "required field is missing");
-    CAPPLAN_RETURN_IF_ERROR(o.CheckRange(f.key, *f.out, f.lo, f.hi));
-  }
+  return Status::Ok();
+}
 
-  // Cross-field checks: the architecture must be self-consistent.
+// Checks across fields, after every field was read: the architecture must
+// be self-consistent.
+Status CheckArchitecture(const JsonObject& o, const ModelCard& c) {
   if (c.attention == AttentionKind::kGqa) {
     if (c.num_kv_heads <= 0) return o.Error("num_kv_heads", "gqa attention needs num_kv_heads > 0");
     if (c.head_dim <= 0) return o.Error("head_dim", "gqa attention needs head_dim > 0");
@@ -267,6 +244,55 @@ Result<ModelCard> ParseModelCard(const std::string& json_text, const std::string
   if (c.NumDenseLayers() > 0 && c.intermediate_size <= 0) {
     return o.Error("intermediate_size", "dense FFN layers need intermediate_size > 0");
   }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<ModelCard> ParseModelCard(const std::string& json_text, const std::string& origin) {
+  CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json doc, ParseJson(json_text, origin));
+  JsonObject o(doc, origin, "");
+  CAPPLAN_RETURN_IF_ERROR(o.CheckObject());
+  ModelCard c;
+  std::string format;
+  CAPPLAN_RETURN_IF_ERROR(o.Get("format", &format, true));
+  CAPPLAN_RETURN_IF_ERROR(o.CheckOneOf("format", format, {"capplan.model_card.v1"}));
+  o.Touch("notes");
+  // Where each value came from, for cards written by `capplan import-model`.
+  o.Touch("value_sources");
+  CAPPLAN_RETURN_IF_ERROR(o.Get("name", &c.name, true));
+  c.display_name = c.name;
+  CAPPLAN_RETURN_IF_ERROR(o.Get("display_name", &c.display_name));
+  CAPPLAN_RETURN_IF_ERROR(o.Get("sources", &c.sources, true));
+  if (c.sources.empty()) return o.Error("sources", "a card must name at least one source");
+
+  // Required positive dimensions.
+  const IntField required[] = {
+      {"num_layers", &c.num_layers, 1, kMaxLayers},
+      {"hidden_size", &c.hidden_size, 1, kMaxDim},
+      {"vocab_size", &c.vocab_size, 1, 1 << 24},
+      {"num_heads", &c.num_heads, 1, 4096},
+  };
+  // Read now, checked after Finish() so a misspelt key is reported as such
+  // rather than as the missing field it was meant to be.
+  for (const auto& f : required) CAPPLAN_RETURN_IF_ERROR(o.Get(f.key, f.out));
+  CAPPLAN_RETURN_IF_ERROR(ReadOptionalFields(o, &c));
+  std::string attention;
+  CAPPLAN_RETURN_IF_ERROR(o.Get("attention", &attention, true));
+  CAPPLAN_RETURN_IF_ERROR(o.CheckOneOf("attention", attention, {"gqa", "mla"}));
+  c.attention = attention == "mla" ? AttentionKind::kMla : AttentionKind::kGqa;
+
+  CAPPLAN_RETURN_IF_ERROR(ReadPrecision(o, &c));
+  CAPPLAN_RETURN_IF_ERROR(ParseLayerStructure(o, &c));
+  // Unknown keys first: a misspelt field would otherwise surface as a
+  // confusing cross-field error about the field it was meant to be.
+  CAPPLAN_RETURN_IF_ERROR(o.Finish());
+  for (const auto& f : required) {
+    if (!o.Has(f.key)) return o.Error(f.key, "required field is missing");
+    CAPPLAN_RETURN_IF_ERROR(o.CheckRange(f.key, *f.out, f.lo, f.hi));
+  }
+
+  CAPPLAN_RETURN_IF_ERROR(CheckArchitecture(o, c));
   CAPPLAN_RETURN_IF_ERROR(CheckLayerStructure(o, c));
 
   return c;
