@@ -173,9 +173,13 @@ class Module(unittest.TestCase):
             self.assertEqual(card, json.load(f))
         self.assertEqual(card["num_layers"], 36)
         self.assertEqual(capplan.import_model(folder), card)  # no out: a private temp file
+        unknown = os.path.join(OUT, "unknown-arch")
+        os.makedirs(unknown, exist_ok=True)
+        with open(os.path.join(unknown, "config.json"), "w") as f:
+            json.dump({"architectures": ["FooForCausalLM"], "model_type": "foo"}, f)
         with self.assertRaises(capplan.Error) as e:
-            capplan.import_model(os.path.join(SRC, "tests/data/hf/qwen3-next-80b-a3b"))
-        self.assertIn("layer_types", str(e.exception))
+            capplan.import_model(unknown)
+        self.assertIn("unknown architecture 'foo'", str(e.exception))
 
     def test_sweep_then_report(self):
         out = os.path.join(OUT, "sweep")
