@@ -4,7 +4,7 @@
 // scheduler and step prices, and handles the events an external loop pops
 // from a shared EventQueue (each event names its pool). The run driver
 // (sim/run_driver.h) drives a scenario's pools in one loop, a PD link
-// (sim/pd/pd_run.h) through the PD hooks below; Simulate() (sim/simulator.h)
+// (sim/pd_link.h) through the PD hooks below; Simulate() (sim/simulator.h)
 // drives one pool from a bare config.
 //
 // PD hooks (PoolOptions; both off for co-located runs):
