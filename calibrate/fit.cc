@@ -9,6 +9,7 @@
 
 #include "calibrate/fit_derived.h"
 #include "calibrate/sig_digits.h"
+#include "hw/formats.h"
 #include "hw/op_pricing.h"
 
 namespace capplan::calibrate {
@@ -360,6 +361,30 @@ bool AsOp(const MeasuredKernel& k, hw::OpPricingInput* op, std::string* why) {
   return *why = "no efficiency class prices kernel '" + k.kernel + "'", false;
 }
 
+// A GEMM's fitted efficiency is a fraction of the rate its record's math
+// runs at, and the simulator reads it against the rate of the weight
+// format's activations (hw/formats.json "activations", on the GPU's
+// architecture). A record whose dtype names another rate (FP8 experts
+// labelled BF16) would fit a table the simulator then applies to a peak
+// twice as high, so it is refused rather than fitted.
+bool SameRateAsSimulator(const MeasuredKernel& k, const hw::OpPricingInput& op,
+                         const hw::OpPricing& pricing, const hw::HardwareProfile& p,
+                         std::string* why) {
+  if (op.family != hw::OpFamily::kDenseGemm && op.family != hw::OpFamily::kGroupedGemm) {
+    return true;
+  }
+  const int arch = hw::ArchitectureIndex(p.architecture);
+  hw::OpPricingInput as_priced = op;
+  as_priced.compute = hw::Formats().RowOn(op.weights, arch).activations;
+  const double simulator_rate = hw::PriceOp(as_priced, p, arch).peak_flops_per_s;
+  if (simulator_rate == pricing.peak_flops_per_s) return true;
+  *why = "the record multiplies in " + k.dtype + " but the simulator prices " +
+         k.weight_dtype + " weights at the " +
+         std::string(hw::FormatName(as_priced.compute)) +
+         " rate; set the record's dtype to the format its kernel multiplies in";
+  return false;
+}
+
 // The class sim/cost_model.cc prices this record's op with, its compute
 // shape variable and rate; "" + reason when calibration cannot use it.
 std::string Classify(const MeasuredKernel& k, const hw::HardwareProfile& p, FitPoint* fp,
@@ -367,6 +392,7 @@ std::string Classify(const MeasuredKernel& k, const hw::HardwareProfile& p, FitP
   hw::OpPricingInput op;
   if (!AsOp(k, &op, why)) return "";
   const hw::OpPricing pricing = hw::PriceOp(op, p);
+  if (!SameRateAsSimulator(k, op, pricing, p, why)) return "";
   fp->x = pricing.x;
   fp->rate = pricing.peak_flops_per_s;
   return std::string(pricing.efficiency_class);

@@ -220,9 +220,16 @@ const moeStock = (fw, ver) => `moe/${fw}/${ver}/moe_perf.parquet`;
 // Each job: one output file per GPU. `rows(table)` returns records.
 const JOBS = [];
 
-// `dtype`: the format the experts multiply in (NVFP4 experts quantize their
-// activations to NVFP4 and run at the FP4 rate); BF16 otherwise.
-function addMoe({ what, impl, src, kernelSource, moeDtype, wdtype, shape, timing, title, extra = '', drop = null, archs, dtype = 'bf16' }) {
+// `dtype`: the format the experts multiply in, which sets the tensor-core
+// rate a record is priced against. FP8 block experts quantize their BF16
+// input per 128-wide token group to FP8 and multiply at the FP8 rate in
+// every kernel here (Triton fused_moe with use_fp8_w8a8, CUTLASS and
+// TRT-LLM-gen block-scaled grouped GEMMs, DeepGEMM's grouped FP8 GEMM), as
+// the simulator prices them (hw/formats.json: fp8 activations fp8); NVFP4
+// experts quantize to NVFP4 and run at the FP4 rate; W4A16 experts
+// dequantize to BF16.
+const moeMathDtype = (wdtype) => (wdtype === 'fp8' || wdtype === 'nvfp4' ? wdtype : 'bf16');
+function addMoe({ what, impl, src, kernelSource, moeDtype, wdtype, shape, timing, title, extra = '', drop = null, archs, dtype = moeMathDtype(wdtype) }) {
   const arith = timing === 'moe_vllm' ? 'bf16' : 'f32';
   JOBS.push({
     what, src, title, impl, archs,
@@ -325,7 +332,7 @@ function addDeepEP({ what, impl, table, masked }) {
           if (n < 2048) continue;
           touched = L; rows = L * base;
         }
-        out.push(moeRecord(impl, 'fp8', r.num_tokens, DSV3.h, DSV3.inter, DSV3.E, DSV3.topk, 1, ep, rows, touched, r.latency));
+        out.push(moeRecord(impl, 'fp8', r.num_tokens, DSV3.h, DSV3.inter, DSV3.E, DSV3.topk, 1, ep, rows, touched, r.latency, moeMathDtype('fp8')));
       }
       return out;
     },

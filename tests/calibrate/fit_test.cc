@@ -153,5 +153,38 @@ TEST(CalibFit, OverheadsFromLaunchRecords) {
   EXPECT_NEAR(fit->overheads.graph_node_s, 0.5e-6, 1e-12);
 }
 
+// FP8 experts multiply at the FP8 rate, and the simulator prices fp8 weights
+// there (hw/formats.json); a record labelled as BF16 math would fit a table
+// the simulator reads against twice the peak it was fitted on.
+TEST(CalibFit, GemmRecordsMustMultiplyAtTheRateTheSimulatorPrices) {
+  auto prof = hw::LoadHardwareProfile("h200-sxm");
+  ASSERT_TRUE(prof.ok()) << prof.status().message();
+  MeasurementSet set;
+  set.sources.push_back(H200Source("moe.json"));
+  for (const char* math : {"bf16", "fp8"}) {
+    for (int rows : {64, 4096}) {
+      MeasuredKernel k;
+      k.kernel = "fused_moe";
+      k.op_class = "moe";
+      k.dtype = math;
+      k.weight_dtype = "fp8";
+      k.shape = {{"rows", rows}, {"touched_experts", 32}};
+      k.flops = 2.0 * rows * 3 * 7168 * 2048;
+      k.bytes = 32.0 * 3 * 7168 * 2048;
+      k.median_us = 100;
+      k.index = static_cast<int>(set.records.size());
+      set.records.push_back(k);
+    }
+  }
+  auto fit = FitMeasurements(set, *prof);
+  ASSERT_TRUE(fit.ok()) << fit.status().message();
+  ASSERT_EQ(fit->unused.size(), 2u);
+  for (const auto& [index, why] : fit->unused) {
+    EXPECT_EQ(set.records[index].dtype, "bf16");
+    EXPECT_NE(why.find("multiplies in bf16"), std::string::npos) << why;
+    EXPECT_NE(why.find("fp8 rate"), std::string::npos) << why;
+  }
+}
+
 }  // namespace
 }  // namespace capplan::calibrate
