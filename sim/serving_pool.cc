@@ -595,9 +595,21 @@ void ServingPool::HandleFailures() {
 
 void ServingPool::OnStepEnd(int rep_i) {
   Replica& rep = replicas_[rep_i];
-  if (rep.tokens_emitted) {  // a pure decode step that finished nothing
+  if (rep.tokens_emitted) {  // a pure decode step whose tokens are out
     rep.tokens_emitted = false;
-    for (RankBatch& b : rep.batches) b = RankBatch();
+    int64_t kv = 0;
+    for (size_t k = 0; k < rep.ranks.size(); ++k) {
+      RankState& rank = rep.ranks[k];
+      // One rank (PreEmits): these are its requests, in batch order.
+      for (int32_t idx : emitted_done_) {
+        rank.running.erase(std::find(rank.running.begin(), rank.running.end(), idx));
+        Finish(rank, reqs_[idx], now_);
+      }
+      emitted_done_.clear();
+      rep.batches[k] = RankBatch();
+      kv += rank.kv_tokens;
+    }
+    res_.peak_kv_tokens = std::max(res_.peak_kv_tokens, kv);
     rep.busy = false;
     PagesFreed(rep_i);
     return;

@@ -155,7 +155,7 @@ class ServingPool {
     bool schedule_pending = false;
     bool reserve_pending = false;
     // Fast-forward emitted the tokens of the step now running: its step end
-    // only ends it.
+    // only ends it, finishing the requests in emitted_done_.
     bool tokens_emitted = false;
     uint64_t next_rank = 0;  // round-robin cursor over ranks
   };
@@ -215,6 +215,9 @@ class ServingPool {
   // Whether fast-forward may fold completions in this replica (header
   // comment).
   bool CanFoldCompletions(const Replica& rep) const;
+  // Whether the skip's last step end, at t, may have its tokens emitted
+  // with the skip's (EndSkip).
+  bool PreEmits(const Replica& rep, int64_t t) const;
   bool StartFromPrefill(Replica& rep, int64_t first_end);
   void UndoStartFromPrefill(Replica& rep);
   bool Fresh(int32_t idx) const;  // in fresh_
@@ -334,6 +337,9 @@ class ServingPool {
   // SteadyIterations' scratch: per rank, the pages its running requests
   // lack for their next token.
   std::vector<int64_t> deficit_;
+  // The requests a step end whose tokens fast-forward emitted finishes, in
+  // batch order.
+  std::vector<int32_t> emitted_done_;
   // Fast-forward's folded completions: (last iteration, request), in order.
   std::vector<std::pair<int64_t, int32_t>> ends_;
   // One-rank steady prices by range, direct-mapped: a range is keyed by its

@@ -22,6 +22,18 @@ bool ServingPool::CanFoldCompletions(const Replica& rep) const {
          rep.ranks[0].waiting.empty();
 }
 
+// The step end at t may have its tokens emitted when the skip ends: it is
+// the next event the queue pops (nothing is queued before it, and no other
+// replica or pool runs in between), and one rank without a prefix cache,
+// one token a step, so the requests it finishes leave in batch order with
+// nothing reading the rank's token count in a way that could change (a
+// one-target router picks it whatever its load).
+bool ServingPool::PreEmits(const Replica& rep, int64_t t) const {
+  return replicas_.size() == 1 && rep.ranks.size() == 1 && caches_.empty() && !speculative_ &&
+         listener_ == nullptr && !opts_.reserve_before_admit && !opts_.hold_kv_after_prefill &&
+         cfg_.sched.phase != Phase::kPrefillOnly && t < q_->next_time();
+}
+
 int64_t ServingPool::SteadyIterations(const Replica& rep, bool fold, int64_t* itl_weight) {
   const RequestTable& reqs = reqs_;
   for (size_t k = 0; k < rep.ranks.size(); ++k) {
@@ -455,10 +467,16 @@ void ServingPool::EndSkip(Replica& rep, Skip* s) {
                                   s->skipped < s->limit && s->end != s->skipped
                               ? 1
                               : 0;
-  rep.tokens_emitted = applied == 1;
-  if (applied == 1 && s->itl_weight > 0) res_.itl_ns.Add(s->d, s->itl_weight);
-  const int64_t steps = s->skipped + applied;  // step ends whose tokens are out
-  int64_t kv = 0;  // the replica's tokens at the last such step end, its peak
+  // Or, when that step end is the next event (PreEmits), its tokens are
+  // emitted here whatever it finishes: its event only finishes the
+  // requests listed in emitted_done_, without another pass over the batch.
+  const int64_t pre = applied == 0 && PreEmits(rep, s->t + s->d) ? 1 : 0;
+  const int64_t emit = applied + pre;
+  rep.tokens_emitted = emit == 1;
+  emitted_done_.clear();
+  if (emit == 1 && s->itl_weight > 0) res_.itl_ns.Add(s->d, s->itl_weight);
+  const int64_t steps = s->skipped + emit;  // step ends whose tokens are out
+  int64_t kv = 0;  // the replica's tokens at the last skipped step end (or applied's), its peak
   for (size_t k = 0; k < rep.ranks.size(); ++k) {
     RankState& rank = rep.ranks[k];
     if (rank.running.empty()) {
@@ -468,7 +486,7 @@ void ServingPool::EndSkip(Replica& rep, Skip* s) {
     int64_t pages = 0;
     // The first skipped step end's gaps, equal ones entered together.
     int64_t gap = -1, gaps = 0;
-    const int64_t first_end = s->first_end, last_ns = s->t + applied * s->d;
+    const int64_t first_end = s->first_end, last_ns = s->t + emit * s->d;
     const bool fresh = !fresh_.empty();
     ReqState* const* at = reqs_.table();
     const KvPool pool = rank.pool;  // a copy: its fields stay in registers
@@ -488,16 +506,20 @@ void ServingPool::EndSkip(Replica& rep, Skip* s) {
       r.last_token_ns = last_ns;
       // Iteration `skipped`'s pages: for its context, new token included.
       const int64_t p =
-          std::max<int64_t>(0, pool.PagesFor(r.kv_tokens - r.cached_tokens + 1 - applied) - r.pages);
+          std::max<int64_t>(0, pool.PagesFor(r.kv_tokens - r.cached_tokens + 1 - emit) - r.pages);
       r.pages += p;
       pages += p;
+      // Only a pre-emitted step end finishes requests (applied's finishes none).
+      if (pre == 1 && r.generated >= r.output) [[unlikely]] emitted_done_.push_back(idx);
     }
     if (gaps > 0) res_.itl_ns.Add(gap, gaps);
     rank.pool.Allocate(pages);  // SteadyIterations checked they are free
     const int64_t n = static_cast<int64_t>(rank.running.size());
     // Folded completions brought rank 0's tokens up to their step ends.
     rank.kv_tokens += n * (steps - (k == 0 ? s->synced : 0));
-    kv += rank.kv_tokens;
+    // A pre-emitted step end's peak is taken at its event, once the
+    // requests it finishes have left.
+    kv += rank.kv_tokens - n * pre;
     rep.batches[k].decode_ctx_sum += n * s->skipped;
     sched_->SkipDecodeIterations(rank, s->skipped);
   }
