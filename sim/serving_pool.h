@@ -70,7 +70,10 @@
 // (StartFromPrefill). And when such a replica is its pool's only one and
 // the skip's last step end follows the next arrival without finishing a
 // request, fast-forward emits that step end's tokens as well: until it,
-// only arrivals happen, and an arrival only queues.
+// only arrivals happen, and an arrival only queues. So it does, finishing
+// requests or not, when that step end is the next event of the run (one
+// pool, one replica of one rank): its event then only finishes the
+// requests it lists.
 //
 // Results equal the iteration-by-iteration path's except for the order of
 // floating-point sums of busy time.
