@@ -37,6 +37,11 @@ struct LinearAttention {
   int64_t ConvDim() const { return 2 * KeyDim() + ValueDim(); }
 };
 
+// The token mixer a layer runs: softmax attention over the whole context,
+// window-limited softmax attention (sliding or chunked local), or linear
+// attention (Gated DeltaNet).
+enum class LayerMixer { kFull, kWindow, kLinear };
+
 struct ModelCard {
   std::string name;          // "kimi-k2.6"
   std::string display_name;  // "Kimi K2.6"
@@ -134,6 +139,11 @@ struct ModelCard {
   // unless the model is a linear-attention hybrid).
   int FullAttentionLayers() const { return num_layers - linear_attention.layers; }
   bool IsHybridLinear() const { return linear_attention.layers > 0; }
+  // Whether some layers are not full attention (linear or window-limited).
+  bool HasMixedLayers() const { return IsHybridLinear() || sliding_window_layers > 0; }
+  // The mixer of layer `l` (card_layers.cc): the card keeps counts, and the
+  // configs these come from close each period with the full layer.
+  LayerMixer MixerOf(int l) const;
 };
 
 // Loads `name_or_path`: a path to a card .json file, a Hugging Face model

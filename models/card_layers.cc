@@ -1,5 +1,6 @@
 #include "models/card_layers.h"
 
+#include <algorithm>
 #include <string>
 
 namespace capplan::models {
@@ -56,6 +57,22 @@ Status ParseLayerStructure(JsonObject& o, ModelCard* c) {
   CAPPLAN_RETURN_IF_ERROR(o.CheckOneOf("local_attention", local, {"sliding", "chunked"}));
   c->local_attention = local == "chunked" ? LocalAttention::kChunked : LocalAttention::kSliding;
   return Status::Ok();
+}
+
+// The full-attention layers spread evenly, each closing its period: layer
+// l is full when floor((l + 1) F / N) steps past floor(l F / N). That is
+// Qwen3-Next's layer_types (every full_attention_interval-th layer full,
+// transformers configuration_qwen3_next.py), gpt-oss's (odd layers full,
+// configuration_gpt_oss.py layer_types) and Llama 4's (every
+// no_rope_layer_interval-th layer a global NoPE layer,
+// configuration_llama4.py no_rope_layers).
+LayerMixer ModelCard::MixerOf(int l) const {
+  if (!HasMixedLayers()) return LayerMixer::kFull;
+  const int64_t n = std::max(1, num_layers);
+  const int64_t full = IsHybridLinear() ? FullAttentionLayers() : n - sliding_window_layers;
+  const bool closes = (l + 1) * full / n > l * full / n;
+  if (closes) return LayerMixer::kFull;
+  return IsHybridLinear() ? LayerMixer::kLinear : LayerMixer::kWindow;
 }
 
 Status CheckLayerStructure(const JsonObject& o, const ModelCard& c) {

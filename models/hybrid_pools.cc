@@ -145,10 +145,16 @@ int64_t LinearStateBytes(const ModelCard& c, const ParallelLayout& l, const Hybr
                          int layers) {
   const LinearAttention& la = c.linear_attention;
   const int64_t tp = std::max(1, l.AttentionTp());
-  const int64_t conv = la.ConvDim() / tp * (la.conv_kernel - 1) * StateDtypeBytes(r.conv_state_dtype);
-  const int64_t ssm = int64_t{la.num_value_heads} / tp * la.key_head_dim * la.value_head_dim *
-                      StateDtypeBytes(r.ssm_state_dtype);
+  const LinearStateFormat f = LinearStateFormatOf(r);
+  const int64_t conv = la.ConvDim() / tp * (la.conv_kernel - 1) * f.conv_bytes;
+  const int64_t ssm =
+      int64_t{la.num_value_heads} / tp * la.key_head_dim * la.value_head_dim * f.ssm_bytes;
   return (conv + ssm) * layers;
+}
+
+LinearStateFormat LinearStateFormatOf(const HybridPoolRule& rule) {
+  return LinearStateFormat{StateDtypeBytes(rule.ssm_state_dtype),
+                           StateDtypeBytes(rule.conv_state_dtype)};
 }
 
 Result<HybridPoolPlan> PlanHybridPools(const HybridPoolInputs& in, double kv_room) {

@@ -11,6 +11,7 @@
 #include "models/card.h"
 #include "models/engine_profile.h"
 #include "models/memory.h"
+#include "models/ops.h"
 #include "models/types.h"
 
 namespace capplan::models {
@@ -24,6 +25,10 @@ bool UsesHybridPools(const ModelCard& card, const HybridPoolRule& rule);
 // value_heads x key_head_dim x value_head_dim, heads split over attention TP).
 int64_t LinearStateBytes(const ModelCard& card, const ParallelLayout& layout,
                          const HybridPoolRule& rule, int layers);
+
+// The bytes per element of the linear layers' recurrent and conv state as
+// `rule` says the engine keeps them ("model": the checkpoint's 16-bit dtype).
+LinearStateFormat LinearStateFormatOf(const HybridPoolRule& rule);
 
 struct HybridPoolInputs {
   const ModelCard* card = nullptr;

@@ -237,14 +237,41 @@ void AddEpilogue(const Builder& b, const std::vector<WeightTensor>& tensors) {
   for (ProgramOp& op : out) op.section = ProgramSection::kEpilogue;
 }
 
-// Layers group by what they run: their FFN (dense or MoE) and, with a DSA
-// indexer, whether they compute a fresh top-k (IndexShare reuses one).
+bool MixerMatches(LayerFilter::Mixer want, LayerMixer layer) {
+  using Mixer = LayerFilter::Mixer;
+  switch (want) {
+    case Mixer::kAny: return true;
+    case Mixer::kSoftmax: return layer != LayerMixer::kLinear;
+    case Mixer::kFull: return layer == LayerMixer::kFull;
+    case Mixer::kWindow: return layer == LayerMixer::kWindow;
+    case Mixer::kLinear: return layer == LayerMixer::kLinear;
+  }
+  return false;
+}
+
+// The group-name suffix of a layer's mixer; none when every layer is full.
+const char* MixerSuffix(const ModelCard& card, int l) {
+  if (!card.HasMixedLayers()) return "";
+  switch (card.MixerOf(l)) {
+    case LayerMixer::kFull: return ".full_attention";
+    case LayerMixer::kLinear: return ".linear_attention";
+    case LayerMixer::kWindow:
+      return card.local_attention == LocalAttention::kChunked ? ".chunked_local"
+                                                              : ".sliding_window";
+  }
+  return "";
+}
+
+// Layers group by what they run: their FFN (dense or MoE), with a DSA
+// indexer whether they compute a fresh top-k (IndexShare reuses one), and
+// their token mixer (full, window-limited or linear attention).
 void GroupLayers(const ModelCard& card, LayerProgram* p) {
   const int every = std::max(1, card.index_share_every);
   auto matches = [&](const LayerFilter& f, int l) {
     const bool moe = card.IsMoe() && l >= card.NumDenseLayers();
     if (f.ffn == LayerFilter::Ffn::kDense && moe) return false;
     if (f.ffn == LayerFilter::Ffn::kMoe && !moe) return false;
+    if (!MixerMatches(f.mixer, card.MixerOf(l))) return false;
     return !f.index_fresh_only || l % every == 0;
   };
   for (ProgramOp& op : p->layer_ops) op.layers = 0;
@@ -252,6 +279,7 @@ void GroupLayers(const ModelCard& card, LayerProgram* p) {
     const bool moe = card.IsMoe() && l >= card.NumDenseLayers();
     std::string name = moe ? "moe" : "dense";
     if (card.index_topk > 0) name += l % every == 0 ? ".index_fresh" : ".index_shared";
+    name += MixerSuffix(card, l);
     auto it = std::find_if(p->groups.begin(), p->groups.end(),
                            [&](const LayerGroup& g) { return g.name == name; });
     if (it == p->groups.end()) {
@@ -286,6 +314,7 @@ Result<LayerProgram> BuildLayerProgram(const ShardedModel& model) {
   // RMSNorm: read x and write y (~4 FLOPs per element).
   p.layer_ops.push_back(
       ElementwiseOp("norm.input", RowSource::kAttnTokens, double(b.h), double(b.h), 4.0 * b.h));
+  AddLinearAttention(b, tensors);
   AddAttention(b, tensors);
   AddAttentionOutput(b);
   AddDenseFfns(b, tensors);

@@ -12,10 +12,14 @@
 //
 // Layers: the layer ops are the union of every layer kind's ops in execution
 // order; `LayerGroup`s name the kinds (dense or MoE FFN, DSA layers that
-// compute a fresh indexer top-k or reuse one under IndexShare, ...), each with
-// its layer indices and the subsequence of layer ops its layers run. A new
-// per-layer kind (sliding-window or linear-attention layers, interleaved
-// dense/MoE layers) is a new group key, not a new walker.
+// compute a fresh indexer top-k or reuse one under IndexShare, the token
+// mixer of a hybrid model: full, window-limited or linear attention), each
+// with its layer indices and the subsequence of layer ops its layers run. A
+// new per-layer kind (interleaved dense/MoE layers, say) is a new group key,
+// not a new walker. Group names: "dense" | "moe", then ".index_fresh" |
+// ".index_shared" (DSA), then, for a card whose layers are not all full
+// attention (ModelCard::MixerOf), ".full_attention", ".linear_attention",
+// ".sliding_window" or ".chunked_local".
 //
 // Phases: the program holds every form an op can take -- decode and prefill
 // attention, MLA prefill expanded (kv_b_proj expands the cached latents, MHA)
@@ -34,9 +38,16 @@
 //          attn.kv_b_proj.absorbed, attn.kv_b_proj.expand,
 //          attn.indexer.wq_b, attn.indexer.wk, attn.indexer.weights_proj (DSA)
 //     GQA: attn.q_proj, attn.k_proj, attn.v_proj
-//   layer: norm.input, <attention GEMMs>, attn.norm_rope (MLA) | attn.rope (GQA),
+//   linear attention (Gated DeltaNet layers of a hybrid, linear_attn.*):
+//     linear_attn.in_proj_qkvz, linear_attn.in_proj_ba, linear_attn.conv1d,
+//     linear_attn.recurrent_update (decode: one state update per token) |
+//     linear_attn.chunked_delta_rule (prefill: the chunked scan),
+//     linear_attn.norm_gate, linear_attn.out_proj
+//   layer: norm.input, <linear attention>, <attention GEMMs>,
+//     attn.norm_rope (MLA) | attn.rope (GQA),
 //     attn.kv_append, attn.indexer (DSA), attn.mla_decode | attn.decode,
-//     attn.mla_prefill (both MLA forms) | attn.prefill, attn.o_proj,
+//     attn.mla_prefill (both MLA forms) | attn.prefill,
+//     attn.decode.window, attn.prefill.window (window-limited layers), attn.o_proj,
 //     attn.all_reduce, dp.all_gather, norm.post_attention,
 //     dense.gate_up_proj, dense.silu_and_mul, dense.down_proj,
 //     moe.shared.gate_up_proj, moe.shared.silu_and_mul, moe.shared.down_proj,
@@ -83,6 +94,22 @@ enum class MlaForm { kAny, kExpanded, kAbsorbed };
 struct LayerFilter {
   enum class Ffn { kAny, kDense, kMoe } ffn = Ffn::kAny;
   bool index_fresh_only = false;  // DSA: layers computing a fresh top-k
+  // The token mixer (ModelCard::MixerOf): kSoftmax is full or window-limited
+  // attention (projections, RoPE, KV append, o_proj), kFull and kWindow
+  // their attention kernels, kLinear the linear-attention ops.
+  enum class Mixer { kAny, kSoftmax, kFull, kWindow, kLinear } mixer = Mixer::kAny;
+};
+
+// The linear-attention ops whose cost is not per row: the causal conv and
+// the delta-rule scan read and write each sequence's state
+// (ops_linear_attention.cc prices them).
+enum class LinearStateOp { kNone, kConv, kRecurrentUpdate, kChunkedScan };
+
+// One rank's shapes of a Gated DeltaNet layer: key and value heads (split
+// over attention TP), their widths, the conv channels and taps.
+struct LinearShape {
+  int64_t key_heads = 0, value_heads = 0, key_dim = 0, value_dim = 0;
+  int64_t conv_dim = 0, conv_kernel = 0;
 };
 
 struct ProgramOp {
@@ -123,6 +150,15 @@ struct ProgramOp {
   Dtype kv_dtype = Dtype::kBf16;
   double kv_bytes_per_token = 0;
   double index_bytes_per_token = 0;
+  // Window-limited attention kernels: a query sees the last `window` tokens,
+  // or with window_chunked the tokens of its own `window`-token chunk;
+  // 0: the whole context.
+  int64_t window = 0;
+  bool window_chunked = false;
+
+  // Linear-attention state ops (kNone for every other op).
+  LinearStateOp state_op = LinearStateOp::kNone;
+  LinearShape linear;
 
   // Elementwise (and embedding, KV append, sampling): per row of `rows`,
   // elements read and written (x activation bytes) or bytes, and FLOPs.

@@ -24,9 +24,11 @@ ProgramOp AttentionKernel(const Builder& b, OpKind kind, const char* id, OpPhase
   op.head_dim = head_dim;
   op.kv_dtype = kv.dtype;
   op.kernel_format = kv.dtype;
-  op.kv_bytes_per_token = static_cast<double>(kv.main_bytes_per_token) / b.m->card.num_layers;
-  op.index_bytes_per_token =
-      static_cast<double>(kv.indexer_bytes_per_token) / b.m->card.num_layers;
+  // The KV layout counts the layers with a per-token cache: every softmax
+  // layer, full or window-limited (a hybrid's linear layers keep a state).
+  const double layers = std::max(1, b.m->card.FullAttentionLayers());
+  op.kv_bytes_per_token = static_cast<double>(kv.main_bytes_per_token) / layers;
+  op.index_bytes_per_token = static_cast<double>(kv.indexer_bytes_per_token) / layers;
   op.index_topk = b.m->card.index_topk;
   return op;
 }
@@ -41,7 +43,7 @@ void AddProjections(const Builder& b, const std::vector<WeightTensor>& tensors) 
   for (const WeightTensor& t : tensors) {
     if (t.component != Component::kAttention) continue;
     const std::string_view name = t.name;
-    if (name == "attn.o_proj") continue;
+    if (name == "attn.o_proj" || name.starts_with("linear_attn.")) continue;
     const LocalShape s = ShardTensor(card, t, b.m->layout);
     const WeightFormat& f = b.m->formats.at(t.component);
     if (name == "attn.kv_b_proj") {
@@ -109,6 +111,7 @@ void AddMlaKernels(const Builder& b, int heads) {
     op.rope_dim = rope;
     op.nope_dim = card.qk_nope_head_dim;
     op.v_head_dim = card.v_head_dim;
+    op.filter.mixer = LayerFilter::Mixer::kFull;
     b.p->layer_ops.push_back(std::move(op));
   };
   // Absorbed decode: one latent "head" of lora + rope shared by all query heads.
@@ -125,22 +128,45 @@ void AddMlaKernels(const Builder& b, int heads) {
   mla(std::move(expanded));
 }
 
+// GQA decode and prefill of the full-attention layers, then of the
+// window-limited ones: the same kernels over the keys the window leaves
+// (min(context, window) for sliding layers, the query's own chunk for
+// chunked local ones; ops_attention.cc). gpt-oss's attention sinks add one
+// learned logit per head to each softmax denominator: `heads` FLOPs and
+// bytes per query beside heads x head_dim x keys, so they are not priced.
+void AddGqaKernels(const Builder& b, int heads) {
+  const ModelCard& card = b.m->card;
+  const int kvh = b.m->kv.kv_heads_per_rank;
+  using Mixer = LayerFilter::Mixer;
+  auto add = [&](OpKind kind, const char* id, OpPhase phase, Mixer mixer) {
+    ProgramOp op = AttentionKernel(b, kind, id, phase, heads, kvh, card.head_dim);
+    op.filter.mixer = mixer;
+    if (mixer == Mixer::kWindow) {
+      op.window = card.sliding_window;
+      op.window_chunked = card.local_attention == LocalAttention::kChunked;
+    }
+    b.p->layer_ops.push_back(std::move(op));
+  };
+  add(OpKind::kAttentionDecode, "attn.decode", OpPhase::kDecode, Mixer::kFull);
+  add(OpKind::kAttentionPrefill, "attn.prefill", OpPhase::kPrefill, Mixer::kFull);
+  if (card.sliding_window_layers == 0) return;
+  add(OpKind::kAttentionDecode, "attn.decode.window", OpPhase::kDecode, Mixer::kWindow);
+  add(OpKind::kAttentionPrefill, "attn.prefill.window", OpPhase::kPrefill, Mixer::kWindow);
+}
+
 }  // namespace
 
 void AddAttention(const Builder& b, const std::vector<WeightTensor>& tensors) {
   const ModelCard& card = b.m->card;
   const int heads = card.num_heads / std::max(1, b.attn_tp);
+  const size_t first = b.p->layer_ops.size();
   AddProjections(b, tensors);
   AddNormRopeAppend(b);
   AddIndexer(b);
   if (card.attention == AttentionKind::kMla) {
     AddMlaKernels(b, heads);
   } else {
-    const int kvh = b.m->kv.kv_heads_per_rank;
-    b.p->layer_ops.push_back(AttentionKernel(b, OpKind::kAttentionDecode, "attn.decode",
-                                             OpPhase::kDecode, heads, kvh, card.head_dim));
-    b.p->layer_ops.push_back(AttentionKernel(b, OpKind::kAttentionPrefill, "attn.prefill",
-                                             OpPhase::kPrefill, heads, kvh, card.head_dim));
+    AddGqaKernels(b, heads);
   }
   for (const WeightTensor& t : tensors) {
     if (std::string_view(t.name) != "attn.o_proj") continue;
@@ -148,6 +174,12 @@ void AddAttention(const Builder& b, const std::vector<WeightTensor>& tensors) {
     b.p->layer_ops.push_back(GemmOp(b, "attn.o_proj", OpClass::kDenseGemm,
                                     b.m->formats.at(Component::kAttention), s.n, s.k, 1,
                                     RowSource::kAttnTokens));
+  }
+  // Every op of the block runs in the softmax-attention layers; the kernels
+  // above narrowed themselves to the full or the window-limited ones.
+  for (size_t i = first; i < b.p->layer_ops.size(); ++i) {
+    LayerFilter& f = b.p->layer_ops[i].filter;
+    if (f.mixer == LayerFilter::Mixer::kAny) f.mixer = LayerFilter::Mixer::kSoftmax;
   }
 }
 

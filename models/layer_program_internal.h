@@ -33,8 +33,12 @@ ProgramOp CollectiveOp(OpKind kind, std::string id, int participants, RowSource 
                        double message_per_row);
 
 // The attention block of a layer: norm excluded, from the q/kv projections
-// to o_proj.
+// to o_proj (layer_program_attention.cc).
 void AddAttention(const Builder& b, const std::vector<WeightTensor>& tensors);
+
+// The Gated DeltaNet block of a hybrid's linear layers, from in_proj_qkvz
+// to out_proj (layer_program_linear.cc); nothing for other cards.
+void AddLinearAttention(const Builder& b, const std::vector<WeightTensor>& tensors);
 
 }  // namespace capplan::models::program_build
 

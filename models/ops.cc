@@ -160,9 +160,11 @@ void EmitSampling(const ProgramOp& s, const StepRows& r, int64_t count, std::vec
 
 using Emitter = void (*)(const ProgramOp&, const StepRows&, int64_t, std::vector<Op>*);
 
-// One emitter per op kind (attention kinds: ops_attention.cc).
-Emitter EmitterFor(OpKind kind) {
-  switch (kind) {
+// One emitter per op kind (attention kinds: ops_attention.cc), and one for
+// the linear-attention state ops (ops_linear_attention.cc).
+Emitter EmitterFor(const ProgramOp& op) {
+  if (op.state_op != LinearStateOp::kNone) return EmitLinearState;
+  switch (op.kind) {
     case OpKind::kGemm:
     case OpKind::kRouter: return EmitGemm;
     case OpKind::kGroupedGemm: return EmitExperts;
@@ -215,6 +217,7 @@ StepRows::StepRows(const ShardedModel& m, const LayerProgram& p, const BatchShap
   logits = (decode + static_cast<int64_t>(b.prefill.size())) * l.AttentionRanks();
   for (const auto& ch : b.prefill) prefill_kv += ch.cached_tokens + ch.new_tokens;
   absorbed = AbsorbedMlaPrefill(m, b);
+  linear_state = m.linear_state;
 }
 
 bool StepRows::Runs(const ProgramOp& op) const {
@@ -238,11 +241,11 @@ void InstantiateProgram(const ShardedModel& model, const LayerProgram& program,
   const StepRows rows(model, program, batch);
   if (rows.attn == 0) return;
   out->reserve(48);
-  for (const ProgramOp& op : program.prologue) EmitterFor(op.kind)(op, rows, 1, out);
+  for (const ProgramOp& op : program.prologue) EmitterFor(op)(op, rows, 1, out);
   for (const ProgramOp& op : program.layer_ops) {
-    if (op.layers > 0 && rows.Runs(op)) EmitterFor(op.kind)(op, rows, op.layers, out);
+    if (op.layers > 0 && rows.Runs(op)) EmitterFor(op)(op, rows, op.layers, out);
   }
-  for (const ProgramOp& op : program.epilogue) EmitterFor(op.kind)(op, rows, 1, out);
+  for (const ProgramOp& op : program.epilogue) EmitterFor(op)(op, rows, 1, out);
   AssignKernels(model.kernels, model.layout.ep, out);
 }
 

@@ -96,6 +96,16 @@ struct BatchShape {
 
 struct LayerProgram;  // models/layer_program.h
 
+// Bytes one element of a linear-attention layer's per-sequence state takes
+// as the engine keeps it: the recurrent (SSM) state and the conv state.
+// The engine profile says which (memory.hybrid_pools ssm_state_dtype and
+// conv_state_dtype, read by LinearStateFormatOf in models/hybrid_pools.h);
+// these defaults are SGLang's (fp32 recurrent state, 16-bit conv state).
+struct LinearStateFormat {
+  int64_t ssm_bytes = 4;
+  int64_t conv_bytes = 2;
+};
+
 // A card prepared for one deployment: formats resolved, layout validated.
 struct ShardedModel {
   ModelCard card;
@@ -111,6 +121,9 @@ struct ShardedModel {
   // The engine runs every MLA prefill in the absorbed form (the reference
   // engine does), not only batches with a cached prefix.
   bool mla_prefill_always_absorbed = false;
+  // How the engine stores linear-attention state (read when the program is
+  // instantiated, like the kernels).
+  LinearStateFormat linear_state;
   // The layer program of this deployment, built once by ShardModel; a
   // ShardedModel changed afterwards in card, layout or formats must be
   // sharded again.

@@ -18,7 +18,26 @@ double CausalPairs(int64_t cached, int64_t n, int64_t cap) {
   return below + static_cast<double>(cap) * (b - cap);
 }
 
+double ChunkedPairs(int64_t cached, int64_t n, int64_t chunk) {
+  // Position p (0-based) sees the p % chunk + 1 keys of its chunk so far;
+  // sum them one chunk segment at a time.
+  double pairs = 0;
+  for (int64_t p = cached, end = cached + n; p < end;) {
+    const int64_t off = p % chunk, seg = std::min(chunk - off, end - p);
+    pairs += double(2 * off + seg + 1) * seg / 2;
+    p += seg;
+  }
+  return pairs;
+}
+
 namespace {
+
+// The keys the query at 1-based position `p` sees: all p, the last `window`
+// (sliding), or those of its own `window`-token chunk (chunked local).
+int64_t KeysSeen(int64_t p, int64_t window, bool chunked) {
+  if (window <= 0) return p;
+  return chunked ? (p - 1) % window + 1 : std::min(p, window);
+}
 
 // The fields every attention op sets; callers add FLOPs and bytes.
 Op AttentionOp(const ProgramOp& s, int64_t count, int64_t batch, int64_t q_tokens,
@@ -41,33 +60,39 @@ Op AttentionOp(const ProgramOp& s, int64_t count, int64_t batch, int64_t q_token
 // The decode requests: their number, query rows (k + 1 each when a
 // speculative step verifies k drafts) and summed contexts. KV is read once
 // per request; each query row scores the whole context (the few extra draft
-// keys are ignored). DSA reads only min(ctx, index_topk) tokens.
+// keys are ignored). DSA reads only min(ctx, index_topk) tokens, a
+// window-limited layer the keys its window leaves (KeysSeen).
 struct DecodeRows {
-  DecodeRows(const BatchShape& b, int64_t topk) {
+  DecodeRows(const BatchShape& b, int64_t cap, bool chunked = false) {
     seqs = static_cast<int64_t>(b.decode_context.size());
     q_per = b.decode_query_tokens;
     rows = seqs * q_per;
     for (int64_t c : b.decode_context) {
       ctx += c;
-      ctx_capped += topk > 0 ? std::min<int64_t>(c, topk) : c;
+      ctx_capped += KeysSeen(c, cap, chunked);
     }
   }
   int64_t seqs = 0, q_per = 1, rows = 0, ctx = 0, ctx_capped = 0;
 };
 
-// The prefill chunks: (query, key) pairs under a key cap, keys and new and
-// cached tokens.
+// The prefill chunks: (query, key) pairs under a key cap (DSA top-k, a
+// sliding window) or within `cap`-token chunks (chunked local attention),
+// keys, new and cached tokens, and the cached tokens any new query sees
+// (a window-limited layer reads only those from the cache).
 struct PrefillRows {
-  PrefillRows(const BatchShape& b, int64_t cap) {
+  PrefillRows(const BatchShape& b, int64_t cap, bool chunked = false) {
     for (const auto& ch : b.prefill) {
-      pairs += CausalPairs(ch.cached_tokens, ch.new_tokens, cap);
-      kv_tokens += ch.cached_tokens + ch.new_tokens;
-      new_tokens += ch.new_tokens;
-      cached += ch.cached_tokens;
+      const int64_t c = ch.cached_tokens, n = ch.new_tokens;
+      pairs += chunked ? ChunkedPairs(c, n, cap) : CausalPairs(c, n, cap);
+      kv_tokens += c + n;
+      new_tokens += n;
+      cached += c;
+      // The first new query (position c + 1) sees the most cached keys.
+      cached_seen += cap <= 0 ? c : KeysSeen(c + 1, cap, chunked) - 1;
     }
     chunks = static_cast<int64_t>(b.prefill.size());
   }
-  double pairs = 0, kv_tokens = 0, new_tokens = 0, cached = 0;
+  double pairs = 0, kv_tokens = 0, new_tokens = 0, cached = 0, cached_seen = 0;
   int64_t chunks = 0;
 };
 
@@ -142,24 +167,26 @@ Op MlaPrefillExpanded(const ProgramOp& s, const StepRows& r, int64_t count) {
   return op;
 }
 
-// GQA/MHA: QK^T and PV, 2*head_dim FLOPs each per (query head, key) pair.
+// GQA/MHA: QK^T and PV, 2*head_dim FLOPs each per (query head, key) pair;
+// a window-limited layer over the keys its window leaves.
 Op GqaDecode(const ProgramOp& s, const StepRows& r, int64_t count) {
-  const DecodeRows d(*r.batch, 0);
+  const DecodeRows d(*r.batch, s.window, s.window_chunked);
   const int64_t hd = s.head_dim;
-  Op op = AttentionOp(s, count, d.seqs, d.rows, d.ctx);
-  op.flops = 4.0 * s.heads * hd * d.ctx * d.q_per;
-  op.bytes = d.ctx * s.kv_bytes_per_token + 2.0 * d.rows * s.heads * hd * r.act_bytes;
+  Op op = AttentionOp(s, count, d.seqs, d.rows, d.ctx_capped);
+  op.flops = 4.0 * s.heads * hd * d.ctx_capped * d.q_per;
+  op.bytes = d.ctx_capped * s.kv_bytes_per_token + 2.0 * d.rows * s.heads * hd * r.act_bytes;
   return op;
 }
 
-// Cached K/V from the pool; new K/V, Q read and O written as BF16.
+// Cached K/V from the pool (those the window leaves); new K/V, Q read and O
+// written as BF16.
 Op GqaPrefill(const ProgramOp& s, const StepRows& r, int64_t count) {
-  const PrefillRows p(*r.batch, 0);
+  const PrefillRows p(*r.batch, s.window, s.window_chunked);
   const int64_t hd = s.head_dim;
   Op op = AttentionOp(s, count, p.chunks, static_cast<int64_t>(p.new_tokens),
-                      static_cast<int64_t>(p.cached + p.new_tokens));
+                      static_cast<int64_t>(p.cached_seen + p.new_tokens));
   op.flops = 4.0 * s.heads * hd * p.pairs;
-  op.bytes = p.cached * s.kv_bytes_per_token +
+  op.bytes = p.cached_seen * s.kv_bytes_per_token +
              p.new_tokens * (2.0 * s.kv_heads * hd + 2.0 * s.heads * hd) * r.act_bytes;
   return op;
 }

@@ -26,12 +26,16 @@ struct StepRows {
   int64_t logits = 0;
   int64_t prefill_kv = 0;  // cached + new tokens of the prefill chunks
   bool absorbed = false;   // the MLA prefill runs absorbed
+  LinearStateFormat linear_state;  // the engine's linear-attention state
 };
 
 // Number of (query, key) pairs of a causal prefill chunk of `n` new tokens
 // after `cached` cached ones, each query seeing at most `cap` keys (cap <= 0:
 // no cap). Query i (1-based) sees cached + i keys.
 double CausalPairs(int64_t cached, int64_t n, int64_t cap);
+// The same pairs when every query sees only the keys of its own
+// `chunk`-token chunk (chunked local attention; chunk > 0).
+double ChunkedPairs(int64_t cached, int64_t n, int64_t chunk);
 
 // True when the engine runs this batch's MLA prefill in the absorbed form:
 // it always does (ShardedModel::mla_prefill_always_absorbed), or it names an
@@ -39,6 +43,11 @@ double CausalPairs(int64_t cached, int64_t n, int64_t cap);
 // batch has a cached prefix (SGLang's Triton MLA backend runs a batch as MHA
 // only when no request in it has one).
 bool AbsorbedMlaPrefill(const ShardedModel& m, const BatchShape& batch);
+
+// Appends the instance of a linear-attention state op (conv, recurrent
+// update, chunked scan; ops_linear_attention.cc) for this batch.
+void EmitLinearState(const ProgramOp& spec, const StepRows& rows, int64_t count,
+                     std::vector<Op>* out);
 
 // Appends the instance of an attention-kernel op (KV append, DSA indexer,
 // decode and prefill attention in every form) for this batch.

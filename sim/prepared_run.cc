@@ -12,6 +12,7 @@
 #include "common/json_util.h"
 #include "models/engine_profile.h"
 #include "models/expert_parallel.h"
+#include "models/hybrid_pools.h"
 #include "models/memory.h"
 #include "models/ops.h"
 #include "sim/cost_model.h"
@@ -168,6 +169,11 @@ Status ShardPoolModel(State* st) {
   auto kernels = KernelsForGpu(*st);
   if (!kernels.ok()) return st->At(st->pool->pointer + "/kernels", kernels.status());
   sharded_r->kernels = *kernels;
+  // A hybrid's linear layers keep their state as the engine version does.
+  const models::EngineProfile* engine = d.engine_resolution.profile;
+  if (engine != nullptr) {
+    sharded_r->linear_state = models::LinearStateFormatOf(engine->memory.hybrid);
+  }
   st->sharded.emplace(std::move(*sharded_r));
   const speculative::Spec& spec = d.speculative;
   if (!spec.on()) return Status::Ok();
@@ -179,6 +185,7 @@ Status ShardPoolModel(State* st) {
   auto draft_r = models::ShardModel(*draft_card, layout, st->choice);
   if (!draft_r.ok()) return st->At(st->pool->pointer + "/speculative", draft_r.status());
   draft_r->kernels = *kernels;
+  draft_r->linear_state = st->sharded->linear_state;
   st->draft.emplace(std::move(*draft_r));
   return Status::Ok();
 }

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <sstream>
+#include <string>
 #include <vector>
 
 #include "models/expert_parallel.h"
+#include "models/layer_program.h"
 #include "models/ops.h"
 #include "sim/cost_model.h"
 #include "sim/prepared_run.h"
@@ -86,6 +88,28 @@ void StepTable(const std::string& title, const models::BatchShape& batch, const 
   os << sum;
 }
 
+// The layer groups of a card whose layers are not all alike (linear or
+// window-limited attention beside full attention): which layers run which
+// of the step's ops. A uniform card's one group says nothing new.
+void GroupTable(const PreparedRun& run, std::ostringstream* out) {
+  const models::ShardedModel& m = run.sharded();
+  if (!m.card.HasMixedLayers() || m.program == nullptr) return;
+  const models::LayerProgram& p = *m.program;
+  std::ostringstream& os = *out;
+  os << "Layer groups (each layer runs its group's ops)\n| group | layers | first layers | ops |\n"
+     << "|---|---|---|---|\n";
+  for (const models::LayerGroup& g : p.groups) {
+    std::string first, ops;
+    for (size_t i = 0; i < g.layers.size() && i < 4; ++i) {
+      first += (i ? ", " : "") + std::to_string(g.layers[i]);
+    }
+    if (g.layers.size() > 4) first += ", ...";
+    for (int i : g.ops) ops += (ops.empty() ? "" : ", ") + p.layer_ops[i].id;
+    os << "| " << g.name << " | " << g.layers.size() << " | " << first << " | " << ops << " |\n";
+  }
+  os << "\n";
+}
+
 }  // namespace
 
 Result<std::string> ExplainSteps(const Scenario& scenario, const ExplainOptions& options) {
@@ -96,6 +120,7 @@ Result<std::string> ExplainSteps(const Scenario& scenario, const ExplainOptions&
     const ExplainOptions e = Resolve(options, scenario.workload, *run);
     const std::string pool_name =
         scenario.pools.size() > 1 ? " (pool " + std::to_string(pool) + ")" : "";
+    GroupTable(*run, &os);
     models::BatchShape decode;
     decode.decode_context.assign(static_cast<size_t>(e.decode_batch), e.decode_context);
     StepTable("Decode step" + pool_name + ": " + std::to_string(e.decode_batch) +

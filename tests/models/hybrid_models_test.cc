@@ -13,7 +13,6 @@
 #include "models/hybrid_pools.h"
 #include "models/memory.h"
 #include "models/ops.h"
-#include "models/ops_linear_attention.h"
 #include "tests/models/hand_model.h"
 #include "tests/models/layouts.h"
 
@@ -224,20 +223,25 @@ TEST(HybridPools, GptOssSlidingLayersPerEngineRule) {
 
 // Decode: one recurrent update per token, 6 dk dv FLOPs per value head, and
 // every sequence's state read and written once; prefill runs the chunked scan.
+// The step's ops come from the layer program, as the step pricer's do.
 TEST(LinearAttentionOps, DecodeAndPrefillStateTraffic) {
   auto c = LoadModelCard(Hf("qwen3-next-80b-a3b"));
   ASSERT_TRUE(c.ok());
   auto m = ShardModel(*c, Tp(2), PrecisionChoice{});
   ASSERT_TRUE(m.ok()) << m.status().message();
+  m->linear_state = LinearStateFormat{4, 2};
   BatchShape b;
   b.decode_context = {100, 200, 300, 400};
   b.prefill.push_back({640, 0});
   std::vector<Op> ops;
-  AppendLinearAttentionOps(*m, b, LinearStateFormat{4, 2}, &ops);
+  BuildStepOps(*m, b, &ops);
   const int64_t heads = 32 / 2, state = heads * 128 * 128 * 4;
   const Op* dec = nullptr;
   const Op* pre = nullptr;
+  int linear_ops = 0;
   for (const Op& op : ops) {
+    if (!op.name.starts_with("linear_attn.")) continue;
+    ++linear_ops;
     EXPECT_EQ(op.count, 36) << op.name;
     if (op.name == "linear_attn.recurrent_update") dec = &op;
     if (op.name == "linear_attn.chunked_delta_rule") pre = &op;
@@ -251,9 +255,10 @@ TEST(LinearAttentionOps, DecodeAndPrefillStateTraffic) {
   const double per_token = 4.0 * 128 * 128 + 2.0 * 64 * 256;
   EXPECT_DOUBLE_EQ(pre->flops, heads * (640 * per_token + 11.0 * 128 * 128));
   EXPECT_GE(pre->bytes, 2.0 * state);
+  // in_proj_qkvz, in_proj_ba, conv1d, both scans, norm_gate, out_proj.
+  EXPECT_EQ(linear_ops, 7);
   BatchShape none;
-  ops.clear();
-  AppendLinearAttentionOps(*m, none, LinearStateFormat{}, &ops);
+  BuildStepOps(*m, none, &ops);
   EXPECT_TRUE(ops.empty());
 }
 
