@@ -26,6 +26,22 @@ void RmsNormInPlace(float* x, const std::vector<float>& w, int n) {
 
 }  // namespace
 
+// Qwen3-Next's q_proj (transformers Qwen3NextAttention): each head's
+// head_dim queries followed by head_dim gate logits.
+Status CpuBackend::GatedQueries(const SliceLayerWeights& L, int n, Step* s) {
+  std::vector<float> both;
+  CAPPLAN_RETURN_IF_ERROR(RunGemm(L.wq, s->h, n, &both, s));
+  const int hd = config_.head_dim, heads = n * config_.q_heads;
+  s->q.resize(static_cast<size_t>(heads) * hd);
+  s->q_gate.resize(s->q.size());
+  for (int h = 0; h < heads; ++h) {
+    std::copy_n(&both[static_cast<size_t>(h) * 2 * hd], hd, &s->q[static_cast<size_t>(h) * hd]);
+    std::copy_n(&both[static_cast<size_t>(h) * 2 * hd + hd], hd,
+                &s->q_gate[static_cast<size_t>(h) * hd]);
+  }
+  return Status::Ok();
+}
+
 // The projections, by op id: which weights, from which activations, into
 // which. The q latent's RMSNorm runs with q_a_proj (the pricer counts it in
 // attn.norm_rope). The DSA indexer's queries are projected from the hidden
@@ -42,6 +58,7 @@ Status CpuBackend::Projection(const models::ProgramOp& op, int layer, Step* s) {
     return Status::Ok();
   }
   if (id == "attn.q_b_proj") return RunGemm(L.wq_b, s->cq, n, &s->q, s);
+  if (id == "attn.q_proj" && config_.attention_output_gate) return GatedQueries(L, n, s);
   if (id == "attn.q_proj") return RunGemm(L.wq, s->h, n, &s->q, s);
   if (id == "attn.k_proj") return RunGemm(L.wk, s->h, n, &s->k, s);
   if (id == "attn.v_proj") return RunGemm(L.wv, s->h, n, &s->v, s);
@@ -176,7 +193,11 @@ Status CpuBackend::Indexer(const models::ProgramOp&, int layer, Step* s) {
   return Status::Ok();
 }
 
-// GQA decode or prefill: the rows of that form attend over their cache.
+// GQA decode or prefill: the rows of that form attend over their cache --
+// all of it, or in a window-limited layer the last `window` tokens
+// (sliding) or those of the row's own chunk (chunked local). gpt-oss's
+// attention sinks are not run (the pricer leaves them out too: one logit
+// per head beside the keys').
 Status CpuBackend::GqaAttention(const models::ProgramOp& op, int layer, Step* s) {
   const SliceConfig& c = config_;
   const int n = static_cast<int>(s->rows.size());
@@ -193,19 +214,24 @@ Status CpuBackend::GqaAttention(const models::ProgramOp& op, int layer, Step* s)
     if (s->rows[i].decode != decode) continue;
     ++s->visit->m;
     const StepRequest& r = (*s->batch)[s->rows[i].req];
-    const int64_t ctx = s->rows[i].position + 1;
+    const int64_t pos = s->rows[i].position, ctx = pos + 1;
+    int64_t lo = 0;
+    if (op.window > 0) lo = op.window_chunked ? pos / op.window * op.window
+                                              : std::max<int64_t>(0, ctx - op.window);
     for (int qh = 0; qh < c.q_heads; ++qh) {
       const int g = qh / group;
       const float* qv = &s->q[(i * c.q_heads + qh) * hd];
-      sc.resize(ctx);
-      for (int64_t t = 0; t < ctx; ++t) {
-        sc[t] = Dot(qv, Entry(layer, *r.pages, t) + g * hd, hd) * scale;
+      sc.resize(ctx - lo);
+      for (int64_t t = lo; t < ctx; ++t) {
+        sc[t - lo] = Dot(qv, Entry(layer, *r.pages, t) + g * hd, hd) * scale;
       }
       Softmax(&sc);
       float* o = &s->attn[(i * c.q_heads + qh) * hd];
       for (int d = 0; d < hd; ++d) {
         double acc = 0;
-        for (int64_t t = 0; t < ctx; ++t) acc += sc[t] * Entry(layer, *r.pages, t)[kvw + g * hd + d];
+        for (int64_t t = lo; t < ctx; ++t) {
+          acc += sc[t - lo] * Entry(layer, *r.pages, t)[kvw + g * hd + d];
+        }
         o[d] = RoundToBf16(static_cast<float>(acc));
       }
     }
@@ -277,6 +303,11 @@ Status CpuBackend::MlaAttention(const models::ProgramOp& op, int layer, Step* s)
 // On a TP rank o_proj yields a partial sum that an all-reduce completes;
 // the slice runs one rank, so the partial is the rank's output.
 Status CpuBackend::OutProjection(const models::ProgramOp&, int layer, Step* s) {
+  if (config_.attention_output_gate) {  // attention output x sigmoid(gate)
+    for (size_t i = 0; i < s->attn.size(); ++i) {
+      s->attn[i] = RoundToBf16(static_cast<float>(s->attn[i] / (1.0 + std::exp(-s->q_gate[i]))));
+    }
+  }
   return RunGemm(w_.layers[layer].wo, s->attn, static_cast<int>(s->rows.size()), &s->out, s);
 }
 

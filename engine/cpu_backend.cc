@@ -115,6 +115,13 @@ Result<CpuBackend::OpFn> CpuBackend::OpFunction(const models::ProgramOp& op) con
   if (id == "attn.kv_b_proj.absorbed") return &CpuBackend::AbsorbQueries;
   if (id == "attn.o_proj") return &CpuBackend::OutProjection;
   if (id == "lm_head") return &CpuBackend::LmHead;
+  if (id == "linear_attn.in_proj_qkvz" || id == "linear_attn.in_proj_ba" ||
+      id == "linear_attn.out_proj") {
+    return &CpuBackend::LinearProjection;
+  }
+  if (id == "linear_attn.conv1d") return &CpuBackend::LinearConv;
+  if (op.state_op != models::LinearStateOp::kNone) return &CpuBackend::DeltaRule;
+  if (id == "linear_attn.norm_gate") return &CpuBackend::LinearNormGate;
   if (id.ends_with("gate_up_proj")) return &CpuBackend::FfnGateUp;
   if (id.ends_with("silu_and_mul")) return &CpuBackend::FfnActivation;
   if (id.ends_with("down_proj")) return &CpuBackend::FfnDown;

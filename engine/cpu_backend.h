@@ -11,6 +11,7 @@
 #ifndef CAPPLAN_ENGINE_CPU_BACKEND_H_
 #define CAPPLAN_ENGINE_CPU_BACKEND_H_
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,6 +35,12 @@ struct SliceLayerWeights {
   std::vector<float> w_uk, w_uv;
   // DSA indexer: queries [ih*id, H], key [id, H], head weights [ih, H].
   kernels::GemmWeights wi_q, wi_k, wi_w;
+  // Gated DeltaNet (linear layers): in_proj_qkvz [q k v z, H], in_proj_ba
+  // [b a, H] (one each per value head), the depthwise conv [conv_dim][kernel],
+  // per value head A_log and dt_bias, the gated norm [value_dim], out_proj
+  // [H, value_heads x value_dim].
+  kernels::GemmWeights w_qkvz, w_ba, w_out;
+  std::vector<float> conv, a_log, dt_bias, gate_norm;
   bool moe = false;
   kernels::MoeExpertWeights dense;  // dense FFN layer
   kernels::MoeWeights experts;      // MoE layer (routed + shared)
@@ -97,8 +104,10 @@ class CpuBackend final : public EngineBackend {
     models::BatchShape shape;  // the batch as the program's instantiation sees it
     std::vector<float> x, h, out;           // residual, normed input, block output
     std::vector<float> q, k, v, attn;       // GQA/MLA queries, K, V, attention output
+    std::vector<float> q_gate;              // attention output gate (per query head)
     std::vector<float> cq, kv, q_lat;       // MLA q latent, kv latent + rope, absorbed q
     std::vector<float> iq, ik, iw;          // DSA indexer queries, keys, head weights
+    std::vector<float> qkvz, ba, mixed;     // linear layers: projections, conv output
     std::vector<float> gate_up, act;        // dense FFN
     std::vector<std::vector<float>> shared;  // shared experts' outputs
     std::vector<int> expert_ids;            // MoE routing
@@ -127,6 +136,7 @@ class CpuBackend final : public EngineBackend {
                  std::vector<float>* out, Step* s);
   // cpu_attention.cc
   Status Projection(const models::ProgramOp& op, int layer, Step* s);
+  Status GatedQueries(const SliceLayerWeights& L, int n, Step* s);
   Status AbsorbQueries(const models::ProgramOp& op, int layer, Step* s);
   Status NormRope(const models::ProgramOp& op, int layer, Step* s);
   Status KvAppend(const models::ProgramOp& op, int layer, Step* s);
@@ -136,6 +146,11 @@ class CpuBackend final : public EngineBackend {
   void MlaHead(int layer, const Step& s, int i, int hq, const std::vector<int64_t>& sel,
                float* o) const;
   Status OutProjection(const models::ProgramOp& op, int layer, Step* s);
+  // cpu_linear_attention.cc
+  Status LinearProjection(const models::ProgramOp& op, int layer, Step* s);
+  Status LinearConv(const models::ProgramOp& op, int layer, Step* s);
+  Status DeltaRule(const models::ProgramOp& op, int layer, Step* s);
+  Status LinearNormGate(const models::ProgramOp& op, int layer, Step* s);
   // cpu_ffn.cc
   Status FfnGateUp(const models::ProgramOp& op, int layer, Step* s);
   Status FfnActivation(const models::ProgramOp& op, int layer, Step* s);
@@ -160,6 +175,13 @@ class CpuBackend final : public EngineBackend {
   // The DSA selection of the step's last fresh indexer layer, per row
   // (IndexShare layers reuse it).
   std::vector<std::vector<int64_t>> shared_sel_;
+  // Each request's linear-layer state, by request id and layer: the conv
+  // inputs of its last kernel - 1 tokens and the recurrent state
+  // [value_heads][key_dim][value_dim]. A request's first token resets it.
+  struct LinearState {
+    std::vector<float> conv, ssm;
+  };
+  std::map<int64_t, std::vector<LinearState>> linear_state_;
 };
 
 }  // namespace capplan::engine

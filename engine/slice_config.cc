@@ -48,6 +48,12 @@ constexpr int kSmallDenseInter = 96;
 constexpr int kSmallExperts = 8;
 constexpr int kSmallTopK = 2;
 constexpr int kSmallMoeInter = 32;
+// Gated DeltaNet: two value heads per key head, as Qwen3-Next has (16 key,
+// 32 value heads); a window below the test contexts so it really drops keys.
+constexpr int kSmallLinearKeyHeads = 1;
+constexpr int kSmallLinearValueHeads = 2;
+constexpr int kSmallLinearHeadDim = 16;
+constexpr int kSmallWindow = 8;
 
 }  // namespace
 
@@ -126,6 +132,26 @@ void Shrink(int tp, models::ModelCard* c) {
   }
   c->n_shared_experts = std::min(c->n_shared_experts, 1);
   c->moe_intermediate_size = kSmallMoeInter * tp;
+  if (c->IsHybridLinear()) {
+    models::LinearAttention& la = c->linear_attention;
+    la.num_key_heads = kSmallLinearKeyHeads * tp;
+    la.num_value_heads = kSmallLinearValueHeads * tp;
+    la.key_head_dim = la.value_head_dim = kSmallLinearHeadDim;
+  }
+  if (c->sliding_window_layers > 0) c->sliding_window = std::min(c->sliding_window, kSmallWindow);
+}
+
+// A slice of a card whose layers are not all alike keeps the mixers of its
+// first `layers` layers: its counts are theirs.
+void SliceMixers(const models::ModelCard& card, int layers, models::ModelCard* c) {
+  if (!card.HasMixedLayers()) return;
+  int linear = 0, window = 0;
+  for (int l = 0; l < layers; ++l) {
+    linear += card.MixerOf(l) == models::LayerMixer::kLinear ? 1 : 0;
+    window += card.MixerOf(l) == models::LayerMixer::kWindow ? 1 : 0;
+  }
+  c->linear_attention.layers = linear;
+  c->sliding_window_layers = window;
 }
 
 // The card the slice runs: `layers` of it, keeping at most one of its
@@ -139,6 +165,7 @@ models::ModelCard SliceCard(const models::ModelCard& card, int tp, int layers,
   c.num_layers = layers;
   c.first_k_dense = card.IsMoe() ? std::min(card.first_k_dense, layers > 1 ? 1 : 0) : 0;
   c.mtp_layers = 0;
+  SliceMixers(card, layers, &c);
   if (dims == "small") Shrink(tp, &c);
   return c;
 }
@@ -202,6 +229,13 @@ void ReadWidths(const models::ShardedModel& m, SliceConfig* s) {
   s->top_k = card.experts_per_token;
   s->n_shared = card.n_shared_experts;
   s->moe_intermediate = card.moe_intermediate_size / tp;  // TP-sharded experts
+  if (const models::ProgramOp* conv = FindOp(p, "linear_attn.conv1d")) {
+    s->linear_key_heads = static_cast<int>(conv->linear.key_heads);
+    s->linear_value_heads = static_cast<int>(conv->linear.value_heads);
+    s->linear_key_dim = static_cast<int>(conv->linear.key_dim);
+    s->linear_value_dim = static_cast<int>(conv->linear.value_dim);
+    s->linear_conv_kernel = static_cast<int>(conv->linear.conv_kernel);
+  }
 }
 
 }  // namespace
@@ -218,6 +252,7 @@ Result<SliceConfig> MakeSliceConfig(const models::ModelCard& card, int tp, int l
   s.tp = tp;
   s.layers = layers;
   s.attention = card.attention;
+  s.attention_output_gate = card.attention_output_gate;
   s.first_k_dense = slice_card.first_k_dense;
   s.scoring = card.scoring_func;
   s.routed_scaling = card.routed_scaling_factor;

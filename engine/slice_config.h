@@ -35,6 +35,9 @@ struct SliceConfig {
   // GQA
   int kv_heads = 0;  // per rank
   int head_dim = 0;
+  // q_proj also emits a per-head sigmoid gate on the attention output
+  // (Qwen3-Next's full layers): wq is twice as wide.
+  bool attention_output_gate = false;
   // MLA (absorbed decode form: the cache holds latent + rope per token)
   int q_lora_rank = 0;
   int kv_lora_rank = 0;
@@ -49,6 +52,10 @@ struct SliceConfig {
   // a fresh indexer top-k only every this many layers; the layers between
   // reuse it. 1: every layer.
   int index_share_every = 1;
+  // Gated DeltaNet layers of a hybrid (per rank; linear_value_heads == 0:
+  // none). Which layers are linear is the slice card's (MixerOf).
+  int linear_key_heads = 0, linear_value_heads = 0;
+  int linear_key_dim = 0, linear_value_dim = 0, linear_conv_kernel = 0;
   // FFN
   int dense_intermediate = 0;  // per rank
   int first_k_dense = 0;       // dense layers leading the slice (at most 1 for MoE)
@@ -72,6 +79,14 @@ struct SliceConfig {
   std::shared_ptr<const models::ShardedModel> program;
 
   bool IsMoeLayer(int layer) const { return n_experts > 0 && layer >= first_k_dense; }
+  // Does `layer` run linear attention (and hold its weights and state)?
+  bool IsLinearLayer(int layer) const {
+    return linear_value_heads > 0 && program->card.MixerOf(layer) == models::LayerMixer::kLinear;
+  }
+  // Channels of the linear layers' causal conv: q, k and v.
+  int LinearConvDim() const {
+    return 2 * linear_key_heads * linear_key_dim + linear_value_heads * linear_value_dim;
+  }
   // Does `layer` compute its own DSA top-k (and hold indexer weights)?
   bool IndexFresh(int layer) const {
     return index_topk > 0 && layer % (index_share_every > 0 ? index_share_every : 1) == 0;

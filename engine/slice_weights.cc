@@ -94,6 +94,24 @@ Status MakeExperts(uint64_t layer_seed, const SliceConfig& c,
   return Status::Ok();
 }
 
+// A linear layer's Gated DeltaNet weights. A_log and dt_bias are drawn so
+// the per-token decay exp(g) stays in (0, 1) away from both ends.
+Status MakeLinearWeights(WeightRng* lr, const SliceConfig& c, SliceLayerWeights* L) {
+  const GemmWeightFormat af = c.attention_format;
+  const int g = c.int4_group, vh = c.linear_value_heads, vd = c.linear_value_dim;
+  const int qkvz = 2 * c.linear_key_heads * c.linear_key_dim + 2 * vh * vd;
+  CAPPLAN_ASSIGN_OR_RETURN(L->w_qkvz, Linear(lr, qkvz, c.hidden, af, g));
+  CAPPLAN_ASSIGN_OR_RETURN(L->w_ba, Linear(lr, 2 * vh, c.hidden, af, g));
+  L->conv = lr->Bf16Matrix(c.LinearConvDim(), c.linear_conv_kernel);
+  for (int h = 0; h < vh; ++h) {
+    L->a_log.push_back(kernels::RoundToBf16(-1.0f + 0.5f * lr->Next()));
+    L->dt_bias.push_back(kernels::RoundToBf16(0.5f * lr->Next()));
+  }
+  L->gate_norm = lr->Norm(vd);
+  CAPPLAN_ASSIGN_OR_RETURN(L->w_out, Linear(lr, c.hidden, vh * vd, af, g));
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<SliceWeights> MakeSliceWeights(const SliceConfig& c) {
@@ -111,8 +129,11 @@ Result<SliceWeights> MakeSliceWeights(const SliceConfig& c) {
     L.attn_norm = lr.Norm(c.hidden);
     L.ffn_norm = lr.Norm(c.hidden);
     const GemmWeightFormat af = c.attention_format;
-    if (c.attention == models::AttentionKind::kGqa) {
-      CAPPLAN_ASSIGN_OR_RETURN(L.wq, Linear(&lr, c.q_heads * c.head_dim, c.hidden, af, g));
+    if (c.IsLinearLayer(l)) {
+      CAPPLAN_RETURN_IF_ERROR(MakeLinearWeights(&lr, c, &L));
+    } else if (c.attention == models::AttentionKind::kGqa) {
+      const int q_width = c.q_heads * c.head_dim * (c.attention_output_gate ? 2 : 1);
+      CAPPLAN_ASSIGN_OR_RETURN(L.wq, Linear(&lr, q_width, c.hidden, af, g));
       CAPPLAN_ASSIGN_OR_RETURN(L.wk, Linear(&lr, c.kv_heads * c.head_dim, c.hidden, af, g));
       CAPPLAN_ASSIGN_OR_RETURN(L.wv, Linear(&lr, c.kv_heads * c.head_dim, c.hidden, af, g));
       CAPPLAN_ASSIGN_OR_RETURN(L.wo, Linear(&lr, c.hidden, c.q_heads * c.head_dim, af, g));
