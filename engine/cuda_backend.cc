@@ -132,6 +132,13 @@ Result<cuda::Step> CudaBackend::Impl::UploadStep(HostStep hs) {
 
 Result<CudaBackend::Impl::OpFn> CudaBackend::Impl::OpFunction(const models::ProgramOp& op) {
   const std::string& id = op.id;
+  // Gated DeltaNet layers and window-limited attention have CPU references
+  // only; the projection or full-context GQA kernel their kinds would map to
+  // would time another op than the one priced.
+  if (id.starts_with("linear_attn.") || id.ends_with(".window")) {
+    return Status::Invalid("CUDA backend: op " + id +
+                           " has no CUDA kernel yet; run this model on the CPU backend");
+  }
   if (id == "norm.input") return &Impl::InputNorm;
   if (id == "norm.post_attention") return &Impl::PostAttentionNorm;
   if (id == "norm.final") return &Impl::FinalNorm;

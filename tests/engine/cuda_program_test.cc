@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "engine/cuda_backend.h"
 #include "models/card.h"
@@ -55,6 +56,28 @@ TEST(CudaProgram, AnOpWithoutAFunctionIsRefused) {
   const Status s = CudaBackend::CheckProgram(broken);
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find("attn.unknown_proj"), std::string::npos) << s.message();
+}
+
+// Hybrid and window-limited cards: their linear-attention and windowed ops
+// have no CUDA kernel, and the backend says which instead of running a
+// full-context or projection kernel in their place.
+TEST(CudaProgram, OpsWithoutACudaKernelAreRefusedByName) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"qwen3-next-80b-a3b", "linear_attn."},
+      {"llama-4-scout-17b-16e-instruct", ".window"},
+  };
+  for (const auto& [name, op] : cases) {
+    auto card = models::LoadModelCard(std::string(HF_TEST_DATA) + "/" + name);
+    ASSERT_TRUE(card.ok()) << card.status().message();
+    models::PrecisionChoice choice;
+    choice.weights = "fp8";
+    auto slice = MakeSliceConfig(*card, 1, 4, "small", choice, 3);
+    ASSERT_TRUE(slice.ok()) << name << ": " << slice.status().message();
+    const Status s = CudaBackend::CheckProgram(*slice);
+    EXPECT_FALSE(s.ok()) << name;
+    EXPECT_NE(s.message().find(op), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find("CPU backend"), std::string::npos) << s.message();
+  }
 }
 
 }  // namespace
