@@ -56,6 +56,7 @@ struct CapacityFlags {
   std::string model, weights = "default", kv = "bf16", engine = "sglang", version, hardware, nvls;
   std::vector<std::string> component_weights;
   int64_t gpus = 0, tp = 0, ep = 1, dp = 0, context = 16384, page = 0, chunked = 0, cgbs = 0;
+  int64_t redundant_experts = 0;  // all EP ranks together
   double mem_fraction = -1;
 };
 
@@ -67,6 +68,10 @@ po::options_description CapacityOptions(CapacityFlags* f) {
       ("gpus", po::value(&f->gpus), "GPUs in one instance (must equal --tp)")
       ("tp", po::value(&f->tp), "tensor-parallel degree (default: --gpus)")
       ("ep", po::value(&f->ep), "expert-parallel degree (divides --tp and the routed experts)")
+      ("ep-redundant-experts", po::value(&f->redundant_experts),
+       "EPLB redundant experts over all EP ranks (SGLang --ep-num-redundant-experts, vLLM "
+       "--num-redundant-experts): each rank holds (experts + N) / ep experts' weights; a "
+       "multiple of --ep")
       ("dp-attention", "SGLang --enable-dp-attention: attention TP = tp/dp, one KV pool per rank")
       ("dp", po::value(&f->dp), "attention data-parallel ranks with --dp-attention (default: --tp)")
       ("weights", po::value(&f->weights),
@@ -123,6 +128,13 @@ Status CheckCapacityFlags(const po::variables_map& vm, CapacityFlags* f) {
     CAPPLAN_RETURN_IF_ERROR(CheckFlagRange("--chunked-prefill", f->chunked, 1, 1 << 20));
   }
   CAPPLAN_RETURN_IF_ERROR(CheckFlagRange("--cuda-graph-max-bs", f->cgbs, 0, 1 << 16));
+  CAPPLAN_RETURN_IF_ERROR(CheckFlagRange("--ep-redundant-experts", f->redundant_experts, 0, 1 << 16));
+  if (f->redundant_experts % f->ep != 0 || (f->redundant_experts > 0 && f->ep < 2)) {
+    return Status::Usage("capacity: --ep-redundant-experts " +
+                         std::to_string(f->redundant_experts) +
+                         " must be a multiple of --ep (> 1), one share per EP rank; got --ep " +
+                         std::to_string(f->ep));
+  }
   if (vm.count("dp") && !vm.count("dp-attention")) {
     return Status::Usage("capacity: --dp needs --dp-attention");
   }
@@ -191,6 +203,7 @@ Result<models::CapacityQuery> CapacityQueryOf(const po::variables_map& vm,
   q.layout.gpus = static_cast<int>(f.gpus);
   q.layout.tp = static_cast<int>(f.tp);
   q.layout.ep = static_cast<int>(f.ep);
+  q.layout.expert.redundant_experts_per_rank = static_cast<int>(f.redundant_experts / f.ep);
   q.layout.dp_attention = vm.count("dp-attention") > 0;
   q.layout.dp = q.layout.dp_attention ? static_cast<int>(f.dp > 0 ? f.dp : f.tp) : 1;
   CAPPLAN_RETURN_IF_ERROR(ParseWeightFlags(f, &q.precision));

@@ -78,6 +78,10 @@ void TransferFields(T& t, V& v) {
   v("bandwidth_bytes_per_s", t.bandwidth_bytes_per_s);
   v("latency_s", t.latency_s);
   v("latency_source", t.latency_source);
+  v("placement", t.placement);
+  v("senders_per_request", t.senders_per_request);
+  v("receivers_per_request", t.receivers_per_request);
+  v("link_bytes_per_token", t.link_bytes_per_token);
   v.Stats("exposed_transfer", t.exposed_transfer);
 }
 

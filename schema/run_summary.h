@@ -127,6 +127,12 @@ struct Transfer {
   std::optional<int64_t> wire_bytes_per_token_per_rank;
   std::optional<double> bandwidth_bytes_per_s, latency_s;
   std::optional<std::string> latency_source;
+  // A link derived from where the pools sit (link "auto"): why that link,
+  // the GPUs that send and receive one request's KV, and the bytes per
+  // prompt token on the busiest link (sim/pd/kv_fabric.h).
+  std::optional<std::string> placement;
+  std::optional<int64_t> senders_per_request, receivers_per_request;
+  std::optional<int64_t> link_bytes_per_token;
   Stats exposed_transfer;
 };
 

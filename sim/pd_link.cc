@@ -86,6 +86,14 @@ schema::Transfer TransferSummary(const KvTransferPlan& tp, const std::vector<dou
   t.bandwidth_bytes_per_s = tp.bandwidth_bytes_per_s;
   t.latency_s = tp.latency_s;
   t.latency_source = tp.latency_source;
+  // Only a derived link reports its route, so hand-set links keep the
+  // summary they always had.
+  if (tp.route.derived) {
+    t.placement = tp.route.placement;
+    t.senders_per_request = tp.route.senders;
+    t.receivers_per_request = tp.route.receivers;
+    t.link_bytes_per_token = tp.link_bytes_per_token;
+  }
   t.exposed_transfer = StatsOf(exposed_ms);
   return t;
 }
@@ -272,10 +280,16 @@ Result<std::unique_ptr<PoolLink>> MakeKvLink(
                             "a transfer");
   }
   // Bytes per decode attention rank: the decode pool's card, layout and
-  // profile, as PrepareRun derived them.
+  // profile, as PrepareRun derived them; the route from both pools' layouts.
   const PreparedRun& dec = *pools[dec_i];
-  auto plan_r = PlanKvTransfer(dec.card(), dec.layout(), sc.pools[pre_i].deployment.kv_cache,
-                               sc.pools[dec_i].deployment.kv_cache, *sc.transfer, dec.profile());
+  const PoolFabric pre_fabric{pools[pre_i]->layout(), sc.pools[pre_i].deployment.replicas};
+  const PoolFabric dec_fabric{dec.layout(), sc.pools[dec_i].deployment.replicas};
+  auto route = RouteKv(pre_fabric, dec_fabric, dec.card().attention == models::AttentionKind::kMla,
+                       sc.transfer->link, dec.profile());
+  if (!route.ok()) return route.status().WithPrefix(sc.origin + ": /pd");
+  auto plan_r =
+      PlanKvTransfer(dec.card(), dec.layout(), sc.pools[pre_i].deployment.kv_cache,
+                     sc.pools[dec_i].deployment.kv_cache, *sc.transfer, dec.profile(), &*route);
   if (!plan_r.ok()) return plan_r.status().WithPrefix(sc.origin + ": /pd/transfer");
   return std::unique_ptr<PoolLink>(std::make_unique<KvLink>(sc, pre_i, dec_i, *plan_r));
 }

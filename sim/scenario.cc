@@ -366,7 +366,7 @@ Status ParsePdPools(JsonObject& root, Scenario* sc) {
   pd::KvTransferSpec& t = sc->transfer.emplace();
   CAPPLAN_ASSIGN_OR_RETURN(JsonObject tj, p.Child("transfer"));
   CAPPLAN_RETURN_IF_ERROR(tj.Get("link", &t.link));
-  CAPPLAN_RETURN_IF_ERROR(tj.CheckOneOf("link", t.link, pd::KvLinkNames()));
+  CAPPLAN_RETURN_IF_ERROR(tj.CheckOneOf("link", t.link, pd::KvLinkChoices()));
   CAPPLAN_RETURN_IF_ERROR(tj.Get("layerwise_overlap", &t.layerwise_overlap));
   CAPPLAN_RETURN_IF_ERROR(tj.Finish());
   return p.Finish();

@@ -10,7 +10,7 @@
 namespace capplan::sim::pd {
 
 int64_t KvTransferPlan::ExposedNs(int64_t tokens) const {
-  double bytes = static_cast<double>(WireBytes(tokens));
+  double bytes = static_cast<double>(LinkBytes(tokens));
   if (layerwise_overlap) bytes /= std::max(1, num_layers);
   const double s = latency_s + (bandwidth_bytes_per_s > 0 ? bytes / bandwidth_bytes_per_s : 0);
   return static_cast<int64_t>(std::llround(s * 1e9));
@@ -24,9 +24,15 @@ const std::vector<std::string>& KvLinkNames() {
 Result<KvTransferPlan> PlanKvTransfer(const models::ModelCard& card,
                                       const models::ParallelLayout& decode, models::Dtype src,
                                       models::Dtype dst, const KvTransferSpec& spec,
-                                      const hw::HardwareProfile& profile) {
+                                      const hw::HardwareProfile& profile, const KvRoute* route) {
   KvTransferPlan p;
-  p.link = spec.link;
+  if (route != nullptr) {
+    p.route = *route;
+  } else {
+    p.route.link = spec.link;
+    p.route.placement = "set by hand";
+  }
+  p.link = p.route.link;
   p.layerwise_overlap = spec.layerwise_overlap;
   p.src_dtype = src;
   p.dst_dtype = dst;
@@ -36,6 +42,7 @@ Result<KvTransferPlan> PlanKvTransfer(const models::ModelCard& card,
   p.src_bytes_per_token = s.bytes_per_token;
   p.dst_bytes_per_token = d.bytes_per_token;
   p.wire_bytes_per_token = std::min(s.bytes_per_token, d.bytes_per_token);
+  p.link_bytes_per_token = p.wire_bytes_per_token * std::max(1, p.route.fan_out);
 
   const std::string path = DataPath("sim/pd/link_defaults.json");
   CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json doc, ReadJsonFile(path));
@@ -48,21 +55,21 @@ Result<KvTransferPlan> PlanKvTransfer(const models::ModelCard& card,
     CAPPLAN_RETURN_IF_ERROR(o.Get("latency_s", &lat, true));
     CAPPLAN_RETURN_IF_ERROR(o.Get("source", &src_note, true));
     CAPPLAN_RETURN_IF_ERROR(o.Finish());
-    if (spec.link == l) {
+    if (p.link == l) {
       p.latency_s = lat;
       p.latency_source = src_note;
     }
   }
   CAPPLAN_RETURN_IF_ERROR(root.Finish());
-  if (spec.link == "nvlink") {
+  if (p.link == "nvlink") {
     p.bandwidth_bytes_per_s = profile.nvlink_bytes_per_s;
-  } else if (spec.link == "rdma") {
+  } else if (p.link == "rdma") {
     p.bandwidth_bytes_per_s = profile.rdma_bytes_per_s;
   } else {
-    return Status::Usage("link must be nvlink or rdma, got \"" + spec.link + "\"");
+    return Status::Usage("link must be nvlink or rdma, got \"" + p.link + "\"");
   }
   if (p.bandwidth_bytes_per_s <= 0) {
-    return Status::Invalid("hardware profile " + profile.path + " has no " + spec.link +
+    return Status::Invalid("hardware profile " + profile.path + " has no " + p.link +
                            " bandwidth; add it to the profile's links");
   }
   return p;

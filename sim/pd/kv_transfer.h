@@ -7,9 +7,11 @@
 // a BF16 prefill pool quantizes to FP8 before sending (the receiver could
 // not use the BF16 bytes anyway), an FP8 prefill feeding a BF16 decode pool
 // sends FP8 and the receiver widens. Ranks receive in parallel, each over its
-// own link (one NIC per GPU on an HGX H200 box for RDMA; NVLink per GPU).
+// own link (one NIC per GPU on an HGX H200 box for RDMA; NVLink per GPU);
+// which link, and how many decode ranks each prefill rank writes to, is the
+// route (sim/pd/kv_fabric.h).
 //
-// Time = link latency + wire bytes / link bandwidth. With layer-by-layer
+// Time = link latency + the busiest link's bytes / link bandwidth. With layer-by-layer
 // overlap the prefill sends each layer's KV as soon as that layer is done,
 // so only the last layer's share is exposed after the prefill ends; this
 // assumes sending one layer takes no longer than computing one, which holds
@@ -25,16 +27,19 @@
 #include "hw/profile.h"
 #include "models/card.h"
 #include "models/types.h"
+#include "sim/pd/kv_fabric.h"
 
 namespace capplan::sim::pd {
 
 struct KvTransferSpec {
-  std::string link = "rdma";  // one of KvLinkNames()
+  // One of KvLinkChoices(): "auto" derives the link from where the pools
+  // sit (sim/pd/kv_fabric.h); "nvlink" or "rdma" sets it by hand.
+  std::string link = "auto";
   bool layerwise_overlap = true;
 };
-// The links a transfer can use: nvlink (same box) | rdma (between boxes),
-// each with its latency in sim/pd/link_defaults.json and its bandwidth in
-// the hardware profile.
+// The links a transfer can use: nvlink (same NVLink domain) | rdma (between
+// domains), each with its latency in sim/pd/link_defaults.json and its
+// bandwidth in the hardware profile.
 const std::vector<std::string>& KvLinkNames();
 
 struct KvTransferPlan {
@@ -45,22 +50,29 @@ struct KvTransferPlan {
   int64_t src_bytes_per_token = 0;   // in the prefill pool's dtype
   int64_t dst_bytes_per_token = 0;   // in the decode pool's dtype
   int64_t wire_bytes_per_token = 0;  // min of the two (see header)
+  // On the busiest link: wire bytes x the route's fan-out.
+  int64_t link_bytes_per_token = 0;
+  KvRoute route;
   int num_layers = 1;
   double bandwidth_bytes_per_s = 0;
   double latency_s = 0;
   std::string latency_source;
 
   int64_t WireBytes(int64_t tokens) const { return tokens * wire_bytes_per_token; }
+  int64_t LinkBytes(int64_t tokens) const { return tokens * link_bytes_per_token; }
   // Transfer time exposed after the prompt's prefill ends.
   int64_t ExposedNs(int64_t tokens) const;
 };
 
 // `decode` is the decode pool's layout: it decides which KV each receiving
 // rank holds (GQA heads are sharded over attention TP, MLA latents are not).
+// `route` (RouteKv) gives the link and the fan-out; without one, the spec's
+// link is taken as set by hand with one sender per receiver.
 Result<KvTransferPlan> PlanKvTransfer(const models::ModelCard& card,
                                       const models::ParallelLayout& decode, models::Dtype src,
                                       models::Dtype dst, const KvTransferSpec& spec,
-                                      const hw::HardwareProfile& profile);
+                                      const hw::HardwareProfile& profile,
+                                      const KvRoute* route = nullptr);
 
 }  // namespace capplan::sim::pd
 

@@ -108,7 +108,7 @@ json RandomScenario(uint64_t seed) {
   if (d.Int(0, 3) == 0) {
     doc["pd"] = {{"prefill", Deployment(d, "prefill")},
                  {"decode", Deployment(d, "decode")},
-                 {"transfer", {{"link", d.Pick<std::string>({"rdma", "nvlink"})}}}};
+                 {"transfer", {{"link", d.Pick<std::string>({"rdma", "nvlink", "auto"})}}}};
   } else {
     doc["deployment"] = Deployment(d, "");
   }

@@ -264,4 +264,26 @@ TEST(CapacityCli, InvalidConfigurationsExitOne) {
                      "max_position_embeddings");
 }
 
+// EPLB redundant experts in the plan: DeepSeek-V3 at EP32 with 32 redundant
+// experts (1 per rank) holds one more routed-expert slot per GPU,
+// 2,554,954,752 B (worked in tests/models/expert_parallel_test.cc), and
+// the KV pool shrinks by it; a count that does not split over the ranks is
+// a usage error naming the flag.
+TEST(CapacityCli, RedundantExpertsShowAsTheirOwnTerm) {
+  const std::string base = "--model deepseek-v3 --gpus 32 --ep 32 --dp-attention --kv fp8 --json";
+  CliRun plain = Capplan(base);
+  CliRun eplb = Capplan(base + " --ep-redundant-experts 32");
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  ASSERT_EQ(eplb.code, 0) << eplb.err;
+  auto a = nlohmann::json::parse(plain.out);
+  auto b = nlohmann::json::parse(eplb.out);
+  EXPECT_FALSE(a["memory_bytes_per_gpu"].contains("eplb_redundant_expert_bytes"));
+  EXPECT_EQ(b["memory_bytes_per_gpu"]["eplb_redundant_expert_bytes"], 2554954752);
+  EXPECT_LT(b["kv_capacity_tokens"].get<int64_t>(), a["kv_capacity_tokens"].get<int64_t>());
+  CliRun text = Capplan("--model deepseek-v3 --gpus 32 --ep 32 --dp-attention --kv fp8 "
+                        "--ep-redundant-experts 32");
+  EXPECT_NE(text.out.find("EPLB redundant experts"), std::string::npos) << text.out;
+  ExpectOneLineError(Capplan(base + " --ep-redundant-experts 33"), 2, "--ep-redundant-experts");
+}
+
 }  // namespace

@@ -6,6 +6,7 @@
 #include "hw/profile.h"
 #include "models/card.h"
 #include "models/expert_parallel.h"
+#include "models/memory.h"
 #include "models/ops.h"
 
 namespace capplan::models {
@@ -162,6 +163,41 @@ TEST(ExpertParallel, FabricRulesNameTheFieldAndTheFix) {
   ASSERT_TRUE(gb200.ok()) << gb200.status().message();
   EXPECT_TRUE(CheckFabric(WideEp(NodeLink::kNvlink, 4), *gb200).ok());
   EXPECT_TRUE(CheckFabric(WideEp(NodeLink::kRdma, 8), *b200).ok());
+}
+
+// EPLB redundant experts take weight memory and give it back from the KV
+// pool. DeepSeek-V3/R1 at EP32 with 32 redundant experts (1 per rank), the
+// count the LMSYS large-scale EP launch commands pass
+// (--ep-num-redundant-experts 32, github.com/sgl-project/sglang/issues/6017,
+// the instructions of lmsys.org/blog/2025-05-05-large-scale-ep/). One
+// routed expert: 58 MoE layers x 3 matrices of 7168 x 2048 FP8 values
+// (44,040,192 B per layer) plus 128x128-block FP32 scales (56 x 16 x 4 B =
+// 3,584 B per matrix, 10,752 B per layer): 58 x 44,050,944 =
+// 2,554,954,752 B. Each rank holds (256 + 32) / 32 = 9 slots instead of 8,
+// so one slot more: 2,554,954,752 B, and the KV pool loses that much.
+TEST(ExpertParallel, RedundantExpertsWeighOneExpertSlotEachInTheMemoryPlan) {
+  const ModelCard card = DeepSeek();
+  EngineMemoryOptions opt;
+  opt.engine = "sglang";
+  auto h200 = hw::LoadHardwareProfile("h200-sxm");
+  ASSERT_TRUE(h200.ok()) << h200.status().message();
+  const DeviceMemory dev{h200->gpu_memory_bytes, h200->gpu_runtime_memory_bytes, &*h200};
+  PrecisionChoice fp8_kv;
+  fp8_kv.kv_cache = Dtype::kFp8E4m3;
+  ParallelLayout l = WideEp(NodeLink::kRdma, 8);
+  auto base = PlanMemory(card, l, fp8_kv, opt, dev, 4096);
+  l.expert.redundant_experts_per_rank = 1;
+  auto eplb = PlanMemory(card, l, fp8_kv, opt, dev, 4096);
+  ASSERT_TRUE(base.ok()) << base.status().message();
+  ASSERT_TRUE(eplb.ok()) << eplb.status().message();
+  EXPECT_EQ(base->Term("eplb_redundant_expert_bytes"), 0);
+  EXPECT_EQ(eplb->Term("eplb_redundant_expert_bytes"), 2554954752);
+  EXPECT_EQ(eplb->weights_resident_bytes - base->weights_resident_bytes, 2554954752);
+  // 35,136 B of FP8 latent per token (576 x 61): about 72,716 tokens fewer
+  // per rank, less the page rounding.
+  const int64_t lost = base->kv_tokens_per_rank - eplb->kv_tokens_per_rank;
+  EXPECT_EQ(eplb->kv.bytes_per_token, 35136);
+  EXPECT_NEAR(static_cast<double>(lost), 2554954752.0 / 35136, 64);
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // Wide expert parallelism across nodes, priced: a DeepSeek-R1 EP32 decode
 // step op by op over 4 H200 nodes on RDMA and inside one GB200 NVL72
 // domain, with the all-to-all bytes and seconds worked by hand; the layout
-// errors a scenario gets; the shipped wide-EP scenarios run.
+// errors a scenario gets; the shipped wide-EP scenarios run, the PD one
+// with its KV link derived from where its pools sit.
 #include <gtest/gtest.h>
 
 #include "common/data_path.h"
@@ -155,7 +156,7 @@ TEST(WideEp, BadLayoutsAreOneLineErrorsNamingTheField) {
 
 TEST(WideEp, ShippedScenariosRun) {
   for (const char* f : {"deepseek-r1-ep32-h200-rdma.json", "deepseek-r1-ep32-gb200-nvl72.json",
-                        "deepseek-r1-ep16-h200-2node.json"}) {
+                        "deepseek-r1-ep16-h200-2node.json", "deepseek-r1-pd-gb200-nvl72.json"}) {
     auto doc = ReadJsonFile(DataPath(std::string("scenarios/wide-ep/") + f));
     ASSERT_TRUE(doc.ok()) << f;
     (*doc)["workload"]["num_requests"] = (*doc)["workload"]["concurrency"];
@@ -167,6 +168,51 @@ TEST(WideEp, ShippedScenariosRun) {
     ASSERT_TRUE(run.ok()) << run.status().message();
     EXPECT_GT(run->summary.output_throughput.value_or(0), 0) << f;
   }
+}
+
+// The PD scenario's prefill (8 GPUs) and decode (32) pools sit in one
+// NVL72 rack, so its "auto" link is NVLink, one prefill rank to the one
+// decode rank that owns the request (MLA, decode attention TP 1). The same
+// pools as HGX H200 boxes (prefill on one, decode over 4 on RDMA) cross the
+// RDMA network, and NVLink set by hand there is refused, naming the field.
+TEST(WideEp, PdKvLinkFollowsWhereThePoolsSit) {
+  auto doc = ReadJsonFile(DataPath("scenarios/wide-ep/deepseek-r1-pd-gb200-nvl72.json"));
+  ASSERT_TRUE(doc.ok());
+  (*doc)["workload"]["concurrency"] = 64;
+  (*doc)["workload"]["num_requests"] = 64;
+  (*doc)["workload"]["warmup_requests"] = 0;
+  (*doc)["workload"]["output_tokens"]["value"] = 8;
+  auto run = [](const nlohmann::json& d) -> Result<RunResult> {
+    auto sc = ParseScenario(d, "pd.json");
+    if (!sc.ok()) return sc.status();
+    return RunScenario(**sc, RunOptions{});
+  };
+  auto rack = run(*doc);
+  ASSERT_TRUE(rack.ok()) << rack.status().message();
+  const schema::Transfer& t = *rack->summary.transfer;
+  EXPECT_EQ(t.link, "nvlink");
+  EXPECT_EQ(t.placement, "both pools (40 GPUs) in one gb200-nvl72 NVLink domain");
+  EXPECT_EQ(t.senders_per_request, 1);
+  EXPECT_EQ(t.receivers_per_request, 1);
+  EXPECT_EQ(t.link_bytes_per_token, 35136);  // FP8 latent + rope, 576 B x 61 layers
+
+  nlohmann::json h200 = *doc;
+  h200["hardware"] = "h200-sxm";
+  h200["pd"]["prefill"]["nodes"] = 1;
+  h200["pd"]["prefill"]["gpus_per_node"] = 8;
+  h200["pd"]["prefill"].erase("node_link");
+  h200["pd"]["decode"]["nodes"] = 4;
+  h200["pd"]["decode"]["gpus_per_node"] = 8;
+  h200["pd"]["decode"]["node_link"] = "rdma";
+  auto boxes = run(h200);
+  ASSERT_TRUE(boxes.ok()) << boxes.status().message();
+  EXPECT_EQ(boxes->summary.transfer->link, "rdma");
+  h200["pd"]["transfer"]["link"] = "nvlink";
+  auto refused = run(h200);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().message(),
+            "pd.json: /pd: transfer/link: nvlink needs both pools in one NVLink domain, but the "
+            "decode pool spans 4 nodes joined by rdma; use \"rdma\" or \"auto\"");
 }
 
 }  // namespace

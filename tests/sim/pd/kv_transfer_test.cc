@@ -15,6 +15,10 @@ hw::HardwareProfile Profile() {
   return *p;
 }
 
+// A hand-set RDMA link: without a route (sim/pd/kv_fabric.h) "auto" has
+// nothing to derive from.
+const KvTransferSpec kRdma{"rdma", true};
+
 models::ParallelLayout Tp(int tp) {
   models::ParallelLayout l;
   l.gpus = tp;
@@ -36,7 +40,7 @@ TEST(PdKvTransfer, ConvertsToTheNarrowerDtypeOnTheWire) {
     for (auto [src, dst] : {std::pair{models::Dtype::kBf16, models::Dtype::kFp8E4m3},
                             std::pair{models::Dtype::kFp8E4m3, models::Dtype::kBf16},
                             std::pair{models::Dtype::kBf16, models::Dtype::kBf16}}) {
-      auto p = PlanKvTransfer(*card, Tp(8), src, dst, {}, prof);
+      auto p = PlanKvTransfer(*card, Tp(8), src, dst, kRdma, prof);
       ASSERT_TRUE(p.ok()) << p.status().message();
       const int64_t want_src =
           src == models::Dtype::kBf16 ? bf16->bytes_per_token : fp8->bytes_per_token;
@@ -56,8 +60,8 @@ TEST(PdKvTransfer, ConvertsToTheNarrowerDtypeOnTheWire) {
 TEST(PdKvTransfer, HandCheckedGqaBytes) {
   auto card = models::LoadModelCard("llama-3.1-8b");
   ASSERT_TRUE(card.ok());
-  auto p1 = PlanKvTransfer(*card, Tp(1), models::Dtype::kBf16, models::Dtype::kBf16, {}, Profile());
-  auto p8 = PlanKvTransfer(*card, Tp(8), models::Dtype::kBf16, models::Dtype::kBf16, {}, Profile());
+  auto p1 = PlanKvTransfer(*card, Tp(1), models::Dtype::kBf16, models::Dtype::kBf16, kRdma, Profile());
+  auto p8 = PlanKvTransfer(*card, Tp(8), models::Dtype::kBf16, models::Dtype::kBf16, kRdma, Profile());
   ASSERT_TRUE(p1.ok() && p8.ok());
   EXPECT_EQ(p1->wire_bytes_per_token, 131072);
   EXPECT_EQ(p8->wire_bytes_per_token, 16384);
@@ -69,7 +73,7 @@ TEST(PdKvTransfer, HandCheckedGqaBytes) {
 TEST(PdKvTransfer, HandCheckedMlaBytes) {
   auto card = models::LoadModelCard("kimi-k2.6");
   ASSERT_TRUE(card.ok());
-  auto p = PlanKvTransfer(*card, Tp(8), models::Dtype::kBf16, models::Dtype::kBf16, {}, Profile());
+  auto p = PlanKvTransfer(*card, Tp(8), models::Dtype::kBf16, models::Dtype::kBf16, kRdma, Profile());
   ASSERT_TRUE(p.ok());
   EXPECT_EQ(p->wire_bytes_per_token, 70272);
 }
