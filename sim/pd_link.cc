@@ -86,8 +86,8 @@ schema::Transfer TransferSummary(const KvTransferPlan& tp, const std::vector<dou
   t.bandwidth_bytes_per_s = tp.bandwidth_bytes_per_s;
   t.latency_s = tp.latency_s;
   t.latency_source = tp.latency_source;
-  // Only a derived link reports its route, so hand-set links keep the
-  // summary they always had.
+  // A hand-set link is reported as given; a derived one also says why and
+  // who sends, since the reader did not choose it.
   if (tp.route.derived) {
     t.placement = tp.route.placement;
     t.senders_per_request = tp.route.senders;
