@@ -9,6 +9,7 @@
 #include "models/engine_profile.h"
 #include "models/memory.h"
 #include "tests/models/layouts.h"
+#include "tests/models/shipped_cards.h"
 
 namespace capplan::models {
 namespace {
@@ -18,13 +19,22 @@ using test_layouts::Tp;
 // B200: nvidia-smi total 183,359 MiB.
 const DeviceMemory kB200{183359LL << 20, 0};
 
-TEST(BlackwellEngines, Sglang054ItemizedReserveOnB200) {
-  auto card = LoadModelCard("kimi-k2.6");
-  ASSERT_TRUE(card.ok());
+// SGLang `version` with its defaults, unless a test sets more.
+EngineMemoryOptions Sglang(const std::string& version) {
   EngineMemoryOptions opt;
   opt.engine = "sglang";
-  opt.version = "0.5.4";
-  auto p = PlanMemory(*card, Tp(8), PrecisionChoice{}, opt, kB200, 16384);
+  opt.version = version;
+  return opt;
+}
+
+// Kimi K2.6 over 8 B200s, TP 8, 16,384-token context.
+Result<MemoryPlan> KimiOnB200(const EngineMemoryOptions& opt) {
+  return test_cards::CardMemoryPlan("kimi-k2.6", Tp(8), opt, kB200, 16384);
+}
+
+TEST(BlackwellEngines, Sglang054ItemizedReserveOnB200) {
+  EngineMemoryOptions opt = Sglang("0.5.4");
+  auto p = KimiOnB200(opt);
   ASSERT_TRUE(p.ok()) << p.status().message();
   // chunk 16384 and graph batch 512 on GPUs of 160 GiB and more; reserve =
   // 512 + 16384 x 1.5 + 512 x 2 + 8 x 128 = 27,136 MiB;
@@ -34,7 +44,7 @@ TEST(BlackwellEngines, Sglang054ItemizedReserveOnB200) {
   EXPECT_NEAR(p->mem_fraction, 0.852, 1e-12);
   // A chunk the user sets wins over the memory class's.
   opt.chunked_prefill_tokens = 8192;
-  auto q = PlanMemory(*card, Tp(8), PrecisionChoice{}, opt, kB200, 16384);
+  auto q = KimiOnB200(opt);
   ASSERT_TRUE(q.ok()) << q.status().message();
   EXPECT_EQ(q->chunked_prefill_tokens, 8192);
   // reserve 512 + 12,288 + 1,024 + 1,024 = 14,848 MiB -> 0.919.
@@ -42,12 +52,7 @@ TEST(BlackwellEngines, Sglang054ItemizedReserveOnB200) {
 }
 
 TEST(BlackwellEngines, Sglang046FixedReserveOnB200) {
-  auto card = LoadModelCard("kimi-k2.6");
-  ASSERT_TRUE(card.ok());
-  EngineMemoryOptions opt;
-  opt.engine = "sglang";
-  opt.version = "0.4.6";
-  auto p = PlanMemory(*card, Tp(8), PrecisionChoice{}, opt, kB200, 16384);
+  auto p = KimiOnB200(Sglang("0.4.6"));
   ASSERT_TRUE(p.ok()) << p.status().message();
   // reserved_mem = 32 x 1024 MiB whatever the TP size:
   // (183,359 - 32,768) / 183,359 = 0.821285...

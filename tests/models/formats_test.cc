@@ -15,10 +15,12 @@
 #include "models/kernel_choice.h"
 #include "models/memory.h"
 #include "tests/models/layouts.h"
+#include "tests/models/shipped_cards.h"
 
 namespace capplan::models {
 namespace {
 
+using test_cards::CardWeights;
 using test_layouts::Tp;
 
 const hw::NumberFormat& Row(const char* name) {
@@ -144,17 +146,9 @@ TEST(Formats, DequantizedOnNeedsAMathRateThere) {
 double Nvfp4Bytes(double n, double k) { return n * k / 2 + n * k / 16 + 8; }
 
 TEST(Fp4Checkpoints, KimiNvfp4IsNvfp4ExpertsOverBf16) {
-  auto card = LoadModelCard("kimi-k2.6");
-  ASSERT_TRUE(card.ok()) << card.status().message();
-  PrecisionChoice c;
-  c.weights = "nvfp4";
-  auto w = ComputeWeights(*card, Tp(1), c);
+  auto w = CardWeights("kimi-k2.6", Tp(1), "nvfp4");
   ASSERT_TRUE(w.ok()) << w.status().message();
-  auto bf16 = ComputeWeights(*card, Tp(1), [] {
-    PrecisionChoice b;
-    b.weights = "bf16";
-    return b;
-  }());
+  auto bf16 = CardWeights("kimi-k2.6", Tp(1), "bf16");
   ASSERT_TRUE(bf16.ok());
   // 60 MoE layers x 384 experts x gate, up (2048 x 7168) and down (7168 x 2048).
   const double experts = 60.0 * 384 * 3;
@@ -173,11 +167,7 @@ TEST(Fp4Checkpoints, KimiNvfp4IsNvfp4ExpertsOverBf16) {
 }
 
 TEST(Fp4Checkpoints, Glm52Nvfp4IsExpertsOnly) {
-  auto card = LoadModelCard("glm-5.2");
-  ASSERT_TRUE(card.ok());
-  PrecisionChoice c;
-  c.weights = "nvfp4";
-  auto w = ComputeWeights(*card, Tp(1), c);
+  auto w = CardWeights("glm-5.2", Tp(1), "nvfp4");
   ASSERT_TRUE(w.ok()) << w.status().message();
   // 75 MoE layers x 256 experts x gate, up (2048 x 6144) and down; the rest BF16.
   for (const ComponentWeights& cw : w->components) {
@@ -191,11 +181,7 @@ TEST(Fp4Checkpoints, Glm52Nvfp4IsExpertsOnly) {
 }
 
 TEST(Fp4Checkpoints, Llama33Nvfp4QuantizesEveryBlockLinear) {
-  auto card = LoadModelCard("llama-3.3-70b");
-  ASSERT_TRUE(card.ok());
-  PrecisionChoice c;
-  c.weights = "nvfp4";
-  auto w = ComputeWeights(*card, Tp(1), c);
+  auto w = CardWeights("llama-3.3-70b", Tp(1), "nvfp4");
   ASSERT_TRUE(w.ok()) << w.status().message();
   // 80 layers: q (8192x8192), k and v (1024x8192), o (8192x8192), gate and
   // up (28672x8192), down (8192x28672); embeddings and LM head BF16.

@@ -8,10 +8,13 @@
 #include "models/memory.h"
 #include "tests/models/hand_model.h"
 #include "tests/models/layouts.h"
+#include "tests/models/shipped_cards.h"
 
 namespace capplan::models {
 namespace {
 
+using test_cards::CardMemoryPlan;
+using test_layouts::DpAttention;
 using test_layouts::Tp;
 
 TEST(KvLayout, BytesPerTokenMatchFactsTable) {
@@ -145,21 +148,14 @@ TEST(KvCapacity, OlderSglangRuleAndExplicitFraction) {
   ASSERT_TRUE(p.ok());
   EXPECT_DOUBLE_EQ(p->mem_fraction, (143771.0 - 13312.0) / 143771.0);
   // TP1: newer rule gives 0.907 on H200.
-  auto small = LoadModelCard("llama-3.1-8b");
-  ASSERT_TRUE(small.ok());
-  auto p1 = PlanMemory(*small, Tp(1), PrecisionChoice{}, EngineMemoryOptions{}, kH200, 8192);
+  auto p1 = CardMemoryPlan("llama-3.1-8b", Tp(1), EngineMemoryOptions{}, kH200, 8192);
   ASSERT_TRUE(p1.ok());
   EXPECT_DOUBLE_EQ(p1->mem_fraction, 0.907);
   EXPECT_EQ(p1->Term("communicator_bytes"), 0);
 }
 
 TEST(KvCapacity, DpAttentionSumsRankPools) {
-  auto card = LoadModelCard("kimi-k2.6");
-  ASSERT_TRUE(card.ok());
-  ParallelLayout l = Tp(8);
-  l.dp_attention = true;
-  l.dp = 8;
-  auto p = PlanMemory(*card, l, PrecisionChoice{}, EngineMemoryOptions{}, kH200, 16384);
+  auto p = CardMemoryPlan("kimi-k2.6", DpAttention(8), EngineMemoryOptions{}, kH200, 16384);
   ASSERT_TRUE(p.ok()) << p.status().message();
   EXPECT_DOUBLE_EQ(p->mem_fraction, 0.769);  // server_args.py after PR #10975, TP8 + DP8
   EXPECT_EQ(p->attention_ranks, 8);
@@ -189,11 +185,9 @@ TEST(KvCapacity, WeightsThatDoNotFitSayByHowMuch) {
 }
 
 TEST(KvCapacity, AFractionThatLeavesNoKvRoomSaysByHowMuch) {
-  auto card = LoadModelCard("llama-3.1-70b");
-  ASSERT_TRUE(card.ok());
   EngineMemoryOptions opt;
   opt.mem_fraction = 0.1;
-  auto p = PlanMemory(*card, Tp(8), PrecisionChoice{}, opt, kH200, 8192);
+  auto p = CardMemoryPlan("llama-3.1-70b", Tp(8), opt, kH200, 8192);
   ASSERT_FALSE(p.ok());
   EXPECT_EQ(p.status().code(), StatusCode::kInvalidConfig);
   EXPECT_NE(p.status().message().find("GiB short per GPU"), std::string::npos)
@@ -204,49 +198,43 @@ TEST(KvCapacity, AFractionThatLeavesNoKvRoomSaysByHowMuch) {
 TEST(KvCapacity, NvlsBuffersShrinkTheVllmPool) {
   // NVLS on (NCCL's default) leaves fewer KV blocks at TP8
   // (https://github.com/vllm-project/vllm/issues/9699).
-  auto card = LoadModelCard("llama-3.1-70b");
-  ASSERT_TRUE(card.ok());
   EngineMemoryOptions opt;
   opt.engine = "vllm";
-  auto on = PlanMemory(*card, Tp(8), PrecisionChoice{}, opt, kH200, 8192);
+  auto on = CardMemoryPlan("llama-3.1-70b", Tp(8), opt, kH200, 8192);
   opt.nvls = false;
-  auto off = PlanMemory(*card, Tp(8), PrecisionChoice{}, opt, kH200, 8192);
+  auto off = CardMemoryPlan("llama-3.1-70b", Tp(8), opt, kH200, 8192);
   ASSERT_TRUE(on.ok() && off.ok());
   EXPECT_TRUE(on->nvls);
   EXPECT_LT(on->kv_capacity_tokens, off->kv_capacity_tokens);
   EXPECT_NEAR(static_cast<double>(off->kv_pool_bytes_per_gpu - on->kv_pool_bytes_per_gpu),
               5269278720.0, 40960.0 * 16);
   // Below NCCL's NVLS threshold nothing changes.
-  auto card8 = LoadModelCard("llama-3.1-8b");
-  ASSERT_TRUE(card8.ok());
   opt.nvls = true;
-  auto tp2 = PlanMemory(*card8, Tp(2), PrecisionChoice{}, opt, kH200, 8192);
+  auto tp2 = CardMemoryPlan("llama-3.1-8b", Tp(2), opt, kH200, 8192);
   ASSERT_TRUE(tp2.ok());
   EXPECT_FALSE(tp2->nvls);
   EXPECT_EQ(tp2->Term("nvls_bytes"), 0);
 }
 
 TEST(KvCapacity, BadEngineInputs) {
-  auto card = LoadModelCard("llama-3.1-8b");
-  ASSERT_TRUE(card.ok());
   EngineMemoryOptions opt;
   opt.engine = "sglng";
-  auto p = PlanMemory(*card, Tp(1), PrecisionChoice{}, opt, kH200, 1024);
+  auto p = CardMemoryPlan("llama-3.1-8b", Tp(1), opt, kH200, 1024);
   ASSERT_FALSE(p.ok());
   EXPECT_EQ(p.status().code(), StatusCode::kUsage);
   EXPECT_NE(p.status().message().find("did you mean 'sglang'"), std::string::npos);
   opt.engine = "sglang";
   opt.version = "0.3.0";
-  EXPECT_EQ(PlanMemory(*card, Tp(1), PrecisionChoice{}, opt, kH200, 1024).status().code(),
+  EXPECT_EQ(CardMemoryPlan("llama-3.1-8b", Tp(1), opt, kH200, 1024).status().code(),
             StatusCode::kUsage);
   opt.version = "";
   opt.mem_fraction = 1.5;
-  EXPECT_EQ(PlanMemory(*card, Tp(1), PrecisionChoice{}, opt, kH200, 1024).status().code(),
+  EXPECT_EQ(CardMemoryPlan("llama-3.1-8b", Tp(1), opt, kH200, 1024).status().code(),
             StatusCode::kUsage);
   opt.mem_fraction.reset();
-  EXPECT_EQ(PlanMemory(*card, Tp(1), PrecisionChoice{}, opt, kH200, -5).status().code(),
+  EXPECT_EQ(CardMemoryPlan("llama-3.1-8b", Tp(1), opt, kH200, -5).status().code(),
             StatusCode::kUsage);
-  EXPECT_EQ(PlanMemory(*card, Tp(1), PrecisionChoice{}, opt, kH200, 1 << 20).status().code(),
+  EXPECT_EQ(CardMemoryPlan("llama-3.1-8b", Tp(1), opt, kH200, 1 << 20).status().code(),
             StatusCode::kInvalidConfig);  // beyond 131,072 positions
 }
 

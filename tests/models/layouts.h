@@ -14,6 +14,15 @@ inline ParallelLayout Tp(int tp) {
   return l;
 }
 
+// `n` GPUs with DP attention: each rank holds all attention heads (dp = n);
+// the rest is tensor parallel over all n.
+inline ParallelLayout DpAttention(int n) {
+  ParallelLayout l = Tp(n);
+  l.dp_attention = true;
+  l.dp = n;
+  return l;
+}
+
 }  // namespace capplan::models::test_layouts
 
 #endif  // CAPPLAN_TESTS_MODELS_LAYOUTS_H_

@@ -3,6 +3,7 @@
 
 #include "models/card.h"
 #include "models/ops.h"
+#include "tests/models/layouts.h"
 
 namespace capplan::models {
 namespace {
@@ -26,81 +27,87 @@ const Op* Find(const std::vector<Op>& ops, const std::string& name) {
   return nullptr;
 }
 
-TEST(Ops, LlamaDecodeOneRequestTp1) {
-  ShardedModel m = Shard("llama-3.1-8b", 1);
-  BatchShape b;
-  b.decode_context = {100};
+// The op named `name`; a missing one fails the test and reads as a default
+// Op, so the checks after it fail too instead of dereferencing null.
+const Op& Get(const std::vector<Op>& ops, const std::string& name) {
+  if (const Op* op = Find(ops, name)) return *op;
+  ADD_FAILURE() << "no op " << name;
+  static const Op kMissing;
+  return kMissing;
+}
+
+// The ops of one step of `m` over `b`.
+std::vector<Op> StepOps(const ShardedModel& m, const BatchShape& b) {
   std::vector<Op> ops;
   BuildStepOps(m, b, &ops);
-  const Op* q = Find(ops, "attn.q_proj");
-  ASSERT_NE(q, nullptr);
-  EXPECT_EQ(q->count, 32);
-  EXPECT_EQ(q->m, 1);
-  EXPECT_DOUBLE_EQ(q->flops, 2.0 * 4096 * 4096);
-  EXPECT_DOUBLE_EQ(q->bytes, 4096.0 * 4096 * 2 + 4096 * 2 + 4096 * 2);
-  const Op* att = Find(ops, "attn.decode");
-  ASSERT_NE(att, nullptr);
+  return ops;
+}
+
+// The ops of one decode step of `m`, a request per context length.
+std::vector<Op> DecodeOps(const ShardedModel& m, std::vector<int64_t> contexts) {
+  BatchShape b;
+  b.decode_context = std::move(contexts);
+  return StepOps(m, b);
+}
+
+TEST(Ops, LlamaDecodeOneRequestTp1) {
+  const std::vector<Op> ops = DecodeOps(Shard("llama-3.1-8b", 1), {100});
+  const Op& q = Get(ops, "attn.q_proj");
+  EXPECT_EQ(q.count, 32);
+  EXPECT_EQ(q.m, 1);
+  EXPECT_DOUBLE_EQ(q.flops, 2.0 * 4096 * 4096);
+  EXPECT_DOUBLE_EQ(q.bytes, 4096.0 * 4096 * 2 + 4096 * 2 + 4096 * 2);
+  const Op& att = Get(ops, "attn.decode");
   // QK and PV: 2 x 2 x head_dim FLOPs per (head, key); KV 4,096 B/token/layer.
-  EXPECT_DOUBLE_EQ(att->flops, 4.0 * 32 * 128 * 100);
-  EXPECT_DOUBLE_EQ(att->bytes, 100.0 * 4096 + 2.0 * 32 * 128 * 2);
-  EXPECT_EQ(att->kv_tokens, 100);
-  const Op* up = Find(ops, "dense.gate_up_proj");
-  ASSERT_NE(up, nullptr);
-  EXPECT_EQ(up->n, 2 * 14336);
-  EXPECT_DOUBLE_EQ(up->flops, 2.0 * 2 * 14336 * 4096);
+  EXPECT_DOUBLE_EQ(att.flops, 4.0 * 32 * 128 * 100);
+  EXPECT_DOUBLE_EQ(att.bytes, 100.0 * 4096 + 2.0 * 32 * 128 * 2);
+  EXPECT_EQ(att.kv_tokens, 100);
+  const Op& up = Get(ops, "dense.gate_up_proj");
+  EXPECT_EQ(up.n, 2 * 14336);
+  EXPECT_DOUBLE_EQ(up.flops, 2.0 * 2 * 14336 * 4096);
   for (const Op& op : ops) EXPECT_NE(op.op_class, OpClass::kCommunication) << op.name;
-  const Op* head = Find(ops, "lm_head");
-  ASSERT_NE(head, nullptr);
-  EXPECT_DOUBLE_EQ(head->flops, 2.0 * 128256 * 4096);
+  const Op& head = Get(ops, "lm_head");
+  EXPECT_DOUBLE_EQ(head.flops, 2.0 * 128256 * 4096);
 }
 
 TEST(Ops, LlamaPrefillChunkIsCausal) {
   ShardedModel m = Shard("llama-3.1-8b", 1);
   BatchShape b;
   b.prefill = {{10, 5}};  // 10 new tokens after 5 cached: keys 6..15
-  std::vector<Op> ops;
-  BuildStepOps(m, b, &ops);
-  const Op* att = Find(ops, "attn.prefill");
-  ASSERT_NE(att, nullptr);
-  EXPECT_DOUBLE_EQ(att->flops, 4.0 * 32 * 128 * (6 + 7 + 8 + 9 + 10 + 11 + 12 + 13 + 14 + 15));
+  const std::vector<Op> ops = StepOps(m, b);
+  const Op& att = Get(ops, "attn.prefill");
+  EXPECT_DOUBLE_EQ(att.flops, 4.0 * 32 * 128 * (6 + 7 + 8 + 9 + 10 + 11 + 12 + 13 + 14 + 15));
   EXPECT_EQ(Find(ops, "attn.q_proj")->m, 10);
   EXPECT_EQ(Find(ops, "lm_head")->m, 1);
 }
 
 TEST(Ops, KimiMlaDecodeAbsorbedAndMoe) {
-  ShardedModel m = Shard("kimi-k2.6", 8);
-  BatchShape b;
-  b.decode_context = {1000};
-  std::vector<Op> ops;
-  BuildStepOps(m, b, &ops);
-  const Op* att = Find(ops, "attn.mla_decode");
-  ASSERT_NE(att, nullptr);
-  EXPECT_EQ(att->count, 61);
-  EXPECT_EQ(att->heads, 8);
-  EXPECT_DOUBLE_EQ(att->flops, 2.0 * 8 * 576 * 1000 + 2.0 * 8 * 512 * 1000);
-  EXPECT_DOUBLE_EQ(att->bytes, 1000.0 * 1152 + 8.0 * 576 * 2 + 8.0 * 512 * 2);
+  const std::vector<Op> ops = DecodeOps(Shard("kimi-k2.6", 8), {1000});
+  const Op& att = Get(ops, "attn.mla_decode");
+  EXPECT_EQ(att.count, 61);
+  EXPECT_EQ(att.heads, 8);
+  EXPECT_DOUBLE_EQ(att.flops, 2.0 * 8 * 576 * 1000 + 2.0 * 8 * 512 * 1000);
+  EXPECT_DOUBLE_EQ(att.bytes, 1000.0 * 1152 + 8.0 * 576 * 2 + 8.0 * 512 * 2);
   // One token touches 8 experts: 8 token-rows through the fused MoE layer
   // (gate+up: 2 x 256 local rows, down: 256 -> 7168) of INT4 g32 weights
   // with BF16 scales; one op covers top-k, both GEMMs, the activation and
   // the combine, as the engines' fused kernels run them.
-  const Op* ex = Find(ops, "moe.experts");
-  ASSERT_NE(ex, nullptr);
-  EXPECT_EQ(ex->kind, OpKind::kGroupedGemm);
-  EXPECT_EQ(ex->weight_dtype, Dtype::kInt4);
-  EXPECT_EQ(ex->compute_dtype, Dtype::kBf16);
-  EXPECT_EQ(ex->group_size, 32);
-  EXPECT_EQ(ex->groups, 8);
-  EXPECT_EQ(ex->count, 60);
-  EXPECT_EQ(ex->n, 3 * 256);
-  EXPECT_DOUBLE_EQ(ex->flops, 2.0 * 8 * 3 * 256 * 7168);
+  const Op& ex = Get(ops, "moe.experts");
+  EXPECT_EQ(ex.kind, OpKind::kGroupedGemm);
+  EXPECT_EQ(ex.weight_dtype, Dtype::kInt4);
+  EXPECT_EQ(ex.compute_dtype, Dtype::kBf16);
+  EXPECT_EQ(ex.group_size, 32);
+  EXPECT_EQ(ex.groups, 8);
+  EXPECT_EQ(ex.count, 60);
+  EXPECT_EQ(ex.n, 3 * 256);
+  EXPECT_DOUBLE_EQ(ex.flops, 2.0 * 8 * 3 * 256 * 7168);
   const double w_expert = 3 * (256.0 * 7168 / 2 + 256.0 * (7168 / 32) * 2);
-  EXPECT_NEAR(ex->bytes, 8 * w_expert + 2 * 8.0 * 7168 * 2, 1e-3 * ex->bytes);
+  EXPECT_NEAR(ex.bytes, 8 * w_expert + 2 * 8.0 * 7168 * 2, 1e-3 * ex.bytes);
   EXPECT_EQ(Find(ops, "moe.experts.silu_and_mul"), nullptr);
   EXPECT_EQ(Find(ops, "moe.combine_sum"), nullptr);
-  const Op* ar = Find(ops, "attn.all_reduce");
-  ASSERT_NE(ar, nullptr);
-  EXPECT_EQ(ar->participants, 8);
-  EXPECT_DOUBLE_EQ(ar->message_bytes, 7168.0 * 2);
+  const Op& ar = Get(ops, "attn.all_reduce");
+  EXPECT_EQ(ar.participants, 8);
+  EXPECT_DOUBLE_EQ(ar.message_bytes, 7168.0 * 2);
   ASSERT_NE(Find(ops, "attn.kv_b_proj.absorbed"), nullptr);
   EXPECT_EQ(Find(ops, "attn.kv_b_proj.expand"), nullptr);
 }
@@ -117,41 +124,32 @@ TEST(Ops, AbsorbedMlaPrefillOnlyWithACachedPrefix) {
   m.kernels = *k;
   BatchShape b;
   b.prefill = {{10, 5}};  // keys 6..15 for the 10 new queries: 105 pairs
-  std::vector<Op> ops;
-  BuildStepOps(m, b, &ops);
-  const Op* att = Find(ops, "attn.mla_prefill");
-  ASSERT_NE(att, nullptr);
-  EXPECT_EQ(att->kind, OpKind::kMlaPrefillAbsorbed);
-  EXPECT_EQ(att->impl, "triton_extend");
-  EXPECT_DOUBLE_EQ(att->flops, 2.0 * 8 * (576 + 512) * 105);
-  EXPECT_DOUBLE_EQ(att->bytes, 15.0 * 1152 + 10.0 * 8 * 576 * 2 + 10.0 * 8 * 512 * 2);
+  const std::vector<Op> ops = StepOps(m, b);
+  const Op& att = Get(ops, "attn.mla_prefill");
+  EXPECT_EQ(att.kind, OpKind::kMlaPrefillAbsorbed);
+  EXPECT_EQ(att.impl, "triton_extend");
+  EXPECT_DOUBLE_EQ(att.flops, 2.0 * 8 * (576 + 512) * 105);
+  EXPECT_DOUBLE_EQ(att.bytes, 15.0 * 1152 + 10.0 * 8 * 576 * 2 + 10.0 * 8 * 512 * 2);
   ASSERT_NE(Find(ops, "attn.kv_b_proj.absorbed"), nullptr);
   EXPECT_EQ(Find(ops, "attn.kv_b_proj.absorbed")->m, 10);
   EXPECT_EQ(Find(ops, "attn.kv_b_proj.expand"), nullptr);
   b.prefill = {{10, 0}};
-  BuildStepOps(m, b, &ops);
-  EXPECT_EQ(Find(ops, "attn.mla_prefill")->kind, OpKind::kMlaPrefill);
-  EXPECT_NE(Find(ops, "attn.kv_b_proj.expand"), nullptr);
+  const std::vector<Op> mha = StepOps(m, b);
+  EXPECT_EQ(Get(mha, "attn.mla_prefill").kind, OpKind::kMlaPrefill);
+  EXPECT_NE(Find(mha, "attn.kv_b_proj.expand"), nullptr);
 }
 
 TEST(Ops, Glm52DsaReadsTopKAndAllIndexKeys) {
-  ShardedModel m = Shard("glm-5.2", 8, "fp8");
-  BatchShape b;
-  b.decode_context = {5000};
-  std::vector<Op> ops;
-  BuildStepOps(m, b, &ops);
-  const Op* att = Find(ops, "attn.mla_decode");
-  ASSERT_NE(att, nullptr);
-  EXPECT_EQ(att->kv_tokens, 2048);  // index_topk
-  const Op* idx = Find(ops, "attn.indexer");
-  ASSERT_NE(idx, nullptr);
-  EXPECT_EQ(idx->count, 20);  // fresh top-k in 1 of 4 of 78 layers
-  EXPECT_DOUBLE_EQ(idx->flops, 2.0 * 32 * 128 * 5000);
-  EXPECT_DOUBLE_EQ(idx->bytes, 5000.0 * 132 + 32.0 * 128 * 2);
-  const Op* q = Find(ops, "attn.q_b_proj");
-  ASSERT_NE(q, nullptr);
-  EXPECT_EQ(q->weight_dtype, Dtype::kFp8E4m3);
-  EXPECT_EQ(q->compute_dtype, Dtype::kFp8E4m3);
+  const std::vector<Op> ops = DecodeOps(Shard("glm-5.2", 8, "fp8"), {5000});
+  const Op& att = Get(ops, "attn.mla_decode");
+  EXPECT_EQ(att.kv_tokens, 2048);  // index_topk
+  const Op& idx = Get(ops, "attn.indexer");
+  EXPECT_EQ(idx.count, 20);  // fresh top-k in 1 of 4 of 78 layers
+  EXPECT_DOUBLE_EQ(idx.flops, 2.0 * 32 * 128 * 5000);
+  EXPECT_DOUBLE_EQ(idx.bytes, 5000.0 * 132 + 32.0 * 128 * 2);
+  const Op& q = Get(ops, "attn.q_b_proj");
+  EXPECT_EQ(q.weight_dtype, Dtype::kFp8E4m3);
+  EXPECT_EQ(q.compute_dtype, Dtype::kFp8E4m3);
 }
 
 TEST(Ops, HelpersAndDpAttention) {
@@ -166,17 +164,11 @@ TEST(Ops, HelpersAndDpAttention) {
 
   auto card = LoadModelCard("deepseek-v3");
   ASSERT_TRUE(card.ok());
-  ParallelLayout l;
-  l.gpus = l.tp = 8;
-  l.dp_attention = true;
-  l.dp = 8;
+  ParallelLayout l = test_layouts::DpAttention(8);
   l.ep = 8;
   auto m = ShardModel(*card, l, PrecisionChoice{});
   ASSERT_TRUE(m.ok()) << m.status().message();
-  BatchShape d;
-  d.decode_context = {100, 100};
-  std::vector<Op> ops;
-  BuildStepOps(*m, d, &ops);
+  const std::vector<Op> ops = DecodeOps(*m, {100, 100});
   // Attention TP 1: full 128 heads, no attention all-reduce; the FFN sees
   // 8 ranks x 2 tokens and returns them with a reduce-scatter.
   EXPECT_EQ(Find(ops, "attn.mla_decode")->heads, 128);

@@ -5,10 +5,13 @@
 #include "models/memory.h"
 #include "tests/models/hand_model.h"
 #include "tests/models/layouts.h"
+#include "tests/models/shipped_cards.h"
 
 namespace capplan::models {
 namespace {
 
+using test_cards::CardWeights;
+using test_layouts::DpAttention;
 using test_layouts::Tp;
 
 TEST(Weights, EveryCardAtTp8MatchesHandArithmetic) {
@@ -23,20 +26,14 @@ TEST(Weights, EveryCardAtTp8MatchesHandArithmetic) {
 
 TEST(Weights, RequantizedChoicesMatchHandArithmetic) {
   for (const hand::Dims& d : hand::AllDims()) {
-    auto card = LoadModelCard(d.name);
-    ASSERT_TRUE(card.ok());
-    PrecisionChoice fp8;
-    fp8.weights = "fp8";
-    auto w = ComputeWeights(*card, Tp(8), fp8);
+    auto w = CardWeights(d.name, Tp(8), "fp8");
     ASSERT_TRUE(w.ok()) << w.status().message();
     // FP8 asked: every quantizable component not already FP8 becomes FP8
     // 128x128 (Kimi's INT4 experts included); embeddings stay BF16.
     EXPECT_EQ(w->bytes_per_gpu, static_cast<int64_t>(hand::WeightsPerGpu(
                                     d, 8, hand::kFp8, hand::kFp8, hand::kFp8, hand::kFp8)))
         << d.name;
-    PrecisionChoice bf16;
-    bf16.weights = "bf16";
-    w = ComputeWeights(*card, Tp(8), bf16);
+    w = CardWeights(d.name, Tp(8), "bf16");
     ASSERT_TRUE(w.ok());
     EXPECT_EQ(w->bytes_per_gpu, static_cast<int64_t>(hand::WeightsPerGpu(
                                     d, 8, hand::kBf16, hand::kBf16, hand::kBf16, hand::kBf16)))
@@ -45,11 +42,7 @@ TEST(Weights, RequantizedChoicesMatchHandArithmetic) {
 }
 
 TEST(Weights, KimiInt4KeepsShippedGroup32AndMatchesFactsSize) {
-  auto card = LoadModelCard("kimi-k2.6");
-  ASSERT_TRUE(card.ok());
-  PrecisionChoice int4;
-  int4.weights = "int4";
-  auto w = ComputeWeights(*card, Tp(1), int4);
+  auto w = CardWeights("kimi-k2.6", Tp(1), "int4");
   ASSERT_TRUE(w.ok());
   // Kimi's INT4 release quantizes the routed experts only (g32, as
   // shipped); attention, shared experts and the dense layer stay BF16.
@@ -59,14 +52,12 @@ TEST(Weights, KimiInt4KeepsShippedGroup32AndMatchesFactsSize) {
             static_cast<int64_t>(hand::WeightsPerGpu(d, 1, hand::kBf16, hand::kInt4G32,
                                                      hand::kBf16, hand::kBf16)));
   // The shipped checkpoint is ~594 GB in total (decimal), and `int4` is it.
-  auto shipped = ComputeWeights(*card, Tp(1), PrecisionChoice{});
+  auto shipped = CardWeights("kimi-k2.6", Tp(1));
   ASSERT_TRUE(shipped.ok());
   EXPECT_NEAR(shipped->bytes_per_gpu / 1e9, 594, 594 * 0.01);
   EXPECT_EQ(shipped->bytes_per_gpu, w->bytes_per_gpu);
   // `fp8` follows the FP8 release: every linear layer, 128x128 blocks.
-  PrecisionChoice fp8;
-  fp8.weights = "fp8";
-  auto w8 = ComputeWeights(*card, Tp(1), fp8);
+  auto w8 = CardWeights("kimi-k2.6", Tp(1), "fp8");
   ASSERT_TRUE(w8.ok());
   EXPECT_EQ(w8->bytes_per_gpu,
             static_cast<int64_t>(hand::WeightsPerGpu(d, 1, hand::kFp8, hand::kFp8,
@@ -104,12 +95,7 @@ TEST(Weights, ExpertParallelKeepsExpertBytesPerGpu) {
 }
 
 TEST(Weights, DpAttentionReplicatesAttention) {
-  auto card = LoadModelCard("kimi-k2.6");
-  ASSERT_TRUE(card.ok());
-  ParallelLayout dp = Tp(8);
-  dp.dp_attention = true;
-  dp.dp = 8;
-  auto w = ComputeWeights(*card, dp, PrecisionChoice{});
+  auto w = CardWeights("kimi-k2.6", DpAttention(8));
   ASSERT_TRUE(w.ok());
   const int64_t mla = 7168LL * 1536 + 1536LL * 64 * 192 + 7168LL * 576 + 512LL * 64 * 256 +
                       64LL * 128 * 7168;

@@ -3,27 +3,37 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <vector>
 
 namespace capplan::kernels {
 namespace {
+
+// One token's picks: expert ids best first and their weights.
+struct Routed {
+  std::vector<int> ids;
+  std::vector<float> w;
+};
+
+Routed RouteOneToken(const RouterConfig& c, const std::vector<float>& logits) {
+  Routed r{std::vector<int>(c.top_k), std::vector<float>(c.top_k)};
+  const Status s = RouteCpu(c, logits.data(), 1, r.ids.data(), r.w.data());
+  EXPECT_TRUE(s.ok()) << s.message();
+  return r;
+}
 
 TEST(MoeRouterTest, SoftmaxTopKRenormalized) {
   RouterConfig c;
   c.num_experts = 4;
   c.top_k = 2;
-  const float logits[4] = {1.0f, 2.0f, 3.0f, 0.0f};
-  int ids[2];
-  float w[2];
-  ASSERT_TRUE(RouteCpu(c, logits, 1, ids, w).ok());
-  EXPECT_EQ(ids[0], 2);
-  EXPECT_EQ(ids[1], 1);
+  const Routed r = RouteOneToken(c, {1.0f, 2.0f, 3.0f, 0.0f});
+  EXPECT_EQ(r.ids, (std::vector<int>{2, 1}));
   // Renormalized softmax over the two picks: e^3/(e^3+e^2).
-  EXPECT_NEAR(w[0], 1.0 / (1.0 + std::exp(-1.0)), 1e-6);
-  EXPECT_NEAR(w[0] + w[1], 1.0, 1e-6);
+  EXPECT_NEAR(r.w[0], 1.0 / (1.0 + std::exp(-1.0)), 1e-6);
+  EXPECT_NEAR(r.w[0] + r.w[1], 1.0, 1e-6);
   c.renormalize = false;
-  ASSERT_TRUE(RouteCpu(c, logits, 1, ids, w).ok());
+  const Routed raw = RouteOneToken(c, {1.0f, 2.0f, 3.0f, 0.0f});
   const double z = std::exp(1.0) + std::exp(2.0) + std::exp(3.0) + 1.0;
-  EXPECT_NEAR(w[0], std::exp(3.0) / z, 1e-6);
+  EXPECT_NEAR(raw.w[0], std::exp(3.0) / z, 1e-6);
 }
 
 // DeepSeek/Kimi: the bias steers the choice, the weights ignore it, and the
@@ -35,15 +45,11 @@ TEST(MoeRouterTest, SigmoidBiasChoosesUnbiasedWeightsScaled) {
   c.scoring = MoeScoring::kSigmoid;
   c.routed_scaling_factor = 2.827;  // Kimi K2 config (kernels/moe/moe_router.h)
   c.correction_bias = {0.0f, 0.0f, 0.0f, 1.0f};
-  const float logits[4] = {1.0f, 2.0f, 3.0f, 0.0f};
-  int ids[2];
-  float w[2];
-  ASSERT_TRUE(RouteCpu(c, logits, 1, ids, w).ok());
-  EXPECT_EQ(ids[0], 3);  // sigmoid(0)+1 = 1.5 beats sigmoid(3) = 0.95
-  EXPECT_EQ(ids[1], 2);
+  const Routed r = RouteOneToken(c, {1.0f, 2.0f, 3.0f, 0.0f});
+  EXPECT_EQ(r.ids, (std::vector<int>{3, 2}));  // sigmoid(0)+1 = 1.5 beats sigmoid(3) = 0.95
   const double s3 = 0.5, s2 = 1.0 / (1.0 + std::exp(-3.0));
-  EXPECT_NEAR(w[0], 2.827 * s3 / (s3 + s2), 1e-5);
-  EXPECT_NEAR(w[0] + w[1], 2.827, 1e-5);
+  EXPECT_NEAR(r.w[0], 2.827 * s3 / (s3 + s2), 1e-5);
+  EXPECT_NEAR(r.w[0] + r.w[1], 2.827, 1e-5);
 }
 
 TEST(MoeRouterTest, GroupLimitedKeepsBestGroups) {
@@ -54,24 +60,16 @@ TEST(MoeRouterTest, GroupLimitedKeepsBestGroups) {
   c.n_group = 2;
   c.topk_group = 1;
   // Group 0 holds the single best expert, group 1 the best pair sum.
-  const float logits[8] = {5.0f, -5.0f, -5.0f, -5.0f, 2.0f, 2.0f, 0.0f, 0.0f};
-  int ids[2];
-  float w[2];
-  ASSERT_TRUE(RouteCpu(c, logits, 1, ids, w).ok());
-  EXPECT_EQ(ids[0], 4);
-  EXPECT_EQ(ids[1], 5);
+  const Routed r = RouteOneToken(c, {5.0f, -5.0f, -5.0f, -5.0f, 2.0f, 2.0f, 0.0f, 0.0f});
+  EXPECT_EQ(r.ids, (std::vector<int>{4, 5}));
 }
 
 TEST(MoeRouterTest, TiesPickLowerIndex) {
   RouterConfig c;
   c.num_experts = 5;
   c.top_k = 2;
-  const float logits[5] = {0.0f, 1.0f, 1.0f, 1.0f, 0.0f};
-  int ids[2];
-  float w[2];
-  ASSERT_TRUE(RouteCpu(c, logits, 1, ids, w).ok());
-  EXPECT_EQ(ids[0], 1);
-  EXPECT_EQ(ids[1], 2);
+  const Routed r = RouteOneToken(c, {0.0f, 1.0f, 1.0f, 1.0f, 0.0f});
+  EXPECT_EQ(r.ids, (std::vector<int>{1, 2}));
 }
 
 TEST(MoeRouterTest, RejectsBadConfigs) {

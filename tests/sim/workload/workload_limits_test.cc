@@ -24,6 +24,13 @@ std::string WriteTrace(const std::string& name, const std::string& text) {
   return path;
 }
 
+// `r` is an error whose message holds `needle`.
+template <class T>
+void ExpectErrorContains(const Result<T>& r, const std::string& needle) {
+  ASSERT_FALSE(r.ok()) << "expected an error holding '" << needle << "'";
+  EXPECT_NE(r.status().message().find(needle), std::string::npos) << r.status().message();
+}
+
 Result<Workload> AzureTrace(const std::string& path, const std::string& extra = "") {
   return LoadFromText(R"({"kind": "trace", "format": "azure_2023", "path": ")" + path + "\"" +
                       extra + "}");
@@ -54,10 +61,7 @@ TEST(WorkloadLimitsTest, YearOneTraceIsAnErrorNotAZeroSpan) {
                                       "TIMESTAMP,ContextTokens,GeneratedTokens\n"
                                       "0001-01-01 00:00:00,10,5\n"
                                       "9999-01-01 00:00:00,10,5\n");
-  auto w = AzureTrace(path);
-  ASSERT_FALSE(w.ok());
-  EXPECT_NE(w.status().message().find(path + ":2: column 'TIMESTAMP'"), std::string::npos)
-      << w.status().message();
+  ExpectErrorContains(AzureTrace(path), path + ":2: column 'TIMESTAMP'");
 }
 
 TEST(WorkloadLimitsTest, TimestampsBefore1970KeepTheirGaps) {
@@ -87,14 +91,9 @@ TEST(WorkloadLimitsTest, TimeScaleTimesALongTraceIsAnError) {
                                       "TIMESTAMP,ContextTokens,GeneratedTokens\n"
                                       "1900-01-01 00:00:00,10,5\n"
                                       "2100-01-01 00:00:00,10,5\n");
-  auto w = AzureTrace(path, R"(, "time_scale": 1000)");
-  ASSERT_FALSE(w.ok());
-  EXPECT_NE(w.status().message().find("scenario.json: /workload/time_scale"), std::string::npos)
-      << w.status().message();
-  auto unscaled = AzureTrace(path);
-  ASSERT_FALSE(unscaled.ok());
-  EXPECT_NE(unscaled.status().message().find("1e8 s"), std::string::npos)
-      << unscaled.status().message();
+  ExpectErrorContains(AzureTrace(path, R"(, "time_scale": 1000)"),
+                      "scenario.json: /workload/time_scale");
+  ExpectErrorContains(AzureTrace(path), "1e8 s");
 }
 
 TEST(WorkloadLimitsTest, SpanBeyondInt64IsAnError) {
@@ -102,21 +101,14 @@ TEST(WorkloadLimitsTest, SpanBeyondInt64IsAnError) {
                                       "TIMESTAMP,ContextTokens,GeneratedTokens\n"
                                       "1678-01-01 00:00:00,10,5\n"
                                       "2261-01-01 00:00:00,10,5\n");
-  auto w = AzureTrace(path);
-  ASSERT_FALSE(w.ok());
-  EXPECT_NE(w.status().message().find("spans more than 292 years"), std::string::npos)
-      << w.status().message();
+  ExpectErrorContains(AzureTrace(path), "spans more than 292 years");
 }
 
 TEST(WorkloadLimitsTest, TokenCountsAreBounded) {
   auto fixed = LoadFromText(R"({"kind": "closed_loop", "concurrency": 1, "num_requests": 2,
       "input_tokens": {"dist": "fixed", "value": 10},
       "output_tokens": {"dist": "fixed", "value": 9223372036854775807}})");
-  ASSERT_FALSE(fixed.ok());
-  EXPECT_NE(
-      fixed.status().message().find("/workload/output_tokens/value: must be a token count in"),
-      std::string::npos)
-      << fixed.status().message();
+  ExpectErrorContains(fixed, "/workload/output_tokens/value: must be a token count in");
   auto uniform = LoadFromText(R"({"kind": "closed_loop", "concurrency": 1, "num_requests": 2,
       "input_tokens": {"dist": "uniform", "min": 1, "max": 4611686018427387904},
       "output_tokens": {"dist": "fixed", "value": 1}})");
@@ -130,10 +122,7 @@ TEST(WorkloadLimitsTest, TokenCountsAreBounded) {
   const std::string path = WriteTrace("huge_tokens.csv",
                                       "TIMESTAMP,ContextTokens,GeneratedTokens\n"
                                       "2023-11-16 18:00:00,10,9223372036854775807\n");
-  auto trace = AzureTrace(path);
-  ASSERT_FALSE(trace.ok());
-  EXPECT_NE(trace.status().message().find("column 'GeneratedTokens'"), std::string::npos)
-      << trace.status().message();
+  ExpectErrorContains(AzureTrace(path), "column 'GeneratedTokens'");
 }
 
 TEST(WorkloadLimitsTest, MooncakeLinesUseTheStrictParser) {
@@ -141,10 +130,8 @@ TEST(WorkloadLimitsTest, MooncakeLinesUseTheStrictParser) {
       WriteTrace("dup.jsonl", R"({"timestamp": 0, "input_length": 5, "input_length": 6, )"
                               R"("output_length": 1})"
                               "\n");
-  auto d = ReadTraceFile("mooncake", path, {});
-  ASSERT_FALSE(d.ok());
-  EXPECT_NE(d.status().message().find(path + ":1: /input_length: duplicate key"), std::string::npos)
-      << d.status().message();
+  ExpectErrorContains(ReadTraceFile("mooncake", path, {}),
+                      path + ":1: /input_length: duplicate key");
   const std::string big = WriteTrace("big.jsonl", R"({"timestamp": 1e999, "input_length": 5, )"
                                                   R"("output_length": 1})"
                                                   "\n");
