@@ -6,17 +6,25 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "hw/profile.h"
 #include "common/data_path.h"
 #include "common/json_util.h"
+#include "hw/profile.h"
+#include "tests/test_util/expect_text.h"
 #include "tests/test_util/shell.h"
 
 namespace capplan::calibrate {
 namespace {
 
+using test_util::ExpectContains;
+
 using test_util::Sh;
 
 std::string Tmp(const std::string& name) { return test_util::TestTempPath(name); }
+
+// `capplan calibrate ARGS`: its exit status, and its output in *log.
+int Calibrate(const std::string& args, std::string* log) {
+  return Sh(std::string(CAPPLAN_BIN) + " calibrate " + args, log);
+}
 
 // Synthetic GEMM + elementwise + launch records generated from known curves
 // (eff(x) = max x / (x + half)) with the shipped profile's ceilings.
@@ -78,18 +86,13 @@ TEST(CalibCli, CalibrateWritesAProfileWithProvenanceAndReport) {
   const std::string meas = Tmp("h200.json"), out = Tmp("fitted.json"), rep = Tmp("fit.md");
   std::ofstream(meas) << Synthetic(false).dump(1);
   std::string log;
-  ASSERT_EQ(
-      Sh(std::string(CAPPLAN_BIN) + " calibrate " + meas + " --out " + out + " --report " + rep,
-         &log),
-      0)
-      << log;
-  EXPECT_NE(log.find("gemm_bf16"), std::string::npos) << log;
+  ASSERT_EQ(Calibrate(meas + " --out " + out + " --report " + rep, &log), 0) << log;
+  ExpectContains(log, "gemm_bf16");
   auto p = hw::LoadHardwareProfile(out);
   ASSERT_TRUE(p.ok()) << p.status().message();
   const hw::EfficiencyCurve& c = p->efficiency.at("gemm_bf16").compute;
   EXPECT_EQ(c.provenance.kind, "fitted");
-  EXPECT_NE(c.provenance.source.find("h200.json (gpu NVIDIA H200, driver 580.1"), std::string::npos)
-      << c.provenance.source;
+  ExpectContains(c.provenance.source, "h200.json (gpu NVIDIA H200, driver 580.1");
   EXPECT_NEAR(c.max, 0.7, 0.01);
   EXPECT_GE(c.fit_points, 2);
   EXPECT_GE(c.loo_median_rel_err, 0);
@@ -101,8 +104,8 @@ TEST(CalibCli, CalibrateWritesAProfileWithProvenanceAndReport) {
   // The report names what no kernel record can fit.
   std::ifstream rin(rep);
   const std::string report((std::istreambuf_iterator<char>(rin)), {});
-  EXPECT_NE(report.find("no kernel record fits"), std::string::npos) << report;
-  EXPECT_NE(report.find("- `collectives.all_reduce.latency_s`"), std::string::npos) << report;
+  ExpectContains(report, "no kernel record fits");
+  ExpectContains(report, "- `collectives.all_reduce.latency_s`");
   EXPECT_EQ(report.find("- `overheads.kernel_launch_s`"), std::string::npos) << report;
   // Not fitted: keeps the base profile's provenance.
   EXPECT_EQ(p->efficiency.at("grouped_gemm").compute.provenance.kind, "anchor");
@@ -112,8 +115,8 @@ TEST(CalibCli, CalibrateWritesAProfileWithProvenanceAndReport) {
             shipped->provenance.at("collectives.all_reduce.latency_s").source);
   std::ifstream in(rep);
   const std::string md((std::istreambuf_iterator<char>(in)), {});
-  EXPECT_NE(md.find("| gemm_bf16 | compute |"), std::string::npos) << md;
-  EXPECT_NE(md.find("collectives are not fitted"), std::string::npos) << md;
+  ExpectContains(md, "| gemm_bf16 | compute |");
+  ExpectContains(md, "collectives are not fitted");
 
   // The simulator runs on it and names its provenance.
   ASSERT_EQ(Sh(std::string(CAPPLAN_BIN) + " simulate " +
@@ -130,13 +133,10 @@ TEST(CalibCli, DryRunRefusedThenMarked) {
   const std::string meas = Tmp("dry.json"), out = Tmp("dry_profile.json");
   std::ofstream(meas) << Synthetic(true).dump();
   std::string log;
-  EXPECT_EQ(Sh(std::string(CAPPLAN_BIN) + " calibrate " + meas + " --out " + out, &log), 1);
-  EXPECT_NE(log.find("dry-run"), std::string::npos) << log;
+  EXPECT_EQ(Calibrate(meas + " --out " + out, &log), 1);
+  ExpectContains(log, "dry-run");
   EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 1) << log;
-  ASSERT_EQ(
-      Sh(std::string(CAPPLAN_BIN) + " calibrate " + meas + " --allow-dry-run --out " + out, &log),
-      0)
-      << log;
+  ASSERT_EQ(Calibrate(meas + " --allow-dry-run --out " + out, &log), 0) << log;
   auto p = hw::LoadHardwareProfile(out);
   ASSERT_TRUE(p.ok()) << p.status().message();
   EXPECT_EQ(p->efficiency.at("gemm_bf16")
@@ -151,17 +151,14 @@ TEST(CalibCli, ExtremeMeasurementsAreOneLineErrorsNotCrashes) {
   d["records"][2]["median_us"] = INT64_MAX;
   std::ofstream(meas) << d.dump();
   std::string log;
-  EXPECT_EQ(Sh(std::string(CAPPLAN_BIN) + " calibrate " + meas + " --out " + Tmp("x.json"), &log),
-            2);
-  EXPECT_NE(log.find("extreme.json: /records/2/median_us: must be in (0, 1e9]"), std::string::npos)
-      << log;
+  EXPECT_EQ(Calibrate(meas + " --out " + Tmp("x.json"), &log), 2);
+  ExpectContains(log, "extreme.json: /records/2/median_us: must be in (0, 1e9]");
   EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 1) << log;
   d = Synthetic(false);
   d["records"][2]["p10_us"] = d["records"][2]["median_us"].get<double>() * 2;
   std::ofstream(meas) << d.dump();
-  EXPECT_EQ(Sh(std::string(CAPPLAN_BIN) + " calibrate " + meas + " --out " + Tmp("x.json"), &log),
-            2);
-  EXPECT_NE(log.find("/records/2/p10_us: must be <= median_us"), std::string::npos) << log;
+  EXPECT_EQ(Calibrate(meas + " --out " + Tmp("x.json"), &log), 2);
+  ExpectContains(log, "/records/2/p10_us: must be <= median_us");
 }
 
 TEST(CalibCli, BadInputsAreOneLineErrors) {
@@ -170,19 +167,15 @@ TEST(CalibCli, BadInputsAreOneLineErrors) {
   d["records"][3]["median_us"] = -1.0;
   std::ofstream(meas) << d.dump();
   std::string log;
-  EXPECT_EQ(Sh(std::string(CAPPLAN_BIN) + " calibrate " + meas + " --out " + Tmp("x.json"), &log),
-            2);
-  EXPECT_NE(log.find("bad.json: /records/3/median_us"), std::string::npos) << log;
+  EXPECT_EQ(Calibrate(meas + " --out " + Tmp("x.json"), &log), 2);
+  ExpectContains(log, "bad.json: /records/3/median_us");
   EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 1) << log;
-  EXPECT_EQ(Sh(std::string(CAPPLAN_BIN) + " calibrate " + meas, &log), 2);
-  EXPECT_NE(log.find("--out"), std::string::npos) << log;
+  EXPECT_EQ(Calibrate(meas, &log), 2);
+  ExpectContains(log, "--out");
   // --base takes any shipped profile by name, with "did you mean".
   std::ofstream(meas) << Synthetic(false).dump();
-  EXPECT_EQ(
-      Sh(std::string(CAPPLAN_BIN) + " calibrate " + meas + " --base h100-sx --out " + Tmp("y.json"),
-         &log),
-      2);
-  EXPECT_NE(log.find("did you mean 'h100-sxm'"), std::string::npos) << log;
+  EXPECT_EQ(Calibrate(meas + " --base h100-sx --out " + Tmp("y.json"), &log), 2);
+  ExpectContains(log, "did you mean 'h100-sxm'");
   EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 1) << log;
 }
 
@@ -196,9 +189,10 @@ TEST(CalibCli, ValidateRoundTripsACpuEngineRun) {
             0)
       << log;
   ASSERT_EQ(Sh(std::string(CAPPLAN_BIN) + " validate " + run, &log), 0) << log;
-  EXPECT_NE(log.find("per-iteration error"), std::string::npos) << log;
-  EXPECT_NE(log.find("note: this run used the CPU backend"), std::string::npos) << log;
-  ASSERT_EQ(Sh("(" + std::string(CAPPLAN_BIN) + " validate " + run + " --json 2>/dev/null)", &log), 0);
+  ExpectContains(log, "per-iteration error");
+  ExpectContains(log, "note: this run used the CPU backend");
+  ASSERT_EQ(Sh("(" + std::string(CAPPLAN_BIN) + " validate " + run + " --json 2>/dev/null)", &log),
+            0);
   auto j = ParseJson(log, "stdout");
   ASSERT_TRUE(j.ok()) << log;
   auto doc = ReadJsonFile(run);
@@ -215,44 +209,35 @@ TEST(CalibCli, CalibrateReportsPublicRecordsItCannotFitYet) {
   const std::string dir = DataPath("calibrate/measurements/public");
   const std::string out = Tmp("public_only.json"), rep = Tmp("public_only.md");
   std::string log;
-  ASSERT_EQ(Sh(std::string(CAPPLAN_BIN) + " calibrate " + dir + "/*.json --out " + out +
-                   " --report " + rep,
-               &log),
-            0)
-      << log;
-  EXPECT_NE(log.find("curves in 0 classes and "), std::string::npos) << log;
-  EXPECT_NE(log.find("sglang_marlin_moe"), std::string::npos) << log;
-  EXPECT_NE(log.find("public H100 record: informs H200 efficiency only as a fraction of the "
-                     "H100's own peak"),
-            std::string::npos)
-      << log;
-  EXPECT_NE(log.find("step record (decode)"), std::string::npos) << log;
+  ASSERT_EQ(Calibrate(dir + "/*.json --out " + out + " --report " + rep, &log), 0) << log;
+  ExpectContains(log, "curves in 0 classes and ");
+  ExpectContains(log, "sglang_marlin_moe");
+  ExpectContains(log,
+                 "public H100 record: informs H200 efficiency only as a fraction of the "
+                 "H100's own peak");
+  ExpectContains(log, "step record (decode)");
   auto fitted = ReadJsonFile(out);
   auto base = ReadJsonFile(DataPath("calibrate/profiles/h200-sxm.json"));
   ASSERT_TRUE(fitted.ok() && base.ok());
   EXPECT_EQ((*fitted)["efficiency"], (*base)["efficiency"]);
   const std::string marlin =
       (*fitted)["kernels"]["sglang_marlin_moe"]["memory"]["provenance"]["source"];
-  EXPECT_NE(marlin.find("aic-h200-sglang-marlin-moe"), std::string::npos) << marlin;
+  ExpectContains(marlin, "aic-h200-sglang-marlin-moe");
   EXPECT_EQ(marlin.find("aic-h100"), std::string::npos) << marlin;  // H100 has no ceilings here
   std::ifstream in(rep);
   const std::string md((std::istreambuf_iterator<char>(in)), {});
-  EXPECT_NE(md.find("s1-sglang-deepseek-r1-decode-h200.json /records/6"), std::string::npos) << md;
+  ExpectContains(md, "s1-sglang-deepseek-r1-decode-h200.json /records/6");
 
   // With an engine file: that file is fitted, the public ones are listed,
   // and the profile's GPU and provenance name only the engine file.
   const std::string meas = Tmp("h200_engine.json"), out2 = Tmp("engine_plus_public.json");
   std::ofstream(meas) << Synthetic(false).dump();
-  ASSERT_EQ(
-      Sh(std::string(CAPPLAN_BIN) + " calibrate " + meas + " " + dir + "/*.json --out " + out2,
-         &log),
-      0)
-      << log;
+  ASSERT_EQ(Calibrate(meas + " " + dir + "/*.json --out " + out2, &log), 0) << log;
   auto p = hw::LoadHardwareProfile(out2);
   ASSERT_TRUE(p.ok()) << p.status().message();
   EXPECT_EQ(p->gpu, "NVIDIA H200");
   const std::string& src = p->efficiency.at("gemm_bf16").compute.provenance.source;
-  EXPECT_NE(src.find("h200_engine.json"), std::string::npos) << src;
+  ExpectContains(src, "h200_engine.json");
   EXPECT_EQ(src.find("https://"), std::string::npos) << src;
 }
 

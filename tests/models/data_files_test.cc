@@ -6,9 +6,13 @@
 #include "common/data_path.h"
 #include "models/dtype_facts.h"
 #include "models/engine_profile.h"
+#include "tests/test_util/expect_text.h"
 
 namespace capplan::models {
 namespace {
+
+using test_util::ExpectContains;
+using test_util::ExpectErrorContains;
 
 TEST(DataFiles, ShippedFilesLoad) {
   auto f = GetDtypeFacts();
@@ -32,7 +36,7 @@ TEST(DataFiles, VersionsResolveToTheLatestEntryAtOrBeforeThem) {
   auto post = ResolveEngine("sglang", "0.4.5.post3");
   ASSERT_TRUE(post.ok());
   EXPECT_EQ(post->profile->version, "0.4.0");
-  EXPECT_NE(post->note.find("using the rules of 0.4.0"), std::string::npos) << post->note;
+  ExpectContains(post->note, "using the rules of 0.4.0");
   auto between = ResolveEngine("sglang", "0.5.2");
   ASSERT_TRUE(between.ok());
   EXPECT_EQ(between->profile->version, "0.4.6");
@@ -49,18 +53,13 @@ TEST(DataFiles, UnknownVersionsListTheKnownOnes) {
   auto old = ResolveEngine("sglang", "0.3.9");
   ASSERT_FALSE(old.ok());
   EXPECT_EQ(old.status().code(), StatusCode::kUsage);
-  EXPECT_NE(old.status().message().find("known sglang versions: 0.4.0, 0.4.6, 0.5.4"),
-            std::string::npos)
-      << old.status().message();
+  ExpectContains(old.status().message(), "known sglang versions: 0.4.0, 0.4.6, 0.5.4");
   auto bad = ResolveEngine("sglang", "0.4.x");
-  ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("known sglang versions"), std::string::npos);
-  EXPECT_NE(bad.status().message().find("did you mean '0.4.0'"), std::string::npos)
-      << bad.status().message();
+  ExpectErrorContains(bad, "known sglang versions");
+  ExpectContains(bad.status().message(), "did you mean '0.4.0'");
   EXPECT_EQ(bad.status().message().find('\n'), std::string::npos);
   auto engine = ResolveEngine("sglng", "");
-  ASSERT_FALSE(engine.ok());
-  EXPECT_NE(engine.status().message().find("did you mean 'sglang'"), std::string::npos);
+  ExpectErrorContains(engine, "did you mean 'sglang'");
 }
 
 TEST(DataFiles, ValueWithoutSourceIsRejected) {
@@ -72,10 +71,7 @@ TEST(DataFiles, ValueWithoutSourceIsRejected) {
   ASSERT_NE(p, std::string::npos);
   t.replace(p, key.size(), "\"utilization_default\": {\"value\": 0.9, \"sauce\"");
   auto r = ParseEngineProfiles(t, "vllm.json", nullptr);
-  ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("vllm.json: /versions/0/memory/utilization_default"),
-            std::string::npos)
-      << r.status().message();
+  ExpectErrorContains(r, "vllm.json: /versions/0/memory/utilization_default");
 }
 
 TEST(DataFiles, EntriesMustGrowInVersion) {
@@ -86,9 +82,7 @@ TEST(DataFiles, EntriesMustGrowInVersion) {
   ASSERT_NE(p, std::string::npos);
   t.replace(p, 18, "\"version\": \"0.4.1\"");
   auto r = ParseEngineProfiles(t, "sglang.json", nullptr);
-  ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("must be newer than the entry before it"), std::string::npos)
-      << r.status().message();
+  ExpectErrorContains(r, "must be newer than the entry before it");
 }
 
 }  // namespace

@@ -9,9 +9,13 @@
 #include "report/pd_summary.h"
 #include "report/report.h"
 #include "report/text_util.h"
+#include "tests/test_util/expect_text.h"
 
 namespace capplan::report {
 namespace {
+
+using test_util::ExpectContains;
+using test_util::ExpectErrorContains;
 
 const std::string kPd = std::string(REPORT_TEST_DATA) + "/pd/pd_demo.json";
 const std::string kTwin = std::string(REPORT_TEST_DATA) + "/pd/pd_demo_colocated.json";
@@ -59,19 +63,15 @@ TEST(ReportPd, PdSummaryReadsPoolsAndMergesTheirDeployments) {
   // Decode is busier, so its shares (memory-bound) say what binds.
   const Binding b = AnalyzeBinding(s);
   EXPECT_EQ(b.binds, "decode pool: HBM bandwidth");
-  EXPECT_NE(b.headroom.find("prefill pool busy 40%, decode pool busy 90%"), std::string::npos)
-      << b.headroom;
-  EXPECT_NE(b.headroom.find("exposed KV transfer mean 2.5 ms"), std::string::npos);
+  ExpectContains(b.headroom, "prefill pool busy 40%, decode pool busy 90%");
+  ExpectContains(b.headroom, "exposed KV transfer mean 2.5 ms");
 }
 
 TEST(ReportPd, PdSummaryWithoutPoolsIsRejectedWithItsPath) {
   auto doc = nlohmann::json::parse(R"({"disaggregated": true, "output_throughput": 1,
                                        "gpus": 16, "deployment": {}})");
   auto r = ParseSummary(doc, "x.json");
-  ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("x.json: /pools: required field is missing"),
-            std::string::npos)
-      << r.status().message();
+  ExpectErrorContains(r, "x.json: /pools: required field is missing");
 }
 
 TEST(ReportPd, ComparisonShowsHandComputedDeltas) {
@@ -121,10 +121,9 @@ TEST(ReportPd, ComparisonShowsHandComputedDeltas) {
   EXPECT_TRUE(a.points[cmp[0].point].summary->pd.has_value());
   EXPECT_FALSE(a.points[cmp[0].base].summary->pd.has_value());
   const std::string line = ComparisonLine(a, cmp[0]);
-  EXPECT_NE(line.find("pd-demo [B] vs pd-demo-colocated [A] ("), std::string::npos) << line;
-  EXPECT_NE(line.find("3200\u21924000 out tok/s (+25%)"), std::string::npos) << line;
-  EXPECT_NE(line.find("$2.78\u21922.22 /M out tok (" + FormatChange(-0.2) + ")"), std::string::npos)
-      << line;
+  ExpectContains(line, "pd-demo [B] vs pd-demo-colocated [A] (");
+  ExpectContains(line, "3200\u21924000 out tok/s (+25%)");
+  ExpectContains(line, "$2.78\u21922.22 /M out tok (" + FormatChange(-0.2) + ")");
 }
 
 TEST(ReportPd, TwinWithTheSameWorkloadWinsAndMissingTwinIsSaid) {

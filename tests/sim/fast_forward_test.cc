@@ -19,9 +19,12 @@
 #include "sim/sim_state.h"
 #include "sim/simulate.h"
 #include "tests/sim/scenario_cases.h"
+#include "tests/test_util/expect_text.h"
 
 namespace capplan::sim {
 namespace {
+
+using test_util::ExpectContains;
 
 struct Run {
   nlohmann::json summary;
@@ -176,12 +179,11 @@ TEST(RunTimeEstimate, IterationByIterationOfHugeRunsIsRefusedUpFront) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kUsage);
   const std::string& m = r.status().message();
-  EXPECT_NE(m.find("huge.json: simulating 1000000 requests (1e+11 output tokens) iteration by "
-                   "iteration (--no-fast-forward) would take an estimated 42 min"),
-            std::string::npos)
-      << m;
-  EXPECT_NE(m.find("drop --no-fast-forward"), std::string::npos) << m;
-  EXPECT_NE(m.find("--yes"), std::string::npos) << m;
+  ExpectContains(m,
+                 "huge.json: simulating 1000000 requests (1e+11 output tokens) iteration by "
+                 "iteration (--no-fast-forward) would take an estimated 42 min");
+  ExpectContains(m, "drop --no-fast-forward");
+  ExpectContains(m, "--yes");
   EXPECT_TRUE(CheckTimeEstimate(kRunTimeBudgetS, "x", "y").ok());
   EXPECT_EQ(CheckTimeEstimate(2 * 3600 + 360, "x", "y").message(),
             "x would take an estimated 2.1 h; y, or pass --yes to run it anyway");

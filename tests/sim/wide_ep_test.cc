@@ -12,9 +12,12 @@
 #include "sim/cost_model.h"
 #include "sim/scenario.h"
 #include "sim/simulate.h"
+#include "tests/test_util/expect_text.h"
 
 namespace capplan::sim {
 namespace {
+
+using test_util::ExpectContains;
 
 models::ParallelLayout Ep32(models::NodeLink link, int gpus_per_node) {
   models::ParallelLayout l;
@@ -122,10 +125,9 @@ TEST(WideEp, BadLayoutsAreOneLineErrorsNamingTheField) {
   auto r = ParseScenario(doc, "w.json");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidConfig);
-  EXPECT_NE(r.status().message().find("w.json: /deployment/gpus_per_node: 4 nodes x 4 GPUs is 16, "
-                                      "not gpus 32; set gpus_per_node 8"),
-            std::string::npos)
-      << r.status().message();
+  ExpectContains(r.status().message(),
+                 "w.json: /deployment/gpus_per_node: 4 nodes x 4 GPUs is 16, "
+                 "not gpus 32; set gpus_per_node 8");
   // An NVLink domain across 4 HGX B200 boxes.
   doc = WideEpDoc();
   doc["hardware"] = "b200-sxm";
@@ -136,11 +138,10 @@ TEST(WideEp, BadLayoutsAreOneLineErrorsNamingTheField) {
   ASSERT_FALSE(run.ok());
   const std::string& m = run.status().message();
   EXPECT_EQ(m.find('\n'), std::string::npos) << m;
-  EXPECT_NE(m.find("w.json: /deployment/node_link: nvlink across 4 nodes needs one NVLink domain "
-                   "of 32 GPUs; b200-sxm's joins 8"),
-            std::string::npos)
-      << m;
-  EXPECT_NE(m.find("gb200-nvl72"), std::string::npos) << m;
+  ExpectContains(m,
+                 "w.json: /deployment/node_link: nvlink across 4 nodes needs one NVLink domain "
+                 "of 32 GPUs; b200-sxm's joins 8");
+  ExpectContains(m, "gb200-nvl72");
   // DeepEP with 4 GPUs of TP inside each EP rank.
   doc = WideEpDoc();
   doc["deployment"]["ep"] = 8;
@@ -148,10 +149,9 @@ TEST(WideEp, BadLayoutsAreOneLineErrorsNamingTheField) {
   ASSERT_TRUE(sc.ok()) << sc.status().message();
   run = RunScenario(**sc, RunOptions{});
   ASSERT_FALSE(run.ok());
-  EXPECT_NE(run.status().message().find("/deployment/expert_parallel/all_to_all: deepep runs one "
-                                        "EP rank per GPU"),
-            std::string::npos)
-      << run.status().message();
+  ExpectContains(run.status().message(),
+                 "/deployment/expert_parallel/all_to_all: deepep runs one "
+                 "EP rank per GPU");
 }
 
 TEST(WideEp, ShippedScenariosRun) {

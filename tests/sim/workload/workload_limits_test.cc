@@ -10,10 +10,15 @@
 #include "sim/workload/trace_reader.h"
 #include "sim/workload/workload.h"
 #include "tests/sim/workload/workload_test_util.h"
+#include "tests/test_util/expect_text.h"
 #include "tests/test_util/temp_dir.h"
 
 namespace capplan::sim {
 namespace {
+
+using test_util::ExpectContains;
+
+using test_util::ExpectErrorContains;
 
 std::string WriteTrace(const std::string& name, const std::string& text) {
   const std::string path = test_util::TestTempPath(name);
@@ -22,13 +27,6 @@ std::string WriteTrace(const std::string& name, const std::string& text) {
   std::fputs(text.c_str(), f);
   std::fclose(f);
   return path;
-}
-
-// `r` is an error whose message holds `needle`.
-template <class T>
-void ExpectErrorContains(const Result<T>& r, const std::string& needle) {
-  ASSERT_FALSE(r.ok()) << "expected an error holding '" << needle << "'";
-  EXPECT_NE(r.status().message().find(needle), std::string::npos) << r.status().message();
 }
 
 Result<Workload> AzureTrace(const std::string& path, const std::string& extra = "") {
@@ -41,8 +39,7 @@ TEST(WorkloadLimitsTest, TimestampsOutsideInt64NanosecondsAreErrors) {
                         "2262-04-12 00:00:00"}) {
     auto r = ParseCivilTimeNs(t);
     ASSERT_FALSE(r.ok()) << t << " parsed as " << *r;
-    EXPECT_NE(r.status().message().find("range of int64 nanoseconds"), std::string::npos)
-        << r.status().message();
+    ExpectContains(r.status().message(), "range of int64 nanoseconds");
   }
   auto pre1970 = ParseCivilTimeNs("1969-12-31 23:59:59");
   ASSERT_TRUE(pre1970.ok());
@@ -149,11 +146,10 @@ TEST(WorkloadLimitsTest, TooManyRequestsForTheMemoryIsOneLineUpFront) {
   ASSERT_FALSE(r.ok());
   const std::string& m = r.status().message();
   EXPECT_EQ(r.status().code(), StatusCode::kUsage);
-  EXPECT_NE(m.find("/num_requests = 100000000 requests needs an estimated 9.6 GB of memory, "
-                   "more than the 1.1 GB available"),
-            std::string::npos)
-      << m;
-  EXPECT_NE(m.find("--yes"), std::string::npos) << m;
+  ExpectContains(m,
+                 "/num_requests = 100000000 requests needs an estimated 9.6 GB of memory, "
+                 "more than the 1.1 GB available");
+  ExpectContains(m, "--yes");
   EXPECT_EQ(m.find('\n'), std::string::npos) << m;
   // Within the budget, or with the check turned off (--yes), it loads.
   SetMemoryBudgetBytes(int64_t{1} << 40);
