@@ -238,30 +238,35 @@ TEST(CapacityCli, H100ProfileByName) {
   ExpectOneLineError(Capplan("--hardware h100-sx " + args), 2, "did you mean 'h100-sxm'");
 }
 
-TEST(CapacityCli, UsageErrorsExitTwo) {
-  ExpectOneLineError(Capplan("--model kimi-k2.5 --gpus 8"), 2, "did you mean 'kimi-k2.6'");
-  ExpectOneLineError(Capplan("--model kimi-k2.6 --gpus 8 --tp=-8"), 2, "--tp");
-  ExpectOneLineError(Capplan("--model kimi-k2.6 --gpus 8 --mem-fraction 2"), 2, "--mem-fraction");
-  ExpectOneLineError(Capplan("--model kimi-k2.6 --gpus 8 --context-tokens=-1"), 2,
-                     "--context-tokens");
-  ExpectOneLineError(Capplan("--model kimi-k2.6 --gpus 8 --kv int8"), 2, "--kv must be");
-  ExpectOneLineError(Capplan("--model kimi-k2.6 --gpus 8 --weights fp6"), 2, "--weights");
-  ExpectOneLineError(Capplan("--model kimi-k2.6 --gpus 8 --engine sglng"), 2, "did you mean");
-  ExpectOneLineError(Capplan("--model kimi-k2.6 --gpus 8 --tpp 8"), 2, "did you mean '--tp'");
-  ExpectOneLineError(Capplan("--model kimi-k2.6 --gpus 99999999"), 2, "--gpus");
+// Usage errors exit 2, configurations that cannot run exit 1; either way one
+// line that names the cause.
+TEST(CapacityCli, BadCommandsAreOneLineErrorsWithTheirExitCode) {
   const std::string dir = MODELS_TEST_DATA;
-  ExpectOneLineError(Capplan("--model " + dir + "/malformed.json --gpus 1"), 2,
-                     "malformed.json: line 4");
-  ExpectOneLineError(Capplan("--model " + dir + "/unknown_field.json --gpus 1"), 2,
-                     "unknown_field.json: /num_layerz");
-}
-
-TEST(CapacityCli, InvalidConfigurationsExitOne) {
-  ExpectOneLineError(Capplan("--model llama-3.1-70b --gpus 3 --tp 3"), 1, "num_heads 64");
-  ExpectOneLineError(Capplan("--model glm-5.2 --gpus 8 --tp 8"), 1, "GiB short per GPU");
-  ExpectOneLineError(Capplan("--model kimi-k2.6 --gpus 8 --tp 8 --ep 3"), 1, "--ep 3");
-  ExpectOneLineError(Capplan("--model llama-3.1-8b --gpus 1 --context-tokens 1000000"), 1,
-                     "max_position_embeddings");
+  const struct {
+    std::string args;
+    int code;
+    std::string says;
+  } kCases[] = {
+      {"--model kimi-k2.5 --gpus 8", 2, "did you mean 'kimi-k2.6'"},
+      {"--model kimi-k2.6 --gpus 8 --tp=-8", 2, "--tp"},
+      {"--model kimi-k2.6 --gpus 8 --mem-fraction 2", 2, "--mem-fraction"},
+      {"--model kimi-k2.6 --gpus 8 --context-tokens=-1", 2, "--context-tokens"},
+      {"--model kimi-k2.6 --gpus 8 --kv int8", 2, "--kv must be"},
+      {"--model kimi-k2.6 --gpus 8 --weights fp6", 2, "--weights"},
+      {"--model kimi-k2.6 --gpus 8 --engine sglng", 2, "did you mean"},
+      {"--model kimi-k2.6 --gpus 8 --tpp 8", 2, "did you mean '--tp'"},
+      {"--model kimi-k2.6 --gpus 99999999", 2, "--gpus"},
+      {"--model " + dir + "/malformed.json --gpus 1", 2, "malformed.json: line 4"},
+      {"--model " + dir + "/unknown_field.json --gpus 1", 2, "unknown_field.json: /num_layerz"},
+      {"--model llama-3.1-70b --gpus 3 --tp 3", 1, "num_heads 64"},
+      {"--model glm-5.2 --gpus 8 --tp 8", 1, "GiB short per GPU"},
+      {"--model kimi-k2.6 --gpus 8 --tp 8 --ep 3", 1, "--ep 3"},
+      {"--model llama-3.1-8b --gpus 1 --context-tokens 1000000", 1, "max_position_embeddings"},
+  };
+  for (const auto& c : kCases) {
+    SCOPED_TRACE(c.args);
+    ExpectOneLineError(Capplan(c.args), c.code, c.says);
+  }
 }
 
 // EPLB redundant experts in the plan: DeepSeek-V3 at EP32 with 32 redundant
