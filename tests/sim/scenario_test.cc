@@ -40,9 +40,7 @@ TEST(SimScenario, UnknownKeySuggestsAndNamesThePath) {
   auto doc = Base();
   doc["deployment"]["tpp"] = 2;
   auto r = ParseScenario(doc, "t.json");
-  ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().code(), StatusCode::kUsage);
-  ExpectContains(r.status().message(), "t.json");
+  ExpectErrorContains(r, StatusCode::kUsage, "t.json");
   ExpectContains(r.status().message(), "tpp");
   ExpectContains(r.status().message(), "'tp'");
   doc = Base();
@@ -136,15 +134,11 @@ TEST(SimScenario, PdPoolsAreDeploymentsParsedAtTheirOwnPaths) {
   auto bad = doc;
   bad["pd"]["decode"]["tp"] = 3;  // well-formed, impossible: InvalidConfig
   auto r = ParseScenario(bad, "pd.json");
-  ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().code(), StatusCode::kInvalidConfig);
-  ExpectContains(r.status().message(), "pd.json: /pd/decode/gpus");
+  ExpectErrorContains(r, StatusCode::kInvalidConfig, "pd.json: /pd/decode/gpus");
   bad = doc;
   bad["pd"]["prefill"]["schedular"] = "vllm";  // malformed: Usage
   r = ParseScenario(bad, "pd.json");
-  ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().code(), StatusCode::kUsage);
-  ExpectContains(r.status().message(), "pd.json: /pd/prefill/schedular");
+  ExpectErrorContains(r, StatusCode::kUsage, "pd.json: /pd/prefill/schedular");
   bad = doc;
   bad["deployment"] = pool;
   EXPECT_EQ(ParseScenario(bad, "pd.json").status().code(), StatusCode::kUsage);

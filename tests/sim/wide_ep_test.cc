@@ -18,6 +18,7 @@ namespace capplan::sim {
 namespace {
 
 using test_util::ExpectContains;
+using test_util::ExpectErrorContains;
 
 models::ParallelLayout Ep32(models::NodeLink link, int gpus_per_node) {
   models::ParallelLayout l;
@@ -123,11 +124,9 @@ TEST(WideEp, BadLayoutsAreOneLineErrorsNamingTheField) {
   auto doc = WideEpDoc();
   doc["deployment"]["gpus_per_node"] = 4;
   auto r = ParseScenario(doc, "w.json");
-  ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().code(), StatusCode::kInvalidConfig);
-  ExpectContains(r.status().message(),
-                 "w.json: /deployment/gpus_per_node: 4 nodes x 4 GPUs is 16, "
-                 "not gpus 32; set gpus_per_node 8");
+  ExpectErrorContains(r, StatusCode::kInvalidConfig,
+                      "w.json: /deployment/gpus_per_node: 4 nodes x 4 GPUs is 16, "
+                      "not gpus 32; set gpus_per_node 8");
   // An NVLink domain across 4 HGX B200 boxes.
   doc = WideEpDoc();
   doc["hardware"] = "b200-sxm";

@@ -23,6 +23,14 @@ void ExpectErrorContains(const Result<T>& r, const std::string& needle) {
   ExpectContains(r.status().message(), needle);
 }
 
+// `r` is an error of kind `code` whose message holds `needle`.
+template <class T>
+void ExpectErrorContains(const Result<T>& r, StatusCode code, const std::string& needle) {
+  ASSERT_FALSE(r.ok()) << "expected an error holding '" << needle << "'";
+  EXPECT_EQ(r.status().code(), code) << r.status().message();
+  ExpectContains(r.status().message(), needle);
+}
+
 }  // namespace capplan::test_util
 
 #endif  // CAPPLAN_TESTS_TEST_UTIL_EXPECT_TEXT_H_
