@@ -150,6 +150,21 @@ Result<nlohmann::json> ParseStrict(std::string_view text, const std::string& ori
   }
 }
 
+// An optional number: left empty when the key is absent (an error when
+// `required`), else read as the plain number would be.
+template <class T>
+Status GetOptional(JsonObject& o, std::string_view key, std::optional<T>* out, bool required) {
+  T value = 0;
+  o.Touch(key);
+  if (!o.Has(key)) {
+    if (required) return o.Error(key, "required field is missing");
+    return Status::Ok();
+  }
+  CAPPLAN_RETURN_IF_ERROR(o.Get(key, &value, required));
+  *out = value;
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<nlohmann::json> ParseJson(std::string_view text, const std::string& origin) {
@@ -278,27 +293,11 @@ Status JsonObject::Get(std::string_view key, std::string* out, bool required) {
 }
 
 Status JsonObject::Get(std::string_view key, std::optional<double>* out, bool required) {
-  double d = 0;
-  Touch(key);
-  if (!Has(key)) {
-    if (required) return Error(key, "required field is missing");
-    return Status::Ok();
-  }
-  CAPPLAN_RETURN_IF_ERROR(Get(key, &d, required));
-  *out = d;
-  return Status::Ok();
+  return GetOptional(*this, key, out, required);
 }
 
 Status JsonObject::Get(std::string_view key, std::optional<int64_t>* out, bool required) {
-  int64_t d = 0;
-  Touch(key);
-  if (!Has(key)) {
-    if (required) return Error(key, "required field is missing");
-    return Status::Ok();
-  }
-  CAPPLAN_RETURN_IF_ERROR(Get(key, &d, required));
-  *out = d;
-  return Status::Ok();
+  return GetOptional(*this, key, out, required);
 }
 
 Status JsonObject::Get(std::string_view key, std::vector<std::string>* out, bool required) {
