@@ -38,6 +38,17 @@ SimResult RunBoth(SimConfig c, const std::vector<SimRequestSpec>& specs) {
   return out;
 }
 
+// A pool of `kv_tokens` KV slots in pages of `page` tokens under
+// `scheduler`, prefill chunks of `chunk` tokens.
+SimConfig Pool(const std::string& scheduler, int64_t kv_tokens, int64_t page, int64_t chunk) {
+  SimConfig c;
+  c.scheduler = scheduler;
+  c.kv_tokens_per_rank = kv_tokens;
+  c.page_size = page;
+  c.sched.chunked_prefill_tokens = chunk;
+  return c;
+}
+
 std::vector<SimRequestSpec> AtZero(const std::vector<std::pair<int64_t, int64_t>>& in_out) {
   std::vector<SimRequestSpec> v;
   for (size_t i = 0; i < in_out.size(); ++i) {
@@ -67,11 +78,7 @@ std::vector<SimRequestSpec> AtZero(const std::vector<std::pair<int64_t, int64_t>
 // The previous model kept R1's partial prompt waiting on its pages instead
 // of preempting it (one preemption, not four).
 TEST(SimSchedulerPressure, VllmPreemptsTheNewestRunningRequestEvenMidPrompt) {
-  SimConfig c;
-  c.scheduler = "vllm";
-  c.kv_tokens_per_rank = 24;
-  c.page_size = 4;
-  c.sched.chunked_prefill_tokens = 8;
+  SimConfig c = Pool("vllm", 24, 4, 8);
   const SimResult r = RunBoth(c, AtZero({{4, 10}, {16, 2}}));
   ASSERT_EQ(r.requests.size(), 2u);
   EXPECT_EQ(r.requests[0].first_token_ns, 1 * kMs);
@@ -95,11 +102,7 @@ TEST(SimSchedulerPressure, VllmPreemptsTheNewestRunningRequestEvenMidPrompt) {
 //  t=8  R2 recomputes its 9 tokens; its 2nd token at 9 ms finishes it.
 // A request arriving later (R3 at 0.5 ms) queues behind R2.
 TEST(SimSchedulerPressure, VllmRequeuesThePreemptedRequestAtTheFront) {
-  SimConfig c;
-  c.scheduler = "vllm";
-  c.kv_tokens_per_rank = 32;
-  c.page_size = 4;
-  c.sched.chunked_prefill_tokens = 100;
+  SimConfig c = Pool("vllm", 32, 4, 100);
   std::vector<SimRequestSpec> specs = AtZero({{8, 8}, {8, 8}, {8, 2}});
   specs.push_back({3, kMs / 2, 4, 1, false});
   const SimResult r = RunBoth(c, specs);
@@ -113,11 +116,7 @@ TEST(SimSchedulerPressure, VllmRequeuesThePreemptedRequestAtTheFront) {
 }
 
 SimConfig Sglang(int64_t kv_tokens, double ratio, int64_t steps, RetractUntil until) {
-  SimConfig c;
-  c.scheduler = "sglang";
-  c.kv_tokens_per_rank = kv_tokens;
-  c.page_size = 1;
-  c.sched.chunked_prefill_tokens = 8192;
+  SimConfig c = Pool("sglang", kv_tokens, 1, 8192);
   c.sched.init_new_token_ratio = c.sched.min_new_token_ratio = ratio;
   c.sched.new_token_ratio_decay = 0;
   c.sched.clip_max_new_tokens = 4096;
@@ -200,11 +199,7 @@ Latency Means(const SimResult& r) {
 // is shorter and the mean TPOT longer, as in public vLLM runs far past
 // their KV pool.
 TEST(SimSchedulerPressure, VllmKvStarvedAdmitsMoreAndPreempts) {
-  SimConfig c;
-  c.scheduler = "vllm";
-  c.kv_tokens_per_rank = 1024;
-  c.page_size = 16;
-  c.sched.chunked_prefill_tokens = 512;
+  SimConfig c = Pool("vllm", 1024, 16, 512);
   std::vector<SimRequestSpec> specs;
   for (int i = 0; i < 40; ++i) specs.push_back({i, 0, 300, 600, false});
   FakePricer p;  // prefill and decode cost time here, so latency reflects the batch
