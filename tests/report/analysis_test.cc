@@ -4,17 +4,16 @@
 
 #include <cmath>
 
+#include "tests/report/report_test_data.h"
+
 namespace capplan::report {
 namespace {
 
-const std::string kData = REPORT_TEST_DATA;
+using test_data::kData;
+using test_data::KimiFiles;
+using test_data::Loaded;
 
-std::vector<Summary> Kimi() {
-  auto r = LoadResults({kData + "/kimi_bf16_kv_c16.json", kData + "/kimi_bf16_kv_c64.json",
-                        kData + "/kimi_fp8_kv_c16.json", kData + "/kimi_fp8_kv_c64.json"});
-  EXPECT_TRUE(r.ok()) << r.status().message();
-  return std::move(r).value();
-}
+std::vector<Summary> Kimi() { return Loaded(KimiFiles()); }
 
 const Point& PointOf(const Analysis& a, const std::string& id, double concurrency) {
   for (const auto& p : a.points) {

@@ -10,34 +10,16 @@
 #include "report/report.h"
 #include "report/tables.h"
 #include "report/text_util.h"
+#include "tests/report/report_test_data.h"
 
 namespace capplan::report {
 namespace {
 
-const std::string kData = REPORT_TEST_DATA;
-
-std::vector<Summary> Load(const std::vector<std::string>& files) {
-  auto r = LoadResults(files);
-  EXPECT_TRUE(r.ok()) << r.status().message();
-  return r.ok() ? std::move(r).value() : std::vector<Summary>{};
-}
-
-std::vector<std::string> KimiFiles() {
-  return {kData + "/kimi_bf16_kv_c16.json", kData + "/kimi_bf16_kv_c64.json",
-          kData + "/kimi_fp8_kv_c16.json", kData + "/kimi_fp8_kv_c64.json"};
-}
-
-Analysis Analyzed(std::vector<Summary> results, ReportOptions options = {}) {
-  auto a = Analyze(std::move(results), options);
-  EXPECT_TRUE(a.ok()) << a.status().message();
-  return std::move(a).value();
-}
-
-int Count(const std::string& hay, const std::string& needle) {
-  int n = 0;
-  for (size_t p = hay.find(needle); p != std::string::npos; p = hay.find(needle, p + 1)) ++n;
-  return n;
-}
+using test_data::Analyzed;
+using test_data::Count;
+using test_data::kData;
+using test_data::KimiFiles;
+using test_data::Loaded;
 
 // The text of one chart's <svg>...</svg>.
 std::string Chart(const std::string& html, const std::string& id) {
@@ -52,11 +34,11 @@ TEST(ReportLabels, LettersUnlessEveryLabelIsShort) {
   EXPECT_EQ(LetterLabel(26), "AA");
   EXPECT_EQ(LetterLabel(27), "AB");
 
-  Analysis kimi = Analyzed(Load(KimiFiles()));
+  Analysis kimi = Analyzed(Loaded(KimiFiles()));
   EXPECT_EQ(kimi.configs[0].short_label, "bf16 KV");
   EXPECT_EQ(kimi.configs[1].short_label, "fp8 KV");
 
-  Analysis sweep = Analyzed(Load({kData + "/sweep"}));
+  Analysis sweep = Analyzed(Loaded({kData + "/sweep"}));
   ASSERT_EQ(sweep.configs.size(), 2u);
   EXPECT_EQ(sweep.configs[0].short_label, "A");
   EXPECT_EQ(sweep.configs[1].short_label, "B");
@@ -78,11 +60,11 @@ TEST(ReportLabels, LettersUnlessEveryLabelIsShort) {
   // A baseline may be named by its letter too.
   ReportOptions by_letter;
   by_letter.baselines = {"B"};
-  EXPECT_EQ(Analyzed(Load({kData + "/sweep"}), by_letter).baseline_configs, std::vector<int>{1});
+  EXPECT_EQ(Analyzed(Loaded({kData + "/sweep"}), by_letter).baseline_configs, std::vector<int>{1});
 }
 
 TEST(ReportSummary, OpensWithWhatChangedAndWhatBinds) {
-  Analysis a = Analyzed(Load(KimiFiles()));
+  Analysis a = Analyzed(Loaded(KimiFiles()));
   const auto lines = SummaryLines(a);
   ASSERT_EQ(lines.size(), 2u);
   // fp8 KV at 64 is the cheapest of the four fixtures ($1.39 /M out tok).
@@ -106,7 +88,7 @@ TEST(ReportSummary, OpensWithWhatChangedAndWhatBinds) {
 TEST(ReportSummary, AtMostFiveLinesTheLastCountsTheRest) {
   std::vector<Summary> results;
   for (int i = 0; i < 8; ++i) {
-    Summary s = Load({kData + "/kimi_fp8_kv_c64.json"})[0];
+    Summary s = Loaded({kData + "/kimi_fp8_kv_c64.json"})[0];
     s.id = "config-" + std::to_string(i);
     s.output_throughput *= 1 + 0.1 * i;
     results.push_back(std::move(s));
@@ -124,7 +106,7 @@ TEST(ReportSummary, BriefFormatTakesTheTitleAsLead) {
   ReportOptions o;
   o.title = "Kimi KV fp8 vs bf16";
   auto text = RenderReport(
-      Load({kData + "/kimi_bf16_kv_c64.json", kData + "/kimi_fp8_kv_c64.json"}), "brief", o);
+      Loaded({kData + "/kimi_bf16_kv_c64.json", kData + "/kimi_fp8_kv_c64.json"}), "brief", o);
   ASSERT_TRUE(text.ok()) << text.status().message();
   EXPECT_EQ(text->rfind("Kimi KV fp8 vs bf16 (kv_cache bf16\u2192fp8_e4m3", 0), 0u) << *text;
   EXPECT_EQ(Count(*text, "\n"), 2) << *text;  // lead, then the figures indented
@@ -133,7 +115,8 @@ TEST(ReportSummary, BriefFormatTakesTheTitleAsLead) {
 }
 
 TEST(ReportSummary, SmallOverheadsAreNotRoundedAway) {
-  std::vector<Summary> r = Load({kData + "/kimi_fp8_kv_c64.json", kData + "/kimi_fp8_kv_c64.json"});
+  std::vector<Summary> r =
+      Loaded({kData + "/kimi_fp8_kv_c64.json", kData + "/kimi_fp8_kv_c64.json"});
   r[1].id = "verify";
   r[1].deployment["kv_integrity"] = "verify";
   r[1].output_throughput *= 1 - 0.00014;
@@ -145,7 +128,7 @@ TEST(ReportSummary, SmallOverheadsAreNotRoundedAway) {
 }
 
 TEST(ReportHtml, LatencyPercentileChartsWithTheSlo) {
-  std::vector<Summary> r = Load(KimiFiles());
+  std::vector<Summary> r = Loaded(KimiFiles());
   r[3].slo_ms["ttft_ms"] = 300;
   r[3].slo_stat["ttft"] = "p90";
   r[3].latency_interval_ms["p90_ttft"] = {800, 1200};
@@ -189,7 +172,7 @@ TEST(ReportSummaryParse, PredictionIntervalsBesideLatencies) {
 }
 
 TEST(ReportHtml, EveryTableScrollsInsideItsOwnBox) {
-  Analysis a = Analyzed(Load(KimiFiles()));
+  Analysis a = Analyzed(Loaded(KimiFiles()));
   const auto tables = BuildTables(a);
   const std::string html = RenderHtml(a, tables);
   EXPECT_EQ(Count(html, "<table"), static_cast<int>(tables.size()));
@@ -207,7 +190,7 @@ TEST(ReportPaths, NoAbsolutePathOfTheMachine) {
 
   // The fixtures are loaded by absolute path (the test data directory), one
   // profile path is absolute and a warning names a file.
-  std::vector<Summary> r = Load(KimiFiles());
+  std::vector<Summary> r = Loaded(KimiFiles());
   ASSERT_EQ(kData.front(), '/');
   r[0].profile_path = "/opt/somewhere/calibrate/profiles/h200-sxm.json";
   r[1].warnings.push_back("trace /srv/traces/agentic.jsonl: 3 lines skipped");

@@ -3,35 +3,23 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
-
-#include <nlohmann/json.hpp>
 
 #include "report/formats.h"
 #include "report/report.h"
 #include "report/text_util.h"
+#include "tests/report/report_test_data.h"
 #include "tests/test_util/temp_dir.h"
 
 namespace capplan::report {
 namespace {
 
-const std::string kData = REPORT_TEST_DATA;
+using test_data::Count;
+using test_data::kData;
 
-Analysis KimiAnalysis() {
-  auto r = LoadResults({kData + "/kimi_bf16_kv_c16.json", kData + "/kimi_bf16_kv_c64.json",
-                        kData + "/kimi_fp8_kv_c16.json", kData + "/kimi_fp8_kv_c64.json"});
-  EXPECT_TRUE(r.ok()) << r.status().message();
-  auto a = Analyze(std::move(r).value(), {});
-  EXPECT_TRUE(a.ok()) << a.status().message();
-  return std::move(a).value();
-}
-
-int Count(const std::string& hay, const std::string& needle) {
-  int n = 0;
-  for (size_t p = hay.find(needle); p != std::string::npos; p = hay.find(needle, p + 1)) ++n;
-  return n;
-}
+Analysis KimiAnalysis() { return test_data::Analyzed(test_data::Loaded(test_data::KimiFiles())); }
 
 TEST(ReportFormats, EveryFormatCarriesEveryCell) {
   Analysis a = KimiAnalysis();

@@ -9,6 +9,7 @@
 #include "report/pd_summary.h"
 #include "report/report.h"
 #include "report/text_util.h"
+#include "tests/report/report_test_data.h"
 #include "tests/test_util/expect_text.h"
 
 namespace capplan::report {
@@ -21,11 +22,7 @@ const std::string kPd = std::string(REPORT_TEST_DATA) + "/pd/pd_demo.json";
 const std::string kTwin = std::string(REPORT_TEST_DATA) + "/pd/pd_demo_colocated.json";
 
 Analysis Analyzed(const std::vector<std::string>& files) {
-  auto r = LoadResults(files);
-  EXPECT_TRUE(r.ok()) << r.status().message();
-  auto a = Analyze(std::move(r).value(), {});
-  EXPECT_TRUE(a.ok()) << a.status().message();
-  return std::move(a).value();
+  return test_data::Analyzed(test_data::Loaded(files));
 }
 
 const Table& FindPdTable(const std::vector<Table>& tables) {
