@@ -25,6 +25,15 @@ SimConfig Config(const std::string& sched, int64_t kv_tokens, int64_t concurrenc
   return c;
 }
 
+// A pool that runs only `phase` of each request, with room for all their KV.
+Result<SimResult> SimulatePhase(const std::string& sched, Phase phase, int64_t concurrency,
+                                const std::vector<SimRequestSpec>& requests) {
+  FakePricer p;
+  SimConfig c = Config(sched, 100000, concurrency);
+  c.sched.phase = phase;
+  return Simulate(c, requests, p);
+}
+
 double OutputThroughput(const SimResult& r) {
   int64_t out = 0, t0 = INT64_MAX, t1 = 0;
   for (const auto& q : r.requests) {
@@ -136,10 +145,7 @@ TEST_P(SchedulerTest, ThroughputRisesWithConcurrencyUntilBound) {
 }
 
 TEST_P(SchedulerTest, DecodeOnlyFirstTokenIsOneDecodeStep) {
-  FakePricer p;
-  SimConfig c = Config(GetParam(), 100000, 1);
-  c.sched.phase = Phase::kDecodeOnly;
-  auto r = Simulate(c, Fixed(3, 1000, 4), p);
+  auto r = SimulatePhase(GetParam(), Phase::kDecodeOnly, 1, Fixed(3, 1000, 4));
   ASSERT_TRUE(r.ok());
   const auto& q = r->requests[0];
   // One decode of context 1001: fixed + per_decode + 1001 * per_context.
@@ -148,10 +154,7 @@ TEST_P(SchedulerTest, DecodeOnlyFirstTokenIsOneDecodeStep) {
 }
 
 TEST_P(SchedulerTest, PrefillOnlyEndsAtFirstToken) {
-  FakePricer p;
-  SimConfig c = Config(GetParam(), 100000, 4);
-  c.sched.phase = Phase::kPrefillOnly;
-  auto r = Simulate(c, Fixed(10, 3000, 100), p);
+  auto r = SimulatePhase(GetParam(), Phase::kPrefillOnly, 4, Fixed(10, 3000, 100));
   ASSERT_TRUE(r.ok());
   for (const auto& q : r->requests) {
     EXPECT_EQ(q.generated, 1);
