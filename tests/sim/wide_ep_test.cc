@@ -33,15 +33,20 @@ models::ParallelLayout Ep32(models::NodeLink link, int gpus_per_node) {
 
 // One decode step of 64 requests on each attention rank, priced op by op.
 struct PricedStep {
+  struct Priced {
+    models::Op op;
+    OpPrice price;
+  };
   std::vector<models::Op> ops;
   std::vector<OpPrice> prices;
-  const OpPrice* Find(const std::string& name, const models::Op** op = nullptr) const {
+  // The op named `name` and its price; a missing op fails the test and reads
+  // as a default one.
+  Priced Get(const std::string& name) const {
     for (size_t i = 0; i < ops.size(); ++i) {
-      if (ops[i].name != name) continue;
-      if (op != nullptr) *op = &ops[i];
-      return &prices[i];
+      if (ops[i].name == name) return {ops[i], prices[i]};
     }
-    return nullptr;
+    ADD_FAILURE() << "no op " << name;
+    return {};
   }
 };
 
@@ -67,47 +72,40 @@ PricedStep Price(const std::string& hardware, const models::ParallelLayout& l) {
 
 TEST(WideEp, DecodeStepOverFourH200NodesOnRdma) {
   const PricedStep s = Price("h200-sxm", Ep32(models::NodeLink::kRdma, 8));
-  const models::Op* op = nullptr;
-  const OpPrice* dispatch = s.Find("moe.dispatch", &op);
-  ASSERT_NE(dispatch, nullptr);
+  const PricedStep::Priced dispatch = s.Get("moe.dispatch");
   // 64 tokens x top-8 = 512 messages of 16 + 7168 + 56 * 4 = 7408 B; 7 of
   // 32 ranks are NVLink peers (112 messages = 829,696 B), 24 are on the
   // other 3 nodes (384 messages = 2,844,672 B).
-  EXPECT_DOUBLE_EQ(op->a2a.nvlink_bytes, 829696);
-  EXPECT_DOUBLE_EQ(op->a2a.rdma_bytes, 2844672);
+  EXPECT_DOUBLE_EQ(dispatch.op.a2a.nvlink_bytes, 829696);
+  EXPECT_DOUBLE_EQ(dispatch.op.a2a.rdma_bytes, 2844672);
   // Low latency on H200: 10 us + max(829,696 / (450 GB/s x 0.75) = 2.46 us,
   // 2,844,672 / (50 GB/s x 0.82) = 69.38 us) = 79.38 us, x 58 MoE layers.
   const double per_layer = 10e-6 + 2844672 / (50e9 * 0.82);
-  EXPECT_NEAR(dispatch->seconds, 58 * per_layer, 1e-12);  // 4.60 ms
-  EXPECT_EQ(dispatch->table_kind, "deepep low_latency");
+  EXPECT_NEAR(dispatch.price.seconds, 58 * per_layer, 1e-12);  // 4.60 ms
+  EXPECT_EQ(dispatch.price.table_kind, "deepep low_latency");
   // Combine: 384 x 14,336 B = 5,505,024 B over RDMA: 10 + 134.27 us.
-  const OpPrice* combine = s.Find("moe.combine", &op);
-  ASSERT_NE(combine, nullptr);
-  EXPECT_DOUBLE_EQ(op->a2a.rdma_bytes, 5505024);
-  EXPECT_NEAR(combine->seconds, 58 * (10e-6 + 5505024 / (50e9 * 0.82)), 1e-12);  // 8.37 ms
+  const PricedStep::Priced combine = s.Get("moe.combine");
+  EXPECT_DOUBLE_EQ(combine.op.a2a.rdma_bytes, 5505024);
+  EXPECT_NEAR(combine.price.seconds, 58 * (10e-6 + 5505024 / (50e9 * 0.82)), 1e-12);  // 8.37 ms
   // The DP gather around the 3 dense layers spans the 4 nodes: 32 ranks x
   // 64 tokens x 7168 x 2 B = 29.4 MB at the ring's slowest link, the
   // 50 GB/s NIC: 7.8 us + 29,360,128 x 31/32 / 50e9 = 576.6 us per layer.
-  const OpPrice* gather = s.Find("dp.all_gather", &op);
-  ASSERT_NE(gather, nullptr);
-  EXPECT_EQ(op->count, 3);
-  EXPECT_EQ(gather->table_kind, "ring over rdma");
-  EXPECT_NEAR(gather->seconds, 3 * (7.8e-6 + 29360128.0 * 31 / 32 / 50e9), 1e-9);
+  const PricedStep::Priced gather = s.Get("dp.all_gather");
+  EXPECT_EQ(gather.op.count, 3);
+  EXPECT_EQ(gather.price.table_kind, "ring over rdma");
+  EXPECT_NEAR(gather.price.seconds, 3 * (7.8e-6 + 29360128.0 * 31 / 32 / 50e9), 1e-9);
 }
 
 TEST(WideEp, DecodeStepInsideOneNvl72Domain) {
   const PricedStep s = Price("gb200-nvl72", Ep32(models::NodeLink::kNvlink, 4));
-  const models::Op* op = nullptr;
-  const OpPrice* dispatch = s.Find("moe.dispatch", &op);
-  ASSERT_NE(dispatch, nullptr);
+  const PricedStep::Priced dispatch = s.Get("moe.dispatch");
   // 31 of 32 ranks are NVLink peers: 496 x 7408 = 3,674,368 B, none on RDMA;
   // 10 us + 3,674,368 / (900 GB/s x 0.71) = 5.75 us, x 58.
-  EXPECT_DOUBLE_EQ(op->a2a.nvlink_bytes, 3674368);
-  EXPECT_DOUBLE_EQ(op->a2a.rdma_bytes, 0);
-  EXPECT_NEAR(dispatch->seconds, 58 * (10e-6 + 3674368 / (900e9 * 0.71)), 1e-12);  // 0.91 ms
-  const OpPrice* gather = s.Find("dp.all_gather", &op);
-  ASSERT_NE(gather, nullptr);
-  EXPECT_EQ(gather->table_kind, "ring");
+  EXPECT_DOUBLE_EQ(dispatch.op.a2a.nvlink_bytes, 3674368);
+  EXPECT_DOUBLE_EQ(dispatch.op.a2a.rdma_bytes, 0);
+  EXPECT_NEAR(dispatch.price.seconds, 58 * (10e-6 + 3674368 / (900e9 * 0.71)), 1e-12);  // 0.91 ms
+  const PricedStep::Priced gather = s.Get("dp.all_gather");
+  EXPECT_EQ(gather.price.table_kind, "ring");
 }
 
 nlohmann::json WideEpDoc() {
