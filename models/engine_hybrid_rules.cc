@@ -1,6 +1,9 @@
 #include "models/engine_hybrid_rules.h"
 
+#include <cstddef>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace capplan::models {
 
@@ -9,19 +12,38 @@ namespace {
 using Local = HybridPoolRule::Local;
 using Linear = HybridPoolRule::Linear;
 
+constexpr std::pair<const char*, Local> kLocalKinds[] = {{"per_token", Local::kPerToken},
+                                                         {"swa_ratio", Local::kSwaRatio},
+                                                         {"window_blocks", Local::kWindowBlocks}};
+constexpr std::pair<const char*, Linear> kLinearKinds[] = {{"none", Linear::kNone},
+                                                           {"ratio_of_rest", Linear::kRatioOfRest},
+                                                           {"state_block", Linear::kStateBlock}};
+
+// A rule's kind under `key`, one of `kinds` by name, and the source it
+// names under "<pool>_source", kept as the profile's source of
+// memory.hybrid_pools.<pool>.
+template <class Kind, size_t N>
+Status ReadRuleKind(JsonObject& h, const char* key, const std::pair<const char*, Kind> (&kinds)[N],
+                    const std::string& pool, EngineProfile* p, Kind* out) {
+  std::string kind;
+  CAPPLAN_RETURN_IF_ERROR(h.Get(key, &kind, true));
+  std::vector<std::string> names;
+  for (const auto& [name, k] : kinds) {
+    names.push_back(name);
+    if (kind == name) *out = k;
+  }
+  CAPPLAN_RETURN_IF_ERROR(h.CheckOneOf(key, kind, names));
+  const std::string source_key = pool + "_source";
+  std::string source;
+  CAPPLAN_RETURN_IF_ERROR(h.Get(source_key, &source, true));
+  if (source.empty()) return h.Error(source_key, "every rule names its source");
+  p->sources["memory.hybrid_pools." + pool] = source;
+  return Status::Ok();
+}
+
 Status ParseLocal(JsonObject& h, EngineProfile* p) {
   HybridPoolRule& r = p->memory.hybrid;
-  std::string local = "per_token";
-  CAPPLAN_RETURN_IF_ERROR(h.Get("local_attention", &local, true));
-  CAPPLAN_RETURN_IF_ERROR(
-      h.CheckOneOf("local_attention", local, {"per_token", "swa_ratio", "window_blocks"}));
-  r.local = local == "swa_ratio"       ? Local::kSwaRatio
-            : local == "window_blocks" ? Local::kWindowBlocks
-                                       : Local::kPerToken;
-  std::string source;
-  CAPPLAN_RETURN_IF_ERROR(h.Get("local_source", &source, true));
-  if (source.empty()) return h.Error("local_source", "every rule names its source");
-  p->sources["memory.hybrid_pools.local"] = source;
+  CAPPLAN_RETURN_IF_ERROR(ReadRuleKind(h, "local_attention", kLocalKinds, "local", p, &r.local));
   if (r.local == Local::kSwaRatio) {
     CAPPLAN_RETURN_IF_ERROR(h.Get("swa_full_tokens_ratio", &r.swa_full_tokens_ratio, true));
     CAPPLAN_RETURN_IF_ERROR(h.CheckRange("swa_full_tokens_ratio", r.swa_full_tokens_ratio, 0.01, 1));
@@ -36,17 +58,7 @@ Status ParseLocal(JsonObject& h, EngineProfile* p) {
 
 Status ParseLinear(JsonObject& h, EngineProfile* p) {
   HybridPoolRule& r = p->memory.hybrid;
-  std::string linear;
-  CAPPLAN_RETURN_IF_ERROR(h.Get("linear_state", &linear, true));
-  CAPPLAN_RETURN_IF_ERROR(
-      h.CheckOneOf("linear_state", linear, {"none", "ratio_of_rest", "state_block"}));
-  r.linear = linear == "ratio_of_rest" ? Linear::kRatioOfRest
-             : linear == "state_block" ? Linear::kStateBlock
-                                       : Linear::kNone;
-  std::string source;
-  CAPPLAN_RETURN_IF_ERROR(h.Get("linear_source", &source, true));
-  if (source.empty()) return h.Error("linear_source", "every rule names its source");
-  p->sources["memory.hybrid_pools.linear"] = source;
+  CAPPLAN_RETURN_IF_ERROR(ReadRuleKind(h, "linear_state", kLinearKinds, "linear", p, &r.linear));
   const bool any = r.linear != Linear::kNone;
   CAPPLAN_RETURN_IF_ERROR(h.Get("ssm_state_dtype", &r.ssm_state_dtype, any));
   CAPPLAN_RETURN_IF_ERROR(h.CheckOneOf("ssm_state_dtype", r.ssm_state_dtype, {"fp32", "bf16", "model"}));
