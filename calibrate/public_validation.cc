@@ -326,23 +326,21 @@ Result<std::vector<double>> Predict(const Case& c, const CaseRow& row) {
   return out;
 }
 
-std::string Num(double v) {
-  char b[64];
-  if (std::fabs(v) >= 1000) {
-    std::snprintf(b, sizeof(b), "%.1f", v);
-  } else if (std::fabs(v) >= 10) {
-    std::snprintf(b, sizeof(b), "%.2f", v);
-  } else {
-    std::snprintf(b, sizeof(b), "%.3f", v);
-  }
+// One number through a printf format that takes one double, cut to N - 1
+// characters.
+template <size_t N>
+std::string Printf(const char* format, double v) {
+  char b[N];
+  std::snprintf(b, sizeof(b), format, v);
   return b;
 }
 
-std::string Pct(double v) {
-  char b[32];
-  std::snprintf(b, sizeof(b), "%+.1f%%", v);
-  return b;
+std::string Num(double v) {
+  const double a = std::fabs(v);
+  return Printf<64>(a >= 1000 ? "%.1f" : a >= 10 ? "%.2f" : "%.3f", v);
 }
+
+std::string Pct(double v) { return Printf<32>("%+.1f%%", v); }
 
 std::string MetricLabel(const PublicValidationRow& r) {
   return r.metric + (r.measured_kind == "authors_fit" ? " (fit)" : "");
@@ -478,17 +476,9 @@ Result<PublicValidation> RunPublicValidation(const std::string& cases_dir,
 
 namespace {
 
-std::string Ratio(double v) {
-  char b[32];
-  std::snprintf(b, sizeof(b), "%.3f", v);
-  return b;
-}
+std::string Ratio(double v) { return Printf<32>("%.3f", v); }
 
-std::string Diff(double v) {
-  char b[32];
-  std::snprintf(b, sizeof(b), "%+.3f", v);
-  return b;
-}
+std::string Diff(double v) { return Printf<32>("%+.3f", v); }
 
 std::vector<const PublicComparison*> ComparisonsOf(const PublicValidation& v,
                                                    const std::string& case_name) {
@@ -589,6 +579,16 @@ std::string FormatPublicValidation(const PublicValidation& v) {
 
 namespace {
 
+// The predicted side of a row or comparison: its values, or, when it was
+// skipped, nulls in their place and the reason.
+void AddPredicted(const std::string& skipped,
+                  std::initializer_list<std::pair<const char*, double>> values, nlohmann::json* j) {
+  for (const auto& [key, value] : values) {
+    (*j)[key] = skipped.empty() ? nlohmann::json(value) : nlohmann::json(nullptr);
+  }
+  if (!skipped.empty()) (*j)["skipped"] = skipped;
+}
+
 nlohmann::json RowJson(const PublicValidationRow& r) {
   nlohmann::json j = {{"case", r.case_name},
                       {"class", r.case_class},
@@ -598,14 +598,7 @@ nlohmann::json RowJson(const PublicValidationRow& r) {
                       {"measured_kind", r.measured_kind},
                       {"source_url", r.source_url},
                       {"source_date", r.source_date}};
-  if (r.skipped.empty()) {
-    j["predicted"] = r.predicted;
-    j["error_pct"] = r.error_pct;
-  } else {
-    j["predicted"] = nullptr;
-    j["error_pct"] = nullptr;
-    j["skipped"] = r.skipped;
-  }
+  AddPredicted(r.skipped, {{"predicted", r.predicted}, {"error_pct", r.error_pct}}, &j);
   return j;
 }
 
@@ -617,14 +610,8 @@ nlohmann::json ComparisonJson(const PublicComparison& k) {
                       {"numerator", k.numerator},
                       {"denominator", k.denominator},
                       {"measured_ratio", k.measured_ratio}};
-  if (k.skipped.empty()) {
-    j["predicted_ratio"] = k.predicted_ratio;
-    j["difference"] = k.difference;
-  } else {
-    j["predicted_ratio"] = nullptr;
-    j["difference"] = nullptr;
-    j["skipped"] = k.skipped;
-  }
+  AddPredicted(k.skipped, {{"predicted_ratio", k.predicted_ratio}, {"difference", k.difference}},
+               &j);
   return j;
 }
 
