@@ -6,9 +6,12 @@
 #include <gtest/gtest.h>
 
 #include "models/card.h"
+#include "tests/test_util/expect_text.h"
 
 namespace capplan::engine {
 namespace {
+
+using test_util::ExpectErrorContains;
 
 SliceConfig SmallSlice() {
   auto card = models::LoadModelCard("kimi-k2.6");
@@ -52,10 +55,7 @@ TEST(BackendFactoryTest, UnknownBackendIsAUsageErrorWithASuggestion) {
   BackendOptions o;
   o.name = "cudaa";
   auto b = MakeEngineBackend(SmallSlice(), o);
-  ASSERT_FALSE(b.ok());
-  EXPECT_EQ(b.status().code(), StatusCode::kUsage);
-  EXPECT_NE(b.status().message().find("did you mean 'cuda'"), std::string::npos)
-      << b.status().message();
+  ExpectErrorContains(b, StatusCode::kUsage, "did you mean 'cuda'");
 }
 
 }  // namespace

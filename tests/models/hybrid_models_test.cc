@@ -20,7 +20,6 @@
 namespace capplan::models {
 namespace {
 
-using test_util::ExpectContains;
 using test_util::ExpectErrorContains;
 
 using test_layouts::Tp;

@@ -9,10 +9,13 @@
 #include "kernels/gemm/sweep_shapes.h"
 #include "kernels/harness/measurement.h"
 #include "kernels/harness/run_suites.h"
+#include "tests/test_util/expect_text.h"
 #include "tests/test_util/temp_dir.h"
 
 namespace capplan::kernels {
 namespace {
+
+using test_util::ExpectErrorContains;
 
 TEST(GemmSuitesTest, DryRunCoversEveryGemmAndMoeKernel) {
   SuiteOptions opt;
@@ -52,10 +55,7 @@ TEST(SweepShapesTest, UnknownKeyIsAUsageErrorNamingThePath) {
     "models": [{"name": "a", "int4_group": 32, "dense": [{"name": "d", "n": 64, "kk": 128}],
                 "moe": {"hidden": 256, "intermediate": 128, "total_experts": 8, "ep": 2, "top_k": 2}}]})";
   auto s = LoadSweepShapes(path);
-  ASSERT_FALSE(s.ok());
-  EXPECT_EQ(s.status().code(), StatusCode::kUsage);
-  EXPECT_NE(s.status().message().find("/models/0/dense/0"), std::string::npos)
-      << s.status().message();
+  ExpectErrorContains(s, StatusCode::kUsage, "/models/0/dense/0");
 }
 
 }  // namespace
