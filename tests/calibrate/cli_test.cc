@@ -6,9 +6,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "hw/profile.h"
 #include "common/data_path.h"
 #include "common/json_util.h"
-#include "hw/profile.h"
 #include "tests/test_util/expect_text.h"
 #include "tests/test_util/shell.h"
 

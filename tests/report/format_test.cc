@@ -3,9 +3,10 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
-#include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
+
+#include <nlohmann/json.hpp>
 
 #include "report/formats.h"
 #include "report/report.h"

@@ -1,7 +1,5 @@
 // Scenario parsing (bad input), whole runs on the real model library, the
 // two properties, and golden summaries.
-#include "sim/scenario.h"
-
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -10,6 +8,7 @@
 #include "common/atomic_file.h"
 #include "common/data_path.h"
 #include "common/json_util.h"
+#include "sim/scenario.h"
 #include "sim/simulate.h"
 #include "sim/step_pricer.h"
 #include "tests/test_util/expect_text.h"
