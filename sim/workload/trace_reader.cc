@@ -130,76 +130,76 @@ Status FindColumns(std::string_view header, const std::vector<std::string>& want
   return Status::Ok();
 }
 
+// Calls fn(line, fields) for each row of a CSV trace after its header, with
+// the `wanted` columns' fields in the order named; the header must hold them
+// all and every row as many fields as the header.
+template <typename Fn>
+Status ForEachCsvRow(std::string_view text, const std::string& origin,
+                     const std::vector<std::string>& wanted, Fn fn) {
+  bool have_header = false;
+  CsvColumns cols;
+  size_t num_fields = 0;
+  std::vector<std::string_view> f, picked;
+  return ForEachLine(text, [&](int64_t line, std::string_view s) -> Status {
+    if (!have_header) {
+      have_header = true;
+      return FindColumns(s, wanted, origin, line, &cols, &num_fields);
+    }
+    SplitCsv(s, &f);
+    if (f.size() != num_fields) {
+      return Status::Usage(Where(origin, line) + ": expected " + std::to_string(num_fields) +
+                           " comma-separated fields, got " + std::to_string(f.size()));
+    }
+    picked.clear();
+    for (int i : cols.index) picked.push_back(f[i]);
+    return fn(line, picked);
+  });
+}
+
 // Azure 2023 and 2024 share columns; only the timestamp text differs, and
 // ParseCivilTimeNs reads both (naive, or with a UTC offset).
 Status ParseAzure(std::string_view text, const std::string& origin, const TraceReadOptions&,
                   TraceData* out) {
-  bool have_header = false;
-  CsvColumns cols;
-  size_t num_fields = 0;
-  std::vector<std::string_view> f;
-  return ForEachLine(text, [&](int64_t line, std::string_view s) -> Status {
-    if (!have_header) {
-      have_header = true;
-      return FindColumns(s, {"TIMESTAMP", "ContextTokens", "GeneratedTokens"}, origin, line, &cols,
-                         &num_fields);
-    }
-    SplitCsv(s, &f);
-    if (f.size() != num_fields) {
-      return Status::Usage(Where(origin, line) + ": expected " + std::to_string(num_fields) +
-                           " comma-separated fields, got " + std::to_string(f.size()));
-    }
-    TraceRow r;
-    r.line = line;
-    auto ts = ParseCivilTimeNs(Trim(f[cols.index[0]]));
-    if (!ts.ok()) return ts.status().WithPrefix(Where(origin, line) + ": column 'TIMESTAMP'");
-    r.timestamp_ns = *ts;
-    CAPPLAN_RETURN_IF_ERROR(
-        ParseTokens(f[cols.index[1]], origin, line, "ContextTokens", &r.input_tokens));
-    CAPPLAN_RETURN_IF_ERROR(
-        ParseTokens(f[cols.index[2]], origin, line, "GeneratedTokens", &r.output_tokens));
-    RaiseZero(&r, out);
-    out->rows.push_back(r);
-    return Status::Ok();
-  });
+  return ForEachCsvRow(
+      text, origin, {"TIMESTAMP", "ContextTokens", "GeneratedTokens"},
+      [&](int64_t line, const std::vector<std::string_view>& f) -> Status {
+        TraceRow r;
+        r.line = line;
+        auto ts = ParseCivilTimeNs(Trim(f[0]));
+        if (!ts.ok()) return ts.status().WithPrefix(Where(origin, line) + ": column 'TIMESTAMP'");
+        r.timestamp_ns = *ts;
+        CAPPLAN_RETURN_IF_ERROR(ParseTokens(f[1], origin, line, "ContextTokens", &r.input_tokens));
+        CAPPLAN_RETURN_IF_ERROR(
+            ParseTokens(f[2], origin, line, "GeneratedTokens", &r.output_tokens));
+        RaiseZero(&r, out);
+        out->rows.push_back(r);
+        return Status::Ok();
+      });
 }
 
 Status ParseBurstGpt(std::string_view text, const std::string& origin,
                      const TraceReadOptions& options, TraceData* out) {
-  bool have_header = false;
-  CsvColumns cols;
-  size_t num_fields = 0;
-  std::vector<std::string_view> f;
-  return ForEachLine(text, [&](int64_t line, std::string_view s) -> Status {
-    if (!have_header) {
-      have_header = true;
-      return FindColumns(s, {"Timestamp", "Model", "Request tokens", "Response tokens"}, origin,
-                         line, &cols, &num_fields);
-    }
-    SplitCsv(s, &f);
-    if (f.size() != num_fields) {
-      return Status::Usage(Where(origin, line) + ": expected " + std::to_string(num_fields) +
-                           " comma-separated fields, got " + std::to_string(f.size()));
-    }
-    TraceRow r;
-    r.line = line;
-    auto ts = ParseDecimalNs(Trim(f[cols.index[0]]), 9);
-    if (!ts.ok()) return ts.status().WithPrefix(Where(origin, line) + ": column 'Timestamp'");
-    r.timestamp_ns = *ts;
-    CAPPLAN_RETURN_IF_ERROR(
-        ParseTokens(f[cols.index[2]], origin, line, "Request tokens", &r.input_tokens));
-    CAPPLAN_RETURN_IF_ERROR(
-        ParseTokens(f[cols.index[3]], origin, line, "Response tokens", &r.output_tokens));
-    const std::string_view model = Trim(f[cols.index[1]]);
-    if ((!options.model_filter.empty() && model != options.model_filter) ||
-        (options.drop_failed && r.output_tokens == 0)) {
-      ++out->rows_dropped;
-      return Status::Ok();
-    }
-    RaiseZero(&r, out);
-    out->rows.push_back(r);
-    return Status::Ok();
-  });
+  return ForEachCsvRow(
+      text, origin, {"Timestamp", "Model", "Request tokens", "Response tokens"},
+      [&](int64_t line, const std::vector<std::string_view>& f) -> Status {
+        TraceRow r;
+        r.line = line;
+        auto ts = ParseDecimalNs(Trim(f[0]), 9);
+        if (!ts.ok()) return ts.status().WithPrefix(Where(origin, line) + ": column 'Timestamp'");
+        r.timestamp_ns = *ts;
+        CAPPLAN_RETURN_IF_ERROR(ParseTokens(f[2], origin, line, "Request tokens", &r.input_tokens));
+        CAPPLAN_RETURN_IF_ERROR(
+            ParseTokens(f[3], origin, line, "Response tokens", &r.output_tokens));
+        const std::string_view model = Trim(f[1]);
+        if ((!options.model_filter.empty() && model != options.model_filter) ||
+            (options.drop_failed && r.output_tokens == 0)) {
+          ++out->rows_dropped;
+          return Status::Ok();
+        }
+        RaiseZero(&r, out);
+        out->rows.push_back(r);
+        return Status::Ok();
+      });
 }
 
 Status MooncakeInt(const nlohmann::json& j, const char* key, const std::string& where,
