@@ -222,7 +222,6 @@ void ApplyExpertParallel(const ShardedModel& model, const BatchShape& batch,
   const AllToAllMode mode = ExchangeMode(l, !batch.prefill.empty());
   const int64_t dense_layers = card.NumDenseLayers();
   for (Op& op : *ops) {
-    if (op.draft) continue;
     if (op.name == "moe.dispatch" || op.name == "moe.combine") {
       if (deepep) SetExchange(card, l, per_rank, op.name == "moe.dispatch", mode, &op);
     } else if (op.name == "moe.experts") {

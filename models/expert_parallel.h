@@ -77,7 +77,10 @@ AllToAllTraffic CombineTraffic(const ModelCard& card, const ParallelLayout& l,
 // the busiest rank's rows and touched experts on moe.experts, and under
 // DeepEP the DP gather and scatter only around the dense layers (MoE layers
 // dispatch each rank's own tokens: SGLang's scattered MoE input under
-// DeepEP). A balanced collective layout's ops are left as they are.
+// DeepEP; the layer program gives their router and unsharded shared experts
+// those rows). A balanced collective layout's ops are left as they are.
+// BuildStepOps calls it, for the target and the draft model alike (the
+// draft's MoE layer runs on the same EP ranks).
 void ApplyExpertParallel(const ShardedModel& model, const BatchShape& batch,
                          std::vector<Op>* ops);
 

@@ -97,9 +97,19 @@ void AddPrologue(const Builder& b) {
   }
 }
 
+// The tokens an MoE layer's router and shared experts see on this GPU: every
+// attention rank's (gathered), or under DeepEP each rank's own (SGLang runs
+// sparse layers SCATTERED with DeepEP: LayerScatterModes._compute_ffn_mode,
+// sgl-project/sglang python/sglang/srt/layers/communicator.py).
+RowSource MoeLayerRows(const ParallelLayout& l) {
+  return l.expert.all_to_all == MoeAllToAll::kDeepEp ? RowSource::kFfnTokensPerTp
+                                                     : RowSource::kFfnTokens;
+}
+
 // Dense FFN layers and the shared experts: gate+up fused, SiLU-and-mul, down.
 void AddDenseFfns(const Builder& b, const std::vector<WeightTensor>& tensors) {
   const ModelCard& card = b.m->card;
+  const RowSource moe_rows = MoeLayerRows(b.m->layout);
   for (const WeightTensor& t : tensors) {
     if (t.component != Component::kDenseFfn && t.component != Component::kSharedExperts) continue;
     const LocalShape s = ShardTensor(card, t, b.m->layout);
@@ -110,14 +120,15 @@ void AddDenseFfns(const Builder& b, const std::vector<WeightTensor>& tensors) {
     if (layers == 0) continue;
     const int copies = static_cast<int>(s.count / layers);  // 2 for gate+up, x shared experts
     const LayerFilter::Ffn ffn = dense ? LayerFilter::Ffn::kDense : LayerFilter::Ffn::kMoe;
+    const RowSource rows = dense ? RowSource::kFfnTokens : moe_rows;
     ProgramOp op = GemmOp(b, t.name, dense ? OpClass::kDenseGemm : OpClass::kMoe,
-                          b.m->formats.at(t.component), s.n, s.k, copies, RowSource::kFfnTokens);
+                          b.m->formats.at(t.component), s.n, s.k, copies, rows);
     op.filter.ffn = ffn;
     b.p->layer_ops.push_back(std::move(op));
     if (std::string_view(t.name).ends_with("gate_up_proj")) {
       const double f_local = double(s.n) * copies / 2;
       ProgramOp act = ElementwiseOp(dense ? "dense.silu_and_mul" : "moe.shared.silu_and_mul",
-                                    RowSource::kFfnTokens, 2.0 * f_local, f_local, 4.0 * f_local);
+                                    rows, 2.0 * f_local, f_local, 4.0 * f_local);
       act.filter.ffn = ffn;
       b.p->layer_ops.push_back(std::move(act));
     }
@@ -140,7 +151,7 @@ void AddMoe(const Builder& b, const std::vector<WeightTensor>& tensors) {
     b.p->layer_ops.push_back(std::move(op));
   };
   ProgramOp gate = GemmOp(b, "moe.gate", OpClass::kMoe, b.m->formats.at(Component::kRouter), E,
-                          b.h, 1, RowSource::kFfnTokens);
+                          b.h, 1, MoeLayerRows(b.m->layout));
   gate.kind = OpKind::kRouter;
   moe(std::move(gate));
   // Dispatch: each of this GPU's tokens goes to its k experts; the share

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "models/dtype_facts.h"
+#include "models/expert_parallel.h"
 #include "models/layer_program.h"
 #include "models/ops_internal.h"
 
@@ -247,6 +248,7 @@ void InstantiateProgram(const ShardedModel& model, const LayerProgram& program,
   }
   for (const ProgramOp& op : program.epilogue) EmitterFor(op)(op, rows, 1, out);
   AssignKernels(model.kernels, model.layout.ep, out);
+  ApplyExpertParallel(model, batch, out);
 }
 
 void BuildStepOps(const ShardedModel& model, const BatchShape& batch, std::vector<Op>* out) {

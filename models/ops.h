@@ -134,7 +134,9 @@ Result<ShardedModel> ShardModel(const ModelCard& card, const ParallelLayout& lay
 
 // Appends the ops of one forward step on one GPU to *out (cleared first).
 // With DP attention, `batch` is one attention rank's batch; dense and MoE
-// layers after attention see the tokens of all `dp` ranks (balanced).
+// layers after attention see the tokens of all `dp` ranks (balanced); the
+// layout's expert parallelism is applied (ApplyExpertParallel), so every
+// caller prices the busiest rank's MoE and its DeepEP exchange alike.
 void BuildStepOps(const ShardedModel& model, const BatchShape& batch, std::vector<Op>* out);
 
 // Expected distinct experts touched when `tokens` tokens each pick `k` of `n`

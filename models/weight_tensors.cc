@@ -167,6 +167,13 @@ LocalShape ShardTensor(const ModelCard& card, const WeightTensor& t, const Paral
   const int64_t attn_tp = std::max(1, l.AttentionTp());
   const int64_t tp = std::max(1, l.tp);
   const int64_t ep = std::max(1, l.ep);
+  // Under DeepEP SGLang builds the shared experts unsharded ("disable tp for
+  // shared experts when enable deepep moe": DeepseekV2MoE, tp_size 1 in
+  // sgl-project/sglang python/sglang/srt/models/deepseek_v2.py) and runs
+  // them on each rank's own tokens.
+  if (t.component == Component::kSharedExperts && l.expert.all_to_all == MoeAllToAll::kDeepEp) {
+    return s;
+  }
   switch (t.shard) {
     case ShardKind::kReplicated: break;
     case ShardKind::kAttnColumn: s.n = CeilDiv(t.n, attn_tp); break;

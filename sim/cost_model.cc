@@ -376,7 +376,6 @@ StepCost PriceBatch(const CostModel& model, const models::ShardedModel& sharded,
                     std::set<std::string>* warnings) {
   std::vector<models::Op> ops;
   models::BuildStepOps(sharded, batch, &ops);
-  models::ApplyExpertParallel(sharded, batch, &ops);
   return model.PriceOps(ops, ctx, warnings);
 }
 

@@ -6,7 +6,6 @@
 #include <string>
 #include <vector>
 
-#include "models/expert_parallel.h"
 #include "models/layer_program.h"
 #include "models/ops.h"
 #include "sim/cost_model.h"
@@ -59,7 +58,6 @@ void StepTable(const std::string& title, const models::BatchShape& batch, const 
                std::ostringstream* out) {
   std::vector<models::Op> ops;
   models::BuildStepOps(run.sharded(), batch, &ops);
-  models::ApplyExpertParallel(run.sharded(), batch, &ops);
   StepContext ctx;
   ctx.nvls = run.nvls();
   ctx.nvlink_gpus = run.layout().NvlinkGpus();

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <bit>
 
-#include "models/expert_parallel.h"
 
 namespace capplan::sim {
 
@@ -116,7 +115,6 @@ StepCost ModelStepPricer::Compute(const StepWork& work, std::set<std::string>* w
   const bool spec = opt_.spec_draft_tokens > 0;
   if (spec) b.decode_query_tokens = 1 + opt_.spec_draft_tokens;
   models::BuildStepOps(*model_, b, &ops_);
-  models::ApplyExpertParallel(*model_, b, &ops_);
   if (opt_.kv_verify && n > 0) {
     // Tags of every page the decode step reads, every layer, checked by a
     // separate kernel before attention (engine/page_tag.h).

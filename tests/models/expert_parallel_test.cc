@@ -117,7 +117,6 @@ TEST(ExpertParallel, DecodeStepOpsCarryTheTraffic) {
   b.decode_context.assign(64, 4096);  // one attention rank's 64 requests
   std::vector<Op> ops;
   BuildStepOps(*m, b, &ops);
-  ApplyExpertParallel(*m, b, &ops);
   int dispatches = 0;
   for (const Op& op : ops) {
     // Under DeepEP the MoE layers keep each rank's tokens: the DP gather
@@ -125,6 +124,18 @@ TEST(ExpertParallel, DecodeStepOpsCarryTheTraffic) {
     if (op.name == "dp.all_gather" || op.name == "dp.reduce_scatter") {
       EXPECT_EQ(op.count, 3);
     }
+    // SGLang runs the router and the shared expert on the rank's own 64
+    // tokens, the shared expert unsharded (gate and up fused, 2 x 2048 rows
+    // of 7168, not 2 x 2048 / 32).
+    if (op.name == "moe.gate" || op.name.starts_with("moe.shared.")) {
+      EXPECT_EQ(op.count, 58) << op.name;
+      if (op.kind != OpKind::kElementwise) EXPECT_EQ(op.m, 64) << op.name;
+    }
+    if (op.name == "moe.shared.gate_up_proj") {
+      EXPECT_EQ(op.n, 4096);
+      EXPECT_EQ(op.k, 7168);
+    }
+    if (op.name == "moe.shared.down_proj") EXPECT_EQ(op.k, 2048);
     if (op.name != "moe.dispatch") continue;
     ++dispatches;
     EXPECT_EQ(op.count, 58);  // 61 layers, 3 dense
@@ -198,6 +209,31 @@ TEST(ExpertParallel, RedundantExpertsWeighOneExpertSlotEachInTheMemoryPlan) {
   const int64_t lost = base->kv_tokens_per_rank - eplb->kv_tokens_per_rank;
   EXPECT_EQ(eplb->kv.bytes_per_token, 35136);
   EXPECT_NEAR(static_cast<double>(lost), 2554954752.0 / 35136, 64);
+}
+
+// Under DeepEP every GPU holds the whole shared expert (SGLang builds it
+// with tp_size 1): 58 MoE layers x 3 matrices of 2048 x 7168 FP8 weights
+// plus one FP32 scale per 128 x 128 block (16 x 56 = 896 scales, 3,584 B):
+// 58 x 3 x (14,680,064 + 3,584) = 2,554,954,752 B; a TP32 shard holds a
+// 32nd of the weights (its scales round up to whole blocks).
+TEST(ExpertParallel, DeepEpHoldsTheWholeSharedExpertOnEveryGpu) {
+  const ModelCard card = DeepSeek();
+  PrecisionChoice c;
+  ParallelLayout l = WideEp(NodeLink::kRdma, 8);
+  auto deepep = ComputeWeights(card, l, c);
+  l.expert.all_to_all = MoeAllToAll::kCollective;
+  auto collective = ComputeWeights(card, l, c);
+  ASSERT_TRUE(deepep.ok()) << deepep.status().message();
+  ASSERT_TRUE(collective.ok()) << collective.status().message();
+  auto shared = [](const WeightBreakdown& w) {
+    for (const ComponentWeights& x : w.components) {
+      if (x.component == Component::kSharedExperts) return x.bytes_per_gpu + x.scale_bytes_per_gpu;
+    }
+    return int64_t{-1};
+  };
+  EXPECT_EQ(shared(*deepep), int64_t{58} * 3 * (2048 * 7168 + 3584));
+  EXPECT_GT(shared(*collective), 0);
+  EXPECT_GT(shared(*deepep), 31 * shared(*collective));
 }
 
 }  // namespace
