@@ -45,6 +45,7 @@ void MemoryFields(M& m, V& v) {
   v("kv_tokens_lo", m.kv_tokens_lo);
   v("kv_tokens_hi", m.kv_tokens_hi);
   v("draft_weights_bytes_per_gpu", m.draft_weights_bytes_per_gpu);
+  v("terms_bytes_per_gpu", m.terms_bytes_per_gpu);
 }
 
 template <class G, class V>
@@ -336,9 +337,14 @@ Status CheckRanges(JsonObject& root, const RunSummary& s) {
 
 Status CheckPool(JsonObject& o, const PoolSummary& p) {
   if (p.utilization && *p.utilization < 0) return o.Error("utilization", "must be >= 0");
-  if (p.memory && p.memory->weights_by_component_bytes) {
-    for (const auto& [k, v] : *p.memory->weights_by_component_bytes) {
-      if (v < 0) return o.Error("memory/weights_by_component_bytes/" + k, "must be >= 0");
+  if (p.memory) {
+    for (const auto& [name, map] : {std::pair{"weights_by_component_bytes",
+                                              &p.memory->weights_by_component_bytes},
+                                    std::pair{"terms_bytes_per_gpu", &p.memory->terms_bytes_per_gpu}}) {
+      if (!*map) continue;
+      for (const auto& [k, v] : **map) {
+        if (v < 0) return o.Error(std::string("memory/") + name + "/" + k, "must be >= 0");
+      }
     }
   }
   for (const char* key : {"op_time_share", "bound_time_share"}) {

@@ -55,6 +55,10 @@ struct Memory {
   // log or an assumption at their ends (models/README.md).
   std::optional<int64_t> kv_tokens_lo, kv_tokens_hi;
   std::optional<int64_t> draft_weights_bytes_per_gpu;  // speculative decoding's draft layers
+  // Every term of the memory plan by its key (weights, engine reserves,
+  // resident extras such as EPLB's redundant experts, the KV pool): they
+  // add up to gpu_memory_bytes.
+  std::optional<std::map<std::string, int64_t>> terms_bytes_per_gpu;
 };
 
 struct Goodput {

@@ -406,6 +406,8 @@ void PreparedRun::AddMemory(schema::PoolSummary* p) const {
   mem.kv_tokens_lo = plan.kv_tokens_lo;
   mem.kv_tokens_hi = plan.kv_tokens_hi;
   if (plan.draft_weights_bytes > 0) mem.draft_weights_bytes_per_gpu = plan.draft_weights_bytes;
+  auto& terms = mem.terms_bytes_per_gpu.emplace();
+  for (const models::MemoryTerm& t : plan.terms) terms[t.key] += t.bytes;
 }
 
 void PreparedRun::AddTimeShares(const SimResult& sim, schema::PoolSummary* p) const {

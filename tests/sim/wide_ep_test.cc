@@ -63,7 +63,6 @@ PricedStep Price(const std::string& hardware, const models::ParallelLayout& l) {
   b.decode_context.assign(64, 4096);
   PricedStep s;
   models::BuildStepOps(*m, b, &s.ops);
-  models::ApplyExpertParallel(*m, b, &s.ops);
   StepContext ctx;
   ctx.nvlink_gpus = l.NvlinkGpus();
   s.prices = (*cost)->ExplainOps(s.ops, ctx);
@@ -165,6 +164,37 @@ TEST(WideEp, ShippedScenariosRun) {
     ASSERT_TRUE(run.ok()) << run.status().message();
     EXPECT_GT(run->summary.output_throughput.value_or(0), 0) << f;
   }
+}
+
+// The summary lists every memory term per GPU, EPLB's redundant experts
+// among them (the scenario's one redundant slot per EP rank), and the terms
+// add up to the device; without redundant experts the term is absent.
+TEST(WideEp, SummaryListsEveryMemoryTerm) {
+  auto doc = ReadJsonFile(DataPath("scenarios/wide-ep/deepseek-r1-ep16-h200-2node.json"));
+  ASSERT_TRUE(doc.ok());
+  (*doc)["workload"]["num_requests"] = 4;
+  (*doc)["workload"]["warmup_requests"] = 0;
+  (*doc)["workload"]["output_tokens"]["value"] = 4;
+  auto sc = ParseScenario(*doc, "ep16.json");
+  ASSERT_TRUE(sc.ok()) << sc.status().message();
+  auto run = RunScenario(**sc, RunOptions{});
+  ASSERT_TRUE(run.ok()) << run.status().message();
+  ASSERT_FALSE(run->summary.pools.empty());
+  const schema::Memory& m = *run->summary.pools[0].memory;
+  ASSERT_TRUE(m.terms_bytes_per_gpu.has_value());
+  const auto& terms = *m.terms_bytes_per_gpu;
+  ASSERT_TRUE(terms.contains("eplb_redundant_expert_bytes"));
+  EXPECT_GT(terms.at("eplb_redundant_expert_bytes"), 0);
+  int64_t sum = 0;
+  for (const auto& [key, bytes] : terms) sum += bytes;
+  EXPECT_EQ(sum, *m.gpu_memory_bytes);
+  (*doc)["deployment"]["expert_parallel"].erase("redundant_experts_per_rank");
+  sc = ParseScenario(*doc, "ep16.json");
+  ASSERT_TRUE(sc.ok()) << sc.status().message();
+  auto plain = RunScenario(**sc, RunOptions{});
+  ASSERT_TRUE(plain.ok()) << plain.status().message();
+  EXPECT_FALSE(plain->summary.pools[0].memory->terms_bytes_per_gpu->contains(
+      "eplb_redundant_expert_bytes"));
 }
 
 // The PD scenario's prefill (8 GPUs) and decode (32) pools sit in one
