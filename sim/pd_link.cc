@@ -6,6 +6,7 @@
 #include "models/card.h"
 #include "sim/event_queue.h"
 #include "sim/metrics.h"
+#include "sim/pd/sender_links.h"
 #include "sim/prepared_run.h"
 #include "sim/request_log.h"
 #include "sim/serving_pool.h"
@@ -136,7 +137,10 @@ class KvLink : public PoolLink {
   void OnPromptHeld(int, int32_t idx, int64_t now_ns) override {
     PdRequest& q = reqs_[idx];
     q.prefill_done_ns = now_ns;
-    q.transfer_ns = tp_.ExposedNs(pre_->request(idx).input);
+    const ReqState r = pre_->request(idx);
+    const int64_t sender = int64_t{r.instance} << 32 | static_cast<uint32_t>(r.rank);
+    const int64_t admit = r.admit_ns >= 0 ? r.admit_ns : now_ns;
+    q.transfer_ns = senders_.Send(sender, r.input, admit, now_ns);
     q_->Push(now_ns + q.transfer_ns, EventClass::kTransferDone, idx);
   }
   void OnFailed(int pool, int32_t idx, int64_t now_ns) override {
@@ -197,6 +201,7 @@ class KvLink : public PoolLink {
   const Scenario& sc_;
   size_t pre_i_, dec_i_;
   KvTransferPlan tp_;
+  SenderLinks senders_{tp_};
   std::vector<PdRequest> reqs_;
   EventQueue* q_ = nullptr;
   ServingPool* pre_ = nullptr;
@@ -231,7 +236,8 @@ void KvLink::AddToSummary(schema::RunSummary* s) const {
   s->transfer = TransferSummary(tp_, t.xfer);
   s->model_limits = std::vector<std::string>{
       "layer-by-layer overlap assumes sending one layer's KV takes no longer than computing it",
-      "transfers do not contend for link bandwidth: each takes latency + bytes / bandwidth",
+      "transfers from one prefill rank queue on its link; several prefill ranks sending to one "
+      "decode rank do not contend at the receiver",
       "the first token is not sampled by the prefill pool: it comes from the first decode step "
       "after the KV arrives",
       "a retracted decode request's KV goes to host memory and back without a priced copy"};

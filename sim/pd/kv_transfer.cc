@@ -9,11 +9,27 @@
 
 namespace capplan::sim::pd {
 
+namespace {
+
+int64_t Ns(double seconds) { return static_cast<int64_t>(std::llround(seconds * 1e9)); }
+
+}  // namespace
+
 int64_t KvTransferPlan::ExposedNs(int64_t tokens) const {
   double bytes = static_cast<double>(LinkBytes(tokens));
   if (layerwise_overlap) bytes /= std::max(1, num_layers);
-  const double s = latency_s + (bandwidth_bytes_per_s > 0 ? bytes / bandwidth_bytes_per_s : 0);
-  return static_cast<int64_t>(std::llround(s * 1e9));
+  return Ns(latency_s + (bandwidth_bytes_per_s > 0 ? bytes / bandwidth_bytes_per_s : 0));
+}
+
+int64_t KvTransferPlan::WireNs(int64_t tokens) const {
+  if (bandwidth_bytes_per_s <= 0) return 0;
+  return Ns(static_cast<double>(LinkBytes(tokens)) / bandwidth_bytes_per_s);
+}
+
+int64_t KvTransferPlan::LastLayerNs(int64_t tokens) const {
+  if (bandwidth_bytes_per_s <= 0) return 0;
+  return Ns(static_cast<double>(LinkBytes(tokens)) / std::max(1, num_layers) /
+            bandwidth_bytes_per_s);
 }
 
 const std::vector<std::string>& KvLinkNames() {

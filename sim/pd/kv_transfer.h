@@ -60,8 +60,12 @@ struct KvTransferPlan {
 
   int64_t WireBytes(int64_t tokens) const { return tokens * wire_bytes_per_token; }
   int64_t LinkBytes(int64_t tokens) const { return tokens * link_bytes_per_token; }
-  // Transfer time exposed after the prompt's prefill ends.
+  // Transfer time exposed after the prompt's prefill ends, the link to
+  // itself (sim/pd/sender_links.h adds the wait for a shared one).
   int64_t ExposedNs(int64_t tokens) const;
+  // The busiest link's time for the whole prompt, and for its last layer.
+  int64_t WireNs(int64_t tokens) const;
+  int64_t LastLayerNs(int64_t tokens) const;
 };
 
 // `decode` is the decode pool's layout: it decides which KV each receiving
