@@ -32,7 +32,8 @@ Status ReadScale(JsonObject& o, const FormatTable& t, ScaleLayout* s) {
   CAPPLAN_RETURN_IF_ERROR(o.CheckObject());
   CAPPLAN_RETURN_IF_ERROR(o.Get("granularity", &s->granularity, true));
   CAPPLAN_RETURN_IF_ERROR(
-      o.CheckOneOf("granularity", s->granularity, {"tensor", "channel", "block", "group"}));
+      o.CheckOneOf("granularity", s->granularity,
+                                         {"tensor", "channel", "block", "group", "token_head"}));
   CAPPLAN_RETURN_IF_ERROR(o.Get("block_rows", &s->block_rows, s->granularity == "block"));
   CAPPLAN_RETURN_IF_ERROR(o.Get("block_cols", &s->block_cols, s->granularity == "block"));
   CAPPLAN_RETURN_IF_ERROR(o.Get("group_size", &s->group_size, s->granularity == "group"));
@@ -153,6 +154,7 @@ Status ReadRow(JsonObject& o, FormatTable* t, NumberFormat* f) {
     CAPPLAN_ASSIGN_OR_RETURN(JsonObject kv, o.Child("kv"));
     CAPPLAN_ASSIGN_OR_RETURN(JsonObject s, kv.Child("scale", true));
     CAPPLAN_RETURN_IF_ERROR(ReadScale(s, *t, &f->kv_scale));
+    CAPPLAN_RETURN_IF_ERROR(kv.Get("engines", &f->kv_engines));
     std::string kv_source;
     CAPPLAN_RETURN_IF_ERROR(kv.Get("source", &kv_source, true));
     CAPPLAN_RETURN_IF_ERROR(kv.Finish());

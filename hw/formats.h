@@ -27,8 +27,9 @@ enum class MathRate : uint8_t { kNone, kBf16, kFp8, kFp4, kFp32 };
 const char* MathRateName(MathRate r);  // "bf16", "fp8", "fp4", "fp32", "none"
 
 struct ScaleLayout {
-  // "" (none), "tensor", "channel", "block" (block_rows x block_cols) or
-  // "group" (group_size elements along K).
+  // "" (none), "tensor", "channel", "block" (block_rows x block_cols),
+  // "group" (group_size elements along K) or, for a KV cache, "token_head"
+  // (one scale per token and KV head, for each of K and V).
   std::string granularity;
   int block_rows = 0, block_cols = 0;
   int group_size = 0;
@@ -48,6 +49,7 @@ struct NumberFormat {
   ScaleLayout scale;                  // weights (the re-quantization recipe)
   bool has_kv_layout = false;
   ScaleLayout kv_scale;               // as a KV cache
+  std::vector<std::string> kv_engines;  // engines with this KV format; empty: every engine
   std::vector<MathRate> math;         // by hw::KnownArchitectures() index
   bool dequantize = false;            // widened in registers before the MMA
   // Architectures without this format's tensor cores whose engines still run

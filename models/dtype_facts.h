@@ -32,6 +32,9 @@ struct DtypeFacts {
   // Scale bytes one token's `elements` KV values of `kv` carry beside them
   // (per-tensor scales: none).
   int64_t KvScaleBytes(Dtype kv, int64_t elements) const;
+  // A usage error when `kv` is a KV format only some engines have
+  // (hw/formats.json kv.engines) and `engine` is not one of them.
+  Status CheckKvOnEngine(Dtype kv, const std::string& engine) const;
 };
 
 // The view of a parsed table (exposed for tests).

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "hw/op_pricing.h"
+#include "models/dtype_facts.h"
 #include "models/engine_profile.h"
 #include "models/hybrid_pools.h"
 #include "models/memory.h"
@@ -501,6 +502,8 @@ Result<MemoryPlan> PlanMemoryAllowShortfall(const ModelCard& card, const Paralle
   ApplyMemoryClassDefaults(m, device.reported_bytes, opt, &r, &p);
   CAPPLAN_ASSIGN_OR_RETURN(p.weights, ComputeWeights(card, layout, choice));
   CAPPLAN_RETURN_IF_ERROR(CheckFormatsRun(p.weights, device));
+  CAPPLAN_ASSIGN_OR_RETURN(const DtypeFacts* facts, GetDtypeFacts());
+  CAPPLAN_RETURN_IF_ERROR(facts->CheckKvOnEngine(choice.kv_cache, opt.engine));
   CAPPLAN_ASSIGN_OR_RETURN(p.kv, ComputeKvLayout(card, layout, choice.kv_cache));
   p.gpu_memory_bytes = device.reported_bytes;
   p.context_tokens = context_tokens;

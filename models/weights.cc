@@ -181,6 +181,11 @@ Result<KvLayout> ComputeKvLayout(const ModelCard& card, const ParallelLayout& la
     return Status::Usage(std::string("--kv: ") + DtypeName(kv) + " KV has no sparse-attention "
                          "(DSA) layout; use bf16 or fp8 for " + card.name);
   }
+  if (f->Row(kv).kv_scale.granularity == "token_head" && card.attention == AttentionKind::kMla) {
+    return Status::Usage(std::string("--kv: ") + DtypeName(kv) + " scales each KV head; " +
+                         card.name + " caches one MLA latent per token (the format runs on "
+                         "vLLM's Triton attention backend, not MLA); use fp8");
+  }
   // A hybrid's linear layers keep a per-sequence state, not per-token KV.
   const int64_t L = card.FullAttentionLayers();
   KvLayout out;

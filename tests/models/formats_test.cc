@@ -219,6 +219,45 @@ TEST(Fp4Kv, BytesPerTokenCarryOneScalePer16) {
   EXPECT_FALSE(ComputeKvLayout(*glm, Tp(8), nvfp4).ok());  // no DSA FP4 layout
 }
 
+// vLLM's fp8_per_token_head: FP8 K and V plus one FP32 scale per token and
+// KV head for each (vllm/v1/kv_cache_interface.py: 2 x block x heads x 4 B
+// per page). SGLang has no such format and MLA caches no heads: both are
+// one-line usage errors naming --kv.
+TEST(Fp8PerTokenHeadKv, BytesPerTokenCarryTwoFp32ScalesPerHead) {
+  const hw::FormatId kv = *hw::ParseFormat("fp8_per_token_head");
+  auto llama = LoadModelCard("llama-3.1-8b");
+  ASSERT_TRUE(llama.ok());
+  auto layout = ComputeKvLayout(*llama, Tp(1), kv);
+  ASSERT_TRUE(layout.ok()) << layout.status().message();
+  // 32 layers x 8 KV heads x (K and V of 128 FP8 values + 2 x 4 B).
+  EXPECT_EQ(layout->bytes_per_token, 32 * 8 * (256 + 8));
+  EXPECT_EQ(layout->scale_bytes_per_token, 32 * 8 * 8);
+  auto kimi = LoadModelCard("kimi-k2.6");
+  ASSERT_TRUE(kimi.ok());
+  auto mla = ComputeKvLayout(*kimi, Tp(8), kv);
+  ASSERT_FALSE(mla.ok());
+  EXPECT_EQ(mla.status().message().rfind("--kv: fp8_per_token_head scales each KV head", 0), 0u)
+      << mla.status().message();
+
+  auto h200 = hw::LoadHardwareProfile("h200-sxm");
+  ASSERT_TRUE(h200.ok()) << h200.status().message();
+  DeviceMemory dev{h200->gpu_memory_bytes, h200->gpu_runtime_memory_bytes, &*h200};
+  PrecisionChoice c;
+  c.kv_cache = kv;
+  EngineMemoryOptions vllm;
+  vllm.engine = "vllm";
+  auto plan = PlanMemory(*llama, Tp(1), c, vllm, dev, 8192);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  EXPECT_EQ(plan->kv.bytes_per_token, 32 * 8 * (256 + 8));
+  EngineMemoryOptions sglang;
+  sglang.engine = "sglang";
+  auto refused = PlanMemory(*llama, Tp(1), c, sglang, dev, 8192);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().message(),
+            "--kv: fp8_per_token_head is a KV cache format of vllm only, not sglang; use fp8 "
+            "(per-tensor scales)");
+}
+
 // The NVFP4 checkpoint plans on Hopper (run weight-only there) with the same
 // stored bytes as on Blackwell; a Blackwell-only format is refused on Hopper.
 TEST(Fp4Checkpoints, Nvfp4PlansOnHopperAndBlackwellMxfp8OnlyOnBlackwell) {
