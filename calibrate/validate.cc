@@ -238,6 +238,45 @@ void SummarizeReplay(double meas_sum, double pred_sum, bool split,
   }
 }
 
+// A microsecond figure, or "-" where that side has no such op.
+std::string UsCell(bool has, double seconds) {
+  if (!has) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f", seconds * 1e6);
+  return buf;
+}
+
+void FormatOpIds(const std::vector<OpIdSplit>& ids, std::ostringstream* os) {
+  if (ids.empty()) return;
+  constexpr const char* kRow = "  %-38s %12s %13s %8s\n";
+  char buf[256];
+  *os << "forward by op id, summed over the run (verification and launches excluded):\n";
+  std::snprintf(buf, sizeof(buf), kRow, "op id", "measured us", "predicted us", "error");
+  *os << buf;
+  for (const OpIdSplit& s : ids) {
+    std::string err = "-";
+    if (s.measured && s.priced && s.measured_s > 0) {
+      std::snprintf(buf, sizeof(buf), "%+.1f%%", 100 * (s.predicted_s / s.measured_s - 1));
+      err = buf;
+    }
+    std::snprintf(buf, sizeof(buf), kRow, s.id.c_str(),
+                  UsCell(s.measured, s.measured_s).c_str(),
+                  UsCell(s.priced, s.predicted_s).c_str(), err.c_str());
+    *os << buf;
+  }
+}
+
+nlohmann::json OpIdsToJson(const std::vector<OpIdSplit>& ids) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const OpIdSplit& s : ids) {
+    nlohmann::json o = nlohmann::json::object();
+    if (s.measured) o["measured_us"] = s.measured_s * 1e6;
+    if (s.priced) o["predicted_us"] = s.predicted_s * 1e6;
+    j[s.id] = o;
+  }
+  return j;
+}
+
 }  // namespace
 
 Result<ReplayResult> ReplayEngineRun(const nlohmann::json& run, const std::string& origin,
@@ -264,6 +303,7 @@ Result<ReplayResult> ReplayEngineRun(const nlohmann::json& run, const std::strin
     return root.Error("iterations", "must be a non-empty array");
   }
   std::vector<models::Op> ops;
+  OpIdReplay op_ids(*sharded);
   double meas_sum = 0, pred_sum = 0;
   // Op-class splits: summed while every iteration so far has one.
   bool split = true;
@@ -283,6 +323,10 @@ Result<ReplayResult> ReplayEngineRun(const nlohmann::json& run, const std::strin
       CAPPLAN_RETURN_IF_ERROR(
           ReadOpSplit((*its)[i], origin, ptr, c, &split, &class_meas, &class_pred, &r.host_s));
     }
+    if (op_ids.on()) {
+      CAPPLAN_RETURN_IF_ERROR(
+          op_ids.Add((*its)[i], origin, ptr, ops, model->ExplainOps(ops, ctx)));
+    }
     const double meas = us * 1e-6;
     r.measured_s.push_back(meas);
     r.predicted_s.push_back(c.seconds);
@@ -292,6 +336,7 @@ Result<ReplayResult> ReplayEngineRun(const nlohmann::json& run, const std::strin
     pred_sum += c.seconds;
   }
   SummarizeReplay(meas_sum, pred_sum, split, class_meas, class_pred, &r);
+  r.op_id_split = op_ids.Finish(&r.warnings);
   return r;
 }
 
@@ -327,6 +372,7 @@ std::string FormatReplay(const ReplayResult& r, const std::string& run_path,
     std::snprintf(buf, sizeof(buf), "  host work inside the forwards: %.3f ms\n", r.host_s * 1e3);
     os << buf;
   }
+  FormatOpIds(r.op_id_split, &os);
   if (r.backend == "cpu") {
     os << "note: this run used the CPU backend" << (r.dims == "small" ? " with small dims" : "")
        << "; its times are CPU times of a model slice, so a GPU profile is not expected to "
@@ -370,6 +416,7 @@ nlohmann::json ReplayToJson(const ReplayResult& r, const std::string& run_path,
     j["op_classes"] = cls;
     j["host_us"] = r.host_s * 1e6;
   }
+  if (!r.op_id_split.empty()) j["op_ids"] = OpIdsToJson(r.op_id_split);
   j["warnings"] = r.warnings;
   return j;
 }

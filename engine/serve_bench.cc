@@ -111,12 +111,16 @@ nlohmann::json IterationsToJson(const std::vector<IterationRecord>& its) {
                         {"verify_us", it.verify_us},
                         {"forward_us", it.forward_us}};
     if (it.op.valid) {
-      // The forward split by op class (communication: none on one rank).
+      nlohmann::json by_id = nlohmann::json::object();
+      for (const OpIdTime& t : it.op.ops) by_id[t.id] = t.us;
+      // The same times by op class (communication: none on one rank).
+      const auto by_class_us = it.op.ClassUs();
       nlohmann::json op = nlohmann::json::object();
       for (int c = 0; c < kEngineOpClasses; ++c) {
         if (static_cast<models::OpClass>(c) == models::OpClass::kCommunication) continue;
-        op[models::OpClassName(static_cast<models::OpClass>(c))] = it.op.us[c];
+        op[models::OpClassName(static_cast<models::OpClass>(c))] = by_class_us[c];
       }
+      j["op_id_us"] = by_id;
       j["op_us"] = op;
       j["host_us"] = it.op.host_us;
     }
