@@ -295,6 +295,9 @@ Result<ReplayResult> ReplayEngineRun(const nlohmann::json& run, const std::strin
     return Status::Invalid(origin +
                            ": cannot rebuild the run's model slice: " + sharded.status().message());
   }
+  // The reference engine runs every MLA prefill absorbed (engine/
+  // slice_config.cc); pricing the expanded form would price ops it never ran.
+  sharded->mla_prefill_always_absorbed = true;
   // measured_us is verify + forward: no CPU scheduling or engine host cost
   // in it (StepContext leaves them at 0).
   CAPPLAN_ASSIGN_OR_RETURN(auto model, sim::MakeCostModel("roofline", profile));

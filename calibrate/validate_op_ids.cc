@@ -1,5 +1,7 @@
 #include "calibrate/validate_op_ids.h"
 
+#include <algorithm>
+
 #include "common/json_util.h"
 #include "models/layer_program.h"
 
@@ -20,6 +22,7 @@ OpIdReplay::OpIdReplay(const models::ShardedModel& sharded) {
   for (const auto* section : {&p.prologue, &p.layer_ops, &p.epilogue}) {
     for (const models::ProgramOp& op : *section) {
       if (IsCollective(op.kind)) collectives_.insert(op.id);
+      program_order_.emplace(op.id, program_order_.size());
     }
   }
 }
@@ -74,7 +77,14 @@ std::vector<OpIdSplit> OpIdReplay::Finish(std::set<std::string>* warnings) const
                        "' is priced but the engine timed no op of that id (op_id_us)");
     }
   }
-  return ids_;
+  std::vector<OpIdSplit> out = ids_;
+  auto rank = [&](const OpIdSplit& s) {
+    auto it = program_order_.find(s.id);
+    return it == program_order_.end() ? program_order_.size() : it->second;
+  };
+  std::stable_sort(out.begin(), out.end(),
+                   [&](const OpIdSplit& a, const OpIdSplit& b) { return rank(a) < rank(b); });
+  return out;
 }
 
 }  // namespace capplan::calibrate

@@ -26,8 +26,8 @@ struct OpIdSplit {
   bool measured = false, priced = false;
 };
 
-// Sums op ids over the iterations, in the order they first appear (the
-// engine's, then any only the replay has).
+// Sums op ids over the iterations; Finish lists them in the layer
+// program's order (ids the program does not have last).
 class OpIdReplay {
  public:
   // `sharded`: the replay's model; its layer program says which ids are
@@ -50,6 +50,7 @@ class OpIdReplay {
   OpIdSplit* Find(const std::string& id);
   bool on_ = true;
   std::set<std::string> collectives_;
+  std::map<std::string, size_t> program_order_;
   std::vector<OpIdSplit> ids_;
   std::map<std::string, size_t> index_;
 };
