@@ -16,6 +16,36 @@ namespace capplan::calibrate {
 
 namespace {
 
+// A hybrid slice's layer kinds: how many of its layers are linear or
+// window-limited and, for small dims, their per-rank shapes (heads scaled
+// back by tp), as the engine wrote them.
+Status SliceMixers(JsonObject& s, int tp, bool small, models::ModelCard* card,
+                   std::set<std::string>* warnings) {
+  auto get = [&](const char* key, int* field, int scale) -> Status {
+    if (!s.Has(key)) return Status::Ok();
+    int v = 0;
+    CAPPLAN_RETURN_IF_ERROR(s.Get(key, &v, true));
+    CAPPLAN_RETURN_IF_ERROR(s.CheckRange(key, v, 0, 1 << 20));
+    *field = v * scale;
+    return Status::Ok();
+  };
+  models::LinearAttention& la = card->linear_attention;
+  if (la.layers > 0 && !s.Has("linear_attention_layers")) {
+    warnings->insert(
+        "engine run's slice does not say how many of its layers are linear "
+        "(slice.linear_attention_layers): the replay's layer kinds may not be the slice's");
+  }
+  CAPPLAN_RETURN_IF_ERROR(get("linear_attention_layers", &la.layers, 1));
+  CAPPLAN_RETURN_IF_ERROR(get("sliding_window_layers", &card->sliding_window_layers, 1));
+  if (!small) return Status::Ok();
+  CAPPLAN_RETURN_IF_ERROR(get("linear_key_heads", &la.num_key_heads, tp));
+  CAPPLAN_RETURN_IF_ERROR(get("linear_value_heads", &la.num_value_heads, tp));
+  CAPPLAN_RETURN_IF_ERROR(get("linear_key_head_dim", &la.key_head_dim, 1));
+  CAPPLAN_RETURN_IF_ERROR(get("linear_value_head_dim", &la.value_head_dim, 1));
+  CAPPLAN_RETURN_IF_ERROR(get("linear_conv_kernel", &la.conv_kernel, 1));
+  return get("sliding_window", &card->sliding_window, 1);
+}
+
 // The card the engine's slice ran: its layer count and, for small dims, its
 // per-rank widths scaled back to whole-model widths so ShardModel's TP split
 // lands on the slice's per-rank shapes.
@@ -29,6 +59,7 @@ Result<models::ModelCard> SliceCard(JsonObject& root, const std::string& model, 
   int first_k_dense = card.first_k_dense;
   CAPPLAN_RETURN_IF_ERROR(s.Get("first_k_dense", &first_k_dense));
   card.first_k_dense = first_k_dense;
+  CAPPLAN_RETURN_IF_ERROR(SliceMixers(s, tp, *dims == "small", &card, warnings));
   if (*dims == "small") {
     auto geti = [&](const char* key, int* field, int scale) -> Status {
       if (!s.Has(key)) return Status::Ok();

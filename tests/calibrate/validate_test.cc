@@ -7,6 +7,7 @@
 
 #include <fstream>
 #include <map>
+#include <tuple>
 
 #include "engine/serve_bench.h"
 #include "tests/test_util/shell.h"
@@ -16,7 +17,8 @@ namespace {
 
 using test_util::WriteTemp;
 
-nlohmann::json EngineRun(const std::string& model, int tp, const std::string& integrity) {
+nlohmann::json EngineRun(const std::string& model, int tp, const std::string& integrity,
+                         int layers = 2) {
   const std::string sc = R"({
     "name": "t", "model": ")" +
                          model + R"(", "hardware": "h200-sxm",
@@ -30,10 +32,11 @@ nlohmann::json EngineRun(const std::string& model, int tp, const std::string& in
                  "output_tokens": {"dist": "fixed", "value": 4},
                  "num_requests": 5, "seed": 7}
   })";
-  auto s = engine::ReadEngineScenario(WriteTemp(model + "_sc.json", sc));
+  auto s = engine::ReadEngineScenario(
+      WriteTemp(model.substr(model.rfind('/') + 1) + "_sc.json", sc));
   EXPECT_TRUE(s.ok()) << s.status().message();
   engine::ServeBenchOptions o;
-  o.layers = 2;
+  o.layers = layers;
   auto run = engine::RunServeBench(*s, o);
   EXPECT_TRUE(run.ok()) << run.status().message();
   return run->doc;
@@ -208,6 +211,40 @@ TEST(CalibValidate, ReplaysTheOpIdSplitOfADryRun) {
   ASSERT_FALSE(b.ok());
   EXPECT_NE(b.status().message().find("/iterations/1/op_id_us"), std::string::npos)
       << b.status().message();
+}
+
+// A hybrid slice's run says which of its layers are linear or
+// window-limited and their small shapes, so the replay prices the ops the
+// slice ran: every op id the engine timed has a price (collectives aside).
+TEST(CalibValidate, HybridSlicesReplayTheLayersTheyRan) {
+  for (const auto& [model, key, op] :
+       {std::tuple<std::string, std::string, std::string>{
+            "qwen3-next-80b-a3b", "linear_attention_layers", "linear_attn.conv1d"},
+        {"llama-4-scout-17b-16e-instruct", "sliding_window_layers", "attn.decode.window"}}) {
+    SCOPED_TRACE(model);
+    const nlohmann::json run = EngineRun(std::string(HF_TEST_DATA) + "/" + model, 2, "none", 4);
+    ASSERT_TRUE(run["slice"].contains(key)) << run["slice"].dump();
+    EXPECT_EQ(run["slice"][key].get<int>(), 3);
+    auto r = ReplayEngineRun(run, "run.json", Shipped());
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    bool found = false;
+    for (const OpIdSplit& s : r->op_id_split) {
+      found |= s.id == op && s.priced && s.measured;
+      if (s.id.find("all_") == std::string::npos) {
+        EXPECT_TRUE(s.priced) << s.id;
+      }
+    }
+    EXPECT_TRUE(found) << op;
+    for (const std::string& w : r->warnings) EXPECT_EQ(w.find("op id"), std::string::npos) << w;
+    // Without the counts the replay's layers are not the slice's: it says so.
+    nlohmann::json old = run;
+    old["slice"].erase(key);
+    auto o = ReplayEngineRun(old, "run.json", Shipped());
+    ASSERT_TRUE(o.ok()) << o.status().message();
+    int op_id_warnings = 0;
+    for (const std::string& w : o->warnings) op_id_warnings += w.find("op id") != std::string::npos;
+    EXPECT_GT(op_id_warnings, 0);
+  }
 }
 
 TEST(CalibValidate, KnownErrorsWhenMeasuredIsAMultipleOfPredicted) {
