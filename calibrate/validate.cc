@@ -239,6 +239,24 @@ void SliceOps(const models::ShardedModel& sharded, const models::BatchShape& b,
   }
 }
 
+// One TP rank of the slice card, as the engine ran it.
+Result<models::ShardedModel> ShardSlice(const models::ModelCard& card, int tp,
+                                        const models::PrecisionChoice& choice,
+                                        const std::string& origin) {
+  models::ParallelLayout layout;
+  layout.gpus = tp;
+  layout.tp = tp;
+  auto sharded = models::ShardModel(card, layout, choice);
+  if (!sharded.ok()) {
+    return Status::Invalid(origin +
+                           ": cannot rebuild the run's model slice: " + sharded.status().message());
+  }
+  // The reference engine runs every MLA prefill absorbed (engine/
+  // slice_config.cc); pricing the expanded form would price ops it never ran.
+  sharded->mla_prefill_always_absorbed = true;
+  return sharded;
+}
+
 // Errors over the iterations, token rates and the op-class split.
 void SummarizeReplay(double meas_sum, double pred_sum, bool split,
                const std::array<double, sim::kNumOpClasses>& class_meas,
@@ -318,17 +336,8 @@ Result<ReplayResult> ReplayEngineRun(const nlohmann::json& run, const std::strin
   CAPPLAN_RETURN_IF_ERROR(ReadRunHeader(root, &r, &d));
   CAPPLAN_ASSIGN_OR_RETURN(models::ModelCard card,
                            SliceCard(root, r.model, r.layers, r.tp, &r.dims, &r.warnings));
-  models::ParallelLayout layout;
-  layout.gpus = r.tp;
-  layout.tp = r.tp;
-  auto sharded = models::ShardModel(card, layout, d.choice);
-  if (!sharded.ok()) {
-    return Status::Invalid(origin +
-                           ": cannot rebuild the run's model slice: " + sharded.status().message());
-  }
-  // The reference engine runs every MLA prefill absorbed (engine/
-  // slice_config.cc); pricing the expanded form would price ops it never ran.
-  sharded->mla_prefill_always_absorbed = true;
+  CAPPLAN_ASSIGN_OR_RETURN(const models::ShardedModel sharded,
+                           ShardSlice(card, r.tp, d.choice, origin));
   // measured_us is verify + forward: no CPU scheduling or engine host cost
   // in it (StepContext leaves them at 0).
   CAPPLAN_ASSIGN_OR_RETURN(auto model, sim::MakeCostModel("roofline", profile));
@@ -337,7 +346,7 @@ Result<ReplayResult> ReplayEngineRun(const nlohmann::json& run, const std::strin
     return root.Error("iterations", "must be a non-empty array");
   }
   std::vector<models::Op> ops;
-  OpIdReplay op_ids(*sharded);
+  OpIdReplay op_ids(sharded);
   double meas_sum = 0, pred_sum = 0;
   // Op-class splits: summed while every iteration so far has one.
   bool split = true;
@@ -349,7 +358,7 @@ Result<ReplayResult> ReplayEngineRun(const nlohmann::json& run, const std::strin
     double us = 0;
     CAPPLAN_RETURN_IF_ERROR(io.Get("measured_us", &us, true));
     if (!(us > 0) || us > 1e9) return io.Error("measured_us", "must be in (0, 1e9] microseconds");
-    SliceOps(*sharded, b, d, card, profile, &ops);
+    SliceOps(sharded, b, d, card, profile, &ops);
     sim::StepContext ctx;
     ctx.requests = static_cast<int64_t>(b.prefill.size() + b.decode_context.size());
     const sim::StepCost c = model->PriceOps(ops, ctx, &r.warnings);
