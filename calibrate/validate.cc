@@ -16,6 +16,36 @@ namespace capplan::calibrate {
 
 namespace {
 
+// A hybrid slice's layer kinds: how many of its layers are linear or
+// window-limited and, for small dims, their per-rank shapes (heads scaled
+// back by tp), as the engine wrote them.
+Status SliceMixers(JsonObject& s, int tp, bool small, models::ModelCard* card,
+                   std::set<std::string>* warnings) {
+  auto get = [&](const char* key, int* field, int scale) -> Status {
+    if (!s.Has(key)) return Status::Ok();
+    int v = 0;
+    CAPPLAN_RETURN_IF_ERROR(s.Get(key, &v, true));
+    CAPPLAN_RETURN_IF_ERROR(s.CheckRange(key, v, 0, 1 << 20));
+    *field = v * scale;
+    return Status::Ok();
+  };
+  models::LinearAttention& la = card->linear_attention;
+  if (la.layers > 0 && !s.Has("linear_attention_layers")) {
+    warnings->insert(
+        "engine run's slice does not say how many of its layers are linear "
+        "(slice.linear_attention_layers): the replay's layer kinds may not be the slice's");
+  }
+  CAPPLAN_RETURN_IF_ERROR(get("linear_attention_layers", &la.layers, 1));
+  CAPPLAN_RETURN_IF_ERROR(get("sliding_window_layers", &card->sliding_window_layers, 1));
+  if (!small) return Status::Ok();
+  CAPPLAN_RETURN_IF_ERROR(get("linear_key_heads", &la.num_key_heads, tp));
+  CAPPLAN_RETURN_IF_ERROR(get("linear_value_heads", &la.num_value_heads, tp));
+  CAPPLAN_RETURN_IF_ERROR(get("linear_key_head_dim", &la.key_head_dim, 1));
+  CAPPLAN_RETURN_IF_ERROR(get("linear_value_head_dim", &la.value_head_dim, 1));
+  CAPPLAN_RETURN_IF_ERROR(get("linear_conv_kernel", &la.conv_kernel, 1));
+  return get("sliding_window", &card->sliding_window, 1);
+}
+
 // The card the engine's slice ran: its layer count and, for small dims, its
 // per-rank widths scaled back to whole-model widths so ShardModel's TP split
 // lands on the slice's per-rank shapes.
@@ -29,6 +59,7 @@ Result<models::ModelCard> SliceCard(JsonObject& root, const std::string& model, 
   int first_k_dense = card.first_k_dense;
   CAPPLAN_RETURN_IF_ERROR(s.Get("first_k_dense", &first_k_dense));
   card.first_k_dense = first_k_dense;
+  CAPPLAN_RETURN_IF_ERROR(SliceMixers(s, tp, *dims == "small", &card, warnings));
   if (*dims == "small") {
     auto geti = [&](const char* key, int* field, int scale) -> Status {
       if (!s.Has(key)) return Status::Ok();
@@ -208,6 +239,24 @@ void SliceOps(const models::ShardedModel& sharded, const models::BatchShape& b,
   }
 }
 
+// One TP rank of the slice card, as the engine ran it.
+Result<models::ShardedModel> ShardSlice(const models::ModelCard& card, int tp,
+                                        const models::PrecisionChoice& choice,
+                                        const std::string& origin) {
+  models::ParallelLayout layout;
+  layout.gpus = tp;
+  layout.tp = tp;
+  auto sharded = models::ShardModel(card, layout, choice);
+  if (!sharded.ok()) {
+    return Status::Invalid(origin +
+                           ": cannot rebuild the run's model slice: " + sharded.status().message());
+  }
+  // The reference engine runs every MLA prefill absorbed (engine/
+  // slice_config.cc); pricing the expanded form would price ops it never ran.
+  sharded->mla_prefill_always_absorbed = true;
+  return sharded;
+}
+
 // Errors over the iterations, token rates and the op-class split.
 void SummarizeReplay(double meas_sum, double pred_sum, bool split,
                const std::array<double, sim::kNumOpClasses>& class_meas,
@@ -238,6 +287,45 @@ void SummarizeReplay(double meas_sum, double pred_sum, bool split,
   }
 }
 
+// A microsecond figure, or "-" where that side has no such op.
+std::string UsCell(bool has, double seconds) {
+  if (!has) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f", seconds * 1e6);
+  return buf;
+}
+
+void FormatOpIds(const std::vector<OpIdSplit>& ids, std::ostringstream* os) {
+  if (ids.empty()) return;
+  constexpr const char* kRow = "  %-38s %12s %13s %8s\n";
+  char buf[256];
+  *os << "forward by op id, summed over the run (verification and launches excluded):\n";
+  std::snprintf(buf, sizeof(buf), kRow, "op id", "measured us", "predicted us", "error");
+  *os << buf;
+  for (const OpIdSplit& s : ids) {
+    std::string err = "-";
+    if (s.measured && s.priced && s.measured_s > 0) {
+      std::snprintf(buf, sizeof(buf), "%+.1f%%", 100 * (s.predicted_s / s.measured_s - 1));
+      err = buf;
+    }
+    std::snprintf(buf, sizeof(buf), kRow, s.id.c_str(),
+                  UsCell(s.measured, s.measured_s).c_str(),
+                  UsCell(s.priced, s.predicted_s).c_str(), err.c_str());
+    *os << buf;
+  }
+}
+
+nlohmann::json OpIdsToJson(const std::vector<OpIdSplit>& ids) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const OpIdSplit& s : ids) {
+    nlohmann::json o = nlohmann::json::object();
+    if (s.measured) o["measured_us"] = s.measured_s * 1e6;
+    if (s.priced) o["predicted_us"] = s.predicted_s * 1e6;
+    j[s.id] = o;
+  }
+  return j;
+}
+
 }  // namespace
 
 Result<ReplayResult> ReplayEngineRun(const nlohmann::json& run, const std::string& origin,
@@ -248,14 +336,8 @@ Result<ReplayResult> ReplayEngineRun(const nlohmann::json& run, const std::strin
   CAPPLAN_RETURN_IF_ERROR(ReadRunHeader(root, &r, &d));
   CAPPLAN_ASSIGN_OR_RETURN(models::ModelCard card,
                            SliceCard(root, r.model, r.layers, r.tp, &r.dims, &r.warnings));
-  models::ParallelLayout layout;
-  layout.gpus = r.tp;
-  layout.tp = r.tp;
-  auto sharded = models::ShardModel(card, layout, d.choice);
-  if (!sharded.ok()) {
-    return Status::Invalid(origin +
-                           ": cannot rebuild the run's model slice: " + sharded.status().message());
-  }
+  CAPPLAN_ASSIGN_OR_RETURN(const models::ShardedModel sharded,
+                           ShardSlice(card, r.tp, d.choice, origin));
   // measured_us is verify + forward: no CPU scheduling or engine host cost
   // in it (StepContext leaves them at 0).
   CAPPLAN_ASSIGN_OR_RETURN(auto model, sim::MakeCostModel("roofline", profile));
@@ -264,6 +346,7 @@ Result<ReplayResult> ReplayEngineRun(const nlohmann::json& run, const std::strin
     return root.Error("iterations", "must be a non-empty array");
   }
   std::vector<models::Op> ops;
+  OpIdReplay op_ids(sharded);
   double meas_sum = 0, pred_sum = 0;
   // Op-class splits: summed while every iteration so far has one.
   bool split = true;
@@ -275,13 +358,17 @@ Result<ReplayResult> ReplayEngineRun(const nlohmann::json& run, const std::strin
     double us = 0;
     CAPPLAN_RETURN_IF_ERROR(io.Get("measured_us", &us, true));
     if (!(us > 0) || us > 1e9) return io.Error("measured_us", "must be in (0, 1e9] microseconds");
-    SliceOps(*sharded, b, d, card, profile, &ops);
+    SliceOps(sharded, b, d, card, profile, &ops);
     sim::StepContext ctx;
     ctx.requests = static_cast<int64_t>(b.prefill.size() + b.decode_context.size());
     const sim::StepCost c = model->PriceOps(ops, ctx, &r.warnings);
     if (split) {
       CAPPLAN_RETURN_IF_ERROR(
           ReadOpSplit((*its)[i], origin, ptr, c, &split, &class_meas, &class_pred, &r.host_s));
+    }
+    if (op_ids.on()) {
+      CAPPLAN_RETURN_IF_ERROR(
+          op_ids.Add((*its)[i], origin, ptr, ops, model->ExplainOps(ops, ctx)));
     }
     const double meas = us * 1e-6;
     r.measured_s.push_back(meas);
@@ -292,6 +379,7 @@ Result<ReplayResult> ReplayEngineRun(const nlohmann::json& run, const std::strin
     pred_sum += c.seconds;
   }
   SummarizeReplay(meas_sum, pred_sum, split, class_meas, class_pred, &r);
+  r.op_id_split = op_ids.Finish(&r.warnings);
   return r;
 }
 
@@ -327,6 +415,7 @@ std::string FormatReplay(const ReplayResult& r, const std::string& run_path,
     std::snprintf(buf, sizeof(buf), "  host work inside the forwards: %.3f ms\n", r.host_s * 1e3);
     os << buf;
   }
+  FormatOpIds(r.op_id_split, &os);
   if (r.backend == "cpu") {
     os << "note: this run used the CPU backend" << (r.dims == "small" ? " with small dims" : "")
        << "; its times are CPU times of a model slice, so a GPU profile is not expected to "
@@ -370,6 +459,7 @@ nlohmann::json ReplayToJson(const ReplayResult& r, const std::string& run_path,
     j["op_classes"] = cls;
     j["host_us"] = r.host_s * 1e6;
   }
+  if (!r.op_id_split.empty()) j["op_ids"] = OpIdsToJson(r.op_id_split);
   j["warnings"] = r.warnings;
   return j;
 }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "calibrate/validate_op_ids.h"
 #include "hw/profile.h"
 #include "common/status.h"
 
@@ -39,6 +40,12 @@ struct ReplayResult {
   };
   std::vector<ClassSplit> class_split;
   double host_s = 0;  // host work inside the forwards (its own figure, not a class)
+  // Per layer-program op id over the run, when every iteration carries
+  // "op_id_us": the engine's time of each op id against the simulator's
+  // price of the ops of that id in the same batches (sim::CostModel::
+  // ExplainOps: launch and host costs are the step's, in no op). Empty
+  // otherwise.
+  std::vector<OpIdSplit> op_id_split;
 };
 
 // `run` is an ENGINE_RUN document read from `origin` (errors name it and the

@@ -52,9 +52,9 @@ class EngineBackend {
     return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0_)
         .count();
   }
-  // The last Forward's time split by op class (engine/op_times.h), read
-  // after StopTimerUs; invalid where the backend does not split.
-  virtual OpClassTimes last_op_times() const { return {}; }
+  // The last Forward's time by program op id (engine/op_times.h), read
+  // after StopTimerUs; invalid where the backend does not time its ops.
+  virtual StepOpTimes last_op_times() const { return {}; }
   // The tracker for this backend: "verify" must check the tag array the
   // backend's append path stamps (host tags here; device tags on CUDA).
   virtual Result<std::unique_ptr<IntegrityTracker>> MakeTracker(const std::string& name,

@@ -48,7 +48,7 @@ struct IterationRecord {
   double verify_us = 0;    // the verification batch (0 with kv_integrity none)
   double forward_us = 0;   // append + attention + FFN + sampling
   double measured_us = 0;  // verify + forward: what the iteration cost
-  OpClassTimes op;         // forward_us split by op class, where the backend splits
+  StepOpTimes op;          // forward_us by program op id, where the backend times its ops
 };
 
 struct LoopOptions {

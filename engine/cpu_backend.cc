@@ -157,7 +157,7 @@ Status CpuBackend::RunOp(const models::ProgramOp& op, int layer, Step* s) {
   const double us =
       std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
   visits_.back().us = us;
-  op_times_.us[static_cast<int>(op.op_class)] += us;
+  op_times_.Add(op, us);
   return Status::Ok();
 }
 

@@ -83,7 +83,7 @@ class CpuBackend final : public EngineBackend {
                  std::vector<int32_t>* next_tokens) override;
   const std::vector<std::vector<float>>& last_logits() const override { return logits_; }
   void set_probe(LayerProbe probe) override { probe_ = std::move(probe); }
-  OpClassTimes last_op_times() const override { return op_times_; }
+  StepOpTimes last_op_times() const override { return op_times_; }
   // The ops of the last Forward in execution order (per-op host times).
   const std::vector<CpuOpVisit>& last_visits() const { return visits_; }
   const SliceConfig& config() const { return config_; }
@@ -169,9 +169,9 @@ class CpuBackend final : public EngineBackend {
   std::vector<std::vector<float>> cache_;  // per layer [pages][page_size][width]
   std::vector<std::vector<float>> logits_;
   LayerProbe probe_;
-  // Per-op host times of the last Forward, and their sums by op class.
+  // Per-op host times of the last Forward, and their sums by op id.
   std::vector<CpuOpVisit> visits_;
-  OpClassTimes op_times_;
+  StepOpTimes op_times_;
   // The DSA selection of the step's last fresh indexer layer, per row
   // (IndexShare layers reuse it).
   std::vector<std::vector<int64_t>> shared_sel_;

@@ -205,6 +205,7 @@ Status CudaBackend::CheckProgram(const SliceConfig& config) {
 
 Status CudaBackend::Impl::RunOp(const models::ProgramOp& op, int l, Step* s) {
   CAPPLAN_ASSIGN_OR_RETURN(OpFn fn, OpFunction(op));
+  Mark(op);
   return (this->*fn)(op, l, s);
 }
 
@@ -261,13 +262,13 @@ double CudaBackend::StopTimerUs() {
     impl_->marks = 0;
     return std::numeric_limits<double>::quiet_NaN();  // JSON null: never a made-up time
   }
-  // A forward span carries op-class marks; the verification span has none.
+  // A forward span carries per-op marks; the verification span has none.
   if (impl_->marks > 0) impl_->op_times = impl_->SplitMarks();
   impl_->marks = 0;
   return 1000.0 * ms;
 }
 
-OpClassTimes CudaBackend::last_op_times() const { return impl_->op_times; }
+StepOpTimes CudaBackend::last_op_times() const { return impl_->op_times; }
 
 Result<std::unique_ptr<IntegrityTracker>> CudaBackend::MakeTracker(const std::string& name,
                                                                    int32_t num_pages) {

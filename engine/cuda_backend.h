@@ -78,9 +78,9 @@ class CudaBackend final : public EngineBackend {
   void set_probe(LayerProbe probe) override { probe_ = std::move(probe); }
   void StartTimer() override;
   double StopTimerUs() override;
-  // Per-iteration split by op class: CUDA events at each op group's start
+  // Per-iteration times by program op id: a CUDA event at each op's start
   // on the default stream; host work (page table, routing, sampling) in host_us.
-  OpClassTimes last_op_times() const override;
+  StepOpTimes last_op_times() const override;
   Result<std::unique_ptr<IntegrityTracker>> MakeTracker(const std::string& name,
                                                         int32_t num_pages) override;
   std::string gpu_name() const override;

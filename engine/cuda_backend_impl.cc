@@ -1,4 +1,4 @@
-// The CUDA backend's shared pieces (cuda_backend_impl.h): op-class marks,
+// The CUDA backend's shared pieces (cuda_backend_impl.h): per-op marks,
 // scratch sizing, and the GEMM and attention launches every op uses.
 #include "engine/cuda_backend_impl.h"
 
@@ -18,26 +18,25 @@ CudaBackend::Impl::~Impl() {
   for (cudaEvent_t e : mark_events) cudaEventDestroy(e);
 }
 
-void CudaBackend::Impl::Mark(models::OpClass cls) {
-  if (marks > 0 && mark_class[marks - 1] == cls) return;
+void CudaBackend::Impl::Mark(const models::ProgramOp& op) {
   if (marks == mark_events.size()) {
     cudaEvent_t e = nullptr;
     if (cudaEventCreate(&e) != cudaSuccess) return;  // the split is lost, not the step
     mark_events.push_back(e);
-    mark_class.push_back(cls);
+    mark_op.push_back(&op);
   }
-  mark_class[marks] = cls;
+  mark_op[marks] = &op;
   if (cudaEventRecord(mark_events[marks], nullptr) == cudaSuccess) ++marks;
 }
 
-OpClassTimes CudaBackend::Impl::SplitMarks() const {
-  OpClassTimes t;
+StepOpTimes CudaBackend::Impl::SplitMarks() const {
+  StepOpTimes t;
   t.host_us = host_us;
   for (size_t i = 0; i < marks; ++i) {
     float ms = 0;
     const cudaEvent_t end = i + 1 < marks ? mark_events[i + 1] : ev_stop;
-    if (cudaEventElapsedTime(&ms, mark_events[i], end) != cudaSuccess) return OpClassTimes{};
-    t.us[static_cast<int>(mark_class[i])] += 1000.0 * ms;
+    if (cudaEventElapsedTime(&ms, mark_events[i], end) != cudaSuccess) return StepOpTimes{};
+    t.Add(*mark_op[i], 1000.0 * ms);
   }
   t.valid = marks > 0;
   return t;
@@ -86,7 +85,6 @@ Status CudaBackend::Impl::EnsureScratch(int64_t n64) {
 
 Status CudaBackend::Impl::Linear(const DevLinear& w, const uint16_t* x, int m, uint16_t* y) {
   if (m == 0) return Status::Ok();
-  Mark(models::OpClass::kDenseGemm);
   kernels::GroupedGemmArgs a;
   w.set.Bind(&a);
   a.num_groups = 1;
@@ -128,7 +126,6 @@ Status CudaBackend::Impl::Attend(const kernels::AttentionProblem& p,
                                  const kernels::PagedKvDevice& cache, int max_ctx, uint16_t* out) {
   // A DSA row walks its top-k list, not its context (suite_cases_gpu.cc
   // plans the same way).
-  Mark(models::OpClass::kAttention);
   const kernels::AttentionPlan plan = Plan(p, p.topk > 0 ? p.topk : max_ctx);
   if (plan.workspace_bytes > 0) CAPPLAN_RETURN_IF_ERROR(Ensure(&attn_ws, plan.workspace_bytes));
   return kernels::LaunchPagedAttention(p, r, B(qin), cache, plan,

@@ -4,7 +4,7 @@
 //   cuda_backend.cc        Create, the step's host plan, the Forward driver,
 //                          timers, the verification batch
 //   cuda_backend_setup.cc  weight upload and KV cache allocation per layer
-//   cuda_backend_impl.cc   scratch sizing, op-class marks, the shared GEMM and
+//   cuda_backend_impl.cc   scratch sizing, per-op marks, the shared GEMM and
 //                          attention launches
 //   cuda_layer_ops.cc      one function per op of the step, in the order the
 //                          CPU backend computes them
@@ -138,13 +138,13 @@ struct CudaBackend::Impl {
   CudaBackendOptions opt;
   kernels::CudaDeviceInfo info;
   cudaEvent_t ev_start = nullptr, ev_stop = nullptr;
-  // Op-class marks of the step being timed (engine/op_times.h): an event
-  // where work of a class begins; the pool grows once to the step's count.
+  // Per-op marks of the step being timed (engine/op_times.h): an event
+  // where each program op begins; the pool grows once to the step's count.
   std::vector<cudaEvent_t> mark_events;
-  std::vector<models::OpClass> mark_class;
+  std::vector<const models::ProgramOp*> mark_op;  // ops of the slice's program
   size_t marks = 0;
   double host_us = 0;
-  OpClassTimes op_times;
+  StepOpTimes op_times;
 
   Buf<uint16_t> embedding, final_norm;
   DevLinear lm_head;
@@ -178,9 +178,9 @@ struct CudaBackend::Impl {
   Status AllocateLayerCache(int l, DevLayer* d);
 
   // cuda_backend_impl.cc.
-  void Mark(models::OpClass cls);
-  // After ev_stop completed: the segments between marks, by class.
-  OpClassTimes SplitMarks() const;
+  void Mark(const models::ProgramOp& op);
+  // After ev_stop completed: the segments between marks, by op id.
+  StepOpTimes SplitMarks() const;
   int QkWidth() const { return c.qk_nope + c.qk_rope; }
   Status EnsureScratch(int64_t n64);
   // y [m, w.n] = x [m, w.k] * W^T, BF16 out. Block-FP8 weights take FP8

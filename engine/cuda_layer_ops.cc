@@ -1,7 +1,7 @@
 // The ops of one CUDA backend step, one function per op of the slice's layer
 // program (models/layer_program.h), as the CPU backend's (cpu_backend.cc,
-// cpu_attention.cc, cpu_ffn.cc). Each marks its op class first
-// (engine/op_times.h) so the step's CUDA events split by class.
+// cpu_attention.cc, cpu_ffn.cc). RunOp marks each op's start
+// (engine/op_times.h) so the step's CUDA events split it by op id.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -17,7 +17,6 @@ namespace {
 using cuda::B;
 using cuda::Cuda;
 using cuda::Ensure;
-using models::OpClass;
 using models::ProgramOp;
 using Step = cuda::Step;
 
@@ -27,7 +26,6 @@ constexpr float kTheta = static_cast<float>(slice_math::kRopeTheta);
 }  // namespace
 
 Status CudaBackend::Impl::Embed(const ProgramOp&, int, Step* s) {
-  Mark(OpClass::kElementwise);
   return kernels::LaunchGatherRows(embedding.get(), token_ids.get(), s->n, c.hidden, resid.get());
 }
 
@@ -42,7 +40,6 @@ Status CudaBackend::Impl::Fused(const ProgramOp&, int, Step*) { return Status::O
 // (zeros before the first layer). x = bf16(x + add); h = RMSNorm(x): the
 // previous layer's norm.residual runs here.
 Status CudaBackend::Impl::InputNorm(const ProgramOp&, int l, Step* s) {
-  Mark(OpClass::kElementwise);
   return kernels::LaunchFusedAddRmsNorm(s->n, c.hidden, kEps, B(l == 0 ? zeros.get() : add.get()),
                                         B(resid.get()), B(layers[l].attn_norm.get()), B(h.get()));
 }
@@ -56,7 +53,6 @@ Status CudaBackend::Impl::Projection(const ProgramOp& op, int l, Step* s) {
   const int n = s->n;
   if (id == "attn.q_a_proj") {
     CAPPLAN_RETURN_IF_ERROR(Linear(L.wq_a, h.get(), n, cq.get()));
-    Mark(OpClass::kElementwise);
     return cuda::LaunchRmsNormRows(n, c.q_lora_rank, cq.get(), c.q_lora_rank, L.q_a_norm.get(),
                                    kEps, cq.get(), c.q_lora_rank, nullptr);
   }
@@ -77,23 +73,18 @@ Status CudaBackend::Impl::NormRope(const ProgramOp& op, int l, Step* s) {
   const int n = s->n;
   if (op.id == "attn.norm_rope") {
     const int lora = c.kv_lora_rank, rope = c.qk_rope, nope = c.qk_nope;
-    Mark(OpClass::kElementwise);
     CAPPLAN_RETURN_IF_ERROR(cuda::LaunchRmsNormRows(n, lora, kv.get(), lora + rope,
                                                     layers[l].kv_a_norm.get(), kEps, kv.get(),
                                                     lora + rope, nullptr));
-    Mark(OpClass::kElementwise);
     CAPPLAN_RETURN_IF_ERROR(
         kernels::LaunchRope(n, 1, lora + rope, lora, rope, kTheta, token_pos.get(), B(kv.get())));
-    Mark(OpClass::kElementwise);
     return kernels::LaunchRope(n, c.q_heads, nope + rope, nope, rope, kTheta, token_pos.get(),
                                B(q.get()));
   }
   if (op.id != "attn.rope") return Status::Internal("CUDA backend: no elementwise op " + op.id);
   const int hd = c.head_dim;
-  Mark(OpClass::kElementwise);
   CAPPLAN_RETURN_IF_ERROR(
       kernels::LaunchRope(n, c.kv_heads, hd, 0, hd, kTheta, token_pos.get(), B(k.get())));
-  Mark(OpClass::kElementwise);
   return kernels::LaunchRope(n, c.q_heads, hd, 0, hd, kTheta, token_pos.get(), B(q.get()));
 }
 
@@ -102,7 +93,6 @@ Status CudaBackend::Impl::NormRope(const ProgramOp& op, int l, Step* s) {
 // top-k, the indexer key.
 Status CudaBackend::Impl::KvAppend(const ProgramOp&, int l, Step* s) {
   const DevLayer& L = layers[l];
-  Mark(OpClass::kAttention);
   if (c.attention == models::AttentionKind::kGqa) {
     return kernels::LaunchAppendKv(s->n, B(k.get()), B(v.get()), token_row.get(), token_pos.get(),
                                    s->ptd, L.cache, nullptr);
@@ -110,7 +100,6 @@ Status CudaBackend::Impl::KvAppend(const ProgramOp&, int l, Step* s) {
   CAPPLAN_RETURN_IF_ERROR(kernels::LaunchAppendKv(s->n, B(kv.get()), nullptr, token_row.get(),
                                                   token_pos.get(), s->ptd, L.cache, nullptr));
   if (!c.IndexFresh(l)) return Status::Ok();
-  Mark(OpClass::kAttention);
   return kernels::LaunchAppendKv(s->n, B(ik.get()), nullptr, token_row.get(), token_pos.get(),
                                  s->ptd, L.index_cache, nullptr);
 }
@@ -120,7 +109,6 @@ Status CudaBackend::Impl::KvAppend(const ProgramOp&, int l, Step* s) {
 Status CudaBackend::Impl::Indexer(const ProgramOp&, int l, Step* s) {
   const DevLayer& L = layers[l];
   const int n = s->n, max_ctx = s->max_ctx;
-  Mark(OpClass::kAttention);
   // Scores for a slice of rows at a time: n x max_ctx floats would be
   // GBs for a long prefill chunk at 128K tokens of context.
   const int slice = static_cast<int>(
@@ -178,7 +166,6 @@ Status CudaBackend::Impl::MlaAttention(const ProgramOp&, int l, Step* s) {
   s->attended = true;
   const DevLayer& L = layers[l];
   const int n = s->n, lora = c.kv_lora_rank, rope = c.qk_rope, nope = c.qk_nope;
-  Mark(OpClass::kAttention);
   CAPPLAN_RETURN_IF_ERROR(cuda::LaunchMlaAbsorbQ(n, c.q_heads, nope, rope, lora, q.get(),
                                                  L.w_uk.get(), q_att.get(), nullptr));
   kernels::AttentionProblem p;
@@ -200,7 +187,6 @@ Status CudaBackend::Impl::MlaAttention(const ProgramOp&, int l, Step* s) {
     r.topk_idx = topk_idx.get();
   }
   CAPPLAN_RETURN_IF_ERROR(Attend(p, r, q_att.get(), L.cache, s->max_ctx, attn.get()));
-  Mark(OpClass::kAttention);
   return cuda::LaunchMlaUpV(n, c.q_heads, lora, c.v_head_dim, attn.get(), L.w_uv.get(), o_v.get(),
                             nullptr);
 }
@@ -212,7 +198,6 @@ Status CudaBackend::Impl::OutProjection(const ProgramOp&, int l, Step* s) {
 }
 
 Status CudaBackend::Impl::PostAttentionNorm(const ProgramOp&, int l, Step* s) {
-  Mark(OpClass::kElementwise);
   return kernels::LaunchFusedAddRmsNorm(s->n, c.hidden, kEps, B(add.get()), B(resid.get()),
                                         B(layers[l].ffn_norm.get()), B(h.get()));
 }
@@ -239,7 +224,6 @@ Status CudaBackend::Impl::DenseFfn(const ProgramOp&, int l, Step* s) {
 Status CudaBackend::Impl::Route(const ProgramOp&, int l, Step* s) {
   const DevLayer& L = layers[l];
   const int n = s->n, E = c.n_experts;
-  Mark(OpClass::kMoe);
   CAPPLAN_RETURN_IF_ERROR(cuda::LaunchRouterLogits(n, E, c.hidden, h.get(), L.router.get(),
                                                    router_logits.get(), nullptr));
   HostSpan host(&host_us);
@@ -262,7 +246,6 @@ Status CudaBackend::Impl::Experts(const ProgramOp&, int l, Step* s) { return Run
 // The FFN's output is the next residual addend.
 Status CudaBackend::Impl::RunFfn(int l, const cuda::FfnRoute& route) {
   DevLayer& L = layers[l];
-  Mark(L.moe ? OpClass::kMoe : OpClass::kDenseGemm);  // a dense FFN prices as GEMMs
   {
     HostSpan host(&host_us);  // the plan's uploads
     CAPPLAN_RETURN_IF_ERROR(L.ffn->Plan(route.perm, route.weights.data()));
@@ -289,11 +272,9 @@ Status CudaBackend::Impl::ProbeLayer(int l, const Step& s, const LayerProbe& pro
 // want a token gathered.
 Status CudaBackend::Impl::FinalNorm(const ProgramOp&, int, Step* s) {
   const int H = c.hidden, ms = static_cast<int>(s->which.size());
-  Mark(OpClass::kElementwise);
   CAPPLAN_RETURN_IF_ERROR(kernels::LaunchFusedAddRmsNorm(
       s->n, H, kEps, B(add.get()), B(resid.get()), B(final_norm.get()), B(h.get())));
   CAPPLAN_RETURN_IF_ERROR(Ensure(&last, static_cast<size_t>(ms) * H));
-  Mark(OpClass::kElementwise);
   return kernels::LaunchGatherRows(h.get(), sample_rows.get(), ms, H, last.get());
 }
 
@@ -306,7 +287,6 @@ Status CudaBackend::Impl::LmHead(const ProgramOp&, int, Step* s) {
 // Greedy sampling on the host: the logits downloaded, argmax per row.
 Status CudaBackend::Impl::Sample(const ProgramOp&, int, Step* s) {
   const int ms = static_cast<int>(s->which.size());
-  Mark(OpClass::kOverhead);
   HostSpan host(&host_us);
   std::vector<uint16_t> lg(static_cast<size_t>(ms) * c.vocab);
   CAPPLAN_RETURN_IF_ERROR(Cuda(

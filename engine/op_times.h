@@ -1,8 +1,15 @@
-// A forward step's time split by the simulator's op classes (models/ops.h
-// OpClass), so a replay can compare attention, dense GEMM, MoE, elementwise
-// and overhead separately (calibrate/ENGINE_RUN.md "op_us"). A backend marks
-// where work of each class begins; consecutive marks split the step's span
-// into segments, each charged to the class of the mark that opened it.
+// A forward step's time by the layer program's op ids (models/layer_program.h),
+// each summed over the layers of the step that ran it, so a replay prices and
+// compares the same ops the engine ran (calibrate/ENGINE_RUN.md "op_id_us").
+// The split by op class ("op_us") is derived from it by each op's class:
+// one source for both.
+//
+// A backend marks each program op as it starts it and the time until the
+// next op's start (or the end of the span) is that op's. On the CPU backend
+// that is the host clock around the op's function; on the CUDA backend one
+// CUDA event per op on the default stream, so an op also holds GPU idle time
+// while the host works inside it, and an op whose work another op's kernels
+// do (a fused op) gets the time between two adjacent events: about nothing.
 // Host work inside the step (routing, page-table building, the logits
 // download and argmax) is also summed on its own in host_us.
 #ifndef CAPPLAN_ENGINE_OP_TIMES_H_
@@ -10,44 +17,33 @@
 
 #include <array>
 #include <chrono>
-#include <utility>
+#include <string>
 #include <vector>
 
+#include "models/layer_program.h"
 #include "models/ops.h"
 
 namespace capplan::engine {
 
 constexpr int kEngineOpClasses = 6;  // OpClass values
 
-struct OpClassTimes {
-  std::array<double, kEngineOpClasses> us{};  // by OpClass; communication stays 0 (one rank)
-  double host_us = 0;
-  bool valid = false;  // false: the backend did not split this span
+// One op id of the program and its time in a step.
+struct OpIdTime {
+  std::string id;
+  models::OpClass op_class = models::OpClass::kOverhead;
+  double us = 0;  // summed over the layers that ran it
 };
 
-// Host-clock marks (the CPU backend; host_us on the CUDA backend).
-class HostOpMarks {
- public:
-  using Clock = std::chrono::steady_clock;
-  void Clear() { marks_.clear(); }
-  void Mark(models::OpClass c) {
-    if (marks_.empty() || marks_.back().first != c) marks_.emplace_back(c, Clock::now());
-  }
-  // Closes the last segment now and returns the split.
-  OpClassTimes Finish() const {
-    OpClassTimes t;
-    const auto end = Clock::now();
-    for (size_t i = 0; i < marks_.size(); ++i) {
-      const auto stop = i + 1 < marks_.size() ? marks_[i + 1].second : end;
-      t.us[static_cast<int>(marks_[i].first)] +=
-          std::chrono::duration<double, std::micro>(stop - marks_[i].second).count();
-    }
-    t.valid = !marks_.empty();
-    return t;
-  }
+struct StepOpTimes {
+  std::vector<OpIdTime> ops;  // one per op id, in the order the step first ran them
+  double host_us = 0;
+  bool valid = false;  // false: the backend did not time this span's ops
 
- private:
-  std::vector<std::pair<models::OpClass, Clock::time_point>> marks_;
+  // Adds `us` to op's id (a new entry the first time the id runs).
+  void Add(const models::ProgramOp& op, double us);
+  // The times summed by op class (indexed by OpClass); communication stays
+  // 0 on one rank, where a collective moves nothing.
+  std::array<double, kEngineOpClasses> ClassUs() const;
 };
 
 // Sums host-side work of one step (RAII: adds the scope's duration).

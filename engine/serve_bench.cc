@@ -111,12 +111,16 @@ nlohmann::json IterationsToJson(const std::vector<IterationRecord>& its) {
                         {"verify_us", it.verify_us},
                         {"forward_us", it.forward_us}};
     if (it.op.valid) {
-      // The forward split by op class (communication: none on one rank).
+      nlohmann::json by_id = nlohmann::json::object();
+      for (const OpIdTime& t : it.op.ops) by_id[t.id] = t.us;
+      // The same times by op class (communication: none on one rank).
+      const auto by_class_us = it.op.ClassUs();
       nlohmann::json op = nlohmann::json::object();
       for (int c = 0; c < kEngineOpClasses; ++c) {
         if (static_cast<models::OpClass>(c) == models::OpClass::kCommunication) continue;
-        op[models::OpClassName(static_cast<models::OpClass>(c))] = it.op.us[c];
+        op[models::OpClassName(static_cast<models::OpClass>(c))] = by_class_us[c];
       }
+      j["op_id_us"] = by_id;
       j["op_us"] = op;
       j["host_us"] = it.op.host_us;
     }
@@ -124,6 +128,30 @@ nlohmann::json IterationsToJson(const std::vector<IterationRecord>& its) {
   }
   return arr;
 }
+
+namespace {
+
+// A hybrid slice's layers (models::ModelCard::MixerOf of the slice card):
+// how many are linear or window-limited, and their per-rank shapes, so a
+// replay prices the layers the slice ran.
+void HybridToJson(const SliceConfig& s, nlohmann::json* j) {
+  if (s.program == nullptr || !s.program->card.HasMixedLayers()) return;
+  const models::ModelCard& card = s.program->card;
+  if (card.IsHybridLinear()) {
+    (*j)["linear_attention_layers"] = card.linear_attention.layers;
+    (*j)["linear_key_heads"] = s.linear_key_heads;
+    (*j)["linear_value_heads"] = s.linear_value_heads;
+    (*j)["linear_key_head_dim"] = s.linear_key_dim;
+    (*j)["linear_value_head_dim"] = s.linear_value_dim;
+    (*j)["linear_conv_kernel"] = s.linear_conv_kernel;
+  }
+  if (card.sliding_window_layers > 0) {
+    (*j)["sliding_window_layers"] = card.sliding_window_layers;
+    (*j)["sliding_window"] = card.sliding_window;
+  }
+}
+
+}  // namespace
 
 nlohmann::json SliceToJson(const SliceConfig& s) {
   nlohmann::json j = {{"dims", s.dims},
@@ -165,6 +193,7 @@ nlohmann::json SliceToJson(const SliceConfig& s) {
   }
   // Per rank; the dense FFN of the leading dense layer of a MoE slice too.
   j["intermediate_size"] = s.dense_intermediate;
+  HybridToJson(s, &j);
   return j;
 }
 

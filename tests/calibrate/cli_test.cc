@@ -191,6 +191,10 @@ TEST(CalibCli, ValidateRoundTripsACpuEngineRun) {
   ASSERT_EQ(Sh(std::string(CAPPLAN_BIN) + " validate " + run, &log), 0) << log;
   ExpectContains(log, "per-iteration error");
   ExpectContains(log, "note: this run used the CPU backend");
+  // The engine's per-op times beside the simulator's price of the same ids.
+  ExpectContains(log, "forward by op id");
+  ExpectContains(log, "\n  moe.experts ");
+  ExpectContains(log, "\n  attn.mla_decode ");
   ASSERT_EQ(Sh("(" + std::string(CAPPLAN_BIN) + " validate " + run + " --json 2>/dev/null)", &log),
             0);
   auto j = ParseJson(log, "stdout");

@@ -242,6 +242,27 @@ TEST(CudaBackendTest, TimerReportsPositiveEventTimes) {
   EXPECT_GT(us, 0.0);
   EXPECT_FALSE((*gpu)->gpu_name().empty());
   EXPECT_FALSE((*gpu)->cuda_version().empty());
+  // The step's time by op id: the ops the CPU backend runs for the same
+  // batch, in the same order, inside the forward's span.
+  const StepOpTimes times = (*gpu)->last_op_times();
+  ASSERT_TRUE(times.valid);
+  auto cpu = CpuBackend::Create(slice, 16, 16);
+  ASSERT_TRUE(cpu.ok()) << cpu.status().message();
+  ASSERT_TRUE((*cpu)->Forward({r}, nullptr, &next).ok());
+  const StepOpTimes cpu_times = (*cpu)->last_op_times();
+  ASSERT_EQ(times.ops.size(), cpu_times.ops.size());
+  double sum = 0;
+  for (size_t i = 0; i < times.ops.size(); ++i) {
+    EXPECT_EQ(times.ops[i].id, cpu_times.ops[i].id) << i;
+    EXPECT_GE(times.ops[i].us, 0.0) << times.ops[i].id;
+    sum += times.ops[i].us;
+  }
+  EXPECT_LE(sum, us * 1.001);
+  for (const OpIdTime& t : times.ops) {
+    if (t.id == "moe.experts" || t.id == "attn.mla_prefill") {
+      EXPECT_GT(t.us, 0.0) << t.id;
+    }
+  }
 }
 
 }  // namespace

@@ -96,7 +96,23 @@ TEST(EngineCliTest, DeviceServeBenchScriptDryRunWritesCpuLabelledRuns) {
     EXPECT_EQ(j["layers"].get<int>(), layers);
     EXPECT_EQ(j["slice"]["dims"], "small");
     EXPECT_EQ(j["slice"]["intermediate_size"].get<int>(), 96);
-    EXPECT_TRUE(j["iterations"][0].contains("op_us")) << j["iterations"][0].dump();
+    const auto& it = j["iterations"][0];
+    EXPECT_TRUE(it.contains("op_us")) << it.dump();
+    // Times by the layer program's op ids (a dense layer, then MoE layers),
+    // of which op_us is the sum by class.
+    ASSERT_TRUE(it.contains("op_id_us")) << it.dump();
+    for (const char* id : {"embed_tokens", "norm.input", "attn.kv_append", "attn.o_proj",
+                           "dense.gate_up_proj", "moe.gate", "moe.experts", "lm_head",
+                           "sampling"}) {
+      EXPECT_TRUE(it["op_id_us"].contains(id)) << id << ": " << it.dump();
+    }
+    double by_id = 0, by_class = 0;
+    for (const auto& [id, us] : it["op_id_us"].items()) by_id += us.get<double>();
+    for (const auto& [cls, us] : it["op_us"].items()) by_class += us.get<double>();
+    // op_us leaves out only the collectives, which move nothing on one rank.
+    EXPECT_LE(by_class, by_id * (1 + 1e-9)) << it.dump();
+    EXPECT_GE(by_class, by_id * 0.9) << it.dump();
+    EXPECT_LE(by_id, it["forward_us"].get<double>()) << it.dump();
   }
   EXPECT_TRUE(std::ifstream(dir + "/engine_runs.tar.gz").good());
 }

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
+#include <cmath>
 #include <map>
 #include <sstream>
 #include <string>
@@ -104,6 +106,43 @@ std::string Compare(const std::vector<Op>& priced, const std::vector<CpuOpVisit>
   return d.str();
 }
 
+// The step's times by op id (what run files carry as op_id_us) against the
+// priced ops and the visits: exactly the priced ids, each with its priced
+// class and the sum of its visits' times; their sums by class are the
+// class split. Empty when they agree.
+std::string CompareOpTimes(const std::vector<Op>& priced, const StepOpTimes& times,
+                           const std::vector<CpuOpVisit>& visits) {
+  std::ostringstream d;
+  if (!times.valid) d << "op times not valid\n";
+  std::map<std::string, double> visit_us;
+  for (const CpuOpVisit& v : visits) visit_us[v.id] += v.us;
+  std::map<std::string, const OpIdTime*> timed;
+  std::array<double, kEngineOpClasses> by_class{};
+  for (const OpIdTime& t : times.ops) {
+    if (!timed.emplace(t.id, &t).second) d << "timed twice: " << t.id << "\n";
+    if (!visit_us.contains(t.id)) d << "timed, not visited: " << t.id << "\n";
+    if (t.us != visit_us[t.id]) d << t.id << ": " << t.us << " us != visits' " << visit_us[t.id] << "\n";
+    by_class[static_cast<int>(t.op_class)] += t.us;
+  }
+  for (const Op& p : priced) {
+    auto it = timed.find(p.name);
+    if (it == timed.end()) {
+      d << "priced, not timed: " << p.name << "\n";
+    } else if (it->second->op_class != p.op_class) {
+      d << p.name << ": class " << models::OpClassName(it->second->op_class) << " != priced "
+        << models::OpClassName(p.op_class) << "\n";
+    }
+  }
+  if (timed.size() != priced.size()) d << timed.size() << " ids timed, " << priced.size() << " priced\n";
+  const auto classes = times.ClassUs();
+  for (int c = 0; c < kEngineOpClasses; ++c) {
+    if (std::abs(classes[c] - by_class[c]) > 1e-9 * (1 + by_class[c])) {
+      d << "class " << c << ": " << classes[c] << " != " << by_class[c] << "\n";
+    }
+  }
+  return d.str();
+}
+
 // Pages: request r owns physical pages 1 + 8r .. (page size 4).
 std::vector<PageRef> Pages(int r) {
   std::vector<PageRef> p;
@@ -141,7 +180,8 @@ std::string RunAndCompare(const SliceConfig& slice) {
   shape.prefill = {{5, 6}, {7, 0}};
   std::vector<Op> priced;
   models::BuildStepOps(*slice.program, shape, &priced);
-  return Compare(priced, (*backend)->last_visits(), slice.layers);
+  return Compare(priced, (*backend)->last_visits(), slice.layers) +
+         CompareOpTimes(priced, (*backend)->last_op_times(), (*backend)->last_visits());
 }
 
 TEST(ProgramEquality, PricerAndCpuBackendRunTheSameOpsWithTheSameShapes) {
@@ -212,6 +252,15 @@ TEST(ProgramEquality, ASkippedReorderedOrReshapedOpIsReported) {
   models::BuildStepOps(*slice->program, shape, &priced);
   const std::vector<CpuOpVisit> visits = (*backend)->last_visits();
   ASSERT_EQ(Compare(priced, visits, slice->layers), "");
+  const StepOpTimes times = (*backend)->last_op_times();
+  ASSERT_EQ(CompareOpTimes(priced, times, visits), "");
+  // A renamed op id, or one the step did not time, is reported too.
+  StepOpTimes renamed = times;
+  renamed.ops[1].id += "_renamed";
+  EXPECT_NE(CompareOpTimes(priced, renamed, visits), "");
+  StepOpTimes dropped = times;
+  dropped.ops.pop_back();
+  EXPECT_NE(CompareOpTimes(priced, dropped, visits), "");
   std::vector<CpuOpVisit> skipped = visits;
   skipped.erase(skipped.begin() + 3);
   EXPECT_NE(Compare(priced, skipped, slice->layers), "");

@@ -6,6 +6,10 @@
 
 #include <cstdio>
 #include <fstream>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
 
 #include "common/data_path.h"
 #include "engine/cpu_backend.h"
@@ -15,6 +19,7 @@
 #include "kernels/harness/run_suites.h"
 #include "kernels/harness/suite.h"
 #include "models/card.h"
+#include "models/ops.h"
 #include "tests/test_util/shell.h"
 
 namespace capplan::engine {
@@ -96,6 +101,59 @@ TEST(ServeBenchTest, EngineRunFileMapsOntoBatchShapes) {
   EXPECT_EQ(d["output_tokens"], 60);
   EXPECT_NEAR(total, d["total_measured_us"].get<double>(), 1e-6 * total);
   EXPECT_GT(run->output_tokens_per_s, 0.0);
+}
+
+// Every iteration's op_id_us has exactly the op ids of the slice's layer
+// program that run for its batch (the ops the pricer instantiates for the
+// same batch: a renamed or missing op fails), and op_us is their sum by each
+// op's class, communication left out.
+TEST(ServeBenchTest, OpIdTimesAreTheProgramsOpsForEachBatch) {
+  auto sc = ReadEngineScenario(WriteTemp("op_ids.json", kScenario));
+  ASSERT_TRUE(sc.ok()) << sc.status().message();
+  ServeBenchOptions o;
+  o.layers = 2;
+  auto run = RunServeBench(*sc, o);
+  ASSERT_TRUE(run.ok()) << run.status().message();
+  auto card = models::LoadModelCard(sc->model);
+  ASSERT_TRUE(card.ok());
+  auto slice = MakeSliceConfig(*card, sc->tp, o.layers, o.dims, sc->choice, sc->seed);
+  ASSERT_TRUE(slice.ok()) << slice.status().message();
+  bool decode = false, prefill = false;
+  for (const auto& it : run->doc["iterations"]) {
+    SCOPED_TRACE(it.dump());
+    models::BatchShape shape;
+    for (const auto& c : it["prefill"]) {
+      shape.prefill.push_back({c["new_tokens"].get<int64_t>(), c["cached_tokens"].get<int64_t>()});
+    }
+    shape.decode_context = it["decode_contexts"].get<std::vector<int64_t>>();
+    decode |= !shape.decode_context.empty();
+    prefill |= !shape.prefill.empty();
+    std::vector<models::Op> priced;
+    models::BuildStepOps(*slice->program, shape, &priced);
+    std::set<std::string> want;
+    std::map<std::string, models::OpClass> cls;
+    for (const models::Op& op : priced) want.insert(op.name), cls[op.name] = op.op_class;
+    ASSERT_TRUE(it.contains("op_id_us"));
+    std::set<std::string> got;
+    std::map<std::string, double> by_class;
+    double sum = 0;
+    for (const auto& [id, us] : it["op_id_us"].items()) {
+      got.insert(id);
+      ASSERT_TRUE(cls.contains(id)) << id;
+      EXPECT_GE(us.get<double>(), 0.0) << id;
+      if (cls[id] != models::OpClass::kCommunication) {
+        by_class[models::OpClassName(cls[id])] += us.get<double>();
+      }
+      sum += us.get<double>();
+    }
+    EXPECT_EQ(got, want);
+    ASSERT_EQ(it["op_us"].size(), 5u);
+    for (const auto& [c, us] : it["op_us"].items()) {
+      EXPECT_NEAR(us.get<double>(), by_class[c], 1e-9 * (1 + by_class[c])) << c;
+    }
+    EXPECT_LE(sum, it["forward_us"].get<double>());
+  }
+  EXPECT_TRUE(decode && prefill) << "the run should hold decode and prefill steps";
 }
 
 TEST(ServeBenchTest, NoneIntegrityCostsNothingAndCudaIsTheGpuOrUnavailable) {
