@@ -271,6 +271,7 @@ class ServingPool {
   // iteration; with s->first_tokens, iteration 0 may give first tokens
   // (then it says whether it does).
   int64_t SteadyIterations(const Replica& rep, Skip* s);
+  int64_t PagedLimit(const Replica& rep, int64_t limit) const;
   void StartAfterFirstTokens(Replica& rep, Skip* s);
   bool BeginSkip(Replica& rep, int64_t dur_ns, Skip* s);
   void SkipRanges(Replica& rep, Skip* s);
@@ -365,9 +366,6 @@ class ServingPool {
   // chunks, and the rank's prefilling queue before it.
   std::vector<PrefillChunk> fresh_;
   std::vector<int32_t> fresh_prefilling_;
-  // SteadyIterations' scratch: per rank, the pages its running requests
-  // lack for their next token.
-  std::vector<int64_t> deficit_;
   // The requests a step end whose tokens fast-forward emitted finishes, in
   // batch order.
   std::vector<int32_t> emitted_done_;

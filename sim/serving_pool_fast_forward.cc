@@ -53,15 +53,11 @@ int64_t ServingPool::SteadyIterations(const Replica& rep, Skip* s) {
   // Folding (one rank), the pages every request takes up to its last
   // iteration: needed(limit) below, known in the same pass.
   int64_t fold_pages = 0;
-  // Per rank, the pages the requests lack for their next token (Deficit).
-  deficit_.assign(rep.ranks.size(), 0);
   bool any = false, fresh = false;
   ReqState* const* at = reqs.table();
-  for (size_t k = 0; k < rep.ranks.size(); ++k) {
-    const RankState& rank = rep.ranks[k];
+  for (const RankState& rank : rep.ranks) {
     const KvPool& pool = rank.pool;
     any = any || !rank.running.empty();
-    int64_t deficit = 0;
     for (int32_t idx : rank.running) {
       const ReqState& r = *at[idx];
       if (r.last_token_ns < 0) {
@@ -72,11 +68,11 @@ int64_t ServingPool::SteadyIterations(const Replica& rep, Skip* s) {
       first_last = std::min(first_last, last);
       last_last = std::max(last_last, last);
       weight += !r.warmup;
-      const int64_t own = r.kv_tokens - r.cached_tokens;
-      deficit += std::max<int64_t>(0, pool.PagesFor(own + 1) - r.pages);
-      if (fold) fold_pages += std::max<int64_t>(0, pool.PagesFor(own + last + 1) - r.pages);
+      if (fold) {
+        const int64_t own = r.kv_tokens - r.cached_tokens;
+        fold_pages += std::max<int64_t>(0, pool.PagesFor(own + last + 1) - r.pages);
+      }
     }
-    deficit_[k] = deficit;
   }
   // Folding, the last iteration must still hold a request to end as an
   // ordinary event.
@@ -87,12 +83,17 @@ int64_t ServingPool::SteadyIterations(const Replica& rep, Skip* s) {
   if (fresh && first_last < 1) return 0;
   s->itl_weight = weight;
   if (fold && fold_pages <= rep.ranks[0].pool.free_pages()) return limit;
+  return PagedLimit(rep, limit);
+}
+
+// The most iterations up to `limit` whose pages are free on every rank.
+int64_t ServingPool::PagedLimit(const Replica& rep, int64_t limit) const {
+  const RequestTable& reqs = reqs_;
   // After k skipped step ends every request still running holds the pages
   // for context kv_tokens + k + 1 (pages are taken lazily, one at a page
   // boundary); one finished at iteration j < k held them for j. Pages the
   // finished ones free are not counted, so the bound is safe.
-  for (size_t k = 0; k < rep.ranks.size(); ++k) {
-    const RankState& rank = rep.ranks[k];
+  for (const RankState& rank : rep.ranks) {
     if (rank.running.empty()) continue;
     auto needed = [&](int64_t k) {
       int64_t n = 0;
@@ -105,11 +106,12 @@ int64_t ServingPool::SteadyIterations(const Replica& rep, Skip* s) {
       return n;
     };
     const int64_t free = rank.pool.free_pages();
-    // Pages are rounded up, so a request's context grown by `limit` takes at
-    // most PagesFor(limit) pages beyond its deficit: when that fits, so does
-    // needed(limit), without reading the requests again.
+    // A request holds the pages of its context, and pages are rounded up,
+    // so its context grown by at most `limit` tokens, its next one included,
+    // takes at most PagesFor(limit + 1) more: when that fits for every
+    // request, so does needed(limit), without reading them.
     const int64_t n = static_cast<int64_t>(rank.running.size());
-    if (deficit_[k] + n * rank.pool.PagesFor(limit) <= free) continue;
+    if (n * rank.pool.PagesFor(limit + 1) <= free) continue;
     if (needed(limit) <= free) continue;
     int64_t lo = 0, hi = limit;  // needed(lo) fits, needed(hi) does not
     while (hi - lo > 1) {
