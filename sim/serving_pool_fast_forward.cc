@@ -411,9 +411,8 @@ void ServingPool::SkipRanges(Replica& rep, Skip* s) {
 // skipped step end (or the one after, below).
 void ServingPool::EndSkip(Replica& rep, Skip* s) {
   // The iteration that ends with an ordinary event, unless its schedule's
-  // price is already counted: then fast-forward skipped nothing after it.
-  const bool skipped_priced = s->skipped >= s->priced;
-  if (skipped_priced) AddBusy(*s->cost, s->slot, 1);
+  // price is already counted (StartAfterFirstTokens skipped only step 0).
+  if (s->skipped >= s->priced) AddBusy(*s->cost, s->slot, 1);
   const int64_t skipped = s->skipped - (s->priced - 1);  // iterations not priced alone
   res_.iterations += skipped;
   res_.fast_forward_iterations += skipped;
@@ -422,15 +421,14 @@ void ServingPool::EndSkip(Replica& rep, Skip* s) {
   // queues), so when it finishes none of them (past `limit`, or at `end`,
   // a request finishes there), its tokens are emitted here too and its
   // event only ends the step (Replica::tokens_emitted).
-  const int64_t applied = skipped_priced && s->fold && replicas_.size() == 1 &&
-                                  s->t + s->d >= s->horizon && s->skipped < s->limit &&
-                                  s->end != s->skipped
+  const int64_t applied = s->fold && replicas_.size() == 1 && s->t + s->d >= s->horizon &&
+                                  s->skipped < s->limit && s->end != s->skipped
                               ? 1
                               : 0;
   // Or, when that step end is the next event (PreEmits), its tokens are
   // emitted here whatever it finishes: its event only finishes the
   // requests listed in emitted_done_, without another pass over the batch.
-  const int64_t pre = applied == 0 && skipped_priced && PreEmits(rep, s->t + s->d) ? 1 : 0;
+  const int64_t pre = applied == 0 && PreEmits(rep, s->t + s->d) ? 1 : 0;
   const int64_t emit = applied + pre;
   rep.tokens_emitted = emit == 1;
   emitted_done_.clear();
