@@ -237,7 +237,6 @@ class ServingPool {
   bool PreEmits(const Replica& rep, int64_t t) const;
   bool StartFromPrefill(Replica& rep, int64_t first_end);
   void UndoStartFromPrefill(Replica& rep);
-  bool Fresh(int32_t idx) const;  // in fresh_
   struct RangeSlot;
   // One fast-forward: its bounds, where it stands (iteration `skipped`
   // starts at t, lasts d and costs `cost`, like the `same` - 1 after it),

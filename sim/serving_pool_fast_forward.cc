@@ -259,7 +259,7 @@ void ServingPool::FoldCompletions(Replica& rep, int64_t c, int64_t t, Skip* f) {
     ReqState& r = reqs[idx];
     if (r.last_token_ns < 0) {
       r.first_token_ns = f->first_end;  // StartAfterFirstTokens
-    } else if (!r.warmup && !Fresh(idx)) {
+    } else if (!r.warmup && r.last_token_ns != f->first_end) {  // not fresh (StartFromPrefill)
       res_.itl_ns.Add(f->first_end - r.last_token_ns);
     }
     if (!r.warmup) --f->itl_weight;
@@ -273,13 +273,6 @@ void ServingPool::FoldCompletions(Replica& rep, int64_t c, int64_t t, Skip* f) {
     ++res_.fast_forward_completions;
   }
   res_.peak_kv_tokens = std::max(res_.peak_kv_tokens, rank.kv_tokens);
-}
-
-bool ServingPool::Fresh(int32_t idx) const {
-  for (const PrefillChunk& c : fresh_) {
-    if (c.req == idx) return true;
-  }
-  return false;
 }
 
 int64_t ServingPool::FastForward(int rep_i, int64_t dur_ns) {
@@ -451,14 +444,13 @@ int64_t ServingPool::CatchUpRank(Replica& rep, size_t k, const Skip& s, int64_t 
   // The first skipped step end's gaps, equal ones entered together.
   int64_t gap = -1, gaps = 0;
   const int64_t first_end = s.first_end, last_ns = s.t + emit * s.d;
-  const bool fresh = !fresh_.empty();
   ReqState* const* at = reqs_.table();
   const KvPool pool = rank.pool;  // a copy: its fields stay in registers
   for (int32_t idx : rank.running) {
     ReqState& r = *at[idx];
     if (r.last_token_ns < 0) [[unlikely]] {
       r.first_token_ns = first_end;  // StartAfterFirstTokens
-    } else if (!r.warmup && (!fresh || !Fresh(idx))) {
+    } else if (!r.warmup && r.last_token_ns != first_end) {  // not fresh (StartFromPrefill)
       const int64_t v = first_end - r.last_token_ns;
       if (v != gap) {
         if (gaps > 0) res_.itl_ns.Add(gap, gaps);
@@ -475,8 +467,10 @@ int64_t ServingPool::CatchUpRank(Replica& rep, size_t k, const Skip& s, int64_t 
         std::max<int64_t>(0, pool.PagesFor(r.kv_tokens - r.cached_tokens + 1 - emit) - r.pages);
     r.pages += p;
     pages += p;
-    // Only a pre-emitted step end finishes requests (applied's finishes none).
-    if (pre == 1 && r.generated >= r.output) [[unlikely]] emitted_done_.push_back(idx);
+    // Only a pre-emitted step end finishes requests (applied's finishes
+    // none; without either, a request finishing at iteration `skipped` is
+    // one token short).
+    if (r.generated >= r.output) [[unlikely]] emitted_done_.push_back(idx);
   }
   if (gaps > 0) res_.itl_ns.Add(gap, gaps);
   rank.pool.Allocate(pages);  // SteadyIterations checked they are free

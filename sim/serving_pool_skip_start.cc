@@ -11,8 +11,9 @@ namespace capplan::sim {
 // then from iteration 1 on the batch is steady decode. The prompts' first
 // tokens are set at iteration 0's step end, and each prompt request is
 // entered as if it were one token short and decoding since iteration 0, so
-// that every request in the batch gains one token per step end; fresh_
-// keeps them out of iteration 0's ITL entries.
+// that every request in the batch gains one token per step end. Their last
+// token is then at iteration 0's step end, where no other request's can be
+// (tokens so far came before it): that keeps them out of its ITL entries.
 bool ServingPool::StartFromPrefill(Replica& rep, int64_t first_end) {
   RankState& rank = rep.ranks[0];
   RankBatch& b = rep.batches[0];
