@@ -53,7 +53,7 @@ int64_t ServingPool::SteadyIterations(const Replica& rep, Skip* s) {
   // Folding (one rank), the pages every request takes up to its last
   // iteration: needed(limit) below, known in the same pass.
   int64_t fold_pages = 0;
-  bool any = false, fresh = false;
+  bool any = false, gives_first = false;
   ReqState* const* at = reqs.table();
   for (const RankState& rank : rep.ranks) {
     const KvPool& pool = rank.pool;
@@ -62,7 +62,7 @@ int64_t ServingPool::SteadyIterations(const Replica& rep, Skip* s) {
       const ReqState& r = *at[idx];
       if (r.last_token_ns < 0) {
         if (!first_tokens) return 0;
-        fresh = true;
+        gives_first = true;
       }
       const int64_t last = r.output - r.generated - 1;
       first_last = std::min(first_last, last);
@@ -79,8 +79,8 @@ int64_t ServingPool::SteadyIterations(const Replica& rep, Skip* s) {
   int64_t limit = fold ? last_last : first_last;
   if (!any || limit <= 0) return 0;
   // Iteration 0's step end gives first tokens: no request may finish there.
-  s->first_tokens = fresh;
-  if (fresh && first_last < 1) return 0;
+  s->first_tokens = gives_first;
+  if (gives_first && first_last < 1) return 0;
   s->itl_weight = weight;
   if (fold && fold_pages <= rep.ranks[0].pool.free_pages()) return limit;
   return PagedLimit(rep, limit);
