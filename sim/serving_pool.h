@@ -75,6 +75,21 @@
 // pool, one replica of one rank): its event then only finishes the
 // requests it lists.
 //
+// First tokens: a decode-only pool admits a request with its prompt
+// resident, and its first decode iteration's step end sets its TTFT rather
+// than an ITL entry. When that step end is the next event, no request
+// finishes there and the schedule at it would run at once (no PD hooks), a
+// skip may start from that iteration (StartAfterFirstTokens): the first
+// tokens are set in closed form with the rest, and the next iteration is
+// priced and counted as that schedule would (the same pricer calls, busy
+// time sums and iteration counts), so the simulator's counters are those of
+// the step end it replaces.
+//
+// Step ends (sim/serving_pool_step_end.cc): an ordinary one emits the
+// step's tokens; one whose tokens fast-forward emitted (pre-emitted or
+// applied, above; Replica::tokens_emitted) only finishes the requests it
+// lists, in its replica's only rank.
+//
 // Results equal the iteration-by-iteration path's except for the order of
 // floating-point sums of busy time.
 #ifndef CAPPLAN_SIM_SERVING_POOL_H_
@@ -205,16 +220,15 @@ class ServingPool {
   void IssueFollowUps(int32_t idx, int64_t t);
   void HandleFailures();
   void OnStepEnd(int rep_i);
+  // The step end whose tokens fast-forward emitted (Replica::tokens_emitted):
+  // it only finishes the requests in emitted_done_.
+  void EndEmittedStep(Replica& rep);
   void EmitDecode(RankState& rank);
   // After OnSchedule formed a batch lasting `dur_ns` (pure decode, or one
   // that finishes its prompts): skips the steady iterations that follow
   // (header comment) and returns the end time of the iteration whose step
   // end is then pushed.
   int64_t FastForward(int rep_i, int64_t dur_ns);
-  // K (header comment), and the requests whose tokens enter the ITL
-  // histogram at each skipped step end. With `fold`, step ends that finish
-  // requests count too, up to the last request's last iteration.
-  int64_t SteadyIterations(const Replica& rep, bool fold, int64_t* itl_weight);
   // Whether fast-forward may fold completions in this replica (header
   // comment).
   bool CanFoldCompletions(const Replica& rep) const;
@@ -223,7 +237,6 @@ class ServingPool {
   bool PreEmits(const Replica& rep, int64_t t) const;
   bool StartFromPrefill(Replica& rep, int64_t first_end);
   void UndoStartFromPrefill(Replica& rep);
-  bool Fresh(int32_t idx) const;  // in fresh_
   struct RangeSlot;
   // One fast-forward: its bounds, where it stands (iteration `skipped`
   // starts at t, lasts d and costs `cost`, like the `same` - 1 after it),
@@ -231,6 +244,12 @@ class ServingPool {
   struct Skip {
     bool fold = false;      // CanFoldCompletions
     bool prefill = false;   // iteration 0 has prompts (StartFromPrefill)
+    // Iteration 0 may give (SteadyIterations: gives) first tokens
+    // (StartAfterFirstTokens).
+    bool first_tokens = false;
+    // The first iterations, counted as schedules priced them: iteration 0
+    // (OnSchedule), and iteration 1 too after first tokens.
+    int64_t priced = 1;
     int64_t first_end = 0;  // iteration 0's step end
     int64_t limit = 0;      // SteadyIterations
     int64_t horizon = 0, fold_horizon = 0;
@@ -245,9 +264,18 @@ class ServingPool {
   int64_t NextEnd(const Skip& s) const {
     return s.next < ends_.size() ? ends_[s.next].first : INT64_MAX;
   }
+  // K (header comment), and the requests whose tokens enter the ITL
+  // histogram at each skipped step end (s->itl_weight). With s->fold, step
+  // ends that finish requests count too, up to the last request's last
+  // iteration; with s->first_tokens, iteration 0 may give first tokens
+  // (then it says whether it does).
+  int64_t SteadyIterations(const Replica& rep, Skip* s);
+  int64_t PagedLimit(const Replica& rep, int64_t limit) const;
+  void StartAfterFirstTokens(Replica& rep, Skip* s);
   bool BeginSkip(Replica& rep, int64_t dur_ns, Skip* s);
   void SkipRanges(Replica& rep, Skip* s);
   void EndSkip(Replica& rep, Skip* s);
+  int64_t CatchUpRank(Replica& rep, size_t k, const Skip& s, int64_t emit, int64_t pre);
   // Folds the step end of iteration `c` (ending at t), which finishes the
   // requests ends_[f->next...] names at c: brings the rank's pages and
   // tokens up to that step end, then finishes them and takes them out of
@@ -337,9 +365,6 @@ class ServingPool {
   // chunks, and the rank's prefilling queue before it.
   std::vector<PrefillChunk> fresh_;
   std::vector<int32_t> fresh_prefilling_;
-  // SteadyIterations' scratch: per rank, the pages its running requests
-  // lack for their next token.
-  std::vector<int64_t> deficit_;
   // The requests a step end whose tokens fast-forward emitted finishes, in
   // batch order.
   std::vector<int32_t> emitted_done_;

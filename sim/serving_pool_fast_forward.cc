@@ -34,57 +34,66 @@ bool ServingPool::PreEmits(const Replica& rep, int64_t t) const {
          cfg_.sched.phase != Phase::kPrefillOnly && t < q_->next_time();
 }
 
-int64_t ServingPool::SteadyIterations(const Replica& rep, bool fold, int64_t* itl_weight) {
+int64_t ServingPool::SteadyIterations(const Replica& rep, Skip* s) {
+  const bool fold = s->fold, first_tokens = s->first_tokens;
   const RequestTable& reqs = reqs_;
   for (size_t k = 0; k < rep.ranks.size(); ++k) {
     const RankState& rank = rep.ranks[k];
     if (!sched_->SteadyDecode(rank)) return 0;
     if (rank.running.empty()) continue;
     if (!rep.batches[k].decode || !rep.batches[k].prefill.empty()) return 0;
-    // A first token sets TTFT rather than an ITL entry: that step end runs
-    // as an event. A request admitted since the last one is the last
-    // running, so that is looked at before the rest.
-    if (reqs[rank.running.back()].last_token_ns < 0) return 0;
+    // A first token sets TTFT rather than an ITL entry: unless the skip
+    // may start from it (StartAfterFirstTokens), that step end runs as an
+    // event. A request admitted since the last one is the last running, so
+    // that is looked at before the rest.
+    if (!first_tokens && reqs[rank.running.back()].last_token_ns < 0) return 0;
   }
   // Over the requests' last iterations (the step end that finishes each).
   int64_t first_last = INT64_MAX, last_last = 0, weight = 0;
   // Folding (one rank), the pages every request takes up to its last
   // iteration: needed(limit) below, known in the same pass.
   int64_t fold_pages = 0;
-  // Per rank, the pages the requests lack for their next token (Deficit).
-  deficit_.assign(rep.ranks.size(), 0);
-  bool any = false;
+  bool any = false, gives_first = false;
   ReqState* const* at = reqs.table();
-  for (size_t k = 0; k < rep.ranks.size(); ++k) {
-    const RankState& rank = rep.ranks[k];
+  for (const RankState& rank : rep.ranks) {
     const KvPool& pool = rank.pool;
     any = any || !rank.running.empty();
-    int64_t deficit = 0;
     for (int32_t idx : rank.running) {
       const ReqState& r = *at[idx];
-      if (r.last_token_ns < 0) return 0;
+      if (r.last_token_ns < 0) {
+        if (!first_tokens) return 0;
+        gives_first = true;
+      }
       const int64_t last = r.output - r.generated - 1;
       first_last = std::min(first_last, last);
       last_last = std::max(last_last, last);
       weight += !r.warmup;
-      const int64_t own = r.kv_tokens - r.cached_tokens;
-      deficit += std::max<int64_t>(0, pool.PagesFor(own + 1) - r.pages);
-      if (fold) fold_pages += std::max<int64_t>(0, pool.PagesFor(own + last + 1) - r.pages);
+      if (fold) {
+        const int64_t own = r.kv_tokens - r.cached_tokens;
+        fold_pages += std::max<int64_t>(0, pool.PagesFor(own + last + 1) - r.pages);
+      }
     }
-    deficit_[k] = deficit;
   }
   // Folding, the last iteration must still hold a request to end as an
   // ordinary event.
   int64_t limit = fold ? last_last : first_last;
   if (!any || limit <= 0) return 0;
-  *itl_weight = weight;
+  // Iteration 0's step end gives first tokens: no request may finish there.
+  s->first_tokens = gives_first;
+  if (gives_first && first_last < 1) return 0;
+  s->itl_weight = weight;
   if (fold && fold_pages <= rep.ranks[0].pool.free_pages()) return limit;
+  return PagedLimit(rep, limit);
+}
+
+// The most iterations up to `limit` whose pages are free on every rank.
+int64_t ServingPool::PagedLimit(const Replica& rep, int64_t limit) const {
+  const RequestTable& reqs = reqs_;
   // After k skipped step ends every request still running holds the pages
   // for context kv_tokens + k + 1 (pages are taken lazily, one at a page
   // boundary); one finished at iteration j < k held them for j. Pages the
   // finished ones free are not counted, so the bound is safe.
-  for (size_t k = 0; k < rep.ranks.size(); ++k) {
-    const RankState& rank = rep.ranks[k];
+  for (const RankState& rank : rep.ranks) {
     if (rank.running.empty()) continue;
     auto needed = [&](int64_t k) {
       int64_t n = 0;
@@ -97,11 +106,12 @@ int64_t ServingPool::SteadyIterations(const Replica& rep, bool fold, int64_t* it
       return n;
     };
     const int64_t free = rank.pool.free_pages();
-    // Pages are rounded up, so a request's context grown by `limit` takes at
-    // most PagesFor(limit) pages beyond its deficit: when that fits, so does
-    // needed(limit), without reading the requests again.
+    // A request holds the pages of its context, and pages are rounded up,
+    // so its context grown by at most `limit` tokens, its next one included,
+    // takes at most PagesFor(limit + 1) more: when that fits for every
+    // request, so does needed(limit), without reading them.
     const int64_t n = static_cast<int64_t>(rank.running.size());
-    if (deficit_[k] + n * rank.pool.PagesFor(limit) <= free) continue;
+    if (n * rank.pool.PagesFor(limit + 1) <= free) continue;
     if (needed(limit) <= free) continue;
     int64_t lo = 0, hi = limit;  // needed(lo) fits, needed(hi) does not
     while (hi - lo > 1) {
@@ -247,10 +257,12 @@ void ServingPool::FoldCompletions(Replica& rep, int64_t c, int64_t t, Skip* f) {
   while (f->next < ends_.size() && ends_[f->next].first == c) {
     const int32_t idx = ends_[f->next++].second;
     ReqState& r = reqs[idx];
-    if (!r.warmup) {
-      if (!Fresh(idx)) res_.itl_ns.Add(f->first_end - r.last_token_ns);
-      --f->itl_weight;
+    if (r.last_token_ns < 0) {
+      r.first_token_ns = f->first_end;  // StartAfterFirstTokens
+    } else if (!r.warmup && r.last_token_ns != f->first_end) {  // not fresh (StartFromPrefill)
+      res_.itl_ns.Add(f->first_end - r.last_token_ns);
     }
+    if (!r.warmup) --f->itl_weight;
     r.kv_tokens += c + 1;
     r.generated += c + 1;
     r.last_token_ns = t;
@@ -261,77 +273,6 @@ void ServingPool::FoldCompletions(Replica& rep, int64_t c, int64_t t, Skip* f) {
     ++res_.fast_forward_completions;
   }
   res_.peak_kv_tokens = std::max(res_.peak_kv_tokens, rank.kv_tokens);
-}
-
-// Iteration 0 finishes every prompt it prefills (and holds every prompt in
-// flight), the decode requests, if any, step in it too, and nothing waits:
-// then from iteration 1 on the batch is steady decode. The prompts' first
-// tokens are set at iteration 0's step end, and each prompt request is
-// entered as if it were one token short and decoding since iteration 0, so
-// that every request in the batch gains one token per step end; fresh_
-// keeps them out of iteration 0's ITL entries.
-bool ServingPool::StartFromPrefill(Replica& rep, int64_t first_end) {
-  RankState& rank = rep.ranks[0];
-  RankBatch& b = rep.batches[0];
-  if (!b.decode && !rank.running.empty()) return false;  // they wait a step: not in step
-  if (rank.prefilling.size() != b.prefill.size() || !rank.prealloc.empty() ||
-      !rank.retracted.empty()) {
-    return false;
-  }
-  for (const auto& c : b.prefill) {
-    const ReqState& r = reqs_[c.req];
-    // A re-prefill after retraction emits an ITL gap, not a first token;
-    // a request whose first token is its last finishes there.
-    if (r.prefilled + c.tokens != r.prompt_target || r.last_token_ns >= 0 ||
-        r.generated + 1 >= r.output) {
-      return false;
-    }
-  }
-  fresh_ = b.prefill;
-  fresh_prefilling_.assign(rank.prefilling.begin(), rank.prefilling.end());
-  for (const auto& c : b.prefill) {
-    ReqState& r = reqs_[c.req];
-    r.prefilled += c.tokens;
-    r.kv_tokens += c.tokens - 1;
-    rank.kv_tokens += c.tokens - 1;
-    r.status = ReqStatus::kDecoding;
-    r.first_token_ns = r.last_token_ns = first_end;
-    rank.running.push_back(c.req);
-    b.decode_ctx_sum += r.kv_tokens + 1;
-  }
-  rank.prefilling.clear();
-  b.decode = true;
-  b.decode_n += static_cast<int64_t>(b.prefill.size());
-  b.prefill.clear();
-  return true;
-}
-
-// Puts back what StartFromPrefill changed (fast-forward skipped nothing).
-void ServingPool::UndoStartFromPrefill(Replica& rep) {
-  RankState& rank = rep.ranks[0];
-  RankBatch& b = rep.batches[0];
-  for (const PrefillChunk& c : fresh_) {
-    ReqState& r = reqs_[c.req];
-    b.decode_ctx_sum -= r.kv_tokens + 1;
-    r.prefilled -= c.tokens;
-    r.kv_tokens -= c.tokens - 1;
-    rank.kv_tokens -= c.tokens - 1;
-    r.status = ReqStatus::kPrefilling;
-    r.first_token_ns = r.last_token_ns = -1;
-  }
-  b.prefill = fresh_;
-  rank.prefilling.assign(fresh_prefilling_.begin(), fresh_prefilling_.end());
-  rank.running.resize(rank.running.size() - fresh_.size());
-  b.decode_n -= static_cast<int64_t>(fresh_.size());
-  b.decode = b.decode_n > 0;
-  fresh_.clear();
-}
-
-bool ServingPool::Fresh(int32_t idx) const {
-  for (const PrefillChunk& c : fresh_) {
-    if (c.req == idx) return true;
-  }
-  return false;
 }
 
 int64_t ServingPool::FastForward(int rep_i, int64_t dur_ns) {
@@ -363,7 +304,10 @@ bool ServingPool::BeginSkip(Replica& rep, int64_t dur_ns, Skip* s) {
       (!s->fold || s->first_end >= q_->next_time() || !StartFromPrefill(rep, s->first_end))) {
     return false;
   }
-  s->limit = SteadyIterations(rep, s->fold, &s->itl_weight);
+  // Iteration 0's step end may give first tokens when it is the next event
+  // and its schedule would run at once (RunDueSchedules).
+  s->first_tokens = !s->prefill && direct_schedule_ && s->first_end < q_->next_time();
+  s->limit = SteadyIterations(rep, s);
   if (s->limit == 0) {
     if (s->prefill) UndoStartFromPrefill(rep);
     return false;
@@ -382,6 +326,10 @@ bool ServingPool::BeginSkip(Replica& rep, int64_t dur_ns, Skip* s) {
   // count moves in time order.
   s->fold_horizon = s->fold ? std::min(s->horizon, q_->next_time()) : INT64_MIN;
   s->end = NextEnd(*s);
+  if (s->first_tokens) {
+    StartAfterFirstTokens(rep, s);
+    return true;
+  }
   s->cost = &slowest_copy_;
   s->t = now_;
   s->d = dur_ns;
@@ -396,6 +344,7 @@ void ServingPool::SkipRanges(Replica& rep, Skip* s) {
   // Locals in the loop (registers); *s is brought up to date on the way out
   // and around a fold, which reads and moves it.
   const int64_t limit = s->limit, horizon = s->horizon, fold_horizon = s->fold_horizon;
+  const int64_t priced = s->priced;
   int64_t skipped = s->skipped, t = s->t, d = s->d, same = s->same, end = s->end;
   int64_t weight = s->itl_weight;
   const StepCost* cost = s->cost;
@@ -416,17 +365,16 @@ void ServingPool::SkipRanges(Replica& rep, Skip* s) {
       }
     }
     if (m <= 0) break;
-    // Iteration 0 is already counted, and the first step end's ITL entry is
-    // per request (EndSkip).
+    // The iterations the schedule priced are already counted (Skip::priced),
+    // and the first step end's ITL entries are per request (EndSkip).
+    const int64_t busy_n = skipped < priced ? m - (priced - skipped) : m;
     const int64_t n = skipped == 0 ? m - 1 : m;
-    if (n > 0) {
-      AddBusy(*cost, slot, n);
-      if (weight > 0) {
-        if (slot != nullptr) {
-          res_.itl_ns.AddToBucket(slot->itl_bucket, d, weight * n);
-        } else {
-          res_.itl_ns.Add(d, weight * n);
-        }
+    if (busy_n > 0) AddBusy(*cost, slot, busy_n);
+    if (n > 0 && weight > 0) {
+      if (slot != nullptr) {
+        res_.itl_ns.AddToBucket(slot->itl_bucket, d, weight * n);
+      } else {
+        res_.itl_ns.Add(d, weight * n);
       }
     }
     t += m * d;
@@ -455,9 +403,12 @@ void ServingPool::SkipRanges(Replica& rep, Skip* s) {
 // The skipped iterations' counts, and every request brought to the last
 // skipped step end (or the one after, below).
 void ServingPool::EndSkip(Replica& rep, Skip* s) {
-  AddBusy(*s->cost, s->slot, 1);  // the iteration that ends with an ordinary event
-  res_.iterations += s->skipped;
-  res_.fast_forward_iterations += s->skipped;
+  // The iteration that ends with an ordinary event, unless its schedule's
+  // price is already counted (StartAfterFirstTokens skipped only step 0).
+  if (s->skipped >= s->priced) AddBusy(*s->cost, s->slot, 1);
+  const int64_t skipped = s->skipped - (s->priced - 1);  // iterations not priced alone
+  res_.iterations += skipped;
+  res_.fast_forward_iterations += skipped;
   // That step end comes after the next arrival. Alone in its pool, the
   // replica's requests are read by nothing until then (an arrival only
   // queues), so when it finishes none of them (past `limit`, or at `end`,
@@ -475,56 +426,62 @@ void ServingPool::EndSkip(Replica& rep, Skip* s) {
   rep.tokens_emitted = emit == 1;
   emitted_done_.clear();
   if (emit == 1 && s->itl_weight > 0) res_.itl_ns.Add(s->d, s->itl_weight);
-  const int64_t steps = s->skipped + emit;  // step ends whose tokens are out
   int64_t kv = 0;  // the replica's tokens at the last skipped step end (or applied's), its peak
-  for (size_t k = 0; k < rep.ranks.size(); ++k) {
-    RankState& rank = rep.ranks[k];
-    if (rank.running.empty()) {
-      kv += rank.kv_tokens;
-      continue;
-    }
-    int64_t pages = 0;
-    // The first skipped step end's gaps, equal ones entered together.
-    int64_t gap = -1, gaps = 0;
-    const int64_t first_end = s->first_end, last_ns = s->t + emit * s->d;
-    const bool fresh = !fresh_.empty();
-    ReqState* const* at = reqs_.table();
-    const KvPool pool = rank.pool;  // a copy: its fields stay in registers
-    for (int32_t idx : rank.running) {
-      ReqState& r = *at[idx];
-      if (!r.warmup && (!fresh || !Fresh(idx))) {
-        const int64_t v = first_end - r.last_token_ns;
-        if (v != gap) {
-          if (gaps > 0) res_.itl_ns.Add(gap, gaps);
-          gap = v;
-          gaps = 0;
-        }
-        ++gaps;
-      }
-      r.kv_tokens += steps;
-      r.generated += steps;
-      r.last_token_ns = last_ns;
-      // Iteration `skipped`'s pages: for its context, new token included.
-      const int64_t p =
-          std::max<int64_t>(0, pool.PagesFor(r.kv_tokens - r.cached_tokens + 1 - emit) - r.pages);
-      r.pages += p;
-      pages += p;
-      // Only a pre-emitted step end finishes requests (applied's finishes none).
-      if (pre == 1 && r.generated >= r.output) [[unlikely]] emitted_done_.push_back(idx);
-    }
-    if (gaps > 0) res_.itl_ns.Add(gap, gaps);
-    rank.pool.Allocate(pages);  // SteadyIterations checked they are free
-    const int64_t n = static_cast<int64_t>(rank.running.size());
-    // Folded completions brought rank 0's tokens up to their step ends.
-    rank.kv_tokens += n * (steps - (k == 0 ? s->synced : 0));
-    // A pre-emitted step end's peak is taken at its event, once the
-    // requests it finishes have left.
-    kv += rank.kv_tokens - n * pre;
-    rep.batches[k].decode_ctx_sum += n * s->skipped;
-    sched_->SkipDecodeIterations(rank, s->skipped);
-  }
+  for (size_t k = 0; k < rep.ranks.size(); ++k) kv += CatchUpRank(rep, k, *s, emit, pre);
   // The next step end may free requests' pages before its tokens count.
   res_.peak_kv_tokens = std::max(res_.peak_kv_tokens, kv);
+}
+
+// One rank's requests brought up to the step end after `s.skipped` (and
+// `emit` more), with their first skipped step end's ITL entries and the
+// pages of iteration `skipped`; returns the rank's tokens for the peak.
+int64_t ServingPool::CatchUpRank(Replica& rep, size_t k, const Skip& s, int64_t emit,
+                                 int64_t pre) {
+  RankState& rank = rep.ranks[k];
+  if (rank.running.empty()) return rank.kv_tokens;
+  const int64_t steps = s.skipped + emit;  // step ends whose tokens are out
+  int64_t pages = 0;
+  // The first skipped step end's gaps, equal ones entered together.
+  int64_t gap = -1, gaps = 0;
+  const int64_t first_end = s.first_end, last_ns = s.t + emit * s.d;
+  ReqState* const* at = reqs_.table();
+  const KvPool pool = rank.pool;  // a copy: its fields stay in registers
+  for (int32_t idx : rank.running) {
+    ReqState& r = *at[idx];
+    if (r.last_token_ns < 0) [[unlikely]] {
+      r.first_token_ns = first_end;  // StartAfterFirstTokens
+    } else if (!r.warmup && r.last_token_ns != first_end) {  // not fresh (StartFromPrefill)
+      const int64_t v = first_end - r.last_token_ns;
+      if (v != gap) {
+        if (gaps > 0) res_.itl_ns.Add(gap, gaps);
+        gap = v;
+        gaps = 0;
+      }
+      ++gaps;
+    }
+    r.kv_tokens += steps;
+    r.generated += steps;
+    r.last_token_ns = last_ns;
+    // Iteration `skipped`'s pages: for its context, new token included.
+    const int64_t p =
+        std::max<int64_t>(0, pool.PagesFor(r.kv_tokens - r.cached_tokens + 1 - emit) - r.pages);
+    r.pages += p;
+    pages += p;
+    // Only a pre-emitted step end finishes requests (applied's finishes
+    // none; without either, a request finishing at iteration `skipped` is
+    // one token short).
+    if (r.generated >= r.output) [[unlikely]] emitted_done_.push_back(idx);
+  }
+  if (gaps > 0) res_.itl_ns.Add(gap, gaps);
+  rank.pool.Allocate(pages);  // SteadyIterations checked they are free
+  const int64_t n = static_cast<int64_t>(rank.running.size());
+  // Folded completions brought rank 0's tokens up to their step ends.
+  rank.kv_tokens += n * (steps - (k == 0 ? s.synced : 0));
+  rep.batches[k].decode_ctx_sum += n * s.skipped;
+  sched_->SkipDecodeIterations(rank, s.skipped);
+  // A pre-emitted step end's peak is taken at its event, once the
+  // requests it finishes have left.
+  return rank.kv_tokens - n * pre;
 }
 
 }  // namespace capplan::sim

@@ -41,6 +41,17 @@ inline std::vector<Case> Cases() {
                    "kimi-k2.6-kv-fp8.json",
                    {"deployment.replicas=2", "deployment.router=least_kv"},
                    nullptr});
+  // Decode-only open loop: requests arrive one by one into a running batch,
+  // so skips start from their first tokens and fold completions.
+  cases.push_back({"kimi_open_loop_first_tokens",
+                   "kimi-k2.6-kv-fp8.json",
+                   {},
+                   {{"kind", "open_loop"},
+                    {"request_rate", 4},
+                    {"num_requests", 300},
+                    {"warmup_requests", 20},
+                    {"input_tokens", {{"dist", "uniform"}, {"min", 2000}, {"max", 16000}}},
+                    {"output_tokens", {{"dist", "uniform"}, {"min", 1}, {"max", 900}}}}});
   // KV-bound: admission waits on pages and 4 running requests are retracted.
   cases.push_back({"kimi_kv_bound_retractions",
                    "kimi-k2.6-kv-bf16.json",
