@@ -129,13 +129,17 @@ TEST(ExpertParallel, DecodeStepOpsCarryTheTraffic) {
     // of 7168, not 2 x 2048 / 32).
     if (op.name == "moe.gate" || op.name.starts_with("moe.shared.")) {
       EXPECT_EQ(op.count, 58) << op.name;
-      if (op.kind != OpKind::kElementwise) EXPECT_EQ(op.m, 64) << op.name;
+      if (op.kind != OpKind::kElementwise) {
+        EXPECT_EQ(op.m, 64) << op.name;
+      }
     }
     if (op.name == "moe.shared.gate_up_proj") {
       EXPECT_EQ(op.n, 4096);
       EXPECT_EQ(op.k, 7168);
     }
-    if (op.name == "moe.shared.down_proj") EXPECT_EQ(op.k, 2048);
+    if (op.name == "moe.shared.down_proj") {
+      EXPECT_EQ(op.k, 2048);
+    }
     if (op.name != "moe.dispatch") continue;
     ++dispatches;
     EXPECT_EQ(op.count, 58);  // 61 layers, 3 dense
