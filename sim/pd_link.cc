@@ -235,7 +235,8 @@ void KvLink::AddToSummary(schema::RunSummary* s) const {
       "+ transfer.exposed_transfer + pools.decode.decode_queue + pools.decode.first_decode_step";
   s->transfer = TransferSummary(tp_, t.xfer);
   s->model_limits = std::vector<std::string>{
-      "layer-by-layer overlap assumes sending one layer's KV takes no longer than computing it",
+      "layer-by-layer overlap: a prompt's KV is sendable from its admission on at the link's "
+      "full rate, not layer by layer as each layer finishes",
       "transfers from one prefill rank queue on its link; several prefill ranks sending to one "
       "decode rank do not contend at the receiver",
       "the first token is not sampled by the prefill pool: it comes from the first decode step "

@@ -13,9 +13,9 @@
 //
 // Time = link latency + the busiest link's bytes / link bandwidth. With layer-by-layer
 // overlap the prefill sends each layer's KV as soon as that layer is done,
-// so only the last layer's share is exposed after the prefill ends; this
-// assumes sending one layer takes no longer than computing one, which holds
-// for prompts long enough to matter and is reported, not checked.
+// so only the last layer's share is exposed after the prefill ends
+// (ExposedNs); a link shared with other prompts, or slower than the prefill,
+// exposes more (sim/pd/sender_links.h).
 #ifndef CAPPLAN_SIM_PD_KV_TRANSFER_H_
 #define CAPPLAN_SIM_PD_KV_TRANSFER_H_
 
