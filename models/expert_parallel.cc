@@ -220,17 +220,13 @@ void ApplyExpertParallel(const ShardedModel& model, const BatchShape& batch,
   const double tokens = double(batch.TotalTokens()) * l.AttentionRanks();
   const double per_rank = double(std::max<int64_t>(1, int64_t(tokens) / l.tp));
   const AllToAllMode mode = ExchangeMode(l, !batch.prefill.empty());
-  const int64_t dense_layers = card.NumDenseLayers();
   for (Op& op : *ops) {
     if (op.name == "moe.dispatch" || op.name == "moe.combine") {
       if (deepep) SetExchange(card, l, per_rank, op.name == "moe.dispatch", mode, &op);
     } else if (op.name == "moe.experts") {
       if (skewed) LoadBusiestRank(card, l, tokens, &op);
-    } else if (deepep && (op.name == "dp.all_gather" || op.name == "dp.reduce_scatter")) {
-      op.count = dense_layers;
     }
   }
-  std::erase_if(*ops, [](const Op& op) { return op.count == 0 && op.name.starts_with("dp."); });
 }
 
 Status CheckExpertPlacement(const ModelCard& card, const ParallelLayout& l) {

@@ -74,11 +74,11 @@ AllToAllTraffic CombineTraffic(const ModelCard& card, const ParallelLayout& l,
 
 // Applies the layout's expert parallelism to one step's op list (op ids of
 // models/layer_program.h): DeepEP traffic on moe.dispatch and moe.combine,
-// the busiest rank's rows and touched experts on moe.experts, and under
-// DeepEP the DP gather and scatter only around the dense layers (MoE layers
-// dispatch each rank's own tokens: SGLang's scattered MoE input under
-// DeepEP; the layer program gives their router and unsharded shared experts
-// those rows). A balanced collective layout's ops are left as they are.
+// the busiest rank's rows and touched experts on moe.experts. Under DeepEP
+// the layer program itself keeps the DP gather and scatter to the dense
+// layers and gives the MoE layers' router and unsharded shared experts each
+// rank's own tokens (SGLang's scattered MoE input). A balanced collective
+// layout's ops are left as they are.
 // BuildStepOps calls it, for the target and the draft model alike (the
 // draft's MoE layer runs on the same EP ranks).
 void ApplyExpertParallel(const ShardedModel& model, const BatchShape& batch,

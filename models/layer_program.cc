@@ -106,6 +106,13 @@ RowSource MoeLayerRows(const ParallelLayout& l) {
                                                      : RowSource::kFfnTokens;
 }
 
+// The layers whose FFN gathers every DP rank's tokens: all of them, or
+// under DeepEP only the dense ones (MoE layers keep each rank's own tokens).
+LayerFilter::Ffn DpGatherLayers(const ParallelLayout& l) {
+  return l.expert.all_to_all == MoeAllToAll::kDeepEp ? LayerFilter::Ffn::kDense
+                                                     : LayerFilter::Ffn::kAny;
+}
+
 // Dense FFN layers and the shared experts: gate+up fused, SiLU-and-mul, down.
 void AddDenseFfns(const Builder& b, const std::vector<WeightTensor>& tensors) {
   const ModelCard& card = b.m->card;
@@ -195,8 +202,10 @@ void AddAttentionOutput(const Builder& b) {
         CollectiveOp(OpKind::kAllReduce, "attn.all_reduce", b.attn_tp, RowSource::kAttnTokens, row));
   }
   if (b.dp > 1) {
-    b.p->layer_ops.push_back(
-        CollectiveOp(OpKind::kAllGather, "dp.all_gather", b.tp, RowSource::kFfnTokens, row));
+    ProgramOp gather = CollectiveOp(OpKind::kAllGather, "dp.all_gather", b.tp,
+                                    RowSource::kFfnTokens, row);
+    gather.filter.ffn = DpGatherLayers(b.m->layout);
+    b.p->layer_ops.push_back(std::move(gather));
   }
   b.p->layer_ops.push_back(ElementwiseOp("norm.post_attention", RowSource::kFfnTokens, 2.0 * b.h,
                                          2.0 * b.h, 5.0 * b.h));
@@ -207,8 +216,10 @@ void AddAttentionOutput(const Builder& b) {
 void AddFfnOutput(const Builder& b) {
   const double row = double(b.h) * b.a;
   if (b.dp > 1) {
-    b.p->layer_ops.push_back(
-        CollectiveOp(OpKind::kReduceScatter, "dp.reduce_scatter", b.tp, RowSource::kFfnTokens, row));
+    ProgramOp scatter = CollectiveOp(OpKind::kReduceScatter, "dp.reduce_scatter", b.tp,
+                                     RowSource::kFfnTokens, row);
+    scatter.filter.ffn = DpGatherLayers(b.m->layout);
+    b.p->layer_ops.push_back(std::move(scatter));
   } else if (b.tp > 1) {
     b.p->layer_ops.push_back(
         CollectiveOp(OpKind::kAllReduce, "ffn.all_reduce", b.tp, RowSource::kAttnTokens, row));
