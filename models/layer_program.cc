@@ -207,8 +207,20 @@ void AddAttentionOutput(const Builder& b) {
     gather.filter.ffn = DpGatherLayers(b.m->layout);
     b.p->layer_ops.push_back(std::move(gather));
   }
-  b.p->layer_ops.push_back(ElementwiseOp("norm.post_attention", RowSource::kFfnTokens, 2.0 * b.h,
-                                         2.0 * b.h, 5.0 * b.h));
+  auto norm = [&](RowSource rows, LayerFilter::Ffn ffn) {
+    ProgramOp op = ElementwiseOp("norm.post_attention", rows, 2.0 * b.h, 2.0 * b.h, 5.0 * b.h);
+    op.filter.ffn = ffn;
+    b.p->layer_ops.push_back(std::move(op));
+  };
+  // The norm runs where the FFN's input is: on the gathered tokens, or
+  // under DeepEP in MoE layers on each rank's own (SCATTERED: the layer
+  // norm before any gather, communicator.py's prepare_mlp).
+  if (b.m->layout.expert.all_to_all == MoeAllToAll::kDeepEp) {
+    norm(RowSource::kFfnTokens, LayerFilter::Ffn::kDense);
+    norm(MoeLayerRows(b.m->layout), LayerFilter::Ffn::kMoe);
+  } else {
+    norm(RowSource::kFfnTokens, LayerFilter::Ffn::kAny);
+  }
 }
 
 // FFN output: all-reduce over TP, or reduce-scatter back to the attention

@@ -118,6 +118,7 @@ TEST(ExpertParallel, DecodeStepOpsCarryTheTraffic) {
   std::vector<Op> ops;
   BuildStepOps(*m, b, &ops);
   int dispatches = 0;
+  double dense_norm = 0, moe_norm = 0;  // one layer's norm bytes
   for (const Op& op : ops) {
     // Under DeepEP the MoE layers keep each rank's tokens: the DP gather
     // runs only for the 3 dense layers.
@@ -140,6 +141,13 @@ TEST(ExpertParallel, DecodeStepOpsCarryTheTraffic) {
     if (op.name == "moe.shared.down_proj") {
       EXPECT_EQ(op.k, 2048);
     }
+    // The post-attention norm runs where the FFN's input is: the 3 dense
+    // layers' on every rank's 64 tokens gathered (2048), the MoE layers' on
+    // the rank's own 64.
+    if (op.name == "norm.post_attention") {
+      (op.count == 3 ? dense_norm : moe_norm) = op.bytes;
+      EXPECT_TRUE(op.count == 3 || op.count == 58) << op.count;
+    }
     if (op.name != "moe.dispatch") continue;
     ++dispatches;
     EXPECT_EQ(op.count, 58);  // 61 layers, 3 dense
@@ -147,6 +155,8 @@ TEST(ExpertParallel, DecodeStepOpsCarryTheTraffic) {
     EXPECT_DOUBLE_EQ(op.a2a.rdma_bytes, 384.0 * 7408);
   }
   EXPECT_EQ(dispatches, 1);
+  EXPECT_GT(moe_norm, 0);
+  EXPECT_DOUBLE_EQ(dense_norm, 32 * moe_norm);
 }
 
 TEST(ExpertParallel, CardRulesNameTheField) {
