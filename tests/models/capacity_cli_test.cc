@@ -126,9 +126,10 @@ TEST(CapacityCli, ReproducesTheSglangDeepSeekR1Log) {
   // "Load weight end ... mem usage=81.64 GB" (GiB) on every rank.
   EXPECT_NEAR(j["weights_resident_bytes_per_gpu"].get<double>() / (81.64 * (1 << 30)), 1.0,
               0.005);
-  EXPECT_EQ(j["engine_rule_version"], "0.4.0");
-  EXPECT_TRUE(j.contains("engine_version_note"));
-  CliRun text = Capplan("--model deepseek-v3 --gpus 8 --tp 8 --engine-version 0.4.5 --explain");
+  EXPECT_EQ(j["engine_rule_version"], "0.4.5");
+  EXPECT_FALSE(j.contains("engine_version_note"));
+  // A release without an entry of its own takes the one before it, and says so.
+  CliRun text = Capplan("--model deepseek-v3 --gpus 8 --tp 8 --engine-version 0.4.4 --explain");
   ASSERT_EQ(text.code, 0) << text.err;
   EXPECT_NE(text.out.find("      source: "), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("has no entry of its own"), std::string::npos) << text.out;
@@ -208,7 +209,7 @@ TEST(CapacityCli, ReproducesTheVllmH100LogsOnTheH100Profile) {
 
 TEST(CapacityCli, EngineFlagsAreChecked) {
   ExpectOneLineError(Capplan("--model kimi-k2.6 --gpus 8 --engine-version 0.3.1"), 2,
-                     "known sglang versions: 0.4.0, 0.4.6, 0.5.4");
+                     "known sglang versions: 0.4.0, 0.4.5, 0.4.6, 0.5.4");
   ExpectOneLineError(Capplan("--model kimi-k2.6 --gpus 8 --engine vllm --engine-version 0.19.x"),
                      2, "did you mean '0.19.0'");
   ExpectOneLineError(Capplan("--model kimi-k2.6 --gpus 8 --nvls maybe"), 2, "--nvls");

@@ -35,8 +35,11 @@ TEST(DataFiles, VersionsResolveToTheLatestEntryAtOrBeforeThem) {
   // A patch build takes its release's rules.
   auto post = ResolveEngine("sglang", "0.4.5.post3");
   ASSERT_TRUE(post.ok());
-  EXPECT_EQ(post->profile->version, "0.4.0");
-  ExpectContains(post->note, "using the rules of 0.4.0");
+  EXPECT_EQ(post->profile->version, "0.4.5");
+  auto older = ResolveEngine("sglang", "0.4.4.post1");
+  ASSERT_TRUE(older.ok());
+  EXPECT_EQ(older->profile->version, "0.4.0");
+  ExpectContains(older->note, "using the rules of 0.4.0");
   auto between = ResolveEngine("sglang", "0.5.2");
   ASSERT_TRUE(between.ok());
   EXPECT_EQ(between->profile->version, "0.4.6");
@@ -51,7 +54,7 @@ TEST(DataFiles, VersionsResolveToTheLatestEntryAtOrBeforeThem) {
 
 TEST(DataFiles, UnknownVersionsListTheKnownOnes) {
   auto old = ResolveEngine("sglang", "0.3.9");
-  ExpectErrorContains(old, StatusCode::kUsage, "known sglang versions: 0.4.0, 0.4.6, 0.5.4");
+  ExpectErrorContains(old, StatusCode::kUsage, "known sglang versions: 0.4.0, 0.4.5, 0.4.6, 0.5.4");
   auto bad = ResolveEngine("sglang", "0.4.x");
   ExpectErrorContains(bad, "known sglang versions");
   ExpectContains(bad.status().message(), "did you mean '0.4.0'");
