@@ -1,6 +1,6 @@
 // PrepareRun: scenario pool -> model shard + memory plan (models/) -> cost
-// model, memoized step pricer and simulator config; and the pool's part of
-// the summary (sim/simulate.h keys).
+// model, memoized step pricer and simulator config (the pool's part of the
+// summary: prepared_run_summary.cc).
 #include "sim/prepared_run.h"
 
 #include <algorithm>
@@ -16,64 +16,12 @@
 #include "models/memory.h"
 #include "models/ops.h"
 #include "sim/cost_model.h"
+#include "sim/prepared_run_state.h"
 #include "sim/run_driver.h"
 #include "sim/scenario.h"
 #include "sim/scheduler.h"
 
 namespace capplan::sim {
-
-namespace {
-
-// The scenario's workload, read in place: a run holds one copy of its
-// requests however many pools read them.
-class WorkloadSource : public RequestSource {
- public:
-  explicit WorkloadSource(const Workload* w) : w_(w) {}
-  int64_t size() const override { return static_cast<int64_t>(w_->requests.size()); }
-  SimRequestSpec At(int32_t idx) const override {
-    const size_t i = static_cast<size_t>(idx);
-    const RequestSpec& r = w_->requests[i];
-    SimRequestSpec s{r.id, r.arrival_ns, r.input_tokens, r.output_tokens,
-                     idx < w_->warmup_requests};
-    if (i < w_->after.size()) {
-      s.after = w_->after[i];
-      s.think_ns = w_->think_ns[i];
-    }
-    return s;
-  }
-
- private:
-  const Workload* w_;
-};
-
-}  // namespace
-
-struct PreparedRun::State {
-  const Scenario* sc = nullptr;
-  const PoolSpec* pool = nullptr;
-  size_t pool_index = 0;
-  RunOptions options;
-  models::ModelCard card;
-  hw::HardwareProfile profile;
-  models::ParallelLayout layout;
-  models::PrecisionChoice choice;
-  std::optional<models::ShardedModel> sharded;
-  std::optional<models::ShardedModel> draft;  // speculative decoding's draft model
-  std::optional<models::MemoryPlan> plan;
-  std::unique_ptr<CostModel> cost;
-  std::unique_ptr<ModelStepPricer> pricer;
-  int64_t cgbs = 0;
-  bool overlap = false;
-  int64_t mrr = 0;
-  SimConfig cfg;
-  std::optional<WorkloadSource> requests;
-
-  const DeploymentSpec& deployment() const { return pool->deployment; }
-  // `status` as an error at `pointer` of the scenario file.
-  Status At(const std::string& pointer, const Status& status) const {
-    return status.WithPrefix(sc->origin + ": " + pointer);
-  }
-};
 
 PreparedRun::PreparedRun(std::unique_ptr<State> st) : st_(std::move(st)) {}
 PreparedRun::~PreparedRun() = default;
@@ -142,8 +90,7 @@ Status CheckLayoutFabric(const State& st) {
   const std::string& m = s.message();
   const size_t colon = m.find(": ");
   if (colon == std::string::npos) return st.At(st.pool->pointer, s);
-  return st.At(st.pool->pointer + "/" + m.substr(0, colon),
-               Status::Invalid(m.substr(colon + 2)));
+  return st.At(st.pool->pointer + "/" + m.substr(0, colon), Status::Invalid(m.substr(colon + 2)));
 }
 
 // The model (and speculative decoding's draft) as one GPU of the pool runs it.
@@ -181,7 +128,8 @@ Status ShardPoolModel(State* st) {
                                      ? models::DraftKind::kMtp
                                      : models::DraftKind::kEagle;
   auto draft_card = models::DraftCard(st->card, kind, spec.draft_layers);
-  if (!draft_card.ok()) return st->At(st->pool->pointer + "/speculative/method", draft_card.status());
+  if (!draft_card.ok())
+    return st->At(st->pool->pointer + "/speculative/method", draft_card.status());
   auto draft_r = models::ShardModel(*draft_card, layout, st->choice);
   if (!draft_r.ok()) return st->At(st->pool->pointer + "/speculative", draft_r.status());
   draft_r->kernels = *kernels;
@@ -255,8 +203,8 @@ std::string PriceFingerprint(const State& st, const ModelPricerOptions& po) {
   fp << DumpJson(doc) << "|pool " << st.pool_index << "|" << po.cuda_graphs << " "
      << po.cuda_graph_max_bs << " " << po.overlap_schedule << " " << po.step_host_s << " "
      << po.cpu_schedule_s << " " << po.cpu_schedule_per_request_s << " " << po.nvls << " "
-     << po.kv_verify << " " << po.page_size << " " << po.verify_tag_bytes_per_page_per_layer
-     << " " << po.verify_kernels_per_step;
+     << po.kv_verify << " " << po.page_size << " " << po.verify_tag_bytes_per_page_per_layer << " "
+     << po.verify_kernels_per_step;
   return fp.str();
 }
 
@@ -266,8 +214,8 @@ Status MakePricer(State* st) {
   if (!cost_r.ok()) return st->At(st->pool->pointer + "/cost_model", cost_r.status());
   st->cost = std::move(*cost_r);
   const models::EngineDefaults& ed = d.engine_resolution.profile->defaults;
-  st->overlap = d.overlap_schedule.value_or(
-      d.speculative.on() ? ed.speculative_overlap_schedule : ed.overlap_schedule);
+  st->overlap = d.overlap_schedule.value_or(d.speculative.on() ? ed.speculative_overlap_schedule
+                                                               : ed.overlap_schedule);
   const ModelPricerOptions po = PricerOptions(*st);
   SharedStepPrices* shared = nullptr;
   if (st->options.price_cache != nullptr) {
@@ -348,208 +296,6 @@ Result<std::unique_ptr<PreparedRun>> PrepareRun(const Scenario& sc, size_t pool,
   CAPPLAN_RETURN_IF_ERROR(MakePricer(st.get()));
   CAPPLAN_RETURN_IF_ERROR(ConfigurePool(st.get()));
   return std::make_unique<PreparedRun>(std::move(st));
-}
-
-void PreparedRun::AddDeployment(schema::PoolSummary* p) const {
-  const DeploymentSpec& d = st_->deployment();
-  const models::MemoryPlan& plan = *st_->plan;
-  p->deployment = {{"engine", d.engine},
-                   {"engine_version", plan.engine_version},
-                   {"gpus", d.gpus},
-                   {"tp", d.tp},
-                   {"ep", d.ep},
-                   {"dp_attention", d.dp_attention},
-                   {"attention_ranks", st_->layout.AttentionRanks()},
-                   {"replicas", d.replicas},
-                   {"weights", d.weights},
-                   {"kv_cache", models::DtypeName(d.kv_cache)},
-                   {"page_size", plan.page_size},
-                   {"kv_integrity", KvIntegrityName(d.kv_integrity)},
-                   {"phase", PhaseName(d.phase)},
-                   {"scheduler", st_->cfg.scheduler},
-                   {"router", d.router},
-                   {"chunked_prefill_tokens", plan.chunked_prefill_tokens},
-                   {"max_running_requests", st_->mrr},
-                   {"cuda_graphs", d.cuda_graphs},
-                   {"cuda_graph_max_bs", st_->cgbs},
-                   {"overlap_schedule", st_->overlap},
-                   {"mem_fraction_static", plan.mem_fraction},
-                   {"cost_model", d.cost_model},
-                   {"memory_rule", plan.rule_source}};
-  if (d.nodes > 1 || d.expert.all_to_all != models::MoeAllToAll::kCollective) {
-    p->deployment["nodes"] = d.nodes;
-    p->deployment["gpus_per_node"] = d.gpus_per_node;
-    p->deployment["node_link"] = d.node_link == models::NodeLink::kNvlink ? "nvlink" : "rdma";
-    p->deployment["expert_parallel"] = {
-        {"all_to_all", models::MoeAllToAllName(d.expert.all_to_all)},
-        {"deepep_mode", models::DeepEpModeName(d.expert.deepep_mode)},
-        {"redundant_experts_per_rank", d.expert.redundant_experts_per_rank},
-        {"hot_expert_factor", models::HotExpertFactor(st_->layout)}};
-  }
-}
-
-void PreparedRun::AddMemory(schema::PoolSummary* p) const {
-  const models::MemoryPlan& plan = *st_->plan;
-  p->kv_bytes_per_token = plan.kv.bytes_per_token;
-  schema::Memory& mem = p->memory.emplace();
-  mem.weights_bytes_per_gpu = plan.weights.bytes_per_gpu;
-  auto& comps = mem.weights_by_component_bytes.emplace();
-  for (const auto& c : plan.weights.components) {
-    comps[models::ComponentName(c.component)] = c.bytes_per_gpu + c.scale_bytes_per_gpu;
-  }
-  mem.reserve_bytes_per_gpu = plan.reserve_bytes_per_gpu;
-  mem.kv_pool_bytes_per_gpu = plan.kv_pool_bytes_per_gpu;
-  mem.gpu_memory_bytes = plan.gpu_memory_bytes;
-  mem.mem_fraction_static = plan.mem_fraction;
-  mem.mem_fraction_defaulted = plan.mem_fraction_defaulted;
-  mem.kv_tokens_per_rank = plan.kv_tokens_per_rank;
-  mem.kv_tokens_lo = plan.kv_tokens_lo;
-  mem.kv_tokens_hi = plan.kv_tokens_hi;
-  if (plan.draft_weights_bytes > 0) mem.draft_weights_bytes_per_gpu = plan.draft_weights_bytes;
-  auto& terms = mem.terms_bytes_per_gpu.emplace();
-  for (const models::MemoryTerm& t : plan.terms) terms[t.key] += t.bytes;
-}
-
-void PreparedRun::AddTimeShares(const SimResult& sim, schema::PoolSummary* p) const {
-  const StepCost& b = sim.busy;
-  const double tot = b.seconds > 0 ? b.seconds : 1;
-  auto& share = p->op_time_share.emplace();
-  for (int i = 0; i < kNumOpClasses; ++i) {
-    share[models::OpClassName(static_cast<models::OpClass>(i))] = b.class_seconds[i] / tot;
-  }
-  auto& bshare = p->bound_time_share.emplace();
-  for (int i = 0; i < kNumBounds; ++i) {
-    bshare[BoundName(static_cast<Bound>(i))] = b.bound_seconds[i] / tot;
-  }
-  p->kv_verify_time_share = b.verify_seconds / tot;
-  p->iterations = sim.iterations;
-  p->busy_s = b.seconds;
-}
-
-void PreparedRun::AddPrefixCache(const SimResult& sim, schema::PoolSummary* p) const {
-  if (!st_->cfg.prefix_cache) return;
-  p->prefix_cache_hit_rate = sim.prefix_prompt_tokens > 0
-                                 ? static_cast<double>(sim.prefix_hit_tokens) /
-                                       static_cast<double>(sim.prefix_prompt_tokens)
-                                 : 0.0;
-  p->prefill_tokens_saved = sim.prefix_hit_tokens;
-  p->cached_kv_tokens_peak = sim.prefix_cached_tokens_peak;
-  p->prefix_cache_evicted_blocks = sim.prefix_evicted_blocks;
-}
-
-void PreparedRun::AddSpeculative(const SimResult& sim, schema::PoolSummary* p) const {
-  const speculative::Spec& spec = st_->deployment().speculative;
-  if (!spec.on()) return;
-  const StepCost& b = sim.busy;
-  const double tot = b.seconds > 0 ? b.seconds : 1;
-  p->deployment["speculative"] = {{"method", speculative::MethodName(spec.method)},
-                                  {"draft_tokens", spec.draft_tokens()},
-                                  {"draft_layers", st_->draft->card.num_layers},
-                                  {"acceptance", spec.acceptance.p},
-                                  {"expected_accept_length",
-                                   spec.acceptance.ExpectedTokensPerStep()}};
-  p->accept_length_mean = sim.spec_decode_steps > 0
-                              ? static_cast<double>(sim.spec_emitted_tokens) /
-                                    static_cast<double>(sim.spec_decode_steps)
-                              : 0.0;
-  p->spec_verify_time_share = b.spec_verify_seconds / tot;
-  p->spec_draft_time_share = b.draft_seconds / tot;
-}
-
-std::vector<std::string> PreparedRun::Warnings(const SimResult& sim, int64_t failed) const {
-  std::vector<std::string> warnings;
-  for (const auto& w : st_->pricer->warnings()) warnings.push_back(w);
-  if (failed > 0) {
-    warnings.push_back(std::to_string(failed) +
-                       " request(s) failed: they can never fit one attention rank's KV pool (" +
-                       std::to_string(st_->plan->kv_tokens_per_rank) + " tokens)");
-  }
-  if (sim.trace_truncated) warnings.push_back("trace truncated to the first iterations");
-  return warnings;
-}
-
-// One of several pools: its pages (reserved and held pages carry no tokens
-// yet, or any more, but are taken all the same), its utilization and its
-// own requests; the in-flight peak and the step memo are the run's.
-void PreparedRun::AddLinkedPool(const SimResult& sim, const PoolTally& tally,
-                                schema::PoolSummary* p) const {
-  p->max_concurrent_requests.reset();
-  p->kv_verify_time_share.reset();
-  p->simulator.emplace().fast_forward_iterations = sim.fast_forward_iterations;
-  p->simulator->fast_forward_completions = sim.fast_forward_completions;
-  p->completed = tally.completed;
-  p->failed = tally.failed_here;
-  p->kv_pages_per_rank = sim.kv_pages_per_rank;
-  p->peak_kv_pages_per_rank = sim.peak_kv_pages_per_rank;
-  p->peak_kv_page_fraction =
-      sim.kv_pages_per_rank
-          ? static_cast<double>(sim.peak_kv_pages_per_rank) / sim.kv_pages_per_rank
-          : 0.0;
-  p->peak_transfer_pages = sim.peak_transfer_pages;
-  // Over the whole simulated span (warmup included, as busy_s is): dividing
-  // by the measured duration_s, which leaves warmup out, could exceed 1.
-  // busy_s sums every replica's iterations, so divide by replicas.
-  const double span_s = static_cast<double>(sim.end_ns) / 1e9;
-  p->utilization =
-      span_s > 0 ? p->busy_s.value_or(0.0) / (st_->deployment().replicas * span_s) : 0.0;
-}
-
-schema::PoolSummary PreparedRun::SummarizePool(const SimResult& sim, const PoolTally& tally,
-                                               bool linked) const {
-  schema::PoolSummary p;
-  p.role = schema::PoolRole::kBoth;
-  AddDeployment(&p);
-  p.gpus = gpus();
-  p.kv_capacity_tokens = sim.kv_capacity_tokens_per_replica;
-  p.peak_kv_tokens = sim.peak_kv_tokens;
-  p.peak_kv_fraction =
-      sim.kv_capacity_tokens_per_replica
-          ? static_cast<double>(sim.peak_kv_tokens) / sim.kv_capacity_tokens_per_replica
-          : 0.0;
-  p.max_concurrent_requests = sim.max_concurrent_requests;
-  p.max_running_requests_observed = sim.max_running_requests;
-  p.retractions = sim.retractions;
-  AddPrefixCache(sim, &p);
-  p.kv_bound = sim.kv_bound;
-  AddMemory(&p);
-  AddTimeShares(sim, &p);
-  AddSpeculative(sim, &p);
-  schema::SimulatorStats& stats = p.simulator.emplace();
-  stats.step_cost_memo_hits = st_->pricer->hits();
-  stats.step_cost_memo_misses = st_->pricer->misses();
-  stats.fast_forward_iterations = sim.fast_forward_iterations;
-  stats.fast_forward_completions = sim.fast_forward_completions;
-  stats.context_bucket_relative_error = 1.0 / 512;
-  stats.itl_histogram_relative_error = 1.0 / 256;
-  stats.simulated_end_s = static_cast<double>(sim.end_ns) / 1e9;
-  p.warnings = Warnings(sim, linked ? tally.failed_here : tally.failed);
-  if (linked) AddLinkedPool(sim, tally, &p);
-  return p;
-}
-
-nlohmann::json PreparedRun::ReplicaTrace(const SimResult& sim) const {
-  nlohmann::json ev = nlohmann::json::array();
-  for (int i = 0; i < st_->deployment().replicas; ++i) {
-    ev.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", i},
-                  {"args", {{"name", "replica " + std::to_string(i)}}}});
-  }
-  for (const auto& e : sim.trace_events) ev.push_back(e);
-  return {{"traceEvents", ev}, {"displayTimeUnit", "ms"}};
-}
-
-RunResult PreparedRun::Summarize(const SimResult& sim) const {
-  const Scenario& sc = *st_->sc;
-  RequestLog log(RequestLog::Options{.slo = {sc.slo.ttft_ms, sc.slo.tpot_ms, sc.slo.e2el_ms},
-                                     .expected = static_cast<int64_t>(sim.requests.size())});
-  PoolTally tally;
-  for (const ReqState& r : sim.requests) {
-    log.OnRetired(r);
-    CountLeft(r, &tally);
-  }
-  RunResult out;
-  out.summary = SummarizeRun(sc, st_->profile, log, sim, {SummarizePool(sim, tally, false)});
-  if (st_->options.want_trace) out.trace = ReplicaTrace(sim);
-  return out;
 }
 
 }  // namespace capplan::sim
