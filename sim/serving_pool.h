@@ -242,8 +242,8 @@ class ServingPool {
   // starts at t, lasts d and costs `cost`, like the `same` - 1 after it),
   // and its folded completions.
   struct Skip {
-    bool fold = false;      // CanFoldCompletions
-    bool prefill = false;   // iteration 0 has prompts (StartFromPrefill)
+    bool fold = false;     // CanFoldCompletions
+    bool prefill = false;  // iteration 0 has prompts (StartFromPrefill)
     // Iteration 0 may give (SteadyIterations: gives) first tokens
     // (StartAfterFirstTokens).
     bool first_tokens = false;
@@ -270,6 +270,11 @@ class ServingPool {
   // iteration; with s->first_tokens, iteration 0 may give first tokens
   // (then it says whether it does).
   int64_t SteadyIterations(const Replica& rep, Skip* s);
+  // How many requests at the front of the batch digest_ holds (0 when it
+  // holds none of this batch's, or a fold needs their pages and last
+  // iterations), and their sums into *first_last and *weight; digest_ is
+  // spent.
+  size_t TakeDigest(const Replica& rep, bool fold, int64_t* first_last, int64_t* weight);
   int64_t PagedLimit(const Replica& rep, int64_t limit) const;
   void StartAfterFirstTokens(Replica& rep, Skip* s);
   bool BeginSkip(Replica& rep, int64_t dur_ns, Skip* s);
@@ -370,6 +375,18 @@ class ServingPool {
   std::vector<int32_t> emitted_done_;
   // Fast-forward's folded completions: (last iteration, request), in order.
   std::vector<std::pair<int64_t, int32_t>> ends_;
+  // What SteadyIterations reads of the requests a skip whose last step end
+  // it emitted (one replica of one rank) leaves decoding, taken as
+  // CatchUpRank brings them up to date: at the next skip, unless a step end
+  // emitted tokens in between or the batch lost one of them, only the
+  // requests admitted since are read. Used once.
+  struct BatchDigest {
+    bool valid = false;
+    int64_t retractions = 0;  // the rank's count then: a retraction reorders the batch
+    int64_t first_last = INT64_MAX, weight = 0;  // as SteadyIterations sums them
+    std::vector<int32_t> ids;                    // the requests, in batch order
+  };
+  BatchDigest digest_;
   // One-rank steady prices by range, direct-mapped: a range is keyed by its
   // batch size and the last context sum it covers (StepPricer::SameCostUntil
   // names it), and Price() is a function of the step.
