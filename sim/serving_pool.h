@@ -102,6 +102,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "sim/batch_digest.h"
 #include "sim/event_queue.h"
 #include "sim/router.h"
 #include "sim/scheduler.h"
@@ -375,17 +376,8 @@ class ServingPool {
   std::vector<int32_t> emitted_done_;
   // Fast-forward's folded completions: (last iteration, request), in order.
   std::vector<std::pair<int64_t, int32_t>> ends_;
-  // What SteadyIterations reads of the requests a skip whose last step end
-  // it emitted (one replica of one rank) leaves decoding, taken as
-  // CatchUpRank brings them up to date: at the next skip, unless a step end
-  // emitted tokens in between or the batch lost one of them, only the
-  // requests admitted since are read. Used once.
-  struct BatchDigest {
-    bool valid = false;
-    int64_t retractions = 0;  // the rank's count then: a retraction reorders the batch
-    int64_t first_last = INT64_MAX, weight = 0;  // as SteadyIterations sums them
-    std::vector<int32_t> ids;                    // the requests, in batch order
-  };
+  // The batch a skip whose last step end it emitted leaves, for the next
+  // schedule and skip (sim/batch_digest.h).
   BatchDigest digest_;
   // One-rank steady prices by range, direct-mapped: a range is keyed by its
   // batch size and the last context sum it covers (StepPricer::SameCostUntil

@@ -30,53 +30,79 @@ struct CatchUpSums {
   int64_t same = 0;         // requests whose last token came at `common`
   int64_t warm = 0;         // warm-up requests
   int64_t done_weight = 0;  // finished requests that are not warm-up
+  int64_t ctx = 0;          // contexts with the next token, of those that go on
   // The least output left but one over the requests that go on (a
   // finished one's is negative: as unsigned, larger than any).
   uint64_t left = UINT64_MAX;
 };
 
-// CatchUpRank's pass over the batch. Pages a power of two in size (every
-// engine's) are counted with a shift, known before the loop.
-template <bool kShift>
-CatchUpSums CatchUpRequests(ReqState* const* at, const std::vector<int32_t>& run,
-                            const CatchUpStep& c, LogHistogram* itl, std::vector<int32_t>* done) {
-  const int64_t steps = c.steps, first_end = c.first_end, last_ns = c.last_ns;
-  const int64_t common = c.common, page = c.page, extra = c.extra;
-  const int shift = c.shift;
-  CatchUpSums sum;
+// The first skipped step end's ITL entries (and first tokens), before
+// CatchUpRequests moves the requests' last token: into sum->same those
+// whose last token came at `common`, the rest entered one by one.
+void FirstGaps(ReqState* const* at, const std::vector<int32_t>& run, const CatchUpStep& c,
+               LogHistogram* itl, CatchUpSums* sum) {
+  const int64_t common = c.common, first_end = c.first_end;
+  int64_t same = 0, warm = 0;
   for (const int32_t idx : run) {
     ReqState& r = *at[idx];
     const int64_t lt = r.last_token_ns;
     if (lt == common && !r.warmup) [[likely]] {
-      ++sum.same;
-    } else {
-      sum.warm += r.warmup;
-      if (lt < 0) {
-        r.first_token_ns = first_end;             // StartAfterFirstTokens
-      } else if (!r.warmup && lt != first_end) {  // not fresh (StartFromPrefill)
-        itl->Add(first_end - lt);
-      }
+      ++same;
+      continue;
     }
+    warm += r.warmup;
+    if (lt < 0) {
+      r.first_token_ns = first_end;             // StartAfterFirstTokens
+    } else if (!r.warmup && lt != first_end) {  // not fresh (StartFromPrefill)
+      itl->Add(first_end - lt);
+    }
+  }
+  sum->same = same;
+  sum->warm = warm;
+}
+
+// CatchUpRank's pass over the batch, a loop of its own so that what it
+// keeps stays in registers. Pages a power of two in size (every engine's)
+// are counted with a shift, known before the loop.
+template <bool kShift>
+void CatchUpRequests(ReqState* const* at, const std::vector<int32_t>& run, const CatchUpStep& c,
+                     std::vector<int32_t>* done, std::vector<int32_t>* growing, CatchUpSums* sum) {
+  const int64_t steps = c.steps, last_ns = c.last_ns, page = c.page, extra = c.extra;
+  const int shift = c.shift;
+  int64_t pages = 0, done_weight = 0, ctx = 0;
+  uint64_t left = UINT64_MAX;
+  for (const int32_t idx : run) {
+    ReqState& r = *at[idx];
     r.kv_tokens += steps;
     r.generated += steps;
     r.last_token_ns = last_ns;
     // Iteration `skipped`'s pages: for its context, new token included
     // (KvPool::PagesFor).
-    const int64_t t = r.kv_tokens - r.cached_tokens + extra;
+    const int64_t own = r.kv_tokens - r.cached_tokens;
+    const int64_t t = own + extra;
     const int64_t p = std::max<int64_t>(0, (kShift && t >= 0 ? t >> shift : t / page) - r.pages);
     r.pages += p;
-    sum.pages += p;
+    pages += p;
     const uint64_t last = static_cast<uint64_t>(r.output - r.generated - 1);
+    left = std::min(left, last);
     // Only a pre-emitted step end finishes requests (applied's finishes
     // none; without either, a request finishing at iteration `skipped` is
     // one token short).
     if (static_cast<int64_t>(last) < 0) [[unlikely]] {
       done->push_back(idx);
-      sum.done_weight += !r.warmup;
+      done_weight += !r.warmup;
+      continue;
     }
-    sum.left = std::min(sum.left, last);
+    ctx += r.kv_tokens + 1;
+    // Scheduler::GrowPages, one token a step.
+    if (own == (kShift ? r.pages << shift : r.pages * page)) [[unlikely]] {
+      growing->push_back(idx);
+    }
   }
-  return sum;
+  sum->pages = pages;
+  sum->done_weight = done_weight;
+  sum->ctx = ctx;
+  sum->left = left;
 }
 
 }  // namespace
@@ -97,19 +123,25 @@ int64_t ServingPool::CatchUpRank(Replica& rep, size_t k, const Skip& s, int64_t 
   c.shift = std::has_single_bit(static_cast<uint64_t>(c.page))
                 ? std::countr_zero(static_cast<uint64_t>(c.page))
                 : -1;
-  c.extra = 1 - emit + c.page - 1;
-  const CatchUpSums sum =
-      c.shift >= 0 ? CatchUpRequests<true>(at, rank.running, c, &res_.itl_ns, &emitted_done_)
-                   : CatchUpRequests<false>(at, rank.running, c, &res_.itl_ns, &emitted_done_);
+  c.extra = c.page - emit;  // PagesFor(own + 1 - emit), rounded up
+  CatchUpSums sum;
+  FirstGaps(at, rank.running, c, &res_.itl_ns, &sum);
+  digest_.growing.clear();
+  if (c.shift >= 0) {
+    CatchUpRequests<true>(at, rank.running, c, &emitted_done_, &digest_.growing, &sum);
+  } else {
+    CatchUpRequests<false>(at, rank.running, c, &emitted_done_, &digest_.growing, &sum);
+  }
   if (sum.same > 0) res_.itl_ns.Add(c.first_end - c.common, sum.same);
   const int64_t n = static_cast<int64_t>(rank.running.size());
-  // The step end's tokens are out (one rank, one replica): the requests
-  // that go on are the next batch's front. EndEmittedStep, which takes the
-  // finished ones out, notes them for TakeDigest.
-  digest_.valid = emit == 1 && replicas_.size() == 1 && rep.ranks.size() == 1;
+  // The step end's tokens are out (one rank, one replica, one token a
+  // step): the requests that go on are the next batch's front.
+  // EndEmittedStep, which takes the finished ones out, notes them.
+  digest_.valid = emit == 1 && replicas_.size() == 1 && rep.ranks.size() == 1 && !speculative_;
   digest_.retractions = rank.retractions;
   digest_.first_last = static_cast<int64_t>(sum.left);
   digest_.weight = n - sum.warm - sum.done_weight;
+  digest_.ctx_sum = sum.ctx;
   rank.pool.Allocate(sum.pages);  // SteadyIterations checked they are free
   // Folded completions brought rank 0's tokens up to their step ends.
   rank.kv_tokens += n * (c.steps - (k == 0 ? s.synced : 0));
@@ -120,25 +152,15 @@ int64_t ServingPool::CatchUpRank(Replica& rep, size_t k, const Skip& s, int64_t 
   return rank.kv_tokens - n * pre;
 }
 
-// Between the skip that took the digest and this one only the step end
-// its tokens came from and a schedule ran: requests finished (they are not
-// in it) and joined the batch's back (they are not either), or a
-// retraction changed the batch. The requests' tokens did not change; their
-// pages did, which only a fold reads.
+// A fold reads the pages and last iterations of every request.
 size_t ServingPool::TakeDigest(const Replica& rep, bool fold, int64_t* first_last,
                                int64_t* weight) {
-  const bool valid = digest_.valid;
+  const size_t n = fold || rep.ranks.size() != 1 ? 0 : digest_.Covers(rep.ranks[0]);
   digest_.valid = false;
-  const std::vector<int32_t>& ids = digest_.ids;
-  if (!valid || fold || rep.ranks.size() != 1 || ids.empty()) return 0;
-  const RankState& rank = rep.ranks[0];
-  if (rank.retractions != digest_.retractions || rank.running.size() < ids.size() ||
-      !std::equal(ids.begin(), ids.end(), rank.running.begin())) {
-    return 0;
-  }
+  if (n == 0) return 0;
   *first_last = digest_.first_last;
   *weight = digest_.weight;
-  return ids.size();
+  return n;
 }
 
 }  // namespace capplan::sim
