@@ -1,9 +1,12 @@
 #include "sim/request_csv.h"
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <ostream>
 
 namespace capplan::sim {
@@ -30,6 +33,16 @@ char* PutG9Slow(char* p, double v) {
 // the scaling, exact.
 constexpr double kPow10[] = {1e-4, 1e-3, 1e-2, 1e-1, 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8};
 constexpr double kScale[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12};
+// 10^i, exact.
+constexpr auto kPow10Int = [] {
+  std::array<uint64_t, 16> p{};
+  p[0] = 1;
+  for (size_t i = 1; i < p.size(); ++i) p[i] = p[i - 1] * 10;
+  return p;
+}();
+
+// What PutFixed9 may write past the number it writes.
+constexpr size_t kSlackBytes = 16;
 
 // "00" to "99": two digits a division.
 constexpr char kDigitPairs[] =
@@ -53,6 +66,28 @@ void NineDigits(uint64_t x, char* d) {
   PutPair(d + 7, lo % 100);
 }
 
+// %.9g's fixed notation of `digits` (9 of them, the first not zero) times
+// 10^(e - 8), trailing zeros of the fraction dropped. Digits are moved 16
+// bytes at a time, so up to kSlackBytes past the number may be written.
+char* PutFixed9(char* p, uint64_t digits, int e, bool negative) {
+  char d[16] = {};
+  NineDigits(digits, d);
+  int last = 8;
+  while (last > e && last > 0 && d[last] == '0') --last;
+  if (negative) *p++ = '-';
+  if (e < 0) {
+    std::memcpy(p, "0.000000", 8);  // e >= -4: "0." and -e - 1 zeros
+    p += 1 - e;
+    std::memcpy(p, d, 16);
+    return p + last + 1;
+  }
+  std::memcpy(p, d, 16);
+  if (last <= e) return p + e + 1;
+  std::memcpy(p + e + 2, d + e + 1, 8);
+  p[e + 1] = '.';
+  return p + last + 2;
+}
+
 // %.9g for the numbers a row holds (1e-4 <= |v| < 1e9: fixed notation):
 // v scaled by an exact power of ten to 9 integer digits takes one rounding
 // (under 1e-7 absolute), so its nearest integer is %.9g's digits unless the
@@ -72,24 +107,41 @@ char* PutMs(char* p, double v) {
     digits = 100'000'000;
     if (++e == 9) return PutG9Slow(p, v);
   }
-  char d[9];
-  NineDigits(digits, d);
-  int last = 8;  // trailing zeros of the fraction go, as %g drops them
-  while (last > e && last > 0 && d[last] == '0') --last;
-  if (v < 0) *p++ = '-';
-  if (e < 0) {
-    *p++ = '0';
-    *p++ = '.';
-    for (int i = -1; i > e; --i) *p++ = '0';
-    return std::copy(d, d + last + 1, p);
-  }
-  p = std::copy(d, d + e + 1, p);
-  if (last > e) {
-    *p++ = '.';
-    p = std::copy(d + e + 1, d + last + 1, p);
-  }
-  return p;
+  return PutFixed9(p, digits, e, v < 0);
 }
+
+// Ms(ns) as PutMs writes it, from the integer. The double ns / 1e6 is
+// within 2^-53 of its decimal value, under a nanosecond while |ns| < 2^53,
+// and a 9-digit rounding boundary of a time of 10 or more digits in ns
+// lies on a whole nanosecond: the double's 9 digits round as the
+// integer's do, unless the integer is on the boundary (a tie, which the
+// double decides: PutMs). Times of at most 9 digits in ns are exact.
+char* PutNsAsMs(char* p, int64_t ns) {
+  const uint64_t a = ns < 0 ? 0 - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
+  // Fixed notation (1e-4 <= ms < 1e9), zero and small values aside.
+  if (a < 100 || a >= kPow10Int[15]) return PutMs(p, Ms(ns));
+  // Its digits: 3 to 15.
+  const int bits = std::bit_width(a);
+  int n = (bits * 1233) >> 12;  // floor(log10(2^bits)), at most one short
+  n += a >= kPow10Int[n] ? 1 : 0;
+  uint64_t digits = 0;
+  if (n > 9) {
+    const uint64_t unit = kPow10Int[n - 9];
+    digits = a / unit;
+    const uint64_t rest = a % unit, half = unit / 2;
+    if (rest == half) return PutMs(p, Ms(ns));
+    if (rest > half) ++digits;
+  } else {
+    digits = a * kPow10Int[9 - n];
+  }
+  int e = n - 7;  // 10^e <= ms < 10^(e+1)
+  if (digits == 1'000'000'000) {
+    digits = 100'000'000;
+    if (++e == 9) return PutMs(p, Ms(ns));
+  }
+  return PutFixed9(p, digits, e, ns < 0);
+}
+
 char* PutComma(char* p) {
   *p = ',';
   return p + 1;
@@ -117,21 +169,21 @@ RequestRow RowOf(const ReqState& r) {
 
 void AppendRequestRow(std::string* out, const RequestRow& r) {
   const bool ok = r.done;
-  const double ttft = ok ? Ms(r.first_token_ns - r.arrival_ns) : 0;
-  const double e2el = ok ? Ms(r.finish_ns - r.arrival_ns) : 0;
-  const double tpot = ok && r.generated > 1 ? (e2el - ttft) / (r.generated - 1) : 0;
-  char row[kMaxRequestRowBytes];
+  const int64_t ttft_ns = ok ? r.first_token_ns - r.arrival_ns : 0;
+  const int64_t e2el_ns = ok ? r.finish_ns - r.arrival_ns : 0;
+  const double tpot = ok && r.generated > 1 ? (Ms(e2el_ns) - Ms(ttft_ns)) / (r.generated - 1) : 0;
+  char row[kMaxRequestRowBytes + kSlackBytes];
   char* p = PutComma(PutInt(row, r.id));
   p = PutComma(PutInt(p, r.instance));
   p = PutComma(PutInt(p, r.rank));
-  p = PutComma(PutMs(p, Ms(r.arrival_ns)));
-  p = PutComma(PutMs(p, r.first_token_ns >= 0 ? Ms(r.first_token_ns) : -1));
-  p = PutComma(PutMs(p, Ms(r.finish_ns)));
+  p = PutComma(PutNsAsMs(p, r.arrival_ns));
+  p = PutComma(r.first_token_ns >= 0 ? PutNsAsMs(p, r.first_token_ns) : PutMs(p, -1));
+  p = PutComma(PutNsAsMs(p, r.finish_ns));
   p = PutComma(PutInt(p, r.input));
   p = PutComma(PutInt(p, r.generated));
-  p = PutComma(PutMs(p, ttft));
+  p = PutComma(PutNsAsMs(p, ttft_ns));
   p = PutComma(PutMs(p, tpot));
-  p = PutComma(PutMs(p, e2el));
+  p = PutComma(PutNsAsMs(p, e2el_ns));
   p = PutComma(PutInt(p, r.retractions));
   p = PutComma(PutInt(p, r.warmup ? 1 : 0));
   out->append(row, p);
