@@ -30,6 +30,9 @@ struct BatchDigest {
   // requests that are not warm-up (ITL entries).
   int64_t first_last = INT64_MAX;
   int64_t weight = 0;
+  // When their last token came (the next skip's first step end enters
+  // their gaps as one).
+  int64_t last_ns = -1;
   // DecodePagesNeeded's: their contexts with the next token, summed, and
   // those at a page boundary (each takes one page to decode), in batch
   // order.

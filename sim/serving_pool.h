@@ -261,6 +261,9 @@ class ServingPool {
     int64_t skipped = 0, t = 0, d = 0, same = 0;
     const StepCost* cost = nullptr;
     RangeSlot* slot = nullptr;  // cost's, when it has one
+    // Requests at the batch's front the digest held (TakeDigest): their
+    // last token came at the digest's last_ns.
+    size_t known = 0;
   };
   int64_t NextEnd(const Skip& s) const {
     return s.next < ends_.size() ? ends_[s.next].first : INT64_MAX;

@@ -55,6 +55,7 @@ int64_t ServingPool::SteadyIterations(const Replica& rep, Skip* s) {
   // between skips, so a fold reads every request.
   int64_t fold_pages = 0;
   const size_t known = TakeDigest(rep, fold, &first_last, &weight);
+  s->known = known;
   bool any = false, gives_first = false;
   ReqState* const* at = reqs.table();
   for (const RankState& rank : rep.ranks) {

@@ -38,13 +38,14 @@ struct CatchUpSums {
 
 // The first skipped step end's ITL entries (and first tokens), before
 // CatchUpRequests moves the requests' last token: into sum->same those
-// whose last token came at `common`, the rest entered one by one.
-void FirstGaps(ReqState* const* at, const std::vector<int32_t>& run, const CatchUpStep& c,
-               LogHistogram* itl, CatchUpSums* sum) {
+// whose last token came at `common`, the rest entered one by one. The
+// requests before `from` are already counted in *sum.
+void FirstGaps(ReqState* const* at, const std::vector<int32_t>& run, size_t from,
+               const CatchUpStep& c, LogHistogram* itl, CatchUpSums* sum) {
   const int64_t common = c.common, first_end = c.first_end;
-  int64_t same = 0, warm = 0;
-  for (const int32_t idx : run) {
-    ReqState& r = *at[idx];
+  int64_t same = sum->same, warm = sum->warm;
+  for (auto it = run.begin() + static_cast<std::ptrdiff_t>(from); it != run.end(); ++it) {
+    ReqState& r = *at[*it];
     const int64_t lt = r.last_token_ns;
     if (lt == common && !r.warmup) [[likely]] {
       ++same;
@@ -116,16 +117,25 @@ int64_t ServingPool::CatchUpRank(Replica& rep, size_t k, const Skip& s, int64_t 
   ReqState* const* at = reqs_.table();
   CatchUpStep c{.steps = s.skipped + emit, .first_end = s.first_end, .last_ns = s.t + emit * s.d};
   // The gaps of the first skipped step end: most requests' last token came
-  // at one step end, the first request's unless it is fresh.
-  const int64_t lt0 = at[rank.running[0]]->last_token_ns;
-  if (lt0 >= 0 && lt0 != c.first_end) c.common = lt0;
+  // at one step end, the digest's or the first request's, unless it is
+  // fresh. The digest's requests that are not warm-up all give that gap.
+  CatchUpSums sum;
+  size_t from = 0;
+  const int64_t lt0 = s.known > 0 ? digest_.last_ns : at[rank.running[0]]->last_token_ns;
+  if (lt0 >= 0 && lt0 != c.first_end) {
+    c.common = lt0;
+    if (s.known > 0) {
+      from = s.known;
+      sum.same = digest_.weight;
+      sum.warm = static_cast<int64_t>(from) - digest_.weight;
+    }
+  }
   c.page = rank.pool.page_size();
   c.shift = std::has_single_bit(static_cast<uint64_t>(c.page))
                 ? std::countr_zero(static_cast<uint64_t>(c.page))
                 : -1;
   c.extra = c.page - emit;  // PagesFor(own + 1 - emit), rounded up
-  CatchUpSums sum;
-  FirstGaps(at, rank.running, c, &res_.itl_ns, &sum);
+  FirstGaps(at, rank.running, from, c, &res_.itl_ns, &sum);
   digest_.growing.clear();
   if (c.shift >= 0) {
     CatchUpRequests<true>(at, rank.running, c, &emitted_done_, &digest_.growing, &sum);
@@ -142,6 +152,7 @@ int64_t ServingPool::CatchUpRank(Replica& rep, size_t k, const Skip& s, int64_t 
   digest_.first_last = static_cast<int64_t>(sum.left);
   digest_.weight = n - sum.warm - sum.done_weight;
   digest_.ctx_sum = sum.ctx;
+  digest_.last_ns = c.last_ns;
   rank.pool.Allocate(sum.pages);  // SteadyIterations checked they are free
   // Folded completions brought rank 0's tokens up to their step ends.
   rank.kv_tokens += n * (c.steps - (k == 0 ? s.synced : 0));
