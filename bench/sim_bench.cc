@@ -11,8 +11,9 @@
 //  * BM_Agent*: the multi-turn agent scenario (prefix caching off and on,
 //    the same sessions), the cost of the cache.
 //  * BM_RequestsCsv/N: writing N finished requests' requests.csv rows
-//    through RequestLog, as `simulate --out` does, into a stream that
-//    discards them so the disk's speed does not enter.
+//    through RequestLog, as `simulate --out` does (its writer thread
+//    formats and writes them), into a stream that discards them so the
+//    disk's speed does not enter.
 //   build-DIR/bench/sim_bench [--benchmark_filter=...]
 #include <benchmark/benchmark.h>
 #include <unistd.h>

@@ -8,7 +8,7 @@
 #include "sim/metrics.h"
 #include "sim/pd/sender_links.h"
 #include "sim/prepared_run.h"
-#include "sim/request_log.h"
+#include "sim/request_csv.h"
 #include "sim/serving_pool.h"
 #include "sim/sim_state.h"
 

@@ -1,9 +1,6 @@
 #include "sim/request_log.h"
 
 #include <algorithm>
-#include <charconv>
-#include <cmath>
-#include <cstdio>
 #include <ostream>
 
 namespace capplan::sim {
@@ -13,147 +10,20 @@ namespace {
 // Per-field iostream formatting cost ~4 us a row; a day-long trace's file
 // is written in a fraction of its simulation time this way.
 constexpr size_t kCsvBlockBytes = size_t{64} << 10;
-// Longer than any row: 6 integers of at most 20 characters, 6 times of at
-// most 16 (%.9g), the separators and the status.
-constexpr size_t kMaxRowBytes = 256;
-
-double Ms(int64_t ns) { return static_cast<double>(ns) / 1e6; }
-
-char* PutInt(char* p, int64_t v) { return std::to_chars(p, p + 20, v).ptr; }
-// printf's %.9g, the general-format path: std::to_chars with a precision
-// (or snprintf) costs ~90 ns a number, most of a 1M-request file's time.
-// The WebAssembly build's libc++ has no floating-point to_chars; it takes
-// printf itself.
-char* PutG9Slow(char* p, double v) {
-#if defined(__cpp_lib_to_chars)
-  return std::to_chars(p, p + 24, v, std::chars_format::general, 9).ptr;
-#else
-  return p + std::snprintf(p, 24, "%.9g", v);
-#endif
-}
-
-// 10^(i-4), the bounds of each exponent (their nearest doubles; the one
-// just under an inexact 10^-k still rounds to its 9 digits), and 10^i for
-// the scaling, exact.
-constexpr double kPow10[] = {1e-4, 1e-3, 1e-2, 1e-1, 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8};
-constexpr double kScale[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12};
-
-// "00" to "99": two digits a division.
-constexpr char kDigitPairs[] =
-    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-    "8081828384858687888990919293949596979899";
-
-void PutPair(char* d, uint64_t v) {
-  d[0] = kDigitPairs[2 * v];
-  d[1] = kDigitPairs[2 * v + 1];
-}
-
-// The 9 decimal digits of x < 10^9, leading zeros included: three short
-// chains of divisions instead of one of nine.
-void NineDigits(uint64_t x, char* d) {
-  const uint64_t hi = x / 10000, lo = x % 10000;  // 5 and 4 digits
-  d[0] = static_cast<char>('0' + hi / 10000);
-  PutPair(d + 1, hi / 100 % 100);
-  PutPair(d + 3, hi % 100);
-  PutPair(d + 5, lo / 100);
-  PutPair(d + 7, lo % 100);
-}
-
-// %.9g for the numbers a row holds (1e-4 <= |v| < 1e9: fixed notation):
-// v scaled by an exact power of ten to 9 integer digits takes one rounding
-// (under 1e-7 absolute), so its nearest integer is %.9g's digits unless the
-// fraction is that close to one half; those, zero, and what %.9g writes in
-// exponent form go the general way.
-char* PutMs(char* p, double v) {
-  const double a = std::fabs(v);
-  if (!(a >= 1e-4 && a < 1e9)) return PutG9Slow(p, v);
-  int e = 8;  // 10^e <= a < 10^(e+1)
-  while (e > -4 && a < kPow10[e + 4]) --e;
-  const double s = a * kScale[8 - e];  // in [1e8, 1e9]
-  const uint64_t whole = static_cast<uint64_t>(s);
-  const double frac = s - static_cast<double>(whole);
-  if (std::fabs(frac - 0.5) < 1e-6) return PutG9Slow(p, v);
-  uint64_t digits = whole + (frac > 0.5 ? 1 : 0);
-  if (digits == 1'000'000'000) {
-    digits = 100'000'000;
-    if (++e == 9) return PutG9Slow(p, v);
-  }
-  char d[9];
-  NineDigits(digits, d);
-  int last = 8;  // trailing zeros of the fraction go, as %g drops them
-  while (last > e && last > 0 && d[last] == '0') --last;
-  if (v < 0) *p++ = '-';
-  if (e < 0) {
-    *p++ = '0';
-    *p++ = '.';
-    for (int i = -1; i > e; --i) *p++ = '0';
-    return std::copy(d, d + last + 1, p);
-  }
-  p = std::copy(d, d + e + 1, p);
-  if (last > e) {
-    *p++ = '.';
-    p = std::copy(d + e + 1, d + last + 1, p);
-  }
-  return p;
-}
-char* PutComma(char* p) {
-  *p = ',';
-  return p + 1;
-}
 
 }  // namespace
-
-const char kRequestsCsvHeader[] =
-    "id,replica,rank,arrival_ms,first_token_ms,finish_ms,input_tokens,output_tokens,"
-    "ttft_ms,tpot_ms,e2el_ms,retractions,warmup,status\n";
-
-void AppendRequestRow(std::string* out, const ReqState& r) {
-  const bool ok = r.status == ReqStatus::kDone;
-  const double ttft = ok ? Ms(r.first_token_ns - r.arrival_ns) : 0;
-  const double e2el = ok ? Ms(r.finish_ns - r.arrival_ns) : 0;
-  const double tpot = ok && r.generated > 1 ? (e2el - ttft) / (r.generated - 1) : 0;
-  char row[kMaxRowBytes];
-  char* p = PutComma(PutInt(row, r.id));
-  p = PutComma(PutInt(p, r.instance));
-  p = PutComma(PutInt(p, r.rank));
-  p = PutComma(PutMs(p, Ms(r.arrival_ns)));
-  p = PutComma(PutMs(p, r.first_token_ns >= 0 ? Ms(r.first_token_ns) : -1));
-  p = PutComma(PutMs(p, Ms(r.finish_ns)));
-  p = PutComma(PutInt(p, r.input));
-  p = PutComma(PutInt(p, r.generated));
-  p = PutComma(PutMs(p, ttft));
-  p = PutComma(PutMs(p, tpot));
-  p = PutComma(PutMs(p, e2el));
-  p = PutComma(PutInt(p, r.retractions));
-  p = PutComma(PutInt(p, r.warmup ? 1 : 0));
-  out->append(row, p);
-  out->append(ok ? "completed\n" : "failed\n");
-}
-
-void AppendCsvInt(std::string* out, int64_t v) {
-  char buf[24];
-  out->append(buf, PutInt(buf, v));
-}
-
-void AppendCsvMs(std::string* out, double ms) {
-  char buf[32];
-  out->append(buf, PutMs(buf, ms));
-}
-
-void WriteRequestRow(std::ostream& os, const ReqState& r) {
-  std::string row;
-  AppendRequestRow(&row, r);
-  os << row;
-}
 
 RequestLog::RequestLog(const Options& options) : opt_(options), e2e_(options.slo) {
   e2e_.Reserve(opt_.expected);
   if (opt_.keep != nullptr) opt_.keep->reserve(static_cast<size_t>(opt_.expected));
-  if (opt_.csv != nullptr) {
-    csv_block_.reserve(kCsvBlockBytes + kMaxRowBytes);
-    csv_block_ = opt_.csv_header != nullptr ? opt_.csv_header : kRequestsCsvHeader;
+  if (opt_.csv == nullptr) return;
+  const char* header = opt_.csv_header != nullptr ? opt_.csv_header : kRequestsCsvHeader;
+  if (!opt_.csv_row) {
+    rows_ = std::make_unique<RequestCsvWriter>(opt_.csv, header);
+    return;
   }
+  csv_block_.reserve(kCsvBlockBytes + kMaxRequestRowBytes);
+  csv_block_ = header;
 }
 
 RequestLog::~RequestLog() {
@@ -161,6 +31,10 @@ RequestLog::~RequestLog() {
 }
 
 void RequestLog::Flush() {
+  if (rows_ != nullptr) {
+    rows_->Flush();
+    return;
+  }
   if (opt_.csv == nullptr) return;
   WriteCsvBlock();
   opt_.csv->flush();
@@ -202,12 +76,10 @@ void RequestLog::OnRetired(const ReqState& r) {
 void RequestLog::Pass(const ReqState& r) {
   e2e_.Add({r.arrival_ns, r.first_token_ns, r.finish_ns, r.input, r.generated,
             r.status == ReqStatus::kDone, r.warmup});
-  if (opt_.csv != nullptr) {
-    if (opt_.csv_row) {
-      opt_.csv_row(&csv_block_, r);
-    } else {
-      AppendRequestRow(&csv_block_, r);
-    }
+  if (rows_ != nullptr) {
+    rows_->Add(r);
+  } else if (opt_.csv != nullptr) {
+    opt_.csv_row(&csv_block_, r);
     if (csv_block_.size() >= kCsvBlockBytes) WriteCsvBlock();
   }
   if (opt_.keep != nullptr) opt_.keep->push_back(r);

@@ -12,27 +12,17 @@
 #include <deque>
 #include <functional>
 #include <iosfwd>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "sim/metrics.h"
+#include "sim/request_csv.h"
+#include "sim/request_csv_writer.h"
 #include "sim/request_table.h"
 #include "sim/sim_state.h"
 
 namespace capplan::sim {
-
-// requests.csv: the header line, and one row per request. Times in ms are
-// written as an iostream with precision 9 writes them (printf's %.9g), the
-// format the file has always had. CSV is the one format: Debian 12 packages
-// no Arrow or Parquet C++ library (`apt-cache search parquet` finds none),
-// and pandas and every plotting tool read the CSV as it is.
-extern const char kRequestsCsvHeader[];
-void AppendRequestRow(std::string* out, const ReqState& r);
-void WriteRequestRow(std::ostream& os, const ReqState& r);
-// The number formats of those rows, for a table with other columns (linked
-// pools: sim/pd_link.h): an integer, and milliseconds as %.9g.
-void AppendCsvInt(std::string* out, int64_t v);
-void AppendCsvMs(std::string* out, double ms);
 
 class RequestLog : public RequestSink {
  public:
@@ -54,7 +44,8 @@ class RequestLog : public RequestSink {
   RequestLog& operator=(const RequestLog&) = delete;
 
   void OnRetired(const ReqState& r) override;
-  // The csv rows go to the stream in large blocks; this writes the rest
+  // The csv rows go to the stream in large blocks (requests.csv's from a
+  // thread of their own: sim/request_csv_writer.h); this writes the rest
   // and flushes the stream (the destructor writes them too; Flush lets a
   // run check the stream before it reports).
   void Flush();
@@ -71,7 +62,10 @@ class RequestLog : public RequestSink {
 
   Options opt_;
   E2eAccumulator e2e_;
-  std::string csv_block_;  // rows not yet written to opt_.csv
+  std::unique_ptr<RequestCsvWriter> rows_;  // requests.csv's own rows
+  // Another table's rows (Options::csv_row) not yet written to opt_.csv:
+  // formatted here, as they read state the run goes on changing.
+  std::string csv_block_;
   std::deque<ReqState> held_;  // indexes next_, next_ + 1, ...
   std::deque<bool> have_;
   int64_t held_count_ = 0, peak_held_ = 0;

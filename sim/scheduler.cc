@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "sim/batch_digest.h"
 #include "sim/rank_cache.h"
 #include "sim/request_table.h"
 
@@ -212,13 +213,22 @@ int64_t Scheduler::DecodePagesNeeded(RankState& rank, SchedulerEnv& env, int64_t
   }
   int64_t needed = 0, ctx = 0;
   growing_.clear();
+  // The requests the pool's last pass left at the batch's front, one token
+  // a step each, are known.
+  size_t j = 0;
+  if (env.digest != nullptr && cfg_.speculative.p.empty()) j = env.digest->Covers(rank);
+  if (j > 0) {
+    ctx = env.digest->ctx_sum;
+    growing_ = env.digest->growing;
+    needed = static_cast<int64_t>(growing_.size());
+  }
   // Once per step for every running request: the loop keeps what it reads
   // besides the requests in registers.
   ReqState* const* at = reqs.table();
   const int32_t* run = rank.running.data();
   const size_t n = rank.running.size();
   const int64_t page = rank.pool.page_size();
-  for (size_t j = 0; j < n; ++j) {
+  for (; j < n; ++j) {
     const ReqState& r = *at[run[j]];
     ctx += r.kv_tokens + 1;
     const int64_t own = r.kv_tokens - r.cached_tokens;
@@ -226,7 +236,7 @@ int64_t Scheduler::DecodePagesNeeded(RankState& rank, SchedulerEnv& env, int64_t
     const int64_t g = r.step_tokens == 1 ? own == r.pages * page : GrowPages(rank, r);
     if (g > 0) [[unlikely]] {
       needed += g;
-      growing_.push_back(static_cast<int32_t>(j));
+      growing_.push_back(run[j]);
     }
   }
   if (ctx_sum != nullptr) *ctx_sum = ctx;
@@ -240,8 +250,8 @@ bool Scheduler::CommitDecode(RankState& rank, SchedulerEnv& env, int64_t needed,
   if (ctx_sum >= 0) {
     // The requests DecodePagesNeeded found at a page boundary (most steps
     // cross none) take their pages.
-    for (int32_t j : growing_) {
-      ReqState& r = reqs[rank.running[static_cast<size_t>(j)]];
+    for (int32_t idx : growing_) {
+      ReqState& r = reqs[idx];
       const int64_t g = GrowPages(rank, r);
       AllocatePages(rank, g);  // counted by the caller, so it succeeds
       r.pages += g;

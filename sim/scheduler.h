@@ -204,8 +204,8 @@ class Scheduler {
   SchedulerConfig cfg_;
 
  private:
-  // DecodePagesNeeded's: the positions in `running` of the requests that
-  // take pages this step.
+  // DecodePagesNeeded's: the requests that take pages this step, in batch
+  // order.
   std::vector<int32_t> growing_;
 };
 

@@ -81,6 +81,7 @@ ServingPool::ServingPool(uint8_t id, const SimConfig& c, const RequestSource& sp
       listener == nullptr && !options.reserve_before_admit && !options.hold_kv_after_prefill;
   env_.admit_counter = &admit_counter_;
   env_.failed = &failed_;
+  env_.digest = &digest_;
 }
 
 // Workloads come in arrival order (traces are sorted when read) and mostly

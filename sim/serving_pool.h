@@ -102,6 +102,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "sim/batch_digest.h"
 #include "sim/event_queue.h"
 #include "sim/router.h"
 #include "sim/scheduler.h"
@@ -242,8 +243,8 @@ class ServingPool {
   // starts at t, lasts d and costs `cost`, like the `same` - 1 after it),
   // and its folded completions.
   struct Skip {
-    bool fold = false;      // CanFoldCompletions
-    bool prefill = false;   // iteration 0 has prompts (StartFromPrefill)
+    bool fold = false;     // CanFoldCompletions
+    bool prefill = false;  // iteration 0 has prompts (StartFromPrefill)
     // Iteration 0 may give (SteadyIterations: gives) first tokens
     // (StartAfterFirstTokens).
     bool first_tokens = false;
@@ -260,6 +261,9 @@ class ServingPool {
     int64_t skipped = 0, t = 0, d = 0, same = 0;
     const StepCost* cost = nullptr;
     RangeSlot* slot = nullptr;  // cost's, when it has one
+    // Requests at the batch's front the digest held (TakeDigest): their
+    // last token came at the digest's last_ns.
+    size_t known = 0;
   };
   int64_t NextEnd(const Skip& s) const {
     return s.next < ends_.size() ? ends_[s.next].first : INT64_MAX;
@@ -270,6 +274,11 @@ class ServingPool {
   // iteration; with s->first_tokens, iteration 0 may give first tokens
   // (then it says whether it does).
   int64_t SteadyIterations(const Replica& rep, Skip* s);
+  // How many requests at the front of the batch digest_ holds (0 when it
+  // holds none of this batch's, or a fold needs their pages and last
+  // iterations), and their sums into *first_last and *weight; digest_ is
+  // spent.
+  size_t TakeDigest(const Replica& rep, bool fold, int64_t* first_last, int64_t* weight);
   int64_t PagedLimit(const Replica& rep, int64_t limit) const;
   void StartAfterFirstTokens(Replica& rep, Skip* s);
   bool BeginSkip(Replica& rep, int64_t dur_ns, Skip* s);
@@ -370,6 +379,9 @@ class ServingPool {
   std::vector<int32_t> emitted_done_;
   // Fast-forward's folded completions: (last iteration, request), in order.
   std::vector<std::pair<int64_t, int32_t>> ends_;
+  // The batch a skip whose last step end it emitted leaves, for the next
+  // schedule and skip (sim/batch_digest.h).
+  BatchDigest digest_;
   // One-rank steady prices by range, direct-mapped: a range is keyed by its
   // batch size and the last context sum it covers (StepPricer::SameCostUntil
   // names it), and Price() is a function of the step.

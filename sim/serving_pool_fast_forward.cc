@@ -51,14 +51,19 @@ int64_t ServingPool::SteadyIterations(const Replica& rep, Skip* s) {
   // Over the requests' last iterations (the step end that finishes each).
   int64_t first_last = INT64_MAX, last_last = 0, weight = 0;
   // Folding (one rank), the pages every request takes up to its last
-  // iteration: needed(limit) below, known in the same pass.
+  // iteration: needed(limit) below, known in the same pass. Pages change
+  // between skips, so a fold reads every request.
   int64_t fold_pages = 0;
+  const size_t known = TakeDigest(rep, fold, &first_last, &weight);
+  s->known = known;
   bool any = false, gives_first = false;
   ReqState* const* at = reqs.table();
   for (const RankState& rank : rep.ranks) {
     const KvPool& pool = rank.pool;
     any = any || !rank.running.empty();
-    for (int32_t idx : rank.running) {
+    for (auto it = rank.running.begin() + static_cast<std::ptrdiff_t>(known);
+         it != rank.running.end(); ++it) {
+      const int32_t idx = *it;
       const ReqState& r = *at[idx];
       if (r.last_token_ns < 0) {
         if (!first_tokens) return 0;
@@ -258,7 +263,7 @@ void ServingPool::FoldCompletions(Replica& rep, int64_t c, int64_t t, Skip* f) {
     const int32_t idx = ends_[f->next++].second;
     ReqState& r = reqs[idx];
     if (r.last_token_ns < 0) {
-      r.first_token_ns = f->first_end;  // StartAfterFirstTokens
+      r.first_token_ns = f->first_end;                          // StartAfterFirstTokens
     } else if (!r.warmup && r.last_token_ns != f->first_end) {  // not fresh (StartFromPrefill)
       res_.itl_ns.Add(f->first_end - r.last_token_ns);
     }
@@ -430,58 +435,6 @@ void ServingPool::EndSkip(Replica& rep, Skip* s) {
   for (size_t k = 0; k < rep.ranks.size(); ++k) kv += CatchUpRank(rep, k, *s, emit, pre);
   // The next step end may free requests' pages before its tokens count.
   res_.peak_kv_tokens = std::max(res_.peak_kv_tokens, kv);
-}
-
-// One rank's requests brought up to the step end after `s.skipped` (and
-// `emit` more), with their first skipped step end's ITL entries and the
-// pages of iteration `skipped`; returns the rank's tokens for the peak.
-int64_t ServingPool::CatchUpRank(Replica& rep, size_t k, const Skip& s, int64_t emit,
-                                 int64_t pre) {
-  RankState& rank = rep.ranks[k];
-  if (rank.running.empty()) return rank.kv_tokens;
-  const int64_t steps = s.skipped + emit;  // step ends whose tokens are out
-  int64_t pages = 0;
-  // The first skipped step end's gaps, equal ones entered together.
-  int64_t gap = -1, gaps = 0;
-  const int64_t first_end = s.first_end, last_ns = s.t + emit * s.d;
-  ReqState* const* at = reqs_.table();
-  const KvPool pool = rank.pool;  // a copy: its fields stay in registers
-  for (int32_t idx : rank.running) {
-    ReqState& r = *at[idx];
-    if (r.last_token_ns < 0) [[unlikely]] {
-      r.first_token_ns = first_end;  // StartAfterFirstTokens
-    } else if (!r.warmup && r.last_token_ns != first_end) {  // not fresh (StartFromPrefill)
-      const int64_t v = first_end - r.last_token_ns;
-      if (v != gap) {
-        if (gaps > 0) res_.itl_ns.Add(gap, gaps);
-        gap = v;
-        gaps = 0;
-      }
-      ++gaps;
-    }
-    r.kv_tokens += steps;
-    r.generated += steps;
-    r.last_token_ns = last_ns;
-    // Iteration `skipped`'s pages: for its context, new token included.
-    const int64_t p =
-        std::max<int64_t>(0, pool.PagesFor(r.kv_tokens - r.cached_tokens + 1 - emit) - r.pages);
-    r.pages += p;
-    pages += p;
-    // Only a pre-emitted step end finishes requests (applied's finishes
-    // none; without either, a request finishing at iteration `skipped` is
-    // one token short).
-    if (r.generated >= r.output) [[unlikely]] emitted_done_.push_back(idx);
-  }
-  if (gaps > 0) res_.itl_ns.Add(gap, gaps);
-  rank.pool.Allocate(pages);  // SteadyIterations checked they are free
-  const int64_t n = static_cast<int64_t>(rank.running.size());
-  // Folded completions brought rank 0's tokens up to their step ends.
-  rank.kv_tokens += n * (steps - (k == 0 ? s.synced : 0));
-  rep.batches[k].decode_ctx_sum += n * s.skipped;
-  sched_->SkipDecodeIterations(rank, s.skipped);
-  // A pre-emitted step end's peak is taken at its event, once the
-  // requests it finishes have left.
-  return rank.kv_tokens - n * pre;
 }
 
 }  // namespace capplan::sim

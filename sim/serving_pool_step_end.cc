@@ -15,6 +15,7 @@ void ServingPool::OnStepEnd(int rep_i) {
     PagesFreed(rep_i);
     return;
   }
+  digest_.valid = false;  // its requests' tokens change
   RequestTable& reqs = reqs_;
   int64_t kv = 0;
   for (size_t k = 0; k < rep.ranks.size(); ++k) {
@@ -64,6 +65,7 @@ void ServingPool::EndEmittedStep(Replica& rep) {
     }
   }
   run.resize(keep);
+  if (digest_.valid) digest_.ids.assign(run.begin(), run.end());
   for (const int32_t idx : emitted_done_) Finish(rank, reqs_[idx], now_);
   emitted_done_.clear();
   rep.batches[0] = RankBatch();

@@ -160,6 +160,7 @@ struct RankState {
 using ContentFn = std::function<void(int32_t idx, int64_t n_blocks, std::vector<int64_t>* out)>;
 
 class RequestTable;  // sim/request_table.h
+struct BatchDigest;  // sim/batch_digest.h
 
 // What a scheduler may do to the world besides forming the batch.
 struct SchedulerEnv {
@@ -169,6 +170,9 @@ struct SchedulerEnv {
   std::vector<int32_t>* failed = nullptr;  // requests the scheduler gave up on
   const ContentFn* content = nullptr;      // set when prefix caching is on
   std::vector<int64_t>* blocks = nullptr;  // scratch for content ids
+  // The requests at the front of the batch a rank's last pass left, when
+  // the pool has them (DecodePagesNeeded reads only the rest).
+  const BatchDigest* digest = nullptr;
 };
 
 }  // namespace capplan::sim

@@ -2,11 +2,15 @@
 #include "common/atomic_file.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <ostream>
 #include <sstream>
+#include <string>
+#include <string_view>
 
 #include "tests/test_util/temp_dir.h"
 
@@ -69,6 +73,50 @@ TEST(WriteDirAtomicStreamed, AWriterErrorKeepsTheEarlierResult) {
   size_t n = 0;
   for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) ++n;
   EXPECT_EQ(n, 1u);
+}
+
+// Large enough that the kernel is asked to start writing it on the way
+// (every 8 MiB).
+std::string LargeText() {
+  std::string text;
+  for (int i = 0; text.size() < (size_t{20} << 20); ++i) text += std::to_string(i) + ",row\n";
+  return text;
+}
+
+TEST(WriteDirAtomicStreamed, ALargeFileArrivesWhole) {
+  const std::string dir = Fresh("large");
+  const std::string text = LargeText();
+  ASSERT_TRUE(WriteDirAtomicStreamed(dir, {{"a.csv",
+                                            [&](std::ostream& os) {
+                                              for (size_t at = 0; at < text.size(); at += 65536) {
+                                                os << std::string_view(text).substr(at, 65536);
+                                              }
+                                              return Status::Ok();
+                                            }}})
+                  .ok());
+  EXPECT_TRUE(Read(dir + "/a.csv") == text);
+}
+
+// A write the file system refuses part way (here the process's file size
+// limit: EFBIG, as a full disk's ENOSPC) fails the call and leaves nothing.
+TEST(WriteDirAtomicStreamed, AWriteErrorLeavesNoFolder) {
+  const std::string dir = Fresh("too_large");
+  const std::string text = LargeText();
+  rlimit old;
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old), 0);
+  const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  rlimit small = old;
+  small.rlim_cur = rlim_t{12} << 20;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  const Status st = WriteDirAtomicStreamed(dir, {{"a.csv", [&](std::ostream& os) {
+                                                    os << text;
+                                                    return Status::Ok();
+                                                  }}});
+  ::setrlimit(RLIMIT_FSIZE, &old);
+  std::signal(SIGXFSZ, old_handler);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("cannot write a.csv"), std::string::npos) << st.message();
+  EXPECT_FALSE(fs::exists(dir));
 }
 
 }  // namespace

@@ -52,6 +52,16 @@ inline std::vector<Case> Cases() {
                     {"warmup_requests", 20},
                     {"input_tokens", {{"dist", "uniform"}, {"min", 2000}, {"max", 16000}}},
                     {"output_tokens", {{"dist", "uniform"}, {"min", 1}, {"max", 900}}}}});
+  // Decode-only closed loop whose requests finish one by one, warm-up ones
+  // among them: most skips end at a step end that finishes a request and
+  // start from the batch the previous one left (ServingPool's digest).
+  for (const char* scheduler : {"sglang", "vllm"}) {
+    cases.push_back({std::string("kimi_closed_loop_staggered_") + scheduler,
+                     "kimi-k2.6-kv-fp8.json",
+                     {std::string("deployment.scheduler=") + scheduler, "workload.num_requests=400",
+                      "workload.warmup_requests=40", "workload.output_tokens.range_ratio=0.5"},
+                     nullptr});
+  }
   // KV-bound: admission waits on pages and 4 running requests are retracted.
   cases.push_back({"kimi_kv_bound_retractions",
                    "kimi-k2.6-kv-bf16.json",
