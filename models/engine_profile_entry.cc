@@ -118,6 +118,28 @@ Status ParseRetraction(JsonObject& d, EngineProfile* p) {
                       {"decode_steps_headroom", "next_decode_fits"});
 }
 
+// Which prefill batches run MLA absorbed, by their summed cached prefix:
+// both keys or none (the default, SGLang's Triton backend rule).
+Status ParseMlaAbsorbedPrefix(JsonObject& d, EngineProfile* p) {
+  const bool from = d.Has("mla_absorbed_prefix_from"), below = d.Has("mla_absorbed_prefix_below");
+  if (!from && !below) return Status::Ok();
+  if (from != below) {
+    return d.Error(from ? "mla_absorbed_prefix_below" : "mla_absorbed_prefix_from",
+                   "is needed beside its pair (the range [from, below) of summed cached "
+                   "prefix tokens; below 0: unbounded)");
+  }
+  EngineDefaults& o = p->defaults;
+  const std::string pre = "defaults.";
+  CAPPLAN_RETURN_IF_ERROR(
+      GetSourced(d, pre, "mla_absorbed_prefix_from", &o.mla_absorbed_prefix_from, &p->sources));
+  CAPPLAN_RETURN_IF_ERROR(d.CheckRange("mla_absorbed_prefix_from",
+                                       static_cast<double>(o.mla_absorbed_prefix_from), 0, 1 << 30));
+  CAPPLAN_RETURN_IF_ERROR(
+      GetSourced(d, pre, "mla_absorbed_prefix_below", &o.mla_absorbed_prefix_below, &p->sources));
+  return d.CheckRange("mla_absorbed_prefix_below",
+                      static_cast<double>(o.mla_absorbed_prefix_below), 0, 1 << 30);
+}
+
 Status ParseDefaults(JsonObject& d, EngineProfile* p) {
   EngineDefaults& o = p->defaults;
   auto& s = p->sources;
@@ -155,6 +177,7 @@ Status ParseDefaults(JsonObject& d, EngineProfile* p) {
   CAPPLAN_RETURN_IF_ERROR(
       GetSourced(d, pre, "speculative_overlap_schedule", &o.speculative_overlap_schedule, &s));
   CAPPLAN_RETURN_IF_ERROR(ParseRetraction(d, p));
+  CAPPLAN_RETURN_IF_ERROR(ParseMlaAbsorbedPrefix(d, p));
   return d.Finish();
 }
 

@@ -32,8 +32,9 @@ enum class KernelFamily {
   kAttentionPrefill,
   kMlaDecode,
   kMlaPrefill,
-  // Naming a kernel here also says the engine runs a prefill batch that has
-  // a cached prefix in the absorbed form (ops_attention.cc).
+  // Naming a kernel here also says the engine runs some prefill batches in
+  // the absorbed form: those whose summed cached prefix lies in the engine's
+  // range (EngineDefaults::mla_absorbed_prefix, ops_attention.cc).
   kMlaPrefillAbsorbed,
   kCount,
 };

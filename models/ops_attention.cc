@@ -197,10 +197,12 @@ bool AbsorbedMlaPrefill(const ShardedModel& m, const BatchShape& batch) {
   if (m.card.attention != AttentionKind::kMla) return false;
   if (m.mla_prefill_always_absorbed) return true;
   if (m.kernels.For(OpKind::kMlaPrefillAbsorbed, m.kv.dtype).empty()) return false;
-  for (const auto& ch : batch.prefill) {
-    if (ch.cached_tokens > 0) return true;
-  }
-  return false;
+  if (batch.prefill.empty()) return false;
+  // The engines test the sum over the batch, not each request's prefix.
+  int64_t cached = 0;
+  for (const auto& ch : batch.prefill) cached += ch.cached_tokens;
+  const MlaAbsorbedPrefix& r = m.mla_absorbed_prefix;
+  return cached >= r.from && (r.below <= 0 || cached < r.below);
 }
 
 void EmitAttention(const ProgramOp& s, const StepRows& r, int64_t count, std::vector<Op>* out) {

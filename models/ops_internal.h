@@ -39,9 +39,8 @@ double ChunkedPairs(int64_t cached, int64_t n, int64_t chunk);
 
 // True when the engine runs this batch's MLA prefill in the absorbed form:
 // it always does (ShardedModel::mla_prefill_always_absorbed), or it names an
-// mla_prefill_absorbed kernel (models/kernel_choice.h) and a chunk of the
-// batch has a cached prefix (SGLang's Triton MLA backend runs a batch as MHA
-// only when no request in it has one).
+// mla_prefill_absorbed kernel (models/kernel_choice.h) and the batch's
+// summed cached prefix lies in ShardedModel::mla_absorbed_prefix.
 bool AbsorbedMlaPrefill(const ShardedModel& m, const BatchShape& batch);
 
 // Appends the instance of a linear-attention state op (conv, recurrent

@@ -120,6 +120,8 @@ Status ShardPoolModel(State* st) {
   const models::EngineProfile* engine = d.engine_resolution.profile;
   if (engine != nullptr) {
     sharded_r->linear_state = models::LinearStateFormatOf(engine->memory.hybrid);
+    sharded_r->mla_absorbed_prefix = {engine->defaults.mla_absorbed_prefix_from,
+                                      engine->defaults.mla_absorbed_prefix_below};
   }
   st->sharded.emplace(std::move(*sharded_r));
   const speculative::Spec& spec = d.speculative;
@@ -134,6 +136,7 @@ Status ShardPoolModel(State* st) {
   if (!draft_r.ok()) return st->At(st->pool->pointer + "/speculative", draft_r.status());
   draft_r->kernels = *kernels;
   draft_r->linear_state = st->sharded->linear_state;
+  draft_r->mla_absorbed_prefix = st->sharded->mla_absorbed_prefix;
   st->draft.emplace(std::move(*draft_r));
   return Status::Ok();
 }

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "models/card.h"
+#include "models/engine_profile.h"
 #include "models/ops.h"
 #include "tests/models/layouts.h"
 
@@ -137,6 +138,45 @@ TEST(Ops, AbsorbedMlaPrefillOnlyWithACachedPrefix) {
   const std::vector<Op> mha = StepOps(m, b);
   EXPECT_EQ(Get(mha, "attn.mla_prefill").kind, OpKind::kMlaPrefill);
   EXPECT_NE(Find(mha, "attn.kv_b_proj.expand"), nullptr);
+}
+
+// SGLang's FA3 backend bounds the batch's summed cached prefix instead:
+// 0.4.5.post3 runs every batch under 8192 cached tokens absorbed, fresh
+// prompts included; from 0.4.6 a fresh batch runs MHA again. The sum is the
+// batch's, not each request's.
+TEST(Ops, AbsorbedMlaPrefillByTheBatchsSummedPrefix) {
+  ShardedModel m = Shard("kimi-k2.6", 8);
+  auto k = KernelChoices::FromSelectors({{"mla_prefill_absorbed.bf16", "fa3_absorbed"}});
+  ASSERT_TRUE(k.ok()) << k.status().message();
+  m.kernels = *k;
+  const auto kind = [&](std::vector<BatchShape::Chunk> chunks) {
+    BatchShape b;
+    b.prefill = std::move(chunks);
+    return Get(StepOps(m, b), "attn.mla_prefill").kind;
+  };
+  m.mla_absorbed_prefix = {0, 8192};  // 0.4.5.post3
+  EXPECT_EQ(kind({{1000, 0}}), OpKind::kMlaPrefillAbsorbed);
+  EXPECT_EQ(kind({{1000, 8191}}), OpKind::kMlaPrefillAbsorbed);
+  EXPECT_EQ(kind({{1000, 8192}}), OpKind::kMlaPrefill);
+  EXPECT_EQ(kind({{100, 4096}, {100, 4096}}), OpKind::kMlaPrefill);
+  m.mla_absorbed_prefix = {1, 8192};  // 0.4.6 on
+  EXPECT_EQ(kind({{1000, 0}}), OpKind::kMlaPrefill);
+  EXPECT_EQ(kind({{1000, 0}, {10, 1}}), OpKind::kMlaPrefillAbsorbed);
+  EXPECT_EQ(kind({{1000, 20000}}), OpKind::kMlaPrefill);
+  // The engine profile carries both rules by version; the default is the
+  // Triton backend's (any cached prefix, unbounded).
+  auto v045 = ResolveEngine("sglang", "0.4.5");
+  auto v046 = ResolveEngine("sglang", "0.4.6");
+  auto v040 = ResolveEngine("sglang", "0.4.0");
+  ASSERT_TRUE(v045.ok() && v046.ok() && v040.ok());
+  EXPECT_EQ(v045->profile->defaults.mla_absorbed_prefix_from, 0);
+  EXPECT_EQ(v045->profile->defaults.mla_absorbed_prefix_below, 8192);
+  EXPECT_EQ(v045->profile->kernels.For(OpKind::kMlaPrefillAbsorbed, Dtype::kBf16),
+            "sglang_fa3_mla_prefill_absorbed");
+  EXPECT_EQ(v046->profile->defaults.mla_absorbed_prefix_from, 1);
+  EXPECT_EQ(v046->profile->defaults.mla_absorbed_prefix_below, 8192);
+  EXPECT_EQ(v040->profile->defaults.mla_absorbed_prefix_from, 1);
+  EXPECT_EQ(v040->profile->defaults.mla_absorbed_prefix_below, 0);
 }
 
 TEST(Ops, Glm52DsaReadsTopKAndAllIndexKeys) {
