@@ -69,6 +69,9 @@ class LogHistogram {
 
 // Mean, median, p90 and p99 of `ms` (milliseconds; 0 each when empty).
 schema::Stats StatsOf(const std::vector<double>& ms);
+// The same, selecting in *scratch (overwritten), whose room a caller taking
+// several statistics reuses.
+schema::Stats StatsOf(const std::vector<double>& ms, std::vector<double>* scratch);
 
 // One request as the end-to-end (client-side) metrics see it: sent at
 // send_ns (the TTFT/E2EL origin), first token, last token.

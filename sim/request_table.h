@@ -12,13 +12,17 @@
 #include <memory>
 #include <vector>
 
+#include "common/huge_pages.h"
 #include "sim/sim_state.h"
 
 namespace capplan::sim {
 
 class RequestTable {
  public:
-  explicit RequestTable(int64_t requests) : at_(static_cast<size_t>(requests), nullptr) {}
+  explicit RequestTable(int64_t requests) {
+    common::ReserveHugePages(&at_, static_cast<size_t>(requests));
+    at_.assign(static_cast<size_t>(requests), nullptr);
+  }
 
   // The open request idx: one load and the state itself, on the
   // simulator's hottest path.

@@ -3,6 +3,7 @@
 #include <limits>
 #include <sstream>
 
+#include "common/huge_pages.h"
 #include "common/memory_budget.h"
 #include "sim/workload/arrivals.h"
 #include "sim/workload/clients.h"
@@ -53,6 +54,7 @@ Status GenerateLengths(JsonObject& w, const std::string& dir, int64_t n, Workloa
                            ClientLength(w, "output_tokens", dir, client, ratio));
   WorkloadRng in_rng(out->seed, kInputLengthStream);
   WorkloadRng out_rng(out->seed, kOutputLengthStream);
+  common::ReserveHugePages(&out->requests, static_cast<size_t>(n));
   out->requests.resize(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
     RequestSpec& r = out->requests[static_cast<size_t>(i)];
