@@ -267,6 +267,7 @@ Status ConfigurePool(State* st) {
   CAPPLAN_RETURN_IF_ERROR(FillSglangDefaults(&cfg.sched));
   cfg.sched.speculative = d.speculative.acceptance;
   cfg.sched.seed = sc.workload.seed;
+  cfg.sched.overlap_schedule = st->overlap;
   st->mrr = MaxRunningRequests(*st);
   // With DP attention the engine splits the cap over the ranks.
   cfg.sched.max_running_requests = std::max<int64_t>(1, st->mrr / cfg.ranks_per_replica);

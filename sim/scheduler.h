@@ -3,7 +3,12 @@
 // prompt chunks to compute, whether the running requests decode, and which
 // requests to retract or preempt (free their KV, requeue them) when the KV
 // pool runs out. It allocates the KV pages the batch needs before returning,
-// so a batch can never over-commit the pool.
+// so a batch can never over-commit the pool. Under an engine that overlaps
+// scheduling with the GPU (SchedulerConfig::overlap_schedule: SGLang's
+// event_loop_overlap, vLLM's asynchronous scheduling), the batch formed at a
+// step end was formed when that step began in the engine: both schedulers
+// admit only waiting requests that arrived before then
+// (SchedulerEnv::visible_before_ns, set by the pool).
 //
 //  "sglang" (default), SGLang's Scheduler and ScheduleBatch at the versions
 //    models/engines/sglang.json lists (python/sglang/srt/managers/

@@ -443,6 +443,10 @@ void ServingPool::OnSchedule(int rep_i) {
   rep.schedule_pending = false;
   if (rep.busy) return;
   env_.now_ns = now_;
+  // Right after a step, an overlapping engine runs the batch it formed when
+  // that step began; an idle one sees every request that has arrived.
+  env_.visible_before_ns =
+      cfg_.sched.overlap_schedule && rep.step_end_ns == now_ ? rep.step_start_ns : INT64_MAX;
   double seconds = 0;
   const StepCost* slowest = nullptr;
   int64_t admitted = 0, decode_n = 0, prefill_tokens = 0;
@@ -482,8 +486,17 @@ void ServingPool::OnSchedule(int rep_i) {
       }
     }
   }
-  if (!any) return;
+  if (!any) {
+    // Nothing formed while requests wait unseen: the engine's loop finds
+    // its queue again at once.
+    if (env_.visible_before_ns != INT64_MAX && AnyWaiting(rep)) {
+      rep.step_end_ns = -1;
+      OnSchedule(rep_i);
+    }
+    return;
+  }
   rep.busy = true;
+  rep.step_start_ns = now_;
   const int64_t dur = StepNs(seconds);
   res_.busy.Add(*slowest);
   ++res_.iterations;

@@ -177,6 +177,8 @@ class ServingPool {
     // only ends it, finishing the requests in emitted_done_.
     bool tokens_emitted = false;
     uint64_t next_rank = 0;  // round-robin cursor over ranks
+    // The last step's start and end (SchedulerConfig::overlap_schedule).
+    int64_t step_start_ns = -1, step_end_ns = -1;
   };
 
   bool OrderArrivals();
@@ -197,6 +199,12 @@ class ServingPool {
   void CountInFlight(int64_t t, int64_t delta);
   void OnArrival(int32_t idx);
   static int64_t Load(const RankState& rk) { return rk.kv_tokens + rk.queued_tokens; }
+  static bool AnyWaiting(const Replica& rep) {
+    for (const RankState& rk : rep.ranks) {
+      if (!rk.waiting.empty()) return true;
+    }
+    return false;
+  }
   int Route(int32_t idx);
   int PickRank(Replica& rep);
   static int64_t InFlight(const RankState& rk) {

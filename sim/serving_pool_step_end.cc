@@ -9,6 +9,7 @@ namespace capplan::sim {
 
 void ServingPool::OnStepEnd(int rep_i) {
   Replica& rep = replicas_[rep_i];
+  rep.step_end_ns = now_;
   if (rep.tokens_emitted) {  // a pure decode step whose tokens are out
     EndEmittedStep(rep);
     rep.busy = false;

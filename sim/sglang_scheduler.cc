@@ -66,6 +66,7 @@ class SglangScheduler : public Scheduler {
       for (int32_t i : rank.prefilling) budget -= reqs[i].prompt_target - reqs[i].prefilled;
     }
     while (!rank.waiting.empty() &&
+           reqs[rank.waiting.front()].arrival_ns < env.visible_before_ns &&
            static_cast<int64_t>(rank.running.size() + rank.prefilling.size()) <
                cfg_.max_running_requests &&
            (budget > 0 || cfg_.phase == Phase::kDecodeOnly)) {

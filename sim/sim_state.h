@@ -3,6 +3,7 @@
 #ifndef CAPPLAN_SIM_SIM_STATE_H_
 #define CAPPLAN_SIM_SIM_STATE_H_
 
+#include <climits>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -114,6 +115,12 @@ struct SchedulerConfig {
   // it emits.
   speculative::AcceptanceModel speculative;
   uint64_t seed = 0;
+  // The engine forms the next batch while the current one runs (SGLang's
+  // overlap event loop, vLLM's asynchronous scheduling): the batch that
+  // follows a step was formed when that step began, so a request that
+  // arrives during a step, or as it ends (a closed loop's next request), is
+  // first admitted by the schedule after the next (ServingPool::OnSchedule).
+  bool overlap_schedule = false;
 };
 
 struct PrefillChunk {
@@ -173,6 +180,9 @@ struct SchedulerEnv {
   // The requests at the front of the batch a rank's last pass left, when
   // the pool has them (DecodePagesNeeded reads only the rest).
   const BatchDigest* digest = nullptr;
+  // Waiting requests that arrived at or after this time are not seen by
+  // this schedule (SchedulerConfig::overlap_schedule); INT64_MAX: all are.
+  int64_t visible_before_ns = INT64_MAX;
 };
 
 }  // namespace capplan::sim

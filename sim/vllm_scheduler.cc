@@ -103,6 +103,7 @@ class VllmScheduler : public Scheduler {
   void AdmitWaiting(RankState& rank, SchedulerEnv& env, int64_t budget, RankBatch* out) {
     RequestTable& reqs = *env.reqs;
     while (budget > 0 && !rank.waiting.empty() &&
+           reqs[rank.waiting.front()].arrival_ns < env.visible_before_ns &&
            static_cast<int64_t>(rank.running.size() + rank.prefilling.size()) <
                cfg_.max_running_requests) {
       if (FailHeadIfTooLarge(rank, env)) continue;
