@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "sim/simulator.h"
-#include "tests/sim/fake_pricer.h"
+#include "tests/sim/millisecond_steps.h"
 
 namespace capplan::sim {
 namespace {
@@ -24,24 +24,7 @@ SimResult RunPool(bool overlap, int64_t concurrency, const std::vector<SimReques
   c.sched.chunked_prefill_tokens = 1024;
   c.sched.overlap_schedule = overlap;
   c.concurrency = concurrency;
-  FakePricer p;
-  p.per_prefill_token_s = p.per_decode_s = p.per_context_token_s = 0;
-  SimResult out;
-  for (bool ff : {false, true}) {
-    c.fast_forward = ff;
-    auto r = Simulate(c, specs, p);
-    EXPECT_TRUE(r.ok()) << r.status().message();
-    if (!r.ok()) return out;
-    if (ff) {
-      for (size_t i = 0; i < specs.size(); ++i) {
-        EXPECT_EQ(r->requests[i].first_token_ns, out.requests[i].first_token_ns) << i;
-        EXPECT_EQ(r->requests[i].finish_ns, out.requests[i].finish_ns) << i;
-      }
-    } else {
-      out = std::move(*r);
-    }
-  }
-  return out;
+  return RunMillisecondSteps(c, specs);
 }
 
 // R0 = 4 in / 5 out at 0 ms, R1 = 4 in / 2 out at 1.5 ms, during R0's

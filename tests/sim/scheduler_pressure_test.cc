@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "sim/simulator.h"
-#include "tests/sim/fake_pricer.h"
+#include "tests/sim/millisecond_steps.h"
 
 namespace capplan::sim {
 namespace {
@@ -17,25 +17,7 @@ namespace {
 constexpr int64_t kMs = 1'000'000;
 
 SimResult RunBoth(SimConfig c, const std::vector<SimRequestSpec>& specs) {
-  FakePricer p;
-  p.per_prefill_token_s = p.per_decode_s = p.per_context_token_s = 0;
-  SimResult out;
-  for (bool ff : {false, true}) {
-    c.fast_forward = ff;
-    auto r = Simulate(c, specs, p);
-    EXPECT_TRUE(r.ok()) << r.status().message();
-    if (!r.ok()) return out;
-    if (ff) {
-      for (size_t i = 0; i < specs.size(); ++i) {
-        EXPECT_EQ(r->requests[i].first_token_ns, out.requests[i].first_token_ns) << i;
-        EXPECT_EQ(r->requests[i].finish_ns, out.requests[i].finish_ns) << i;
-        EXPECT_EQ(r->requests[i].retractions, out.requests[i].retractions) << i;
-      }
-    } else {
-      out = std::move(*r);
-    }
-  }
-  return out;
+  return RunMillisecondSteps(std::move(c), specs);
 }
 
 // A pool of `kv_tokens` KV slots in pages of `page` tokens under
