@@ -438,6 +438,18 @@ void ServingPool::OnReserve(int rep_i) {
   HandleFailures();
 }
 
+// A retraction freed pages; if it emptied the batch no step end follows to
+// say so, and the retracted queue must not wait for one.
+void ServingPool::WakeReserveAfterRetraction(int rep_i) {
+  if (!opts_.reserve_before_admit) return;
+  for (const auto& rk : replicas_[rep_i].ranks) {
+    if (!rk.retracted.empty()) {
+      WakeReserve(rep_i);
+      return;
+    }
+  }
+}
+
 void ServingPool::OnSchedule(int rep_i) {
   Replica& rep = replicas_[rep_i];
   rep.schedule_pending = false;
@@ -476,16 +488,7 @@ void ServingPool::OnSchedule(int rep_i) {
   }
   res_.max_running_requests = std::max(res_.max_running_requests, admitted);
   HandleFailures();
-  // A retraction freed pages; if it emptied the batch no step end follows to
-  // say so, and the retracted queue must not wait for one.
-  if (opts_.reserve_before_admit) {
-    for (const auto& rk : rep.ranks) {
-      if (!rk.retracted.empty()) {
-        WakeReserve(rep_i);
-        break;
-      }
-    }
-  }
+  WakeReserveAfterRetraction(rep_i);
   if (!any) {
     // Nothing formed while requests wait unseen: the engine's loop finds
     // its queue again at once.

@@ -199,6 +199,7 @@ class ServingPool {
   void CountInFlight(int64_t t, int64_t delta);
   void OnArrival(int32_t idx);
   static int64_t Load(const RankState& rk) { return rk.kv_tokens + rk.queued_tokens; }
+  void WakeReserveAfterRetraction(int rep_i);
   static bool AnyWaiting(const Replica& rep) {
     for (const RankState& rk : rep.ranks) {
       if (!rk.waiting.empty()) return true;
