@@ -55,11 +55,8 @@ struct EngineDefaults {
   double new_token_ratio_init = 0, new_token_ratio_min_factor = 0;
   int64_t new_token_ratio_decay_steps = 0, clip_max_new_tokens = 0, retract_decode_steps = 0;
   std::string retract_until;
-  // The prefill batches an engine that names an absorbed MLA prefill kernel
-  // runs absorbed: summed cached prefix in [from, below), below 0 unbounded
-  // (optional keys mla_absorbed_prefix_from / _below; the default, any
-  // cached prefix, is SGLang's Triton backend).
-  int64_t mla_absorbed_prefix_from = 1, mla_absorbed_prefix_below = 0;
+  // Optional keys mla_absorbed_prefix_from / _below.
+  MlaAbsorbedPrefix mla_absorbed_prefix;
 
   int64_t CudaGraphMaxBs(int tp) const;
   int64_t PageSize(bool sparse_attention) const;

@@ -130,14 +130,12 @@ Status ParseMlaAbsorbedPrefix(JsonObject& d, EngineProfile* p) {
   }
   EngineDefaults& o = p->defaults;
   const std::string pre = "defaults.";
+  MlaAbsorbedPrefix& r = o.mla_absorbed_prefix;
+  CAPPLAN_RETURN_IF_ERROR(GetSourced(d, pre, "mla_absorbed_prefix_from", &r.from, &p->sources));
   CAPPLAN_RETURN_IF_ERROR(
-      GetSourced(d, pre, "mla_absorbed_prefix_from", &o.mla_absorbed_prefix_from, &p->sources));
-  CAPPLAN_RETURN_IF_ERROR(d.CheckRange("mla_absorbed_prefix_from",
-                                       static_cast<double>(o.mla_absorbed_prefix_from), 0, 1 << 30));
-  CAPPLAN_RETURN_IF_ERROR(
-      GetSourced(d, pre, "mla_absorbed_prefix_below", &o.mla_absorbed_prefix_below, &p->sources));
-  return d.CheckRange("mla_absorbed_prefix_below",
-                      static_cast<double>(o.mla_absorbed_prefix_below), 0, 1 << 30);
+      d.CheckRange("mla_absorbed_prefix_from", static_cast<double>(r.from), 0, 1 << 30));
+  CAPPLAN_RETURN_IF_ERROR(GetSourced(d, pre, "mla_absorbed_prefix_below", &r.below, &p->sources));
+  return d.CheckRange("mla_absorbed_prefix_below", static_cast<double>(r.below), 0, 1 << 30);
 }
 
 Status ParseDefaults(JsonObject& d, EngineProfile* p) {

@@ -8,6 +8,7 @@
 #define CAPPLAN_MODELS_KERNEL_CHOICE_H_
 
 #include <array>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <string_view>
@@ -19,6 +20,16 @@
 namespace capplan::models {
 
 enum class OpKind;  // models/ops.h
+
+// The prefill batches an engine that names an absorbed MLA prefill kernel
+// runs absorbed: those whose chunks' cached prefixes sum to `from` tokens or
+// more and to fewer than `below` (0: no upper bound). The default is SGLang's
+// Triton backend (absorbed when any request has a cached prefix); its FA3
+// backend bounds the sum (models/engines/sglang.json).
+struct MlaAbsorbedPrefix {
+  int64_t from = 1;
+  int64_t below = 0;
+};
 
 // Kernel families an engine chooses an implementation for. MoE experts and
 // dense GEMMs are chosen by their weight format, attention by its KV format.
@@ -34,7 +45,7 @@ enum class KernelFamily {
   kMlaPrefill,
   // Naming a kernel here also says the engine runs some prefill batches in
   // the absorbed form: those whose summed cached prefix lies in the engine's
-  // range (EngineDefaults::mla_absorbed_prefix, ops_attention.cc).
+  // range (MlaAbsorbedPrefix, ops_attention.cc).
   kMlaPrefillAbsorbed,
   kCount,
 };

@@ -106,13 +106,6 @@ struct LinearStateFormat {
   int64_t conv_bytes = 2;
 };
 
-// The summed cached prefix [from, below) of a prefill batch that an engine
-// runs in MLA's absorbed form (below 0: no upper bound).
-struct MlaAbsorbedPrefix {
-  int64_t from = 1;
-  int64_t below = 0;
-};
-
 // A card prepared for one deployment: formats resolved, layout validated.
 struct ShardedModel {
   ModelCard card;
@@ -129,10 +122,7 @@ struct ShardedModel {
   // engine does), not only batches with a cached prefix.
   bool mla_prefill_always_absorbed = false;
   // Otherwise, when the engine names an absorbed MLA prefill kernel, the
-  // prefill batches whose chunks' cached prefixes sum to `from` tokens or
-  // more, and to fewer than `below` (0: no bound), run absorbed. The
-  // default is SGLang's Triton backend (absorbed when any request has a
-  // cached prefix); its FA3 backend bounds the sum (EngineDefaults).
+  // prefill batches it runs absorbed (the engine profile's rule).
   MlaAbsorbedPrefix mla_absorbed_prefix;
   // How the engine stores linear-attention state (read when the program is
   // instantiated, like the kernels).

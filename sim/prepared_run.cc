@@ -120,8 +120,7 @@ Status ShardPoolModel(State* st) {
   const models::EngineProfile* engine = d.engine_resolution.profile;
   if (engine != nullptr) {
     sharded_r->linear_state = models::LinearStateFormatOf(engine->memory.hybrid);
-    sharded_r->mla_absorbed_prefix = {engine->defaults.mla_absorbed_prefix_from,
-                                      engine->defaults.mla_absorbed_prefix_below};
+    sharded_r->mla_absorbed_prefix = engine->defaults.mla_absorbed_prefix;
   }
   st->sharded.emplace(std::move(*sharded_r));
   const speculative::Spec& spec = d.speculative;

@@ -169,14 +169,14 @@ TEST(Ops, AbsorbedMlaPrefillByTheBatchsSummedPrefix) {
   auto v046 = ResolveEngine("sglang", "0.4.6");
   auto v040 = ResolveEngine("sglang", "0.4.0");
   ASSERT_TRUE(v045.ok() && v046.ok() && v040.ok());
-  EXPECT_EQ(v045->profile->defaults.mla_absorbed_prefix_from, 0);
-  EXPECT_EQ(v045->profile->defaults.mla_absorbed_prefix_below, 8192);
+  EXPECT_EQ(v045->profile->defaults.mla_absorbed_prefix.from, 0);
+  EXPECT_EQ(v045->profile->defaults.mla_absorbed_prefix.below, 8192);
   EXPECT_EQ(v045->profile->kernels.For(OpKind::kMlaPrefillAbsorbed, Dtype::kBf16),
             "sglang_fa3_mla_prefill_absorbed");
-  EXPECT_EQ(v046->profile->defaults.mla_absorbed_prefix_from, 1);
-  EXPECT_EQ(v046->profile->defaults.mla_absorbed_prefix_below, 8192);
-  EXPECT_EQ(v040->profile->defaults.mla_absorbed_prefix_from, 1);
-  EXPECT_EQ(v040->profile->defaults.mla_absorbed_prefix_below, 0);
+  EXPECT_EQ(v046->profile->defaults.mla_absorbed_prefix.from, 1);
+  EXPECT_EQ(v046->profile->defaults.mla_absorbed_prefix.below, 8192);
+  EXPECT_EQ(v040->profile->defaults.mla_absorbed_prefix.from, 1);
+  EXPECT_EQ(v040->profile->defaults.mla_absorbed_prefix.below, 0);
 }
 
 TEST(Ops, Glm52DsaReadsTopKAndAllIndexKeys) {
