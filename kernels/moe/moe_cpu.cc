@@ -83,31 +83,40 @@ Status ExpertForwardCpu(const MoeExpertWeights& e, const float* x, int rows, flo
   return Status::Ok();
 }
 
-Status MoeForwardCpu(const MoeWeights& w, const RouterConfig& rc, const float* x, int tokens,
-                     float* y, MoePermutation* permutation) {
+Result<MoePermutation> RouteMoeCpu(const MoeWeights& w, const RouterConfig& rc, const float* x,
+                                   int tokens, std::vector<float>* xb, std::vector<float>* xin,
+                                   std::vector<float>* weights) {
   const int hidden = w.hidden;
   if (static_cast<int>(w.experts.size()) != rc.num_experts ||
       w.router.size() != static_cast<size_t>(rc.num_experts) * hidden) {
-    return Status::Invalid("MoeForwardCpu: weights have " + std::to_string(w.experts.size()) +
+    return Status::Invalid("MoE routing: weights have " + std::to_string(w.experts.size()) +
                            " experts, router config " + std::to_string(rc.num_experts));
   }
-  if (tokens == 0) return Status::Ok();
   // Hidden states arrive in BF16 in the engine.
-  std::vector<float> xb(static_cast<size_t>(tokens) * hidden);
-  for (size_t i = 0; i < xb.size(); ++i) xb[i] = RoundToBf16(x[i]);
+  xb->resize(static_cast<size_t>(tokens) * hidden);
+  for (size_t i = 0; i < xb->size(); ++i) (*xb)[i] = RoundToBf16(x[i]);
   std::vector<float> logits(static_cast<size_t>(tokens) * rc.num_experts);
-  GemmCpuExact(w.router.data(), xb.data(), tokens, rc.num_experts, hidden, logits.data());
+  GemmCpuExact(w.router.data(), xb->data(), tokens, rc.num_experts, hidden, logits.data());
   std::vector<int> ids(static_cast<size_t>(tokens) * rc.top_k);
-  std::vector<float> weights(ids.size());
-  CAPPLAN_RETURN_IF_ERROR(RouteCpu(rc, logits.data(), tokens, ids.data(), weights.data()));
+  weights->resize(ids.size());
+  CAPPLAN_RETURN_IF_ERROR(RouteCpu(rc, logits.data(), tokens, ids.data(), weights->data()));
   CAPPLAN_ASSIGN_OR_RETURN(MoePermutation perm,
                            PermuteByExpert(ids.data(), tokens, rc.top_k, rc.num_experts));
-  const size_t rows = ids.size();
-  std::vector<float> xin(rows * hidden), out(rows * hidden);
-  for (size_t r = 0; r < rows; ++r) {
-    std::copy_n(xb.data() + static_cast<size_t>(perm.row_token[r]) * hidden, hidden,
-                xin.data() + r * hidden);
+  xin->resize(ids.size() * hidden);
+  for (size_t r = 0; r < ids.size(); ++r) {
+    std::copy_n(xb->data() + static_cast<size_t>(perm.row_token[r]) * hidden, hidden,
+                xin->data() + r * hidden);
   }
+  return perm;
+}
+
+Status MoeForwardCpu(const MoeWeights& w, const RouterConfig& rc, const float* x, int tokens,
+                     float* y, MoePermutation* permutation) {
+  const int hidden = w.hidden;
+  if (tokens == 0) return Status::Ok();
+  std::vector<float> xb, xin, weights;
+  CAPPLAN_ASSIGN_OR_RETURN(MoePermutation perm, RouteMoeCpu(w, rc, x, tokens, &xb, &xin, &weights));
+  std::vector<float> out(xin.size());
   for (int e = 0; e < rc.num_experts; ++e) {
     const size_t off = static_cast<size_t>(perm.expert_offsets[e]) * hidden;
     CAPPLAN_RETURN_IF_ERROR(

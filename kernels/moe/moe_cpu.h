@@ -50,6 +50,13 @@ Result<MoeWeights> RandomMoeWeights(int hidden, int intermediate, int num_expert
 // BF16-rounded intermediates as described above.
 Status ExpertForwardCpu(const MoeExpertWeights& e, const float* x, int rows, float* out);
 
+// The layer's routing: x rounded to BF16 (*xb [tokens, H]), the router's
+// top-k (*weights [tokens * top_k]) and the rows grouped by expert (*xin
+// [tokens * top_k, H], in the returned permutation's order).
+Result<MoePermutation> RouteMoeCpu(const MoeWeights& w, const RouterConfig& rc, const float* x,
+                                   int tokens, std::vector<float>* xb, std::vector<float>* xin,
+                                   std::vector<float>* weights);
+
 // Full layer. `permutation` (optional) receives the routing's row grouping.
 Status MoeForwardCpu(const MoeWeights& w, const RouterConfig& rc, const float* x, int tokens,
                      float* y, MoePermutation* permutation = nullptr);

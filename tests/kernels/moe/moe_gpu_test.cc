@@ -1,4 +1,5 @@
-// The device MoE layer against MoeForwardCpu, in BF16, FP8 (128x128) and
+// The device MoE layer against MoeForwardCpu, in BF16, FP8 (128x128; also
+// against MoeForwardFp8DeviceNumerics, the same arithmetic as the kernels) and
 // W4A16, for a decode-like batch (most experts empty) and a prefill-like
 // one (every expert busy, ragged row counts). Labelled gpu; skipped
 // without a CUDA device.
@@ -12,6 +13,7 @@
 #include "kernels/harness/cuda_timer.h"
 #include "kernels/harness/device_buffer.h"
 #include "kernels/moe/moe_cuda.h"
+#include "kernels/moe/moe_fp8_device_numerics.h"
 #include "tests/kernels/gemm/test_util.h"
 
 namespace capplan::kernels {
@@ -69,13 +71,28 @@ TEST_P(MoeGpuTest, MatchesCpuReference) {
     double rms = 0;
     for (float r : ref) rms += static_cast<double>(r) * r;
     rms = std::sqrt(rms / ref.size());
+    // FP8 requantizes SiLU(gate)*up: the device's BF16-widened operands
+    // land 1.7-2.0% (relative L2) from the exact reference by design
+    // (kernels/moe/moe_fp8_device_numerics.h), so elementwise the device is
+    // held to the reference with its own arithmetic, and to the exact one
+    // norm-wise only.
+    const bool fp8 = fmt == GemmWeightFormat::kFp8Block128;
+    std::vector<float> same_arith;
+    if (fp8) {
+      same_arith.resize(ref.size());
+      ASSERT_TRUE(MoeForwardFp8DeviceNumerics(*w, rc, xf.data(), tokens, same_arith.data()).ok());
+    }
+    const std::vector<float>& elementwise = fp8 ? same_arith : ref;
     // Two chained GEMMs, each with BF16-widened operands and BF16 outputs,
     // plus BF16 intermediates: a few 2^-8 relative errors compound.
-    const CheckResult c = Check(got, ref, 3e-2 * rms, 3e-2);
+    const CheckResult c = Check(got, elementwise, 3e-2 * rms, 3e-2);
     EXPECT_TRUE(c.pass) << GemmWeightFormatName(fmt) << " tokens=" << tokens << ": " << c.mismatches
                         << " mismatches\n"
                         << c.report;
-    EXPECT_LT(RelativeL2Error(got.data(), ref.data(), ref.size()), 2e-2);
+    EXPECT_LT(RelativeL2Error(got.data(), elementwise.data(), ref.size()), fp8 ? 5e-3 : 2e-2);
+    if (fp8) {
+      EXPECT_LT(RelativeL2Error(got.data(), ref.data(), ref.size()), 3e-2);
+    }
   }
 }
 
