@@ -296,6 +296,7 @@ bool Scheduler::PrepareDecodeRetractLatest(RankState& rank, SchedulerEnv& env, R
 void Scheduler::AdmitResident(RankState& rank, SchedulerEnv& env) {
   RequestTable& reqs = *env.reqs;
   while (!rank.waiting.empty() &&
+         reqs[rank.waiting.front()].arrival_ns < env.visible_before_ns &&
          static_cast<int64_t>(rank.running.size()) < cfg_.max_running_requests) {
     if (FailHeadIfTooLarge(rank, env)) continue;
     const int32_t idx = rank.waiting.front();

@@ -63,7 +63,12 @@
 // queued event (so requests leave the in-flight count in time order): the
 // requests finish at it, the pages the batch holds then are taken and
 // theirs freed (the pool's peak is exact), and the skip goes on with the
-// smaller batch, up to the last request's last iteration. The same replica
+// smaller batch, up to the last request's last iteration. A client waiting
+// for a concurrency slot (a closed loop's next request) does not stop that
+// when the engine overlaps its schedules and the replica is its pool's only
+// one: the request a folded step end sends is first seen by the schedule
+// two step ends later (SchedulerEnv::visible_before_ns), so the skip folds
+// it, steps once more and ends there as an ordinary event. The same replica
 // may also start a skip from a batch with prompts when that step finishes
 // every prompt in flight (their first tokens come at its end) and its decode
 // requests step in it: from the next iteration on it is steady decode
@@ -302,6 +307,8 @@ class ServingPool {
   // A co-located pool without follow-ups or a concurrency backlog: only an
   // arrival can reach a replica (header comment).
   bool OnlyArrivalsReach() const;
+  // Folded completions may send waiting clients' requests (header comment).
+  bool FoldSendsUnseen() const;
   // The time before which nothing can change a steady replica (above).
   int64_t Horizon() const;
   int64_t SamePriceRun(const Replica& rep, int64_t i);

@@ -17,8 +17,15 @@ int64_t ServingPool::Horizon() const {
   return OnlyArrivalsReach() ? next_arrival_ns_ : q_->next_time();
 }
 
+// The requests a folded step end sends go to this replica, and its
+// schedules do not see them at the next step end (sim/serving_pool.h).
+bool ServingPool::FoldSendsUnseen() const {
+  return cfg_.sched.overlap_schedule && replicas_.size() == 1 && listener_ == nullptr &&
+         !opts_.reserve_before_admit && !opts_.hold_kv_after_prefill && follow_.empty();
+}
+
 bool ServingPool::CanFoldCompletions(const Replica& rep) const {
-  return OnlyArrivalsReach() && caches_.empty() && rep.ranks.size() == 1 &&
+  return (OnlyArrivalsReach() || FoldSendsUnseen()) && caches_.empty() && rep.ranks.size() == 1 &&
          rep.ranks[0].waiting.empty();
 }
 
@@ -80,8 +87,11 @@ int64_t ServingPool::SteadyIterations(const Replica& rep, Skip* s) {
     }
   }
   // Folding, the last iteration must still hold a request to end as an
-  // ordinary event.
+  // ordinary event. The first completion sends a waiting client's request,
+  // if any, and the skip ends two step ends later (FoldCompletions): the
+  // requests finishing after that are not looked at.
   int64_t limit = fold ? last_last : first_last;
+  if (fold && !backlog_.empty()) limit = std::min(limit, first_last + 2);
   if (!any || limit <= 0) return 0;
   // Iteration 0's step end gives first tokens: no request may finish there.
   s->first_tokens = gives_first;
@@ -242,6 +252,7 @@ void ServingPool::FoldCompletions(Replica& rep, int64_t c, int64_t t, Skip* f) {
   RankState& rank = rep.ranks[0];
   RankBatch& b = rep.batches[0];
   RequestTable& reqs = reqs_;
+  const int64_t now = now_;  // Send() moves it to t
   // Iteration c's pages, as its batch took them: the pool's peak, if any,
   // is here, before the finished requests free theirs.
   int64_t pages = 0;
@@ -278,6 +289,10 @@ void ServingPool::FoldCompletions(Replica& rep, int64_t c, int64_t t, Skip* f) {
     ++res_.fast_forward_completions;
   }
   res_.peak_kv_tokens = std::max(res_.peak_kv_tokens, rank.kv_tokens);
+  // A request sent at t is first seen at iteration c + 2's step end
+  // (FoldSendsUnseen): the skip ends with it.
+  if (!rank.waiting.empty()) f->limit = std::min(f->limit, c + 2);
+  now_ = now;
 }
 
 int64_t ServingPool::FastForward(int rep_i, int64_t dur_ns) {
@@ -290,6 +305,8 @@ int64_t ServingPool::FastForward(int rep_i, int64_t dur_ns) {
     return now_ + dur_ns;
   }
   EndSkip(rep, &s);
+  // The step that ends as an event began at the last skipped step end.
+  rep.step_start_ns = s.t;
   return s.t + s.d;
 }
 
@@ -348,7 +365,8 @@ bool ServingPool::BeginSkip(Replica& rep, int64_t dur_ns, Skip* s) {
 void ServingPool::SkipRanges(Replica& rep, Skip* s) {
   // Locals in the loop (registers); *s is brought up to date on the way out
   // and around a fold, which reads and moves it.
-  const int64_t limit = s->limit, horizon = s->horizon, fold_horizon = s->fold_horizon;
+  const int64_t horizon = s->horizon, fold_horizon = s->fold_horizon;
+  int64_t limit = s->limit;  // a fold may lower it
   const int64_t priced = s->priced;
   int64_t skipped = s->skipped, t = s->t, d = s->d, same = s->same, end = s->end;
   int64_t weight = s->itl_weight;
@@ -389,6 +407,7 @@ void ServingPool::SkipRanges(Replica& rep, Skip* s) {
       s->itl_weight = weight;
       FoldCompletions(rep, skipped - 1, t, s);
       weight = s->itl_weight;
+      limit = s->limit;
       end = NextEnd(*s);
       same = 0;  // a smaller batch: priced afresh
     }

@@ -151,6 +151,17 @@ TEST(FastForwardEngages, OpenLoopFoldsCompletions) {
   }
 }
 
+// A closed loop on an engine that overlaps its schedules (SGLang's default)
+// folds its completions too: the next request a completion sends is first
+// seen two step ends later, so the skip runs on to there.
+TEST(FastForwardEngages, OverlappedClosedLoopFoldsCompletions) {
+  Case c{"closed", "kimi-k2.6-kv-fp8.json", {"workload.num_requests=400"}, nullptr};
+  auto fast = RunCase(c, true);
+  ASSERT_TRUE(fast.ok()) << fast.status().message();
+  const int64_t done = fast->summary["completed"];
+  EXPECT_GT(Skipped(fast->summary, "fast_forward_completions"), done / 2) << done;
+}
+
 // In a PD pair the decode pool's steady stretches are cut by the prefill
 // pool's step ends and the transfers, but still skip.
 TEST(FastForwardEngages, PdDecodePoolSkips) {
