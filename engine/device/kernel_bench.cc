@@ -120,6 +120,12 @@ Status Main(const std::vector<std::string>& args, bool* clean) {
   std::cout << "wrote " << run.records.size() << " records to " << out << " (" << run.cases_run
             << " cases run, " << run.cases_failed << " failed, " << run.cases_cut
             << " not started)\n";
+  if (!run.suites_failed.empty()) {
+    // One line run.sh reads: the suites a timed sweep must leave out.
+    std::cout << "suites failed:";
+    for (const auto& s : run.suites_failed) std::cout << " " << s;
+    std::cout << "\n";
+  }
   if (!run.stopped.empty()) std::cout << "STOPPED " << run.stopped << "\n";
   *clean = run.Clean();
   return Status::Ok();

@@ -9,8 +9,9 @@
 #      repeats, no L2 flush; $OUT/smoke.json, smoke.log), then the same
 #      under compute-sanitizer memcheck where it is installed (a bounded
 #      time, CAPPLAN_MEMCHECK_S, default 120; 0 skips it),
-#   4. only when the smoke passed: the timed sweep, one prioritised case list
-#      across all suites (mission shapes first), under a time budget, writing
+#   4. the timed sweep, one prioritised case list across the suites whose
+#      smoke cases all passed (none when memcheck found errors or the device
+#      stopped; mission shapes first), under a time budget, writing
 #      $OUT/measurements.json after every case (calibrate/MEASUREMENTS.md),
 #   5. the engine's serve-bench matrix with the CUDA backend
 #      (engine/device/serve_bench.sh; $OUT/engine_runs.tar.gz, serve_bench.log)
@@ -49,7 +50,7 @@ while [ $# -gt 0 ]; do
     --out) OUTDIR=$2; shift ;;
     --build) BUILD=$2; shift ;;
     --commit) COMMIT=$2; shift ;;
-    -h|--help) sed -n '2,37p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,36p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
   shift
@@ -117,6 +118,7 @@ timeout 300 "$BENCH" --smoke "${COMMON[@]}" --out "$OUTDIR/smoke.json" >"$OUTDIR
 SMOKE_RC=$?
 tail -3 "$OUTDIR/smoke.log"
 MEMCHECK_S=${CAPPLAN_MEMCHECK_S:-120}
+MEMCHECK_BAD=0
 SANITIZER=$(command -v compute-sanitizer 2>/dev/null || echo /usr/local/cuda/bin/compute-sanitizer)
 if [ $DRY = 0 ] && [ "$MEMCHECK_S" -gt 0 ] && [ -x "$SANITIZER" ]; then
   log "smoke under compute-sanitizer --tool memcheck (at most ${MEMCHECK_S}s)"
@@ -126,15 +128,31 @@ if [ $DRY = 0 ] && [ "$MEMCHECK_S" -gt 0 ] && [ -x "$SANITIZER" ]; then
   MC=$?
   case $MC in
     0) log "memcheck: clean" ;;
-    9) log "memcheck: MEMORY ERRORS (smoke.log)"; SMOKE_RC=3 ;;
+    9) log "memcheck: MEMORY ERRORS (smoke.log)"; SMOKE_RC=3; MEMCHECK_BAD=1 ;;
     124) log "memcheck: not finished in ${MEMCHECK_S}s (smoke.log)" ;;
-    *) log "memcheck: rc=$MC (smoke.log)"; [ $SMOKE_RC = 0 ] && SMOKE_RC=3 ;;
+    *) log "memcheck: rc=$MC (smoke.log)"; [ $SMOKE_RC = 0 ] && SMOKE_RC=3; MEMCHECK_BAD=1 ;;
   esac
 fi
+# A suite with a failed smoke case is left out of the timed sweep; the
+# others are still timed (one device session is minutes long), unless
+# memcheck found errors or the device stopped, which taint every suite.
+SWEEP_SUITES=()
+FINAL_RC=0
 if [ $SMOKE_RC != 0 ]; then
   grep -E "fail|error|STOPPED" "$OUTDIR/smoke.log" | head -20
-  log "smoke FAILED (rc=$SMOKE_RC): no timed sweep; see smoke.log, smoke.json"
-  exit $(( SMOKE_RC == 3 ? 3 : 1 ))
+  FAILED=$(sed -n 's/^suites failed: //p' "$OUTDIR/smoke.log" | head -1)
+  if [ $SMOKE_RC = 3 ] && [ $MEMCHECK_BAD = 0 ] && [ -n "$FAILED" ] && [ $SMOKE_ONLY = 0 ] &&
+     ! grep -q '^STOPPED' "$OUTDIR/smoke.log"; then
+    for s in $("$BENCH" --list | awk '{print $1}'); do
+      case " $FAILED " in *" $s "*) ;; *) SWEEP_SUITES+=(--suite "$s") ;; esac
+    done
+  fi
+  if [ ${#SWEEP_SUITES[@]} = 0 ]; then
+    log "smoke FAILED (rc=$SMOKE_RC): no timed sweep; see smoke.log, smoke.json"
+    exit $(( SMOKE_RC == 3 ? 3 : 1 ))
+  fi
+  log "smoke FAILED in suite(s) $FAILED: the timed sweep leaves them out (smoke.log, smoke.json)"
+  FINAL_RC=3
 fi
 if [ $SMOKE_ONLY = 1 ]; then
   cat "$OUTDIR/smoke.log"
@@ -147,9 +165,10 @@ SERVE_S=${CAPPLAN_SERVE_BENCH_S:-150}  # reserved for serve-bench (step 5)
 LEFT=$(( BUDGET - $(elapsed) - 30 - SERVE_S ))
 [ $LEFT -lt 20 ] && LEFT=20
 log "capplan-kernel-bench (budget ${LEFT}s)"
-"$BENCH" "${COMMON[@]}" --out "$OUTDIR/measurements.json" --time-budget-s "$LEFT" \
-    >"$OUTDIR/bench.log" 2>&1
+"$BENCH" "${COMMON[@]}" "${SWEEP_SUITES[@]}" --out "$OUTDIR/measurements.json" \
+    --time-budget-s "$LEFT" >"$OUTDIR/bench.log" 2>&1
 RC=$?
+[ $FINAL_RC != 0 ] && RC=$FINAL_RC
 # --- 5. serve-bench (engine) --------------------------------------------
 SB_DEADLINE=$(( START + BUDGET - 10 ))
 if [ $DRY = 1 ]; then

@@ -66,6 +66,11 @@ std::string RunOneCase(const SuiteCase& c, const SuiteOptions& opt, MeasurementS
 
 bool Failed(const MeasurementRecord& r) { return r.check == "fail" || r.check == "error"; }
 
+void NoteFailedSuite(const std::string& name, SuiteRun* run) {
+  auto& f = run->suites_failed;
+  if (std::find(f.begin(), f.end(), name) == f.end()) f.push_back(name);
+}
+
 }  // namespace
 
 void RunCaseLists(const std::vector<std::string>& names,
@@ -96,6 +101,7 @@ void RunCaseLists(const std::vector<std::string>& names,
     for (size_t k = before; k < sink.records().size(); ++k) failed |= Failed(sink.records()[k]);
     if (failed) {
       ++run->cases_failed;
+      NoteFailedSuite(names[s], run);
       if (hooks.device_health) {
         if (Status h = hooks.device_health(); !h.ok()) {
           run->stopped = "after " + names[s] + "/" + c.label + ": " + h.message();
@@ -157,6 +163,7 @@ Result<SuiteRun> RunSuites(const std::vector<std::string>& names, const SuiteOpt
       const SuiteCase c{"list_cases", todo[i], "overhead", kSweepPriority, nullptr};
       run.records.push_back(ErrorRecord(c, l.status().message()));
       ++run.cases_failed;
+      NoteFailedSuite(todo[i], &run);
     }
   }
   RunCaseLists(todo, lists, opt, h, &run);

@@ -23,6 +23,7 @@ struct SuiteRun {
   int cases_run = 0;
   int cases_cut = 0;     // not started: the deadline passed, or the run stopped
   int cases_failed = 0;  // a check "fail" or "error" record
+  std::vector<std::string> suites_failed;  // each suite with such a record, once
   std::string stopped;   // why the run stopped early (a sticky device error), or ""
   // Any record that failed its check or could not be measured, or an early stop.
   bool Clean() const { return cases_failed == 0 && stopped.empty(); }

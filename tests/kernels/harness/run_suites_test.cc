@@ -88,6 +88,9 @@ TEST(RunCaseLists, AFailedCaseIsAnErrorRecordAndTheSweepGoesOn) {
   ASSERT_EQ(run.records.size(), 4u);
   EXPECT_EQ(run.cases_run, 4);
   EXPECT_EQ(run.cases_failed, 2);
+  // Each suite once, in the order their first failure came (the suites the
+  // device script leaves out of its timed sweep).
+  EXPECT_EQ(run.suites_failed, (std::vector<std::string>{"s2", "s1"}));
   EXPECT_EQ(health_calls, 2);
   EXPECT_FALSE(run.Clean());
   EXPECT_TRUE(run.stopped.empty());
@@ -159,6 +162,7 @@ TEST(RunCaseLists, ACheckFailureCountsButDoesNotStopAndCasesGetTheirOwnDeadline)
   SuiteRun run;
   RunCaseLists({"s"}, lists, opt, RunHooks{}, &run);
   EXPECT_EQ(run.cases_failed, 1);
+  EXPECT_EQ(run.suites_failed, std::vector<std::string>{"s"});
   EXPECT_EQ(run.records.size(), 2u);
   EXPECT_TRUE(run.stopped.empty());
   EXPECT_GT(seen_deadline, before);
