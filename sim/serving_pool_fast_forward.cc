@@ -365,15 +365,15 @@ bool ServingPool::BeginSkip(Replica& rep, int64_t dur_ns, Skip* s) {
 void ServingPool::SkipRanges(Replica& rep, Skip* s) {
   // Locals in the loop (registers); *s is brought up to date on the way out
   // and around a fold, which reads and moves it.
+  // s->limit too stays in *s: a fold may lower it.
   const int64_t horizon = s->horizon, fold_horizon = s->fold_horizon;
-  int64_t limit = s->limit;  // a fold may lower it
   const int64_t priced = s->priced;
   int64_t skipped = s->skipped, t = s->t, d = s->d, same = s->same, end = s->end;
   int64_t weight = s->itl_weight;
   const StepCost* cost = s->cost;
   RangeSlot* slot = s->slot;
-  while (skipped < limit) {
-    int64_t m = std::min(same, limit - skipped);
+  while (skipped < s->limit) {
+    int64_t m = std::min(same, s->limit - skipped);
     // Every skipped step end must come before the next queued event (the
     // division only when the range reaches it).
     if (horizon != INT64_MAX && t + m * d >= horizon) m = (horizon - 1 - t) / d;
@@ -407,7 +407,6 @@ void ServingPool::SkipRanges(Replica& rep, Skip* s) {
       s->itl_weight = weight;
       FoldCompletions(rep, skipped - 1, t, s);
       weight = s->itl_weight;
-      limit = s->limit;
       end = NextEnd(*s);
       same = 0;  // a smaller batch: priced afresh
     }

@@ -41,6 +41,14 @@ namespace {
 // holds failures.
 constexpr int kExitCasesFailed = 3;
 
+// One line run.sh reads: the suites a timed sweep must leave out.
+void PrintFailedSuites(const SuiteRun& run) {
+  if (run.suites_failed.empty()) return;
+  std::cout << "suites failed:";
+  for (const auto& s : run.suites_failed) std::cout << " " << s;
+  std::cout << "\n";
+}
+
 Status Main(const std::vector<std::string>& args, bool* clean) {
   po::options_description desc("capplan-kernel-bench options");
   desc.add_options()("help", "show this help")(
@@ -120,12 +128,7 @@ Status Main(const std::vector<std::string>& args, bool* clean) {
   std::cout << "wrote " << run.records.size() << " records to " << out << " (" << run.cases_run
             << " cases run, " << run.cases_failed << " failed, " << run.cases_cut
             << " not started)\n";
-  if (!run.suites_failed.empty()) {
-    // One line run.sh reads: the suites a timed sweep must leave out.
-    std::cout << "suites failed:";
-    for (const auto& s : run.suites_failed) std::cout << " " << s;
-    std::cout << "\n";
-  }
+  PrintFailedSuites(run);
   if (!run.stopped.empty()) std::cout << "STOPPED " << run.stopped << "\n";
   *clean = run.Clean();
   return Status::Ok();
