@@ -88,8 +88,8 @@ int64_t ServingPool::SteadyIterations(const Replica& rep, Skip* s) {
   }
   // Folding, the last iteration must still hold a request to end as an
   // ordinary event. The first completion sends a waiting client's request,
-  // if any, and the skip ends two step ends later (FoldCompletions): the
-  // requests finishing after that are not looked at.
+  // if any, first seen at the step end two later (FoldSendsUnseen): the
+  // skip ends there, and the requests finishing after it are not looked at.
   int64_t limit = fold ? last_last : first_last;
   if (fold && !backlog_.empty()) limit = std::min(limit, first_last + 2);
   if (!any || limit <= 0) return 0;
@@ -289,9 +289,6 @@ void ServingPool::FoldCompletions(Replica& rep, int64_t c, int64_t t, Skip* f) {
     ++res_.fast_forward_completions;
   }
   res_.peak_kv_tokens = std::max(res_.peak_kv_tokens, rank.kv_tokens);
-  // A request sent at t is first seen at iteration c + 2's step end
-  // (FoldSendsUnseen): the skip ends with it.
-  if (!rank.waiting.empty()) f->limit = std::min(f->limit, c + 2);
   now_ = now;
 }
 
@@ -365,15 +362,14 @@ bool ServingPool::BeginSkip(Replica& rep, int64_t dur_ns, Skip* s) {
 void ServingPool::SkipRanges(Replica& rep, Skip* s) {
   // Locals in the loop (registers); *s is brought up to date on the way out
   // and around a fold, which reads and moves it.
-  // s->limit too stays in *s: a fold may lower it.
-  const int64_t horizon = s->horizon, fold_horizon = s->fold_horizon;
+  const int64_t limit = s->limit, horizon = s->horizon, fold_horizon = s->fold_horizon;
   const int64_t priced = s->priced;
   int64_t skipped = s->skipped, t = s->t, d = s->d, same = s->same, end = s->end;
   int64_t weight = s->itl_weight;
   const StepCost* cost = s->cost;
   RangeSlot* slot = s->slot;
-  while (skipped < s->limit) {
-    int64_t m = std::min(same, s->limit - skipped);
+  while (skipped < limit) {
+    int64_t m = std::min(same, limit - skipped);
     // Every skipped step end must come before the next queued event (the
     // division only when the range reaches it).
     if (horizon != INT64_MAX && t + m * d >= horizon) m = (horizon - 1 - t) / d;
