@@ -10,6 +10,7 @@
 #include "models/ops.h"
 #include "sim/cost_model.h"
 #include "sim/prepared_run.h"
+#include "sim/step_pricer.h"
 
 namespace capplan::sim {
 
@@ -53,36 +54,43 @@ std::string Shape(const models::Op& op) {
   return buf;
 }
 
-// One step's table: every op with its price, then the op total.
-void StepTable(const std::string& title, const models::BatchShape& batch, const PreparedRun& run,
-               std::ostringstream* out) {
-  std::vector<models::Op> ops;
-  models::BuildStepOps(run.sharded(), batch, &ops);
+// One step's table: every op with its price (a speculative draft's ops
+// named `draft.`), the op total, then the step as the simulator prices it.
+void StepTable(const std::string& title, const StepWork& work, ModelStepPricer* pricer,
+               const PreparedRun& run, std::ostringstream* out) {
   StepContext ctx;
-  ctx.nvls = run.nvls();
-  ctx.nvlink_gpus = run.layout().NvlinkGpus();
+  const std::vector<models::Op> ops = pricer->StepOps(work, &ctx);
   const std::vector<OpPrice> prices = run.cost().ExplainOps(ops, ctx);
   std::ostringstream& os = *out;
   os << title << "\n| op | x | kernel / table | shape | bytes | FLOPs | time us | bound | "
      << "efficiency | source |\n|---|---|---|---|---|---|---|---|---|---|\n";
-  double total = 0;
+  double total = 0, draft = 0;
   for (size_t i = 0; i < ops.size() && i < prices.size(); ++i) {
     const models::Op& op = ops[i];
     const OpPrice& p = prices[i];
     total += p.seconds;
+    if (op.draft) draft += p.seconds;
     char row[512];
     std::snprintf(row, sizeof(row),
-                  "| %s | %lld | %s (%s) | %s | %.4g | %.4g | %.2f | %s | %.3f%s | %s |\n",
-                  op.name.c_str(), static_cast<long long>(op.count), p.table.c_str(),
-                  p.table_kind.c_str(), Shape(op).c_str(), op.bytes, op.flops, 1e6 * p.seconds,
-                  BoundName(p.bound), p.efficiency, p.in_range ? "" : " (extrapolated)",
-                  p.provenance.c_str());
+                  "| %s%s | %lld | %s (%s) | %s | %.4g | %.4g | %.2f | %s | %.3f%s | %s |\n",
+                  op.draft ? "draft." : "", op.name.c_str(), static_cast<long long>(op.count),
+                  p.table.c_str(), p.table_kind.c_str(), Shape(op).c_str(), op.bytes, op.flops,
+                  1e6 * p.seconds, BoundName(p.bound), p.efficiency,
+                  p.in_range ? "" : " (extrapolated)", p.provenance.c_str());
     os << row;
   }
-  char sum[160];
+  char sum[320];
+  if (draft > 0) {
+    std::snprintf(sum, sizeof(sum), "\nOps total %.1f us (draft %.1f us, verify %.1f us).\n",
+                  1e6 * total, 1e6 * draft, 1e6 * (total - draft));
+  } else {
+    std::snprintf(sum, sizeof(sum), "\nOps total %.1f us.\n", 1e6 * total);
+  }
+  os << sum;
+  const double step = pricer->Price(work).seconds;
   std::snprintf(sum, sizeof(sum),
-                "\nOps total %.1f us (launch and host costs of the step come on top).\n\n",
-                1e6 * total);
+                "Step as the simulator prices it: %.1f us (%s, with launch and host costs).\n\n",
+                1e6 * step, ctx.cuda_graph ? "CUDA graph" : "eager launches");
   os << sum;
 }
 
@@ -119,18 +127,23 @@ Result<std::string> ExplainSteps(const Scenario& scenario, const ExplainOptions&
     const std::string pool_name =
         scenario.pools.size() > 1 ? " (pool " + std::to_string(pool) + ")" : "";
     GroupTable(*run, &os);
-    models::BatchShape decode;
-    decode.decode_context.assign(static_cast<size_t>(e.decode_batch), e.decode_context);
+    auto* pricer = dynamic_cast<ModelStepPricer*>(&run->pricer());
+    if (pricer == nullptr) return Status::Internal("explain-step needs the model step pricer");
+    const int64_t spec = scenario.pools[pool].deployment.speculative.draft_tokens();
+    StepWork decode;
+    decode.decode_n = e.decode_batch;
+    decode.decode_ctx_sum = e.decode_batch * e.decode_context;
     StepTable("Decode step" + pool_name + ": " + std::to_string(e.decode_batch) +
-                  " requests at context " + std::to_string(e.decode_context) +
-                  " tokens, per GPU",
-              decode, *run, &os);
-    models::BatchShape prefill;
+                  " requests at context " + std::to_string(e.decode_context) + " tokens" +
+                  (spec > 0 ? ", verifying " + std::to_string(spec) + " draft tokens each" : "") +
+                  ", per GPU",
+              decode, pricer, *run, &os);
+    StepWork prefill;
     prefill.prefill.push_back({e.prefill_tokens, e.prefill_cached});
     StepTable("Prefill step" + pool_name + ": one chunk of " + std::to_string(e.prefill_tokens) +
                   " new tokens after " + std::to_string(e.prefill_cached) +
                   " cached, per GPU",
-              prefill, *run, &os);
+              prefill, pricer, *run, &os);
   }
   return os.str();
 }

@@ -103,12 +103,12 @@ void ModelStepPricer::Remember(ChunkSlot* slot, const StepCost* cost) const {
   slot->cost = cost;
 }
 
-StepCost ModelStepPricer::Compute(const StepWork& work, std::set<std::string>* warnings) {
+StepContext ModelStepPricer::BuildOps(const StepWork& work, int64_t priced_ctx_sum) {
   // The canonical batch of this signature: decode contexts spread evenly so
   // they sum to the bucketed total.
   models::BatchShape b;
   for (const auto& c : work.prefill) b.prefill.push_back({c.new_tokens, BucketValue(c.cached_tokens)});
-  const int64_t sum = key_[1];
+  const int64_t sum = priced_ctx_sum;
   const int64_t n = work.decode_n;
   b.decode_context.reserve(n);
   for (int64_t i = 0; i < n; ++i) b.decode_context.push_back(sum / n + (i < sum % n ? 1 : 0));
@@ -142,12 +142,22 @@ StepCost ModelStepPricer::Compute(const StepWork& work, std::set<std::string>* w
   ctx.nvls = opt_.nvls;
   ctx.nvlink_gpus = model_->layout.NvlinkGpus();
   ctx.requests = n + static_cast<int64_t>(work.prefill.size());
+  return ctx;
+}
+
+StepCost ModelStepPricer::Compute(const StepWork& work, std::set<std::string>* warnings) {
+  const StepContext ctx = BuildOps(work, key_[1]);
   StepCost c = cost_->PriceOps(ops_, ctx, warnings);
-  if (spec && n > 0) {
+  if (opt_.spec_draft_tokens > 0 && work.decode_n > 0) {
     c.spec_verify_seconds =
         c.seconds - c.class_seconds[static_cast<int>(models::OpClass::kOverhead)] - c.draft_seconds;
   }
   return c;
+}
+
+const std::vector<models::Op>& ModelStepPricer::StepOps(const StepWork& work, StepContext* ctx) {
+  *ctx = BuildOps(work, BucketValue(work.decode_ctx_sum));
+  return ops_;
 }
 
 void ModelStepPricer::AppendDraftOps(const models::BatchShape& target) {

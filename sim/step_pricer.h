@@ -142,8 +142,15 @@ class ModelStepPricer : public StepPricer {
   // batch size x context buckets and are kept.
   static constexpr size_t kMaxPrefillMemo = size_t{1} << 16;
   const std::set<std::string>& warnings() const { return warnings_; }
+  // The ops Price() prices for `work`'s signature (the target's, then the
+  // speculative draft's, marked `draft`) and the step's context; valid until
+  // the next call (`capplan simulate --explain-step`).
+  const std::vector<models::Op>& StepOps(const StepWork& work, StepContext* ctx);
 
  private:
+  // Fills ops_ with the canonical batch of a signature whose decode contexts
+  // sum to `priced_ctx_sum`; returns the step's context.
+  StepContext BuildOps(const StepWork& work, int64_t priced_ctx_sum);
   // Prices key_'s signature: the canonical batch through the cost model.
   StepCost Compute(const StepWork& work, std::set<std::string>* warnings);
   // Appends the draft model's passes of one speculative step to ops_:

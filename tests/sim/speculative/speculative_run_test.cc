@@ -11,6 +11,7 @@
 #include "sim/simulate.h"
 #include "sim/simulator.h"
 #include "sim/speculative/acceptance.h"
+#include "sim/step_explain.h"
 #include "tests/sim/fake_pricer.h"
 
 namespace capplan::sim {
@@ -157,6 +158,47 @@ TEST(SpecScenario, MtpOnDeepSeekCostsMemoryAndSpeedsDecode) {
   EXPECT_LT(*b.spec_verify_time_share + *b.spec_draft_time_share, 1.0);
   EXPECT_LT(*on->tpot.median, *off->tpot.median);
   EXPECT_FALSE(a.accept_length_mean.has_value());
+}
+
+// --explain-step prints the decode step the simulator prices: with MTP the
+// target verifies k + 1 positions per request and the draft's passes follow,
+// named draft.; the priced step (launch and host costs on top) is no less
+// than its ops.
+double After(const std::string& text, const std::string& label) {
+  const size_t at = text.find(label);
+  return at == std::string::npos ? -1 : std::stod(text.substr(at + label.size()));
+}
+
+TEST(SpecScenario, ExplainStepShowsVerifyAndDraftPasses) {
+  auto doc = Base();
+  auto plain = ParseScenario(doc, "t.json");
+  doc["deployment"]["speculative"] = {
+      {"method", "mtp"}, {"draft_tokens", 3}, {"acceptance", {0.8, 0.6, 0.4}}};
+  auto spec = ParseScenario(doc, "t.json");
+  ASSERT_TRUE(plain.ok() && spec.ok());
+  ExplainOptions o;
+  o.decode_batch = 8;
+  o.decode_context = 2000;
+  auto a = ExplainSteps(**plain, o);
+  auto b = ExplainSteps(**spec, o);
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  EXPECT_EQ(a->find("draft."), std::string::npos);
+  EXPECT_NE(b->find("verifying 3 draft tokens each"), std::string::npos);
+  // The verify pass reads 8 x 4 query rows; the draft's extend pass the same
+  // rows once, then its two one-token passes (count 2) at the batch of 8.
+  EXPECT_NE(b->find("| attn.mla_decode | 61 |"), std::string::npos) << *b;
+  EXPECT_NE(b->find("q 32, kv"), std::string::npos) << *b;
+  EXPECT_NE(b->find("| draft.attn.mla_decode | 1 |"), std::string::npos) << *b;
+  EXPECT_NE(b->find("| draft.attn.mla_decode | 2 |"), std::string::npos) << *b;
+  const double ops = After(*b, "Ops total ");
+  const double draft = After(*b, "(draft ");
+  const double step = After(*b, "Step as the simulator prices it: ");
+  EXPECT_GT(draft, 0);
+  EXPECT_LT(draft, ops);
+  EXPECT_GE(step, ops);
+  // Verifying four positions costs more than decoding one.
+  EXPECT_GT(step, After(*a, "Step as the simulator prices it: "));
 }
 
 TEST(SpecScenario, BadInputNamesThePath) {
