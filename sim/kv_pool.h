@@ -43,6 +43,11 @@ class KvPool {
     if (used_pages() > peak_used_) peak_used_ = used_pages();
     return true;
   }
+  // The pool held `used` pages at a moment its allocations were counted
+  // later (a fast-forward's folded step end): its peak takes them.
+  void NotePeak(int64_t used) {
+    if (used > peak_used_) peak_used_ = used;
+  }
   // Returns n pages. Freeing more than was allocated is an accounting bug
   // the caller's conservation check reports (free_pages() > total_pages()).
   void Free(int64_t n) { free_pages_ += n; }

@@ -278,6 +278,12 @@ class ServingPool {
     // Requests at the batch's front the digest held (TakeDigest): their
     // last token came at the digest's last_ns.
     size_t known = 0;
+    // A folded step end whose pool peak is not yet taken (-1: none): the
+    // requests going on past it take their pages to it in the next pass
+    // over the batch (another fold's, or CatchUpRank's), which adds them
+    // to fold_base, the pages the pool held there without them.
+    int64_t fold_c = -1;
+    int64_t fold_base = 0;
   };
   int64_t NextEnd(const Skip& s) const {
     return s.next < ends_.size() ? ends_[s.next].first : INT64_MAX;

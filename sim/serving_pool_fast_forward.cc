@@ -254,16 +254,37 @@ void ServingPool::FoldCompletions(Replica& rep, int64_t c, int64_t t, Skip* f) {
   RequestTable& reqs = reqs_;
   const int64_t now = now_;  // Send() moves it to t
   // Iteration c's pages, as its batch took them: the pool's peak, if any,
-  // is here, before the finished requests free theirs.
+  // is here, before the finished requests free theirs. The finished ones
+  // take theirs now; the others' are counted by the next pass over the
+  // batch (Skip::fold_c), usually CatchUpRank's, two step ends later.
+  const KvPool& pool = rank.pool;
+  auto grow = [&pool](const ReqState& r, int64_t i) {
+    return std::max<int64_t>(0, pool.PagesFor(r.kv_tokens - r.cached_tokens + i + 1) - r.pages);
+  };
   int64_t pages = 0;
-  for (int32_t idx : rank.running) {
-    ReqState& r = reqs[idx];
-    const int64_t p =
-        std::max<int64_t>(0, rank.pool.PagesFor(r.kv_tokens - r.cached_tokens + c + 1) - r.pages);
-    r.pages += p;
-    pages += p;
+  if (f->fold_c < 0) {
+    for (size_t e = f->next; e < ends_.size() && ends_[e].first == c; ++e) {
+      ReqState& r = reqs[ends_[e].second];
+      const int64_t p = grow(r, c);
+      r.pages += p;
+      pages += p;
+    }
+    rank.pool.Allocate(pages);  // SteadyIterations checked they are free
+    f->fold_c = c;
+    f->fold_base = rank.pool.used_pages();
+  } else {
+    int64_t at_fold = 0;
+    for (int32_t idx : rank.running) {
+      ReqState& r = reqs[idx];
+      at_fold += grow(r, f->fold_c);
+      const int64_t p = grow(r, c);
+      r.pages += p;
+      pages += p;
+    }
+    rank.pool.NotePeak(f->fold_base + at_fold);
+    rank.pool.Allocate(pages);
+    f->fold_c = -1;
   }
-  rank.pool.Allocate(pages);  // SteadyIterations checked they are free
   const int64_t n = static_cast<int64_t>(rank.running.size());
   rank.kv_tokens += n * (c + 1 - f->synced);
   f->synced = c + 1;

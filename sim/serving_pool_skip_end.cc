@@ -22,11 +22,14 @@ struct CatchUpStep {
   int64_t page = 1;   // tokens a page
   int shift = -1;     // log2(page), or -1 when not a power of two
   int64_t extra = 0;  // own tokens + extra, rounded down, are the pages taken
+  // The same for a folded step end's pages (Skip::fold_c), when kFold.
+  int64_t fold_extra = 0;
 };
 
 // What CatchUpRequests sums over the batch.
 struct CatchUpSums {
   int64_t pages = 0;        // taken for iteration `skipped`
+  int64_t fold_pages = 0;   // they would have taken for the folded step end
   int64_t same = 0;         // requests whose last token came at `common`
   int64_t warm = 0;         // warm-up requests
   int64_t done_weight = 0;  // finished requests that are not warm-up
@@ -64,13 +67,15 @@ void FirstGaps(ReqState* const* at, const std::vector<int32_t>& run, size_t from
 
 // CatchUpRank's pass over the batch, a loop of its own so that what it
 // keeps stays in registers. Pages a power of two in size (every engine's)
-// are counted with a shift, known before the loop.
-template <bool kShift>
+// are counted with a shift, known before the loop; kFold: a folded step
+// end's pages are counted too.
+template <bool kShift, bool kFold>
 void CatchUpRequests(ReqState* const* at, const std::vector<int32_t>& run, const CatchUpStep& c,
                      std::vector<int32_t>* done, std::vector<int32_t>* growing, CatchUpSums* sum) {
   const int64_t steps = c.steps, last_ns = c.last_ns, page = c.page, extra = c.extra;
+  const int64_t fold_extra = c.fold_extra;
   const int shift = c.shift;
-  int64_t pages = 0, done_weight = 0, ctx = 0;
+  int64_t pages = 0, fold_pages = 0, done_weight = 0, ctx = 0;
   uint64_t left = UINT64_MAX;
   for (const int32_t idx : run) {
     ReqState& r = *at[idx];
@@ -82,6 +87,10 @@ void CatchUpRequests(ReqState* const* at, const std::vector<int32_t>& run, const
     const int64_t own = r.kv_tokens - r.cached_tokens;
     const int64_t t = own + extra;
     const int64_t p = std::max<int64_t>(0, (kShift && t >= 0 ? t >> shift : t / page) - r.pages);
+    if constexpr (kFold) {
+      const int64_t tf = own + fold_extra;
+      fold_pages += std::max<int64_t>(0, (kShift && tf >= 0 ? tf >> shift : tf / page) - r.pages);
+    }
     r.pages += p;
     pages += p;
     const uint64_t last = static_cast<uint64_t>(r.output - r.generated - 1);
@@ -101,6 +110,7 @@ void CatchUpRequests(ReqState* const* at, const std::vector<int32_t>& run, const
     }
   }
   sum->pages = pages;
+  sum->fold_pages = fold_pages;
   sum->done_weight = done_weight;
   sum->ctx = ctx;
   sum->left = left;
@@ -136,12 +146,21 @@ int64_t ServingPool::CatchUpRank(Replica& rep, size_t k, const Skip& s, int64_t 
                 : -1;
   c.extra = c.page - emit;  // PagesFor(own + 1 - emit), rounded up
   FirstGaps(at, rank.running, from, c, &res_.itl_ns, &sum);
+  // A folded step end's pages: its context, new token included, from the
+  // skip's start (PagesFor(own - steps + fold_c + 1), rounded up).
+  const bool fold = k == 0 && s.fold_c >= 0;
+  c.fold_extra = c.page + s.fold_c - c.steps;
   digest_.growing.clear();
+  auto* done = &emitted_done_;
+  auto* growing = &digest_.growing;
   if (c.shift >= 0) {
-    CatchUpRequests<true>(at, rank.running, c, &emitted_done_, &digest_.growing, &sum);
+    fold ? CatchUpRequests<true, true>(at, rank.running, c, done, growing, &sum)
+         : CatchUpRequests<true, false>(at, rank.running, c, done, growing, &sum);
   } else {
-    CatchUpRequests<false>(at, rank.running, c, &emitted_done_, &digest_.growing, &sum);
+    fold ? CatchUpRequests<false, true>(at, rank.running, c, done, growing, &sum)
+         : CatchUpRequests<false, false>(at, rank.running, c, done, growing, &sum);
   }
+  if (fold) rank.pool.NotePeak(s.fold_base + sum.fold_pages);
   if (sum.same > 0) res_.itl_ns.Add(c.first_end - c.common, sum.same);
   const int64_t n = static_cast<int64_t>(rank.running.size());
   // The step end's tokens are out (one rank, one replica, one token a
