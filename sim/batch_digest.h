@@ -26,9 +26,10 @@ struct BatchDigest {
   // batch's middle, and one may come back at the same place.
   int64_t retractions = 0;
   std::vector<int32_t> ids;  // the requests, in batch order
-  // SteadyIterations' sums: the least output left but one, and the
-  // requests that are not warm-up (ITL entries).
+  // SteadyIterations' sums: the least and the most output left but one,
+  // and the requests that are not warm-up (ITL entries).
   int64_t first_last = INT64_MAX;
+  int64_t last_last = 0;
   int64_t weight = 0;
   // When their last token came (the next skip's first step end enters
   // their gaps as one).

@@ -276,8 +276,10 @@ class ServingPool {
     const StepCost* cost = nullptr;
     RangeSlot* slot = nullptr;  // cost's, when it has one
     // Requests at the batch's front the digest held (TakeDigest): their
-    // last token came at the digest's last_ns.
+    // last token came at the digest's last_ns; known_weight of them are
+    // not warm-up. A fold that finishes one of them takes it out of both.
     size_t known = 0;
+    int64_t known_weight = 0;
     // A folded step end whose pool peak is not yet taken (-1: none): the
     // requests going on past it take their pages to it in the next pass
     // over the batch (another fold's, or CatchUpRank's), which adds them
@@ -295,10 +297,10 @@ class ServingPool {
   // (then it says whether it does).
   int64_t SteadyIterations(const Replica& rep, Skip* s);
   // How many requests at the front of the batch digest_ holds (0 when it
-  // holds none of this batch's, or a fold needs their pages and last
-  // iterations), and their sums into *first_last and *weight; digest_ is
-  // spent.
-  size_t TakeDigest(const Replica& rep, bool fold, int64_t* first_last, int64_t* weight);
+  // holds none of this batch's), and their sums into *first_last,
+  // *last_last and *weight; digest_ is spent.
+  size_t TakeDigest(const Replica& rep, int64_t* first_last, int64_t* last_last,
+                    int64_t* weight);
   int64_t PagedLimit(const Replica& rep, int64_t limit) const;
   void StartAfterFirstTokens(Replica& rep, Skip* s);
   bool BeginSkip(Replica& rep, int64_t dur_ns, Skip* s);

@@ -57,12 +57,12 @@ int64_t ServingPool::SteadyIterations(const Replica& rep, Skip* s) {
   }
   // Over the requests' last iterations (the step end that finishes each).
   int64_t first_last = INT64_MAX, last_last = 0, weight = 0;
-  // Folding (one rank), the pages every request takes up to its last
-  // iteration: needed(limit) below, known in the same pass. Pages change
-  // between skips, so a fold reads every request.
+  // Folding (one rank), the pages every request read here takes up to its
+  // last iteration: at least needed(limit) below when it read them all.
   int64_t fold_pages = 0;
-  const size_t known = TakeDigest(rep, fold, &first_last, &weight);
+  const size_t known = TakeDigest(rep, &first_last, &last_last, &weight);
   s->known = known;
+  s->known_weight = weight;
   bool any = false, gives_first = false;
   ReqState* const* at = reqs.table();
   for (const RankState& rank : rep.ranks) {
@@ -97,7 +97,7 @@ int64_t ServingPool::SteadyIterations(const Replica& rep, Skip* s) {
   s->first_tokens = gives_first;
   if (gives_first && first_last < 1) return 0;
   s->itl_weight = weight;
-  if (fold && fold_pages <= rep.ranks[0].pool.free_pages()) return limit;
+  if (fold && known == 0 && fold_pages <= rep.ranks[0].pool.free_pages()) return limit;
   return PagedLimit(rep, limit);
 }
 
@@ -305,7 +305,12 @@ void ServingPool::FoldCompletions(Replica& rep, int64_t c, int64_t t, Skip* f) {
     r.last_token_ns = t;
     --b.decode_n;
     b.decode_ctx_sum -= r.kv_tokens - c;  // its context in iteration 0
-    rank.running.erase(std::find(rank.running.begin(), rank.running.end(), idx));
+    const auto at = std::find(rank.running.begin(), rank.running.end(), idx);
+    if (static_cast<size_t>(at - rank.running.begin()) < f->known) {
+      --f->known;
+      f->known_weight -= !r.warmup;
+    }
+    rank.running.erase(at);
     Finish(rank, r, t);
     ++res_.fast_forward_completions;
   }

@@ -35,8 +35,9 @@ struct CatchUpSums {
   int64_t done_weight = 0;  // finished requests that are not warm-up
   int64_t ctx = 0;          // contexts with the next token, of those that go on
   // The least output left but one over the requests that go on (a
-  // finished one's is negative: as unsigned, larger than any).
+  // finished one's is negative: as unsigned, larger than any), and the most.
   uint64_t left = UINT64_MAX;
+  int64_t most = 0;
 };
 
 // The first skipped step end's ITL entries (and first tokens), before
@@ -75,7 +76,7 @@ void CatchUpRequests(ReqState* const* at, const std::vector<int32_t>& run, const
   const int64_t steps = c.steps, last_ns = c.last_ns, page = c.page, extra = c.extra;
   const int64_t fold_extra = c.fold_extra;
   const int shift = c.shift;
-  int64_t pages = 0, fold_pages = 0, done_weight = 0, ctx = 0;
+  int64_t pages = 0, fold_pages = 0, done_weight = 0, ctx = 0, most = 0;
   uint64_t left = UINT64_MAX;
   for (const int32_t idx : run) {
     ReqState& r = *at[idx];
@@ -103,6 +104,7 @@ void CatchUpRequests(ReqState* const* at, const std::vector<int32_t>& run, const
       done_weight += !r.warmup;
       continue;
     }
+    most = std::max(most, static_cast<int64_t>(last));
     ctx += r.kv_tokens + 1;
     // Scheduler::GrowPages, one token a step.
     if (own == (kShift ? r.pages << shift : r.pages * page)) [[unlikely]] {
@@ -114,6 +116,7 @@ void CatchUpRequests(ReqState* const* at, const std::vector<int32_t>& run, const
   sum->done_weight = done_weight;
   sum->ctx = ctx;
   sum->left = left;
+  sum->most = most;
 }
 
 }  // namespace
@@ -136,8 +139,8 @@ int64_t ServingPool::CatchUpRank(Replica& rep, size_t k, const Skip& s, int64_t 
     c.common = lt0;
     if (s.known > 0) {
       from = s.known;
-      sum.same = digest_.weight;
-      sum.warm = static_cast<int64_t>(from) - digest_.weight;
+      sum.same = s.known_weight;
+      sum.warm = static_cast<int64_t>(from) - s.known_weight;
     }
   }
   c.page = rank.pool.page_size();
@@ -169,6 +172,7 @@ int64_t ServingPool::CatchUpRank(Replica& rep, size_t k, const Skip& s, int64_t 
   digest_.valid = emit == 1 && replicas_.size() == 1 && rep.ranks.size() == 1 && !speculative_;
   digest_.retractions = rank.retractions;
   digest_.first_last = static_cast<int64_t>(sum.left);
+  digest_.last_last = sum.most;
   digest_.weight = n - sum.warm - sum.done_weight;
   digest_.ctx_sum = sum.ctx;
   digest_.last_ns = c.last_ns;
@@ -182,13 +186,13 @@ int64_t ServingPool::CatchUpRank(Replica& rep, size_t k, const Skip& s, int64_t 
   return rank.kv_tokens - n * pre;
 }
 
-// A fold reads the pages and last iterations of every request.
-size_t ServingPool::TakeDigest(const Replica& rep, bool fold, int64_t* first_last,
+size_t ServingPool::TakeDigest(const Replica& rep, int64_t* first_last, int64_t* last_last,
                                int64_t* weight) {
-  const size_t n = fold || rep.ranks.size() != 1 ? 0 : digest_.Covers(rep.ranks[0]);
+  const size_t n = rep.ranks.size() != 1 ? 0 : digest_.Covers(rep.ranks[0]);
   digest_.valid = false;
   if (n == 0) return 0;
   *first_last = digest_.first_last;
+  *last_last = digest_.last_last;
   *weight = digest_.weight;
   return n;
 }
