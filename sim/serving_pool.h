@@ -312,6 +312,7 @@ class ServingPool {
   // tokens up to that step end, then finishes them and takes them out of
   // the batch.
   void FoldCompletions(Replica& rep, int64_t c, int64_t t, Skip* f);
+  void FoldPages(RankState& rank, int64_t c, Skip* f);
   // A co-located pool without follow-ups or a concurrency backlog: only an
   // arrival can reach a replica (header comment).
   bool OnlyArrivalsReach() const;

@@ -248,15 +248,12 @@ void ServingPool::FlushBusy(RangeSlot& s) {
   s.iterations = 0;
 }
 
-void ServingPool::FoldCompletions(Replica& rep, int64_t c, int64_t t, Skip* f) {
-  RankState& rank = rep.ranks[0];
-  RankBatch& b = rep.batches[0];
+// Iteration c's pages, as its batch took them: the pool's peak, if any,
+// is here, before the finished requests free theirs. The finished ones
+// take theirs now; the others' are counted by the next pass over the
+// batch (Skip::fold_c), usually CatchUpRank's, two step ends later.
+void ServingPool::FoldPages(RankState& rank, int64_t c, Skip* f) {
   RequestTable& reqs = reqs_;
-  const int64_t now = now_;  // Send() moves it to t
-  // Iteration c's pages, as its batch took them: the pool's peak, if any,
-  // is here, before the finished requests free theirs. The finished ones
-  // take theirs now; the others' are counted by the next pass over the
-  // batch (Skip::fold_c), usually CatchUpRank's, two step ends later.
   const KvPool& pool = rank.pool;
   auto grow = [&pool](const ReqState& r, int64_t i) {
     return std::max<int64_t>(0, pool.PagesFor(r.kv_tokens - r.cached_tokens + i + 1) - r.pages);
@@ -272,19 +269,27 @@ void ServingPool::FoldCompletions(Replica& rep, int64_t c, int64_t t, Skip* f) {
     rank.pool.Allocate(pages);  // SteadyIterations checked they are free
     f->fold_c = c;
     f->fold_base = rank.pool.used_pages();
-  } else {
-    int64_t at_fold = 0;
-    for (int32_t idx : rank.running) {
-      ReqState& r = reqs[idx];
-      at_fold += grow(r, f->fold_c);
-      const int64_t p = grow(r, c);
-      r.pages += p;
-      pages += p;
-    }
-    rank.pool.NotePeak(f->fold_base + at_fold);
-    rank.pool.Allocate(pages);
-    f->fold_c = -1;
+    return;
   }
+  int64_t at_fold = 0;
+  for (int32_t idx : rank.running) {
+    ReqState& r = reqs[idx];
+    at_fold += grow(r, f->fold_c);
+    const int64_t p = grow(r, c);
+    r.pages += p;
+    pages += p;
+  }
+  rank.pool.NotePeak(f->fold_base + at_fold);
+  rank.pool.Allocate(pages);
+  f->fold_c = -1;
+}
+
+void ServingPool::FoldCompletions(Replica& rep, int64_t c, int64_t t, Skip* f) {
+  RankState& rank = rep.ranks[0];
+  RankBatch& b = rep.batches[0];
+  RequestTable& reqs = reqs_;
+  const int64_t now = now_;  // Send() moves it to t
+  FoldPages(rank, c, f);
   const int64_t n = static_cast<int64_t>(rank.running.size());
   rank.kv_tokens += n * (c + 1 - f->synced);
   f->synced = c + 1;

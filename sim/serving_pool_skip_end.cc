@@ -119,6 +119,19 @@ void CatchUpRequests(ReqState* const* at, const std::vector<int32_t>& run, const
   sum->most = most;
 }
 
+// CatchUpRequests as the page size and a pending fold ask.
+void CatchUpBatch(ReqState* const* at, const std::vector<int32_t>& run, const CatchUpStep& c,
+                  bool fold, std::vector<int32_t>* done, std::vector<int32_t>* growing,
+                  CatchUpSums* sum) {
+  if (c.shift >= 0) {
+    fold ? CatchUpRequests<true, true>(at, run, c, done, growing, sum)
+         : CatchUpRequests<true, false>(at, run, c, done, growing, sum);
+  } else {
+    fold ? CatchUpRequests<false, true>(at, run, c, done, growing, sum)
+         : CatchUpRequests<false, false>(at, run, c, done, growing, sum);
+  }
+}
+
 }  // namespace
 
 // One rank's requests brought up to the step end after `s.skipped` (and
@@ -154,15 +167,7 @@ int64_t ServingPool::CatchUpRank(Replica& rep, size_t k, const Skip& s, int64_t 
   const bool fold = k == 0 && s.fold_c >= 0;
   c.fold_extra = c.page + s.fold_c - c.steps;
   digest_.growing.clear();
-  auto* done = &emitted_done_;
-  auto* growing = &digest_.growing;
-  if (c.shift >= 0) {
-    fold ? CatchUpRequests<true, true>(at, rank.running, c, done, growing, &sum)
-         : CatchUpRequests<true, false>(at, rank.running, c, done, growing, &sum);
-  } else {
-    fold ? CatchUpRequests<false, true>(at, rank.running, c, done, growing, &sum)
-         : CatchUpRequests<false, false>(at, rank.running, c, done, growing, &sum);
-  }
+  CatchUpBatch(at, rank.running, c, fold, &emitted_done_, &digest_.growing, &sum);
   if (fold) rank.pool.NotePeak(s.fold_base + sum.fold_pages);
   if (sum.same > 0) res_.itl_ns.Add(c.first_end - c.common, sum.same);
   const int64_t n = static_cast<int64_t>(rank.running.size());
