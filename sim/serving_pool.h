@@ -61,9 +61,11 @@
 // only take them out of the batch, the scheduler forming the same decode
 // batch less them. Such a step end is skipped too when it comes before every
 // queued event (so requests leave the in-flight count in time order): the
-// requests finish at it, the pages the batch holds then are taken and
-// theirs freed (the pool's peak is exact), and the skip goes on with the
-// smaller batch, up to the last request's last iteration. A client waiting
+// requests finish at it, the pages the batch holds then are counted and
+// theirs freed (the pool's peak is exact: the pages of the requests that go
+// on are taken in the next pass over the batch, which also adds what they
+// held at the fold to the peak), and the skip goes on with the smaller
+// batch, up to the last request's last iteration. A client waiting
 // for a concurrency slot (a closed loop's next request) does not stop that
 // when the engine overlaps its schedules and the replica is its pool's only
 // one: the request a folded step end sends is first seen by the schedule
