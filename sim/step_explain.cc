@@ -10,6 +10,7 @@
 #include "models/ops.h"
 #include "sim/cost_model.h"
 #include "sim/prepared_run.h"
+#include "sim/speculative/acceptance.h"
 #include "sim/step_pricer.h"
 
 namespace capplan::sim {
@@ -55,9 +56,11 @@ std::string Shape(const models::Op& op) {
 }
 
 // One step's table: every op with its price (a speculative draft's ops
-// named `draft.`), the op total, then the step as the simulator prices it.
+// named `draft.`), the op total, then the step as the simulator prices it;
+// with `tokens_per_step` > 0 (speculative decoding's expected tokens a
+// request emits a step), that step's time per emitted token too.
 void StepTable(const std::string& title, const StepWork& work, ModelStepPricer* pricer,
-               const PreparedRun& run, std::ostringstream* out) {
+               const PreparedRun& run, double tokens_per_step, std::ostringstream* out) {
   StepContext ctx;
   const std::vector<models::Op> ops = pricer->StepOps(work, &ctx);
   const std::vector<OpPrice> prices = run.cost().ExplainOps(ops, ctx);
@@ -89,9 +92,17 @@ void StepTable(const std::string& title, const StepWork& work, ModelStepPricer* 
   os << sum;
   const double step = pricer->Price(work).seconds;
   std::snprintf(sum, sizeof(sum),
-                "Step as the simulator prices it: %.1f us (%s, with launch and host costs).\n\n",
+                "Step as the simulator prices it: %.1f us (%s, with launch and host costs).\n",
                 1e6 * step, ctx.cuda_graph ? "CUDA graph" : "eager launches");
   os << sum;
+  if (tokens_per_step > 0) {
+    std::snprintf(sum, sizeof(sum),
+                  "Each request emits %.3f tokens a step on average (the acceptance): %.1f us "
+                  "per emitted token.\n",
+                  tokens_per_step, 1e6 * step / tokens_per_step);
+    os << sum;
+  }
+  os << "\n";
 }
 
 // The layer groups of a card whose layers are not all alike (linear or
@@ -129,7 +140,8 @@ Result<std::string> ExplainSteps(const Scenario& scenario, const ExplainOptions&
     GroupTable(*run, &os);
     auto* pricer = dynamic_cast<ModelStepPricer*>(&run->pricer());
     if (pricer == nullptr) return Status::Internal("explain-step needs the model step pricer");
-    const int64_t spec = scenario.pools[pool].deployment.speculative.draft_tokens();
+    const speculative::Spec& sp = scenario.pools[pool].deployment.speculative;
+    const int64_t spec = sp.draft_tokens();
     StepWork decode;
     decode.decode_n = e.decode_batch;
     decode.decode_ctx_sum = e.decode_batch * e.decode_context;
@@ -137,13 +149,13 @@ Result<std::string> ExplainSteps(const Scenario& scenario, const ExplainOptions&
                   " requests at context " + std::to_string(e.decode_context) + " tokens" +
                   (spec > 0 ? ", verifying " + std::to_string(spec) + " draft tokens each" : "") +
                   ", per GPU",
-              decode, pricer, *run, &os);
+              decode, pricer, *run, spec > 0 ? sp.acceptance.ExpectedTokensPerStep() : 0, &os);
     StepWork prefill;
     prefill.prefill.push_back({e.prefill_tokens, e.prefill_cached});
     StepTable("Prefill step" + pool_name + ": one chunk of " + std::to_string(e.prefill_tokens) +
                   " new tokens after " + std::to_string(e.prefill_cached) +
                   " cached, per GPU",
-              prefill, pricer, *run, &os);
+              prefill, pricer, *run, 0, &os);
   }
   return os.str();
 }

@@ -199,6 +199,10 @@ TEST(SpecScenario, ExplainStepShowsVerifyAndDraftPasses) {
   EXPECT_GE(step, ops);
   // Verifying four positions costs more than decoding one.
   EXPECT_GT(step, After(*a, "Step as the simulator prices it: "));
+  // 1 + 0.8 + 0.8 x 0.6 + 0.8 x 0.6 x 0.4 = 2.472 tokens a step.
+  EXPECT_NEAR(After(*b, "Each request emits "), 2.472, 1e-3);
+  EXPECT_NEAR(After(*b, "(the acceptance): "), step / 2.472, 0.1);
+  EXPECT_EQ(a->find("Each request emits"), std::string::npos);
 }
 
 TEST(SpecScenario, BadInputNamesThePath) {
