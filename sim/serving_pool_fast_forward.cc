@@ -63,6 +63,7 @@ int64_t ServingPool::SteadyIterations(const Replica& rep, Skip* s) {
   const size_t known = TakeDigest(rep, &first_last, &last_last, &weight);
   s->known = known;
   s->known_weight = weight;
+  const bool count_pages = fold && known == 0;
   bool any = false, gives_first = false;
   ReqState* const* at = reqs.table();
   for (const RankState& rank : rep.ranks) {
@@ -80,7 +81,7 @@ int64_t ServingPool::SteadyIterations(const Replica& rep, Skip* s) {
       first_last = std::min(first_last, last);
       last_last = std::max(last_last, last);
       weight += !r.warmup;
-      if (fold) {
+      if (count_pages) {
         const int64_t own = r.kv_tokens - r.cached_tokens;
         fold_pages += std::max<int64_t>(0, pool.PagesFor(own + last + 1) - r.pages);
       }
@@ -97,7 +98,7 @@ int64_t ServingPool::SteadyIterations(const Replica& rep, Skip* s) {
   s->first_tokens = gives_first;
   if (gives_first && first_last < 1) return 0;
   s->itl_weight = weight;
-  if (fold && known == 0 && fold_pages <= rep.ranks[0].pool.free_pages()) return limit;
+  if (count_pages && fold_pages <= rep.ranks[0].pool.free_pages()) return limit;
   return PagedLimit(rep, limit);
 }
 

@@ -62,6 +62,7 @@ std::string Shape(const models::Op& op) {
 void StepTable(const std::string& title, const StepWork& work, ModelStepPricer* pricer,
                const PreparedRun& run, double tokens_per_step, std::ostringstream* out) {
   StepContext ctx;
+  // A copy: Price() below may build another signature's ops in its place.
   const std::vector<models::Op> ops = pricer->StepOps(work, &ctx);
   const std::vector<OpPrice> prices = run.cost().ExplainOps(ops, ctx);
   std::ostringstream& os = *out;
