@@ -278,59 +278,56 @@ int64_t MeasuredKernel::Shape(const std::string& key, int64_t fallback) const {
   return it == shape.end() ? fallback : it->second;
 }
 
-Status ReadMeasurementFile(const std::string& path, MeasurementSet* set) {
-  CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json doc, ReadJsonFile(path));
-  JsonObject root(doc, path, "");
-  CAPPLAN_RETURN_IF_ERROR(root.CheckObject());
+namespace {
+
+// The file's header: format, its public source or the local run's GPU,
+// driver, CUDA, commit and date.
+Status ReadSourceHeader(JsonObject& root, const std::string& path, MeasurementSource* src) {
   std::string format;
   CAPPLAN_RETURN_IF_ERROR(root.Get("format", &format, true));
   if (format != "capplan.measurements.v1") {
     return root.Error("format",
                       "expected 'capplan.measurements.v1', got '" + EchoValue(format) + "'");
   }
-  MeasurementSource src;
-  src.path = path;
-  src.is_public = root.Has("source");
-  if (src.is_public) {
+  src->path = path;
+  src->is_public = root.Has("source");
+  if (src->is_public) {
     CAPPLAN_ASSIGN_OR_RETURN(JsonObject so, root.Child("source", true));
-    CAPPLAN_RETURN_IF_ERROR(ReadPublicSource(so, &src.source));
+    CAPPLAN_RETURN_IF_ERROR(ReadPublicSource(so, &src->source));
   }
   // A public source rarely records driver, CUDA or commit: optional there.
-  const bool local = !src.is_public;
-  CAPPLAN_RETURN_IF_ERROR(root.Get("gpu", &src.gpu, true));
-  CAPPLAN_RETURN_IF_ERROR(root.Get("driver", &src.driver, local));
-  CAPPLAN_RETURN_IF_ERROR(root.Get("cuda", &src.cuda, local));
-  CAPPLAN_RETURN_IF_ERROR(root.Get("commit", &src.commit, local));
-  CAPPLAN_RETURN_IF_ERROR(root.Get("date", &src.date, local));
-  CAPPLAN_RETURN_IF_ERROR(root.Get("dry_run", &src.dry_run, local));
-  if (src.is_public) {
-    if (src.dry_run) return root.Error("dry_run", "a public measurement is not a dry run");
-    CAPPLAN_RETURN_IF_ERROR(root.CheckOneOf("gpu", src.gpu, KnownGpuModels()));
-    src.gpu_model = src.gpu;
-  } else if (src.dry_run && src.gpu == "cpu") {
-    src.gpu_model = "cpu";
+  const bool local = !src->is_public;
+  CAPPLAN_RETURN_IF_ERROR(root.Get("gpu", &src->gpu, true));
+  CAPPLAN_RETURN_IF_ERROR(root.Get("driver", &src->driver, local));
+  CAPPLAN_RETURN_IF_ERROR(root.Get("cuda", &src->cuda, local));
+  CAPPLAN_RETURN_IF_ERROR(root.Get("commit", &src->commit, local));
+  CAPPLAN_RETURN_IF_ERROR(root.Get("date", &src->date, local));
+  CAPPLAN_RETURN_IF_ERROR(root.Get("dry_run", &src->dry_run, local));
+  if (src->is_public) {
+    if (src->dry_run) return root.Error("dry_run", "a public measurement is not a dry run");
+    CAPPLAN_RETURN_IF_ERROR(root.CheckOneOf("gpu", src->gpu, KnownGpuModels()));
+    src->gpu_model = src->gpu;
+  } else if (src->dry_run && src->gpu == "cpu") {
+    src->gpu_model = "cpu";
   } else {
-    src.gpu_model = GpuModelOf(src.gpu);
-    if (src.gpu_model.empty()) {
-      return root.Error("gpu", "unknown GPU '" + src.gpu +
+    src->gpu_model = GpuModelOf(src->gpu);
+    if (src->gpu_model.empty()) {
+      return root.Error("gpu", "unknown GPU '" + src->gpu +
                                    "': measurements describe H100, H800, H200, B200, B300, GB200 or GB300 GPUs "
                                    "(\"cpu\" for dry runs)");
     }
   }
   std::optional<int64_t> clock;
-  CAPPLAN_RETURN_IF_ERROR(root.Get("sm_clock_mhz", &clock));
-  const nlohmann::json* recs = root.Raw("records");
-  if (recs == nullptr) return root.Error("records", "missing required field");
-  if (!recs->is_array() || recs->empty()) {
-    return root.Error("records", "must be a non-empty array of measurement records");
-  }
-  CAPPLAN_RETURN_IF_ERROR(root.Finish());
-  const int source = static_cast<int>(set->sources.size());
-  // Parse into scratch vectors so a bad file adds nothing to *set.
-  std::vector<MeasuredKernel> kernels;
-  std::vector<MeasuredStep> steps;
-  for (size_t i = 0; i < recs->size(); ++i) {
-    JsonObject r((*recs)[i], path, "/records/" + std::to_string(i));
+  return root.Get("sm_clock_mhz", &clock);
+}
+
+// Reads every record of the file into *kernels and *steps; `source` is the
+// file's index in the set.
+Status ReadRecords(const nlohmann::json& recs, const std::string& path, bool is_public,
+                   int source, std::vector<MeasuredKernel>* kernels,
+                   std::vector<MeasuredStep>* steps) {
+  for (size_t i = 0; i < recs.size(); ++i) {
+    JsonObject r(recs[i], path, "/records/" + std::to_string(i));
     CAPPLAN_RETURN_IF_ERROR(r.CheckObject());
     std::string kind = "kernel";
     CAPPLAN_RETURN_IF_ERROR(r.Get("kind", &kind));
@@ -340,18 +337,40 @@ Status ReadMeasurementFile(const std::string& path, MeasurementSet* set) {
       CAPPLAN_RETURN_IF_ERROR(ReadStep(r, &st));
       st.source = source;
       st.index = static_cast<int>(i);
-      steps.push_back(std::move(st));
+      steps->push_back(std::move(st));
       continue;
     }
     // A case the device sweep could not measure (check "error", its
     // message in "error") has no time to fit; the file keeps it as a finding.
     if (const nlohmann::json* c = r.Raw("check"); c != nullptr && *c == "error") continue;
     MeasuredKernel k;
-    CAPPLAN_RETURN_IF_ERROR(ReadRecord(r, src.is_public, &k));
+    CAPPLAN_RETURN_IF_ERROR(ReadRecord(r, is_public, &k));
     k.source = source;
     k.index = static_cast<int>(i);
-    kernels.push_back(std::move(k));
+    kernels->push_back(std::move(k));
   }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ReadMeasurementFile(const std::string& path, MeasurementSet* set) {
+  CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json doc, ReadJsonFile(path));
+  JsonObject root(doc, path, "");
+  CAPPLAN_RETURN_IF_ERROR(root.CheckObject());
+  MeasurementSource src;
+  CAPPLAN_RETURN_IF_ERROR(ReadSourceHeader(root, path, &src));
+  const nlohmann::json* recs = root.Raw("records");
+  if (recs == nullptr) return root.Error("records", "missing required field");
+  if (!recs->is_array() || recs->empty()) {
+    return root.Error("records", "must be a non-empty array of measurement records");
+  }
+  CAPPLAN_RETURN_IF_ERROR(root.Finish());
+  // Parse into scratch vectors so a bad file adds nothing to *set.
+  std::vector<MeasuredKernel> kernels;
+  std::vector<MeasuredStep> steps;
+  CAPPLAN_RETURN_IF_ERROR(ReadRecords(*recs, path, src.is_public,
+                                      static_cast<int>(set->sources.size()), &kernels, &steps));
   for (auto& k : kernels) set->records.push_back(std::move(k));
   for (auto& st : steps) set->steps.push_back(std::move(st));
   set->sources.push_back(std::move(src));

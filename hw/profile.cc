@@ -198,96 +198,113 @@ Status ReadDeepEp(JsonObject& c, HardwareProfile* p) {
   return d.Finish();
 }
 
+// memory: the achievable and the spec HBM bandwidth (capacity is read with
+// the rest of the memory facts, outside the cost model).
+Status ReadMemoryRates(JsonObject& root, HardwareProfile* p) {
+  CAPPLAN_ASSIGN_OR_RETURN(JsonObject mem, root.Child("memory", true));
+  mem.Touch("gpu_memory_bytes");
+  mem.Touch("gpu_runtime_memory_bytes");
+  CAPPLAN_RETURN_IF_ERROR(ReadParam(mem, "hbm_bandwidth_bytes_per_s",
+                                    "memory.hbm_bandwidth_bytes_per_s", &p->hbm_bytes_per_s, p,
+                                    1, 1e300));
+  CAPPLAN_RETURN_IF_ERROR(ReadParam(mem, "hbm_bandwidth_spec_bytes_per_s",
+                                    "memory.hbm_bandwidth_spec_bytes_per_s",
+                                    &p->hbm_spec_bytes_per_s, p, 1, 1e300));
+  return mem.Finish();
+}
+
+// compute: dense peak FLOP/s per dtype; FP4 only where the GPU has it.
+Status ReadComputeRates(JsonObject& root, HardwareProfile* p) {
+  CAPPLAN_ASSIGN_OR_RETURN(JsonObject c, root.Child("compute", true));
+  CAPPLAN_RETURN_IF_ERROR(
+      ReadParam(c, "bf16_flops_per_s", "compute.bf16_flops_per_s", &p->bf16_flops_per_s, p, 1));
+  CAPPLAN_RETURN_IF_ERROR(
+      ReadParam(c, "fp8_flops_per_s", "compute.fp8_flops_per_s", &p->fp8_flops_per_s, p, 1));
+  if (c.Has("fp4_flops_per_s")) {
+    CAPPLAN_RETURN_IF_ERROR(
+        ReadParam(c, "fp4_flops_per_s", "compute.fp4_flops_per_s", &p->fp4_flops_per_s, p, 1));
+  }
+  CAPPLAN_RETURN_IF_ERROR(
+      ReadParam(c, "fp32_flops_per_s", "compute.fp32_flops_per_s", &p->fp32_flops_per_s, p, 1));
+  return c.Finish();
+}
+
+// efficiency: one compute and one memory curve per efficiency class, every
+// class required so no op falls back to an unstated default.
+Status ReadEfficiencyClasses(JsonObject& root, HardwareProfile* p) {
+  CAPPLAN_ASSIGN_OR_RETURN(JsonObject e, root.Child("efficiency", true));
+  for (const auto& k : EfficiencyClasses()) {
+    CAPPLAN_ASSIGN_OR_RETURN(JsonObject oe, e.Child(k, true));
+    OpEfficiency eff;
+    CAPPLAN_RETURN_IF_ERROR(ReadCurve(oe, "compute", &eff.compute));
+    CAPPLAN_RETURN_IF_ERROR(ReadCurve(oe, "memory", &eff.memory));
+    CAPPLAN_RETURN_IF_ERROR(oe.Finish());
+    p->efficiency[k] = eff;
+  }
+  return e.Finish();
+}
+
+Status ReadCollectives(JsonObject& root, HardwareProfile* p) {
+  CAPPLAN_ASSIGN_OR_RETURN(JsonObject c, root.Child("collectives", true));
+  CAPPLAN_RETURN_IF_ERROR(ReadCollective(c, "all_reduce", &p->all_reduce, p));
+  CAPPLAN_RETURN_IF_ERROR(ReadCollective(c, "all_gather", &p->all_gather, p));
+  CAPPLAN_RETURN_IF_ERROR(ReadCollective(c, "reduce_scatter", &p->reduce_scatter, p));
+  CAPPLAN_RETURN_IF_ERROR(ReadCollective(c, "all_to_all", &p->all_to_all, p));
+  CAPPLAN_RETURN_IF_ERROR(ReadParam(c, "nvlink_bytes_per_s_per_direction",
+                                    "collectives.nvlink_bytes_per_s_per_direction",
+                                    &p->nvlink_bytes_per_s, p, 1));
+  CAPPLAN_RETURN_IF_ERROR(ReadNvlinkDomain(c, p));
+  CAPPLAN_RETURN_IF_ERROR(
+      ReadParam(c, "rdma_bytes_per_s", "collectives.rdma_bytes_per_s", &p->rdma_bytes_per_s, p, 1));
+  CAPPLAN_RETURN_IF_ERROR(ReadDeepEp(c, p));
+  return c.Finish();
+}
+
+Status ReadOverheads(JsonObject& root, HardwareProfile* p) {
+  CAPPLAN_ASSIGN_OR_RETURN(JsonObject o, root.Child("overheads", true));
+  CAPPLAN_RETURN_IF_ERROR(
+      ReadParam(o, "kernel_launch_s", "overheads.kernel_launch_s", &p->kernel_launch_s, p));
+  CAPPLAN_RETURN_IF_ERROR(ReadParam(o, "graph_node_s", "overheads.graph_node_s", &p->graph_node_s, p));
+  CAPPLAN_RETURN_IF_ERROR(
+      ReadParam(o, "graph_launch_s", "overheads.graph_launch_s", &p->graph_launch_s, p));
+  // CPU scheduling is the serving engine's cost, not the GPU's.
+  for (const char* moved : {"cpu_schedule_s", "cpu_schedule_per_request_s"}) {
+    if (o.Has(moved)) {
+      return o.Error(moved,
+                     "is a per-engine step cost: set it in the scenario's "
+                     "deployment.step_costs (models/engine_step_costs.json holds the "
+                     "engines' own) and remove it here");
+    }
+  }
+  return o.Finish();
+}
+
+Status ReadKvVerify(JsonObject& root, HardwareProfile* p) {
+  CAPPLAN_ASSIGN_OR_RETURN(JsonObject o, root.Child("kv_verify", true));
+  CAPPLAN_RETURN_IF_ERROR(ReadParam(o, "tag_bytes_per_page_per_layer",
+                                    "kv_verify.tag_bytes_per_page_per_layer",
+                                    &p->kv_verify_tag_bytes_per_page_per_layer, p));
+  CAPPLAN_RETURN_IF_ERROR(ReadParam(o, "kernels_per_step", "kv_verify.kernels_per_step",
+                                    &p->kv_verify_kernels_per_step, p));
+  return o.Finish();
+}
+
+// Every section is required; the first section with an error ends the read.
 Status ReadCostModel(JsonObject& root, HardwareProfile* p) {
   if (p->architecture.empty()) {
     return root.Error("architecture",
                       "is required with the cost model (one of: " + JoinArchitectures() + ")");
   }
-  {
-    CAPPLAN_ASSIGN_OR_RETURN(JsonObject mem, root.Child("memory", true));
-    mem.Touch("gpu_memory_bytes");
-    mem.Touch("gpu_runtime_memory_bytes");
-    CAPPLAN_RETURN_IF_ERROR(ReadParam(mem, "hbm_bandwidth_bytes_per_s",
-                                      "memory.hbm_bandwidth_bytes_per_s", &p->hbm_bytes_per_s,
-                                      p, 1, 1e300));
-    CAPPLAN_RETURN_IF_ERROR(ReadParam(mem, "hbm_bandwidth_spec_bytes_per_s",
-                                      "memory.hbm_bandwidth_spec_bytes_per_s",
-                                      &p->hbm_spec_bytes_per_s, p, 1, 1e300));
-    CAPPLAN_RETURN_IF_ERROR(mem.Finish());
-  }
-  {
-    CAPPLAN_ASSIGN_OR_RETURN(JsonObject c, root.Child("compute", true));
-    CAPPLAN_RETURN_IF_ERROR(
-        ReadParam(c, "bf16_flops_per_s", "compute.bf16_flops_per_s", &p->bf16_flops_per_s, p, 1));
-    CAPPLAN_RETURN_IF_ERROR(
-        ReadParam(c, "fp8_flops_per_s", "compute.fp8_flops_per_s", &p->fp8_flops_per_s, p, 1));
-    if (c.Has("fp4_flops_per_s")) {
-      CAPPLAN_RETURN_IF_ERROR(
-          ReadParam(c, "fp4_flops_per_s", "compute.fp4_flops_per_s", &p->fp4_flops_per_s, p, 1));
-    }
-    CAPPLAN_RETURN_IF_ERROR(
-        ReadParam(c, "fp32_flops_per_s", "compute.fp32_flops_per_s", &p->fp32_flops_per_s, p, 1));
-    CAPPLAN_RETURN_IF_ERROR(c.Finish());
-  }
-  {
-    CAPPLAN_ASSIGN_OR_RETURN(JsonObject e, root.Child("efficiency", true));
-    for (const auto& k : EfficiencyClasses()) {
-      CAPPLAN_ASSIGN_OR_RETURN(JsonObject oe, e.Child(k, true));
-      OpEfficiency eff;
-      CAPPLAN_RETURN_IF_ERROR(ReadCurve(oe, "compute", &eff.compute));
-      CAPPLAN_RETURN_IF_ERROR(ReadCurve(oe, "memory", &eff.memory));
-      CAPPLAN_RETURN_IF_ERROR(oe.Finish());
-      p->efficiency[k] = eff;
-    }
-    CAPPLAN_RETURN_IF_ERROR(e.Finish());
-  }
+  CAPPLAN_RETURN_IF_ERROR(ReadMemoryRates(root, p));
+  CAPPLAN_RETURN_IF_ERROR(ReadComputeRates(root, p));
+  CAPPLAN_RETURN_IF_ERROR(ReadEfficiencyClasses(root, p));
   CAPPLAN_RETURN_IF_ERROR(ReadKernels(root, p));
   CAPPLAN_RETURN_IF_ERROR(ReadParam(root, "int4_dequant_compute_overhead",
                                     "int4_dequant_compute_overhead",
                                     &p->int4_dequant_compute_overhead, p, 0, 10));
-  {
-    CAPPLAN_ASSIGN_OR_RETURN(JsonObject c, root.Child("collectives", true));
-    CAPPLAN_RETURN_IF_ERROR(ReadCollective(c, "all_reduce", &p->all_reduce, p));
-    CAPPLAN_RETURN_IF_ERROR(ReadCollective(c, "all_gather", &p->all_gather, p));
-    CAPPLAN_RETURN_IF_ERROR(ReadCollective(c, "reduce_scatter", &p->reduce_scatter, p));
-    CAPPLAN_RETURN_IF_ERROR(ReadCollective(c, "all_to_all", &p->all_to_all, p));
-    CAPPLAN_RETURN_IF_ERROR(ReadParam(c, "nvlink_bytes_per_s_per_direction",
-                                      "collectives.nvlink_bytes_per_s_per_direction",
-                                      &p->nvlink_bytes_per_s, p, 1));
-    CAPPLAN_RETURN_IF_ERROR(ReadNvlinkDomain(c, p));
-    CAPPLAN_RETURN_IF_ERROR(ReadParam(c, "rdma_bytes_per_s", "collectives.rdma_bytes_per_s",
-                                      &p->rdma_bytes_per_s, p, 1));
-    CAPPLAN_RETURN_IF_ERROR(ReadDeepEp(c, p));
-    CAPPLAN_RETURN_IF_ERROR(c.Finish());
-  }
-  {
-    CAPPLAN_ASSIGN_OR_RETURN(JsonObject o, root.Child("overheads", true));
-    CAPPLAN_RETURN_IF_ERROR(
-        ReadParam(o, "kernel_launch_s", "overheads.kernel_launch_s", &p->kernel_launch_s, p));
-    CAPPLAN_RETURN_IF_ERROR(
-        ReadParam(o, "graph_node_s", "overheads.graph_node_s", &p->graph_node_s, p));
-    CAPPLAN_RETURN_IF_ERROR(
-        ReadParam(o, "graph_launch_s", "overheads.graph_launch_s", &p->graph_launch_s, p));
-    // CPU scheduling is the serving engine's cost, not the GPU's.
-    for (const char* moved : {"cpu_schedule_s", "cpu_schedule_per_request_s"}) {
-      if (o.Has(moved)) {
-        return o.Error(moved,
-                       "is a per-engine step cost: set it in the scenario's "
-                       "deployment.step_costs (models/engine_step_costs.json holds the "
-                       "engines' own) and remove it here");
-      }
-    }
-    CAPPLAN_RETURN_IF_ERROR(o.Finish());
-  }
-  {
-    CAPPLAN_ASSIGN_OR_RETURN(JsonObject o, root.Child("kv_verify", true));
-    CAPPLAN_RETURN_IF_ERROR(ReadParam(o, "tag_bytes_per_page_per_layer",
-                                      "kv_verify.tag_bytes_per_page_per_layer",
-                                      &p->kv_verify_tag_bytes_per_page_per_layer, p));
-    CAPPLAN_RETURN_IF_ERROR(ReadParam(o, "kernels_per_step", "kv_verify.kernels_per_step",
-                                      &p->kv_verify_kernels_per_step, p));
-    CAPPLAN_RETURN_IF_ERROR(o.Finish());
-  }
+  CAPPLAN_RETURN_IF_ERROR(ReadCollectives(root, p));
+  CAPPLAN_RETURN_IF_ERROR(ReadOverheads(root, p));
+  CAPPLAN_RETURN_IF_ERROR(ReadKvVerify(root, p));
   p->has_cost_model = true;
   return Status::Ok();
 }

@@ -117,19 +117,16 @@ std::string Summary::DeploymentField(const std::string& key) const {
   return v.dump();
 }
 
-Result<Summary> ParseSummary(const nlohmann::json& doc, const std::string& origin) {
-  if (!doc.is_object()) {
-    return Status::Usage(origin +
-                         ": not a simulation summary (expected a JSON object as "
-                         "written by 'capplan simulate --out DIR' to DIR/summary.json)");
+namespace {
+
+// The keys every summary carries; without them the file is some other JSON
+// (a scenario, a profile), and saying so is the fix. A PD summary carries
+// pools instead of one deployment.
+Status CheckSummaryKeys(const nlohmann::json& doc, const std::string& origin, bool pd) {
+  if (const auto dis = doc.find("disaggregated"); dis != doc.end() && !dis->is_boolean()) {
+    return Status::Ok();  // FromJson names the bad value
   }
-  // The keys every summary carries; without them the file is some other JSON
-  // (a scenario, a profile), and saying so is the fix. A PD summary carries
-  // pools instead of one deployment.
-  const auto dis = doc.find("disaggregated");
-  const bool pd = dis != doc.end() && dis->is_boolean() && dis->get<bool>();
   for (const char* key : {pd ? "pools" : "deployment", "output_throughput", "gpus"}) {
-    if (dis != doc.end() && !dis->is_boolean()) break;  // FromJson names the bad value
     if (!doc.contains(key)) {
       return Status::Usage(origin + ": /" + key +
                            ": required field is missing; not a simulation summary (pass "
@@ -137,6 +134,42 @@ Result<Summary> ParseSummary(const nlohmann::json& doc, const std::string& origi
                            "directory)");
     }
   }
+  return Status::Ok();
+}
+
+// A colocated run's one pool: its deployment, KV and memory figures.
+Status SinglePoolFields(const schema::RunSummary& run, const std::string& origin, Summary* s) {
+  const schema::PoolSummary& p = run.pools.at(0);
+  if (!p.deployment.is_object()) {
+    return Status::Usage(origin + ": /deployment: must be an object");
+  }
+  s->deployment = p.deployment;
+  s->kv_capacity_tokens = AsDouble(p.kv_capacity_tokens);
+  s->kv_bytes_per_token = AsDouble(p.kv_bytes_per_token);
+  s->peak_kv_tokens = AsDouble(p.peak_kv_tokens);
+  s->max_concurrent_requests = AsDouble(p.max_concurrent_requests);
+  s->retractions = AsDouble(p.retractions);
+  s->prefix_cache_hit_rate = p.prefix_cache_hit_rate;
+  s->accept_length_mean = p.accept_length_mean;
+  s->kv_bound = p.kv_bound.value_or(false);
+  s->kv_verify_time_share = p.kv_verify_time_share;
+  if (p.memory) s->memory = MemoryOf(*p.memory);
+  if (p.bound_time_share) s->bound_time_share = *p.bound_time_share;
+  if (p.warnings) s->warnings = *p.warnings;
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<Summary> ParseSummary(const nlohmann::json& doc, const std::string& origin) {
+  if (!doc.is_object()) {
+    return Status::Usage(origin +
+                         ": not a simulation summary (expected a JSON object as "
+                         "written by 'capplan simulate --out DIR' to DIR/summary.json)");
+  }
+  const auto dis = doc.find("disaggregated");
+  const bool pd = dis != doc.end() && dis->is_boolean() && dis->get<bool>();
+  CAPPLAN_RETURN_IF_ERROR(CheckSummaryKeys(doc, origin, pd));
   CAPPLAN_ASSIGN_OR_RETURN(const schema::RunSummary run, schema::FromJson(doc, origin));
   Summary s;
   s.origin = origin;
@@ -168,27 +201,7 @@ Result<Summary> ParseSummary(const nlohmann::json& doc, const std::string& origi
   Latencies(run, &s);
   s.usd_per_gpu_hour = run.usd_per_gpu_hour;
   if (run.goodput) Goodput(*run.goodput, &s);
-  if (pd) {
-    CAPPLAN_RETURN_IF_ERROR(PdFields(run, &s));
-  } else {
-    const schema::PoolSummary& p = run.pools.at(0);
-    if (!p.deployment.is_object()) {
-      return Status::Usage(origin + ": /deployment: must be an object");
-    }
-    s.deployment = p.deployment;
-    s.kv_capacity_tokens = AsDouble(p.kv_capacity_tokens);
-    s.kv_bytes_per_token = AsDouble(p.kv_bytes_per_token);
-    s.peak_kv_tokens = AsDouble(p.peak_kv_tokens);
-    s.max_concurrent_requests = AsDouble(p.max_concurrent_requests);
-    s.retractions = AsDouble(p.retractions);
-    s.prefix_cache_hit_rate = p.prefix_cache_hit_rate;
-    s.accept_length_mean = p.accept_length_mean;
-    s.kv_bound = p.kv_bound.value_or(false);
-    s.kv_verify_time_share = p.kv_verify_time_share;
-    if (p.memory) s.memory = MemoryOf(*p.memory);
-    if (p.bound_time_share) s.bound_time_share = *p.bound_time_share;
-    if (p.warnings) s.warnings = *p.warnings;
-  }
+  CAPPLAN_RETURN_IF_ERROR(pd ? PdFields(run, &s) : SinglePoolFields(run, origin, &s));
   Concurrency(run, &s);
   const std::string label = run.label.value_or("");
   s.id = !label.empty()        ? label
