@@ -98,55 +98,67 @@ Status LoadClosedLoop(JsonObject& w, const std::string& dir, Workload* out) {
   return Status::Ok();
 }
 
-Status LoadOpenLoop(JsonObject& w, const std::string& dir, Workload* out) {
-  int64_t n = 0;
-  CAPPLAN_RETURN_IF_ERROR(ReadNumRequests(w, &n));
-  // request_rate: req/s > 0, or "inf"/null for every request at t = 0 (the
-  // benchmarks' default --request-rate inf). Absent is an error: a silent
-  // burst is rarely what was meant.
+namespace {
+
+// request_rate: req/s > 0, or "inf"/null for every request at t = 0 (the
+// benchmarks' default --request-rate inf). Absent is an error: a silent
+// burst is rarely what was meant.
+Status ReadRequestRate(JsonObject& w, int64_t n, double* rate) {
   const nlohmann::json* rate_json = w.Raw("request_rate");
-  double rate = std::numeric_limits<double>::infinity();
+  *rate = std::numeric_limits<double>::infinity();
   if (rate_json == nullptr) {
     return w.Error("request_rate", "required field is missing (req/s, or \"inf\")");
-  } else if (rate_json->is_string()) {
-    if (rate_json->get<std::string>() != "inf") {
-      return w.Error("request_rate",
-                     "must be a number of req/s or \"inf\", got " + rate_json->dump());
-    }
+  }
+  if (rate_json->is_null()) return Status::Ok();
+  if (rate_json->is_string()) {
+    if (rate_json->get<std::string>() == "inf") return Status::Ok();
   } else if (rate_json->is_number()) {
-    rate = rate_json->get<double>();
-    if (!(rate > 0) || !std::isfinite(rate)) {
+    *rate = rate_json->get<double>();
+    if (!(*rate > 0) || !std::isfinite(*rate)) {
       return w.Error("request_rate",
                      "must be > 0 req/s (or \"inf\" for all at t=0), got " + rate_json->dump());
     }
     // Keeps arrival times well inside int64 ns (N / rate <= ~3 years).
-    if (static_cast<double>(n) / rate > 1e8) {
+    if (static_cast<double>(n) / *rate > 1e8) {
       return w.Error("request_rate",
                      "too low: " + std::to_string(n) + " requests would span more than 1e8 s");
     }
-  } else if (!rate_json->is_null()) {
-    return w.Error("request_rate",
-                   "must be a number of req/s or \"inf\", got " + rate_json->dump());
+    return Status::Ok();
   }
-  // burstiness: gamma shape, or "inf" for evenly spaced arrivals (the
-  // infinite-shape limit, which vLLM also accepts).
-  double burstiness = 1.0;
-  if (const nlohmann::json* b = w.Raw("burstiness"); b != nullptr && !b->is_null()) {
-    if (b->is_string() && b->get<std::string>() == "inf") {
-      burstiness = std::numeric_limits<double>::infinity();
-    } else if (!b->is_number()) {
-      return w.Error("burstiness", "must be a number or \"inf\", got " + b->dump());
-    } else {
-      burstiness = b->get<double>();
-      if (!(burstiness > 0)) {
-        return w.Error("burstiness",
-                       "must be > 0 (gamma shape: 1 = Poisson, < 1 burstier, > 1 smoother, "
-                       "\"inf\" evenly spaced), got " +
-                           b->dump());
-      }
-      CAPPLAN_RETURN_IF_ERROR(w.CheckRange("burstiness", burstiness, 1e-3, 1e3));
-    }
+  return w.Error("request_rate", "must be a number of req/s or \"inf\", got " + rate_json->dump());
+}
+
+// burstiness: gamma shape, or "inf" for evenly spaced arrivals (the
+// infinite-shape limit, which vLLM also accepts).
+Status ReadBurstiness(JsonObject& w, double* burstiness) {
+  *burstiness = 1.0;
+  const nlohmann::json* b = w.Raw("burstiness");
+  if (b == nullptr || b->is_null()) return Status::Ok();
+  if (b->is_string() && b->get<std::string>() == "inf") {
+    *burstiness = std::numeric_limits<double>::infinity();
+    return Status::Ok();
   }
+  if (!b->is_number()) {
+    return w.Error("burstiness", "must be a number or \"inf\", got " + b->dump());
+  }
+  *burstiness = b->get<double>();
+  if (!(*burstiness > 0)) {
+    return w.Error("burstiness",
+                   "must be > 0 (gamma shape: 1 = Poisson, < 1 burstier, > 1 smoother, "
+                   "\"inf\" evenly spaced), got " +
+                       b->dump());
+  }
+  return w.CheckRange("burstiness", *burstiness, 1e-3, 1e3);
+}
+
+}  // namespace
+
+Status LoadOpenLoop(JsonObject& w, const std::string& dir, Workload* out) {
+  int64_t n = 0;
+  CAPPLAN_RETURN_IF_ERROR(ReadNumRequests(w, &n));
+  double rate = 0, burstiness = 0;
+  CAPPLAN_RETURN_IF_ERROR(ReadRequestRate(w, n, &rate));
+  CAPPLAN_RETURN_IF_ERROR(ReadBurstiness(w, &burstiness));
   std::string convention = "sglang";
   CAPPLAN_RETURN_IF_ERROR(w.Get("arrival_convention", &convention));
   CAPPLAN_RETURN_IF_ERROR(w.CheckOneOf("arrival_convention", convention, {"sglang", "vllm"}));

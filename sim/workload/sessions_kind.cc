@@ -7,6 +7,8 @@
 // shared system prompt and each session's own history.
 #include <cmath>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "sim/workload/arrivals.h"
 #include "sim/workload/length_dist.h"
@@ -54,42 +56,49 @@ Status ReadStarts(JsonObject& w, Starts* s) {
   return w.CheckRange("session_rate", s->rate, 1e-6, 1e6);
 }
 
-}  // namespace
-
-Status LoadSessions(JsonObject& w, const std::string& dir, Workload* out) {
-  Starts starts;
-  CAPPLAN_RETURN_IF_ERROR(ReadStarts(w, &starts));
+// The scalar fields of a sessions workload.
+struct SessionParams {
   int64_t num_sessions = 0, system_tokens = 0, block_tokens = 64;
   double think_s = 0;
-  CAPPLAN_RETURN_IF_ERROR(w.Get("num_sessions", &num_sessions, true));
-  CAPPLAN_RETURN_IF_ERROR(w.CheckRange("num_sessions", static_cast<double>(num_sessions), 1, 1e7));
-  CAPPLAN_RETURN_IF_ERROR(w.Get("system_prompt_tokens", &system_tokens));
-  CAPPLAN_RETURN_IF_ERROR(
-      w.CheckRange("system_prompt_tokens", static_cast<double>(system_tokens), 0, 1e7));
-  CAPPLAN_RETURN_IF_ERROR(w.Get("think_time_s", &think_s));
-  CAPPLAN_RETURN_IF_ERROR(w.CheckRange("think_time_s", think_s, 0, 1e6));
-  CAPPLAN_RETURN_IF_ERROR(w.Get("block_tokens", &block_tokens));
-  CAPPLAN_RETURN_IF_ERROR(w.CheckRange("block_tokens", static_cast<double>(block_tokens), 1, 4096));
   // An optional cap on the requests of the run (all kinds take one): the
   // sessions are generated in order and cut after this many requests.
   int64_t cap = kMaxRequests;
-  if (w.Has("num_requests")) {
-    CAPPLAN_RETURN_IF_ERROR(w.Get("num_requests", &cap));
-    CAPPLAN_RETURN_IF_ERROR(w.CheckRange("num_requests", static_cast<double>(cap), 1, kMaxRequests));
-  }
-  SessionDists d;
-  CAPPLAN_RETURN_IF_ERROR(ReadDists(w, dir, &d));
+};
 
+Status ReadSessionParams(JsonObject& w, SessionParams* p) {
+  CAPPLAN_RETURN_IF_ERROR(w.Get("num_sessions", &p->num_sessions, true));
+  CAPPLAN_RETURN_IF_ERROR(
+      w.CheckRange("num_sessions", static_cast<double>(p->num_sessions), 1, 1e7));
+  CAPPLAN_RETURN_IF_ERROR(w.Get("system_prompt_tokens", &p->system_tokens));
+  CAPPLAN_RETURN_IF_ERROR(
+      w.CheckRange("system_prompt_tokens", static_cast<double>(p->system_tokens), 0, 1e7));
+  CAPPLAN_RETURN_IF_ERROR(w.Get("think_time_s", &p->think_s));
+  CAPPLAN_RETURN_IF_ERROR(w.CheckRange("think_time_s", p->think_s, 0, 1e6));
+  CAPPLAN_RETURN_IF_ERROR(w.Get("block_tokens", &p->block_tokens));
+  CAPPLAN_RETURN_IF_ERROR(
+      w.CheckRange("block_tokens", static_cast<double>(p->block_tokens), 1, 4096));
+  if (w.Has("num_requests")) {
+    CAPPLAN_RETURN_IF_ERROR(w.Get("num_requests", &p->cap));
+    CAPPLAN_RETURN_IF_ERROR(
+        w.CheckRange("num_requests", static_cast<double>(p->cap), 1, kMaxRequests));
+  }
+  return Status::Ok();
+}
+
+// Appends every session's turns to `out`, in session order, until the cap;
+// first_of/last_of get each generated session's first and last request.
+Status GenerateTurns(JsonObject& w, const SessionParams& p, const SessionDists& d,
+                     Workload* out, std::vector<int64_t>* first_of,
+                     std::vector<int64_t>* last_of) {
   WorkloadRng turns_rng(out->seed, kSessionTurnsStream);
   WorkloadRng in_rng(out->seed, kInputLengthStream);
   WorkloadRng out_rng(out->seed, kOutputLengthStream);
-  std::vector<int64_t> first_of, last_of;  // per session: its first and last request
-  const int64_t think_ns = std::llround(think_s * 1e9);
-  for (int64_t s = 0; s < num_sessions && std::ssize(out->requests) < cap; ++s) {
+  const int64_t think_ns = std::llround(p.think_s * 1e9);
+  for (int64_t s = 0; s < p.num_sessions && std::ssize(out->requests) < p.cap; ++s) {
     const int64_t turns = d.turns->Sample(turns_rng);
-    int64_t history = system_tokens;
-    first_of.push_back(static_cast<int64_t>(out->requests.size()));
-    for (int64_t k = 0; k < turns && std::ssize(out->requests) < cap; ++k) {
+    int64_t history = p.system_tokens;
+    first_of->push_back(static_cast<int64_t>(out->requests.size()));
+    for (int64_t k = 0; k < turns && std::ssize(out->requests) < p.cap; ++k) {
       const int64_t id = static_cast<int64_t>(out->requests.size());
       if (id >= kMaxRequests) {
         return w.Error("num_sessions", "the sessions add up to more than 1e8 requests");
@@ -105,28 +114,48 @@ Status LoadSessions(JsonObject& w, const std::string& dir, Workload* out) {
       out->session.push_back(s);
       history += user + output;
     }
-    last_of.push_back(static_cast<int64_t>(out->requests.size()) - 1);
+    last_of->push_back(static_cast<int64_t>(out->requests.size()) - 1);
   }
+  return Status::Ok();
+}
+
+// Closed: session s >= N starts when session s - N's last turn completes.
+// Open: first turns arrive at `rate` sessions a second.
+void StartSessions(const Starts& starts, const std::vector<int64_t>& first_of,
+                   const std::vector<int64_t>& last_of, Workload* out) {
   const int64_t generated = std::ssize(first_of);
   if (starts.concurrent > 0) {
-    // Session s >= N starts when session s - N's last turn completes.
     for (int64_t s = starts.concurrent; s < generated; ++s) {
       out->after[static_cast<size_t>(first_of[s])] = last_of[s - starts.concurrent];
     }
-  } else {
-    WorkloadRng arrival_rng(out->seed, kArrivalStream);
-    const std::vector<int64_t> arrivals =
-        OpenLoopArrivalsNs(generated, starts.rate, 1.0, ArrivalConvention::kSglang, arrival_rng);
-    for (int64_t s = 0; s < generated; ++s) {
-      out->requests[static_cast<size_t>(first_of[s])].arrival_ns = arrivals[s];
-    }
+    return;
   }
-  out->shared_prefix_tokens = system_tokens;
-  out->prefix_block_tokens = block_tokens;
+  WorkloadRng arrival_rng(out->seed, kArrivalStream);
+  const std::vector<int64_t> arrivals =
+      OpenLoopArrivalsNs(generated, starts.rate, 1.0, ArrivalConvention::kSglang, arrival_rng);
+  for (int64_t s = 0; s < generated; ++s) {
+    out->requests[static_cast<size_t>(first_of[s])].arrival_ns = arrivals[s];
+  }
+}
+
+}  // namespace
+
+Status LoadSessions(JsonObject& w, const std::string& dir, Workload* out) {
+  Starts starts;
+  CAPPLAN_RETURN_IF_ERROR(ReadStarts(w, &starts));
+  SessionParams p;
+  CAPPLAN_RETURN_IF_ERROR(ReadSessionParams(w, &p));
+  SessionDists d;
+  CAPPLAN_RETURN_IF_ERROR(ReadDists(w, dir, &d));
+  std::vector<int64_t> first_of, last_of;
+  CAPPLAN_RETURN_IF_ERROR(GenerateTurns(w, p, d, out, &first_of, &last_of));
+  StartSessions(starts, first_of, last_of, out);
+  out->shared_prefix_tokens = p.system_tokens;
+  out->prefix_block_tokens = p.block_tokens;
   std::ostringstream os;
-  os << "sessions=" << num_sessions << " turns=" << d.turns->Describe()
+  os << "sessions=" << p.num_sessions << " turns=" << d.turns->Describe()
      << " user=" << d.user->Describe() << " output=" << d.output->Describe()
-     << " system_prompt=" << system_tokens << " think=" << think_s << "s";
+     << " system_prompt=" << p.system_tokens << " think=" << p.think_s << "s";
   if (starts.concurrent > 0) {
     os << " concurrent=" << starts.concurrent;
   } else {
