@@ -86,16 +86,7 @@ Status ReadTiming(JsonObject& r, bool is_public, MeasuredKernel* k) {
   return Status::Ok();
 }
 
-Status ReadRecord(JsonObject& r, bool is_public, MeasuredKernel* k) {
-  CAPPLAN_RETURN_IF_ERROR(r.Get("kernel", &k->kernel, true));
-  CAPPLAN_RETURN_IF_ERROR(r.Get("op_class", &k->op_class, true));
-  CAPPLAN_RETURN_IF_ERROR(r.CheckOneOf("op_class", k->op_class, kOpClasses));
-  CAPPLAN_RETURN_IF_ERROR(r.Get("variant", &k->variant));
-  CAPPLAN_RETURN_IF_ERROR(r.Get("implementation", &k->implementation));
-  CAPPLAN_RETURN_IF_ERROR(r.Get("dtype", &k->dtype, true));
-  CAPPLAN_RETURN_IF_ERROR(r.Get("weight_dtype", &k->weight_dtype));
-  CAPPLAN_RETURN_IF_ERROR(r.Get("kv_dtype", &k->kv_dtype));
-  CAPPLAN_RETURN_IF_ERROR(r.Get("note", &k->note));
+Status ReadShape(JsonObject& r, MeasuredKernel* k) {
   const nlohmann::json* shape = r.Raw("shape");
   if (shape == nullptr) return r.Error("shape", "missing required field");
   if (!shape->is_object()) return r.Error("shape", "must be an object of integers");
@@ -107,27 +98,36 @@ Status ReadRecord(JsonObject& r, bool is_public, MeasuredKernel* k) {
     }
     k->shape[key] = v.get<int64_t>();
   }
-  CAPPLAN_RETURN_IF_ERROR(ReadTiming(r, is_public, k));
+  return Status::Ok();
+}
+
+// p10_us/p90_us and repeats: checked, not kept. Percentiles of one sample are
+// ordered; anything else is a mislabelled column and the median cannot be
+// trusted either.
+Status CheckSpread(JsonObject& r, const MeasuredKernel& k) {
   std::optional<double> p10, p90;
   CAPPLAN_RETURN_IF_ERROR(r.Get("p10_us", &p10));
   if (p10) CAPPLAN_RETURN_IF_ERROR(PositiveTime(r, "p10_us", *p10));
   CAPPLAN_RETURN_IF_ERROR(r.Get("p90_us", &p90));
   if (p90) CAPPLAN_RETURN_IF_ERROR(PositiveTime(r, "p90_us", *p90));
-  // Percentiles of one sample are ordered; anything else is a mislabelled
-  // column and the median cannot be trusted either.
-  if (k->timing == KernelTiming::kMedianUs) {
-    if (p10 && *p10 > k->median_us) {
-      return r.Error("p10_us", "must be <= median_us (" + std::to_string(k->median_us) + "), got " +
+  if (k.timing == KernelTiming::kMedianUs) {
+    if (p10 && *p10 > k.median_us) {
+      return r.Error("p10_us", "must be <= median_us (" + std::to_string(k.median_us) + "), got " +
                                    std::to_string(*p10));
     }
-    if (p90 && *p90 < k->median_us) {
-      return r.Error("p90_us", "must be >= median_us (" + std::to_string(k->median_us) + "), got " +
+    if (p90 && *p90 < k.median_us) {
+      return r.Error("p90_us", "must be >= median_us (" + std::to_string(k.median_us) + "), got " +
                                    std::to_string(*p90));
     }
   }
   std::optional<int64_t> repeats;
   CAPPLAN_RETURN_IF_ERROR(r.Get("repeats", &repeats));
   if (repeats) CAPPLAN_RETURN_IF_ERROR(r.CheckRange("repeats", *repeats, 1, 1e9));
+  return Status::Ok();
+}
+
+// The napkin bytes and FLOPs; a FLOP-rate record's time follows from them.
+Status ReadWork(JsonObject& r, MeasuredKernel* k) {
   // A bus bandwidth is all a collective record may give (no napkin bytes).
   const bool need_work = k->timing != KernelTiming::kBusBandwidth;
   CAPPLAN_RETURN_IF_ERROR(r.Get("bytes", &k->bytes, need_work));
@@ -141,15 +141,36 @@ Status ReadRecord(JsonObject& r, bool is_public, MeasuredKernel* k) {
       return r.Error("achieved_flops_per_s", "implies a kernel time beyond 1e9 microseconds");
     }
   }
+  return Status::Ok();
+}
+
+Status ReadCheck(JsonObject& r, MeasuredKernel* k) {
   std::optional<double> err;
   CAPPLAN_RETURN_IF_ERROR(r.Get("max_abs_err", &err));
   CAPPLAN_RETURN_IF_ERROR(r.Get("check", &k->check));
-  if (!k->check.empty()) {
-    CAPPLAN_RETURN_IF_ERROR(r.CheckOneOf("check", k->check, {"pass", "fail", "skipped"}));
-    if (k->check == "fail") {
-      return r.Error("check", "the kernel failed its correctness check; its time is not usable");
-    }
+  if (k->check.empty()) return Status::Ok();
+  CAPPLAN_RETURN_IF_ERROR(r.CheckOneOf("check", k->check, {"pass", "fail", "skipped"}));
+  if (k->check == "fail") {
+    return r.Error("check", "the kernel failed its correctness check; its time is not usable");
   }
+  return Status::Ok();
+}
+
+Status ReadRecord(JsonObject& r, bool is_public, MeasuredKernel* k) {
+  CAPPLAN_RETURN_IF_ERROR(r.Get("kernel", &k->kernel, true));
+  CAPPLAN_RETURN_IF_ERROR(r.Get("op_class", &k->op_class, true));
+  CAPPLAN_RETURN_IF_ERROR(r.CheckOneOf("op_class", k->op_class, kOpClasses));
+  CAPPLAN_RETURN_IF_ERROR(r.Get("variant", &k->variant));
+  CAPPLAN_RETURN_IF_ERROR(r.Get("implementation", &k->implementation));
+  CAPPLAN_RETURN_IF_ERROR(r.Get("dtype", &k->dtype, true));
+  CAPPLAN_RETURN_IF_ERROR(r.Get("weight_dtype", &k->weight_dtype));
+  CAPPLAN_RETURN_IF_ERROR(r.Get("kv_dtype", &k->kv_dtype));
+  CAPPLAN_RETURN_IF_ERROR(r.Get("note", &k->note));
+  CAPPLAN_RETURN_IF_ERROR(ReadShape(r, k));
+  CAPPLAN_RETURN_IF_ERROR(ReadTiming(r, is_public, k));
+  CAPPLAN_RETURN_IF_ERROR(CheckSpread(r, *k));
+  CAPPLAN_RETURN_IF_ERROR(ReadWork(r, k));
+  CAPPLAN_RETURN_IF_ERROR(ReadCheck(r, k));
   return r.Finish({"kind"});
 }
 

@@ -235,6 +235,61 @@ void HoldoutTable(const CalibrationFit& fit, const MeasurementSet& set,
   for (const auto& [impl, cf] : fit.kernels) rows("kernel " + impl, cf);
 }
 
+// The fitted all-reduce bandwidths and launch overheads.
+void CollectiveAndOverheadLines(const hw::HardwareProfile& base, const CalibrationFit& fit,
+                                std::ostringstream* out) {
+  std::ostringstream& os = *out;
+  if (fit.all_reduce.fitted) {
+    os << "\nAll-reduce bus bandwidth: " << SigDigits(fit.all_reduce.fraction, 4)
+       << " x NVLink = " << SigDigits(fit.all_reduce.fraction * base.nvlink_bytes_per_s / 1e9, 4)
+       << " GB/s (was " << SigDigits(base.all_reduce.bus_bandwidth_bytes_per_s / 1e9, 4)
+       << "): " << fit.all_reduce.how << ".\n";
+  }
+  if (fit.all_reduce_nvls.fitted) {
+    os << "\nAll-reduce NVLS bus bandwidth: " << SigDigits(fit.all_reduce_nvls.fraction, 4)
+       << " x NVLink = "
+       << SigDigits(fit.all_reduce_nvls.fraction * base.nvlink_bytes_per_s / 1e9, 4)
+       << " GB/s: " << fit.all_reduce_nvls.how << ".\n";
+  }
+  const OverheadFit& o = fit.overheads;
+  os << "\nOverheads: kernel_launch_s "
+     << (o.kernel_launch ? SigDigits(o.kernel_launch_s, 4) + " (fitted)" : "kept")
+     << ", graph_launch_s " << (o.graph ? SigDigits(o.graph_launch_s, 4) + " (fitted)" : "kept")
+     << ", graph_node_s " << (o.graph ? SigDigits(o.graph_node_s, 4) + " (fitted)" : "kept") << ". "
+     << o.note << "\n";
+}
+
+// What no record moved: every priced parameter of the base profile except
+// the efficiency curves and the launch overheads, and the records left out
+// with why.
+void UnfittedLines(const hw::HardwareProfile& base, const CalibrationFit& fit,
+                   const MeasurementSet& set, std::ostringstream* out) {
+  std::ostringstream& os = *out;
+  os << "\nProfile parameters the simulator reads that no kernel record fits (they keep "
+        "their provenance; with --public the step cases fit the per-step ones, below):\n\n";
+  for (const auto& [key, provenance] : base.provenance) {
+    if (key.rfind("efficiency.", 0) == 0 || key == "overheads.kernel_launch_s" ||
+        key == "overheads.graph_launch_s" || key == "overheads.graph_node_s" ||
+        (fit.all_reduce.fitted && key == "collectives.all_reduce.bus_bandwidth_bytes_per_s")) {
+      continue;
+    }
+    os << "- `" << key << "`\n";
+  }
+  if (!fit.unused.empty() || !fit.unused_steps.empty()) {
+    os << "\nRecords not used (" << fit.unused.size() + fit.unused_steps.size() << "):\n\n";
+    for (const auto& [i, why] : fit.unused) {
+      const MeasuredKernel& k = set.records[i];
+      os << "- " << set.sources[k.source].path << " /records/" << k.index << " (" << k.kernel
+         << "): " << why << "\n";
+    }
+    for (const auto& [i, why] : fit.unused_steps) {
+      const MeasuredStep& st = set.steps[i];
+      os << "- " << set.sources[st.source].path << " /records/" << st.index << " (" << st.model
+         << "): " << why << "\n";
+    }
+  }
+}
+
 }  // namespace
 
 std::string FitReportMarkdown(const hw::HardwareProfile& base, const CalibrationFit& fit,
@@ -261,49 +316,8 @@ std::string FitReportMarkdown(const hw::HardwareProfile& base, const Calibration
     os << "\nCross-GPU records:\n\n";
     for (const auto& [gpu, how] : fit.cross_gpu) os << "- " << how << "\n";
   }
-  if (fit.all_reduce.fitted) {
-    os << "\nAll-reduce bus bandwidth: " << SigDigits(fit.all_reduce.fraction, 4)
-       << " x NVLink = " << SigDigits(fit.all_reduce.fraction * base.nvlink_bytes_per_s / 1e9, 4)
-       << " GB/s (was " << SigDigits(base.all_reduce.bus_bandwidth_bytes_per_s / 1e9, 4)
-       << "): " << fit.all_reduce.how << ".\n";
-  }
-  if (fit.all_reduce_nvls.fitted) {
-    os << "\nAll-reduce NVLS bus bandwidth: " << SigDigits(fit.all_reduce_nvls.fraction, 4)
-       << " x NVLink = "
-       << SigDigits(fit.all_reduce_nvls.fraction * base.nvlink_bytes_per_s / 1e9, 4)
-       << " GB/s: " << fit.all_reduce_nvls.how << ".\n";
-  }
-  const OverheadFit& o = fit.overheads;
-  os << "\nOverheads: kernel_launch_s "
-     << (o.kernel_launch ? SigDigits(o.kernel_launch_s, 4) + " (fitted)" : "kept")
-     << ", graph_launch_s " << (o.graph ? SigDigits(o.graph_launch_s, 4) + " (fitted)" : "kept")
-     << ", graph_node_s " << (o.graph ? SigDigits(o.graph_node_s, 4) + " (fitted)" : "kept") << ". "
-     << o.note << "\n";
-  // What no measurement class can move: every priced parameter of the base
-  // profile except the efficiency curves and the launch overheads above.
-  os << "\nProfile parameters the simulator reads that no kernel record fits (they keep "
-        "their provenance; with --public the step cases fit the per-step ones, below):\n\n";
-  for (const auto& [key, provenance] : base.provenance) {
-    if (key.rfind("efficiency.", 0) == 0 || key == "overheads.kernel_launch_s" ||
-        key == "overheads.graph_launch_s" || key == "overheads.graph_node_s" ||
-        (fit.all_reduce.fitted && key == "collectives.all_reduce.bus_bandwidth_bytes_per_s")) {
-      continue;
-    }
-    os << "- `" << key << "`\n";
-  }
-  if (!fit.unused.empty() || !fit.unused_steps.empty()) {
-    os << "\nRecords not used (" << fit.unused.size() + fit.unused_steps.size() << "):\n\n";
-    for (const auto& [i, why] : fit.unused) {
-      const MeasuredKernel& k = set.records[i];
-      os << "- " << set.sources[k.source].path << " /records/" << k.index << " (" << k.kernel
-         << "): " << why << "\n";
-    }
-    for (const auto& [i, why] : fit.unused_steps) {
-      const MeasuredStep& st = set.steps[i];
-      os << "- " << set.sources[st.source].path << " /records/" << st.index << " (" << st.model
-         << "): " << why << "\n";
-    }
-  }
+  CollectiveAndOverheadLines(base, fit, &os);
+  UnfittedLines(base, fit, set, &os);
   return os.str();
 }
 
