@@ -107,6 +107,42 @@ Result<nlohmann::json> ApplyGrid(const nlohmann::json& base, const GridAssignmen
   return doc;
 }
 
+namespace {
+
+// Each value alone first, so an unknown path or a mistyped value is blamed
+// on the flag that introduced it rather than on some combination.
+Status CheckEachValue(const nlohmann::json& base, const std::string& origin,
+                      const std::vector<GridAxis>& axes, const PointValidator& validate) {
+  for (const GridAxis& axis : axes) {
+    for (const nlohmann::json& value : axis.values) {
+      const GridAssignment single = {{axis.path, value}};
+      auto doc = ApplyGrid(base, single, origin);
+      Status st = doc.ok() ? validate(*doc) : doc.status();
+      if (!st.ok() && st.code() != StatusCode::kInvalidConfig) {
+        return Status::Usage("--grid " + Describe(single) + ": " + st.message());
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+// The number of grid points (1 without axes), bounded far beyond any sweep
+// that can run so the product stays exact.
+Result<int64_t> CountPoints(const std::vector<GridAxis>& axes) {
+  constexpr int64_t kMaxPoints = 100'000'000;
+  int64_t total = 1;
+  for (const GridAxis& axis : axes) {
+    total *= static_cast<int64_t>(axis.values.size());
+    if (total > kMaxPoints) {
+      return Status::Usage("--grid: more than " + std::to_string(kMaxPoints) +
+                           " points; split the sweep");
+    }
+  }
+  return total;
+}
+
+}  // namespace
+
 Result<SweepPlan> BuildSweepPlan(const nlohmann::json& base, const std::string& origin,
                                  const std::vector<GridAxis>& axes,
                                  const PointValidator& validate, PointChecks checks) {
@@ -123,29 +159,8 @@ Result<SweepPlan> BuildSweepPlan(const nlohmann::json& base, const std::string& 
     }
     plan.paths.push_back(axis.path);
   }
-  // Each value alone first, so an unknown path or a mistyped value is blamed
-  // on the flag that introduced it rather than on some combination.
-  for (const GridAxis& axis : axes) {
-    for (const nlohmann::json& value : axis.values) {
-      const GridAssignment single = {{axis.path, value}};
-      auto doc = ApplyGrid(base, single, origin);
-      Status st = doc.ok() ? validate(*doc) : doc.status();
-      if (!st.ok() && st.code() != StatusCode::kInvalidConfig) {
-        return Status::Usage("--grid " + Describe(single) + ": " + st.message());
-      }
-    }
-  }
-  // Far beyond any sweep that can run; the bound keeps the product exact.
-  constexpr int64_t kMaxPoints = 100'000'000;
-  int64_t total = 1;
-  for (const GridAxis& axis : axes) {
-    total *= static_cast<int64_t>(axis.values.size());
-    if (total > kMaxPoints) {
-      return Status::Usage("--grid: more than " + std::to_string(kMaxPoints) +
-                           " points; split the sweep");
-    }
-  }
-  if (axes.empty()) total = 1;  // no grid: the base scenario is the single point
+  CAPPLAN_RETURN_IF_ERROR(CheckEachValue(base, origin, axes, validate));
+  CAPPLAN_ASSIGN_OR_RETURN(const int64_t total, CountPoints(axes));
   std::set<std::string> ids;
   std::vector<size_t> digit(axes.size(), 0);
   for (int64_t i = 0; i < total; ++i) {
