@@ -333,20 +333,20 @@ Status ReadSourceHeader(JsonObject& root, const std::string& path, MeasurementSo
   } else {
     src->gpu_model = GpuModelOf(src->gpu);
     if (src->gpu_model.empty()) {
-      return root.Error("gpu", "unknown GPU '" + src->gpu +
-                                   "': measurements describe H100, H800, H200, B200, B300, GB200 or GB300 GPUs "
-                                   "(\"cpu\" for dry runs)");
+      return root.Error(
+          "gpu", "unknown GPU '" + src->gpu +
+                     "': measurements describe H100, H800, H200, B200, B300, GB200 or GB300 GPUs "
+                     "(\"cpu\" for dry runs)");
     }
   }
-  std::optional<int64_t> clock;
+  std::optional<int64_t> clock;  // type-checked only: no fit reads the clock
   return root.Get("sm_clock_mhz", &clock);
 }
 
 // Reads every record of the file into *kernels and *steps; `source` is the
 // file's index in the set.
-Status ReadRecords(const nlohmann::json& recs, const std::string& path, bool is_public,
-                   int source, std::vector<MeasuredKernel>* kernels,
-                   std::vector<MeasuredStep>* steps) {
+Status ReadRecords(const nlohmann::json& recs, const std::string& path, bool is_public, int source,
+                   std::vector<MeasuredKernel>* kernels, std::vector<MeasuredStep>* steps) {
   for (size_t i = 0; i < recs.size(); ++i) {
     JsonObject r(recs[i], path, "/records/" + std::to_string(i));
     CAPPLAN_RETURN_IF_ERROR(r.CheckObject());

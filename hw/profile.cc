@@ -205,8 +205,8 @@ Status ReadMemoryRates(JsonObject& root, HardwareProfile* p) {
   mem.Touch("gpu_memory_bytes");
   mem.Touch("gpu_runtime_memory_bytes");
   CAPPLAN_RETURN_IF_ERROR(ReadParam(mem, "hbm_bandwidth_bytes_per_s",
-                                    "memory.hbm_bandwidth_bytes_per_s", &p->hbm_bytes_per_s, p,
-                                    1, 1e300));
+                                    "memory.hbm_bandwidth_bytes_per_s", &p->hbm_bytes_per_s, p, 1,
+                                    1e300));
   CAPPLAN_RETURN_IF_ERROR(ReadParam(mem, "hbm_bandwidth_spec_bytes_per_s",
                                     "memory.hbm_bandwidth_spec_bytes_per_s",
                                     &p->hbm_spec_bytes_per_s, p, 1, 1e300));
@@ -264,7 +264,8 @@ Status ReadOverheads(JsonObject& root, HardwareProfile* p) {
   CAPPLAN_ASSIGN_OR_RETURN(JsonObject o, root.Child("overheads", true));
   CAPPLAN_RETURN_IF_ERROR(
       ReadParam(o, "kernel_launch_s", "overheads.kernel_launch_s", &p->kernel_launch_s, p));
-  CAPPLAN_RETURN_IF_ERROR(ReadParam(o, "graph_node_s", "overheads.graph_node_s", &p->graph_node_s, p));
+  CAPPLAN_RETURN_IF_ERROR(
+      ReadParam(o, "graph_node_s", "overheads.graph_node_s", &p->graph_node_s, p));
   CAPPLAN_RETURN_IF_ERROR(
       ReadParam(o, "graph_launch_s", "overheads.graph_launch_s", &p->graph_launch_s, p));
   // CPU scheduling is the serving engine's cost, not the GPU's.

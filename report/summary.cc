@@ -123,9 +123,6 @@ namespace {
 // (a scenario, a profile), and saying so is the fix. A PD summary carries
 // pools instead of one deployment.
 Status CheckSummaryKeys(const nlohmann::json& doc, const std::string& origin, bool pd) {
-  if (const auto dis = doc.find("disaggregated"); dis != doc.end() && !dis->is_boolean()) {
-    return Status::Ok();  // FromJson names the bad value
-  }
   for (const char* key : {pd ? "pools" : "deployment", "output_throughput", "gpus"}) {
     if (!doc.contains(key)) {
       return Status::Usage(origin + ": /" + key +
@@ -162,14 +159,14 @@ Status SinglePoolFields(const schema::RunSummary& run, const std::string& origin
 }  // namespace
 
 Result<Summary> ParseSummary(const nlohmann::json& doc, const std::string& origin) {
-  if (!doc.is_object()) {
-    return Status::Usage(origin +
-                         ": not a simulation summary (expected a JSON object as "
-                         "written by 'capplan simulate --out DIR' to DIR/summary.json)");
-  }
-  const auto dis = doc.find("disaggregated");
+  // schema::FromJson names a document that is not an object, or a
+  // disaggregated flag that is not a boolean; the key check comes first
+  // otherwise, as its message says what file to pass instead.
+  const auto dis = doc.is_object() ? doc.find("disaggregated") : doc.end();
   const bool pd = dis != doc.end() && dis->is_boolean() && dis->get<bool>();
-  CAPPLAN_RETURN_IF_ERROR(CheckSummaryKeys(doc, origin, pd));
+  if (doc.is_object() && (dis == doc.end() || dis->is_boolean())) {
+    CAPPLAN_RETURN_IF_ERROR(CheckSummaryKeys(doc, origin, pd));
+  }
   CAPPLAN_ASSIGN_OR_RETURN(const schema::RunSummary run, schema::FromJson(doc, origin));
   Summary s;
   s.origin = origin;

@@ -87,9 +87,8 @@ Status ReadSessionParams(JsonObject& w, SessionParams* p) {
 
 // Appends every session's turns to `out`, in session order, until the cap;
 // first_of/last_of get each generated session's first and last request.
-Status GenerateTurns(JsonObject& w, const SessionParams& p, const SessionDists& d,
-                     Workload* out, std::vector<int64_t>* first_of,
-                     std::vector<int64_t>* last_of) {
+Status GenerateTurns(JsonObject& w, const SessionParams& p, const SessionDists& d, Workload* out,
+                     std::vector<int64_t>* first_of, std::vector<int64_t>* last_of) {
   WorkloadRng turns_rng(out->seed, kSessionTurnsStream);
   WorkloadRng in_rng(out->seed, kInputLengthStream);
   WorkloadRng out_rng(out->seed, kOutputLengthStream);
