@@ -30,6 +30,35 @@ Status ReadCost(JsonObject& e, const std::string& key, double* out,
   return v.Finish();
 }
 
+// {"value": "<text>", "provenance": {...}} at `key`: a fact about the host
+// loop rather than a cost.
+Status ReadFact(JsonObject& e, const std::string& key, std::string* out,
+                std::map<std::string, std::string>* sources) {
+  CAPPLAN_ASSIGN_OR_RETURN(JsonObject v, e.Child(key, true));
+  CAPPLAN_RETURN_IF_ERROR(v.Get("value", out, true));
+  CAPPLAN_ASSIGN_OR_RETURN(JsonObject p, v.Child("provenance", true));
+  std::string kind, source;
+  CAPPLAN_RETURN_IF_ERROR(p.Get("kind", &kind, true));
+  CAPPLAN_RETURN_IF_ERROR(p.Get("source", &source, true));
+  if (source.empty()) return p.Error("source", "every value names its source");
+  CAPPLAN_RETURN_IF_ERROR(p.Finish());
+  (*sources)[key] = kind + ": " + source;
+  return v.Finish();
+}
+
+Status ReadOutputStage(JsonObject& e, EngineStepCosts* c) {
+  std::string stage;
+  CAPPLAN_RETURN_IF_ERROR(ReadFact(e, "output_stage", &stage, &c->sources));
+  for (OutputStage s : {OutputStage::kEngineLoop, OutputStage::kSeparateProcess}) {
+    if (stage == OutputStageName(s)) {
+      c->output_stage = s;
+      return Status::Ok();
+    }
+  }
+  return e.Error("output_stage", "value must be 'engine_loop' or 'separate_process', got '" +
+                                     stage + "'");
+}
+
 Status ReadEntry(JsonObject& e, const std::string& engine, EngineStepCosts* c) {
   c->engine = engine;
   CAPPLAN_RETURN_IF_ERROR(e.Get("version", &c->version, true));
@@ -39,19 +68,27 @@ Status ReadEntry(JsonObject& e, const std::string& engine, EngineStepCosts* c) {
   for (size_t i = 0; i < EngineStepCostKeys().size(); ++i) {
     CAPPLAN_RETURN_IF_ERROR(ReadCost(e, EngineStepCostKeys()[i], &c->Cost(i), &c->sources));
   }
+  CAPPLAN_RETURN_IF_ERROR(ReadOutputStage(e, c));
+  CAPPLAN_RETURN_IF_ERROR(ReadFact(e, "cpu", &c->cpu, &c->sources));
   return e.Finish();
 }
 
 }  // namespace
 
+const char* OutputStageName(OutputStage s) {
+  return s == OutputStage::kSeparateProcess ? "separate_process" : "engine_loop";
+}
+
 double& EngineStepCosts::Cost(size_t i) {
-  double* fields[] = {&host_s, &cpu_schedule_s, &cpu_schedule_per_request_s};
+  double* fields[] = {&host_s, &cpu_schedule_s, &cpu_schedule_per_request_s,
+                      &cpu_output_per_token_s};
   return *fields[i];
 }
 
 const std::vector<std::string>& EngineStepCostKeys() {
   static const std::vector<std::string> kKeys = {"host_s", "cpu_schedule_s",
-                                                 "cpu_schedule_per_request_s"};
+                                                 "cpu_schedule_per_request_s",
+                                                 "cpu_output_per_token_s"};
   return kKeys;
 }
 

@@ -12,6 +12,18 @@
 //                               behind the GPU when the engine overlaps
 //                               scheduling (only the excess shows)
 //   cpu_schedule_per_request_s  the same, per request in the batch
+//   cpu_output_per_token_s      output processing per token returned to
+//                               clients (detokenization, building the
+//                               response chunk, streaming it)
+// and two facts about the host loop:
+//   output_stage  where that output processing runs: in the engine's own
+//                 loop, after the step (serial), or in a process of its own
+//                 (vLLM V1's front-end OutputProcessor beside EngineCoreProc,
+//                 SGLang's DetokenizerManager and TokenizerManager), a
+//                 pipeline stage beside the engine: a step then takes the
+//                 longer of the engine's time and the output stage's
+//   cpu           the host CPU the entry's measured values came from; on
+//                 another CPU they are an assumption
 //
 // The file lists, per engine, entries by version (oldest first); a version
 // uses the newest entry at or below it, so an engine release with no public
@@ -29,6 +41,10 @@
 
 namespace capplan::models {
 
+enum class OutputStage { kEngineLoop, kSeparateProcess };
+// "engine_loop", "separate_process".
+const char* OutputStageName(OutputStage s);
+
 struct EngineStepCosts {
   std::string engine;
   std::string version;  // the entry's version ("0.4.0")
@@ -36,10 +52,14 @@ struct EngineStepCosts {
   double host_s = 0;
   double cpu_schedule_s = 0;
   double cpu_schedule_per_request_s = 0;
+  double cpu_output_per_token_s = 0;
+  OutputStage output_stage = OutputStage::kEngineLoop;
+  std::string cpu;
   // The cost of EngineStepCostKeys()[i].
   double& Cost(size_t i);
   double Cost(size_t i) const { return const_cast<EngineStepCosts*>(this)->Cost(i); }
-  // "host_s" -> "fitted: ..." (kind and source), for reports.
+  // "host_s" -> "fitted: ..." (kind and source), for reports; also
+  // "output_stage" and "cpu".
   std::map<std::string, std::string> sources;
 };
 

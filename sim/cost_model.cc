@@ -27,6 +27,7 @@ void StepCost::Add(const StepCost& o) {
   verify_seconds += o.verify_seconds;
   draft_seconds += o.draft_seconds;
   spec_verify_seconds += o.spec_verify_seconds;
+  launch_seconds += o.launch_seconds;
 }
 
 void StepCost::AddTimes(const StepCost& o, int64_t times) {
@@ -37,6 +38,25 @@ void StepCost::AddTimes(const StepCost& o, int64_t times) {
   verify_seconds += k * o.verify_seconds;
   draft_seconds += k * o.draft_seconds;
   spec_verify_seconds += k * o.spec_verify_seconds;
+  launch_seconds += k * o.launch_seconds;
+}
+
+HostTime PriceHost(const StepContext& ctx, double gpu) {
+  HostTime h;
+  h.host = ctx.host_s;
+  h.schedule = ctx.cpu_schedule_s + ctx.cpu_schedule_per_request_s * static_cast<double>(ctx.requests);
+  // With an overlapping scheduler the next batch is prepared while the GPU
+  // runs this one; only the excess shows. The host's per-step work
+  // (sampling, the output copy) waits for this step's results, so no
+  // overlap hides it.
+  h.schedule_shown = ctx.overlap_schedule ? std::max(0.0, h.schedule - gpu) : h.schedule;
+  h.output = ctx.cpu_output_per_token_s * static_cast<double>(ctx.tokens_out);
+  h.engine = gpu + h.host + h.schedule_shown + (ctx.output_separate ? 0.0 : h.output);
+  // A process of its own turns the engine's outputs into responses while
+  // the engine runs the next steps; in steady state the slower stage sets
+  // the pace at which tokens reach clients.
+  h.step = ctx.output_separate ? std::max(h.engine, h.output) : h.engine;
+  return h;
 }
 
 namespace {
@@ -90,16 +110,12 @@ class RooflineCostModel : public CostModel {
     double launch = ctx.cuda_graph ? p_.graph_launch_s + p_.graph_node_s * kernels
                                    : p_.kernel_launch_s * kernels;
     gpu += launch;
-    double cpu = ctx.cpu_schedule_s + ctx.cpu_schedule_per_request_s * ctx.requests;
-    // With an overlapping scheduler the next batch is prepared while the
-    // GPU runs this one; only the excess shows. The host's per-step work
-    // (sampling, the output copy) waits for this step's results, so no
-    // overlap hides it.
-    if (ctx.overlap_schedule) cpu = std::max(0.0, cpu - gpu);
-    const double overhead = launch + ctx.host_s + cpu;
+    const HostTime h = PriceHost(ctx, gpu);
+    const double overhead = launch + (h.step - gpu);
     c.class_seconds[static_cast<int>(models::OpClass::kOverhead)] += overhead;
     c.bound_seconds[static_cast<int>(Bound::kOverhead)] += overhead;
-    c.seconds = gpu + ctx.host_s + cpu;
+    c.seconds = h.step;
+    c.launch_seconds = launch;
     return c;
   }
 

@@ -18,10 +18,15 @@
 //     rate * eff)), from the profile's collectives.deepep.
 //   launch: every invocation pays kernel_launch_s eagerly, or graph_node_s
 //     inside a CUDA graph plus graph_launch_s once per step.
-//   engine host costs (StepContext, from models/engine_step_costs.h):
-//     host_s on every step; CPU scheduling cpu_schedule_s +
-//     cpu_schedule_per_request_s * requests, of which an overlapping
-//     scheduler pays only the part not hidden behind the GPU step.
+//   engine host costs (StepContext, from models/engine_step_costs.h),
+//   PriceHost:
+//     engine = gpu + host_s + scheduling shown [+ output, in the loop]
+//       scheduling = cpu_schedule_s + cpu_schedule_per_request_s * requests,
+//       of which an overlapping scheduler shows only the part longer than
+//       the GPU step; output = cpu_output_per_token_s * tokens returned.
+//     step = engine, when output processing runs in the engine's loop;
+//            max(engine, output) when it runs in a process of its own (a
+//            pipeline stage: the slower of the two sets the pace).
 #ifndef CAPPLAN_SIM_COST_MODEL_H_
 #define CAPPLAN_SIM_COST_MODEL_H_
 
@@ -53,6 +58,8 @@ struct StepCost {
   // and the target's ops in steps that verify drafts.
   double draft_seconds = 0;
   double spec_verify_seconds = 0;
+  // Kernel launches or graph replay (inside the overhead class).
+  double launch_seconds = 0;
   void Add(const StepCost& o);
   void AddTimes(const StepCost& o, int64_t times);  // `times` identical steps
 };
@@ -65,11 +72,30 @@ struct StepContext {
   double host_s = 0;
   double cpu_schedule_s = 0;
   double cpu_schedule_per_request_s = 0;
+  double cpu_output_per_token_s = 0;
+  // Output processing runs in a process of its own (OutputStage).
+  bool output_separate = false;
+  // Tokens the step returns to clients: one per decode row and one per
+  // prompt chunk (the chunk that ends a prompt emits its first token;
+  // counting every chunk keeps the step's price a function of its batch).
+  int64_t tokens_out = 0;
   // All-reduces run NCCL's NVLS algorithm (the memory plan's decision).
   bool nvls = false;
   // GPUs of the instance that share one NVLink domain; 0: all of them.
   int nvlink_gpus = 0;
 };
+
+// The host side of one step (seconds): what each engine host cost adds to
+// a step whose GPU work (kernels and launches) takes `gpu`.
+struct HostTime {
+  double host = 0;            // host_s
+  double schedule = 0;        // CPU scheduling, all of it
+  double schedule_shown = 0;  // the part the step waits for
+  double output = 0;          // output processing
+  double engine = 0;          // the engine loop's step
+  double step = 0;            // the step's period
+};
+HostTime PriceHost(const StepContext& ctx, double gpu);
 
 // One op as a cost model priced it (`capplan simulate --explain-step`).
 struct OpPrice {

@@ -185,6 +185,8 @@ ModelPricerOptions PricerOptions(const State& st) {
   po.step_host_s = d.step_costs.host_s;
   po.cpu_schedule_s = d.step_costs.cpu_schedule_s;
   po.cpu_schedule_per_request_s = d.step_costs.cpu_schedule_per_request_s;
+  po.cpu_output_per_token_s = d.step_costs.cpu_output_per_token_s;
+  po.output_separate = d.step_costs.output_stage == models::OutputStage::kSeparateProcess;
   po.kv_verify = d.kv_integrity == KvIntegrity::kVerify;
   po.page_size = plan.page_size;
   po.verify_tag_bytes_per_page_per_layer = st.profile.kv_verify_tag_bytes_per_page_per_layer;
@@ -204,7 +206,8 @@ std::string PriceFingerprint(const State& st, const ModelPricerOptions& po) {
   std::ostringstream fp;
   fp << DumpJson(doc) << "|pool " << st.pool_index << "|" << po.cuda_graphs << " "
      << po.cuda_graph_max_bs << " " << po.overlap_schedule << " " << po.step_host_s << " "
-     << po.cpu_schedule_s << " " << po.cpu_schedule_per_request_s << " " << po.nvls << " "
+     << po.cpu_schedule_s << " " << po.cpu_schedule_per_request_s << " "
+     << po.cpu_output_per_token_s << " " << po.output_separate << " " << po.nvls << " "
      << po.kv_verify << " " << po.page_size << " " << po.verify_tag_bytes_per_page_per_layer << " "
      << po.verify_kernels_per_step;
   return fp.str();

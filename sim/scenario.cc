@@ -34,8 +34,8 @@ Status GetEnum(JsonObject& d, const char* key, const E (&values)[N], NameOf name
 }
 
 // The engine version's step costs, then `step_costs`: {host_s,
-// cpu_schedule_s, cpu_schedule_per_request_s}, each optional, in seconds,
-// in their place.
+// cpu_schedule_s, cpu_schedule_per_request_s, cpu_output_per_token_s},
+// each optional, in seconds, and output_stage, in their place.
 // `kernels`: {"<selector>": "<implementation>"} over the engine version's
 // own choices (a user who runs another backend, e.g. SGLang's
 // --attention-backend flashmla).
@@ -81,6 +81,17 @@ Status ParseStepCosts(JsonObject& d, const DeploymentSpec& spec, models::EngineS
     CAPPLAN_RETURN_IF_ERROR(s.CheckRange(keys[i], *v, 0, 1));
     out->Cost(i) = *v;
     out->sources[keys[i]] = "deployment: the scenario's own step_costs";
+  }
+  std::string stage;
+  CAPPLAN_RETURN_IF_ERROR(s.Get("output_stage", &stage));
+  if (!stage.empty()) {
+    const models::OutputStage both[] = {models::OutputStage::kEngineLoop,
+                                        models::OutputStage::kSeparateProcess};
+    CAPPLAN_RETURN_IF_ERROR(s.CheckOneOf("output_stage", stage,
+                                         {models::OutputStageName(both[0]),
+                                          models::OutputStageName(both[1])}));
+    out->output_stage = stage == models::OutputStageName(both[0]) ? both[0] : both[1];
+    out->sources["output_stage"] = "deployment: the scenario's own step_costs";
   }
   return s.Finish();
 }

@@ -55,12 +55,34 @@ std::string Shape(const models::Op& op) {
   return buf;
 }
 
+// The host side of the step: each engine host cost, what the step waits
+// for, and where the values come from (the engine version's entry).
+void HostLines(const StepContext& ctx, double gpu, const models::EngineStepCosts& c,
+               std::ostringstream* out) {
+  const HostTime h = PriceHost(ctx, gpu);
+  char buf[512];
+  std::snprintf(buf, sizeof(buf),
+                "Host: GPU %.1f us; host %.1f us; scheduling %.1f us for %lld requests (%s, "
+                "%.1f us shown); output processing %.1f us for %lld tokens (%s); engine loop "
+                "%.1f us; step %.1f us.\n",
+                1e6 * gpu, 1e6 * h.host, 1e6 * h.schedule, static_cast<long long>(ctx.requests),
+                ctx.overlap_schedule ? "overlapped with the GPU" : "serial", 1e6 * h.schedule_shown,
+                1e6 * h.output, static_cast<long long>(ctx.tokens_out),
+                ctx.output_separate ? "a process of its own: the step takes the longer stage"
+                                    : "in the engine loop",
+                1e6 * h.engine, 1e6 * h.step);
+  *out << buf << "Host costs from " << c.engine << " " << c.version
+       << "'s entry (models/engine_step_costs.json), measured on CPU: " << c.cpu << "\n";
+  for (const auto& [key, source] : c.sources) *out << "  " << key << ": " << source << "\n";
+}
+
 // One step's table: every op with its price (a speculative draft's ops
 // named `draft.`), the op total, then the step as the simulator prices it;
 // with `tokens_per_step` > 0 (speculative decoding's expected tokens a
 // request emits a step), that step's time per emitted token too.
 void StepTable(const std::string& title, const StepWork& work, ModelStepPricer* pricer,
-               const PreparedRun& run, double tokens_per_step, std::ostringstream* out) {
+               const PreparedRun& run, const models::EngineStepCosts& costs,
+               double tokens_per_step, std::ostringstream* out) {
   StepContext ctx;
   // A copy: Price() below may build another signature's ops in its place.
   const std::vector<models::Op> ops = pricer->StepOps(work, &ctx);
@@ -91,11 +113,13 @@ void StepTable(const std::string& title, const StepWork& work, ModelStepPricer* 
     std::snprintf(sum, sizeof(sum), "\nOps total %.1f us.\n", 1e6 * total);
   }
   os << sum;
-  const double step = pricer->Price(work).seconds;
+  const StepCost priced = pricer->Price(work);
+  const double step = priced.seconds;
   std::snprintf(sum, sizeof(sum),
                 "Step as the simulator prices it: %.1f us (%s, with launch and host costs).\n",
                 1e6 * step, ctx.cuda_graph ? "CUDA graph" : "eager launches");
   os << sum;
+  HostLines(ctx, total + priced.launch_seconds, costs, out);
   if (tokens_per_step > 0) {
     std::snprintf(sum, sizeof(sum),
                   "Each request emits %.3f tokens a step on average (the acceptance): %.1f us "
@@ -142,6 +166,7 @@ Result<std::string> ExplainSteps(const Scenario& scenario, const ExplainOptions&
     auto* pricer = dynamic_cast<ModelStepPricer*>(&run->pricer());
     if (pricer == nullptr) return Status::Internal("explain-step needs the model step pricer");
     const speculative::Spec& sp = scenario.pools[pool].deployment.speculative;
+    const models::EngineStepCosts& costs = scenario.pools[pool].deployment.step_costs;
     const int64_t spec = sp.draft_tokens();
     StepWork decode;
     decode.decode_n = e.decode_batch;
@@ -150,13 +175,14 @@ Result<std::string> ExplainSteps(const Scenario& scenario, const ExplainOptions&
                   " requests at context " + std::to_string(e.decode_context) + " tokens" +
                   (spec > 0 ? ", verifying " + std::to_string(spec) + " draft tokens each" : "") +
                   ", per GPU",
-              decode, pricer, *run, spec > 0 ? sp.acceptance.ExpectedTokensPerStep() : 0, &os);
+              decode, pricer, *run, costs, spec > 0 ? sp.acceptance.ExpectedTokensPerStep() : 0,
+              &os);
     StepWork prefill;
     prefill.prefill.push_back({e.prefill_tokens, e.prefill_cached});
     StepTable("Prefill step" + pool_name + ": one chunk of " + std::to_string(e.prefill_tokens) +
                   " new tokens after " + std::to_string(e.prefill_cached) +
                   " cached, per GPU",
-              prefill, pricer, *run, 0, &os);
+              prefill, pricer, *run, costs, 0, &os);
   }
   return os.str();
 }

@@ -139,9 +139,12 @@ StepContext ModelStepPricer::BuildOps(const StepWork& work, int64_t priced_ctx_s
   ctx.host_s = opt_.step_host_s;
   ctx.cpu_schedule_s = opt_.cpu_schedule_s;
   ctx.cpu_schedule_per_request_s = opt_.cpu_schedule_per_request_s;
+  ctx.cpu_output_per_token_s = opt_.cpu_output_per_token_s;
+  ctx.output_separate = opt_.output_separate;
   ctx.nvls = opt_.nvls;
   ctx.nvlink_gpus = model_->layout.NvlinkGpus();
   ctx.requests = n + static_cast<int64_t>(work.prefill.size());
+  ctx.tokens_out = ctx.requests;
   return ctx;
 }
 

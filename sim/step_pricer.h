@@ -60,6 +60,8 @@ struct ModelPricerOptions {
   double step_host_s = 0;
   double cpu_schedule_s = 0;
   double cpu_schedule_per_request_s = 0;
+  double cpu_output_per_token_s = 0;
+  bool output_separate = false;
   bool nvls = false;  // all-reduces run NCCL's NVLS algorithm
   bool kv_verify = false;
   int64_t page_size = 0;  // tokens per KV page; PrepareRun sets the deployment's
