@@ -64,6 +64,38 @@ TEST(Weights, KimiInt4KeepsShippedGroup32AndMatchesFactsSize) {
                                                      hand::kFp8, hand::kFp8)));
 }
 
+// `int4` follows each model's public W4A16 release: the routed experts
+// only (GLM-5.2, DeepSeek-R1-0528), g128; the rest as the card ships it.
+// Every tensor in INT4 stays an explicit per-component choice.
+TEST(Weights, Int4FollowsThePublicReleaseLayout) {
+  const hand::Dims ds = hand::AllDims()[0];
+  const hand::Dims glm = hand::AllDims()[2];
+  ASSERT_EQ(ds.name, "deepseek-v3");
+  ASSERT_EQ(glm.name, "glm-5.2");
+  auto w = CardWeights("deepseek-v3", Tp(8), "int4");
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  EXPECT_EQ(w->bytes_per_gpu, static_cast<int64_t>(hand::WeightsPerGpu(
+                                  ds, 8, hand::kFp8, hand::kInt4G128, hand::kFp8, hand::kFp8)));
+  w = CardWeights("glm-5.2", Tp(8), "int4");
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  EXPECT_EQ(w->bytes_per_gpu, static_cast<int64_t>(hand::WeightsPerGpu(
+                                  glm, 8, hand::kBf16, hand::kInt4G128, hand::kBf16, hand::kBf16)));
+  auto card = LoadModelCard("glm-5.2");
+  ASSERT_TRUE(card.ok());
+  EXPECT_NE(card->quantize_source.at("int4").find("canada-quant/GLM-5.2-W4A16"), std::string::npos);
+  PrecisionChoice all;
+  all.weights = "int4";
+  for (Component c : {Component::kAttention, Component::kSharedExperts, Component::kDenseFfn}) {
+    all.per_component[c] = "int4";
+  }
+  auto every = ComputeWeights(*card, Tp(8), all);
+  ASSERT_TRUE(every.ok()) << every.status().message();
+  EXPECT_EQ(every->bytes_per_gpu,
+            static_cast<int64_t>(hand::WeightsPerGpu(glm, 8, hand::kInt4G128, hand::kInt4G128,
+                                                     hand::kInt4G128, hand::kInt4G128)));
+  EXPECT_LT(every->bytes_per_gpu, w->bytes_per_gpu);
+}
+
 TEST(Weights, PerComponentOverride) {
   auto card = LoadModelCard("deepseek-v3");
   ASSERT_TRUE(card.ok());
