@@ -273,13 +273,15 @@ Status CheckFabric(const ParallelLayout& l, const hw::HardwareProfile& p) {
                            "collectives.deepep block; " + p.name +
                            " has none: add it to its base profile, or use \"collective\"");
   }
-  if (l.nodes <= 1) return Status::Ok();
+  // One node holds at most one NVLink domain's GPUs (an HGX board's 8): a
+  // larger instance spans nodes, whose links price its collectives.
   if (domain > 0 && l.GpusPerNode() > domain) {
     return Status::Invalid("gpus_per_node: " + Num(l.GpusPerNode()) + " GPUs exceeds the " +
                            Num(domain) + " one " + p.name + " NVLink domain joins; set " +
                            "gpus_per_node " + Num(domain) + " and nodes " +
                            Num((l.gpus + domain - 1) / domain));
   }
+  if (l.nodes <= 1) return Status::Ok();
   if (l.node_link == NodeLink::kNvlink && l.gpus > domain) {
     return Status::Invalid(
         "node_link: nvlink across " + Num(l.nodes) + " nodes needs one NVLink domain of " +

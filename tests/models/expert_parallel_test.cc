@@ -190,6 +190,33 @@ TEST(ExpertParallel, FabricRulesNameTheFieldAndTheFix) {
   EXPECT_TRUE(CheckFabric(WideEp(NodeLink::kRdma, 8), *b200).ok());
 }
 
+// One node holds at most one NVLink domain: 16 GPUs as one node of HGX
+// H200 (8 a board) is refused with the two-node layout as the fix; 8 fit
+// one HGX node and 72 one NVL72 rack.
+TEST(ExpertParallel, OneNodeHoldsAtMostOneNvlinkDomain) {
+  auto h200 = hw::LoadHardwareProfile("h200-sxm");
+  auto gb200 = hw::LoadHardwareProfile("gb200-nvl72");
+  ASSERT_TRUE(h200.ok() && gb200.ok());
+  ParallelLayout l;
+  l.gpus = l.tp = 16;
+  l.nodes = 1;
+  l.gpus_per_node = 16;
+  Status st = CheckFabric(l, *h200);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidConfig);
+  EXPECT_EQ(st.message(),
+            "gpus_per_node: 16 GPUs exceeds the 8 one h200-sxm NVLink domain joins; set "
+            "gpus_per_node 8 and nodes 2");
+  l.gpus = l.tp = l.gpus_per_node = 8;
+  EXPECT_TRUE(CheckFabric(l, *h200).ok());
+  l.gpus = l.tp = l.gpus_per_node = 72;
+  EXPECT_TRUE(CheckFabric(l, *gb200).ok());
+  l.gpus = l.tp = 16;
+  l.nodes = 2;
+  l.gpus_per_node = 8;
+  l.node_link = NodeLink::kRdma;
+  EXPECT_TRUE(CheckFabric(l, *h200).ok());
+}
+
 // EPLB redundant experts take weight memory and give it back from the KV
 // pool. DeepSeek-V3/R1 at EP32 with 32 redundant experts (1 per rank), the
 // count the LMSYS large-scale EP launch commands pass
