@@ -48,8 +48,17 @@
 //    front of the waiting queue), repeatedly, until the allocation succeeds
 //    or the request preempted itself. Only when nothing was preempted are
 //    waiting requests admitted, FCFS, while the token budget, max_num_seqs
-//    (max_running_requests) and free blocks for their first chunk allow.
-//    Prefill and decode mix in one iteration.
+//    (max_running_requests) and free blocks for their first chunk allow;
+//    with SchedulerConfig::admit_whole_prompt (vLLM's
+//    scheduler_reserve_full_isl, on by default from 0.19: allocate_slots'
+//    full_sequence_must_fit), free blocks for every token the request will
+//    compute (its prompt, plus its output when it was preempted). Without
+//    that gate a long prompt admitted on its first chunk is preempted by
+//    the running requests' growth part-way through its prefill, again and
+//    again. Prefill and decode mix in one iteration. tests/sim/
+//    vllm_golden_test.cc holds the batches, preemptions and first tokens
+//    step by step to traces of vLLM's own Scheduler (0.10.2 and 0.33.0,
+//    tests/data/golden/vllm).
 //
 // Phases: decode_only admits requests with their prompt KV already resident
 // (pages are allocated, no prefill is computed; the first token comes from

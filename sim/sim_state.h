@@ -121,6 +121,12 @@ struct SchedulerConfig {
   // arrives during a step, or as it ends (a closed loop's next request), is
   // first admitted by the schedule after the next (ServingPool::OnSchedule).
   bool overlap_schedule = false;
+  // vLLM's admission gate (scheduler_reserve_full_isl, on by default from
+  // vLLM 0.19): a waiting request is admitted only when the pages for all of
+  // its tokens to compute (its prompt, plus the output of a preempted one)
+  // are available, not only those of its first chunk. Engine-profile data
+  // per vLLM version; the "vllm" scheduler reads it (sim/scheduler.h).
+  bool admit_whole_prompt = false;
 };
 
 struct PrefillChunk {

@@ -99,7 +99,8 @@ class VllmScheduler : public Scheduler {
   }
 
   // The WAITING pass: FCFS while the budget, max_num_seqs and free blocks
-  // for the request's first chunk (after its prefix-cache hit) allow.
+  // for the request's first chunk (after its prefix-cache hit) allow; with
+  // admit_whole_prompt, free blocks for all of its tokens to compute.
   void AdmitWaiting(RankState& rank, SchedulerEnv& env, int64_t budget, RankBatch* out) {
     RequestTable& reqs = *env.reqs;
     while (budget > 0 && !rank.waiting.empty() &&
@@ -112,7 +113,8 @@ class VllmScheduler : public Scheduler {
       prefix_cache::Match hit;
       const int64_t cached = LookupPrefix(rank, env, idx, &hit);
       const int64_t chunk = std::min(r.prompt_target - cached, budget);
-      if (rank.pool.PagesFor(chunk) > AvailablePages(rank)) {
+      const int64_t gate = cfg_.admit_whole_prompt ? r.prompt_target - cached : chunk;
+      if (rank.pool.PagesFor(gate) > AvailablePages(rank)) {
         rank.kv_bound = true;
         break;
       }

@@ -19,7 +19,9 @@ def summarize(path):
     preempted_ids = set()
     empty = 0
     max_running = 0
+    computed = 0
     for s in steps:
+        computed += sum(e[1] if isinstance(e, list) else 1 for e in s["sched"])
         preempt += len(s["preempted"])
         preempted_ids.update(s["preempted"])
         if not s["sched"]:
@@ -34,6 +36,11 @@ def summarize(path):
           f"{c['max_num_batched_tokens']}, max_num_seqs {c['max_num_seqs']}")
     print(f"  steps {len(steps)} (empty {empty}), preemptions {preempt} "
           f"({len(preempted_ids)} requests), most scheduled in a step {max_running}")
+    # Every prompt token once, and every output token but the last.
+    ideal = sum(r["prompt_tokens"] + r["output_tokens"] - 1
+                for r in head["requests"])
+    print(f"  tokens computed {computed} ({computed / ideal:.3f} x the "
+          f"{ideal} without preemption)")
     print(f"  TTFT in steps: mean {statistics.mean(ttft):.1f}, median "
           f"{statistics.median(ttft)}, min {ttft[0]}, max {ttft[-1]}")
     print("  first-token step per request (id:step): " +

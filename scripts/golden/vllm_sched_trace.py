@@ -220,7 +220,14 @@ def run_case(name, case, version, command, max_steps):
         "config": dict(cfg, block_size=BLOCK_SIZE, max_model_len=max_len,
                        enable_prefix_caching=False, enable_chunked_prefill=True,
                        async_scheduling=False, num_lookahead_tokens=0,
-                       usable_blocks=free_blocks(sched)),
+                       usable_blocks=free_blocks(sched),
+                       # Admission checks the whole prompt's blocks, not
+                       # only the first chunk's (a vLLM 0.19 default;
+                       # absent before).
+                       scheduler_reserve_full_isl=bool(getattr(
+                           sched, "scheduler_reserve_full_isl", False)),
+                       watermark_blocks=int(getattr(
+                           sched.kv_cache_manager, "watermark_blocks", 0))),
         "requests": [{"id": rid, "prompt_tokens": p, "output_tokens": o}
                      for rid, p, o in case["requests"]],
     }
