@@ -262,9 +262,14 @@ Status ReadPublicSource(JsonObject& s, PublicSource* src) {
 }
 
 const std::vector<std::string>& KnownGpuModels() {
-  static const std::vector<std::string> kModels = {"H100", "H800", "H200", "B200",
-                                                    "B300", "GB200", "GB300"};
+  static const std::vector<std::string> kModels = {"H100", "H800",  "H200", "B200",
+                                                   "B300", "GB200", "GB300"};
   return kModels;
+}
+
+const std::vector<std::string>& KnownKernelEngines() {
+  static const std::vector<std::string> kEngines = {"sglang", "trtllm", "vllm"};
+  return kEngines;
 }
 
 // "GB200" contains "B200": a model inside a longer match is not a second one.
@@ -301,6 +306,27 @@ int64_t MeasuredKernel::Shape(const std::string& key, int64_t fallback) const {
 
 namespace {
 
+// The engine and version the file's kernels ran in: optional, but never one
+// without the other (a time without its version cannot be placed on a drift).
+Status ReadEngineVersion(JsonObject& root, MeasurementSource* src) {
+  CAPPLAN_RETURN_IF_ERROR(root.Get("engine", &src->engine));
+  CAPPLAN_RETURN_IF_ERROR(root.Get("engine_version", &src->engine_version));
+  if (src->engine.empty() && src->engine_version.empty()) return Status::Ok();
+  if (src->engine.empty()) {
+    return root.Error("engine", "missing: engine_version '" + EchoValue(src->engine_version) +
+                                    "' needs the engine it versions");
+  }
+  CAPPLAN_RETURN_IF_ERROR(root.CheckOneOf("engine", src->engine, KnownKernelEngines()));
+  // Release names as engines print them: 0.24.0, 1.3.0rc20, 0.4.5.post3.
+  static const std::regex kVersion(R"(\d+(\.[0-9A-Za-z]+)+)");
+  if (!std::regex_match(src->engine_version, kVersion)) {
+    return root.Error("engine_version",
+                      "must be the engine's release such as 0.24.0 or 1.3.0rc20, got '" +
+                          EchoValue(src->engine_version) + "'");
+  }
+  return Status::Ok();
+}
+
 // The file's header: format, its public source or the local run's GPU,
 // driver, CUDA, commit and date.
 Status ReadSourceHeader(JsonObject& root, const std::string& path, MeasurementSource* src) {
@@ -324,6 +350,7 @@ Status ReadSourceHeader(JsonObject& root, const std::string& path, MeasurementSo
   CAPPLAN_RETURN_IF_ERROR(root.Get("commit", &src->commit, local));
   CAPPLAN_RETURN_IF_ERROR(root.Get("date", &src->date, local));
   CAPPLAN_RETURN_IF_ERROR(root.Get("dry_run", &src->dry_run, local));
+  CAPPLAN_RETURN_IF_ERROR(ReadEngineVersion(root, src));
   if (src->is_public) {
     if (src->dry_run) return root.Error("dry_run", "a public measurement is not a dry run");
     CAPPLAN_RETURN_IF_ERROR(root.CheckOneOf("gpu", src->gpu, KnownGpuModels()));

@@ -25,6 +25,10 @@ namespace capplan::calibrate {
 std::string GpuModelOf(const std::string& name);
 const std::vector<std::string>& KnownGpuModels();  // {"H100", "H800", "H200"}
 
+// Engines a measurement file's kernels may have been timed in (the header's
+// `engine`): {"sglang", "trtllm", "vllm"}.
+const std::vector<std::string>& KnownKernelEngines();
+
 // Where a public figure was published (the `source` object of a public
 // measurement file or a validation case): https address, date (YYYY-MM-DD,
 // YYYY-MM or "not recorded"), a title naming the log / table / thread, and a
@@ -40,6 +44,10 @@ Status ReadPublicSource(JsonObject& s, PublicSource* out);
 struct MeasurementSource {
   std::string path;
   std::string gpu, driver, cuda, commit, date;
+  // The serving engine whose code ran the file's kernels and its version as
+  // the engine names it ("vllm", "0.24.0"): a kernel's time drifts between
+  // versions of one engine. Both "" when the file names none.
+  std::string engine, engine_version;
   bool dry_run = false;
   std::string gpu_model;  // GpuModelOf(gpu); "cpu" for dry runs
   // A public measurement (file with a `source` object): figures copied from

@@ -3,7 +3,8 @@ notes each file carries and one job per output file kind.
 
 A job is a dict: what (file tag), impl, src (table path under the GPU's
 folder: <op>/<engine>/<version>/<table>.parquet), title, note, build
-(parquet rows -> records), sort_key, and archs (None: every GPU). Records
+(parquet rows -> records), sort_key, archs (None: every GPU) and, where its
+rows are selected by one, kernel_source (AIC's name of the kernel). Records
 are plain dicts whose key order is the order written.
 """
 
@@ -94,6 +95,7 @@ def add_mla_decode(what, impl, src, kv, title, extra=None, archs=None, kernel_so
         return out
 
     JOBS.append(dict(what=what, impl=impl, src=src, title=title, archs=archs, note=note, build=build,
+                     kernel_source=kernel_source,
                      sort_key=lambda x: (x['shape']['q_heads'], x['shape']['batch'], x['shape']['kv_len'])))
 
 
@@ -144,6 +146,7 @@ def add_prefill(what, impl, src, kernel_source, attn, kv, title, extra=None):
         return out
 
     JOBS.append(dict(what=what, impl=impl, src=src, title=title, archs=None, note=note, build=build,
+                     kernel_source=kernel_source,
                      sort_key=lambda x: (-x['shape']['q_heads'], -x['shape']['kv_heads'], x['shape']['batch'],
                                          x['shape']['chunk'])))
 
@@ -307,6 +310,7 @@ def add_gemm(g, ks, s):
         return out
 
     JOBS.append(dict(what=s['what'], impl=s['impl'], src=g['src'], archs=None, note=note, build=build,
+                     kernel_source=ks,
                      title=f"AIConfigurator {g['engine']} dense GEMM: {s['desc']}",
                      sort_key=lambda x: (x['shape']['n'], x['shape']['k'], x['shape']['m'])))
 

@@ -2,6 +2,7 @@
 SGLang's DeepEP tables, with the rule that gives rank 0's rows and touched
 experts (documented in aic_records.py's header)."""
 
+import functools
 import math
 
 from aic_format import BLACKWELL, SCRIPT, bf16, cdiv, sig
@@ -63,6 +64,7 @@ def balanced_experts(num_tokens, E, topk, arith):
     return out
 
 
+@functools.lru_cache(maxsize=None)
 def rank0_work(num_tokens, E, topk, ep, arith):
     L = E / ep
     rows, touched = 0, set()
@@ -144,6 +146,7 @@ def add_moe(what, impl, src, kernel_source, moe_dtype, wdtype, shape, timing, ti
         return out
 
     MOE_JOBS.append(dict(what=what, impl=impl, src=src, title=title, archs=archs, note=note, build=build,
+                         kernel_source=kernel_source,
                          sort_key=lambda x: (x['shape']['moe_tp'], x['shape']['moe_ep'], x['shape']['tokens'])))
 
 

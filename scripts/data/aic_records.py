@@ -27,7 +27,19 @@ environment outside the repository):
 Arguments: <folder with the extracted files at their repository paths> <AIC
 commit, 40 hex> <commit date YYYY-MM-DD> <output folder>. --list needs no
 pyarrow. The output is deterministic: records are sorted by a fixed key,
-numbers are integers or fixed significant digits, one record per line.
+numbers are integers or fixed significant digits, one record per line. Each
+file's header names the GPU, engine and engine version its table was
+measured on (`gpu`, `engine`, `engine_version`: AIC keeps one table per
+<system>/<op>/<engine>/<version>/).
+
+Version drift (scripts/data/README.md shows its output): extract every
+version AIC holds of the jobs' tables, then compare each version with the
+pinned one (aic_drift.py says how):
+
+  $GIT ls-tree -r --name-only $COMMIT -- aic-core/src/aiconfigurator_core/systems/data |
+    python3 scripts/data/aic_records.py --list-versions |
+    while read p; do mkdir -p /tmp/aic/$(dirname $p) && $GIT show $COMMIT:$p > /tmp/aic/$p; done
+  /tmp/venv-aic/bin/python scripts/data/aic_records.py --drift /tmp/aic > /tmp/aic-drift.md
 
 What a record's fields mean here:
   median_us  AIC's `latency` column (milliseconds) x 1000, 6 significant
@@ -78,6 +90,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import aic_drift  # noqa: E402
 from aic_format import SCRIPT, dumps, sig  # noqa: E402
 from aic_jobs import DATA, GPUS, JOBS  # noqa: E402
 
@@ -89,7 +102,7 @@ def job_paths(gpu):
 
 
 def write_file(path, head, records):
-    lines = ['{', f"  \"format\": {dumps(head['format'])},", f"  \"gpu\": {dumps(head['gpu'])},", '  "source": {']
+    lines = ['{'] + [f'  {dumps(k)}: {dumps(v)},' for k, v in head.items() if k != 'source'] + ['  "source": {']
     src = list(head['source'].items())
     lines += [f"    {dumps(k)}: {dumps(v)}{',' if i + 1 < len(src) else ''}" for i, (k, v) in enumerate(src)]
     lines += ['  },', '  "records": [']
@@ -144,7 +157,9 @@ def file_head(gpu, job, rel, commit, date, merged):
                  'shape is one record with the median of its copies.')
     if gpu['sentence']:
         note += ' ' + gpu['sentence']
-    return dict(format='capplan.measurements.v1', gpu=gpu['name'], source=dict(
+    _, engine, version, _ = job['src'].split('/')
+    return dict(format='capplan.measurements.v1', gpu=gpu['name'], engine=engine, engine_version=version,
+                source=dict(
         url=f'https://github.com/ai-dynamo/aiconfigurator/blob/{commit}/{rel}',
         date=date,
         title=f"{job['title']}, {gpu['title']}",
@@ -177,13 +192,25 @@ def run(root, commit, date, out_dir):
     print('\n'.join(summary))
 
 
+USAGE = ('usage: aic_records.py <extracted AIC files root> <commit> <YYYY-MM-DD> <out dir>\n'
+         '       aic_records.py --list | --list-versions < ls-tree names | --drift <extracted AIC files root>')
+
+
 def main(argv):
     if argv[:1] == ['--list']:
         print('\n'.join(sorted({rel for gpu in GPUS for _, rel in job_paths(gpu)})))
         return 0
+    if argv[:1] == ['--list-versions']:
+        print('\n'.join(aic_drift.list_versions(line.strip() for line in sys.stdin)))
+        return 0
+    if argv[:1] == ['--drift'] and len(argv) == 2:
+        tables = Tables(argv[1])
+        print('## Versions AIC holds\n\n' + aic_drift.versions_table(argv[1]) + '\n')
+        rows = aic_drift.drift_rows(argv[1], tables, merge_copies)
+        print('## Drift against the pinned version\n\n' + aic_drift.drift_table(rows))
+        return 0
     if len(argv) != 4:
-        print('usage: aic_records.py <extracted AIC files root> <commit> <YYYY-MM-DD> <out dir> | --list',
-              file=sys.stderr)
+        print(USAGE, file=sys.stderr)
         return 2
     root, commit, date, out_dir = argv
     if not re.fullmatch(r'[0-9a-f]{40}', commit):

@@ -210,6 +210,49 @@ TEST(CalibMeasurements, PublicFileReadsKernelAndStepRecords) {
   EXPECT_NE(r->sources[0].Describe().find("public: https://example.org/run"), std::string::npos);
 }
 
+// A file may name the engine and version its kernels ran in; never one
+// without the other, and only engines and release names it can mean.
+TEST(CalibMeasurements, EngineAndVersionAreReadTogether) {
+  nlohmann::json d = PublicDoc();
+  d["engine"] = "trtllm";
+  d["engine_version"] = "1.3.0rc20";
+  auto r = ReadMeasurements({Write("eng.json", d.dump())}, {});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->sources[0].engine, "trtllm");
+  EXPECT_EQ(r->sources[0].engine_version, "1.3.0rc20");
+  nlohmann::json v = ValidDoc();
+  v["engine"] = "sglang";
+  v["engine_version"] = "0.4.5.post3";
+  r = ReadMeasurements({Write("eng_local.json", v.dump())}, {});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->sources[0].engine_version, "0.4.5.post3");
+  r = ReadMeasurements({Write("no_eng.json", PublicDoc().dump())}, {});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->sources[0].engine, "");
+
+  nlohmann::json bad = d;
+  bad.erase("engine");
+  EXPECT_NE(ErrorOf({Write("ver_only.json", bad.dump())}).find("ver_only.json: /engine"),
+            std::string::npos);
+  bad = d;
+  bad.erase("engine_version");
+  EXPECT_NE(ErrorOf({Write("eng_only.json", bad.dump())}).find("eng_only.json: /engine_version"),
+            std::string::npos);
+  bad = d;
+  bad["engine"] = "tgi";
+  std::string e = ErrorOf({Write("tgi.json", bad.dump())});
+  EXPECT_NE(e.find("tgi.json: /engine"), std::string::npos) << e;
+  EXPECT_NE(e.find("tgi"), std::string::npos) << e;
+  bad = d;
+  bad["engine_version"] = "latest";
+  e = ErrorOf({Write("latest.json", bad.dump())});
+  EXPECT_NE(e.find("latest.json: /engine_version"), std::string::npos) << e;
+  bad = d;
+  bad["engine_version"] = 24;
+  EXPECT_NE(ErrorOf({Write("ver_num.json", bad.dump())}).find("/engine_version"),
+            std::string::npos);
+}
+
 TEST(CalibMeasurements, PublicFilesMayMixGpusEngineFilesMayNot) {
   nlohmann::json h800 = PublicDoc();
   h800["gpu"] = "H800";
@@ -316,9 +359,17 @@ TEST(CalibMeasurements, ShippedPublicFilesParse) {
       for (const MeasuredKernel& k : set.records) {
         EXPECT_FALSE(k.implementation.empty()) << name << " /records/" << k.index;
       }
-      EXPECT_NE(set.sources[0].source.url.find("ai-dynamo/aiconfigurator/blob/"),
-                std::string::npos)
+      EXPECT_NE(set.sources[0].source.url.find("ai-dynamo/aiconfigurator/blob/"), std::string::npos)
           << name;
+      // Each table was measured in one engine at one version: the file says
+      // which, as AIC's path does (<gpu>/<op>/<engine>/<version>/<table>).
+      const MeasurementSource& src = set.sources[0];
+      EXPECT_FALSE(src.engine.empty()) << name;
+      EXPECT_NE(src.source.url.find("/" + src.engine + "/" + src.engine_version + "/"),
+                std::string::npos)
+          << name << ": engine " << src.engine << " " << src.engine_version << " vs "
+          << src.source.url;
+      EXPECT_NE(src.source.title.find(" " + src.engine_version + " "), std::string::npos) << name;
     } else {
       ASSERT_TRUE(expected.count(name)) << "unexpected public file " << name;
       EXPECT_EQ(set.records.size(), expected.at(name).first) << name;
