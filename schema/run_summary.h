@@ -158,6 +158,9 @@ struct RunSummary {
   // Offered concurrency as other benchmark tools write it (vLLM's result
   // files); capplan echoes it under `workload` instead.
   std::optional<double> max_concurrency, concurrency;
+  // The measured window (sim/steady_state.h): requests in flight on average
+  // (Little's law) and, for a closed loop, that over its concurrency.
+  std::optional<double> mean_requests_in_flight, window_occupancy;
   std::vector<PoolSummary> pools;
   std::optional<Transfer> transfer;
   std::optional<std::vector<std::string>> model_limits;

@@ -23,22 +23,22 @@ echo "== KV capacity of the shipped model cards on 8x H200 (SGLang defaults) =="
 
 # Simulated serving: the motivating study (sim/, scenarios/). Model outputs
 # from the facts-only H200 profile (calibrate/PROFILE.md), not measurements.
-# Each row: capplan simulate SCENARIO --set ... --row
+# Each row: capplan simulate SCENARIO --set ... --row. The scenarios give no
+# run length: each concurrency gets a window that reaches steady state (one
+# warm-up wave and 40 measured, sim/steady_state.h).
 SIM="$CAPPLAN simulate"
 echo
 echo "== (a) Kimi K2.6 decode pool, 8x H200 TP8, 16K in / 1K out: BF16 vs FP8 KV =="
 for kv in bf16 fp8; do
   for c in 1 16 64; do
-    $SIM scenarios/kimi-k2.6-kv-$kv.json --set workload.concurrency=$c \
-      --set workload.num_requests=$((c * 4)) --set workload.warmup_requests=$c --row
+    $SIM scenarios/kimi-k2.6-kv-$kv.json --set workload.concurrency=$c --row
   done
 done
 echo
 echo "== (b) GLM-5.2 decode, 8K in / 1K out: FP8 vs INT4 weights =="
 for w in fp8 int4; do
   for c in 1 8 64; do
-    $SIM scenarios/glm-5.2-decode-$w.json --set workload.concurrency=$c \
-      --set workload.num_requests=$((c * 4)) --set workload.warmup_requests=$c --row
+    $SIM scenarios/glm-5.2-decode-$w.json --set workload.concurrency=$c --row
   done
 done
 echo
@@ -70,7 +70,6 @@ warned() {  # command...
 }
 study_sim() {  # scenario concurrency
   warned "$CAPPLAN" simulate "scenarios/$1.json" --set workload.concurrency="$2" \
-    --set workload.num_requests=$(($2 * 4)) --set workload.warmup_requests="$2" \
     --out "$STUDY/$1-c$2"
 }
 for kv in bf16 fp8; do for c in 16 64; do study_sim kimi-k2.6-kv-$kv $c; done; done

@@ -98,6 +98,7 @@ void E2eAccumulator::Add(const E2eRequest& r) {
   t_.output_tokens += r.generated;
   t0_ = std::min(t0_, r.send_ns);
   t1_ = std::max(t1_, r.finish_ns);
+  in_flight_ns_ += r.finish_ns - r.send_ns;
   const double tt = ms(r.first_token_ns - r.send_ns);
   const double ee = ms(r.finish_ns - r.send_ns);
   const double tp = r.generated > 1 ? (ee - tt) / (r.generated - 1) : 0;
@@ -126,6 +127,7 @@ E2eTotals E2eAccumulator::Summarize(int gpus, double usd_per_gpu_hour,
   const std::vector<double>&ttft = ttft_, &tpot = tpot_, &e2el = e2el_;
   E2eTotals t = t_;
   t.duration_s = t.completed > 0 ? static_cast<double>(t1 - t0) / 1e9 : 0;
+  if (t1 > t0) t.mean_in_flight = static_cast<double>(in_flight_ns_) / static_cast<double>(t1 - t0);
   const double duration = t.duration_s;
   auto per_s = [&](double x) { return duration > 0 ? x / duration : 0.0; };
   const int64_t in_tok = t.input_tokens, out_tok = t.output_tokens;

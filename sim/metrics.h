@@ -95,6 +95,9 @@ struct E2eTotals {
   int64_t completed = 0, failed = 0, input_tokens = 0, output_tokens = 0;
   double duration_s = 0;
   double cost_usd = 0;
+  // Requests in flight on average over the measured window (Little's law:
+  // the measured requests' send-to-finish times over the window's span).
+  double mean_in_flight = 0;
 };
 
 // The end-to-end statistics of requests added one at a time (a run's
@@ -119,6 +122,7 @@ class E2eAccumulator {
   E2eTotals t_;
   int64_t good_ = 0;
   int64_t t0_ = INT64_MAX, t1_ = 0;
+  int64_t in_flight_ns_ = 0;  // sum of the measured requests' finish - send
 };
 
 // The end-to-end part every run reports (sim/simulate.h contract):

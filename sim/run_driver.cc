@@ -6,6 +6,7 @@
 #include "sim/pd_link.h"
 #include "sim/prediction_intervals.h"
 #include "sim/scenario.h"
+#include "sim/steady_state.h"
 
 namespace capplan::sim {
 
@@ -162,6 +163,8 @@ schema::RunSummary SummarizeRun(const Scenario& sc, const hw::HardwareProfile& p
     }
   }
   s.pools = std::move(pools);
+  AddSteadyStateCheck(sc.workload, totals, &s);
+  AddEnergySummary(sc.energy, &s);
   return s;
 }
 
@@ -202,6 +205,7 @@ Result<PoolsRun> RunPools(const Scenario& sc, const RunOptions& options) {
     r.requests_csv = std::move(csv).str();
   }
   CAPPLAN_RETURN_IF_ERROR(AddPredictionIntervals(&r.summary));
+  WidenForShortWindow(&r.summary);
   return run;
 }
 

@@ -69,11 +69,27 @@ Status GenerateLengths(JsonObject& w, const std::string& dir, int64_t n, Workloa
 
 }  // namespace
 
+// A closed loop without num_requests measures whole waves after a warm-up
+// of one (kClosedLoopDefaultWaves, sim/steady_state.h says why).
+Status ReadClosedLoopLength(JsonObject& w, int64_t concurrency, int64_t* n, Workload* out) {
+  // Null (`--set workload.num_requests=null`) asks for the default too.
+  const nlohmann::json* given = w.Raw("num_requests");
+  if (given != nullptr && !given->is_null()) return ReadNumRequests(w, n);
+  *n = concurrency * (1 + kClosedLoopDefaultWaves);
+  const nlohmann::json* warmup = w.Raw("warmup_requests");
+  if (warmup == nullptr || warmup->is_null()) out->warmup_requests = concurrency;
+  return CheckMemoryEstimate(*n * kBytesPerRequest,
+                             w.origin() + ": " + w.PathOf("concurrency") + " = " +
+                                 std::to_string(concurrency) + " (num_requests " +
+                                 std::to_string(*n) + " by default)",
+                             "give a smaller num_requests");
+}
+
 Status LoadClosedLoop(JsonObject& w, const std::string& dir, Workload* out) {
   int64_t concurrency = 0, n = 0;
   CAPPLAN_RETURN_IF_ERROR(w.Get("concurrency", &concurrency, true));
   CAPPLAN_RETURN_IF_ERROR(w.CheckRange("concurrency", static_cast<double>(concurrency), 1, 1e9));
-  CAPPLAN_RETURN_IF_ERROR(ReadNumRequests(w, &n));
+  CAPPLAN_RETURN_IF_ERROR(ReadClosedLoopLength(w, concurrency, &n, out));
   out->concurrency = concurrency;
   // A loop that issues requests as others finish is a serving benchmark;
   // one batch of requests (a latency probe) is sent exactly as given.
