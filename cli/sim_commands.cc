@@ -118,7 +118,16 @@ std::string RowLine(const schema::RunSummary& s, int64_t concurrency) {
       100.0 * p.peak_kv_fraction.value_or(0), static_cast<long long>(p.retractions.value_or(0)),
       p.kv_bound.value_or(false) ? " KV-bound" : "",
       s.cost_usd_per_million_output_tokens.value_or(0));
-  return buf;
+  std::string line = buf;
+  if (s.joules_per_output_token) {
+    line.pop_back();
+    std::snprintf(buf, sizeof(buf),
+                  " | %.2f J/out tok | %.0f out tok/s per MW | %.1f kW/node peak\n",
+                  *s.joules_per_output_token, s.output_tokens_per_s_per_mw.value_or(0),
+                  s.peak_kw_per_node.value_or(0));
+    line += buf;
+  }
+  return line;
 }
 
 // The one-pool result line.
@@ -141,6 +150,27 @@ std::string ResultLine(const schema::RunSummary& s) {
                 p.kv_bound.value_or(false) ? " (KV-bound)" : "",
                 s.cost_usd_per_million_output_tokens.value_or(0));
   return buf;
+}
+
+// The energy line (sim/energy.h), when the profile has a power model.
+std::string EnergyLine(const schema::RunSummary& s) {
+  if (!s.joules_per_output_token) return "";
+  char buf[512];
+  std::snprintf(buf, sizeof(buf),
+                "energy: %.3f J per output token (%.3f per total token, GPU boards %.3f) | "
+                "%.2f kW avg, %.2f kW peak per node | %.0f output tok/s per provisioned MW "
+                "(PUE %.2f)",
+                *s.joules_per_output_token, s.joules_per_total_token.value_or(0),
+                s.gpu_joules_per_output_token.value_or(0), s.avg_kw_per_node.value_or(0),
+                s.peak_kw_per_node.value_or(0), s.output_tokens_per_s_per_mw.value_or(0),
+                s.pue.value_or(0));
+  std::string line = buf;
+  if (s.electricity_usd_per_million_output_tokens) {
+    std::snprintf(buf, sizeof(buf), " | electricity $%.4f per M output tokens",
+                  *s.electricity_usd_per_million_output_tokens);
+    line += buf;
+  }
+  return line + "\n";
 }
 
 // Ops priced outside the profile's fitted ranges are usually many (one per
@@ -201,11 +231,11 @@ Status RunSimulate(const std::vector<std::string>& args, CommandContext& ctx) {
   if (vm.count("json")) {
     *ctx.out << DumpJson(schema::ToJson(s)) << "\n";
   } else if (s.disaggregated()) {
-    *ctx.out << PoolsLine(s);
+    *ctx.out << PoolsLine(s) << EnergyLine(s);
   } else if (vm.count("row")) {
     *ctx.out << RowLine(s, scenario->workload.concurrency);
   } else {
-    *ctx.out << ResultLine(s);
+    *ctx.out << ResultLine(s) << EnergyLine(s);
     PrintWarnings(s.pools.at(0).warnings.value_or(std::vector<std::string>{}), *ctx.err);
   }
   return Status::Ok();

@@ -377,6 +377,7 @@ Result<HardwareProfile> ParseHardwareProfile(const nlohmann::json& doc,
                                       &p.usd_per_gpu_hour, &p, 1e-6, 1e6));
     CAPPLAN_RETURN_IF_ERROR(price.Finish());
   }
+  CAPPLAN_RETURN_IF_ERROR(ReadPowerModel(root, &p));
   // A profile with only the memory block (the bootstrap format) is valid for
   // models/; the simulator's cost model needs the rest.
   if (root.Has("compute")) {

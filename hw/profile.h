@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/status.h"
+#include "hw/power.h"
 
 namespace capplan::hw {
 
@@ -137,6 +138,10 @@ struct HardwareProfile {
   // figures' default when a scenario names no price; 0: the profile gives
   // none, and a scenario must.
   double usd_per_gpu_hour = 0;
+  // Board, idle and per-state power, the node's non-GPU power ("power"
+  // block, hw/power.h); power.present false: the profile has none, and the
+  // summary has no energy figures.
+  PowerModel power;
   // "dotted.path" -> provenance of every scalar parameter, for the summary.
   std::map<std::string, Provenance> provenance;
 };

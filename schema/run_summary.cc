@@ -178,6 +178,8 @@ void RunFields(R& s, V& v) {
   v("concurrency", s.concurrency);
   v("mean_requests_in_flight", s.mean_requests_in_flight);
   v("window_occupancy", s.window_occupancy);
+  v("mean_requests_in_flight", s.mean_requests_in_flight);
+  v("window_occupancy", s.window_occupancy);
   v.Object("transfer", s.transfer, [](auto& t, auto& w) { TransferFields(t, w); });
   v("model_limits", s.model_limits);
   v.Notes(s.notes);

@@ -27,6 +27,7 @@ EXTRA = {
     "grid": ["\n--grid ", "=", ",", "[", "]", "{", "}", "inf"],
     "slo": ["<=", "<", ">=", ">", "\n", "ttft_p90_ms", "tpot_p90_ms", "p99_e2el_ms",
             "output_throughput", "request_goodput", "cost_usd_per_million_output_tokens",
+            "kw_per_node", "joules_per_output_token", "output_tokens_per_s_per_mw",
             "1e309", "inf", "nan", "-0"],
     "trace_azure_2023": ["TIMESTAMP,ContextTokens,GeneratedTokens\n", ",", "\n", "\r\n", "-", ":",
                          ".", " ", "2023-11-16 18:07:11.0094734", "1969-12-31", "9999"],

@@ -56,6 +56,27 @@ Status LoadCardAndProfile(State* st) {
   return Status::Ok();
 }
 
+// A power limit needs the profile's power model and must lie between its
+// idle and board power.
+Status CheckPowerLimit(const State& st) {
+  const std::optional<double>& limit = st.deployment().power_limit_w;
+  if (!limit) return Status::Ok();
+  const hw::PowerModel& pm = st.profile.power;
+  const std::string at = st.pool->pointer + "/power_limit_w";
+  if (!pm.present) {
+    return st.At(at, Status::Invalid("hardware profile " + st.profile.name +
+                                     " has no power block; remove power_limit_w or add one "
+                                     "(calibrate/PROFILE.md)"));
+  }
+  if (*limit <= pm.idle_w.value || *limit > pm.tdp_w.value) {
+    const auto watts = [](double w) { return std::to_string(static_cast<int>(w)) + " W"; };
+    return st.At(at, Status::Invalid("must be above the idle power (" + watts(pm.idle_w.value) +
+                                     ") and at most the board limit (" + watts(pm.tdp_w.value) +
+                                     ") of " + st.profile.name));
+  }
+  return Status::Ok();
+}
+
 // Every kernel table the deployment names must be the profile's.
 Status CheckKernelOverrides(const State& st) {
   const PoolSpec& ps = *st.pool;
@@ -113,6 +134,7 @@ Status ShardPoolModel(State* st) {
   auto sharded_r = models::ShardModel(st->card, layout, st->choice);
   if (!sharded_r.ok()) return st->At(st->pool->pointer, sharded_r.status());
   CAPPLAN_RETURN_IF_ERROR(CheckKernelOverrides(*st));
+  CAPPLAN_RETURN_IF_ERROR(CheckPowerLimit(*st));
   auto kernels = KernelsForGpu(*st);
   if (!kernels.ok()) return st->At(st->pool->pointer + "/kernels", kernels.status());
   sharded_r->kernels = *kernels;
@@ -194,6 +216,10 @@ ModelPricerOptions PricerOptions(const State& st) {
   if (d.speculative.on()) {
     po.spec_draft_tokens = d.speculative.draft_tokens();
     po.draft = &*st.draft;
+  }
+  if (d.power_limit_w) {
+    po.power = &st.profile.power;
+    po.power_limit_w = *d.power_limit_w;
   }
   return po;
 }

@@ -72,6 +72,7 @@ class PreparedRun {
   void AddTimeShares(const SimResult& sim, schema::PoolSummary* p) const;
   void AddPrefixCache(const SimResult& sim, schema::PoolSummary* p) const;
   void AddSpeculative(const SimResult& sim, schema::PoolSummary* p) const;
+  void AddPower(const SimResult& sim, schema::PoolSummary* p) const;
   void AddLinkedPool(const SimResult& sim, const PoolTally& tally, schema::PoolSummary* p) const;
   std::vector<std::string> Warnings(const SimResult& sim, int64_t failed) const;
 

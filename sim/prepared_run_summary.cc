@@ -5,6 +5,7 @@
 
 #include "common/json_util.h"
 #include "models/expert_parallel.h"
+#include "sim/energy.h"
 #include "sim/prepared_run.h"
 #include "sim/prepared_run_state.h"
 #include "sim/request_log.h"
@@ -86,6 +87,15 @@ void PreparedRun::AddTimeShares(const SimResult& sim, schema::PoolSummary* p) co
   p->kv_verify_time_share = b.verify_seconds / tot;
   p->iterations = sim.iterations;
   p->busy_s = b.seconds;
+}
+
+void PreparedRun::AddPower(const SimResult& sim, schema::PoolSummary* p) const {
+  const DeploymentSpec& d = st_->deployment();
+  if (d.power_limit_w) p->deployment["power_limit_w"] = *d.power_limit_w;
+  const double span_s = static_cast<double>(sim.end_ns) / 1e9;
+  AddPoolPower(PoolPowerOf(st_->profile.power, sim.busy, d.gpus, d.replicas, span_s,
+                           d.power_limit_w.value_or(0)),
+               p);
 }
 
 void PreparedRun::AddPrefixCache(const SimResult& sim, schema::PoolSummary* p) const {
@@ -175,6 +185,7 @@ schema::PoolSummary PreparedRun::SummarizePool(const SimResult& sim, const PoolT
   AddMemory(&p);
   AddTimeShares(sim, &p);
   AddSpeculative(sim, &p);
+  AddPower(sim, &p);
   schema::SimulatorStats& stats = p.simulator.emplace();
   stats.step_cost_memo_hits = st_->pricer->hits();
   stats.step_cost_memo_misses = st_->pricer->misses();

@@ -263,6 +263,12 @@ Status ParseEngineLimits(JsonObject& d, DeploymentSpec* o) {
   if (o->cuda_graph_max_bs) {
     CAPPLAN_RETURN_IF_ERROR(d.CheckRange("cuda_graph_max_bs", *o->cuda_graph_max_bs, 0, 1 << 20));
   }
+  // Checked against the profile's idle and board power when the run is
+  // prepared (sim/energy.h).
+  CAPPLAN_RETURN_IF_ERROR(d.Get("power_limit_w", &o->power_limit_w));
+  if (o->power_limit_w) {
+    CAPPLAN_RETURN_IF_ERROR(d.CheckRange("power_limit_w", *o->power_limit_w, 1, 1e5));
+  }
   return Status::Ok();
 }
 
@@ -392,6 +398,44 @@ Status ParsePools(JsonObject& root, Scenario* sc) {
   return Status::Ok();
 }
 
+// GPU-hours at a price, or a GPU's purchase price over its life; the
+// electricity price and the facility's PUE (sim/energy.h).
+Status ParseCost(JsonObject& c, Scenario* sc) {
+  if (c.Has("usd_per_gpu_hour")) {
+    double usd = 0;
+    CAPPLAN_RETURN_IF_ERROR(c.Get("usd_per_gpu_hour", &usd, true));
+    CAPPLAN_RETURN_IF_ERROR(c.CheckRange("usd_per_gpu_hour", usd, 0, 1e6));
+    sc->usd_per_gpu_hour = usd;
+  }
+  std::optional<double> capex, years;
+  CAPPLAN_RETURN_IF_ERROR(c.Get("capex_usd_per_gpu", &capex));
+  CAPPLAN_RETURN_IF_ERROR(c.Get("amortization_years", &years));
+  if (capex || years) {
+    if (!capex || !years) {
+      return c.Error(capex ? "amortization_years" : "capex_usd_per_gpu",
+                     "capex_usd_per_gpu and amortization_years go together (e.g. 30000 and 5)");
+    }
+    if (sc->usd_per_gpu_hour) {
+      return c.Error("capex_usd_per_gpu",
+                     "give either usd_per_gpu_hour or capex_usd_per_gpu with amortization_years");
+    }
+    CAPPLAN_RETURN_IF_ERROR(c.CheckRange("capex_usd_per_gpu", *capex, 0, 1e8));
+    CAPPLAN_RETURN_IF_ERROR(c.CheckRange("amortization_years", *years, 0.1, 50));
+    sc->usd_per_gpu_hour = CapexUsdPerGpuHour(*capex, *years);
+    sc->energy.capex_usd_per_gpu = capex;
+    sc->energy.amortization_years = years;
+  }
+  CAPPLAN_RETURN_IF_ERROR(c.Get("usd_per_kwh", &sc->energy.usd_per_kwh));
+  if (sc->energy.usd_per_kwh) {
+    CAPPLAN_RETURN_IF_ERROR(c.CheckRange("usd_per_kwh", *sc->energy.usd_per_kwh, 0, 100));
+  }
+  if (c.Has("pue")) {
+    CAPPLAN_RETURN_IF_ERROR(c.Get("pue", &sc->energy.pue, true));
+    CAPPLAN_RETURN_IF_ERROR(c.CheckRange("pue", sc->energy.pue, 1, 5));
+  }
+  return c.Finish();
+}
+
 Status ParseSlo(JsonObject& s, SloSpec* o) {
   CAPPLAN_RETURN_IF_ERROR(s.CheckObject());
   CAPPLAN_RETURN_IF_ERROR(s.Get("ttft_ms", &o->ttft_ms));
@@ -427,13 +471,7 @@ Result<std::shared_ptr<const Scenario>> ParseScenario(const nlohmann::json& doc,
   }
   {
     CAPPLAN_ASSIGN_OR_RETURN(JsonObject c, root.Child("cost"));
-    if (c.Has("usd_per_gpu_hour")) {
-      double usd = 0;
-      CAPPLAN_RETURN_IF_ERROR(c.Get("usd_per_gpu_hour", &usd, true));
-      CAPPLAN_RETURN_IF_ERROR(c.CheckRange("usd_per_gpu_hour", usd, 0, 1e6));
-      sc->usd_per_gpu_hour = usd;
-    }
-    CAPPLAN_RETURN_IF_ERROR(c.Finish());
+    CAPPLAN_RETURN_IF_ERROR(ParseCost(c, sc.get()));
   }
   {
     CAPPLAN_ASSIGN_OR_RETURN(JsonObject s, root.Child("slo"));

@@ -14,6 +14,7 @@
 #include "models/types.h"
 #include "schema/run_summary.h"
 #include "sim/cost_model.h"
+#include "sim/energy.h"
 #include "sim/pd/kv_transfer.h"
 #include "sim/sim_state.h"
 #include "sim/speculative/acceptance.h"
@@ -58,6 +59,9 @@ struct DeploymentSpec {
   int64_t page_size = 0;  // 0: the engine profile's default (per model kind)
   bool cuda_graphs = true;
   std::optional<int64_t> cuda_graph_max_bs;  // null: the engine's default
+  // Board power limit per GPU (nvidia-smi -pl); null: the profile's TDP.
+  // Slows each bound state that draws more (sim/energy.h).
+  std::optional<double> power_limit_w;
   KvIntegrity kv_integrity = KvIntegrity::kNone;
   Phase phase = Phase::kBoth;
   std::string scheduler;               // a Schedulers() name; absent in the file: the engine's own
@@ -114,7 +118,11 @@ struct Scenario {
   std::optional<pd::KvTransferSpec> transfer;
   Workload workload;
   // cost.usd_per_gpu_hour; unset: the hardware profile's price block.
+  // With cost.capex_usd_per_gpu and cost.amortization_years: the capex per
+  // GPU-hour over that life.
   std::optional<double> usd_per_gpu_hour;
+  // cost.usd_per_kwh, cost.pue and the capex basis (sim/energy.h).
+  EnergySettings energy;
   SloSpec slo;
   nlohmann::json doc;  // the document as parsed (after --set overrides)
 };

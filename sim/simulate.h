@@ -21,6 +21,11 @@
 //       max_concurrent_requests, retractions, kv_bound,
 //       gpus, usd_per_gpu_hour, cost_usd_per_million_output_tokens,
 //       cost_usd_per_million_total_tokens,
+//       energy (sim/energy.h, profiles with a power block):
+//       joules_per_{output,total}_token, gpu_joules_per_output_token, pue,
+//       nodes, avg_kw, peak_kw, {avg,peak}_kw_per_node, provisioned_kw,
+//       {output,total}_tokens_per_s_per_mw, usd_per_kwh,
+//       electricity_usd_per_million_{output,total}_tokens,
 //       memory {weights_bytes_per_gpu, weights_by_component_bytes {attention,
 //               experts, ...}, reserve_bytes_per_gpu, kv_pool_bytes_per_gpu,
 //               gpu_memory_bytes, mem_fraction_static},

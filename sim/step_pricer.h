@@ -21,6 +21,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "hw/power.h"
 #include "models/ops.h"
 #include "sim/cost_model.h"
 
@@ -72,6 +73,10 @@ struct ModelPricerOptions {
   // the target) runs its passes in the same step (ModelStepPricer).
   int64_t spec_draft_tokens = 0;
   const models::ShardedModel* draft = nullptr;
+  // A board power limit (deployment.power_limit_w; 0: none) slows each
+  // bound state that draws more under `power` (sim/energy.h).
+  const hw::PowerModel* power = nullptr;
+  double power_limit_w = 0;
 };
 
 struct StepKeyHash {

@@ -22,6 +22,8 @@ const std::vector<std::pair<std::string, Objective>>& ObjectiveNames() {
       {"cost_per_million_output_tokens", Objective::kCostPerMillionOutputTokens},
       {"gpus", Objective::kGpus},
       {"output_throughput_per_gpu", Objective::kOutputThroughputPerGpu},
+      {"output_tokens_per_s_per_mw", Objective::kOutputTokensPerSPerMw},
+      {"joules_per_output_token", Objective::kJoulesPerOutputToken},
   };
   return k;
 }
@@ -167,6 +169,16 @@ Status Score(const SearchOptions& options, FeasibleConfig* f) {
     case Objective::kOutputThroughputPerGpu:
       f->objective = f->output_throughput_per_gpu;
       break;
+    case Objective::kOutputTokensPerSPerMw: {
+      CAPPLAN_ASSIGN_OR_RETURN(f->objective, Number(f->summary, "output_tokens_per_s_per_mw"));
+      f->objective *= throughput_scale;
+      break;
+    }
+    case Objective::kJoulesPerOutputToken: {
+      CAPPLAN_ASSIGN_OR_RETURN(f->objective, Number(f->summary, "joules_per_output_token"));
+      f->objective /= throughput_scale;
+      break;
+    }
   }
   return Status::Ok();
 }
@@ -274,7 +286,8 @@ class PointSearch {
 // Ranked by the objective, then (equal objectives, e.g. GPU counts) by
 // throughput per GPU, then by index; the Pareto front of the ranked.
 void RankFeasible(const SearchOptions& options, SearchResult* result) {
-  const bool maximize = options.objective == Objective::kOutputThroughputPerGpu;
+  const bool maximize = options.objective == Objective::kOutputThroughputPerGpu ||
+                        options.objective == Objective::kOutputTokensPerSPerMw;
   std::stable_sort(result->ranked.begin(), result->ranked.end(),
                    [&](const FeasibleConfig& a, const FeasibleConfig& b) {
                      if (a.objective != b.objective) {

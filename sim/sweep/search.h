@@ -21,7 +21,13 @@
 
 namespace capplan::sim::sweep {
 
-enum class Objective { kCostPerMillionOutputTokens, kGpus, kOutputThroughputPerGpu };
+enum class Objective {
+  kCostPerMillionOutputTokens,
+  kGpus,
+  kOutputThroughputPerGpu,
+  kOutputTokensPerSPerMw,  // per provisioned MW (sim/energy.h), maximized
+  kJoulesPerOutputToken,
+};
 // "cost_per_million_output_tokens" | "gpus" | "output_throughput_per_gpu";
 // unknown names get did-you-mean.
 Result<Objective> ParseObjective(const std::string& name);

@@ -21,6 +21,12 @@ const char* SloOpText(SloOp op) {
 
 namespace {
 
+// Energy figures (sim/energy.h) a plan wants small.
+constexpr const char* kLowerIsBetterEnergy[] = {
+    "joules_per_output_token", "joules_per_total_token", "gpu_joules_per_output_token",
+    "avg_kw", "peak_kw", "avg_kw_per_node", "peak_kw_per_node", "provisioned_kw",
+    "electricity_usd_per_million_output_tokens", "electricity_usd_per_million_total_tokens"};
+
 struct MetricInfo {
   std::string key;
   bool latency;
@@ -40,9 +46,13 @@ const std::map<std::string, MetricInfo>& Metrics() {
     for (const char* k : {"output_throughput_per_gpu", "total_token_throughput_per_gpu",
                           "output_throughput", "total_token_throughput", "request_throughput",
                           "cost_usd_per_million_output_tokens",
-                          "cost_usd_per_million_total_tokens", "gpus"}) {
+                          "cost_usd_per_million_total_tokens", "gpus",
+                          "output_tokens_per_s_per_mw", "total_tokens_per_s_per_mw"}) {
       out[k] = {k, false};
     }
+    for (const char* k : kLowerIsBetterEnergy) out[k] = {k, false};
+    // A node's power limit is its peak draw, the figure a rack is sized by.
+    out["kw_per_node"] = {"peak_kw_per_node", false};
     return out;
   }();
   return m;
@@ -55,8 +65,12 @@ std::string Trim(const std::string& s) {
   return s.substr(b, e - b + 1);
 }
 
-// Costs and GPU counts are "less is better"; throughputs "more is better".
+// Costs, GPU counts and energy are "less is better"; throughputs (per GPU,
+// per MW) "more is better".
 bool LowerIsBetter(const std::string& key) {
+  for (const char* k : kLowerIsBetterEnergy) {
+    if (key == k) return true;
+  }
   return key.rfind("cost_", 0) == 0 || key == "gpus";
 }
 

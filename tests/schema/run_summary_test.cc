@@ -158,3 +158,56 @@ TEST(RunSummary, CostPerMillionTokensHasOneEdgeRule) {
 
 }  // namespace
 }  // namespace capplan::schema
+
+namespace capplan::schema {
+namespace {
+
+// Energy keys: the run's at the top level (one key each, read back by
+// Metric for SLOs and objectives), each pool's power under `pools`.
+TEST(RunSummary, EnergyFieldsRoundTripAndAreMetrics) {
+  RunSummary s;
+  s.gpus = 16;
+  s.output_throughput = 1000.0;
+  s.pue = 1.5;
+  s.nodes = 2;
+  s.avg_kw = 6.38;
+  s.peak_kw_per_node = 6.8;
+  s.joules_per_output_token = 9.57;
+  s.total_tokens_per_s_per_mw = 131578.9;
+  s.electricity_usd_per_million_output_tokens = 0.2658;
+  PoolSummary pre;
+  pre.name = "prefill";
+  pre.role = PoolRole::kPrefill;
+  pre.gpus = 8;
+  pre.nodes = 1;
+  pre.avg_kw = 5.0;
+  pre.peak_kw = 7.5;
+  PoolSummary dec = pre;
+  dec.name = "decode";
+  dec.role = PoolRole::kDecode;
+  s.pools = {pre, dec};
+  const nlohmann::json j = ToJson(s);
+  EXPECT_EQ(j["joules_per_output_token"], 9.57);
+  EXPECT_EQ(j["peak_kw_per_node"], 6.8);
+  EXPECT_EQ(j["pue"], 1.5);
+  EXPECT_EQ(j["pools"]["decode"]["peak_kw"], 7.5);
+  EXPECT_EQ(j["pools"]["prefill"]["nodes"], 1.0);
+  auto back = FromJson(j, "e.json");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(ToJson(*back), j);
+  EXPECT_EQ(Metric(*back, "peak_kw_per_node"), 6.8);
+  EXPECT_EQ(Metric(*back, "joules_per_output_token"), 9.57);
+  EXPECT_EQ(Metric(*back, "electricity_usd_per_million_output_tokens"), 0.2658);
+  EXPECT_FALSE(Metric(*back, "joules_per_total_token").has_value());
+  // A co-located pool's power is the run's: not written twice.
+  RunSummary flat = s;
+  flat.pools = {PoolSummary{}};
+  flat.pools[0].nodes = 2;
+  flat.pools[0].avg_kw = 1.0;
+  const nlohmann::json jf = ToJson(flat);
+  EXPECT_EQ(jf["avg_kw"], 6.38);
+  EXPECT_EQ(jf["nodes"], 2);
+}
+
+}  // namespace
+}  // namespace capplan::schema

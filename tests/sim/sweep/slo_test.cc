@@ -89,4 +89,23 @@ TEST(SloTest, PessimisticChecksTheIntervalsUnfavourableEnd) {
   EXPECT_DOUBLE_EQ((*pess)[1].value, 900.0);
 }
 
+TEST(SloTest, EnergyBoundsPowerFromAboveAndTokensPerMegawattFromBelow) {
+  auto kw = ParseSlo("kw_per_node<=10");
+  ASSERT_TRUE(kw.ok()) << kw.status().message();
+  EXPECT_EQ(kw->metric, "peak_kw_per_node");
+  EXPECT_TRUE(kw->upper);
+  auto bad = ParseSlo("joules_per_output_token>=1");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("upper bound"), std::string::npos);
+  bad = ParseSlo("output_tokens_per_s_per_mw<=1");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("lower bound"), std::string::npos);
+  std::vector<Slo> slos = {kw.value(), ParseSlo("output_tokens_per_s_per_mw>=50000").value()};
+  nlohmann::json s = {{"peak_kw_per_node", 11.0}, {"output_tokens_per_s_per_mw", 60000.0}};
+  auto checks = CheckSlos(slos, schema::FromJson(s, "s.json").value());
+  ASSERT_TRUE(checks.ok()) << checks.status().message();
+  EXPECT_FALSE((*checks)[0].met);
+  EXPECT_TRUE((*checks)[1].met);
+}
+
 }  // namespace capplan::sim::sweep
