@@ -125,6 +125,11 @@ void PoolFields(P& p, V& v, bool flat) {
   v("spec_verify_time_share", p.spec_verify_time_share);
   v("spec_draft_time_share", p.spec_draft_time_share);
   if (!flat) {  // at the top level these would be the run's
+    v("nodes", p.nodes);
+    v("avg_kw", p.avg_kw);
+    v("avg_gpu_kw", p.avg_gpu_kw);
+    v("peak_kw", p.peak_kw);
+    v("provisioned_kw", p.provisioned_kw);
     v.StageMap(p.stages);
     v.Notes(p.notes);
   }
@@ -176,8 +181,6 @@ void RunFields(R& s, V& v) {
   v("electricity_usd_per_million_total_tokens", s.electricity_usd_per_million_total_tokens);
   v("max_concurrency", s.max_concurrency);
   v("concurrency", s.concurrency);
-  v("mean_requests_in_flight", s.mean_requests_in_flight);
-  v("window_occupancy", s.window_occupancy);
   v("mean_requests_in_flight", s.mean_requests_in_flight);
   v("window_occupancy", s.window_occupancy);
   v.Object("transfer", s.transfer, [](auto& t, auto& w) { TransferFields(t, w); });
@@ -499,7 +502,12 @@ const std::vector<std::string>& MetricKeys() {
     for (const char* t :
          {"request_throughput", "input_throughput", "output_throughput", "total_token_throughput",
           "output_throughput_per_gpu", "total_token_throughput_per_gpu",
-          "cost_usd_per_million_output_tokens", "cost_usd_per_million_total_tokens", "gpus"}) {
+          "cost_usd_per_million_output_tokens", "cost_usd_per_million_total_tokens", "gpus",
+          "joules_per_output_token", "joules_per_total_token", "gpu_joules_per_output_token",
+          "avg_kw", "peak_kw", "avg_kw_per_node", "peak_kw_per_node", "provisioned_kw",
+          "output_tokens_per_s_per_mw", "total_tokens_per_s_per_mw",
+          "electricity_usd_per_million_output_tokens",
+          "electricity_usd_per_million_total_tokens"}) {
       k.push_back(t);
     }
     return k;
@@ -531,6 +539,18 @@ std::optional<double> Metric(const RunSummary& s, std::string_view key) {
       {"total_token_throughput_per_gpu", &s.total_token_throughput_per_gpu},
       {"cost_usd_per_million_output_tokens", &s.cost_usd_per_million_output_tokens},
       {"cost_usd_per_million_total_tokens", &s.cost_usd_per_million_total_tokens},
+      {"joules_per_output_token", &s.joules_per_output_token},
+      {"joules_per_total_token", &s.joules_per_total_token},
+      {"gpu_joules_per_output_token", &s.gpu_joules_per_output_token},
+      {"avg_kw", &s.avg_kw},
+      {"peak_kw", &s.peak_kw},
+      {"avg_kw_per_node", &s.avg_kw_per_node},
+      {"peak_kw_per_node", &s.peak_kw_per_node},
+      {"provisioned_kw", &s.provisioned_kw},
+      {"output_tokens_per_s_per_mw", &s.output_tokens_per_s_per_mw},
+      {"total_tokens_per_s_per_mw", &s.total_tokens_per_s_per_mw},
+      {"electricity_usd_per_million_output_tokens", &s.electricity_usd_per_million_output_tokens},
+      {"electricity_usd_per_million_total_tokens", &s.electricity_usd_per_million_total_tokens},
   };
   for (const auto& [name, v] : plain) {
     if (key == name) return *v;

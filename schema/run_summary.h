@@ -116,6 +116,12 @@ struct PoolSummary {
   // step; busy-time shares of the target's verify passes and of the draft
   // model's passes.
   std::optional<double> accept_length_mean, spec_verify_time_share, spec_draft_time_share;
+  // Power (sim/energy.h; several pools only: one pool's are the run's):
+  // nodes, average IT draw (all of it, and the GPU boards'), the draw with
+  // every GPU in the hottest state the run reached, and what the nodes are
+  // provisioned for (no PUE).
+  std::optional<double> nodes;  // GPUs / GPUs per node (hw/power.h)
+  std::optional<double> avg_kw, avg_gpu_kw, peak_kw, provisioned_kw;
   // Stage -> its time per request (time_in_pool, prefill_queue, ...).
   std::map<std::string, Stats> stages;
   // Field -> what it means, written as <field>_note.
@@ -155,6 +161,19 @@ struct RunSummary {
   std::optional<int> gpus;  // every pool's GPUs, all replicas
   std::optional<double> usd_per_gpu_hour, cost_usd;
   std::optional<double> cost_usd_per_million_output_tokens, cost_usd_per_million_total_tokens;
+  // Energy (sim/energy.h), when the hardware profile has a power model:
+  // facility joules per token (PUE included) and the boards' alone; IT kW
+  // over the deployment and per node; provisioned kW (PUE included) and
+  // tokens per second per provisioned MW; electricity per million tokens
+  // with a price per kWh.
+  std::optional<double> pue;
+  std::optional<double> nodes;  // GPUs / GPUs per node, summed over pools
+  std::optional<double> avg_kw, peak_kw, avg_kw_per_node, peak_kw_per_node, provisioned_kw;
+  std::optional<double> joules_per_output_token, joules_per_total_token;
+  std::optional<double> gpu_joules_per_output_token;
+  std::optional<double> output_tokens_per_s_per_mw, total_tokens_per_s_per_mw;
+  std::optional<double> usd_per_kwh, electricity_usd_per_million_output_tokens;
+  std::optional<double> electricity_usd_per_million_total_tokens;
   // Offered concurrency as other benchmark tools write it (vLLM's result
   // files); capplan echoes it under `workload` instead.
   std::optional<double> max_concurrency, concurrency;
