@@ -18,7 +18,7 @@ bool AllocatePages(RankState& rank, int64_t n) {
 }
 
 int64_t LookupPrefix(RankState& rank, const SchedulerEnv& env, int32_t idx,
-                     prefix_cache::Match* match) {
+                     prefix_cache::Match* match, bool touch) {
   *match = prefix_cache::Match();
   if (rank.cache == nullptr) return 0;
   const ReqState& r = (*env.reqs)[idx];
@@ -26,7 +26,7 @@ int64_t LookupPrefix(RankState& rank, const SchedulerEnv& env, int32_t idx,
   const int64_t max_blocks = (r.prompt_target - 1) / block;
   if (max_blocks <= 0) return 0;
   (*env.content)(idx, max_blocks, env.blocks);
-  *match = rank.cache->Lookup(*env.blocks, max_blocks);
+  *match = rank.cache->Lookup(*env.blocks, max_blocks, touch);
   return match->blocks * block;
 }
 

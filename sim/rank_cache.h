@@ -24,9 +24,10 @@ int64_t AvailablePages(const RankState& rank);
 bool AllocatePages(RankState& rank, int64_t n);
 // Prompt tokens of request idx found in the cache (a multiple of the cache's
 // block size, never the whole prompt: the last token is always computed so
-// that the step yields logits). Touches the matched path; locks nothing.
+// that the step yields logits). Touches the matched path unless `touch` is
+// false (PrefixCache::Lookup); locks nothing.
 int64_t LookupPrefix(RankState& rank, const SchedulerEnv& env, int32_t idx,
-                     prefix_cache::Match* match);
+                     prefix_cache::Match* match, bool touch = true);
 // Locks `match` for request r and marks its tokens as already in the KV
 // cache. Returns the pages that stopped being evictable by this lock.
 int64_t LockPrefix(RankState& rank, ReqState& r, const prefix_cache::Match& match);

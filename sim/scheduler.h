@@ -55,10 +55,14 @@
 //    compute (its prompt, plus its output when it was preempted). Without
 //    that gate a long prompt admitted on its first chunk is preempted by
 //    the running requests' growth part-way through its prefill, again and
-//    again. Prefill and decode mix in one iteration. tests/sim/
+//    again. With prefix caching the hit's evictable blocks count as taken
+//    (get_num_blocks_to_allocate), and the lookup touches the hit only once
+//    the request is admitted (allocate_slots' block_pool.touch). Prefill
+//    and decode mix in one iteration. tests/sim/
 //    vllm_golden_test.cc holds the batches, preemptions and first tokens
 //    step by step to traces of vLLM's own Scheduler (0.10.2 and 0.33.0,
-//    tests/data/golden/vllm).
+//    tests/data/golden/vllm; scripts/golden/README.md says where they
+//    differ).
 //
 // Phases: decode_only admits requests with their prompt KV already resident
 // (pages are allocated, no prefill is computed; the first token comes from

@@ -98,6 +98,19 @@ class VllmScheduler : public Scheduler {
     return preempted;
   }
 
+  // Pages of the prefix-cache hit that are evictable now: admission locks
+  // them, so they stop counting as available (vLLM's
+  // get_num_blocks_to_allocate counts a hit block with ref_cnt 0 as one to
+  // allocate).
+  static int64_t HitEvictablePages(RankState& rank, const prefix_cache::Match& hit) {
+    if (hit.blocks == 0 || rank.cache == nullptr) return 0;
+    const int64_t before = rank.cache->evictable_pages();
+    rank.cache->Lock(hit.node);
+    const int64_t locked = before - rank.cache->evictable_pages();
+    rank.cache->Unlock(hit.node);
+    return locked;
+  }
+
   // The WAITING pass: FCFS while the budget, max_num_seqs and free blocks
   // for the request's first chunk (after its prefix-cache hit) allow; with
   // admit_whole_prompt, free blocks for all of its tokens to compute.
@@ -111,13 +124,16 @@ class VllmScheduler : public Scheduler {
       const int32_t idx = rank.waiting.front();
       ReqState& r = reqs[idx];
       prefix_cache::Match hit;
-      const int64_t cached = LookupPrefix(rank, env, idx, &hit);
+      // vLLM's get_computed_blocks only looks; allocate_slots touches the
+      // hit blocks once the request fits.
+      const int64_t cached = LookupPrefix(rank, env, idx, &hit, /*touch=*/false);
       const int64_t chunk = std::min(r.prompt_target - cached, budget);
       const int64_t gate = cfg_.admit_whole_prompt ? r.prompt_target - cached : chunk;
-      if (rank.pool.PagesFor(gate) > AvailablePages(rank)) {
+      if (rank.pool.PagesFor(gate) + HitEvictablePages(rank, hit) > AvailablePages(rank)) {
         rank.kv_bound = true;
         break;
       }
+      if (hit.blocks > 0) rank.cache->Touch(hit.node);
       rank.waiting.pop_front();
       Admit(rank, env, idx, hit);
       AddChunk(rank, env, idx, budget, out);  // pages checked above

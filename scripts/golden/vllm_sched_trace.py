@@ -122,7 +122,7 @@ def use_cpu_platform():
     platforms._current_platform = CpuPlatform()
 
 
-def make_scheduler(model_dir, cfg, max_len):
+def make_scheduler(model_dir, cfg, max_len, prefix_caching):
     import torch
     from vllm.config import (CacheConfig, DeviceConfig, ModelConfig,
                              SchedulerConfig, VllmConfig)
@@ -147,7 +147,8 @@ def make_scheduler(model_dir, cfg, max_len):
         max_model_len=max_len))
     cache_cfg = CacheConfig(**_kwargs_for(
         CacheConfig, block_size=BLOCK_SIZE, gpu_memory_utilization=0.9,
-        swap_space=0, cache_dtype="auto", enable_prefix_caching=False))
+        swap_space=0, cache_dtype="auto",
+        enable_prefix_caching=prefix_caching))
     # No accelerator here: the scheduler only counts blocks.
     vllm_cfg = VllmConfig(scheduler_config=sched_cfg, model_config=model_cfg,
                           cache_config=cache_cfg,
@@ -166,7 +167,20 @@ def make_scheduler(model_dir, cfg, max_len):
         structured_output_manager=StructuredOutputManager(vllm_cfg)))
 
 
-def make_request(rid, prompt, output):
+def block_hasher(prefix_caching):
+    """Block hashes for prefix caching (None when off), as vLLM's tests do."""
+    if not prefix_caching:
+        return None
+    from vllm.v1.core import kv_cache_utils
+    try:
+        from vllm.utils.hashing import sha256
+    except ImportError:  # before 0.11
+        from vllm.utils import sha256
+    kv_cache_utils.init_none_hash(sha256)
+    return kv_cache_utils.get_request_block_hasher(BLOCK_SIZE, sha256)
+
+
+def make_request(rid, prompt, output, hasher):
     from vllm.sampling_params import SamplingParams
     from vllm.v1.request import Request
     sp = SamplingParams(max_tokens=output, ignore_eos=True)
@@ -177,7 +191,7 @@ def make_request(rid, prompt, output):
                      eos_token_id=2, arrival_time=0.0,
                      multi_modal_kwargs=None, multi_modal_hashes=None,
                      multi_modal_placeholders=None, mm_features=None,
-                     lora_request=None, block_hasher=None)
+                     lora_request=None, block_hasher=hasher)
     return Request(**kw)
 
 
@@ -202,23 +216,25 @@ def free_blocks(sched):
     return sched.kv_cache_manager.block_pool.get_num_free_blocks()
 
 
-def run_case(name, case, version, command, max_steps):
+def run_case(name, case, version, command, max_steps, prefix_caching):
     from vllm.v1.request import RequestStatus
     cfg = dict(case["config"])
     max_len = max(p + o for _, p, o in case["requests"]) + BLOCK_SIZE
     with tempfile.TemporaryDirectory() as d:
         write_model_dir(d, max_len)
-        sched = make_scheduler(d, cfg, max_len)
+        sched = make_scheduler(d, cfg, max_len, prefix_caching)
+    hasher = block_hasher(prefix_caching)
     reqs = {}
     for rid, p, o in case["requests"]:
-        r = make_request(rid, p, o)
+        r = make_request(rid, p, o, hasher)
         reqs[r.request_id] = r
         sched.add_request(r)
     header = {
         "format": FORMAT, "engine": "vllm", "version": version,
         "case": name, "command": command,
         "config": dict(cfg, block_size=BLOCK_SIZE, max_model_len=max_len,
-                       enable_prefix_caching=False, enable_chunked_prefill=True,
+                       enable_prefix_caching=prefix_caching,
+                       enable_chunked_prefill=True,
                        async_scheduling=False, num_lookahead_tokens=0,
                        usable_blocks=free_blocks(sched),
                        # Admission checks the whole prompt's blocks, not
@@ -277,6 +293,10 @@ def main():
                     help="run only these cases (default: all)")
     ap.add_argument("--out-dir", required=True)
     ap.add_argument("--max-steps", type=int, default=200000)
+    ap.add_argument("--prefix-caching", action="store_true",
+                    help="vLLM's default automatic prefix caching on (distinct "
+                         "prompts: only a preempted request's own blocks hit); "
+                         "files get an _apc suffix")
     a = ap.parse_args()
     import vllm
     use_cpu_platform()
@@ -286,8 +306,10 @@ def main():
     for name, case in cases().items():
         if a.case and name not in a.case:
             continue
-        lines = run_case(name, case, version, command, a.max_steps)
-        path = os.path.join(a.out_dir, f"{name}_{version}.jsonl")
+        lines = run_case(name, case, version, command, a.max_steps,
+                         a.prefix_caching)
+        suffix = "_apc" if a.prefix_caching else ""
+        path = os.path.join(a.out_dir, f"{name}{suffix}_{version}.jsonl")
         tmp = path + ".tmp"
         with open(tmp, "w") as f:
             for rec in lines:

@@ -37,7 +37,7 @@ void PrefixCache::UpdateCandidate(int32_t node) {
   }
 }
 
-Match PrefixCache::Lookup(std::span<const int64_t> blocks, int64_t max_blocks) {
+Match PrefixCache::Lookup(std::span<const int64_t> blocks, int64_t max_blocks, bool touch) {
   Match m;
   const int64_t limit = std::min<int64_t>(max_blocks, static_cast<int64_t>(blocks.size()));
   while (m.blocks < limit) {
@@ -46,7 +46,7 @@ Match PrefixCache::Lookup(std::span<const int64_t> blocks, int64_t max_blocks) {
     m.node = it->second;
     ++m.blocks;
   }
-  Touch(m.node);
+  if (touch) Touch(m.node);
   return m;
 }
 

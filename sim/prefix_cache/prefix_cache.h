@@ -63,8 +63,11 @@ class PrefixCache {
   const Stats& stats() const { return stats_; }
 
   // The longest cached prefix of blocks[0, max_blocks). Touches the matched
-  // path (it becomes most recently used).
-  Match Lookup(std::span<const int64_t> blocks, int64_t max_blocks);
+  // path (it becomes most recently used) unless `touch` is false: a look
+  // before the engine knows it will use the path (vLLM touches hit blocks
+  // only once it allocates the request's blocks); Touch() marks the use.
+  Match Lookup(std::span<const int64_t> blocks, int64_t max_blocks, bool touch = true);
+  void Touch(int32_t node);
   // Blocks of the longest cached prefix of `blocks`, without touching it (a
   // router's look, not a use).
   int64_t MatchLength(std::span<const int64_t> blocks) const;
@@ -100,7 +103,6 @@ class PrefixCache {
     }
   };
 
-  void Touch(int32_t node);
   void UpdateCandidate(int32_t node);
   int32_t NewNode(int32_t parent, int64_t block);
 
