@@ -32,6 +32,9 @@ LEGACY = {
 # The columns that say what a row computes in; generic rows must match one
 # of the pinned rows' combinations.
 DTYPE_COLUMNS = ('gemm_dtype', 'moe_dtype', 'attn_dtype', 'kv_cache_dtype', 'mla_dtype')
+# Columns older tables lack, with the value their rows had: no sliding-window
+# rows were collected before the column existed.
+LEGACY_DEFAULTS = {'window_size': 0}
 
 
 def _dtypes(row):
@@ -46,9 +49,10 @@ def stand_in(job, pinned_rows, rows):
         return rows, ks or ''
     wanted = {_dtypes(r) for r in pinned_rows if r.get('kernel_source') == ks}
     legacy = LEGACY.get(ks, ())
-    out = [dict(r, kernel_source=ks) for r in rows if r.get('kernel_source') in legacy and _dtypes(r) in wanted]
+    out = [{**LEGACY_DEFAULTS, **r, 'kernel_source': ks}
+           for r in rows if r.get('kernel_source') in legacy and _dtypes(r) in wanted]
     used = sorted({r['kernel_source'] for r in rows if r.get('kernel_source') in legacy})
-    return out, 'generic ' + '+'.join(used) if used else ''
+    return out, 'generic ' + '+'.join(used) if used else 'kernel source absent'
 
 
 def _split(src):
@@ -95,6 +99,12 @@ def versions_held(root, gpu, src):
                   key=_version_key)
 
 
+def _label(source):
+    if source.startswith('generic') or source == 'kernel source absent':
+        return source
+    return 'same kernel source' if source else 'same table'
+
+
 def _records(job, rows, merge):
     recs, _ = merge(job['build'](rows))
     return {dumps(r['shape']): r['median_us'] for r in recs}
@@ -119,6 +129,8 @@ def drift_rows(root, tables, merge):
                 continue
             pinned_rows = tables.get(base_rel)
             base = _records(job, pinned_rows, merge)
+            if not base:  # no file for this GPU
+                continue
             for v in versions_held(root, gpu, job['src']):
                 if v == pinned:
                     continue
@@ -165,7 +177,50 @@ def drift_table(rows):
             tail = '0 | (no common shape) | |'
         else:
             tail = f"{r['n']} | {r['median']:.3f} | {r['p10']:.3f}-{r['p90']:.3f} |"
-        source = r.get('source', '')
-        source = source if source.startswith('generic') else 'same kernel source' if source else 'same table'
-        lines.append(f"| {r['what']} | {r['gpu']} | {r['pinned']} | {r['version']} | {source} | {tail}")
+        lines.append(f"| {r['what']} | {r['gpu']} | {r['pinned']} | {r['version']} | {_label(r.get('source', ''))} | {tail}")
     return '\n'.join(lines)
+
+
+def compact_table(rows):
+    """Markdown: per implementation file and GPU, `version: median ratio`
+    for each version with shapes in common (* = generic rows stood in)."""
+    gpus = [g['name'] for g in GPUS]
+    cells = {}
+    for r in rows:
+        if not r['n']:
+            continue
+        mark = '*' if r.get('source', '').startswith('generic') else ''
+        cells.setdefault((r['what'], r['pinned']), {}).setdefault(r['gpu'], []).append(
+            f"{r['version']}{mark} {r['median']:.2f}")
+    lines = ['| file (pinned version) | ' + ' | '.join(gpus) + ' |', '|---|' + '---|' * len(gpus)]
+    for (what, pinned), by_gpu in cells.items():
+        lines.append(f'| {what} ({pinned}) | ' + ' | '.join('; '.join(by_gpu.get(g, ['-'])) for g in gpus) + ' |')
+    return '\n'.join(lines)
+
+
+def write_json(path, rows, commit, date):
+    """The drift rows as a deterministic JSON file, one row per line."""
+    def ratio(x):
+        return float(f'{x:.4f}')
+
+    out = []
+    for r in rows:
+        o = dict(gpu=r['gpu'], file=r['what'], engine=r['engine'], pinned_version=r['pinned'],
+                 version=r['version'], rows_at_version=_label(r.get('source', '')), shapes=r['n'])
+        if r['n']:
+            o.update(median_ratio=ratio(r['median']), p10_ratio=ratio(r['p10']), p90_ratio=ratio(r['p90']))
+        out.append(o)
+    head = dict(
+        format='capplan.aic_version_drift.v1',
+        url=f'https://github.com/ai-dynamo/aiconfigurator/tree/{commit}/{DATA}',
+        date=date,
+        note=('Per aic-<gpu>-<file>.json job and GPU: each other engine version AIC holds of the same table, '
+              'filtered by the same job; median/p10/p90 of t(version) / t(pinned version) over the shapes both '
+              'hold. rows_at_version "generic X": the version names no kernel, its rows of AIC source X and the '
+              'same dtypes stood in (engine drift for the op, not one kernel\'s). Written by '
+              'scripts/data/aic_records.py --drift; nothing in the build reads it yet.'))
+    lines = ['{'] + [f'  {dumps(k)}: {dumps(v)},' for k, v in head.items()] + ['  "rows": [']
+    lines += [f"    {dumps(o)}{',' if i + 1 < len(out) else ''}" for i, o in enumerate(out)]
+    lines += ['  ]', '}']
+    with open(path, 'w', encoding='utf-8', newline='\n') as f:
+        f.write('\n'.join(lines) + '\n')

@@ -227,7 +227,7 @@ def add_mla_prefill_absorbed(what, impl, title):
             lambda b, s, q: b * s * 576 * 2 + b * s * q * (576 + 512) * 2, 576 + 512)
 
     JOBS.append(dict(what=what, impl=impl, src='mla/sglang/0.5.14/context_mla_perf.parquet', title=title,
-                     archs=None, note=note, build=build,
+                     archs=None, note=note, build=build, kernel_source='flash_attention',
                      sort_key=lambda x: (-x['shape']['q_heads'], x['shape']['batch'], x['shape']['chunk'])))
 
 

@@ -39,7 +39,8 @@ pinned one (aic_drift.py says how):
   $GIT ls-tree -r --name-only $COMMIT -- aic-core/src/aiconfigurator_core/systems/data |
     python3 scripts/data/aic_records.py --list-versions |
     while read p; do mkdir -p /tmp/aic/$(dirname $p) && $GIT show $COMMIT:$p > /tmp/aic/$p; done
-  /tmp/venv-aic/bin/python scripts/data/aic_records.py --drift /tmp/aic > /tmp/aic-drift.md
+  /tmp/venv-aic/bin/python scripts/data/aic_records.py --drift /tmp/aic $COMMIT $DATE \\
+      calibrate/measurements/aic-version-drift.json > /tmp/aic-drift.md
 
 What a record's fields mean here:
   median_us  AIC's `latency` column (milliseconds) x 1000, 6 significant
@@ -193,7 +194,8 @@ def run(root, commit, date, out_dir):
 
 
 USAGE = ('usage: aic_records.py <extracted AIC files root> <commit> <YYYY-MM-DD> <out dir>\n'
-         '       aic_records.py --list | --list-versions < ls-tree names | --drift <extracted AIC files root>')
+         '       aic_records.py --list | --list-versions < ls-tree names\n'
+         '       aic_records.py --drift <extracted AIC files root> <commit> <YYYY-MM-DD> <out json>')
 
 
 def main(argv):
@@ -203,11 +205,13 @@ def main(argv):
     if argv[:1] == ['--list-versions']:
         print('\n'.join(aic_drift.list_versions(line.strip() for line in sys.stdin)))
         return 0
-    if argv[:1] == ['--drift'] and len(argv) == 2:
-        tables = Tables(argv[1])
-        print('## Versions AIC holds\n\n' + aic_drift.versions_table(argv[1]) + '\n')
-        rows = aic_drift.drift_rows(argv[1], tables, merge_copies)
-        print('## Drift against the pinned version\n\n' + aic_drift.drift_table(rows))
+    if argv[:1] == ['--drift'] and len(argv) == 5:
+        _, root, commit, date, out_json = argv
+        rows = aic_drift.drift_rows(root, Tables(root), merge_copies)
+        aic_drift.write_json(out_json, rows, commit, date)
+        print('## Versions AIC holds\n\n' + aic_drift.versions_table(root) + '\n')
+        print('## Median t(version) / t(pinned)\n\n' + aic_drift.compact_table(rows) + '\n')
+        print('## Every version\n\n' + aic_drift.drift_table(rows))
         return 0
     if len(argv) != 4:
         print(USAGE, file=sys.stderr)
