@@ -18,19 +18,6 @@ namespace capplan::calibrate {
 
 namespace {
 
-// Metrics a case may compare, as the simulator's summary (and `vllm bench
-// serve` / SGLang bench_serving) names them; decode_step_ms for priced steps.
-std::vector<std::string> SimulateMetrics() {
-  std::vector<std::string> m = {"output_throughput",          "total_token_throughput",
-                                "input_throughput",           "request_throughput",
-                                "output_throughput_per_gpu",  "total_token_throughput_per_gpu"};
-  for (const char* stat : {"mean", "median", "p90", "p99"}) {
-    for (const char* what : {"ttft", "tpot", "itl", "e2el"}) {
-      m.push_back(std::string(stat) + "_" + what + "_ms");
-    }
-  }
-  return m;
-}
 
 struct CaseRow {
   std::string label, pointer, skip;
@@ -143,8 +130,9 @@ Status ReadRow(const nlohmann::json& j, const Case& c, const nlohmann::json& sce
     CAPPLAN_RETURN_IF_ERROR(b.Finish());
   }
   CAPPLAN_ASSIGN_OR_RETURN(JsonObject m, r.Child("measured", true));
-  const std::vector<std::string> allowed =
-      c.predict == "decode_step" ? std::vector<std::string>{"decode_step_ms"} : SimulateMetrics();
+  const std::vector<std::string> allowed = c.predict == "decode_step"
+                                                ? std::vector<std::string>{"decode_step_ms"}
+                                                : ValidationCaseMetrics();
   for (const auto& [key, v] : m.json().items()) {
     CAPPLAN_RETURN_IF_ERROR(m.CheckOneOf(key, key, allowed));
     double value = 0;
@@ -286,6 +274,12 @@ Result<Case> ReadCase(const std::string& path, const PublicValidationOptions& op
     return root.Error("rows", "must be a non-empty array of rows");
   }
   const nlohmann::json* comparisons = root.Raw("comparisons");
+  // Where an imported case came from, and the engine's own observations
+  // kept for calibration (calibrate/runs/README.md); not compared.
+  const nlohmann::json* imported = root.Raw("import");
+  if (imported != nullptr && !imported->is_object()) {
+    return root.Error("import", "must be an object (capplan import-run writes it)");
+  }
   CAPPLAN_RETURN_IF_ERROR(root.Finish());
   for (size_t i = 0; i < rows->size(); ++i) {
     CaseRow row;
@@ -403,19 +397,26 @@ Status RunCase(const Case& c, PublicValidation* v, PublicClassSummary* cls) {
 
 }  // namespace
 
-Result<PublicValidation> RunPublicValidation(const std::string& cases_dir,
-                                             const PublicValidationOptions& options) {
+const std::vector<std::string>& ValidationCaseMetrics() {
+  static const std::vector<std::string> kMetrics = [] {
+    std::vector<std::string> m = {"output_throughput",         "total_token_throughput",
+                                  "input_throughput",          "request_throughput",
+                                  "output_throughput_per_gpu", "total_token_throughput_per_gpu"};
+    for (const char* stat : {"mean", "median", "p90", "p99"}) {
+      for (const char* what : {"ttft", "tpot", "itl", "e2el"}) {
+        m.push_back(std::string(stat) + "_" + what + "_ms");
+      }
+    }
+    m.push_back("kv_capacity_tokens");
+    return m;
+  }();
+  return kMetrics;
+}
+
+Result<PublicValidation> RunValidationCases(const std::vector<std::string>& case_files,
+                                            const PublicValidationOptions& options) {
   PublicValidation v;
-  v.cases_dir = cases_dir;
-  std::error_code ec;
-  if (!std::filesystem::is_directory(cases_dir, ec)) {
-    return Status::NotFound(cases_dir + ": no such folder of validation cases");
-  }
-  for (const auto& e : std::filesystem::directory_iterator(cases_dir, ec)) {
-    if (e.path().extension() == ".json") v.case_files.push_back(e.path().string());
-  }
-  std::sort(v.case_files.begin(), v.case_files.end());
-  if (v.case_files.empty()) return Status::NotFound(cases_dir + ": no *.json validation cases");
+  v.case_files = case_files;
   // Read and check every case before running any: a bad file fails fast.
   std::vector<Case> cases;
   for (const std::string& f : v.case_files) {
@@ -431,6 +432,24 @@ Result<PublicValidation> RunPublicValidation(const std::string& cases_dir,
     if (s.comparisons > 0) s.mean_abs_ratio_difference /= s.comparisons;
   }
   return v;
+}
+
+Result<PublicValidation> RunPublicValidation(const std::string& cases_dir,
+                                             const PublicValidationOptions& options) {
+  PublicValidation v;
+  v.cases_dir = cases_dir;
+  std::error_code ec;
+  if (!std::filesystem::is_directory(cases_dir, ec)) {
+    return Status::NotFound(cases_dir + ": no such folder of validation cases");
+  }
+  for (const auto& e : std::filesystem::directory_iterator(cases_dir, ec)) {
+    if (e.path().extension() == ".json") v.case_files.push_back(e.path().string());
+  }
+  std::sort(v.case_files.begin(), v.case_files.end());
+  if (v.case_files.empty()) return Status::NotFound(cases_dir + ": no *.json validation cases");
+  CAPPLAN_ASSIGN_OR_RETURN(PublicValidation run, RunValidationCases(v.case_files, options));
+  run.cases_dir = cases_dir;
+  return run;
 }
 
 }  // namespace capplan::calibrate

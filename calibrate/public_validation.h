@@ -78,6 +78,17 @@ struct PublicValidationOptions {
 Result<PublicValidation> RunPublicValidation(const std::string& cases_dir,
                                              const PublicValidationOptions& options = {});
 
+// RunPublicValidation on the named case files, in the order given
+// (`capplan validate CASE...`, an imported case among them).
+Result<PublicValidation> RunValidationCases(const std::vector<std::string>& case_files,
+                                            const PublicValidationOptions& options = {});
+
+// The metrics a `simulate` case may measure, by their summary key
+// (schema/run_summary.h): the throughputs, {mean,median,p90,p99} of TTFT,
+// TPOT, ITL and E2E latency, and kv_capacity_tokens (the instance's KV pool,
+// which an engine's start-up log states).
+const std::vector<std::string>& ValidationCaseMetrics();
+
 // The table `capplan validate --public` prints (each case's comparisons
 // after its rows), its --json form, and the --out files: one CSV of rows,
 // one CSV of comparisons (a CSV holds one table), and the Markdown page.

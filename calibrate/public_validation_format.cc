@@ -119,8 +119,13 @@ std::string FormatPublicValidation(const PublicValidation& v) {
   int ran = 0, compared = 0;
   for (const auto& r : v.rows) ran += r.skipped.empty();
   for (const auto& k : v.comparisons) compared += k.skipped.empty();
-  os << "public validation: " << v.case_files.size() << " cases in " << v.cases_dir << ", "
-     << v.rows.size() << " rows (" << ran << " compared, " << v.rows.size() - ran << " skipped), "
+  // Named case files (`validate CASE...`) have no folder to name.
+  if (v.cases_dir.empty()) {
+    os << "validation: " << v.case_files.size() << " case file(s), ";
+  } else {
+    os << "public validation: " << v.case_files.size() << " cases in " << v.cases_dir << ", ";
+  }
+  os << v.rows.size() << " rows (" << ran << " compared, " << v.rows.size() - ran << " skipped), "
      << v.comparisons.size() << " comparisons (" << compared << " compared)\n";
   size_t wc = 4, wl = 3, wm = 6;
   for (const auto& r : v.rows) {

@@ -1,7 +1,8 @@
 // `capplan calibrate MEASUREMENTS.json... [--base PROFILE] --out PROFILE.json
 //  [--report FILE.md] [--allow-dry-run]`,
 // `capplan calibrate --public [--out-dir DIR] [--report FILE.md]`,
-// `capplan validate ENGINE_RUN.json [--profile P] [--json]` and
+// `capplan validate ENGINE_RUN.json [--profile P] [--json]`,
+// `capplan validate CASE.json... [--json]` and
 // `capplan validate --public [--json] [--out DIR] [--cases DIR]`.
 #include "cli/commands.h"
 
@@ -226,17 +227,37 @@ Status RunPublic(const po::variables_map& vm, CommandContext& ctx) {
   return Status::Ok();
 }
 
+// `capplan validate CASE.json...`: the named validation cases (an imported
+// run's among them, calibrate/runs/README.md), printed as --public prints.
+Status RunCases(const std::vector<std::string>& files, const po::variables_map& vm,
+                CommandContext& ctx) {
+  if (!vm["profile"].defaulted()) {
+    return Status::Usage("validate: a validation case names its own hardware profile; drop "
+                         "--profile");
+  }
+  CAPPLAN_ASSIGN_OR_RETURN(calibrate::PublicValidation v, calibrate::RunValidationCases(files));
+  if (vm.count("json")) {
+    *ctx.out << DumpJson(calibrate::PublicValidationToJson(v)) << "\n";
+  } else {
+    *ctx.out << calibrate::FormatPublicValidation(v);
+  }
+  return Status::Ok();
+}
+
 Status RunValidate(const std::vector<std::string>& args, CommandContext& ctx) {
   po::options_description desc(
       "capplan validate ENGINE_RUN.json [options]\n"
+      "capplan validate CASE.json... [--json]\n"
       "capplan validate --public [--json] [--out DIR]\n"
       "Replays an engine serve-bench run's batches through the simulator's step cost model\n"
-      "and prints the per-iteration and tokens/s error; or, with --public, runs the public\n"
-      "validation cases (validation/README.md) and prints measured vs predicted per case and\n"
-      "metric with a MAPE per class, and each case's comparisons (measured vs predicted ratio\n"
-      "of a metric between two rows).\nOptions");
-  desc.add_options()("help,h", "show this help")("run", po::value<std::string>(),
-                                                 "ENGINE_RUN file (capplan engine serve-bench)")(
+      "and prints the per-iteration and tokens/s error; given validation case files (one\n"
+      "`capplan import-run` writes, or any of validation/cases/), runs those; with\n"
+      "--public, runs the public validation cases (validation/README.md); cases print\n"
+      "measured vs predicted per case and metric with a MAPE per class, and each case's\n"
+      "comparisons (measured vs predicted ratio of a metric between two rows).\nOptions");
+  desc.add_options()("help,h", "show this help")("run", po::value<std::vector<std::string>>(),
+                                                 "ENGINE_RUN file (capplan engine serve-bench), "
+                                                 "or validation case files")(
       "profile", po::value<std::string>()->default_value(hw::kDefaultProfileName),
       "hardware profile (name or path)")("json", "print the result as JSON")(
       "public", "run the public validation cases instead of an engine run")(
@@ -250,7 +271,7 @@ Status RunValidate(const std::vector<std::string>& args, CommandContext& ctx) {
       "(validation/intervals.json) from these residuals");
   po::variables_map vm;
   CAPPLAN_ASSIGN_OR_RETURN(const bool go,
-                           ParseFlags("validate", args, desc, "run", 1, &vm, ctx));
+                           ParseFlags("validate", args, desc, "run", -1, &vm, ctx));
   if (!go) return Status::Ok();
   if (vm.count("public")) return RunPublic(vm, ctx);
   if (vm.count("out") || vm.count("cases") || vm.count("intervals-out")) {
@@ -261,10 +282,17 @@ Status RunValidate(const std::vector<std::string>& args, CommandContext& ctx) {
         "validate: missing ENGINE_RUN.json; write one with capplan engine "
         "serve-bench --out run.json");
   }
-  const std::string path = vm["run"].as<std::string>();
+  const std::vector<std::string> files = vm["run"].as<std::vector<std::string>>();
+  CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json run, ReadJsonFile(files.front()));
+  if (run.is_object() && run.value("format", "") == "capplan.validation_case.v1") {
+    return RunCases(files, vm, ctx);
+  }
+  if (files.size() > 1) {
+    return Status::Usage("validate: one ENGINE_RUN.json at a time (or validation case files)");
+  }
+  const std::string& path = files.front();
   CAPPLAN_ASSIGN_OR_RETURN(hw::HardwareProfile profile,
                            hw::LoadHardwareProfile(vm["profile"].as<std::string>()));
-  CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json run, ReadJsonFile(path));
   CAPPLAN_ASSIGN_OR_RETURN(calibrate::ReplayResult r,
                            calibrate::ReplayEngineRun(run, path, profile));
   if (vm.count("json")) {

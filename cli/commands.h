@@ -22,6 +22,8 @@ void RegisterEngineCommands(CommandTable* table);
 void RegisterCalibrateCommands(CommandTable* table);
 // report/: cli/report_commands.cc.
 void RegisterReportCommands(CommandTable* table);
+// calibrate/runs/ (`import-run`): cli/import_run_command.cc.
+void RegisterImportRunCommand(CommandTable* table);
 
 }  // namespace capplan::cli
 

@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   capplan::cli::RegisterEngineCommands(&table);
   capplan::cli::RegisterCalibrateCommands(&table);
   capplan::cli::RegisterReportCommands(&table);
+  capplan::cli::RegisterImportRunCommand(&table);
 
   std::vector<std::string> args(argv + 1, argv + argc);
   // --yes, accepted by every command: run even when a run's estimated

@@ -10,8 +10,11 @@ namespace capplan::calibrate::runs {
 
 namespace {
 
+// A whole token count in [1, 1e9] (the simulator's kMaxRequestTokens; a
+// mean outside it is clamped and the scenario reader sees a valid length).
 nlohmann::json Fixed(double mean) {
-  return {{"dist", "fixed"}, {"value", std::max<int64_t>(1, std::llround(mean))}};
+  const double v = std::isfinite(mean) ? std::clamp(mean, 1.0, 1e9) : 1.0;
+  return {{"dist", "fixed"}, {"value", std::llround(v)}};
 }
 
 nlohmann::json Empirical(const std::vector<int64_t>& values) {
@@ -47,9 +50,12 @@ void SetLengths(const RunWorkload& w, nlohmann::json* wl, std::string* client) {
 // A tiny run for a row that checks only the KV pool, which does not depend
 // on the workload.
 nlohmann::json CapacityWorkload() {
-  return {{"kind", "closed_loop"},    {"concurrency", 1},
-          {"num_requests", 1},        {"client", "lock_step"},
-          {"input_tokens", Fixed(16)}, {"output_tokens", Fixed(2)},
+  return {{"kind", "closed_loop"},
+          {"concurrency", 1},
+          {"num_requests", 1},
+          {"client", "lock_step"},
+          {"input_tokens", Fixed(16)},
+          {"output_tokens", Fixed(2)},
           {"seed", 1}};
 }
 
@@ -80,21 +86,61 @@ Result<nlohmann::json> RunRow(const ImportedRun& run, bool set_workload) {
   return row;
 }
 
+// The scenario's deployment object (an empty one when it has none or it is
+// not an object: the scenario reader reports that when the case runs).
+nlohmann::json Deployment(const nlohmann::json& scenario) {
+  if (scenario.is_object() && scenario.contains("deployment") &&
+      scenario["deployment"].is_object()) {
+    return scenario["deployment"];
+  }
+  return nlohmann::json::object();
+}
+
+nlohmann::json Field(const nlohmann::json& o, const char* key) {
+  return o.is_object() && o.contains(key) ? o[key] : nlohmann::json();
+}
+
+// `capplan capacity` for the scenario's deployment, which prints the
+// simulator's KV pool term by term (--explain: each term's rule and source).
+std::string CapacityCommand(const nlohmann::json& scenario) {
+  const nlohmann::json d = Deployment(scenario);
+  std::string cmd = "capplan capacity";
+  auto add = [&](const char* flag, const nlohmann::json& v) {
+    if (v.is_string()) cmd += std::string(" ") + flag + " " + v.get<std::string>();
+    if (v.is_number()) cmd += std::string(" ") + flag + " " + v.dump();
+  };
+  add("--model", Field(scenario, "model"));
+  add("--hardware", Field(scenario, "hardware"));
+  for (const auto& [key, flag] :
+       {std::pair{"gpus", "--gpus"}, std::pair{"tp", "--tp"}, std::pair{"ep", "--ep"},
+        std::pair{"engine", "--engine"}, std::pair{"engine_version", "--engine-version"},
+        std::pair{"weights", "--weights"}, std::pair{"kv_cache", "--kv"},
+        std::pair{"mem_fraction_static", "--mem-fraction"},
+        std::pair{"page_size", "--page-size"}}) {
+    add(flag, Field(d, key));
+  }
+  if (Field(d, "dp_attention") == true) cmd += " --dp-attention";
+  return cmd + " --explain";
+}
+
 // The engine's KV pool from its start-up line, against the simulator's.
-std::optional<nlohmann::json> CapacityRow(const CaseInputs& in) {
+std::optional<nlohmann::json> CapacityRow(const CaseInputs& in, const nlohmann::json& scenario) {
   if (!in.log) return std::nullopt;
   std::optional<int64_t> tokens = in.log->kv_tokens;
   std::string note = "the engine's start-up line in " + in.log_file + ": '" + in.log->kv_line + "'";
-  const nlohmann::json& d = in.scenario.value("deployment", nlohmann::json::object());
-  if (!tokens && in.log->gpu_blocks && d.contains("page_size") && d["page_size"].is_number()) {
-    tokens = *in.log->gpu_blocks * d["page_size"].get<int64_t>();
-    note = "the engine's start-up '# GPU blocks: " + std::to_string(*in.log->gpu_blocks) +
-           "' in " + in.log_file + " x the deployment's page_size";
+  const nlohmann::json d = Deployment(scenario);
+  const nlohmann::json page = Field(d, "page_size");
+  if (!tokens && in.log->gpu_blocks && page.is_number_integer() && page.get<int64_t>() >= 1 &&
+      page.get<int64_t>() <= 4096 && *in.log->gpu_blocks <= int64_t{1} << 40) {
+    tokens = *in.log->gpu_blocks * page.get<int64_t>();
+    note = "the engine's start-up '# GPU blocks: " + std::to_string(*in.log->gpu_blocks) + "' in " +
+           in.log_file + " x the deployment's page_size";
   }
   if (!tokens || *tokens <= 0) return std::nullopt;
-  if (d.value("dp_attention", false)) {
+  if (Field(d, "dp_attention") == true) {
     note += "; with DP attention SGLang's line counts one attention rank's pool";
   }
+  note += "; capplan's pool term by term: " + CapacityCommand(scenario);
   return nlohmann::json{{"label", "engine KV pool (server log)"},
                         {"set", {{"workload", CapacityWorkload()}}},
                         {"measured", {{"kv_capacity_tokens", *tokens}}},
@@ -103,12 +149,12 @@ std::optional<nlohmann::json> CapacityRow(const CaseInputs& in) {
 
 nlohmann::json ImportBlock(const CaseInputs& in) {
   const ImportedRun& first = in.runs.front();
-  nlohmann::json imp = {{"file", in.run_file},
-                        {"format", first.format},
-                        {"tool", first.tool},
-                        {"tool_version",
-                         first.tool_version.empty() ? "not recorded" : first.tool_version},
-                        {"model_id", first.model_id}};
+  nlohmann::json imp = {
+      {"file", in.run_file},
+      {"format", first.format},
+      {"tool", first.tool},
+      {"tool_version", first.tool_version.empty() ? "not recorded" : first.tool_version},
+      {"model_id", first.model_id}};
   if (in.log) {
     imp["server_log"] = ServerLogToJson(*in.log);
     imp["server_log"]["file"] = in.log_file;
@@ -190,9 +236,8 @@ Result<nlohmann::json> BuildCase(const CaseInputs& in) {
   scenario["name"] = in.name;
   // The pool the engine sized follows the fraction it ran with; a scenario
   // that leaves it to the engine profile takes the log's.
-  if (in.log && in.log->mem_fraction_static && scenario.contains("deployment") &&
-      scenario["deployment"].is_object() &&
-      scenario["deployment"].value("mem_fraction_static", nlohmann::json()).is_null()) {
+  if (in.log && in.log->mem_fraction_static && Field(scenario, "deployment").is_object() &&
+      Field(scenario["deployment"], "mem_fraction_static").is_null()) {
     scenario["deployment"]["mem_fraction_static"] = *in.log->mem_fraction_static;
   }
   scenario["workload"] = WorkloadJson(first.workload);
@@ -201,7 +246,7 @@ Result<nlohmann::json> BuildCase(const CaseInputs& in) {
     CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json row, RunRow(in.runs[i], i > 0));
     rows.push_back(std::move(row));
   }
-  if (auto cap = CapacityRow(in)) rows.push_back(std::move(*cap));
+  if (auto cap = CapacityRow(in, scenario)) rows.push_back(std::move(*cap));
   const std::string base = std::filesystem::path(in.run_file).filename().string();
   std::string note = "Imported by capplan import-run from " + in.run_file + "; tool version " +
                      (first.tool_version.empty() ? "not recorded" : first.tool_version);

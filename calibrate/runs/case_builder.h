@@ -41,8 +41,8 @@ Result<nlohmann::json> ScenarioFromFlags(const DeploymentFlags& flags, const Imp
 nlohmann::json WorkloadJson(const RunWorkload& w);
 
 struct CaseInputs {
-  std::string name;      // the case's and its scenario's name
-  std::string run_file;  // as given on the command line
+  std::string name;         // the case's and its scenario's name
+  std::string run_file;     // as given on the command line
   nlohmann::json scenario;  // model, hardware, deployment; its workload is replaced
   std::vector<ImportedRun> runs;
   std::optional<ServerLog> log;

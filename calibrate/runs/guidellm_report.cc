@@ -66,7 +66,8 @@ Status ReadStrategy(JsonObject& bench, ImportedRun* run) {
   } else if (type == "throughput") {
     std::optional<int64_t> conc;
     CAPPLAN_RETURN_IF_ERROR(s.Get("max_concurrency", &conc));
-    if (conc) CAPPLAN_RETURN_IF_ERROR(s.CheckRange("max_concurrency", static_cast<double>(*conc), 1, 1e8));
+    if (conc)
+      CAPPLAN_RETURN_IF_ERROR(s.CheckRange("max_concurrency", static_cast<double>(*conc), 1, 1e8));
     w.max_concurrency = conc;
     run->label = "throughput";
   } else if (type == "constant" || type == "poisson") {
@@ -79,8 +80,8 @@ Status ReadStrategy(JsonObject& bench, ImportedRun* run) {
     std::snprintf(b, sizeof(b), "%s@%g", type.c_str(), rate);
     run->label = b;
   } else {
-    return s.CheckOneOf("type_", type, {"synchronous", "concurrent", "throughput", "constant",
-                                        "poisson"});
+    return s.CheckOneOf("type_", type,
+                        {"synchronous", "concurrent", "throughput", "constant", "poisson"});
   }
   // Requests a closed loop runs with are exactly their lengths' means here.
   w.client = "lock_step";
@@ -97,7 +98,8 @@ Status ReadBenchmark(JsonObject& bench, ImportedRun* run) {
   CAPPLAN_RETURN_IF_ERROR(totals.CheckRange("successful", static_cast<double>(ok), 1, 1e9));
   CAPPLAN_RETURN_IF_ERROR(totals.Get("total", &total));
   run->workload.num_requests = std::max(ok, total);
-  CAPPLAN_RETURN_IF_ERROR(totals.CheckRange("total", static_cast<double>(run->workload.num_requests), 1, 1e8));
+  CAPPLAN_RETURN_IF_ERROR(
+      totals.CheckRange("total", static_cast<double>(run->workload.num_requests), 1, 1e8));
   if (total > ok) {
     run->notes.push_back(std::to_string(total - ok) +
                          " request(s) incomplete or errored; the metrics are over the " +

@@ -19,8 +19,9 @@ Status ReadDeployment(JsonObject& o, ImportedRun* run) {
   }
   o.Touch("is_multinode");
   if (multinode) {
-    return o.Error("is_multinode", "a multi-node (disaggregated) result is not imported; "
-                                   "give a single-node one");
+    return o.Error("is_multinode",
+                   "a multi-node (disaggregated) result is not imported; "
+                   "give a single-node one");
   }
   std::optional<int64_t> tp, ep;
   CAPPLAN_RETURN_IF_ERROR(o.Get("tp", &tp));
@@ -67,8 +68,9 @@ Status ReadRun(JsonObject& o, ImportedRun* run) {
   w.arrival_convention = "vllm";
   w.random_input_len = isl;
   w.random_output_len = osl;
-  run->notes.push_back("num_requests = 10 x conc and the client's range ratio are the recipes' "
-                       "(benchmarks/single_node/*.sh); the file records neither");
+  run->notes.push_back(
+      "num_requests = 10 x conc and the client's range ratio are the recipes' "
+      "(benchmarks/single_node/*.sh); the file records neither");
   run->label = "conc=" + std::to_string(conc);
   for (const auto& [key, ours] : {std::pair{"tput_per_gpu", "total_token_throughput_per_gpu"},
                                   std::pair{"output_tput_per_gpu", "output_throughput_per_gpu"}}) {
@@ -77,8 +79,9 @@ Status ReadRun(JsonObject& o, ImportedRun* run) {
     if (!v) return o.Error(key, "required field is missing");
     AddMetric(run, ours, v, key);
   }
-  run->notes.push_back("per-GPU throughputs are InferenceX's (divided by tp), capplan's divide "
-                       "by every GPU of the deployment: the same when gpus = tp");
+  run->notes.push_back(
+      "per-GPU throughputs are InferenceX's (divided by tp), capplan's divide "
+      "by every GPU of the deployment: the same when gpus = tp");
   for (const char* what : {"ttft", "tpot", "itl", "e2el"}) {
     for (const char* stat : {"mean", "median", "p90", "p99"}) {
       const std::string key = std::string(stat) + "_" + what;  // seconds

@@ -32,9 +32,9 @@ const std::vector<Known>& Values() {
 }
 
 // The usage gauge (a fraction), its maximum over series.
-const Known kUsage = {
-    "kv_usage_fraction", {"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"},
-    "sglang:token_usage"};
+const Known kUsage = {"kv_usage_fraction",
+                      {"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"},
+                      "sglang:token_usage"};
 
 // Histograms, read as _sum / _count (x 1000 for seconds -> ms).
 struct KnownHistogram {
@@ -43,13 +43,16 @@ struct KnownHistogram {
 };
 const std::vector<KnownHistogram>& Histograms() {
   static const std::vector<KnownHistogram> k = {
-      {{"mean_ttft_ms", {"vllm:time_to_first_token_seconds", nullptr},
+      {{"mean_ttft_ms",
+        {"vllm:time_to_first_token_seconds", nullptr},
         "sglang:time_to_first_token_seconds"},
        1000},
-      {{"mean_itl_ms", {"vllm:inter_token_latency_seconds", "vllm:time_per_output_token_seconds"},
+      {{"mean_itl_ms",
+        {"vllm:inter_token_latency_seconds", "vllm:time_per_output_token_seconds"},
         "sglang:inter_token_latency_seconds"},
        1000},
-      {{"mean_e2el_ms", {"vllm:e2e_request_latency_seconds", nullptr},
+      {{"mean_e2el_ms",
+        {"vllm:e2e_request_latency_seconds", nullptr},
         "sglang:e2e_request_latency_seconds"},
        1000},
       {{"mean_iteration_tokens", {"vllm:iteration_tokens_total", nullptr}, nullptr}, 1},

@@ -27,8 +27,9 @@ std::string_view FirstLine(std::string_view text) {
 
 Result<std::string> Detect(std::string_view text, const std::string& origin) {
   if (FirstLine(text).empty()) {
-    return Status::Usage(origin + ": empty file; expected a benchmark result (vllm bench serve, "
-                                  "sglang bench_serving, GuideLLM or InferenceX)");
+    return Status::Usage(origin +
+                         ": empty file; expected a benchmark result (vllm bench serve, "
+                         "sglang bench_serving, GuideLLM or InferenceX)");
   }
   // A file of several lines that is not one JSON document is JSON Lines.
   auto doc = ParseToolJson(text, origin);
@@ -72,8 +73,9 @@ Result<std::vector<ImportedRun>> ReadRunText(std::string_view text, const std::s
   for (const std::string& k : RunFormats()) known = known || k == f;
   if (!known) {
     return Status::Usage("--format: unknown format '" + EchoValue(f) + "'" +
-                         DidYouMean(f, RunFormats()) + "; one of vllm, sglang, guidellm, "
-                         "inferencex or auto");
+                         DidYouMean(f, RunFormats()) +
+                         " (one of vllm, sglang, guidellm, "
+                         "inferencex or auto)");
   }
   if (FirstLine(text).empty()) {
     return Status::Usage(origin + ": empty file; expected a " + f + " benchmark result");

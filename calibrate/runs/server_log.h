@@ -14,8 +14,8 @@
 //   "n/a"; other fields between them are skipped).
 // - SGLang start-up: "mem_fraction_static=X" in its server_args line
 //   (python/sglang/srt/server_args.py), "max_total_num_tokens=N"
-//   (python/sglang/srt/managers/scheduler.py) or "KV Cache is allocated. #tokens: N" (python/sglang/srt/
-//   mem_cache/memory_pool.py). SGLang steps (log_prefill_stats /
+//   (python/sglang/srt/managers/scheduler.py) or "KV Cache is allocated. #tokens: N"
+//   (python/sglang/srt/ mem_cache/memory_pool.py). SGLang steps (log_prefill_stats /
 //   log_decode_stats, python/sglang/srt/managers/scheduler_metrics_mixin.py):
 //   "Prefill batch. #new-seq: N, #new-token: N, #cached-token: N, token
 //   usage: X, #running-req: N, #queue-req: N" and "Decode batch.
@@ -60,14 +60,14 @@ struct ServerLog {
   std::string engine_version;
   // The engine's KV pool in tokens (one instance), the line it came from.
   std::optional<int64_t> kv_tokens;
-  std::optional<int64_t> gpu_blocks;          // vLLM V0: in pages
-  std::optional<double> available_kv_gib;     // vLLM: per GPU
+  std::optional<int64_t> gpu_blocks;       // vLLM V0: in pages
+  std::optional<double> available_kv_gib;  // vLLM: per GPU
   // SGLang's server_args echo at start-up ("mem_fraction_static=0.88"): the
   // fraction the run used, which the scenario needs to size the same pool.
   std::optional<double> mem_fraction_static;
   std::string kv_line;
-  StepLineStats periodic;  // vLLM stats lines (throughputs: prompt + generation)
-  StepLineStats prefill, decode;                // SGLang
+  StepLineStats periodic;         // vLLM stats lines (throughputs: prompt + generation)
+  StepLineStats prefill, decode;  // SGLang
   std::map<int64_t, DecodeGroup> decode_by_running;  // SGLang, by #running-req
   int64_t lines_read = 0;
 };

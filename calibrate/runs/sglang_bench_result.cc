@@ -66,15 +66,17 @@ Status ReadWorkload(JsonObject& o, int64_t completed, ImportedRun* run) {
   }
   CAPPLAN_RETURN_IF_ERROR(GetRate(o, "request_rate", &w.request_rate));
   CAPPLAN_RETURN_IF_ERROR(o.Get("max_concurrency", &conc));
-  if (conc) CAPPLAN_RETURN_IF_ERROR(o.CheckRange("max_concurrency", static_cast<double>(*conc), 1, 1e8));
+  if (conc)
+    CAPPLAN_RETURN_IF_ERROR(o.CheckRange("max_concurrency", static_cast<double>(*conc), 1, 1e8));
   w.max_concurrency = conc;
   w.arrival_convention = "sglang";
   w.client = "sglang_bench_serving";
   CAPPLAN_RETURN_IF_ERROR(ReadLengths(o, run));
   CAPPLAN_RETURN_IF_ERROR(ReadRandomDataset(o, &w));
   if (w.input_lens.empty() && !w.random_input_len) {
-    run->notes.push_back("lengths: the run's mean input and output tokens stand in for each "
-                         "request's (--output-details writes them per request)");
+    run->notes.push_back(
+        "lengths: the run's mean input and output tokens stand in for each "
+        "request's (--output-details writes them per request)");
   }
   double in = 0, out = 0;
   CAPPLAN_RETURN_IF_ERROR(o.Get("total_input_tokens", &in, true));

@@ -41,8 +41,8 @@ void AddMetric(ImportedRun* run, const std::string& key, const std::optional<dou
 // e2e_latency for e2el), added as {stat}_<capplan_name>_ms. Only an absent
 // or zero mean is noted: the percentiles a run writes are its own choice
 // (vLLM's --metric-percentiles).
-Status AddLatencyMetrics(JsonObject& o, const std::string& file_name, const std::string& capplan_name,
-                         ImportedRun* run);
+Status AddLatencyMetrics(JsonObject& o, const std::string& file_name,
+                         const std::string& capplan_name, ImportedRun* run);
 
 // "20250131-235959" (vLLM's date) or "2025-01-31..." -> "2025-01-31"; "" otherwise.
 std::string IsoDate(std::string_view text);

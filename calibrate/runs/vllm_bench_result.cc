@@ -46,14 +46,16 @@ Status ReadWorkload(JsonObject& o, int64_t completed, ImportedRun* run) {
   CAPPLAN_RETURN_IF_ERROR(GetOptional(o, "burstiness", &w.burstiness));
   std::optional<int64_t> conc;
   CAPPLAN_RETURN_IF_ERROR(o.Get("max_concurrency", &conc));
-  if (conc) CAPPLAN_RETURN_IF_ERROR(o.CheckRange("max_concurrency", static_cast<double>(*conc), 1, 1e8));
+  if (conc)
+    CAPPLAN_RETURN_IF_ERROR(o.CheckRange("max_concurrency", static_cast<double>(*conc), 1, 1e8));
   w.max_concurrency = conc;
   w.arrival_convention = "vllm";
   w.client = "vllm_bench_serve";
   CAPPLAN_RETURN_IF_ERROR(ReadLengths(o, run));
   if (w.input_lens.empty()) {
-    run->notes.push_back("lengths: the run's mean input and output tokens stand in for each "
-                         "request's (--save-detailed writes them per request)");
+    run->notes.push_back(
+        "lengths: the run's mean input and output tokens stand in for each "
+        "request's (--save-detailed writes them per request)");
   }
   double in = 0, out = 0;
   CAPPLAN_RETURN_IF_ERROR(o.Get("total_input_tokens", &in, true));

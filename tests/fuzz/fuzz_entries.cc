@@ -12,6 +12,10 @@
 #include <nlohmann/json.hpp>
 
 #include "calibrate/measurements.h"
+#include "calibrate/runs/case_builder.h"
+#include "calibrate/runs/metrics_scrape.h"
+#include "calibrate/runs/run_file.h"
+#include "calibrate/runs/server_log.h"
 #include "calibrate/validate.h"
 #include "common/data_path.h"
 #include "common/json_util.h"
@@ -191,6 +195,43 @@ void SummaryEntry(std::string_view input) {
   Check(report::LoadResults({WriteTemp(input, ".json")}));
 }
 
+// A benchmark result as `capplan import-run --format F` reads it, then the
+// validation case it would write (calibrate/runs/).
+template <const char* kFormat>
+void RunResultEntry(std::string_view input) {
+  auto runs = calibrate::runs::ReadRunText(input, "fuzz_result", kFormat);
+  Check(runs);
+  if (!runs.ok()) return;
+  calibrate::runs::CaseInputs in;
+  in.name = "fuzz";
+  in.run_file = "fuzz_result";
+  in.scenario = {{"model", "llama-3.1-8b"},
+                 {"hardware", "h100-sxm"},
+                 {"deployment", {{"engine", "vllm"}, {"gpus", 1}, {"tp", 1}}}};
+  in.runs = std::move(*runs);
+  auto c = calibrate::runs::BuildCase(in);
+  Check(c);
+  if (c.ok()) (void)DumpJson(*c);
+}
+constexpr char kVllm[] = "vllm";
+constexpr char kSglang[] = "sglang";
+constexpr char kGuidellm[] = "guidellm";
+constexpr char kInferencex[] = "inferencex";
+
+// `import-run --log`: an engine's server log.
+void ServerLogEntry(std::string_view input) {
+  auto log = calibrate::runs::ParseServerLog(input, "fuzz_log");
+  Check(log);
+  if (log.ok()) (void)DumpJson(calibrate::runs::ServerLogToJson(*log));
+}
+
+// `import-run --metrics`: a Prometheus /metrics scrape.
+void MetricsScrapeEntry(std::string_view input) {
+  auto s = calibrate::runs::ParseMetricsScrape(input, "fuzz_metrics");
+  Check(s);
+  if (s.ok()) (void)DumpJson(calibrate::runs::MetricsScrapeToJson(*s));
+}
+
 }  // namespace
 
 std::vector<std::string> SplitOn(std::string_view input, std::string_view marker,
@@ -222,6 +263,12 @@ const std::vector<Target>& Targets() {
       {"trace_burstgpt", TraceEntry<kBurstGpt>},
       {"lengths", LengthsEntry},
       {"summary", SummaryEntry},
+      {"import_vllm", RunResultEntry<kVllm>},
+      {"import_sglang", RunResultEntry<kSglang>},
+      {"import_guidellm", RunResultEntry<kGuidellm>},
+      {"import_inferencex", RunResultEntry<kInferencex>},
+      {"server_log", ServerLogEntry},
+      {"metrics_scrape", MetricsScrapeEntry},
   };
   return targets;
 }
