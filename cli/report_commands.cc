@@ -33,7 +33,8 @@ po::options_description ReportOptionsDescription(ReportArgs* a) {
       "out", po::value(&a->out),
       "report file to write (required; written atomically); '-' writes to stdout")(
       "format", po::value(&a->format),
-      "html, md, csv or brief (default: from the --out extension, .txt = brief, else html)")(
+      "html, md, csv, brief or energy (default: from the --out extension, .txt = brief, else "
+      "html)")(
       "baseline", po::value(&a->baselines),
       "configuration the cost ratios compare against (repeatable: each configuration is "
       "compared with the nearest baseline given before it in RESULT order; default: the "

@@ -245,4 +245,25 @@ std::string RenderBrief(const Analysis& a) {
   return os.str();
 }
 
+// One line: every configuration at its highest concurrency, facility
+// joules per output token and output tokens/s per provisioned MW
+// (sim/energy.h); "" when no result has energy figures.
+std::string RenderEnergyBrief(const Analysis& a) {
+  std::string line;
+  std::optional<double> pue;
+  for (const Config& c : a.configs) {
+    if (c.points.empty()) continue;
+    const Summary& s = *a.points[c.points.back()].summary;
+    if (!s.joules_per_output_token) continue;
+    pue = s.pue;
+    line += (line.empty() ? "" : "; ") + c.short_label + " " +
+            FormatCompact(*s.joules_per_output_token) + " J, " +
+            FormatCompact(s.output_tokens_per_s_per_mw.value_or(0)) + " tok/s/MW";
+  }
+  if (line.empty()) return "";
+  const bool titled = a.options.title != ReportOptions().title;
+  return (titled ? a.options.title : std::string("Energy")) + " (per output token, facility, PUE " +
+         FormatCompact(pue.value_or(0)) + "): " + line + "\n";
+}
+
 }  // namespace capplan::report

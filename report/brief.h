@@ -48,6 +48,11 @@ std::vector<std::string> SummaryLines(const Analysis& a, size_t max_lines = 5);
 // comparison and a --title, the title leads.
 std::string RenderBrief(const Analysis& a);
 
+// One line of energy per output token and output tokens/s per provisioned
+// MW for every configuration (its highest concurrency); "" without energy
+// figures (a profile with no power model).
+std::string RenderEnergyBrief(const Analysis& a);
+
 }  // namespace capplan::report
 
 #endif  // CAPPLAN_REPORT_BRIEF_H_

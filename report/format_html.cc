@@ -290,6 +290,30 @@ std::string LatencyChart(const Analysis& a, const std::string& metric) {
   return RenderGroupedBars(spec);
 }
 
+// Joules per output token per result: the facility's and the GPU boards'.
+std::string EnergyChart(const Analysis& a) {
+  GroupedBarSpec spec;
+  spec.id = "energy";
+  spec.title = "Energy per output token";
+  spec.value_label = "J";
+  spec.series = {"facility", "GPU boards"};
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (const auto& c : a.configs) {
+    for (int i : c.points) {
+      const Summary& s = a.results[i];
+      if (!s.joules_per_output_token) continue;
+      std::string cat = c.short_label;
+      if (c.points.size() > 1 && s.concurrency) cat += "@" + ConcurrencyText(s);
+      spec.categories.push_back(cat);
+      spec.values.push_back(
+          {*s.joules_per_output_token, s.gpu_joules_per_output_token.value_or(nan)});
+      spec.lo.push_back({nan, nan});
+      spec.hi.push_back({nan, nan});
+    }
+  }
+  return RenderGroupedBars(spec);
+}
+
 // Where a result came from, without a directory of the machine that made
 // the report: a relative path as the user gave it, else the result's name.
 std::string SourceText(const Summary& s) {
@@ -335,6 +359,12 @@ std::string RenderHtml(const Analysis& a, const std::vector<Table>& tables) {
   Section(os, tables, "latency");
   os << "\n<h2 id=\"cost\">Cost</h2>";
   Section(os, tables, "cost");
+  if (FindTable(tables, "energy") != nullptr) {
+    os << "\n<h2 id=\"energy\">Energy</h2><figure>" << EnergyChart(a)
+       << "<figcaption>Facility joules per output token (PUE included) and the GPU boards' "
+          "share.</figcaption></figure>";
+    Section(os, tables, "energy");
+  }
   os << "\n<h2 id=\"binding\">What binds</h2>";
   Section(os, tables, "binding");
   if (FindTable(tables, "pd_vs_colocated") != nullptr) {

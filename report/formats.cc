@@ -13,6 +13,10 @@ const Registry<Renderer>& ReportFormats() {
     r->Add(
         "brief", [](const Analysis& a, const std::vector<Table>&) { return RenderBrief(a); },
         "the report's opening lines alone: what changed and what binds (text)");
+    r->Add(
+        "energy", [](const Analysis& a, const std::vector<Table>&) { return RenderEnergyBrief(a); },
+        "one line: joules per output token and output tokens/s per provisioned MW per "
+        "configuration (text)");
     return r;
   }();
   return *registry;

@@ -89,8 +89,11 @@ function controlsFor(doc) {
     c.push([group, base + '.tp', 'Tensor parallel (TP)', 'number']);
     c.push([group, base + '.kv_cache', 'KV cache dtype', dt]);
     c.push([group, base + '.weights', 'Weights', ['default'].concat(dt)]);
+    c.push([group, base + '.power_limit_w', 'Power limit per GPU (W)', 'number']);
   }
   c.push(['Cost and SLOs', 'cost.usd_per_gpu_hour', 'USD per GPU-hour', 'number']);
+  c.push(['Cost and SLOs', 'cost.usd_per_kwh', 'USD per kWh', 'number']);
+  c.push(['Cost and SLOs', 'cost.pue', 'PUE', 'number']);
   c.push(['Cost and SLOs', 'slo.ttft_ms', 'SLO: TTFT (ms)', 'number']);
   c.push(['Cost and SLOs', 'slo.tpot_ms', 'SLO: TPOT (ms)', 'number']);
   return c.map(([group, path, label, kind]) => ({ group, path, label, kind, initial: text(getPath(doc, path)) }));
@@ -201,6 +204,13 @@ function cards(s) {
     ['KV peak', s.peak_kv_fraction !== undefined ? fmt(100 * s.peak_kv_fraction, 1) + '%' + (s.kv_bound ? ' (KV-bound)' : '') : '-', s.kv_bound],
     ['Completed / failed', s.completed + ' / ' + s.failed, s.failed > 0],
   ];
+  if (s.joules_per_output_token !== undefined) {
+    items.push(
+      ['J per output token (facility / GPUs)', fmt(s.joules_per_output_token, 3) + ' / ' + fmt(s.gpu_joules_per_output_token, 3)],
+      ['kW per node (avg / peak)', fmt(s.avg_kw_per_node, 2) + ' / ' + fmt(s.peak_kw_per_node, 2)],
+      ['Output tokens/s per provisioned MW', fmt(s.output_tokens_per_s_per_mw, 0)],
+      ['Electricity USD per M output tokens', s.electricity_usd_per_million_output_tokens !== undefined ? '$' + fmt(s.electricity_usd_per_million_output_tokens, 4) : 'no cost.usd_per_kwh']);
+  }
   $('cards').innerHTML = items.map(([k, v, bad]) =>
     `<div class="card${bad ? ' bad' : ''}"><div class="v">${v}</div><div class="k">${k}</div></div>`).join('');
 }

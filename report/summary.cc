@@ -197,6 +197,12 @@ Result<Summary> ParseSummary(const nlohmann::json& doc, const std::string& origi
       run.total_token_throughput_per_gpu.value_or(s.total_token_throughput / s.gpus);
   Latencies(run, &s);
   s.usd_per_gpu_hour = run.usd_per_gpu_hour;
+  s.joules_per_output_token = run.joules_per_output_token;
+  s.gpu_joules_per_output_token = run.gpu_joules_per_output_token;
+  s.output_tokens_per_s_per_mw = run.output_tokens_per_s_per_mw;
+  s.peak_kw_per_node = run.peak_kw_per_node;
+  s.pue = run.pue;
+  s.electricity_usd_per_million_output_tokens = run.electricity_usd_per_million_output_tokens;
   if (run.goodput) Goodput(*run.goodput, &s);
   CAPPLAN_RETURN_IF_ERROR(pd ? PdFields(run, &s) : SinglePoolFields(run, origin, &s));
   Concurrency(run, &s);

@@ -76,6 +76,12 @@ struct Summary {
   std::map<std::string, std::pair<double, double>> latency_interval_ms;
 
   std::optional<double> usd_per_gpu_hour;
+  // Energy (sim/energy.h), where the profile had a power model: facility
+  // joules per output token, output tokens/s per provisioned MW, peak IT kW
+  // per node, the PUE and the electricity per million output tokens.
+  std::optional<double> joules_per_output_token, gpu_joules_per_output_token;
+  std::optional<double> output_tokens_per_s_per_mw, peak_kw_per_node;
+  std::optional<double> pue, electricity_usd_per_million_output_tokens;
   std::optional<double> kv_capacity_tokens, kv_bytes_per_token, peak_kv_tokens;
   std::optional<double> max_concurrent_requests, retractions;
   std::optional<double> prefix_cache_hit_rate;  // prompt tokens found cached / admitted

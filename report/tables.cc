@@ -29,6 +29,7 @@ std::string Parallelism(const Summary& s) {
 }
 
 std::string OrNa(const std::string& s) { return s.empty() ? "n/a" : s; }
+std::string OrNa(const std::optional<double>& v) { return v ? FormatNumber(*v) : "n/a"; }
 
 std::string Latency(const Summary& s, const std::string& key) {
   auto it = s.latency_ms.find(key);
@@ -283,6 +284,30 @@ struct PointTables {
   }
 };
 
+// Energy per result (sim/energy.h), when any summary has it: facility
+// joules per output token, output tokens/s per provisioned MW, peak kW per
+// node and the electricity per million output tokens.
+std::optional<Table> EnergyTable(const Analysis& a) {
+  Table t{"energy",
+          "Energy",
+          "Facility energy (GPU boards by bound, idle time, the nodes' non-GPU power, times the "
+          "PUE) per output token; tokens/s per MW of provisioned power; kW per node is IT power.",
+          {"configuration", "concurrency", "joules_per_output_token", "output_tokens_per_s_per_mw",
+           "peak_kw_per_node", "pue", "electricity_usd_per_million_output_tokens"},
+          {}};
+  for (const auto& c : a.configs) {
+    for (int i : c.points) {
+      const Summary& s = *a.points[i].summary;
+      if (!s.joules_per_output_token) continue;
+      t.rows.push_back({c.short_label, ConcurrencyText(s), FormatNumber(*s.joules_per_output_token),
+                        OrNa(s.output_tokens_per_s_per_mw), OrNa(s.peak_kw_per_node), OrNa(s.pue),
+                        OrNa(s.electricity_usd_per_million_output_tokens)});
+    }
+  }
+  if (t.rows.empty()) return std::nullopt;
+  return t;
+}
+
 std::optional<Table> WarningsTable(const Analysis& a) {
   Table warn{"warnings",
              "Simulator warnings",
@@ -310,6 +335,7 @@ std::vector<Table> BuildTables(const Analysis& a) {
   tables.push_back(std::move(pt.tput));
   tables.push_back(std::move(pt.lat));
   tables.push_back(std::move(pt.cost));
+  if (auto energy = EnergyTable(a)) tables.push_back(std::move(*energy));
   tables.push_back(std::move(pt.bind));
   if (auto pd = PdComparisonTable(a)) tables.push_back(std::move(*pd));
   if (auto agentic = AgenticTable(a)) tables.push_back(std::move(*agentic));

@@ -19,7 +19,7 @@ struct Table {
 };
 
 // Table ids, in report order: deployments, memory, throughput, latency,
-// cost, binding, pd_vs_colocated when any result is PD (report/pd_compare.h),
+// cost, energy when any result has energy figures (sim/energy.h), binding, pd_vs_colocated when any result is PD (report/pd_compare.h),
 // cache_and_speculation when any result caches prefixes or speculates, and
 // warnings when any result carries warnings.
 std::vector<Table> BuildTables(const Analysis& a);
