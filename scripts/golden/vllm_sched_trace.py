@@ -26,6 +26,7 @@ Usage: scripts/golden/README.md.
 """
 
 import argparse
+import collections
 import dataclasses
 import inspect
 import json
@@ -122,10 +123,11 @@ def use_cpu_platform():
     platforms._current_platform = CpuPlatform()
 
 
-def make_scheduler(model_dir, cfg, max_len, prefix_caching):
+def make_scheduler(model_dir, cfg, max_len, prefix_caching, async_scheduling):
     import torch
     from vllm.config import (CacheConfig, DeviceConfig, ModelConfig,
                              SchedulerConfig, VllmConfig)
+    from vllm.v1.core.sched.async_scheduler import AsyncScheduler
     from vllm.v1.core.sched.scheduler import Scheduler
     from vllm.v1.kv_cache_interface import (FullAttentionSpec, KVCacheConfig,
                                             KVCacheGroupSpec)
@@ -138,7 +140,7 @@ def make_scheduler(model_dir, cfg, max_len, prefix_caching):
         max_model_len=max_len,
         enable_chunked_prefill=True,
         long_prefill_token_threshold=0,
-        async_scheduling=False,
+        async_scheduling=async_scheduling,
         is_encoder_decoder=False,
     ))
     model_cfg = ModelConfig(**_kwargs_for(
@@ -160,8 +162,9 @@ def make_scheduler(model_dir, cfg, max_len, prefix_caching):
                            kv_cache_tensors=[],
                            kv_cache_groups=[KVCacheGroupSpec(["layer"], spec)])
     cache_cfg.num_gpu_blocks = cfg["num_gpu_blocks"]
-    return Scheduler(**_kwargs_for(
-        Scheduler, vllm_config=vllm_cfg, kv_cache_config=kv_cfg,
+    cls = AsyncScheduler if async_scheduling else Scheduler
+    return cls(**_kwargs_for(
+        cls, vllm_config=vllm_cfg, kv_cache_config=kv_cfg,
         block_size=BLOCK_SIZE,
         log_stats=False,
         structured_output_manager=StructuredOutputManager(vllm_cfg)))
@@ -216,13 +219,63 @@ def free_blocks(sched):
     return sched.kv_cache_manager.block_pool.get_num_free_blocks()
 
 
-def run_case(name, case, version, command, max_steps, prefix_caching):
+def schedule_step(sched, reqs, step, async_scheduling):
+    """One schedule(): the step's record and the tokens it will sample."""
     from vllm.v1.request import RequestStatus
+    before = {k: (r.status, getattr(r, "num_output_placeholders", 0))
+              for k, r in reqs.items() if not r.is_finished()}
+    out = sched.schedule()
+    sampled = {}
+    for rid in out.num_scheduled_tokens:
+        r = reqs[rid]
+        if async_scheduling:
+            # AsyncScheduler._update_after_schedule adds an output
+            # placeholder to every request that samples in this step.
+            samples = r.num_output_placeholders > before[rid][1]
+        else:
+            # schedule() advanced num_computed_tokens by the scheduled
+            # tokens: a request at the end of its known tokens samples one.
+            samples = r.num_computed_tokens >= r.num_tokens
+        sampled[rid] = [7] if samples else []
+    rec = {"step": step,
+           "sched": [int(k) if v == 1 else [int(k), int(v)]
+                     for k, v in out.num_scheduled_tokens.items()],
+           "new": [], "resumed": [], "preempted": [], "first": [],
+           "finished": []}
+    for rid in out.num_scheduled_tokens:
+        st = before[rid][0]
+        if st == RequestStatus.WAITING:
+            rec["new"].append(int(rid))
+        elif st == RequestStatus.PREEMPTED:
+            rec["resumed"].append(int(rid))
+    for rid, (st, _) in before.items():
+        if st == RequestStatus.RUNNING and reqs[rid].status == RequestStatus.PREEMPTED:
+            rec["preempted"].append(int(rid))
+    return out, sampled, rec
+
+
+def update_step(sched, reqs, out, sampled, rec):
+    """update_from_output for a scheduled step: its first tokens, finishes."""
+    before = {k: r.num_output_tokens for k, r in reqs.items()
+              if not r.is_finished()}
+    sched.update_from_output(out, make_output(out, sampled))
+    for rid, n_out in before.items():
+        r = reqs[rid]
+        if n_out == 0 and r.num_output_tokens > 0:
+            rec["first"].append(int(rid))
+        if r.is_finished():
+            rec["finished"].append(int(rid))
+    rec["free_blocks"] = free_blocks(sched)
+
+
+def run_case(name, case, version, command, max_steps, prefix_caching,
+             async_scheduling):
     cfg = dict(case["config"])
     max_len = max(p + o for _, p, o in case["requests"]) + BLOCK_SIZE
     with tempfile.TemporaryDirectory() as d:
         write_model_dir(d, max_len)
-        sched = make_scheduler(d, cfg, max_len, prefix_caching)
+        sched = make_scheduler(d, cfg, max_len, prefix_caching,
+                               async_scheduling)
     hasher = block_hasher(prefix_caching)
     reqs = {}
     for rid, p, o in case["requests"]:
@@ -235,7 +288,8 @@ def run_case(name, case, version, command, max_steps, prefix_caching):
         "config": dict(cfg, block_size=BLOCK_SIZE, max_model_len=max_len,
                        enable_prefix_caching=prefix_caching,
                        enable_chunked_prefill=True,
-                       async_scheduling=False, num_lookahead_tokens=0,
+                       async_scheduling=async_scheduling,
+                       num_lookahead_tokens=0,
                        usable_blocks=free_blocks(sched),
                        # Admission checks the whole prompt's blocks, not
                        # only the first chunk's (a vLLM 0.19 default;
@@ -248,42 +302,27 @@ def run_case(name, case, version, command, max_steps, prefix_caching):
                      for rid, p, o in case["requests"]],
     }
     lines = [header]
-    step = 0
-    while sched.has_unfinished_requests():
-        if step >= max_steps:
-            raise SystemExit(f"{name}: still running after {max_steps} steps")
-        before = {k: (r.status, r.num_output_tokens) for k, r in reqs.items()
-                  if not r.is_finished()}
-        out = sched.schedule()
-        sampled = {}
-        for rid in out.num_scheduled_tokens:
-            r = reqs[rid]
-            # schedule() advanced num_computed_tokens by the scheduled
-            # tokens: a request at the end of its known tokens samples one.
-            sampled[rid] = [7] if r.num_computed_tokens >= r.num_tokens else []
-        sched.update_from_output(out, make_output(out, sampled))
-        rec = {"step": step,
-               "sched": [int(k) if v == 1 else [int(k), int(v)]
-                         for k, v in out.num_scheduled_tokens.items()],
-               "new": [], "resumed": [], "preempted": [], "first": [],
-               "finished": []}
-        for rid in out.num_scheduled_tokens:
-            st, _ = before[rid]
-            if st == RequestStatus.WAITING:
-                rec["new"].append(int(rid))
-            elif st == RequestStatus.PREEMPTED:
-                rec["resumed"].append(int(rid))
-        for rid, (st, n_out) in before.items():
-            r = reqs[rid]
-            if st == RequestStatus.RUNNING and r.status == RequestStatus.PREEMPTED:
-                rec["preempted"].append(int(rid))
-            if n_out == 0 and r.num_output_tokens > 0:
-                rec["first"].append(int(rid))
-            if r.is_finished():
-                rec["finished"].append(int(rid))
-        rec["free_blocks"] = free_blocks(sched)
-        lines.append(rec)
-        step += 1
+    # vLLM's EngineCore.step_with_batch_queue: with asynchronous scheduling
+    # two batches are in flight, so schedule() for step n + 1 runs before
+    # update_from_output of step n.
+    queue_size = 2 if async_scheduling else 1
+    alive = sched.has_requests if async_scheduling else sched.has_unfinished_requests
+    pending = collections.deque()
+    while True:
+        if alive():
+            if len(lines) > max_steps:
+                raise SystemExit(f"{name}: still running after {max_steps} steps")
+            out, sampled, rec = schedule_step(sched, reqs, len(lines) - 1,
+                                              async_scheduling)
+            lines.append(rec)
+            pending.appendleft((out, sampled, rec))
+            if len(pending) < queue_size and (
+                    out.total_num_scheduled_tokens > 0 or alive()):
+                continue
+        elif not pending:
+            break
+        out, sampled, rec = pending.pop()
+        update_step(sched, reqs, out, sampled, rec)
     return lines
 
 
@@ -293,6 +332,10 @@ def main():
                     help="run only these cases (default: all)")
     ap.add_argument("--out-dir", required=True)
     ap.add_argument("--max-steps", type=int, default=200000)
+    ap.add_argument("--async-scheduling", action="store_true",
+                    help="AsyncScheduler with EngineCore's two-batch queue "
+                         "(vLLM's default where the executor supports it); "
+                         "files get an _async suffix")
     ap.add_argument("--prefix-caching", action="store_true",
                     help="vLLM's default automatic prefix caching on (distinct "
                          "prompts: only a preempted request's own blocks hit); "
@@ -307,8 +350,9 @@ def main():
         if a.case and name not in a.case:
             continue
         lines = run_case(name, case, version, command, a.max_steps,
-                         a.prefix_caching)
-        suffix = "_apc" if a.prefix_caching else ""
+                         a.prefix_caching, a.async_scheduling)
+        suffix = ("_apc" if a.prefix_caching else "") + (
+            "_async" if a.async_scheduling else "")
         path = os.path.join(a.out_dir, f"{name}{suffix}_{version}.jsonl")
         tmp = path + ".tmp"
         with open(tmp, "w") as f:
