@@ -254,7 +254,7 @@ Result<Case> ReadCase(const std::string& path, const PublicValidationOptions& op
   CAPPLAN_RETURN_IF_ERROR(root.Get("name", &c.name, true));
   CAPPLAN_RETURN_IF_ERROR(root.Get("description", &description, true));
   CAPPLAN_RETURN_IF_ERROR(root.Get("class", &c.cls, true));
-  CAPPLAN_RETURN_IF_ERROR(root.CheckOneOf("class", c.cls, {"step", "serving"}));
+  CAPPLAN_RETURN_IF_ERROR(root.CheckOneOf("class", c.cls, {"step", "serving", "energy"}));
   CAPPLAN_RETURN_IF_ERROR(root.Get("predict", &c.predict, true));
   CAPPLAN_RETURN_IF_ERROR(root.CheckOneOf("predict", c.predict, {"simulate", "decode_step"}));
   c.measured_kind = "reported";
@@ -408,6 +408,9 @@ const std::vector<std::string>& ValidationCaseMetrics() {
       }
     }
     m.push_back("kv_capacity_tokens");
+    // Energy rows (class "energy"): GPU board energy per output token, what
+    // nvidia-smi, Zeus and ML.ENERGY measure (sim/energy.h).
+    m.push_back("gpu_joules_per_output_token");
     return m;
   }();
   return kMetrics;

@@ -4,8 +4,9 @@
 // measured metric with the simulator's prediction.
 //
 // A case's class says what its numbers are: "step" (one engine iteration or
-// a latency benchmark of one batch) or "serving" (an end-to-end benchmark
-// run). Serving rows are validation only: nothing is ever fitted to them.
+// a latency benchmark of one batch), "serving" (an end-to-end benchmark
+// run) or "energy" (the GPUs' energy per token in a named run). Serving and
+// energy rows are validation only: nothing is ever fitted to them.
 #ifndef CAPPLAN_CALIBRATE_PUBLIC_VALIDATION_H_
 #define CAPPLAN_CALIBRATE_PUBLIC_VALIDATION_H_
 

@@ -103,6 +103,26 @@ TEST(CalibPublicValidation, TableCompleteFiniteAndWithinBounds) {
   EXPECT_EQ(v1, 24);
 }
 
+// Energy rows (class "energy") run like serving rows and report their
+// error; the class is listed, not bounded (validation/README.md).
+TEST(CalibPublicValidation, EnergyRowsRunAndReportTheirError) {
+  const nlohmann::json v = RunJson();
+  int ran = 0, skipped = 0;
+  for (const auto& r : v["rows"]) {
+    if (r["class"] != "energy") continue;
+    EXPECT_EQ(r["metric"], "gpu_joules_per_output_token") << r.dump();
+    if (r.contains("skipped")) {
+      ++skipped;
+      continue;
+    }
+    ++ran;
+    EXPECT_GT(r["predicted"].get<double>(), 0) << r.dump();
+  }
+  EXPECT_GE(ran, 1);
+  EXPECT_EQ(v["classes"]["energy"]["rows"].get<int>(), ran);
+  EXPECT_EQ(v["classes"]["energy"]["skipped"].get<int>(), skipped);
+}
+
 // A serving row the case marks `skipped` (a format capplan cannot express)
 // is listed with the case's reason; every other V2-V4 row runs.
 TEST(CalibPublicValidation, ServingRowsRunUnlessTheirCaseSkipsThem) {
