@@ -25,6 +25,29 @@ std::string_view FirstLine(std::string_view text) {
   return {};
 }
 
+// `vllm bench serve --append-result` appends each run's object after a
+// newline (vllm/benchmarks/serve.py): one run per non-blank line, labelled
+// "run N" after the label the file gives.
+Result<std::vector<ImportedRun>> ReadVllmLines(std::string_view text, const std::string& origin) {
+  std::vector<ImportedRun> runs;
+  size_t start = 0;
+  int line_no = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view line = text.substr(start, end - start);
+    start = end + 1;
+    ++line_no;
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    const std::string where = origin + ":" + std::to_string(line_no);
+    CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json doc, ParseToolJson(line, where));
+    CAPPLAN_ASSIGN_OR_RETURN(ImportedRun r, ReadVllmBenchResult(doc, where));
+    r.label = "run " + std::to_string(runs.size() + 1) + " " + r.label;
+    runs.push_back(std::move(r));
+  }
+  return runs;
+}
+
 Result<std::string> Detect(std::string_view text, const std::string& origin) {
   if (FirstLine(text).empty()) {
     return Status::Usage(origin +
@@ -80,7 +103,11 @@ Result<std::vector<ImportedRun>> ReadRunText(std::string_view text, const std::s
   if (FirstLine(text).empty()) {
     return Status::Usage(origin + ": empty file; expected a " + f + " benchmark result");
   }
-  CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json doc, ParseToolJson(text, origin));
+  auto parsed = ParseToolJson(text, origin);
+  if (!parsed.ok() && f == "vllm" && FirstLine(text).size() < text.size()) {
+    return ReadVllmLines(text, origin);
+  }
+  CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json doc, std::move(parsed));
   if (f == "guidellm") return ReadGuidellmReport(doc, origin);
   std::vector<ImportedRun> runs;
   if (f == "vllm") {

@@ -10,7 +10,9 @@
 // p<P>_X_ms for X in ttft, tpot, itl, e2el (percentiles per
 // --metric-percentiles, default 99), and with --save-detailed the
 // per-request input_lens, output_lens (0 for a failed request), ttfts, itls.
-// The file does not record vLLM's version.
+// With --append-result each run's object is appended after a newline (JSON
+// Lines; run_file.h reads them as one run per line). The file does not
+// record vLLM's version.
 #ifndef CAPPLAN_CALIBRATE_RUNS_VLLM_BENCH_RESULT_H_
 #define CAPPLAN_CALIBRATE_RUNS_VLLM_BENCH_RESULT_H_
 

@@ -67,6 +67,31 @@ TEST(RunReaders, VllmDetailedKeepsSuccessfulRequestLengths) {
   EXPECT_TRUE(HasNote(r, "1 request(s) failed"));
 }
 
+TEST(RunReaders, VllmAppendResultOneRunPerLine) {
+  // --append-result: the second run's object after a newline; json.dump
+  // writes an infinite --burstiness as the bare token Infinity.
+  const std::string a = R"({"num_prompts": 4, "completed": 4, "total_input_tokens": 40,
+      "total_output_tokens": 8, "request_throughput": 1, "output_throughput": 2,
+      "total_token_throughput": 12, "request_rate": 2.0, "burstiness": 1.0})";
+  std::string b = a;
+  b.replace(b.find("1.0}"), 4, "Infinity}");
+  auto one_line = [](std::string s) {
+    for (char& ch : s) ch = ch == '\n' ? ' ' : ch;
+    return s;
+  };
+  auto runs = ReadRunText(one_line(a) + "\n" + one_line(b), "append.json", "auto");
+  ASSERT_TRUE(runs.ok()) << runs.status().message();
+  ASSERT_EQ(runs->size(), 2u);
+  EXPECT_EQ((*runs)[0].label, "run 1 vllm bench serve");
+  EXPECT_EQ((*runs)[1].label, "run 2 vllm bench serve");
+  EXPECT_TRUE(std::isinf(*(*runs)[1].workload.burstiness));
+  auto bad = ReadRunText(one_line(a) + "\n{\"num_prompts\": 1}", "append.json", "vllm");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("append.json:2: /completed: required field is missing"),
+            std::string::npos)
+      << bad.status().message();
+}
+
 TEST(RunReaders, SglangBenchServingLinesWithInfinity) {
   auto runs = ReadRunFile(Data("sglang-bench-serving.jsonl"), "auto");
   ASSERT_TRUE(runs.ok()) << runs.status().message();
