@@ -20,6 +20,10 @@ JSON_SOURCES = {
     "summary": ["tests/report/data/*.json", "tests/report/data/pd/*.json",
                 "tests/report/data/sweep/*.json"],
     "trace_mooncake": ["scenarios/traces/mooncake_sample.jsonl"],
+    "import_vllm": ["tests/fuzz/seeds/import_vllm/*"],
+    "import_sglang": ["tests/fuzz/seeds/import_sglang/*"],
+    "import_guidellm": ["tests/fuzz/seeds/import_guidellm/*"],
+    "import_inferencex": ["tests/fuzz/seeds/import_inferencex/*"],
 }
 # Words of the non-JSON formats and flag syntaxes.
 EXTRA = {
@@ -37,6 +41,25 @@ EXTRA = {
                        "ChatGPT", "GPT-4", "API log", "Conversation log", ",", "\n", "1e300"],
     "trace_mooncake": ["\n", "1e309", "9223372036854775807", "[]"],
     "lengths": ["#", ",", "\n", "\r", "1e999", "1000000000", "0.5"],
+    "import_vllm": ["Infinity", "-Infinity", "NaN", "\n", "inf"],
+    "import_sglang": ["Infinity", "-Infinity", "NaN", "\n", "random"],
+    "import_guidellm": ["concurrent", "constant", "poisson", "throughput", "synchronous"],
+    "import_inferencex": ["true", "false", "vllm", "sglang"],
+    "server_log": ["GPU KV cache size: ", " tokens", "Available KV cache memory: ", " GiB",
+                   "# GPU blocks: ", "# cuda blocks: ", "vLLM API server version ",
+                   "Avg prompt throughput: ", "Avg generation throughput: ", "Running: ",
+                   " reqs", "Waiting: ", "GPU KV cache usage: ", "n/a", "%",
+                   "max_total_num_tokens=", "KV Cache is allocated. #tokens: ",
+                   "mem_fraction_static=", "Prefill batch. ", "Decode batch. ", "#running-req: ",
+                   "#queue-req: ", "#token: ", "#full token: ", "#new-token: ", "token usage: ",
+                   "gen throughput (token/s): ", ",", "\n", "1e309", "1,234,567"],
+    "metrics_scrape": ["vllm:num_requests_running", "vllm:num_requests_waiting",
+                       "vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc",
+                       "vllm:time_to_first_token_seconds", "vllm:inter_token_latency_seconds",
+                       "vllm:iteration_tokens_total", "vllm:prompt_tokens_total",
+                       "sglang:num_running_reqs", "sglang:token_usage", "sglang:gen_throughput",
+                       "_sum", "_count", "_bucket", "{", "}", "=", "\"", "\\", "le=\"+Inf\"",
+                       "+Inf", "-Inf", "NaN", "# HELP ", "# TYPE ", "\n", "1e309"],
 }
 
 
