@@ -257,13 +257,14 @@ std::string RenderEnergyBrief(const Analysis& a) {
     if (!s.joules_per_output_token) continue;
     pue = s.pue;
     line += (line.empty() ? "" : "; ") + c.short_label + " " +
-            FormatCompact(*s.joules_per_output_token) + " J, " +
-            FormatCompact(s.output_tokens_per_s_per_mw.value_or(0)) + " tok/s/MW";
+            FormatCompact(*s.joules_per_output_token) + ", " +
+            FormatCompact(s.output_tokens_per_s_per_mw.value_or(0));
   }
   if (line.empty()) return "";
   const bool titled = a.options.title != ReportOptions().title;
-  return (titled ? a.options.title : std::string("Energy")) + " (per output token, facility, PUE " +
-         FormatCompact(pue.value_or(0)) + "): " + line + "\n";
+  return (titled ? a.options.title : std::string("Energy")) +
+         " (J/out tok, out tok/s per MW, PUE " + FormatCompact(pue.value_or(0)) + "): " + line +
+         "\n";
 }
 
 }  // namespace capplan::report

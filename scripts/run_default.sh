@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The default planning job (`make run`) on the shipped defaults.
 #
-# The terminal gets the answer: a summary of the motivating study (at most 15
+# The terminal gets the answer: a summary of the motivating study (at most 16
 # lines, every figure read from the simulation summaries by `capplan report
 # --format brief`), then where the reports, the what-if page and the
 # detailed tables are. The detailed tables (capacity table, simulated rows,
@@ -152,7 +152,18 @@ echo "== Winners at the SLO, PD vs co-located (slo-report; labels in its legend)
 sed -n '/^## PD vs co-located twin/,/^## /p' "$STUDY/slo-report.md" | grep '^|' || true
 } >>"$TABLES"
 
-# ---- The answer: at most 15 lines, every figure from the summaries ----
+# The energy line's runs (sim/energy.h): the decode comparisons at
+# concurrency 64 again, under names short enough to label that line.
+energy=()
+for pair in "kimi-k2.6-kv-bf16:Kimi bf16 KV" "kimi-k2.6-kv-fp8:Kimi fp8 KV" \
+            "glm-5.2-decode-fp8:GLM fp8" "glm-5.2-decode-int4:GLM int4"; do
+  s=${pair%%:*}
+  warned "$CAPPLAN" simulate "scenarios/$s.json" --set "name=${pair#*:}" \
+    --set workload.concurrency=64 --out "$STUDY/energy-$s"
+  energy+=("$STUDY/energy-$s")
+done
+
+# ---- The answer: at most 16 lines, every figure from the summaries ----
 brief() {  # title baseline-result result
   "$CAPPLAN" report "$2" "$3" --format brief --out - --title "$1"
 }
@@ -172,6 +183,8 @@ brief "GLM-5.2 at SLO p90 TTFT 2 s/TPOT 50 ms, cheapest PD vs co-located" \
   "$STUDY/search-glm-5.2-colocated" "$STUDY/search-pd-glm-5.2-ratio"
 brief "Kimi K2.6 at the same SLO, cheapest PD vs co-located" \
   "$STUDY/search-kimi-k2.6-colocated" "$STUDY/search-pd-kimi-k2.6-ratio"
+# One line of energy (sim/energy.h) for the decode comparisons above.
+"$CAPPLAN" report "${energy[@]}" --format energy --out - --title "Energy, decode at c=64"
 } >"$STUDY/summary.txt.tmp"
 # Renamed into place only when complete, so a failed run leaves no summary
 # that looks finished.

@@ -48,9 +48,9 @@ TEST(ReportEnergy, TableChartAndLineWhenTheSummariesHaveEnergy) {
   EXPECT_NE(html.find("id=\"energy\""), std::string::npos);
   EXPECT_NE(html.find("data-chart=\"energy\""), std::string::npos);
   const std::string line = RenderEnergyBrief(a);
-  EXPECT_EQ(line.rfind("Energy (per output token, facility, PUE 1.3): ", 0), 0u) << line;
-  EXPECT_NE(line.find(a.configs[0].short_label), std::string::npos) << line;
-  EXPECT_NE(line.find(" tok/s/MW"), std::string::npos) << line;
+  EXPECT_EQ(line.rfind("Energy (J/out tok, out tok/s per MW, PUE 1.3): ", 0), 0u) << line;
+  EXPECT_NE(line.find(a.configs[0].short_label + " "), std::string::npos) << line;
+  EXPECT_NE(line.find(" 0.25, 4M"), std::string::npos) << line;
   EXPECT_EQ(line.back(), '\n');
   EXPECT_EQ(line.find('\n'), line.size() - 1) << "one line";
 }
