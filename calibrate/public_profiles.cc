@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 
 #include "calibrate/refit.h"
+#include "common/atomic_file.h"
 #include "common/json_util.h"
 #include "models/engine_step_costs.h"
 
@@ -49,6 +51,21 @@ CeilingProfiles CeilingsFor(const std::string& target,
   return c;
 }
 
+// The AIC version drift summary beside the public measurements
+// (../aic-version-drift.json); none when absent (a test's own directory).
+Result<std::optional<VersionDriftData>> ReadDrift(const std::string& measurements_dir) {
+  std::filesystem::path dir = std::filesystem::path(measurements_dir).lexically_normal();
+  if (dir.filename().empty()) dir = dir.parent_path();  // "public/" -> "public"
+  const std::filesystem::path path = dir.parent_path() / "aic-version-drift.json";
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return std::optional<VersionDriftData>();
+  CAPPLAN_ASSIGN_OR_RETURN(std::string text, ReadFile(path.string()));
+  CAPPLAN_ASSIGN_OR_RETURN(
+      VersionDriftData d,
+      ParseVersionDrift(text, "calibrate/measurements/" + path.filename().string()));
+  return std::optional<VersionDriftData>(std::move(d));
+}
+
 }  // namespace
 
 Result<PublicProfiles> FitPublicProfiles(const std::string& base_dir,
@@ -75,11 +92,13 @@ Result<PublicProfiles> FitPublicProfiles(const std::string& base_dir,
     out.bases[name] = std::move(p);
     base_docs[name] = std::move(doc);
   }
+  CAPPLAN_ASSIGN_OR_RETURN(std::optional<VersionDriftData> drift, ReadDrift(measurements_dir));
   for (const auto& [name, base] : out.bases) {
     CAPPLAN_ASSIGN_OR_RETURN(CalibrationFit fit,
                              FitMeasurements(out.set, base, CeilingsFor(name, out.bases)));
     RefitOptions opt;
     opt.name = name;
+    if (drift) opt.drift = &*drift;
     CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json doc,
                              ApplyFit(base_docs[name], base.path, fit, out.set, opt));
     doc["generated_by"] =

@@ -1,13 +1,17 @@
 #include "calibrate/refit.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "calibrate/fit_derived.h"
 #include "calibrate/sig_digits.h"
+#include "common/json_util.h"
 #include "hw/profile.h"
 
 namespace capplan::calibrate {
@@ -81,6 +85,58 @@ void SetAllReduceBandwidth(const char* key, const CollectiveFit& f, const Measur
                        std::to_string(f.points) + what}}}};
 }
 
+// Where a kernel table's records were measured, one entry per engine
+// release and GPU, in a fixed order.
+nlohmann::json MeasuredAtOf(const ClassFit& cf, const MeasurementSet& set) {
+  std::set<std::tuple<std::string, std::string, std::string>> at;
+  for (const FitPoint& p : cf.points) {
+    if (p.record < 0) continue;
+    const MeasurementSource& s = set.sources[set.records[p.record].source];
+    at.insert({s.engine, s.engine_version, s.gpu_model});
+  }
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& [engine, version, gpu] : at) {
+    nlohmann::json m = {{"gpu", gpu}};
+    if (!engine.empty()) m["engine"] = engine, m["engine_version"] = version;
+    out.push_back(m);
+  }
+  return out;
+}
+
+// (GPU model, AIC file key) of every public AIC file a table's records came
+// from: "calibrate/measurements/public/aic-h200-vllm-torch-bf16-gemm.json"
+// -> ("H200", "vllm-torch-bf16-gemm").
+std::vector<std::pair<std::string, std::string>> AicFilesOf(const ClassFit& cf,
+                                                            const MeasurementSet& set) {
+  std::set<std::pair<std::string, std::string>> files;
+  for (const FitPoint& p : cf.points) {
+    if (p.record < 0) continue;
+    std::string name = set.sources[set.records[p.record].source].path;
+    name = name.substr(name.find_last_of('/') + 1);
+    const size_t dash = name.find('-', 4);
+    if (name.rfind("aic-", 0) != 0 || dash == std::string::npos || name.size() < 5 + dash) {
+      continue;
+    }
+    std::string gpu = name.substr(4, dash - 4);
+    for (char& c : gpu) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    files.insert({gpu, name.substr(dash + 1, name.size() - dash - 1 - 5)});  // less ".json"
+  }
+  return {files.begin(), files.end()};
+}
+
+void WriteMeasuredAt(const ClassFit& cf, const MeasurementSet& set, const RefitOptions& options,
+                     nlohmann::json* table) {
+  if (!cf.compute.fitted && !cf.memory.fitted) return;
+  nlohmann::json at = MeasuredAtOf(cf, set);
+  if (at.empty()) return;
+  bool engines = true;
+  for (const auto& m : at) engines = engines && m.contains("engine");
+  (*table)["measured_at"] = at;
+  if (options.drift == nullptr || !engines) return;
+  const hw::VersionDrift d = TableVersionDrift(*options.drift, AicFilesOf(cf, set));
+  (*table)["version_drift"] = {{"value", d.value}, {"source", d.source}};
+}
+
 // The fitted curves of one class or kernel table into its profile entry
 // `eff` (its "compute" and "memory" objects), with provenance and fit error.
 void WriteFit(const ClassFit& cf, const CalibrationFit& fit, const MeasurementSet& set,
@@ -145,7 +201,10 @@ Result<nlohmann::json> ApplyFit(const nlohmann::json& base_doc, const std::strin
   const std::string from =
       Prefix(set) + "fitted by capplan calibrate from " + SourcesLine(fit, set);
   for (const auto& [key, cf] : fit.classes) WriteFit(cf, fit, set, &doc["efficiency"][key]);
-  for (const auto& [impl, cf] : fit.kernels) WriteFit(cf, fit, set, &doc["kernels"][impl]);
+  for (const auto& [impl, cf] : fit.kernels) {
+    WriteFit(cf, fit, set, &doc["kernels"][impl]);
+    WriteMeasuredAt(cf, set, options, &doc["kernels"][impl]);
+  }
   if (fit.all_reduce.fitted) {
     SetAllReduceBandwidth("bus_bandwidth_bytes_per_s", fit.all_reduce, set,
                           " ring records (" + fit.all_reduce.how + ")" +
@@ -319,6 +378,98 @@ std::string FitReportMarkdown(const hw::HardwareProfile& base, const Calibration
   CollectiveAndOverheadLines(base, fit, &os);
   UnfittedLines(base, fit, set, &os);
   return os.str();
+}
+
+Result<VersionDriftData> ParseVersionDrift(const std::string& text, const std::string& origin) {
+  CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json doc, ParseJson(text, origin));
+  JsonObject root(doc, origin, "");
+  CAPPLAN_RETURN_IF_ERROR(root.CheckObject());
+  std::string format;
+  CAPPLAN_RETURN_IF_ERROR(root.Get("format", &format, true));
+  CAPPLAN_RETURN_IF_ERROR(root.CheckOneOf("format", format, {"capplan.aic_version_drift.v1"}));
+  VersionDriftData out;
+  out.path = origin;
+  CAPPLAN_RETURN_IF_ERROR(root.Get("url", &out.url, true));
+  root.Touch("date");
+  root.Touch("note");
+  const nlohmann::json* rows = root.Raw("rows");
+  if (rows == nullptr || !rows->is_array()) return root.Error("rows", "must be a list of rows");
+  for (size_t i = 0; i < rows->size(); ++i) {
+    JsonObject o((*rows)[i], origin, "/rows/" + std::to_string(i));
+    CAPPLAN_RETURN_IF_ERROR(o.CheckObject());
+    VersionDriftRow r;
+    for (const auto& [key, field] :
+         {std::pair{"gpu", &r.gpu}, std::pair{"file", &r.file}, std::pair{"engine", &r.engine},
+          std::pair{"pinned_version", &r.pinned_version}, std::pair{"version", &r.version},
+          std::pair{"rows_at_version", &r.rows_at_version}}) {
+      CAPPLAN_RETURN_IF_ERROR(o.Get(key, field, true));
+    }
+    CAPPLAN_RETURN_IF_ERROR(o.Get("shapes", &r.shapes, true));
+    CAPPLAN_RETURN_IF_ERROR(o.CheckRange("shapes", r.shapes, 0, 1e9));
+    if (r.shapes > 0) {
+      for (const auto& [key, field] :
+           {std::pair{"median_ratio", &r.median_ratio}, std::pair{"p10_ratio", &r.p10_ratio},
+            std::pair{"p90_ratio", &r.p90_ratio}}) {
+        CAPPLAN_RETURN_IF_ERROR(o.Get(key, field, true));
+        CAPPLAN_RETURN_IF_ERROR(o.CheckRange(key, *field, 1e-6, 1e6));
+      }
+      if (r.p10_ratio > r.median_ratio || r.median_ratio > r.p90_ratio) {
+        return o.Error("median_ratio", "must lie in [p10_ratio, p90_ratio]");
+      }
+    }
+    CAPPLAN_RETURN_IF_ERROR(o.Finish());
+    out.rows.push_back(std::move(r));
+  }
+  CAPPLAN_RETURN_IF_ERROR(root.Finish());
+  return out;
+}
+
+namespace {
+
+constexpr char kSameKernelSource[] = "same kernel source";
+
+bool SameSourcePair(const VersionDriftRow& r) {
+  return r.rows_at_version == kSameKernelSource && r.shapes > 0;
+}
+
+double PairDrift(const VersionDriftRow& r) {
+  return std::max(std::abs(r.p10_ratio - 1), std::abs(r.p90_ratio - 1));
+}
+
+}  // namespace
+
+hw::VersionDrift TableVersionDrift(const VersionDriftData& data,
+                                   const std::vector<std::pair<std::string, std::string>>& files) {
+  const std::string rule =
+      "max(|p10 - 1|, |p90 - 1|) of t(version) / t(pinned) over the shapes both hold";
+  const std::string from = " in " + data.path + " (AIC tables at " + data.url + ")";
+  const VersionDriftRow* worst = nullptr;
+  int pairs = 0;
+  for (const VersionDriftRow& r : data.rows) {
+    if (!SameSourcePair(r)) continue;
+    if (std::find(files.begin(), files.end(), std::pair{r.gpu, r.file}) == files.end()) continue;
+    ++pairs;
+    if (worst == nullptr || PairDrift(r) > PairDrift(*worst)) worst = &r;
+  }
+  hw::VersionDrift d;
+  if (worst != nullptr) {
+    d.value = RoundFitted(PairDrift(*worst));
+    d.source = "largest " + rule + " of this table's " + std::to_string(pairs) +
+               " same-kernel-source version pairs" + from + ": " + worst->gpu + " " + worst->file +
+               " " + worst->version + " vs " + worst->pinned_version + " (p10 " +
+               SigDigits(worst->p10_ratio, 4) + ", p90 " + SigDigits(worst->p90_ratio, 4) + ", " +
+               std::to_string(worst->shapes) + " shapes)";
+    return d;
+  }
+  std::vector<double> all;
+  for (const VersionDriftRow& r : data.rows) {
+    if (SameSourcePair(r)) all.push_back(PairDrift(r));
+  }
+  d.value = RoundFitted(Quantile(all, 0.5));
+  d.source = "default: no same-kernel-source version pair of this table's records; the median " +
+             rule + " over all " + std::to_string(all.size()) +
+             " same-kernel-source pairs" + from;
+  return d;
 }
 
 }  // namespace capplan::calibrate

@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "calibrate/fit.h"
 #include "calibrate/measurements.h"
@@ -14,8 +16,45 @@
 
 namespace capplan::calibrate {
 
+// One row of the AIC version drift summary
+// (calibrate/measurements/aic-version-drift.json, scripts/data/README.md):
+// for one public AIC file and GPU, t(version) / t(pinned version) over the
+// shapes both releases hold.
+struct VersionDriftRow {
+  std::string gpu, file, engine, pinned_version, version;
+  // "same kernel source" (the same kernel timed at both releases),
+  // "generic X" (another kernel source stood in) or "kernel source absent".
+  std::string rows_at_version;
+  int shapes = 0;
+  double median_ratio = 1, p10_ratio = 1, p90_ratio = 1;  // shapes > 0 only
+};
+
+struct VersionDriftData {
+  std::string path;  // as the repository names it
+  std::string url;   // where AIC's tables were read
+  std::vector<VersionDriftRow> rows;
+};
+
+// Reads the summary strictly: errors name the file and /rows/N/FIELD.
+Result<VersionDriftData> ParseVersionDrift(const std::string& text, const std::string& origin);
+
+// The drift a kernel table carries to another release of its engine:
+//   per version pair of one of the table's AIC files and GPUs, with the
+//   same kernel source at both releases, d = max(|p10 - 1|, |p90 - 1|) of
+//   the ratio (how far 80% of the shapes move); the table's drift is the
+//   largest d of its pairs. A table none of whose files has such a pair
+//   takes the median d over every same-kernel-source pair of the summary
+//   (generic stand-ins time another kernel, not this one's drift).
+// `files`: (GPU model, AIC file key) of the table's sources
+// ("H200", "vllm-torch-bf16-gemm").
+hw::VersionDrift TableVersionDrift(const VersionDriftData& data,
+                                   const std::vector<std::pair<std::string, std::string>>& files);
+
 struct RefitOptions {
   std::string name;  // profile name to write ("" keeps the base's)
+  // With it, every fitted kernel table whose records name their engine
+  // release gets a version_drift (TableVersionDrift).
+  const VersionDriftData* drift = nullptr;
 };
 
 // Returns the new profile document; it is re-parsed with

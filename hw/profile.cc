@@ -1,6 +1,7 @@
 #include "hw/profile.h"
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 
 #include "common/data_path.h"
@@ -96,6 +97,50 @@ Status ReadCollective(JsonObject& parent, const std::string& key, CollectiveMode
 
 
 
+// "measured_at": [{"engine", "engine_version", "gpu"}, ...]: an engine
+// comes with a release name or neither is given; the GPU always is.
+Status ReadMeasuredAt(JsonObject& o, KernelTable* t) {
+  if (!o.Has("measured_at")) return Status::Ok();
+  const nlohmann::json* raw = o.Raw("measured_at");
+  o.Touch("measured_at");
+  if (!raw->is_array() || raw->empty()) {
+    return o.Error("measured_at", "must be a non-empty list of {engine, engine_version, gpu}");
+  }
+  for (size_t i = 0; i < raw->size(); ++i) {
+    JsonObject m((*raw)[i], o.origin(), o.PathOf("measured_at") + "/" + std::to_string(i));
+    CAPPLAN_RETURN_IF_ERROR(m.CheckObject());
+    MeasuredAt at;
+    CAPPLAN_RETURN_IF_ERROR(m.Get("gpu", &at.gpu, true));
+    if (at.gpu.empty()) return m.Error("gpu", "names the GPU model the records ran on (H200)");
+    CAPPLAN_RETURN_IF_ERROR(m.Get("engine", &at.engine));
+    CAPPLAN_RETURN_IF_ERROR(m.Get("engine_version", &at.engine_version));
+    std::array<int, 3> triple{};
+    if (at.engine.empty() != at.engine_version.empty()) {
+      return m.Error(at.engine.empty() ? "engine" : "engine_version",
+                     "engine and engine_version come together or not at all");
+    }
+    if (!at.engine.empty() && !ReleaseTriple(at.engine_version, &triple)) {
+      return m.Error("engine_version", "must be a release name such as 0.24.0, got '" +
+                                           EchoValue(at.engine_version) + "'");
+    }
+    CAPPLAN_RETURN_IF_ERROR(m.Finish());
+    t->measured_at.push_back(std::move(at));
+  }
+  return Status::Ok();
+}
+
+Status ReadVersionDrift(JsonObject& o, KernelTable* t) {
+  if (!o.Has("version_drift")) return Status::Ok();
+  CAPPLAN_ASSIGN_OR_RETURN(JsonObject d, o.Child("version_drift", true));
+  VersionDrift v;
+  CAPPLAN_RETURN_IF_ERROR(d.Get("value", &v.value, true));
+  CAPPLAN_RETURN_IF_ERROR(d.CheckRange("value", v.value, 0, 10));
+  CAPPLAN_RETURN_IF_ERROR(d.Get("source", &v.source, true));
+  if (v.source.empty()) return d.Error("source", "says where the drift figure comes from");
+  t->version_drift = std::move(v);
+  return d.Finish();
+}
+
 // One "kernels" entry: its class and curves, or the table it is assumed
 // from (resolved by ResolveAssumedKernels once every entry is read).
 Status ReadKernelTable(JsonObject& o, KernelTable* t) {
@@ -110,6 +155,11 @@ Status ReadKernelTable(JsonObject& o, KernelTable* t) {
   }
   CAPPLAN_RETURN_IF_ERROR(ReadCurve(o, "compute", &t->efficiency.compute));
   CAPPLAN_RETURN_IF_ERROR(ReadCurve(o, "memory", &t->efficiency.memory));
+  CAPPLAN_RETURN_IF_ERROR(ReadMeasuredAt(o, t));
+  CAPPLAN_RETURN_IF_ERROR(ReadVersionDrift(o, t));
+  if (t->version_drift && t->measured_at.empty()) {
+    return o.Error("version_drift", "needs measured_at: a drift is from the release measured");
+  }
   return o.Finish();
 }
 
@@ -130,6 +180,8 @@ Status ResolveAssumedKernels(JsonObject& k, HardwareProfile* p) {
                                t.efficiency_class);
     }
     t.efficiency = src->second.efficiency;
+    t.measured_at = src->second.measured_at;
+    t.version_drift = src->second.version_drift;
   }
   return Status::Ok();
 }
@@ -401,6 +453,54 @@ Result<HardwareProfile> LoadHardwareProfile(const std::string& name_or_path) {
   }
   CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json doc, ReadJsonFile(path));
   return ParseHardwareProfile(doc, path);
+}
+
+bool ReleaseTriple(std::string_view version, std::array<int, 3>* out) {
+  size_t i = 0;
+  for (int part = 0; part < 3; ++part) {
+    if (part > 0) {
+      if (i >= version.size() || version[i] != '.') return false;
+      ++i;
+    }
+    const size_t start = i;
+    int v = 0;
+    while (i < version.size() && std::isdigit(static_cast<unsigned char>(version[i])) &&
+           i - start < 6) {
+      v = v * 10 + (version[i++] - '0');
+    }
+    if (i == start) return false;
+    (*out)[part] = v;
+  }
+  return true;
+}
+
+std::string CrossVersionNote(const KernelTable& table, std::string_view engine,
+                             std::string_view version) {
+  if (table.measured_at.empty()) return "";
+  std::array<int, 3> want{};
+  const bool parsed = ReleaseTriple(version, &want);
+  // Release -> its GPUs, in the order the table lists them.
+  std::vector<std::pair<std::string, std::string>> releases;
+  for (const MeasuredAt& m : table.measured_at) {
+    if (m.engine.empty()) return "";
+    std::array<int, 3> at{};
+    if (m.engine == engine && parsed && ReleaseTriple(m.engine_version, &at) && at == want) {
+      return "";
+    }
+    const std::string name = m.engine + " " + m.engine_version;
+    auto it = std::find_if(releases.begin(), releases.end(),
+                           [&](const auto& r) { return r.first == name; });
+    if (it == releases.end()) {
+      releases.push_back({name, m.gpu});
+    } else {
+      it->second += ", " + m.gpu;
+    }
+  }
+  std::string out = "measured at ";
+  for (size_t i = 0; i < releases.size(); ++i) {
+    out += (i ? "; " : "") + releases[i].first + " (" + releases[i].second + ")";
+  }
+  return out + ", priced for " + std::string(engine) + " " + std::string(version);
 }
 
 }  // namespace capplan::hw

@@ -9,9 +9,11 @@
 #ifndef CAPPLAN_HW_PROFILE_H_
 #define CAPPLAN_HW_PROFILE_H_
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -60,13 +62,45 @@ struct OpEfficiency {
 // over that class's shape variable, fitted only from records of this
 // implementation. A table with no record of its own names the table it is
 // assumed from and why; the simulator reports every op priced that way.
+// Where a kernel table's records were measured: the serving engine whose
+// code ran the kernel, its release as it names it, and the GPU model.
+struct MeasuredAt {
+  std::string engine;          // "vllm"; "" when the records name no engine
+  std::string engine_version;  // "0.24.0"; "" with engine ""
+  std::string gpu;             // "H200"
+};
+
+// How far a kernel's time moves between releases of its engine, as a
+// fraction of its time (0.12: 12%), and where that figure comes from.
+struct VersionDrift {
+  double value = 0;
+  std::string source;
+};
+
 struct KernelTable {
   std::string efficiency_class;  // the class whose shape variable and rate it uses
   OpEfficiency efficiency;       // its own curves, or those of `assumed_from`
   std::string assumed_from;      // "" when the table is this implementation's own
   std::string assumed_reason;
+  // Where the fitted records were measured (every engine release and GPU
+  // that fed the table), and the drift that pricing another release with it
+  // carries; an assumed table has its source's. Empty / absent: the table's
+  // curves were not fitted from records that name an engine.
+  std::vector<MeasuredAt> measured_at;
+  std::optional<VersionDrift> version_drift;
   bool assumed() const { return !assumed_from.empty(); }
 };
+
+// The leading major.minor.patch of an engine release name ("0.5.6.post2" ->
+// {0, 5, 6}, "1.3.0rc20" -> {1, 3, 0}); false when it does not start so.
+bool ReleaseTriple(std::string_view version, std::array<int, 3>* out);
+
+// "" when a deployment of `engine` at `version` (a release name) runs the
+// release a table was measured at (same engine and major.minor.patch), or
+// the table names no engine; else "measured at vllm 0.24.0, priced for vllm
+// 0.10.0" (every release the table was measured at, with its GPUs).
+std::string CrossVersionNote(const KernelTable& table, std::string_view engine,
+                             std::string_view version);
 
 // Collective time = latency + bytes * algorithm factor / bus bandwidth.
 struct CollectiveModel {

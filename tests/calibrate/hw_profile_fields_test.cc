@@ -106,3 +106,70 @@ TEST(ProfileFields, EveryShippedProfileNamesItsArchitectureAndDomain) {
 
 }  // namespace
 }  // namespace capplan::hw
+
+namespace capplan::hw {
+namespace {
+
+// Where a kernel table was measured, and its drift to other releases: read
+// strictly, inherited by a table assumed from it, and compared by release.
+TEST(ProfileFields, KernelTablesSayWhereTheyWereMeasured) {
+  auto shipped = LoadHardwareProfile("h200-sxm");
+  ASSERT_TRUE(shipped.ok()) << shipped.status().message();
+  const KernelTable& gemm = shipped->kernels.at("vllm_torch_bf16_gemm");
+  ASSERT_FALSE(gemm.measured_at.empty());
+  EXPECT_EQ(gemm.measured_at[0].engine, "vllm");
+  EXPECT_EQ(gemm.measured_at[0].engine_version, "0.24.0");
+  ASSERT_TRUE(gemm.version_drift.has_value());
+  EXPECT_GT(gemm.version_drift->value, 0);
+  EXPECT_NE(gemm.version_drift->source.find("aic-version-drift.json"), std::string::npos);
+  EXPECT_EQ(CrossVersionNote(gemm, "vllm", "0.24.0"), "");
+  EXPECT_NE(CrossVersionNote(gemm, "vllm", "0.24"), "");  // not a release triple: not matched
+  EXPECT_EQ(CrossVersionNote(gemm, "vllm", "0.10.0"),
+            "measured at vllm 0.24.0 (H100, H200), priced for vllm 0.10.0");
+  EXPECT_NE(CrossVersionNote(gemm, "sglang", "0.24.0"), "");
+  // vllm_flashmla_decode_* tables are assumed from another implementation's.
+  for (const auto& [name, t] : shipped->kernels) {
+    if (!t.assumed()) continue;
+    EXPECT_EQ(t.measured_at.size(), shipped->kernels.at(t.assumed_from).measured_at.size())
+        << name;
+  }
+}
+
+TEST(ProfileFields, AMalformedMeasuredAtOrDriftIsAOneLineErrorNamingTheField) {
+  auto doc = ReadJsonFile(DataPath("calibrate/profiles/h200-sxm.json"));
+  ASSERT_TRUE(doc.ok());
+  auto expect_error = [](const nlohmann::json& d, const std::string& field) {
+    auto p = ParseHardwareProfile(d, "x.json");
+    ASSERT_FALSE(p.ok()) << field;
+    const std::string& m = p.status().message();
+    EXPECT_NE(m.find("x.json"), std::string::npos) << m;
+    EXPECT_NE(m.find(field), std::string::npos) << m;
+    EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+  };
+  nlohmann::json& t = (*doc)["kernels"]["vllm_torch_bf16_gemm"];
+  const nlohmann::json good = *doc;
+  t["measured_at"][0]["engine_version"] = "latest";
+  expect_error(*doc, "/kernels/vllm_torch_bf16_gemm/measured_at/0/engine_version");
+  *doc = good;
+  (*doc)["kernels"]["vllm_torch_bf16_gemm"]["measured_at"][0].erase("engine");
+  expect_error(*doc, "measured_at/0/engine");
+  *doc = good;
+  (*doc)["kernels"]["vllm_torch_bf16_gemm"]["measured_at"][0]["clock"] = 1;
+  expect_error(*doc, "measured_at/0/clock");
+  *doc = good;
+  (*doc)["kernels"]["vllm_torch_bf16_gemm"]["measured_at"] = "vllm 0.24.0";
+  expect_error(*doc, "measured_at");
+  *doc = good;
+  (*doc)["kernels"]["vllm_torch_bf16_gemm"]["version_drift"]["value"] = -0.1;
+  expect_error(*doc, "version_drift/value");
+  *doc = good;
+  (*doc)["kernels"]["vllm_torch_bf16_gemm"]["version_drift"].erase("source");
+  expect_error(*doc, "version_drift/source");
+  *doc = good;
+  (*doc)["kernels"]["vllm_torch_bf16_gemm"].erase("measured_at");
+  expect_error(*doc, "version_drift");
+  EXPECT_TRUE(ParseHardwareProfile(good, "x.json").ok());
+}
+
+}  // namespace
+}  // namespace capplan::hw
