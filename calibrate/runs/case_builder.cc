@@ -65,7 +65,7 @@ std::string Join(const std::vector<std::string>& parts, const char* sep) {
   return out;
 }
 
-Result<nlohmann::json> RunRow(const ImportedRun& run, bool set_workload) {
+Result<nlohmann::json> RunRow(const ImportedRun& run, bool set_workload, const std::string& file) {
   nlohmann::json row;
   row["label"] = run.label;
   const std::vector<std::string>& allowed = ValidationCaseMetrics();
@@ -77,8 +77,8 @@ Result<nlohmann::json> RunRow(const ImportedRun& run, bool set_workload) {
     measured[key] = v;
   }
   if (measured.empty()) {
-    return Status::Usage("run '" + EchoValue(run.label) + "' has no metric > 0 to compare (" +
-                         Join(run.notes, "; ") + ")");
+    return Status::Usage(file + ": run '" + EchoValue(run.label) +
+                         "' has no metric > 0 to compare (" + Join(run.notes, "; ") + ")");
   }
   row["measured"] = measured;
   if (set_workload) row["set"] = {{"workload", WorkloadJson(run.workload)}};
@@ -243,7 +243,7 @@ Result<nlohmann::json> BuildCase(const CaseInputs& in) {
   scenario["workload"] = WorkloadJson(first.workload);
   nlohmann::json rows = nlohmann::json::array();
   for (size_t i = 0; i < in.runs.size(); ++i) {
-    CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json row, RunRow(in.runs[i], i > 0));
+    CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json row, RunRow(in.runs[i], i > 0, in.run_file));
     rows.push_back(std::move(row));
   }
   if (auto cap = CapacityRow(in, scenario)) rows.push_back(std::move(*cap));

@@ -102,6 +102,23 @@ TEST(CaseBuilder, CaseRowsCapacityRowAndImportBlock) {
   }
 }
 
+TEST(CaseBuilder, RunWithNothingToCompareIsAnError) {
+  ImportedRun r;
+  r.label = "empty";
+  r.workload.num_requests = 1;
+  r.notes = {"'mean_ttft_ms' is not > 0: mean_ttft_ms not compared"};
+  CaseInputs in;
+  in.name = "c";
+  in.run_file = "r.json";
+  in.scenario = BaseScenario();
+  in.runs = {r};
+  auto c = BuildCase(in);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().message(),
+            "r.json: run 'empty' has no metric > 0 to compare ('mean_ttft_ms' "
+            "is not > 0: mean_ttft_ms not compared)");
+}
+
 TEST(CaseBuilder, BlocksNeedThePageSize) {
   auto runs = ReadRunFile(Data("vllm-bench-serve.json"), "");
   ASSERT_TRUE(runs.ok());
