@@ -27,7 +27,8 @@ JSON_SOURCES = {
 }
 # Words of the non-JSON formats and flag syntaxes.
 EXTRA = {
-    "scenario": ["\n--set ", "=", ".", "inf", "null", "1e309", "-1"],
+    "scenario": ["\n--set ", "=", ".", "inf", "null", "1e309", "-1", "power_limit_w", "usd_per_kwh",
+                 "pue", "capex_usd_per_gpu", "amortization_years"],
     "grid": ["\n--grid ", "=", ",", "[", "]", "{", "}", "inf"],
     "slo": ["<=", "<", ">=", ">", "\n", "ttft_p90_ms", "tpot_p90_ms", "p99_e2el_ms",
             "output_throughput", "request_goodput", "cost_usd_per_million_output_tokens",

@@ -82,6 +82,9 @@ inline nlohmann::json FakeSummary(const nlohmann::json& doc) {
   s["mean_tpot_ms"] = 0.8 * 40.0 / tp * q;
   s["gpus"] = gpus;
   s["cost_usd_per_million_output_tokens"] = 2.0 * gpus / (out_tps * 3600.0) * 1e6;
+  // 700 W per GPU, 1 kW provisioned per GPU.
+  s["joules_per_output_token"] = 700.0 * gpus / out_tps;
+  s["output_tokens_per_s_per_mw"] = out_tps / (gpus * 1e-3);
   s["seed"] = doc["seed"];
   return s;
 }

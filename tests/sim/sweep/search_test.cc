@@ -141,6 +141,23 @@ TEST(SearchTest, ObjectivesRankDifferently) {
             std::string::npos);
 }
 
+// Energy objectives: tokens per provisioned MW is maximized, joules per
+// output token minimized; both pick the most productive GPUs here.
+TEST(SearchTest, EnergyObjectivesRankByPower) {
+  CountingRunner runner;
+  const std::vector<std::string> slos = {"ttft_p90_ms<=250", "tpot_p90_ms<=30"};
+  auto per_gpu = Search("output_throughput_per_gpu", slos, &runner);
+  auto mw = Search("output_tokens_per_s_per_mw", slos, &runner);
+  auto joules = Search("joules_per_output_token", slos, &runner);
+  ASSERT_TRUE(per_gpu.ok() && mw.ok() && joules.ok());
+  EXPECT_EQ(Config(mw->ranked[0]), Config(per_gpu->ranked[0]));
+  EXPECT_NEAR(mw->ranked[0].objective, per_gpu->ranked[0].objective * 1e3, 1e-6);
+  EXPECT_GT(mw->ranked[0].objective, mw->ranked[1].objective);
+  EXPECT_EQ(Config(joules->ranked[0]), Config(per_gpu->ranked[0]));
+  EXPECT_NEAR(joules->ranked[0].objective, 700.0 / per_gpu->ranked[0].objective, 1e-9);
+  EXPECT_LT(joules->ranked[0].objective, joules->ranked[1].objective);
+}
+
 TEST(SearchTest, UnreachableSlosAreExplained) {
   CountingRunner runner;
   // TPOT <= 15 ms: tp=2 has 20 ms at zero load, so it fails at any rate;
