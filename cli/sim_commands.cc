@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "cli/parse_flags.h"
+#include "cli/workload_flags.h"
 #include "common/atomic_file.h"
 #include "common/json_util.h"
 #include "sim/scenario.h"
@@ -67,6 +68,7 @@ void AddSimulateOptions(po::options_description& desc) {
       "no-fast-forward",
       "simulate every decode iteration as an event (the same results, slower; the "
       "reference for the closed-form fast path)");
+  AddWorkloadFlags(desc);
 }
 
 sim::ExplainOptions ExplainOptionsOf(const po::variables_map& vm) {
@@ -210,6 +212,7 @@ Status RunSimulate(const std::vector<std::string>& args, CommandContext& ctx) {
   }
   std::vector<std::string> sets;
   if (vm.count("set")) sets = vm["set"].as<std::vector<std::string>>();
+  for (std::string& s : WorkloadFlagSets(vm)) sets.push_back(std::move(s));
   CAPPLAN_ASSIGN_OR_RETURN(auto scenario,
                            sim::LoadScenarioFile(vm["scenario"].as<std::string>(), sets));
   if (vm.count("explain-step")) {

@@ -7,6 +7,7 @@
 #include <ostream>
 
 #include "cli/parse_flags.h"
+#include "cli/workload_flags.h"
 #include "common/json_util.h"
 #include "sim/sweep/grid.h"
 #include "sim/sweep/search.h"
@@ -23,6 +24,13 @@ namespace {
 
 std::vector<std::string> Strings(const po::variables_map& vm, const char* key) {
   return vm.count(key) ? vm[key].as<std::vector<std::string>>() : std::vector<std::string>{};
+}
+
+// --set, then the workload shorthands (cli/workload_flags.h).
+std::vector<std::string> Sets(const po::variables_map& vm) {
+  std::vector<std::string> sets = Strings(vm, "set");
+  for (std::string& s : WorkloadFlagSets(vm)) sets.push_back(std::move(s));
+  return sets;
 }
 
 po::options_description SweepOptions() {
@@ -82,7 +90,8 @@ void PrintSweepStats(const sim::sweep::SweepStats& s, const sim::sweep::SweepOpt
 }
 
 Status RunSweepCommand(const std::vector<std::string>& args, CommandContext& ctx) {
-  const po::options_description desc = SweepOptions();
+  po::options_description desc = SweepOptions();
+  AddWorkloadFlags(desc);
   po::variables_map vm;
   CAPPLAN_ASSIGN_OR_RETURN(const bool go,
                            ParseFlags("sweep", args, desc, "scenario", 1, &vm, ctx));
@@ -102,7 +111,7 @@ Status RunSweepCommand(const std::vector<std::string>& args, CommandContext& ctx
     axes.push_back(std::move(a));
   }
   CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json base,
-                           sim::sweep::LoadBaseScenario(path, Strings(vm, "set")));
+                           sim::sweep::LoadBaseScenario(path, Sets(vm)));
   const sim::sweep::SimHooks hooks = sim::sweep::RealSimHooks(path, !vm.count("no-fast-forward"));
   // Each point is parsed once, by its run (in its shard, on the pool): the
   // plan checks each --grid value alone, and a combination that only fails
@@ -151,6 +160,7 @@ Status RunSearchCommand(const std::vector<std::string>& args, CommandContext& ct
       "out", po::value<std::string>(), "output directory")(
       "jobs,j", po::value<int>(), "configurations searched in parallel (default: all cores)")(
       "no-fast-forward", "simulate every decode iteration as an event (simulate --help)");
+  AddWorkloadFlags(desc);
   po::variables_map vm;
   CAPPLAN_ASSIGN_OR_RETURN(const bool go,
                            ParseFlags("search", args, desc, "scenario", 1, &vm, ctx));
@@ -177,7 +187,7 @@ Status RunSearchCommand(const std::vector<std::string>& args, CommandContext& ct
                            sim::sweep::LoadSearchSpace(vm["space"].as<std::string>()));
   const std::string path = vm["scenario"].as<std::string>();
   CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json base,
-                           sim::sweep::LoadBaseScenario(path, Strings(vm, "set")));
+                           sim::sweep::LoadBaseScenario(path, Sets(vm)));
   CAPPLAN_ASSIGN_OR_RETURN(
       sim::sweep::SearchResult r,
       sim::sweep::RunSearch(base, path, space, opt,

@@ -1,5 +1,7 @@
 #include "sim/prediction_intervals.h"
 
+#include <algorithm>
+
 #include "common/atomic_file.h"
 #include "common/data_path.h"
 #include "common/json_util.h"
@@ -86,7 +88,17 @@ Status AddPredictionIntervals(schema::RunSummary* summary) {
       summary->intervals[k] = {*x * it->second.lo / widen, *x * it->second.hi * widen};
     }
   }
+  WidenForShortWindow(summary);
   return Status::Ok();
+}
+
+void WidenForShortWindow(schema::RunSummary* s) {
+  if (!s->window_occupancy || *s->window_occupancy >= kSteadyOccupancy) return;
+  const double o = std::max(*s->window_occupancy, 1e-3);
+  for (auto& [key, iv] : s->intervals) {
+    iv.lo *= o;
+    iv.hi /= o;
+  }
 }
 
 }  // namespace capplan::sim

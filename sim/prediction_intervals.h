@@ -38,9 +38,19 @@ Result<PredictionIntervals> ParsePredictionIntervals(const std::string& text,
 // range, or by a kernel table assumed from another implementation's.
 bool HasOutOfRangeShapes(const schema::RunSummary& summary);
 
+// A closed loop's measured window below this occupancy (mean requests in
+// flight / concurrency, sim/steady_state.h) has not reached steady state.
+inline constexpr double kSteadyOccupancy = 0.98;
+
 // Sets the intervals (written as `<key>_lo` / `<key>_hi`) of the throughput,
-// TTFT and TPOT metrics a summary has, widened when HasOutOfRangeShapes.
+// TTFT and TPOT metrics a summary has, widened when HasOutOfRangeShapes, then
+// by WidenForShortWindow.
 Status AddPredictionIntervals(schema::RunSummary* summary);
+
+// Widens every interval by the summary's window occupancy when that is below
+// kSteadyOccupancy: a window at occupancy o moves a metric by up to a factor
+// 1/o from its steady value.
+void WidenForShortWindow(schema::RunSummary* s);
 
 }  // namespace capplan::sim
 

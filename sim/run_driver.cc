@@ -205,7 +205,6 @@ Result<PoolsRun> RunPools(const Scenario& sc, const RunOptions& options) {
     r.requests_csv = std::move(csv).str();
   }
   CAPPLAN_RETURN_IF_ERROR(AddPredictionIntervals(&r.summary));
-  WidenForShortWindow(&r.summary);
   return run;
 }
 

@@ -67,13 +67,4 @@ void AddSteadyStateCheck(const Workload& w, const E2eTotals& t, schema::RunSumma
   exit->warnings->push_back(ShortWindowWarning(w, *occupancy));
 }
 
-void WidenForShortWindow(schema::RunSummary* s) {
-  if (!s->window_occupancy || *s->window_occupancy >= kSteadyOccupancy) return;
-  const double o = std::max(*s->window_occupancy, 1e-3);
-  for (auto& [key, iv] : s->intervals) {
-    iv.lo *= o;
-    iv.hi /= o;
-  }
-}
-
 }  // namespace capplan::sim

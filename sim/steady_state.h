@@ -9,9 +9,9 @@
 // run's length. The check is Little's law: the measured requests'
 // send-to-finish times over the window's span give the mean number in
 // flight, and over c the window's occupancy. A run below kSteadyOccupancy
-// is reported with a warning that names the fix, and its prediction
-// intervals widen by the occupancy (a window at occupancy o moves a metric
-// by up to a factor 1/o from its steady value).
+// (sim/prediction_intervals.h) is reported with a warning that names the
+// fix, and its prediction intervals widen by the occupancy
+// (WidenForShortWindow, there).
 //
 // A closed-loop workload that gives no num_requests gets a warm-up of one
 // full wave (c requests) and kClosedLoopDefaultWaves waves measured, a
@@ -26,11 +26,10 @@
 
 #include "schema/run_summary.h"
 #include "sim/metrics.h"
+#include "sim/prediction_intervals.h"
 #include "sim/workload/workload.h"
 
 namespace capplan::sim {
-
-inline constexpr double kSteadyOccupancy = 0.98;
 
 // Closed loops only: mean requests in flight over the measured window / the
 // concurrency; nullopt for other workloads or a window of no length.
@@ -39,10 +38,6 @@ std::optional<double> WindowOccupancy(const Workload& w, const E2eTotals& t);
 // Sets mean_requests_in_flight and, for a closed loop, window_occupancy;
 // below kSteadyOccupancy adds a warning to the exit pool naming the fix.
 void AddSteadyStateCheck(const Workload& w, const E2eTotals& t, schema::RunSummary* s);
-
-// Widens the summary's prediction intervals by its window occupancy when
-// that is below kSteadyOccupancy (after AddPredictionIntervals).
-void WidenForShortWindow(schema::RunSummary* s);
 
 }  // namespace capplan::sim
 

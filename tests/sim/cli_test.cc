@@ -43,6 +43,33 @@ TEST(SimCli, EveryShippedScenarioRuns) {
   EXPECT_GE(n, 11);
 }
 
+// The benchmark clients' knobs as flags: each is the --set of one field.
+TEST(SimCli, WorkloadShorthandFlags) {
+  const std::string sc = DataPath("scenarios/kimi-k2.6-kv-fp8.json");
+  std::string log;
+  ASSERT_EQ(Sh(std::string(CAPPLAN_BIN) + " simulate " + sc +
+                   " --concurrency 4 --num-requests 12 --input-len 512 --output-len 32"
+                   " --set workload.warmup_requests=4 --json 2>/dev/null",
+               &log),
+            0)
+      << log;
+  auto j = ParseJson(log, "stdout");
+  ASSERT_TRUE(j.ok()) << log;
+  EXPECT_EQ((*j)["workload"]["concurrency"], 4);
+  EXPECT_EQ((*j)["workload"]["num_requests"], 12);
+  // The scenario's client (InferenceX's) draws each length at or below the
+  // one asked for.
+  const int64_t in = (*j)["total_input_tokens"], out = (*j)["total_output_tokens"];
+  EXPECT_LE(in, 8 * 512);
+  EXPECT_GT(in, 8 * 256);
+  EXPECT_LE(out, 8 * 32);
+  EXPECT_GT(out, 8 * 16);
+  // A shorthand that names a field the workload kind lacks is the --set's
+  // own error.
+  EXPECT_EQ(Sh(std::string(CAPPLAN_BIN) + " simulate " + sc + " --request-rate 2", &log), 2);
+  EXPECT_NE(log.find("/workload/request_rate"), std::string::npos) << log;
+}
+
 TEST(SimCli, JsonToStdoutAndExitCodes) {
   const std::string sc = DataPath("scenarios/kimi-k2.6-kv-fp8.json");
   std::string log;
