@@ -37,6 +37,10 @@ struct EngineDefaults {
   int64_t max_running_per_context = 0, max_running_min = 0, max_running_max = 0;
   bool overlap_schedule = false;
   bool prefix_cache = false;  // SGLang's radix cache / vLLM's automatic prefix caching
+  // vLLM only (optional key): a waiting request is admitted only when the
+  // pages of its whole prompt are free, not only those of its first chunk
+  // (sim::SchedulerConfig::admit_whole_prompt).
+  bool admit_whole_prompt = false;
   // With speculative decoding (EAGLE / MTP): the most draft tokens a step
   // may propose, the max_running_requests default the engine switches to
   // (0: the rule above still applies), and whether its overlap scheduler

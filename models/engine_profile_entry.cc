@@ -172,6 +172,9 @@ Status ParseDefaults(JsonObject& d, EngineProfile* p) {
   }
   CAPPLAN_RETURN_IF_ERROR(GetSourced(d, pre, "overlap_schedule", &o.overlap_schedule, &s));
   CAPPLAN_RETURN_IF_ERROR(GetSourced(d, pre, "prefix_cache", &o.prefix_cache, &s));
+  if (d.Has("admit_whole_prompt")) {
+    CAPPLAN_RETURN_IF_ERROR(GetSourced(d, pre, "admit_whole_prompt", &o.admit_whole_prompt, &s));
+  }
   CAPPLAN_RETURN_IF_ERROR(
       GetSourced(d, pre, "speculative_overlap_schedule", &o.speculative_overlap_schedule, &s));
   CAPPLAN_RETURN_IF_ERROR(ParseRetraction(d, p));

@@ -311,6 +311,7 @@ void Scheduler::AdmitResident(RankState& rank, SchedulerEnv& env) {
 }
 
 void ApplyEngineScheduling(const models::EngineDefaults& d, SchedulerConfig* c) {
+  c->admit_whole_prompt = d.admit_whole_prompt;
   if (d.new_token_ratio_init <= 0) return;
   c->init_new_token_ratio = d.new_token_ratio_init;
   c->min_new_token_ratio = d.new_token_ratio_init * d.new_token_ratio_min_factor;

@@ -233,8 +233,9 @@ Registry<SchedulerFactory>& Schedulers();
 std::unique_ptr<Scheduler> MakeSglangScheduler(const SchedulerConfig& c);
 std::unique_ptr<Scheduler> MakeVllmScheduler(const SchedulerConfig& c);
 
-// Copies an engine profile's SGLang ratio and retraction keys into *c; no
-// change when the profile has none (models::EngineDefaults).
+// Copies an engine profile's scheduling keys into *c: vLLM's whole-prompt
+// admission, SGLang's ratio and retraction keys (no change to those when the
+// profile has none; models::EngineDefaults).
 void ApplyEngineScheduling(const models::EngineDefaults& d, SchedulerConfig* c);
 // Fills the ratio and retraction knobs a config leaves 0 from SGLang's
 // latest engine profile; an error when that profile cannot be read. Called
