@@ -62,7 +62,7 @@ struct ServerLog {
   std::optional<int64_t> kv_tokens;
   std::optional<int64_t> gpu_blocks;       // vLLM V0: in pages
   std::optional<double> available_kv_gib;  // vLLM: per GPU
-  // SGLang's server_args echo at start-up ("mem_fraction_static=0.88"): the
+  // SGLang's server_args echo at start-up (mem_fraction_static, e.g. 0.88): the
   // fraction the run used, which the scenario needs to size the same pool.
   std::optional<double> mem_fraction_static;
   std::string kv_line;
