@@ -59,6 +59,20 @@ class Module(unittest.TestCase):
         self.assertEqual(capplan.simulate(KIMI, ["workload.concurrency=8", "deployment.kv_cache=bf16",
                                                  "cost.usd_per_gpu_hour=2.7"]), s)
 
+    def test_energy_figures_and_a_power_limit(self):
+        over = dict(SMALL, **{"workload.concurrency": 8, "cost.usd_per_kwh": 0.1})
+        free = capplan.simulate(KIMI, over)
+        # Decode draws about 300 W on an H200: a 250 W limit slows it.
+        capped = capplan.simulate(KIMI, dict(over, **{"deployment.power_limit_w": 250}))
+        for k in ("joules_per_output_token", "gpu_joules_per_output_token", "avg_kw_per_node",
+                  "peak_kw_per_node", "output_tokens_per_s_per_mw",
+                  "electricity_usd_per_million_output_tokens"):
+            self.assertGreater(free[k], 0, k)
+        self.assertEqual(capped["deployment"]["power_limit_w"], 250)
+        self.assertLess(capped["provisioned_kw"], free["provisioned_kw"])
+        self.assertLess(capped["peak_kw_per_node"], free["peak_kw_per_node"])
+        self.assertGreater(capped["median_tpot_ms"], free["median_tpot_ms"])
+
     def test_errors_carry_the_cli_line_and_exit_code(self):
         with self.assertRaises(capplan.Error) as e:
             capplan.simulate(KIMI, {"deployment.tp": 3})
