@@ -9,6 +9,7 @@
 #include "common/data_path.h"
 #include "common/did_you_mean.h"
 #include "common/json_util.h"
+#include "schema/run_summary.h"
 #include "sim/prepared_run.h"
 #include "sim/scenario.h"
 #include "sim/simulate.h"
@@ -402,9 +403,9 @@ const std::vector<std::string>& ValidationCaseMetrics() {
     std::vector<std::string> m = {"output_throughput",         "total_token_throughput",
                                   "input_throughput",          "request_throughput",
                                   "output_throughput_per_gpu", "total_token_throughput_per_gpu"};
-    for (const char* stat : {"mean", "median", "p90", "p99"}) {
+    for (const std::string& stat : schema::StatNames()) {
       for (const char* what : {"ttft", "tpot", "itl", "e2el"}) {
-        m.push_back(std::string(stat) + "_" + what + "_ms");
+        m.push_back(stat + "_" + what + "_ms");
       }
     }
     m.push_back("kv_capacity_tokens");

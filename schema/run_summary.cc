@@ -9,7 +9,8 @@ namespace capplan::schema {
 
 namespace {
 
-constexpr const char* kStats[4] = {"mean", "median", "p90", "p99"};
+constexpr int kNumStats = 5;
+constexpr const char* kStats[kNumStats] = {"mean", "median", "p90", "p95", "p99"};
 
 template <class S>
 auto& StatRef(S& s, int i) {
@@ -20,6 +21,8 @@ auto& StatRef(S& s, int i) {
       return s.median;
     case 2:
       return s.p90;
+    case 3:
+      return s.p95;
     default:
       return s.p99;
   }
@@ -216,7 +219,7 @@ class Writer {
     j_[key] = std::move(o);
   }
   void Stats(const std::string& name, const schema::Stats& s) {
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < kNumStats; ++i) {
       if (const auto& x = StatRef(s, i)) j_[StatKey(i, name)] = *x;
     }
   }
@@ -291,7 +294,7 @@ class Reader {
     if (Ok(r.status())) v = std::move(x);
   }
   void Stats(const std::string& name, schema::Stats& s) {
-    for (int i = 0; i < 4; ++i) (*this)(StatKey(i, name).c_str(), StatRef(s, i));
+    for (int i = 0; i < kNumStats; ++i) (*this)(StatKey(i, name).c_str(), StatRef(s, i));
   }
   // Every "mean_<stage>_ms" names a stage.
   void StageMap(std::map<std::string, schema::Stats>& m) {
@@ -402,6 +405,11 @@ PoolRole RoleOf(const std::string& name) {
 
 }  // namespace
 
+const std::vector<std::string>& StatNames() {
+  static const std::vector<std::string> names(kStats, kStats + kNumStats);
+  return names;
+}
+
 const char* PoolRoleName(PoolRole r) {
   switch (r) {
     case PoolRole::kPrefill:
@@ -497,7 +505,7 @@ const std::vector<std::string>& MetricKeys() {
   static const std::vector<std::string> keys = [] {
     std::vector<std::string> k;
     for (const char* m : {"ttft", "tpot", "itl", "e2el"}) {
-      for (int i = 0; i < 4; ++i) k.push_back(StatKey(i, m));
+      for (int i = 0; i < kNumStats; ++i) k.push_back(StatKey(i, m));
     }
     for (const char* t :
          {"request_throughput", "input_throughput", "output_throughput", "total_token_throughput",
@@ -526,7 +534,7 @@ std::optional<double> Metric(const RunSummary& s, std::string_view key) {
   const std::pair<const char*, const Stats*> stats[] = {
       {"ttft", &s.ttft}, {"tpot", &s.tpot}, {"itl", &s.itl}, {"e2el", &s.e2el}};
   for (const auto& [name, st] : stats) {
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < kNumStats; ++i) {
       if (key == StatKey(i, name)) return StatRef(*st, i);
     }
   }

@@ -30,9 +30,12 @@ namespace capplan::schema {
 // One latency-like distribution in milliseconds, written as
 // {mean,median,p90,p99}_<name>_ms.
 struct Stats {
-  std::optional<double> mean, median, p90, p99;
-  bool empty() const { return !mean && !median && !p90 && !p99; }
+  std::optional<double> mean, median, p90, p95, p99;
+  bool empty() const { return !mean && !median && !p90 && !p95 && !p99; }
 };
+// The statistics a Stats holds, in field order, as summary keys spell them
+// ("mean", "median", "p90", "p95", "p99": `<stat>_<metric>_ms`).
+const std::vector<std::string>& StatNames();
 
 // A prediction interval around a metric, written as <key>_lo and <key>_hi.
 struct Interval {

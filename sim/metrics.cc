@@ -78,8 +78,14 @@ schema::Stats StatsOf(const std::vector<double>& v, std::vector<double>* scratch
   std::vector<double>& w = *scratch;
   w.assign(v.begin(), v.end());
   size_t from = 0;
-  return schema::Stats{Mean(v), SelectPercentile(w, 50, &from), SelectPercentile(w, 90, &from),
-                       SelectPercentile(w, 99, &from)};
+  // Ascending percentiles: each selection starts where the last one ended.
+  schema::Stats s;
+  s.mean = Mean(v);
+  s.median = SelectPercentile(w, 50, &from);
+  s.p90 = SelectPercentile(w, 90, &from);
+  s.p95 = SelectPercentile(w, 95, &from);
+  s.p99 = SelectPercentile(w, 99, &from);
+  return s;
 }
 
 void E2eAccumulator::Reserve(int64_t n) {

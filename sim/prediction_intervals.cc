@@ -76,8 +76,8 @@ Status AddPredictionIntervals(schema::RunSummary* summary) {
   const auto* intervals = &iv->groups;
   const std::map<std::string, std::vector<std::string>> keys = {
       {"output_throughput", {"output_throughput", "output_throughput_per_gpu"}},
-      {"ttft", {"mean_ttft_ms", "median_ttft_ms", "p90_ttft_ms", "p99_ttft_ms"}},
-      {"tpot", {"mean_tpot_ms", "median_tpot_ms", "p90_tpot_ms", "p99_tpot_ms"}},
+      {"ttft", {"mean_ttft_ms", "median_ttft_ms", "p90_ttft_ms", "p95_ttft_ms", "p99_ttft_ms"}},
+      {"tpot", {"mean_tpot_ms", "median_tpot_ms", "p90_tpot_ms", "p95_tpot_ms", "p99_tpot_ms"}},
   };
   for (const auto& [group, names] : keys) {
     auto it = intervals->find(group);

@@ -156,7 +156,8 @@ schema::RunSummary SummarizeRun(const Scenario& sc, const hw::HardwareProfile& p
   const double usd_per_gpu_hour = sc.usd_per_gpu_hour.value_or(profile.usd_per_gpu_hour);
   const E2eTotals totals = log.e2e().Summarize(gpus, usd_per_gpu_hour, &s);
   s.itl = schema::Stats{exit.itl_ns.mean() / 1e6, exit.itl_ns.Percentile(50) / 1e6,
-                        exit.itl_ns.Percentile(90) / 1e6, exit.itl_ns.Percentile(99) / 1e6};
+                        exit.itl_ns.Percentile(90) / 1e6, exit.itl_ns.Percentile(95) / 1e6,
+                        exit.itl_ns.Percentile(99) / 1e6};
   if (pools.size() > 1) {
     for (schema::PoolSummary& p : pools) {
       p.cost_usd = usd_per_gpu_hour * p.gpus.value_or(0) * totals.duration_s / 3600.0;

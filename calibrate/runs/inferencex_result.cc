@@ -2,6 +2,7 @@
 
 #include "calibrate/runs/tool_json.h"
 #include "common/json_util.h"
+#include "schema/run_summary.h"
 
 namespace capplan::calibrate::runs {
 
@@ -83,12 +84,12 @@ Status ReadRun(JsonObject& o, ImportedRun* run) {
       "per-GPU throughputs are InferenceX's (divided by tp), capplan's divide "
       "by every GPU of the deployment: the same when gpus = tp");
   for (const char* what : {"ttft", "tpot", "itl", "e2el"}) {
-    for (const char* stat : {"mean", "median", "p90", "p99"}) {
-      const std::string key = std::string(stat) + "_" + what;  // seconds
+    for (const std::string& stat : schema::StatNames()) {
+      const std::string key = stat + "_" + what;  // seconds
       std::optional<double> v;
       CAPPLAN_RETURN_IF_ERROR(GetOptional(o, key, &v));
       if (v) *v *= 1000;
-      if (std::string(stat) == "mean" || (v && *v > 0)) {
+      if (stat == "mean" || (v && *v > 0)) {
         AddMetric(run, key + "_ms", v, key);
       }
     }

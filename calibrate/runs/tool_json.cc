@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "schema/run_summary.h"
+
 namespace capplan::calibrate::runs {
 
 namespace {
@@ -113,12 +115,14 @@ void AddMetric(ImportedRun* run, const std::string& key, const std::optional<dou
 
 Status AddLatencyMetrics(JsonObject& o, const std::string& file_name,
                          const std::string& capplan_name, ImportedRun* run) {
-  for (const char* stat : {"mean", "median", "p90", "p99"}) {
-    const std::string key = std::string(stat) + "_" + file_name + "_ms";
+  // The tools name their statistics as the summary does (a p95 only when
+  // asked for with --metric-percentiles / --percentiles).
+  for (const std::string& stat : schema::StatNames()) {
+    const std::string key = stat + "_" + file_name + "_ms";
     std::optional<double> v;
     CAPPLAN_RETURN_IF_ERROR(GetOptional(o, key, &v));
-    const std::string name = std::string(stat) + "_" + capplan_name + "_ms";
-    if (std::string(stat) == "mean" || (v && *v > 0)) AddMetric(run, name, v, key);
+    const std::string name = stat + "_" + capplan_name + "_ms";
+    if (stat == "mean" || (v && *v > 0)) AddMetric(run, name, v, key);
   }
   return Status::Ok();
 }

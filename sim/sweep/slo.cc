@@ -36,9 +36,9 @@ struct MetricInfo {
 const std::map<std::string, MetricInfo>& Metrics() {
   static const std::map<std::string, MetricInfo> m = [] {
     std::map<std::string, MetricInfo> out;
-    for (const char* stat : {"mean", "median", "p90", "p99"}) {
+    for (const std::string& stat : schema::StatNames()) {
       for (const char* lat : {"ttft", "tpot", "itl", "e2el"}) {
-        const std::string key = std::string(stat) + "_" + lat + "_ms";
+        const std::string key = stat + "_" + lat + "_ms";
         out[key] = {key, true};
         out[std::string(lat) + "_" + stat + "_ms"] = {key, true};
       }

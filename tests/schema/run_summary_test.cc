@@ -7,7 +7,8 @@
 namespace capplan::schema {
 namespace {
 
-Stats Four(double base) { return Stats{base, base + 1, base + 2, base + 3}; }
+// mean, median, p90, p95, p99 = base + 0 .. base + 4.
+Stats Five(double base) { return Stats{base, base + 1, base + 2, base + 3, base + 4}; }
 
 PoolSummary Pool(const std::string& name, PoolRole role) {
   PoolSummary p;
@@ -37,8 +38,8 @@ RunSummary Colocated() {
   s.failed = 0;
   s.output_throughput = 100.0;
   s.gpus = 16;
-  s.ttft = Four(10);
-  s.tpot = Four(20);
+  s.ttft = Five(10);
+  s.tpot = Five(20);
   s.goodput = Goodput{{{"ttft_ms", 500.0}}, 9, 1.5, 0.9};
   s.notes["cost_tokens"] = "why";
   PoolSummary p = Pool("", PoolRole::kBoth);
@@ -57,7 +58,8 @@ TEST(RunSummary, ColocatedIsFlatAndRoundTrips) {
   EXPECT_EQ(j["kv_capacity_tokens"], 1000);
   EXPECT_TRUE(j["kv_capacity_tokens"].is_number_integer());
   EXPECT_TRUE(j["output_throughput"].is_number_float());
-  EXPECT_EQ(j["p99_tpot_ms"], 23.0);
+  EXPECT_EQ(j["p95_tpot_ms"], 23.0);
+  EXPECT_EQ(j["p99_tpot_ms"], 24.0);
   EXPECT_EQ(j["p90_ttft_ms_lo"], 10.0);
   EXPECT_EQ(j["p90_ttft_ms_hi"], 14.0);
   EXPECT_EQ(j["cost_tokens_note"], "why");
@@ -78,7 +80,7 @@ TEST(RunSummary, SeveralPoolsGoUnderPoolsWithTheirCosts) {
   s.profile.reset();
   PoolSummary pre = Pool("prefill", PoolRole::kPrefill);
   pre.cost_usd = 1.25;
-  pre.stages["prefill_queue"] = Four(1);
+  pre.stages["prefill_queue"] = Five(1);
   pre.notes["time_in_pool"] = "queue + prefill";
   pre.utilization = 0.4;
   PoolSummary dec = Pool("decode", PoolRole::kDecode);
@@ -88,7 +90,7 @@ TEST(RunSummary, SeveralPoolsGoUnderPoolsWithTheirCosts) {
   s.transfer = Transfer{};
   s.transfer->link = "rdma";
   s.transfer->wire_bytes_per_token_per_rank = 70;
-  s.transfer->exposed_transfer = Four(0.5);
+  s.transfer->exposed_transfer = Five(0.5);
   const nlohmann::json j = ToJson(s);
   EXPECT_EQ(j["disaggregated"], true);
   EXPECT_FALSE(j.contains("deployment"));
@@ -98,7 +100,7 @@ TEST(RunSummary, SeveralPoolsGoUnderPoolsWithTheirCosts) {
   EXPECT_EQ(j["pools"]["prefill"]["time_in_pool_note"], "queue + prefill");
   EXPECT_EQ(j["pools"]["decode"]["completed"], 10);
   EXPECT_EQ(j["pools"]["decode"]["gpus"], 16);
-  EXPECT_EQ(j["transfer"]["p99_exposed_transfer_ms"], 3.5);
+  EXPECT_EQ(j["transfer"]["p99_exposed_transfer_ms"], 4.5);
   auto back = FromJson(j, "pd.json");
   ASSERT_TRUE(back.ok()) << back.status().message();
   EXPECT_EQ(ToJson(*back), j);
