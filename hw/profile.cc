@@ -474,20 +474,11 @@ bool ReleaseTriple(std::string_view version, std::array<int, 3>* out) {
   return true;
 }
 
-std::string CrossVersionNote(const KernelTable& table, std::string_view engine,
-                             std::string_view version) {
-  if (table.measured_at.empty()) return "";
-  std::array<int, 3> want{};
-  const bool parsed = ReleaseTriple(version, &want);
+std::string MeasuredAtText(const KernelTable& table) {
   // Release -> its GPUs, in the order the table lists them.
   std::vector<std::pair<std::string, std::string>> releases;
   for (const MeasuredAt& m : table.measured_at) {
-    if (m.engine.empty()) return "";
-    std::array<int, 3> at{};
-    if (m.engine == engine && parsed && ReleaseTriple(m.engine_version, &at) && at == want) {
-      return "";
-    }
-    const std::string name = m.engine + " " + m.engine_version;
+    const std::string name = m.engine.empty() ? "no engine named" : m.engine + " " + m.engine_version;
     auto it = std::find_if(releases.begin(), releases.end(),
                            [&](const auto& r) { return r.first == name; });
     if (it == releases.end()) {
@@ -496,11 +487,27 @@ std::string CrossVersionNote(const KernelTable& table, std::string_view engine,
       it->second += ", " + m.gpu;
     }
   }
-  std::string out = "measured at ";
+  std::string out;
   for (size_t i = 0; i < releases.size(); ++i) {
     out += (i ? "; " : "") + releases[i].first + " (" + releases[i].second + ")";
   }
-  return out + ", priced for " + std::string(engine) + " " + std::string(version);
+  return out;
+}
+
+std::string CrossVersionNote(const KernelTable& table, std::string_view engine,
+                             std::string_view version) {
+  if (table.measured_at.empty()) return "";
+  std::array<int, 3> want{};
+  const bool parsed = ReleaseTriple(version, &want);
+  for (const MeasuredAt& m : table.measured_at) {
+    if (m.engine.empty()) return "";
+    std::array<int, 3> at{};
+    if (m.engine == engine && parsed && ReleaseTriple(m.engine_version, &at) && at == want) {
+      return "";
+    }
+  }
+  return "measured at " + MeasuredAtText(table) + ", priced for " + std::string(engine) + " " +
+         std::string(version);
 }
 
 }  // namespace capplan::hw

@@ -95,6 +95,10 @@ struct KernelTable {
 // {0, 5, 6}, "1.3.0rc20" -> {1, 3, 0}); false when it does not start so.
 bool ReleaseTriple(std::string_view version, std::array<int, 3>* out);
 
+// "vllm 0.24.0 (H100, H200)": each release the table was measured at with
+// its GPUs; "" when measured_at is empty.
+std::string MeasuredAtText(const KernelTable& table);
+
 // "" when a deployment of `engine` at `version` (a release name) runs the
 // release a table was measured at (same engine and major.minor.patch), or
 // the table names no engine; else "measured at vllm 0.24.0, priced for vllm

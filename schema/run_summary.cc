@@ -111,6 +111,7 @@ void PoolFields(P& p, V& v, bool flat) {
   v("op_time_share", p.op_time_share);
   v("bound_time_share", p.bound_time_share);
   v("kv_verify_time_share", p.kv_verify_time_share);
+  v("cross_version_drift", p.cross_version_drift);
   v("iterations", p.iterations);
   v("busy_s", p.busy_s);
   v.Object("simulator", p.simulator, [](auto& s, auto& w) { SimulatorFields(s, w); });
@@ -362,6 +363,9 @@ Status CheckRanges(JsonObject& root, const RunSummary& s) {
 
 Status CheckPool(JsonObject& o, const PoolSummary& p) {
   if (p.utilization && *p.utilization < 0) return o.Error("utilization", "must be >= 0");
+  if (p.cross_version_drift && !(*p.cross_version_drift >= 0 && *p.cross_version_drift <= 10)) {
+    return o.Error("cross_version_drift", "must be in [0, 10]");
+  }
   if (p.memory) {
     for (const auto& [name, map] : {std::pair{"weights_by_component_bytes",
                                               &p.memory->weights_by_component_bytes},

@@ -101,6 +101,10 @@ struct PoolSummary {
   std::optional<Memory> memory;
   std::optional<std::map<std::string, double>> op_time_share, bound_time_share;
   std::optional<double> kv_verify_time_share;
+  // Busy-time-weighted version drift of the ops priced by kernel tables
+  // measured at another engine release (sim/prediction_intervals.h); absent
+  // when no op was.
+  std::optional<double> cross_version_drift;
   std::optional<int64_t> iterations;
   std::optional<double> busy_s;
   std::optional<SimulatorStats> simulator;

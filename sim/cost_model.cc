@@ -1,6 +1,8 @@
 #include "sim/cost_model.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <map>
 #include <sstream>
 #include <unordered_map>
 
@@ -28,6 +30,7 @@ void StepCost::Add(const StepCost& o) {
   draft_seconds += o.draft_seconds;
   spec_verify_seconds += o.spec_verify_seconds;
   launch_seconds += o.launch_seconds;
+  drift_seconds += o.drift_seconds;
 }
 
 void StepCost::AddTimes(const StepCost& o, int64_t times) {
@@ -39,6 +42,7 @@ void StepCost::AddTimes(const StepCost& o, int64_t times) {
   draft_seconds += k * o.draft_seconds;
   spec_verify_seconds += k * o.spec_verify_seconds;
   launch_seconds += k * o.launch_seconds;
+  drift_seconds += k * o.drift_seconds;
 }
 
 HostTime PriceHost(const StepContext& ctx, double gpu) {
@@ -80,11 +84,21 @@ class RooflineCostModel : public CostModel {
       : p_(p), architecture_(hw::ArchitectureIndex(p.architecture)) {}
   std::string name() const override { return "roofline"; }
 
+  void SetPricedFor(const std::string& engine, const std::string& version) override {
+    cross_.clear();
+    for (const auto& [name, t] : p_.kernels) {
+      std::string note = hw::CrossVersionNote(t, engine, version);
+      if (note.empty()) continue;
+      cross_[name] = {std::move(note), t.version_drift ? t.version_drift->value : 0.0};
+    }
+  }
+
   StepCost PriceOps(const std::vector<models::Op>& ops, const StepContext& ctx,
                     std::set<std::string>* warnings) const override {
     StepCost c;
     double gpu = 0;
     int64_t kernels = 0;
+    const CrossVersion* cross = nullptr;
     for (const models::Op& op : ops) {
       const double n = static_cast<double>(std::max<int64_t>(op.count, 0));
       kernels += op.count;
@@ -94,11 +108,12 @@ class RooflineCostModel : public CostModel {
         t = CollectiveSeconds(op, ctx);
         bound = Bound::kCommunication;
       } else {
-        const auto [tc, tm] = ComputeAndMemorySeconds(op, warnings);
+        const auto [tc, tm] = ComputeAndMemorySeconds(op, warnings, nullptr, &cross);
         t = std::max(tc, tm);
         bound = tc >= tm ? Bound::kCompute : Bound::kMemory;
       }
       t *= n;
+      if (cross != nullptr) c.drift_seconds += t * cross->drift, cross = nullptr;
       gpu += t;
       c.class_seconds[static_cast<int>(op.op_class)] += t;
       c.bound_seconds[static_cast<int>(bound)] += t;
@@ -143,6 +158,12 @@ class RooflineCostModel : public CostModel {
   }
 
  private:
+  // A kernel table measured at another engine release than the deployment's.
+  struct CrossVersion {
+    std::string note;  // hw::CrossVersionNote
+    double drift = 0;  // the table's version_drift (0: none given)
+  };
+
   static bool CrossesNodes(const models::Op& op, const StepContext& ctx) {
     return ctx.nvlink_gpus > 0 && op.participants > ctx.nvlink_gpus;
   }
@@ -238,8 +259,8 @@ class RooflineCostModel : public CostModel {
   // engine names one and the profile has it for the op's class, else the
   // class's. `table` (when given) says which, for --explain-step.
   const hw::OpEfficiency* Efficiency(const models::Op& op, std::string_view cls,
-                                     std::set<std::string>* warnings,
-                                     OpPrice* table = nullptr) const {
+                                     std::set<std::string>* warnings, OpPrice* table = nullptr,
+                                     const CrossVersion** cross = nullptr) const {
     // Every class is in a loaded profile (hw/profile.cc checks).
     const hw::OpEfficiency* eff = &p_.efficiency.find(cls)->second;
     if (table != nullptr) table->table = std::string(cls), table->table_kind = "class";
@@ -267,9 +288,18 @@ class RooflineCostModel : public CostModel {
                k.efficiency.memory.provenance.source;
       });
     }
+    const CrossVersion* cv = nullptr;
+    if (!cross_.empty()) {
+      auto c = cross_.find(op.impl);
+      if (c != cross_.end()) cv = &c->second;
+    }
+    if (cv != nullptr && warnings != nullptr) WarnCrossVersion(op, *cv, warnings);
+    if (cross != nullptr) *cross = cv;
     if (table != nullptr) {
       table->table = std::string(op.impl);
       table->table_kind = k.assumed() ? "assumed from " + k.assumed_from : "kernel";
+      table->measured_at = hw::MeasuredAtText(k);
+      if (cv != nullptr) table->cross_version = cv->note, table->version_drift = cv->drift;
     }
     return &k.efficiency;
   }
@@ -287,11 +317,27 @@ class RooflineCostModel : public CostModel {
                      what());
   }
 
+  // One warning per cross-version table (the first op that meets it).
+  void WarnCrossVersion(const models::Op& op, const CrossVersion& cv,
+                        std::set<std::string>* warnings) const {
+    if (warnings->size() >= kMaxPriceWarnings) return;
+    std::string& prefix = prefix_;
+    prefix.assign("kernel table '").append(op.impl).append("' ");
+    if (HasPrefix(*warnings, prefix)) return;
+    char drift[64];
+    std::snprintf(drift, sizeof(drift), "; version drift %.1f%%", 100 * cv.drift);
+    warnings->insert(prefix + "(op '" + op.name + "', " + models::OpKindName(op.kind) + ") " +
+                     kCrossVersionText + " " + cv.note + drift +
+                     " widens the prediction intervals by its share of step time");
+  }
+
   std::pair<double, double> ComputeAndMemorySeconds(const models::Op& op,
                                                     std::set<std::string>* warnings,
-                                                    OpPrice* table = nullptr) const {
+                                                    OpPrice* table = nullptr,
+                                                    const CrossVersion** cross = nullptr) const {
     const hw::OpPricing pricing = hw::PriceOp(PricingInput(op), p_, architecture_);
-    const hw::OpEfficiency* eff = Efficiency(op, pricing.efficiency_class, warnings, table);
+    const hw::OpEfficiency* eff =
+        Efficiency(op, pricing.efficiency_class, warnings, table, cross);
     const double x = pricing.x;
     double tc = 0, tm = 0;
     if (op.flops > 0) {
@@ -342,6 +388,8 @@ class RooflineCostModel : public CostModel {
   // Warning text by prefix (one run's cost model is used by one thread).
   mutable std::unordered_map<std::string, std::string> messages_;
   mutable std::string prefix_;  // Warn's scratch
+  // Kernel tables measured at another release than SetPricedFor's.
+  std::map<std::string, CrossVersion, std::less<>> cross_;
 };
 
 Registry<CostModelFactory>* BuildRegistry() {

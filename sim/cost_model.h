@@ -60,6 +60,10 @@ struct StepCost {
   double spec_verify_seconds = 0;
   // Kernel launches or graph replay (inside the overhead class).
   double launch_seconds = 0;
+  // Sum over ops priced by a kernel table measured at another engine
+  // release of their seconds times that table's version drift: divided by
+  // `seconds`, the step-time-weighted drift (sim/prediction_intervals.h).
+  double drift_seconds = 0;
   void Add(const StepCost& o);
   void AddTimes(const StepCost& o, int64_t times);  // `times` identical steps
 };
@@ -106,7 +110,18 @@ struct OpPrice {
   std::string provenance;  // the binding curve's provenance kind (fitted, anchor, ...)
   double efficiency = 0;   // the binding curve's value at the op's shape
   bool in_range = true;    // the shape lies in the binding curve's valid range
+  // Kernel tables only: where the table's records were measured
+  // (hw::MeasuredAtText), and when the deployment runs another engine or
+  // release, "measured at vllm 0.24.0 (H100, H200), priced for vllm 0.10.0"
+  // with the table's version drift.
+  std::string measured_at;
+  std::string cross_version;
+  double version_drift = 0;
 };
+
+// Every warning for a kernel table priced for another engine release says
+// this after the table's name and op (once per table), then the note.
+inline constexpr const char* kCrossVersionText = "cross-version:";
 
 // A kernel priced by another implementation's table says this before the
 // table's name (and widens the prediction intervals).
@@ -116,6 +131,11 @@ class CostModel {
  public:
   virtual ~CostModel() = default;
   virtual std::string name() const = 0;
+  // The engine and release (as resolved: "0.19.0") the deployment runs,
+  // which decides the ops priced cross-version; none set: no op is.
+  virtual void SetPricedFor(const std::string& engine, const std::string& version) {
+    (void)engine, (void)version;
+  }
   // Prices the ops of one step on one GPU. Shapes outside the profile's
   // valid ranges add a line to *warnings (when given).
   virtual StepCost PriceOps(const std::vector<models::Op>& ops, const StepContext& ctx,

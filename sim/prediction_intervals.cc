@@ -70,9 +70,18 @@ bool HasOutOfRangeShapes(const schema::RunSummary& summary) {
   return false;
 }
 
+double CrossVersionDrift(const schema::RunSummary& summary) {
+  double d = 0;
+  for (const schema::PoolSummary& p : summary.pools) {
+    d = std::max(d, p.cross_version_drift.value_or(0));
+  }
+  return d;
+}
+
 Status AddPredictionIntervals(schema::RunSummary* summary) {
   CAPPLAN_ASSIGN_OR_RETURN(const PredictionIntervals* iv, GetPredictionIntervals());
-  const double widen = HasOutOfRangeShapes(*summary) ? iv->out_of_range_widen : 1.0;
+  const double widen = (HasOutOfRangeShapes(*summary) ? iv->out_of_range_widen : 1.0) *
+                       (1 + CrossVersionDrift(*summary));
   const auto* intervals = &iv->groups;
   const std::map<std::string, std::vector<std::string>> keys = {
       {"output_throughput", {"output_throughput", "output_throughput_per_gpu"}},

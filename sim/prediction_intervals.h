@@ -6,6 +6,14 @@
 // profile curve was fitted or anchored on (the cost model's "outside the
 // profile's valid range" warnings): w is the file's out_of_range.widen
 // (validation/README.md says how it is derived).
+//
+// A run whose ops were priced partly by kernel tables measured at another
+// engine or release than the deployment's (cross-version, hw/profile.h
+// CrossVersionNote) is widened again, by 1 + D: D is a pool's
+// cross_version_drift, the sum over those ops of their busy time times
+// their table's version_drift, over the pool's busy time (so a table that
+// drifts 12% and prices half the busy time adds 6%); with several pools the
+// largest D. The interval becomes [lo / (w (1 + D)), hi x w (1 + D)].
 #ifndef CAPPLAN_SIM_PREDICTION_INTERVALS_H_
 #define CAPPLAN_SIM_PREDICTION_INTERVALS_H_
 
@@ -42,9 +50,13 @@ bool HasOutOfRangeShapes(const schema::RunSummary& summary);
 // flight / concurrency, sim/steady_state.h) has not reached steady state.
 inline constexpr double kSteadyOccupancy = 0.98;
 
+// The largest pool's cross_version_drift; 0 when no op was priced
+// cross-version.
+double CrossVersionDrift(const schema::RunSummary& summary);
+
 // Sets the intervals (written as `<key>_lo` / `<key>_hi`) of the throughput,
-// TTFT and TPOT metrics a summary has, widened when HasOutOfRangeShapes, then
-// by WidenForShortWindow.
+// TTFT and TPOT metrics a summary has, widened when HasOutOfRangeShapes and
+// by 1 + CrossVersionDrift, then by WidenForShortWindow.
 Status AddPredictionIntervals(schema::RunSummary* summary);
 
 // Widens every interval by the summary's window occupancy when that is below

@@ -244,6 +244,7 @@ Status MakePricer(State* st) {
   auto cost_r = d.cost_model_factory(st->profile);
   if (!cost_r.ok()) return st->At(st->pool->pointer + "/cost_model", cost_r.status());
   st->cost = std::move(*cost_r);
+  st->cost->SetPricedFor(d.engine, d.engine_resolution.version);
   const models::EngineDefaults& ed = d.engine_resolution.profile->defaults;
   st->overlap = d.overlap_schedule.value_or(d.speculative.on() ? ed.speculative_overlap_schedule
                                                                : ed.overlap_schedule);

@@ -85,6 +85,7 @@ void PreparedRun::AddTimeShares(const SimResult& sim, schema::PoolSummary* p) co
     bshare[BoundName(static_cast<Bound>(i))] = b.bound_seconds[i] / tot;
   }
   p->kv_verify_time_share = b.verify_seconds / tot;
+  if (b.drift_seconds > 0) p->cross_version_drift = b.drift_seconds / tot;
   p->iterations = sim.iterations;
   p->busy_s = b.seconds;
 }

@@ -80,6 +80,15 @@ void HostLines(const StepContext& ctx, double gpu, const models::EngineStepCosts
 // named `draft.`), the op total, then the step as the simulator prices it;
 // with `tokens_per_step` > 0 (speculative decoding's expected tokens a
 // request emits a step), that step's time per emitted token too.
+// Where the op's kernel table was measured; an op priced for another
+// engine release says so with the table's drift.
+std::string MeasuredCell(const OpPrice& p) {
+  if (p.cross_version.empty()) return p.measured_at;
+  char drift[48];
+  std::snprintf(drift, sizeof(drift), " (version drift %.1f%%)", 100 * p.version_drift);
+  return std::string(kCrossVersionText) + " " + p.cross_version + drift;
+}
+
 void StepTable(const std::string& title, const StepWork& work, ModelStepPricer* pricer,
                const PreparedRun& run, const models::EngineStepCosts& costs,
                double tokens_per_step, std::ostringstream* out) {
@@ -89,7 +98,7 @@ void StepTable(const std::string& title, const StepWork& work, ModelStepPricer* 
   const std::vector<OpPrice> prices = run.cost().ExplainOps(ops, ctx);
   std::ostringstream& os = *out;
   os << title << "\n| op | x | kernel / table | shape | bytes | FLOPs | time us | bound | "
-     << "efficiency | source |\n|---|---|---|---|---|---|---|---|---|---|\n";
+     << "efficiency | source | measured at |\n|---|---|---|---|---|---|---|---|---|---|---|\n";
   double total = 0, draft = 0;
   for (size_t i = 0; i < ops.size() && i < prices.size(); ++i) {
     const models::Op& op = ops[i];
@@ -98,12 +107,12 @@ void StepTable(const std::string& title, const StepWork& work, ModelStepPricer* 
     if (op.draft) draft += p.seconds;
     char row[512];
     std::snprintf(row, sizeof(row),
-                  "| %s%s | %lld | %s (%s) | %s | %.4g | %.4g | %.2f | %s | %.3f%s | %s |\n",
+                  "| %s%s | %lld | %s (%s) | %s | %.4g | %.4g | %.2f | %s | %.3f%s | %s |",
                   op.draft ? "draft." : "", op.name.c_str(), static_cast<long long>(op.count),
                   p.table.c_str(), p.table_kind.c_str(), Shape(op).c_str(), op.bytes, op.flops,
                   1e6 * p.seconds, BoundName(p.bound), p.efficiency,
                   p.in_range ? "" : " (extrapolated)", p.provenance.c_str());
-    os << row;
+    os << row << " " << MeasuredCell(p) << " |\n";
   }
   char sum[320];
   if (draft > 0) {
