@@ -13,13 +13,14 @@ namespace {
 
 constexpr char kFormat[] = "capplan.engine_step_costs.v1";
 
-// {"value": seconds, "provenance": {"kind": ..., "source": ...}} at `key`.
-Status ReadCost(JsonObject& e, const std::string& key, double* out,
-                std::map<std::string, std::string>* sources) {
+// {"value": ..., "provenance": {"kind": ..., "source": ...}} at `key`; the
+// child object is returned so the caller may check the value before
+// finishing it.
+template <class T>
+Result<JsonObject> ReadSourced(JsonObject& e, const std::string& key, T* out,
+                               std::map<std::string, std::string>* sources) {
   CAPPLAN_ASSIGN_OR_RETURN(JsonObject v, e.Child(key, true));
   CAPPLAN_RETURN_IF_ERROR(v.Get("value", out, true));
-  // A step cost beyond a second is a unit mistake (ms or us given as s).
-  CAPPLAN_RETURN_IF_ERROR(v.CheckRange("value", *out, 0, 1));
   CAPPLAN_ASSIGN_OR_RETURN(JsonObject p, v.Child("provenance", true));
   std::string kind, source;
   CAPPLAN_RETURN_IF_ERROR(p.Get("kind", &kind, true));
@@ -27,22 +28,22 @@ Status ReadCost(JsonObject& e, const std::string& key, double* out,
   if (source.empty()) return p.Error("source", "every value names its source");
   CAPPLAN_RETURN_IF_ERROR(p.Finish());
   (*sources)[key] = kind + ": " + source;
+  return v;
+}
+
+// A cost in seconds.
+Status ReadCost(JsonObject& e, const std::string& key, double* out,
+                std::map<std::string, std::string>* sources) {
+  CAPPLAN_ASSIGN_OR_RETURN(JsonObject v, ReadSourced(e, key, out, sources));
+  // A step cost beyond a second is a unit mistake (ms or us given as s).
+  CAPPLAN_RETURN_IF_ERROR(v.CheckRange("value", *out, 0, 1));
   return v.Finish();
 }
 
-// {"value": "<text>", "provenance": {...}} at `key`: a fact about the host
-// loop rather than a cost.
+// A fact about the host loop rather than a cost.
 Status ReadFact(JsonObject& e, const std::string& key, std::string* out,
                 std::map<std::string, std::string>* sources) {
-  CAPPLAN_ASSIGN_OR_RETURN(JsonObject v, e.Child(key, true));
-  CAPPLAN_RETURN_IF_ERROR(v.Get("value", out, true));
-  CAPPLAN_ASSIGN_OR_RETURN(JsonObject p, v.Child("provenance", true));
-  std::string kind, source;
-  CAPPLAN_RETURN_IF_ERROR(p.Get("kind", &kind, true));
-  CAPPLAN_RETURN_IF_ERROR(p.Get("source", &source, true));
-  if (source.empty()) return p.Error("source", "every value names its source");
-  CAPPLAN_RETURN_IF_ERROR(p.Finish());
-  (*sources)[key] = kind + ": " + source;
+  CAPPLAN_ASSIGN_OR_RETURN(JsonObject v, ReadSourced(e, key, out, sources));
   return v.Finish();
 }
 

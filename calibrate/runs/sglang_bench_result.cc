@@ -13,28 +13,6 @@ const char kHint[] =
     "as `python -m sglang.bench_serving --output-file` writes each line, "
     "python/sglang/bench_serving.py; give --format if the file is another tool's";
 
-Status ReadLengths(JsonObject& o, ImportedRun* run) {
-  std::vector<double> in, out;
-  CAPPLAN_RETURN_IF_ERROR(o.Get("input_lens", &in));
-  CAPPLAN_RETURN_IF_ERROR(o.Get("output_lens", &out));
-  if (in.size() != out.size()) {
-    return o.Error("output_lens", "has " + std::to_string(out.size()) + " entries, input_lens " +
-                                      std::to_string(in.size()) + "; one per request in both");
-  }
-  for (size_t i = 0; i < in.size(); ++i) {
-    if (!(in[i] >= 0 && in[i] <= 1e9 && out[i] >= 0 && out[i] <= 1e9) ||
-        in[i] != std::floor(in[i]) || out[i] != std::floor(out[i])) {
-      return o.Error("input_lens", "entry " + std::to_string(i) +
-                                       " is not a token count in [0, 1e9] (input and output)");
-    }
-    if (in[i] >= 1 && out[i] >= 1) {
-      run->workload.input_lens.push_back(static_cast<int64_t>(in[i]));
-      run->workload.output_lens.push_back(static_cast<int64_t>(out[i]));
-    }
-  }
-  return Status::Ok();
-}
-
 // The random dataset's lengths when the run used it (dataset_name random*).
 Status ReadRandomDataset(JsonObject& o, RunWorkload* w) {
   std::string dataset;
@@ -71,7 +49,7 @@ Status ReadWorkload(JsonObject& o, int64_t completed, ImportedRun* run) {
   w.max_concurrency = conc;
   w.arrival_convention = "sglang";
   w.client = "sglang_bench_serving";
-  CAPPLAN_RETURN_IF_ERROR(ReadLengths(o, run));
+  CAPPLAN_RETURN_IF_ERROR(ReadRequestLengths(o, run));
   CAPPLAN_RETURN_IF_ERROR(ReadRandomDataset(o, &w));
   if (w.input_lens.empty() && !w.random_input_len) {
     run->notes.push_back(

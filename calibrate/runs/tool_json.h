@@ -44,6 +44,11 @@ void AddMetric(ImportedRun* run, const std::string& key, const std::optional<dou
 Status AddLatencyMetrics(JsonObject& o, const std::string& file_name,
                          const std::string& capplan_name, ImportedRun* run);
 
+// The per-request `input_lens` and `output_lens` (vllm bench serve
+// --save-detailed, sglang bench_serving): both or neither, one token count
+// per request; requests with an empty prompt or answer are left out.
+Status ReadRequestLengths(JsonObject& o, ImportedRun* run);
+
 // "20250131-235959" (vLLM's date) or "2025-01-31..." -> "2025-01-31"; "" otherwise.
 std::string IsoDate(std::string_view text);
 

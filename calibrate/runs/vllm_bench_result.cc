@@ -15,29 +15,6 @@ const char kHint[] =
 
 // --save-detailed's per-request lengths, successful requests only (vLLM
 // writes output length 0 for a failed one).
-Status ReadLengths(JsonObject& o, ImportedRun* run) {
-  std::vector<double> in, out;
-  CAPPLAN_RETURN_IF_ERROR(o.Get("input_lens", &in));
-  CAPPLAN_RETURN_IF_ERROR(o.Get("output_lens", &out));
-  if (in.empty() && out.empty()) return Status::Ok();
-  if (in.size() != out.size()) {
-    return o.Error("output_lens", "has " + std::to_string(out.size()) + " entries, input_lens " +
-                                      std::to_string(in.size()) + "; one per request in both");
-  }
-  for (size_t i = 0; i < in.size(); ++i) {
-    if (!(in[i] >= 0 && in[i] <= 1e9 && out[i] >= 0 && out[i] <= 1e9) ||
-        in[i] != std::floor(in[i]) || out[i] != std::floor(out[i])) {
-      return o.Error("input_lens", "entry " + std::to_string(i) +
-                                       " is not a token count in [0, 1e9] (input and output)");
-    }
-    if (in[i] >= 1 && out[i] >= 1) {
-      run->workload.input_lens.push_back(static_cast<int64_t>(in[i]));
-      run->workload.output_lens.push_back(static_cast<int64_t>(out[i]));
-    }
-  }
-  return Status::Ok();
-}
-
 Status ReadWorkload(JsonObject& o, int64_t completed, ImportedRun* run) {
   RunWorkload& w = run->workload;
   CAPPLAN_RETURN_IF_ERROR(o.Get("num_prompts", &w.num_requests, true));
@@ -51,7 +28,7 @@ Status ReadWorkload(JsonObject& o, int64_t completed, ImportedRun* run) {
   w.max_concurrency = conc;
   w.arrival_convention = "vllm";
   w.client = "vllm_bench_serve";
-  CAPPLAN_RETURN_IF_ERROR(ReadLengths(o, run));
+  CAPPLAN_RETURN_IF_ERROR(ReadRequestLengths(o, run));
   if (w.input_lens.empty()) {
     run->notes.push_back(
         "lengths: the run's mean input and output tokens stand in for each "
