@@ -40,6 +40,7 @@ shipped() {
     card) echo "models/cards/*.json tests/models/testdata/*.json" ;;
     profile) echo "calibrate/profiles/*.json" ;;
     measurements) echo "calibrate/measurements/public/*.json" ;;
+    version_drift) echo "calibrate/measurements/aic-version-drift.json" ;;
     engine_run) echo "" ;;
     search_space) echo "scenarios/search/*.json tests/sim/sweep/data/small_space.json" ;;
     slo) echo "" ;;

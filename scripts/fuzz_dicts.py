@@ -15,6 +15,7 @@ JSON_SOURCES = {
     "card": ["models/cards/*.json"],
     "profile": ["calibrate/profiles/*.json"],
     "measurements": ["calibrate/measurements/public/*.json"],
+    "version_drift": ["calibrate/measurements/aic-version-drift.json"],
     "engine_run": ["tests/fuzz/seeds/engine_run/*"],
     "search_space": ["scenarios/search/*.json", "tests/sim/sweep/data/small_space.json"],
     "summary": ["tests/report/data/*.json", "tests/report/data/pd/*.json",

@@ -218,7 +218,8 @@ def write_json(path, rows, commit, date):
               'filtered by the same job; median/p10/p90 of t(version) / t(pinned version) over the shapes both '
               'hold. rows_at_version "generic X": the version names no kernel, its rows of AIC source X and the '
               'same dtypes stood in (engine drift for the op, not one kernel\'s). Written by '
-              'scripts/data/aic_records.py --drift; nothing in the build reads it yet.'))
+              'scripts/data/aic_records.py --drift; capplan calibrate --public reads it for each kernel '
+              'table\'s version_drift (calibrate/refit.h TableVersionDrift: same-kernel-source rows only).'))
     lines = ['{'] + [f'  {dumps(k)}: {dumps(v)},' for k, v in head.items()] + ['  "rows": [']
     lines += [f"    {dumps(o)}{',' if i + 1 < len(out) else ''}" for i, o in enumerate(out)]
     lines += ['  ]', '}']

@@ -166,3 +166,63 @@ TEST(PublicProfiles, RecordsLendOnlyWithinAnArchitecture) {
 
 }  // namespace
 }  // namespace capplan::calibrate
+
+#include "calibrate/refit.h"
+
+namespace capplan::calibrate {
+namespace {
+
+Result<VersionDriftData> ShippedDrift() {
+  const std::string path = DataPath("calibrate/measurements/aic-version-drift.json");
+  CAPPLAN_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  return ParseVersionDrift(text, "calibrate/measurements/aic-version-drift.json");
+}
+
+// A table's drift is its own files' worst same-kernel-source pair; one with
+// only generic stand-ins takes the median over every same-source pair.
+TEST(CalibVersionDrift, SameKernelSourcePairsOnlyElseTheStatedDefault) {
+  auto d = ShippedDrift();
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  EXPECT_GT(d->rows.size(), 300u);
+  // SGLang 0.5.9's Marlin MoE rows against 0.5.14's: p90 ratio 3.5555.
+  const hw::VersionDrift marlin = TableVersionDrift(*d, {{"H200", "sglang-marlin-moe-kimi-k2"}});
+  EXPECT_NEAR(marlin.value, 2.5555, 1e-3);
+  EXPECT_NE(marlin.source.find("0.5.9 vs 0.5.14"), std::string::npos) << marlin.source;
+  // vLLM's Marlin MoE at other releases is a generic stand-in only.
+  const hw::VersionDrift vllm = TableVersionDrift(*d, {{"H200", "vllm-marlin-moe-kimi-k2"}});
+  EXPECT_EQ(vllm.source.rfind("default", 0), 0u) << vllm.source;
+  EXPECT_NEAR(vllm.value, 0.1215, 1e-4);
+  EXPECT_EQ(TableVersionDrift(*d, {}).value, vllm.value);
+}
+
+TEST(CalibVersionDrift, MalformedRowsAreOneLineErrorsNamingTheField) {
+  const std::string head =
+      R"({"format": "capplan.aic_version_drift.v1", "url": "https://x", "rows": [)";
+  const std::string row =
+      R"({"gpu": "H200", "file": "f", "engine": "vllm", "pinned_version": "0.24.0",
+          "version": "0.14.0", "rows_at_version": "same kernel source", "shapes": 3, )";
+  auto bad = ParseVersionDrift(
+      head + row + R"("median_ratio": 2, "p10_ratio": 0.9, "p90_ratio": 1.1}]})", "d.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("d.json"), std::string::npos);
+  EXPECT_NE(bad.status().message().find("/rows/0/median_ratio"), std::string::npos)
+      << bad.status().message();
+  EXPECT_EQ(bad.status().message().find('\n'), std::string::npos);
+  auto missing = ParseVersionDrift(head + row + R"("median_ratio": 1}]})", "d.json");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("p10_ratio"), std::string::npos)
+      << missing.status().message();
+  auto extra = ParseVersionDrift(
+      head + row + R"("median_ratio": 1, "p10_ratio": 0.9, "p90_ratio": 1.1, "x": 1}]})",
+      "d.json");
+  ASSERT_FALSE(extra.ok());
+  EXPECT_NE(extra.status().message().find("/rows/0/x"), std::string::npos)
+      << extra.status().message();
+  EXPECT_TRUE(ParseVersionDrift(
+                  head + row + R"("median_ratio": 1, "p10_ratio": 0.9, "p90_ratio": 1.1}]})",
+                  "d.json")
+                  .ok());
+}
+
+}  // namespace
+}  // namespace capplan::calibrate

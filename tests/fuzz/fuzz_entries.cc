@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "calibrate/measurements.h"
+#include "calibrate/refit.h"
 #include "calibrate/runs/case_builder.h"
 #include "calibrate/runs/metrics_scrape.h"
 #include "calibrate/runs/run_file.h"
@@ -120,6 +121,12 @@ void ProfileEntry(std::string_view input) {
 void MeasurementsEntry(std::string_view input) {
   calibrate::MeasurementSet set;
   Check(calibrate::ReadMeasurementFile(WriteTemp(input, ".json"), &set));
+}
+
+void VersionDriftEntry(std::string_view input) {
+  auto d = calibrate::ParseVersionDrift(std::string(input), "fuzz_drift.json");
+  Check(d);
+  if (d.ok()) (void)calibrate::TableVersionDrift(*d, {{"H200", "vllm-torch-bf16-gemm"}});
 }
 
 void EngineRunEntry(std::string_view input) {
@@ -269,6 +276,7 @@ const std::vector<Target>& Targets() {
       {"import_inferencex", RunResultEntry<kInferencex>},
       {"server_log", ServerLogEntry},
       {"metrics_scrape", MetricsScrapeEntry},
+      {"version_drift", VersionDriftEntry},
   };
   return targets;
 }
