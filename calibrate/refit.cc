@@ -432,43 +432,37 @@ bool SameSourcePair(const VersionDriftRow& r) {
   return r.rows_at_version == kSameKernelSource && r.shapes > 0;
 }
 
-double PairDrift(const VersionDriftRow& r) {
-  return std::max(std::abs(r.p10_ratio - 1), std::abs(r.p90_ratio - 1));
-}
+// How far one version pair moved the kernel's typical shape.
+double PairDrift(const VersionDriftRow& r) { return std::abs(r.median_ratio - 1); }
 
 }  // namespace
 
 hw::VersionDrift TableVersionDrift(const VersionDriftData& data,
                                    const std::vector<std::pair<std::string, std::string>>& files) {
-  const std::string rule =
-      "max(|p10 - 1|, |p90 - 1|) of t(version) / t(pinned) over the shapes both hold";
+  const std::string rule = "p90 of |median t(version) / t(pinned) - 1|";
   const std::string from = " in " + data.path + " (AIC tables at " + data.url + ")";
   const VersionDriftRow* worst = nullptr;
-  int pairs = 0;
+  std::vector<double> own, all;
   for (const VersionDriftRow& r : data.rows) {
     if (!SameSourcePair(r)) continue;
+    all.push_back(PairDrift(r));
     if (std::find(files.begin(), files.end(), std::pair{r.gpu, r.file}) == files.end()) continue;
-    ++pairs;
+    own.push_back(PairDrift(r));
     if (worst == nullptr || PairDrift(r) > PairDrift(*worst)) worst = &r;
   }
   hw::VersionDrift d;
   if (worst != nullptr) {
-    d.value = RoundFitted(PairDrift(*worst));
-    d.source = "largest " + rule + " of this table's " + std::to_string(pairs) +
-               " same-kernel-source version pairs" + from + ": " + worst->gpu + " " + worst->file +
-               " " + worst->version + " vs " + worst->pinned_version + " (p10 " +
-               SigDigits(worst->p10_ratio, 4) + ", p90 " + SigDigits(worst->p90_ratio, 4) + ", " +
-               std::to_string(worst->shapes) + " shapes)";
+    d.value = RoundFitted(Quantile(own, 0.9));
+    d.source = rule + " over this table's " + std::to_string(own.size()) +
+               " same-kernel-source version pairs" + from + "; the largest: " + worst->gpu + " " +
+               worst->file + " " + worst->version + " vs " + worst->pinned_version + " (median " +
+               SigDigits(worst->median_ratio, 4) + " over " + std::to_string(worst->shapes) +
+               " shapes)";
     return d;
   }
-  std::vector<double> all;
-  for (const VersionDriftRow& r : data.rows) {
-    if (SameSourcePair(r)) all.push_back(PairDrift(r));
-  }
-  d.value = RoundFitted(Quantile(all, 0.5));
-  d.source = "default: no same-kernel-source version pair of this table's records; the median " +
-             rule + " over all " + std::to_string(all.size()) +
-             " same-kernel-source pairs" + from;
+  d.value = RoundFitted(Quantile(all, 0.9));
+  d.source = "default: no same-kernel-source version pair of this table's records; the " + rule +
+             " over all " + std::to_string(all.size()) + " same-kernel-source pairs" + from;
   return d;
 }
 

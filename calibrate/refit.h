@@ -40,11 +40,13 @@ Result<VersionDriftData> ParseVersionDrift(const std::string& text, const std::s
 
 // The drift a kernel table carries to another release of its engine:
 //   per version pair of one of the table's AIC files and GPUs, with the
-//   same kernel source at both releases, d = max(|p10 - 1|, |p90 - 1|) of
-//   the ratio (how far 80% of the shapes move); the table's drift is the
-//   largest d of its pairs. A table none of whose files has such a pair
-//   takes the median d over every same-kernel-source pair of the summary
-//   (generic stand-ins time another kernel, not this one's drift).
+//   same kernel source at both releases, d = |median ratio - 1| (how far
+//   the release moved the kernel's typical shape: a step runs many shapes,
+//   so the shapes' own p10/p90 tails overstate a step's drift); the table's
+//   drift is the p90 of d over its pairs. A table none of whose files has
+//   such a pair takes the p90 of d over every same-kernel-source pair of
+//   the summary (generic stand-ins time another kernel, not this one's
+//   drift).
 // `files`: (GPU model, AIC file key) of the table's sources
 // ("H200", "vllm-torch-bf16-gemm").
 hw::VersionDrift TableVersionDrift(const VersionDriftData& data,
