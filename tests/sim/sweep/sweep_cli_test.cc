@@ -110,7 +110,7 @@ TEST(SweepCliTest, BadGridsAreUsageErrors) {
   EXPECT_EQ(type.code, 2) << type.out;
   EXPECT_NE(type.out.find("--grid deployment.tp=four"), std::string::npos) << type.out;
   EXPECT_NE(type.out.find("/deployment/tp"), std::string::npos) << type.out;
-  ProcRun slo = Shell(kBin + " search " + kScenario + " --slo \"ttft_p95_ms<=100\" --space " + kData +
+  ProcRun slo = Shell(kBin + " search " + kScenario + " --slo \"ttft_p97_ms<=100\" --space " + kData +
                       "/small_space.json --out " + tmp,
                   tmp + "/s.log");
   EXPECT_EQ(slo.code, 2) << slo.out;
