@@ -39,6 +39,15 @@ void PreparedRun::AddDeployment(schema::PoolSummary* p) const {
                    {"mem_fraction_static", plan.mem_fraction},
                    {"cost_model", d.cost_model},
                    {"memory_rule", plan.rule_source}};
+  // Which engine release priced the run, when the scenario did not say, or
+  // when the release it named has no entry of its own.
+  if (d.engine_version.empty()) {
+    p->deployment["engine_version_note"] = "the scenario names no engine_version: " + d.engine +
+                                 "'s newest entry (" + plan.engine_version +
+                                 ") prices it; set deployment.engine_version to the release you run";
+  } else if (!d.engine_resolution.note.empty()) {
+    p->deployment["engine_version_note"] = d.engine_resolution.note;
+  }
   if (d.nodes > 1 || d.expert.all_to_all != models::MoeAllToAll::kCollective) {
     p->deployment["nodes"] = d.nodes;
     p->deployment["gpus_per_node"] = d.gpus_per_node;

@@ -45,6 +45,27 @@ TEST(StepCosts, EachEngineVersionHasItsOwnEntry) {
   EXPECT_FALSE(models::StepCostsFor("tgi", {1, 0, 0}).ok());
 }
 
+// A run says which engine release priced it when the scenario named none,
+// and which entry's rules a release without one of its own took.
+TEST(StepCosts, SummaryNamesTheEngineReleaseThatPricedIt) {
+  nlohmann::json doc = Doc("vllm", "", 4);
+  doc["deployment"].erase("engine_version");
+  auto latest = RunDoc(doc);
+  ASSERT_TRUE(latest.ok()) << latest.status().message();
+  const std::string note = latest->pools.at(0).deployment.value("engine_version_note", "");
+  EXPECT_NE(note.find("names no engine_version: vllm's newest entry (0.19.0)"), std::string::npos)
+      << note;
+  doc["deployment"]["engine_version"] = "0.10.1";
+  auto between = RunDoc(doc);
+  ASSERT_TRUE(between.ok()) << between.status().message();
+  EXPECT_NE(between->pools.at(0).deployment.value("engine_version_note", "").find("0.8.0"),
+            std::string::npos);
+  doc["deployment"]["engine_version"] = "0.19.0";
+  auto exact = RunDoc(doc);
+  ASSERT_TRUE(exact.ok());
+  EXPECT_FALSE(exact->pools.at(0).deployment.contains("engine_version_note"));
+}
+
 // A deployment's own step costs replace the engine's: 10 ms more per step
 // shows in every inter-token gap.
 TEST(StepCosts, DeploymentOverrideReachesEveryStep) {
