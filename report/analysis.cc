@@ -126,19 +126,23 @@ std::optional<Limit> KvLimit(const Summary& s) {
   return std::nullopt;
 }
 
-// The SLO closest to its limit (p99 over the limit) and the goodput.
+// The SLO closest to its limit and the goodput. Each SLO is judged at the
+// statistic it bounds (a search's p90 TTFT by the p90), or at the p99 where
+// the source names none (a goodput SLO bounds every request).
 std::optional<Limit> SloLimit(const Summary& s) {
   if (s.slo_ms.empty()) return std::nullopt;
   double worst = 0;
   std::string worst_text;
   for (const auto& [key, limit] : s.slo_ms) {
     const std::string metric = key.substr(0, key.size() - 3);
-    auto it = s.latency_ms.find("p99_" + metric);
+    const auto named = s.slo_stat.find(metric);
+    const std::string stat = named != s.slo_stat.end() ? named->second : "p99";
+    auto it = s.latency_ms.find(stat + "_" + metric);
     if (it == s.latency_ms.end() || !(limit > 0)) continue;
     const double ratio = it->second / limit;
     if (ratio >= worst) {
       worst = ratio;
-      worst_text = "p99 " + MetricName(key) + " " + FormatNumber(it->second) +
+      worst_text = stat + " " + MetricName(key) + " " + FormatNumber(it->second) +
                    " ms = " + FormatPercent(ratio) + " of " + FormatNumber(limit) + " ms SLO";
     }
   }

@@ -33,7 +33,8 @@ void Latencies(const schema::RunSummary& run, Summary* s) {
       {"ttft", &run.ttft}, {"tpot", &run.tpot}, {"itl", &run.itl}, {"e2el", &run.e2el}};
   for (const auto& [metric, st] : metrics) {
     const std::pair<const char*, const std::optional<double>*> stats[] = {
-        {"mean", &st->mean}, {"median", &st->median}, {"p90", &st->p90}, {"p99", &st->p99}};
+        {"mean", &st->mean}, {"median", &st->median}, {"p90", &st->p90},
+        {"p95", &st->p95},   {"p99", &st->p99}};
     for (const auto& [stat, v] : stats) {
       const std::string name = std::string(stat) + "_" + metric;
       if (*v) s->latency_ms[name] = **v;
