@@ -5,6 +5,8 @@
 #include <cmath>
 #include <vector>
 
+#include "calibrate/runs/tool_json.h"
+
 namespace capplan::calibrate::runs {
 
 namespace {
@@ -157,25 +159,18 @@ Status Record(std::string_view name, double v, const std::string& where, Metrics
 
 Result<MetricsScrape> ParseMetricsScrape(std::string_view text, const std::string& origin) {
   MetricsScrape s;
-  size_t start = 0;
-  int64_t line_no = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(start, end - start);
-    start = end + 1;
-    ++line_no;
+  CAPPLAN_RETURN_IF_ERROR(ForEachLine(text, [&](std::string_view line, int64_t line_no) {
     while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.remove_suffix(1);
     const size_t first = line.find_first_not_of(" \t");
-    if (first == std::string_view::npos || line[first] == '#') continue;
+    if (first == std::string_view::npos || line[first] == '#') return Status::Ok();
     line.remove_prefix(first);
     const std::string where = origin + ":" + std::to_string(line_no);
     std::string_view name;
     double v = 0;
     CAPPLAN_RETURN_IF_ERROR(ParseSeries(line, where, &name, &v));
-    if (!std::isfinite(v)) continue;  // a +Inf bucket bound carries no total
-    CAPPLAN_RETURN_IF_ERROR(Record(name, v, where, &s));
-  }
+    if (!std::isfinite(v)) return Status::Ok();  // a +Inf bucket bound carries no total
+    return Record(name, v, where, &s);
+  }));
   if (s.engine.empty()) {
     return Status::Usage(origin +
                          ": no vLLM or SGLang metric found; expected e.g. "

@@ -30,21 +30,15 @@ std::string_view FirstLine(std::string_view text) {
 // "run N" after the label the file gives.
 Result<std::vector<ImportedRun>> ReadVllmLines(std::string_view text, const std::string& origin) {
   std::vector<ImportedRun> runs;
-  size_t start = 0;
-  int line_no = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    const std::string_view line = text.substr(start, end - start);
-    start = end + 1;
-    ++line_no;
-    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+  CAPPLAN_RETURN_IF_ERROR(ForEachLine(text, [&](std::string_view line, int64_t line_no) {
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) return Status::Ok();
     const std::string where = origin + ":" + std::to_string(line_no);
     CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json doc, ParseToolJson(line, where));
     CAPPLAN_ASSIGN_OR_RETURN(ImportedRun r, ReadVllmBenchResult(doc, where));
     r.label = "run " + std::to_string(runs.size() + 1) + " " + r.label;
     runs.push_back(std::move(r));
-  }
+    return Status::Ok();
+  }));
   return runs;
 }
 

@@ -5,6 +5,8 @@
 #include <charconv>
 #include <cmath>
 
+#include "calibrate/runs/tool_json.h"
+
 namespace capplan::calibrate::runs {
 
 namespace {
@@ -161,17 +163,10 @@ nlohmann::json StatsJson(const StepLineStats& s, const char* throughput_key) {
 
 Result<ServerLog> ParseServerLog(std::string_view text, const std::string& origin) {
   ServerLog log;
-  size_t start = 0;
-  int64_t line_no = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    const std::string_view line = text.substr(start, end - start);
-    start = end + 1;
-    ++line_no;
+  CAPPLAN_RETURN_IF_ERROR(ForEachLine(text, [&](std::string_view line, int64_t line_no) {
     std::string engine = ReadVllmLine(line, &log);
     if (engine.empty()) engine = ReadSglangLine(line, &log);
-    if (engine.empty()) continue;
+    if (engine.empty()) return Status::Ok();
     if (!log.engine.empty() && log.engine != engine) {
       return Status::Usage(origin + ":" + std::to_string(line_no) + ": a " + engine +
                            " line in a " + log.engine +
@@ -179,7 +174,8 @@ Result<ServerLog> ParseServerLog(std::string_view text, const std::string& origi
     }
     log.engine = engine;
     ++log.lines_read;
-  }
+    return Status::Ok();
+  }));
   if (log.engine.empty()) {
     return Status::Usage(
         origin +

@@ -169,4 +169,17 @@ Status ReadRequestLengths(JsonObject& o, ImportedRun* run) {
   return Status::Ok();
 }
 
+Status ForEachLine(std::string_view text,
+                   const std::function<Status(std::string_view, int64_t)>& fn) {
+  size_t start = 0;
+  int64_t line_no = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    CAPPLAN_RETURN_IF_ERROR(fn(text.substr(start, end - start), ++line_no));
+    start = end + 1;
+  }
+  return Status::Ok();
+}
+
 }  // namespace capplan::calibrate::runs

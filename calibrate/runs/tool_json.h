@@ -3,6 +3,8 @@
 #ifndef CAPPLAN_CALIBRATE_RUNS_TOOL_JSON_H_
 #define CAPPLAN_CALIBRATE_RUNS_TOOL_JSON_H_
 
+#include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -48,6 +50,12 @@ Status AddLatencyMetrics(JsonObject& o, const std::string& file_name,
 // --save-detailed, sglang bench_serving): both or neither, one token count
 // per request; requests with an empty prompt or answer are left out.
 Status ReadRequestLengths(JsonObject& o, ImportedRun* run);
+
+// Calls fn(line, line_no) for each '\n'-separated line of `text` (numbered
+// from 1; the last line may lack its newline), up to the first error fn
+// returns: the line reader of every text format import-run reads.
+Status ForEachLine(std::string_view text,
+                   const std::function<Status(std::string_view, int64_t)>& fn);
 
 // "20250131-235959" (vLLM's date) or "2025-01-31..." -> "2025-01-31"; "" otherwise.
 std::string IsoDate(std::string_view text);
