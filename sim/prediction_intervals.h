@@ -48,6 +48,9 @@ bool HasOutOfRangeShapes(const schema::RunSummary& summary);
 
 // A closed loop's measured window below this occupancy (mean requests in
 // flight / concurrency, sim/steady_state.h) has not reached steady state.
+// A window short by 2% moves throughput by less than 2% (its smaller
+// batches step faster), so any two windows at or above it answer within
+// the 2% a planner reads as one answer (tests/sim/steady_state_test.cc).
 inline constexpr double kSteadyOccupancy = 0.98;
 
 // The largest pool's cross_version_drift; 0 when no op was priced
