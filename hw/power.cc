@@ -35,15 +35,19 @@ Status ReadFigure(JsonObject& parent, const char* key, PowerFigure* out, Hardwar
 
 }  // namespace
 
-double PowerModel::CappedStateWatts(int state, double limit_w) const {
-  const double w = StateWatts(state);
-  return limit_w > 0 ? std::min(w, limit_w) : w;
+double PowerModel::KernelWatts(const Utilization& u) const {
+  const double w = kernel_floor_w.value + hbm_w.value * std::clamp(u.hbm, 0.0, 1.0) +
+                   tensor_w.value * std::clamp(u.tensor, 0.0, 1.0);
+  return std::min(w, tdp_w.value);
 }
 
-double PowerModel::CapTimeFactor(int state, double limit_w) const {
-  const double w = StateWatts(state);
-  if (limit_w <= 0 || w <= limit_w) return 1.0;
-  return std::pow(w / limit_w, cap_rate_exponent.value);
+double PowerModel::Capped(double watts, double limit_w) {
+  return limit_w > 0 ? std::min(watts, limit_w) : watts;
+}
+
+double PowerModel::CapTimeFactor(double watts, double limit_w) const {
+  if (limit_w <= 0 || watts <= limit_w) return 1.0;
+  return std::pow(watts / limit_w, cap_rate_exponent.value);
 }
 
 Status ReadPowerModel(JsonObject& root, HardwareProfile* p) {
@@ -51,11 +55,16 @@ Status ReadPowerModel(JsonObject& root, HardwareProfile* p) {
   CAPPLAN_ASSIGN_OR_RETURN(JsonObject o, root.Child("power", true));
   PowerModel& m = p->power;
   CAPPLAN_RETURN_IF_ERROR(ReadFigure(o, "tdp_w", &m.tdp_w, p, 1, 1e5));
-  CAPPLAN_RETURN_IF_ERROR(ReadFigure(o, "idle_w", &m.idle_w, p, 0, m.tdp_w.value));
-  for (int s = 0; s < kNumPowerStates; ++s) {
-    CAPPLAN_RETURN_IF_ERROR(
-        ReadFigure(o, kPowerStateKeys[s], &m.state_w[s], p, m.idle_w.value, m.tdp_w.value));
-  }
+  const double tdp = m.tdp_w.value;
+  CAPPLAN_RETURN_IF_ERROR(ReadFigure(o, "idle_w", &m.idle_w, p, 0, tdp));
+  const double idle = m.idle_w.value;
+  CAPPLAN_RETURN_IF_ERROR(ReadFigure(o, "kernel_floor_w", &m.kernel_floor_w, p, idle, tdp));
+  // A datapath's full-rate term may pass the board limit: the sum is capped
+  // there (a dense GEMM at full rate would draw more than the board allows).
+  CAPPLAN_RETURN_IF_ERROR(ReadFigure(o, "hbm_w", &m.hbm_w, p, 0, 4 * tdp));
+  CAPPLAN_RETURN_IF_ERROR(ReadFigure(o, "tensor_w", &m.tensor_w, p, 0, 4 * tdp));
+  CAPPLAN_RETURN_IF_ERROR(ReadFigure(o, "communication_w", &m.communication_w, p, idle, tdp));
+  CAPPLAN_RETURN_IF_ERROR(ReadFigure(o, "overhead_w", &m.overhead_w, p, idle, tdp));
   CAPPLAN_RETURN_IF_ERROR(ReadFigure(o, "node_gpus", &m.node_gpus, p, 1, 1024));
   if (m.node_gpus.value != std::floor(m.node_gpus.value)) {
     return o.Error("node_gpus", "must be a whole number of GPUs");

@@ -5,8 +5,10 @@
 // next step end, only requests finishing (they are not in it) and
 // admissions (they join the back) change the batch, so the next
 // schedule's DecodePagesNeeded and the next skip's SteadyIterations read
-// only the requests admitted since. The pool marks it invalid at any other
-// step end, and the skip spends it.
+// only the requests admitted since. A step end in which no request decodes
+// (a prefill step) leaves them as they were, its completed prompts joining
+// the back; the pool marks it invalid at any other step end, and the skip
+// spends it.
 #ifndef CAPPLAN_SIM_BATCH_DIGEST_H_
 #define CAPPLAN_SIM_BATCH_DIGEST_H_
 

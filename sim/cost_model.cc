@@ -31,6 +31,14 @@ void StepCost::Add(const StepCost& o) {
   spec_verify_seconds += o.spec_verify_seconds;
   launch_seconds += o.launch_seconds;
   drift_seconds += o.drift_seconds;
+  tensor_peak_seconds += o.tensor_peak_seconds;
+  hbm_peak_seconds += o.hbm_peak_seconds;
+  gpu_joules += o.gpu_joules;
+  peak_gpu_w = std::max(peak_gpu_w, o.peak_gpu_w);
+  for (int i = 0; i < kNumOpProvenances; ++i) {
+    provenance_seconds[i] += o.provenance_seconds[i];
+    spread_seconds[i] += o.spread_seconds[i];
+  }
 }
 
 void StepCost::AddTimes(const StepCost& o, int64_t times) {
@@ -43,6 +51,14 @@ void StepCost::AddTimes(const StepCost& o, int64_t times) {
   spec_verify_seconds += k * o.spec_verify_seconds;
   launch_seconds += k * o.launch_seconds;
   drift_seconds += k * o.drift_seconds;
+  tensor_peak_seconds += k * o.tensor_peak_seconds;
+  hbm_peak_seconds += k * o.hbm_peak_seconds;
+  gpu_joules += k * o.gpu_joules;
+  if (times > 0) peak_gpu_w = std::max(peak_gpu_w, o.peak_gpu_w);
+  for (int i = 0; i < kNumOpProvenances; ++i) {
+    provenance_seconds[i] += k * o.provenance_seconds[i];
+    spread_seconds[i] += k * o.spread_seconds[i];
+  }
 }
 
 HostTime PriceHost(const StepContext& ctx, double gpu) {
@@ -104,16 +120,24 @@ class RooflineCostModel : public CostModel {
       kernels += op.count;
       double t = 0;
       Bound bound = Bound::kMemory;
+      OpSpread spread;
       if (IsCollective(op.kind)) {
         t = CollectiveSeconds(op, ctx);
         bound = Bound::kCommunication;
+        spread.provenance = OpProvenance::kCollective;
       } else {
-        const auto [tc, tm] = ComputeAndMemorySeconds(op, warnings, nullptr, &cross);
+        double at_peak[2] = {0, 0};
+        const auto [tc, tm] =
+            ComputeAndMemorySeconds(op, warnings, nullptr, &cross, &spread, at_peak);
         t = std::max(tc, tm);
         bound = tc >= tm ? Bound::kCompute : Bound::kMemory;
+        c.tensor_peak_seconds += at_peak[0] * n;
+        c.hbm_peak_seconds += at_peak[1] * n;
       }
       t *= n;
       if (cross != nullptr) c.drift_seconds += t * cross->drift, cross = nullptr;
+      c.provenance_seconds[static_cast<int>(spread.provenance)] += t;
+      c.spread_seconds[static_cast<int>(spread.provenance)] += t * spread.sigma;
       gpu += t;
       c.class_seconds[static_cast<int>(op.op_class)] += t;
       c.bound_seconds[static_cast<int>(bound)] += t;
@@ -128,6 +152,7 @@ class RooflineCostModel : public CostModel {
     const HostTime h = PriceHost(ctx, gpu);
     const double overhead = launch + (h.step - gpu);
     c.class_seconds[static_cast<int>(models::OpClass::kOverhead)] += overhead;
+    c.provenance_seconds[static_cast<int>(OpProvenance::kHost)] += overhead;
     c.bound_seconds[static_cast<int>(Bound::kOverhead)] += overhead;
     c.seconds = h.step;
     c.launch_seconds = launch;
@@ -163,6 +188,35 @@ class RooflineCostModel : public CostModel {
     std::string note;  // hw::CrossVersionNote
     double drift = 0;  // the table's version_drift (0: none given)
   };
+
+  // An op's provenance class and, where its table has held-out fit errors,
+  // its log-error spread (StepCost::spread_seconds).
+  struct OpSpread {
+    OpProvenance provenance = OpProvenance::kMeasured;
+    double sigma = 0;
+    bool assumed = false;  // priced by a table assumed from another kernel's
+  };
+
+  // Precedence: a shape outside the binding curve's range is extrapolated
+  // whatever priced it; a curve with no held-out error of its own (assumed,
+  // default, an anchor) is assumed; a table measured at another release
+  // adds its drift to its fit's spread.
+  static void Classify(const hw::EfficiencyCurve& bound, double x, const CrossVersion* cv,
+                       OpSpread* s) {
+    const double fit = CurveSpread(bound);
+    if (!bound.InRange(x)) {
+      s->provenance = OpProvenance::kExtrapolated;
+    } else if (s->assumed || fit < 0) {
+      s->provenance = OpProvenance::kAssumed;
+    } else if (cv != nullptr) {
+      s->provenance = OpProvenance::kCrossVersion;
+      const double d = DriftSpread(cv->drift);
+      s->sigma = std::sqrt(fit * fit + d * d);
+    } else {
+      s->provenance = OpProvenance::kMeasured;
+      s->sigma = fit;
+    }
+  }
 
   static bool CrossesNodes(const models::Op& op, const StepContext& ctx) {
     return ctx.nvlink_gpus > 0 && op.participants > ctx.nvlink_gpus;
@@ -260,7 +314,8 @@ class RooflineCostModel : public CostModel {
   // class's. `table` (when given) says which, for --explain-step.
   const hw::OpEfficiency* Efficiency(const models::Op& op, std::string_view cls,
                                      std::set<std::string>* warnings, OpPrice* table = nullptr,
-                                     const CrossVersion** cross = nullptr) const {
+                                     const CrossVersion** cross = nullptr,
+                                     OpSpread* spread = nullptr) const {
     // Every class is in a loaded profile (hw/profile.cc checks).
     const hw::OpEfficiency* eff = &p_.efficiency.find(cls)->second;
     if (table != nullptr) table->table = std::string(cls), table->table_kind = "class";
@@ -274,9 +329,11 @@ class RooflineCostModel : public CostModel {
         });
       }
       if (table != nullptr) table->table_kind = "class (no table for " + std::string(op.impl) + ")";
+      if (spread != nullptr) spread->assumed = true;
       return eff;
     }
     const hw::KernelTable& k = it->second;
+    if (spread != nullptr && k.assumed()) spread->assumed = true;
     if (k.assumed() && warnings != nullptr) {
       WarnKernel(op, warnings, [&] {
         return std::string(kAssumedKernelText) + " '" + k.assumed_from + "': " + k.assumed_reason;
@@ -334,10 +391,14 @@ class RooflineCostModel : public CostModel {
   std::pair<double, double> ComputeAndMemorySeconds(const models::Op& op,
                                                     std::set<std::string>* warnings,
                                                     OpPrice* table = nullptr,
-                                                    const CrossVersion** cross = nullptr) const {
+                                                    const CrossVersion** cross = nullptr,
+                                                    OpSpread* spread = nullptr,
+                                                    double* peak = nullptr) const {
     const hw::OpPricing pricing = hw::PriceOp(PricingInput(op), p_, architecture_);
+    const CrossVersion* cv = nullptr;
     const hw::OpEfficiency* eff =
-        Efficiency(op, pricing.efficiency_class, warnings, table, cross);
+        Efficiency(op, pricing.efficiency_class, warnings, table, &cv, spread);
+    if (cross != nullptr) *cross = cv;
     const double x = pricing.x;
     double tc = 0, tm = 0;
     if (op.flops > 0) {
@@ -352,6 +413,13 @@ class RooflineCostModel : public CostModel {
         Warn(op, "memory", eff->memory, warnings);
       }
     }
+    // The op's seconds at the datasheet peaks, {tensor, HBM} (power, sim/energy.h).
+    if (peak != nullptr) {
+      peak[0] = op.flops > 0 ? op.flops / pricing.peak_flops_per_s : 0;
+      peak[1] = op.bytes > 0 ? op.bytes / p_.hbm_bytes_per_s : 0;
+    }
+    if (spread != nullptr) Classify(tc >= tm ? eff->compute : eff->memory,
+                                    tc >= tm ? x : op.bytes, cv, spread);
     if (table != nullptr) {
       const hw::EfficiencyCurve& bound = tc >= tm ? eff->compute : eff->memory;
       table->efficiency = bound.At(tc >= tm ? x : op.bytes);

@@ -41,6 +41,7 @@
 #include "common/registry.h"
 #include "common/status.h"
 #include "models/ops.h"
+#include "sim/op_provenance.h"
 
 namespace capplan::sim {
 
@@ -64,6 +65,22 @@ struct StepCost {
   // release of their seconds times that table's version drift: divided by
   // `seconds`, the step-time-weighted drift (sim/prediction_intervals.h).
   double drift_seconds = 0;
+  // What the step's kernels use of the GPU's datapaths, as seconds at the
+  // datasheet peak: the sum over ops of flops / the dense peak of the op's
+  // math format, and of bytes / peak HBM bandwidth (sim/energy.h turns them
+  // into power).
+  double tensor_peak_seconds = 0;
+  double hbm_peak_seconds = 0;
+  // One GPU's board energy over the step (sim/energy.h ChargeStepPower), and
+  // the most any step drew (a maximum in Add and AddTimes, not a sum).
+  double gpu_joules = 0;
+  double peak_gpu_w = 0;
+  // Seconds priced by each provenance class (OpProvenance; host holds the
+  // launch and host overhead), and for the measured and cross-version
+  // classes the sum of seconds times each op's log-error spread: a band's
+  // inputs (sim/prediction_intervals.h).
+  std::array<double, kNumOpProvenances> provenance_seconds{};
+  std::array<double, kNumOpProvenances> spread_seconds{};
   void Add(const StepCost& o);
   void AddTimes(const StepCost& o, int64_t times);  // `times` identical steps
 };

@@ -1,6 +1,7 @@
 #include "sim/energy.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <sstream>
 
@@ -10,17 +11,18 @@ double CapexUsdPerGpuHour(double capex_usd_per_gpu, double amortization_years) {
   return capex_usd_per_gpu / (amortization_years * kHoursPerYear);
 }
 
-void ApplyPowerLimit(const hw::PowerModel& power, double limit_w, StepCost* c) {
-  if (limit_w <= 0 || !power.present) return;
+namespace {
+
+// Stretches the step's time in `bound` by `factor`, the step's seconds with
+// it, and the op-class, draft and verify times in proportion to the
+// non-overhead time.
+void Stretch(Bound bound, double factor, StepCost* c) {
+  const int b = static_cast<int>(bound);
+  const double added = c->bound_seconds[b] * (factor - 1);
+  if (added <= 0) return;
   const int ovh = static_cast<int>(Bound::kOverhead);
   const double before = c->seconds - c->bound_seconds[ovh];
-  double added = 0;
-  for (int s = 0; s < kNumBounds; ++s) {
-    const double grown = c->bound_seconds[s] * power.CapTimeFactor(s, limit_w);
-    added += grown - c->bound_seconds[s];
-    c->bound_seconds[s] = grown;
-  }
-  if (added <= 0) return;
+  c->bound_seconds[b] += added;
   c->seconds += added;
   const double r = before > 0 ? (c->seconds - c->bound_seconds[ovh]) / before : 1.0;
   const int ovh_class = static_cast<int>(models::OpClass::kOverhead);
@@ -32,27 +34,50 @@ void ApplyPowerLimit(const hw::PowerModel& power, double limit_w, StepCost* c) {
   c->spec_verify_seconds *= r;
 }
 
+}  // namespace
+
+hw::Utilization KernelUtilization(const StepCost& c) {
+  const double kernel_s = c.bound_seconds[static_cast<int>(Bound::kCompute)] +
+                          c.bound_seconds[static_cast<int>(Bound::kMemory)];
+  if (kernel_s <= 0) return {};
+  return {c.tensor_peak_seconds / kernel_s, c.hbm_peak_seconds / kernel_s};
+}
+
+void ChargeStepPower(const hw::PowerModel& power, double limit_w, StepCost* c) {
+  if (!power.present) return;
+  const double kernel_w = power.KernelWatts(KernelUtilization(*c));
+  const double kernel_f = power.CapTimeFactor(kernel_w, limit_w);
+  Stretch(Bound::kCompute, kernel_f, c);
+  Stretch(Bound::kMemory, kernel_f, c);
+  Stretch(Bound::kCommunication, power.CapTimeFactor(power.communication_w.value, limit_w), c);
+  const std::array<double, kNumBounds> watts = {
+      hw::PowerModel::Capped(kernel_w, limit_w), hw::PowerModel::Capped(kernel_w, limit_w),
+      hw::PowerModel::Capped(power.communication_w.value, limit_w),
+      hw::PowerModel::Capped(power.overhead_w.value, limit_w)};
+  c->gpu_joules = 0;
+  c->peak_gpu_w = 0;
+  for (int b = 0; b < kNumBounds; ++b) {
+    c->gpu_joules += c->bound_seconds[b] * watts[b];
+    if (c->bound_seconds[b] > 0) c->peak_gpu_w = std::max(c->peak_gpu_w, watts[b]);
+  }
+}
+
 PoolPower PoolPowerOf(const hw::PowerModel& power, const StepCost& busy, int gpus_per_replica,
                       int replicas, double span_s, double limit_w) {
   PoolPower p;
   if (!power.present || span_s <= 0) return p;
   const double g = gpus_per_replica;
   p.nodes = g * replicas / power.node_gpus.value;
-  double busy_gpu_j = 0, busy_s = 0, hottest_w = power.idle_w.value;
-  for (int s = 0; s < kNumBounds; ++s) {
-    const double w = power.CappedStateWatts(s, limit_w);
-    busy_gpu_j += busy.bound_seconds[s] * w * g;
-    busy_s += busy.bound_seconds[s];
-    if (busy.bound_seconds[s] > 0) hottest_w = std::max(hottest_w, w);
-  }
+  double busy_s = 0;
+  for (int s = 0; s < kNumBounds; ++s) busy_s += busy.bound_seconds[s];
   // The span every GPU is there for, less the GPU-seconds its steps took.
   const double idle_gpu_s = std::max(0.0, g * replicas * span_s - g * busy_s);
-  const double gpu_j = busy_gpu_j + idle_gpu_s * power.idle_w.value;
+  const double gpu_j = busy.gpu_joules * g + idle_gpu_s * power.idle_w.value;
   const double non_gpu_w = power.node_non_gpu_w.value * p.nodes;
   p.avg_gpu_w = gpu_j / span_s;
   p.avg_w = p.avg_gpu_w + non_gpu_w;
   const double gpus = g * replicas;
-  p.peak_w = hottest_w * gpus + non_gpu_w;
+  p.peak_w = std::max(power.idle_w.value, busy.peak_gpu_w) * gpus + non_gpu_w;
   const double limit = limit_w > 0 ? std::min(limit_w, power.tdp_w.value) : power.tdp_w.value;
   p.provisioned_w = limit * gpus + non_gpu_w;
   return p;

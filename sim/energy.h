@@ -1,11 +1,14 @@
 // What a run draws and what its energy costs. The profile's power model
-// (hw/power.h) gives each GPU state's draw; a step's time in each bound
-// (StepCost::bound_seconds: compute, memory, communication, host overhead)
-// is charged at that state's power on every GPU of the replica, the rest of
-// the simulated span at idle power, and each node's non-GPU power (CPUs,
-// NICs, switches, fans) all the time. Facility energy is that times the
-// PUE. A board power limit (deployment.power_limit_w) slows each state
-// that draws more than the limit and caps its draw (ApplyPowerLimit).
+// (hw/power.h) prices each step's draw from what the step does: its
+// kernels' time at the floor draw plus the HBM and tensor terms of the
+// datapath use the cost model priced (StepCost::hbm_peak_seconds and
+// tensor_peak_seconds over the kernels' time, at most the board limit),
+// its collectives' time at the communication draw and its host stalls at
+// the overhead draw, on every GPU of the replica; the rest of the simulated
+// span at idle power, and each node's non-GPU power (CPUs, NICs, switches,
+// fans) all the time. Facility energy is that times the PUE. A board power
+// limit (deployment.power_limit_w) slows a step's kernels when they would
+// draw more than the limit, and holds their draw to it (ChargeStepPower).
 //
 // Summary keys (schema/run_summary.h): joules_per_output_token,
 // joules_per_total_token (facility, PUE included), gpu_joules_per_output_token
@@ -42,11 +45,17 @@ struct EnergySettings {
 // Capex spread evenly over the GPU's life, every hour of it.
 double CapexUsdPerGpuHour(double capex_usd_per_gpu, double amortization_years);
 
-// A step under a board power limit: each bound's time grows by the power
-// model's CapTimeFactor, the step's seconds with it; op-class, draft and
-// verify times grow in proportion to the non-overhead time. No-op for
-// limit_w <= 0.
-void ApplyPowerLimit(const hw::PowerModel& power, double limit_w, StepCost* c);
+// What one GPU of a step draws (hw::PowerModel::KernelWatts over the
+// kernels' time from the step's datapath use), under a board power limit
+// (limit_w > 0): kernels drawing more than the limit run slower by the
+// model's CapTimeFactor, the step's seconds with them (op-class, draft and
+// verify times grow in proportion to the non-overhead time), and draw the
+// limit. Sets c->gpu_joules and c->peak_gpu_w. No-op without a power model.
+void ChargeStepPower(const hw::PowerModel& power, double limit_w, StepCost* c);
+
+// The utilization of a step's kernels (their seconds at the datasheet
+// peaks over their priced seconds).
+hw::Utilization KernelUtilization(const StepCost& c);
 
 // One pool's draw over its simulated span.
 struct PoolPower {
@@ -54,15 +63,15 @@ struct PoolPower {
   // that share of the node's non-GPU power, and its per-node figures are
   // what a node full of such GPUs draws.
   double nodes = 0;
-  double avg_gpu_w = 0;   // all the pool's GPU boards, averaged over the span
-  double avg_w = 0;       // GPU boards and the nodes' non-GPU power
-  double peak_w = 0;      // every node with its GPUs in the hottest state the run reached
+  double avg_gpu_w = 0;      // all the pool's GPU boards, averaged over the span
+  double avg_w = 0;          // GPU boards and the nodes' non-GPU power
+  double peak_w = 0;         // every node with its GPUs at the hottest step the run reached
   double provisioned_w = 0;  // every GPU at its limit plus non-GPU power (no PUE)
 };
 
-// `busy` sums the replicas' priced steps (each GPU of a replica spends a
-// step's bound seconds in that state); a replica of `gpus_per_replica` GPUs
-// is gpus_per_replica / node_gpus nodes.
+// `busy` sums the replicas' priced steps, each charged by ChargeStepPower
+// (every GPU of a replica draws the step's power); a replica of
+// `gpus_per_replica` GPUs is gpus_per_replica / node_gpus nodes.
 PoolPower PoolPowerOf(const hw::PowerModel& power, const StepCost& busy, int gpus_per_replica,
                       int replicas, double span_s, double limit_w);
 

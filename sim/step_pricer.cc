@@ -153,7 +153,7 @@ StepContext ModelStepPricer::BuildOps(const StepWork& work, int64_t priced_ctx_s
 StepCost ModelStepPricer::Compute(const StepWork& work, std::set<std::string>* warnings) {
   const StepContext ctx = BuildOps(work, key_[1]);
   StepCost c = cost_->PriceOps(ops_, ctx, warnings);
-  if (opt_.power != nullptr) ApplyPowerLimit(*opt_.power, opt_.power_limit_w, &c);
+  if (opt_.power != nullptr) ChargeStepPower(*opt_.power, opt_.power_limit_w, &c);
   if (opt_.spec_draft_tokens > 0 && work.decode_n > 0) {
     c.spec_verify_seconds =
         c.seconds - c.class_seconds[static_cast<int>(models::OpClass::kOverhead)] - c.draft_seconds;

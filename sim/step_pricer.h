@@ -73,8 +73,9 @@ struct ModelPricerOptions {
   // the target) runs its passes in the same step (ModelStepPricer).
   int64_t spec_draft_tokens = 0;
   const models::ShardedModel* draft = nullptr;
-  // A board power limit (deployment.power_limit_w; 0: none) slows each
-  // bound state that draws more under `power` (sim/energy.h).
+  // The profile's power model (null: none) charges each step's energy, and
+  // a board power limit (deployment.power_limit_w; 0: none) slows the
+  // kernels that would draw more (sim/energy.h ChargeStepPower).
   const hw::PowerModel* power = nullptr;
   double power_limit_w = 0;
 };

@@ -81,7 +81,7 @@ TEST(EnergyScenario, RunReportsEnergyAndALimitTradesTimeForPower) {
   doc["deployment"]["power_limit_w"] = 450;
   auto capped = RunDoc(doc);
   ASSERT_TRUE(capped.ok()) << capped.status().message();
-  // Prefill (compute-bound, 660 W) slows; decode (memory-bound, 300 W) does not.
+  // Prefill (compute-bound, at the 700 W board limit) slows.
   EXPECT_GT(*capped->ttft.mean, *free->ttft.mean);
   EXPECT_NEAR(*capped->provisioned_kw, (0.45 + 3.0 / 8) * kDefaultPue, 1e-9);
   EXPECT_LT(*capped->peak_kw, *free->peak_kw);
