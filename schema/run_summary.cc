@@ -112,6 +112,8 @@ void PoolFields(P& p, V& v, bool flat) {
   v("bound_time_share", p.bound_time_share);
   v("kv_verify_time_share", p.kv_verify_time_share);
   v("cross_version_drift", p.cross_version_drift);
+  v("provenance_time_share", p.provenance_time_share);
+  v("provenance_spread", p.provenance_spread);
   v("iterations", p.iterations);
   v("busy_s", p.busy_s);
   v.Object("simulator", p.simulator, [](auto& s, auto& w) { SimulatorFields(s, w); });
@@ -376,10 +378,11 @@ Status CheckPool(JsonObject& o, const PoolSummary& p) {
       }
     }
   }
-  for (const char* key : {"op_time_share", "bound_time_share"}) {
-    const auto& m = std::string(key) == "op_time_share" ? p.op_time_share : p.bound_time_share;
-    if (!m) continue;
-    for (const auto& [k, v] : *m) {
+  for (const auto& [key, m] : {std::pair{"op_time_share", &p.op_time_share},
+                                std::pair{"bound_time_share", &p.bound_time_share},
+                                std::pair{"provenance_time_share", &p.provenance_time_share}}) {
+    if (!*m) continue;
+    for (const auto& [k, v] : **m) {
       if (v < 0 || v > 1) {
         return o.Error(std::string(key) + "/" + k, "must be in [0, 1], got " + std::to_string(v));
       }

@@ -105,6 +105,11 @@ struct PoolSummary {
   // measured at another engine release (sim/prediction_intervals.h); absent
   // when no op was.
   std::optional<double> cross_version_drift;
+  // Busy-time share of each provenance class that priced it (measured,
+  // cross_version, assumed, extrapolated, collective, host:
+  // sim/op_provenance.h), and the mean log-error spread of the measured and
+  // cross-version ops; the prediction bands are built from them.
+  std::optional<std::map<std::string, double>> provenance_time_share, provenance_spread;
   std::optional<int64_t> iterations;
   std::optional<double> busy_s;
   std::optional<SimulatorStats> simulator;

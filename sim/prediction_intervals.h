@@ -1,50 +1,96 @@
-// Prediction intervals on simulated metrics, from the residuals of the public
-// validation cases (validation/intervals.json, written by `capplan validate
-// --public --intervals-out`). A metric m gets m_lo and m_hi: the prediction
-// times the p10 and p90 of measured / predicted for its group, widened to
-// [lo / w, hi x w] when the run priced an op at a shape outside the range a
-// profile curve was fitted or anchored on (the cost model's "outside the
-// profile's valid range" warnings): w is the file's out_of_range.widen
-// (validation/README.md says how it is derived).
+// Prediction bands on simulated metrics, built from what priced the run.
 //
-// A run whose ops were priced partly by kernel tables measured at another
-// engine or release than the deployment's (cross-version, hw/profile.h
-// CrossVersionNote) is widened again, by 1 + D: D is a pool's
-// cross_version_drift, the sum over those ops of their busy time times
-// their table's version_drift, over the pool's busy time (so a table that
-// drifts 12% and prices half the busy time adds 6%); with several pools the
-// largest D. The interval becomes [lo / (w (1 + D)), hi x w (1 + D)].
+// Every op a run priced falls in a provenance class (sim/op_provenance.h):
+// measured at the deployment's engine release, cross-version, assumed from
+// another kernel (or a default), extrapolated outside its records, a
+// collective, or the host's per-step work. A run's op spread u combines the
+// classes' busy-time shares s_c in quadrature:
+//   u^2 = sum_c (s_c * sigma_c)^2
+// where sigma_c is, for measured and cross-version ops, their own tables'
+// held-out fit spread (plus the version drift, cross-version), and for the
+// other classes a prior from validation/intervals.json. A metric's log-error
+// spread adds its group's base term and each regime the run is in:
+//   sigma^2 = sigma_g^2 + (k_g * u)^2 + sum_{regimes r} sigma_r^2
+// (groups: throughput, ttft, tpot, e2el; regimes: kv_bound, preempting,
+// prompt_heavy), and the band is p x exp(+-1.2816 sigma): a nominal 80%
+// band. sigma_g, k_g and sigma_r are fitted to the public serving rows by
+// `capplan validate --public --intervals-out` (calibrate/intervals.h), whose
+// coverage table judges them leave-one-case-out. A window short of steady
+// state widens the band again (WidenForShortWindow).
 #ifndef CAPPLAN_SIM_PREDICTION_INTERVALS_H_
 #define CAPPLAN_SIM_PREDICTION_INTERVALS_H_
 
-#include <map>
-#include <nlohmann/json.hpp>
+#include <array>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "common/status.h"
 #include "schema/run_summary.h"
+#include "sim/cost_model.h"
+#include "sim/op_provenance.h"
 
 namespace capplan::sim {
 
-struct IntervalRatio {
-  double lo = 1, hi = 1;
-  int rows = 0;
+enum class BandGroup { kThroughput = 0, kTtft, kTpot, kE2el };
+constexpr int kNumBandGroups = 4;
+inline constexpr std::array<const char*, kNumBandGroups> kBandGroupNames = {"throughput", "ttft",
+                                                                            "tpot", "e2el"};
+
+enum class Regime { kKvBound = 0, kPreempting, kPromptHeavy };
+constexpr int kNumRegimes = 3;
+inline constexpr std::array<const char*, kNumRegimes> kRegimeNames = {"kv_bound", "preempting",
+                                                                      "prompt_heavy"};
+
+// A run is prompt-heavy when it reads at least this many prompt tokens per
+// output token: its time and TTFT are set by prefill, which the public
+// serving rows predict worst.
+inline constexpr double kPromptHeavyTokenRatio = 10.0;
+
+// The band group of a metric by its summary key (every throughput, TTFT,
+// TPOT, ITL and E2E statistic); none for the rest.
+std::optional<BandGroup> BandGroupOf(std::string_view key);
+
+// What a band is built from.
+struct BandInputs {
+  std::array<double, kNumOpProvenances> share{};   // of priced time; sums to 1
+  std::array<double, kNumOpProvenances> spread{};  // mean sigma: measured, cross-version
+  std::array<bool, kNumRegimes> regime{};
+  double window_occupancy = 1;  // WidenForShortWindow's
 };
 
-struct PredictionIntervals {
-  // group ("output_throughput", "ttft", "tpot") -> ratios.
-  std::map<std::string, IntervalRatio> groups;
-  double out_of_range_widen = 1;  // >= 1
+struct BandModel {
+  // sigma of the classes without spreads of their own (assumed,
+  // extrapolated, collective, host); measured and cross-version read 0.
+  std::array<double, kNumOpProvenances> prior{};
+  struct Group {
+    double scale = 1;  // k_g
+    double sigma = 0;  // sigma_g
+    int rows = 0;      // rows it was fitted on
+  };
+  std::array<Group, kNumBandGroups> groups{};
+  std::array<double, kNumRegimes> regime_sigma{};
+  std::array<int, kNumRegimes> regime_rows{};
 };
 
-// Loaded once.
-Result<const PredictionIntervals*> GetPredictionIntervals();
-Result<PredictionIntervals> ParsePredictionIntervals(const std::string& text,
-                                                     const std::string& origin);
+// The op spread u.
+double OpSpread(const BandModel& m, const BandInputs& in);
+// A metric's log-error spread sigma, and its band's half-width in log
+// space (1.2816 sigma, widened for a short window).
+double BandSigma(const BandModel& m, BandGroup g, const BandInputs& in);
+double BandHalfWidth(const BandModel& m, BandGroup g, const BandInputs& in);
 
-// True when a pool's warnings say an op was priced outside a curve's valid
-// range, or by a kernel table assumed from another implementation's.
-bool HasOutOfRangeShapes(const schema::RunSummary& summary);
+// A step's inputs (no regime: one step).
+BandInputs BandInputsOfStep(const StepCost& c);
+// A run's: its pools' provenance weighted by busy time; a regime when any
+// pool is in it. Pools without provenance count as measured.
+BandInputs BandInputsOf(const schema::RunSummary& s);
+// Writes a pool's provenance_time_share and provenance_spread.
+void SetProvenance(const StepCost& busy, schema::PoolSummary* p);
+
+// validation/intervals.json, loaded once.
+Result<const BandModel*> GetBandModel();
+Result<BandModel> ParseBandModel(const std::string& text, const std::string& origin);
 
 // A closed loop's measured window below this occupancy (mean requests in
 // flight / concurrency, sim/steady_state.h) has not reached steady state.
@@ -57,10 +103,11 @@ inline constexpr double kSteadyOccupancy = 0.98;
 // cross-version.
 double CrossVersionDrift(const schema::RunSummary& summary);
 
-// Sets the intervals (written as `<key>_lo` / `<key>_hi`) of the throughput,
-// TTFT and TPOT metrics a summary has, widened when HasOutOfRangeShapes and
-// by 1 + CrossVersionDrift, then by WidenForShortWindow.
+// Sets the band (written as `<key>_lo` / `<key>_hi`) of every throughput,
+// TTFT, TPOT, ITL and E2E metric the summary has, by the shipped model,
+// then WidenForShortWindow.
 Status AddPredictionIntervals(schema::RunSummary* summary);
+void AddPredictionIntervals(const BandModel& m, schema::RunSummary* summary);
 
 // Widens every interval by the summary's window occupancy when that is below
 // kSteadyOccupancy: a window at occupancy o moves a metric by up to a factor

@@ -6,6 +6,7 @@
 #include "common/json_util.h"
 #include "models/expert_parallel.h"
 #include "sim/energy.h"
+#include "sim/prediction_intervals.h"
 #include "sim/prepared_run.h"
 #include "sim/prepared_run_state.h"
 #include "sim/request_log.h"
@@ -95,6 +96,7 @@ void PreparedRun::AddTimeShares(const SimResult& sim, schema::PoolSummary* p) co
   }
   p->kv_verify_time_share = b.verify_seconds / tot;
   if (b.drift_seconds > 0) p->cross_version_drift = b.drift_seconds / tot;
+  SetProvenance(b, p);
   p->iterations = sim.iterations;
   p->busy_s = b.seconds;
 }
@@ -109,7 +111,7 @@ void PreparedRun::AddPower(const SimResult& sim, schema::PoolSummary* p) const {
 }
 
 void PreparedRun::AddPrefixCache(const SimResult& sim, schema::PoolSummary* p) const {
-  if (!st_->cfg.prefix_cache) return;
+  if (!st_->cfg.prefix_cache || st_->cfg.prefix_self_only) return;
   p->prefix_cache_hit_rate = sim.prefix_prompt_tokens > 0
                                  ? static_cast<double>(sim.prefix_hit_tokens) /
                                        static_cast<double>(sim.prefix_prompt_tokens)

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "sim/kv_pool.h"
 #include "sim/step_pricer.h"
 
@@ -58,55 +60,28 @@ TEST(SimKvPool, AllocateNeverOvercommits) {
 }
 
 }  // namespace
-TEST(PredictionIntervals, ShippedRatiosScaleThroughputTtftAndTpot) {
-  auto iv = GetPredictionIntervals();
-  ASSERT_TRUE(iv.ok()) << iv.status().message();
+// The shipped band model gives every banded metric p the band
+// p x exp(+-half), half the same for every metric of a group.
+TEST(PredictionIntervals, OneHalfWidthPerGroup) {
+  auto m = GetBandModel();
+  ASSERT_TRUE(m.ok()) << m.status().message();
   schema::RunSummary run;
   run.output_throughput = 100.0;
+  run.total_token_throughput = 300.0;
   run.ttft.p90 = 50.0;
   run.tpot.mean = 20.0;
   run.e2el.mean = 7.0;
+  run.pools.emplace_back();
   ASSERT_TRUE(AddPredictionIntervals(&run).ok());
   const nlohmann::json s = schema::ToJson(run);
-  const IntervalRatio& thr = (*iv)->groups.at("output_throughput");
-  EXPECT_DOUBLE_EQ(s["output_throughput_lo"].get<double>(), 100.0 * thr.lo);
-  EXPECT_DOUBLE_EQ(s["output_throughput_hi"].get<double>(), 100.0 * thr.hi);
-  EXPECT_DOUBLE_EQ(s["p90_ttft_ms_hi"].get<double>(), 50.0 * (*iv)->groups.at("ttft").hi);
-  EXPECT_DOUBLE_EQ(s["mean_tpot_ms_lo"].get<double>(), 20.0 * (*iv)->groups.at("tpot").lo);
-  EXPECT_FALSE(s.contains("mean_e2el_ms_lo"));  // no validated group for E2E
-}
-
-// A run that priced an op outside a curve's fitted range gets the wider
-// interval; one that did not keeps the validated ratios.
-TEST(PredictionIntervals, OutOfRangeShapesWidenTheInterval) {
-  auto iv = GetPredictionIntervals();
-  ASSERT_TRUE(iv.ok()) << iv.status().message();
-  const double w = (*iv)->out_of_range_widen;
-  ASSERT_GT(w, 1.0);
-  schema::RunSummary run;
-  run.output_throughput = 100.0;
-  run.pools.emplace_back().warnings = std::vector<std::string>{
-      "op 'q_proj' (gemm): memory shape bytes outside the profile's valid range [1e8, 1e10]"};
-  ASSERT_TRUE(HasOutOfRangeShapes(run));
-  ASSERT_TRUE(AddPredictionIntervals(&run).ok());
-  const nlohmann::json s = schema::ToJson(run);
-  const IntervalRatio& thr = (*iv)->groups.at("output_throughput");
-  EXPECT_DOUBLE_EQ(s["output_throughput_lo"].get<double>(), 100.0 * thr.lo / w);
-  EXPECT_DOUBLE_EQ(s["output_throughput_hi"].get<double>(), 100.0 * thr.hi * w);
-  schema::RunSummary quiet;
-  quiet.pools.emplace_back().warnings = std::vector<std::string>{"trace truncated"};
-  EXPECT_FALSE(HasOutOfRangeShapes(quiet));
-}
-
-TEST(PredictionIntervals, BadFilesAreOneLineErrors) {
-  auto r = ParsePredictionIntervals(
-      R"({"format": "capplan.prediction_intervals.v1", "groups": {"ttft": {"ratio_lo": 2,
-          "ratio_hi": 1, "rows": 3}}})",
-      "intervals.json");
-  ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("intervals.json: /groups/ttft/ratio_hi"),
-            std::string::npos)
-      << r.status().message();
+  const BandInputs in = BandInputsOf(run);
+  const double thr = kNormalZ80 * BandSigma(**m, BandGroup::kThroughput, in);
+  EXPECT_DOUBLE_EQ(s["output_throughput_lo"].get<double>(), 100.0 * std::exp(-thr));
+  EXPECT_DOUBLE_EQ(s["total_token_throughput_hi"].get<double>(), 300.0 * std::exp(thr));
+  const double ttft = kNormalZ80 * BandSigma(**m, BandGroup::kTtft, in);
+  EXPECT_DOUBLE_EQ(s["p90_ttft_ms_hi"].get<double>(), 50.0 * std::exp(ttft));
+  EXPECT_TRUE(s.contains("mean_tpot_ms_lo"));
+  EXPECT_TRUE(s.contains("mean_e2el_ms_lo"));
 }
 
 }  // namespace capplan::sim

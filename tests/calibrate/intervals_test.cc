@@ -1,0 +1,121 @@
+// The band fit and its leave-one-case-out coverage (calibrate/intervals.h)
+// on synthetic rows whose errors are known.
+#include "calibrate/intervals.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace capplan::calibrate {
+namespace {
+
+// Deterministic standard normals (Box-Muller on a 64-bit LCG), the same on
+// every standard library.
+class Normals {
+ public:
+  double Next() {
+    const double u1 = Uniform(), u2 = Uniform();
+    return std::sqrt(-2 * std::log(u1)) * std::cos(2 * M_PI * u2);
+  }
+
+ private:
+  double Uniform() {
+    state_ = state_ * 6364136223846793005ull + 1442695040888963407ull;
+    return (static_cast<double>(state_ >> 11) + 0.5) / 9007199254740992.0;
+  }
+  uint64_t state_ = 42;
+};
+
+// `cases` serving cases of `rows` throughput rows each, every row priced by
+// measured ops of spread 0.05; log errors ~ N(0, sigma) plus, for
+// `kv_cases` of the cases (the first ones), a KV-bound regime adding
+// N(0, kv_sigma).
+std::vector<BandRow> Synthetic(int cases, int rows, double sigma, int kv_cases = 0,
+                               double kv_sigma = 0) {
+  Normals n;
+  std::vector<BandRow> out;
+  for (int c = 0; c < cases; ++c) {
+    for (int r = 0; r < rows; ++r) {
+      BandRow row;
+      row.case_name = "c" + std::to_string(c);
+      row.case_class = "serving";
+      row.metric = "output_throughput";
+      row.group = sim::BandGroup::kThroughput;
+      row.inputs.share[static_cast<int>(sim::OpProvenance::kMeasured)] = 1;
+      row.inputs.spread[static_cast<int>(sim::OpProvenance::kMeasured)] = 0.05;
+      row.log_ratio = sigma * n.Next();
+      if (c < kv_cases) {
+        row.inputs.regime[static_cast<int>(sim::Regime::kKvBound)] = true;
+        row.log_ratio += kv_sigma * n.Next();
+      }
+      out.push_back(row);
+    }
+  }
+  return out;
+}
+
+double Covered(const CoverageCell& c) { return static_cast<double>(c.covered) / c.rows; }
+
+TEST(BandCoverage, LeaveOneCaseOutCoverageIsNearNominal) {
+  const std::vector<BandRow> rows = Synthetic(25, 8, 0.2);
+  const BandCoverage c = LeaveOneCaseOutCoverage(rows, {0.4, "test prior"});
+  EXPECT_EQ(c.cases, 25);
+  const CoverageCell& all = c.loo.at({"serving", "all"});
+  EXPECT_EQ(all.rows, 200);
+  EXPECT_GE(Covered(all), 0.75);
+  EXPECT_LE(Covered(all), 0.85);
+  // The fitted band: about +-1.2816 x 0.2 in log space.
+  const sim::BandModel m = FitBandModel(rows, BandPriors({0.4, ""}, rows));
+  BandRow probe = rows[0];
+  EXPECT_NEAR(BandHalfWidth(m, probe), 1.2816 * 0.2, 0.07);
+  const std::string table = FormatBandCoverage(c);
+  EXPECT_NE(table.find("serving   throughput"), std::string::npos) << table;
+}
+
+TEST(BandCoverage, LeftOutCaseDoesNotMoveItsOwnFit) {
+  std::vector<BandRow> rows = Synthetic(10, 6, 0.2);
+  const sim::BandModel priors = BandPriors({0.4, ""}, rows);
+  const sim::BandModel without = FitBandModel(rows, priors, "c3");
+  // A wild case the fit leaves out changes nothing; fitted on, it widens.
+  for (BandRow& r : rows) {
+    if (r.case_name == "c3") r.log_ratio *= 20;
+  }
+  const sim::BandModel again = FitBandModel(rows, priors, "c3");
+  const sim::BandModel with = FitBandModel(rows, priors);
+  const int g = static_cast<int>(sim::BandGroup::kThroughput);
+  EXPECT_DOUBLE_EQ(without.groups[g].sigma, again.groups[g].sigma);
+  EXPECT_EQ(again.groups[g].rows, 54);
+  EXPECT_GT(with.groups[g].sigma, without.groups[g].sigma);
+}
+
+TEST(BandCoverage, RegimeTermWidensOnlyItsRows) {
+  const std::vector<BandRow> rows = Synthetic(20, 8, 0.1, 8, 0.4);
+  const sim::BandModel m = FitBandModel(rows, BandPriors({0.4, ""}, rows));
+  EXPECT_GT(m.regime_sigma[static_cast<int>(sim::Regime::kKvBound)], 0.2);
+  EXPECT_EQ(m.regime_rows[static_cast<int>(sim::Regime::kKvBound)], 64);
+  EXPECT_GT(BandHalfWidth(m, rows.front()), 2 * BandHalfWidth(m, rows.back()));
+  const BandCoverage c = LeaveOneCaseOutCoverage(rows, {0.4, ""});
+  EXPECT_GE(Covered(c.by_regime.at("kv_bound")), 0.7);
+  EXPECT_GE(Covered(c.by_regime.at("none")), 0.7);
+}
+
+TEST(BandCoverage, StepRowsSetTheHostPrior) {
+  std::vector<BandRow> rows = Synthetic(2, 4, 0.2);
+  for (int i = 0; i < 10; ++i) {
+    BandRow r = rows[0];
+    r.case_name = "s";
+    r.case_class = "step";
+    r.log_ratio = 0.01 * (i + 1);  // p90 0.091
+    rows.push_back(r);
+  }
+  const int host = static_cast<int>(sim::OpProvenance::kHost);
+  EXPECT_NEAR(BandPriors({0.4, ""}, rows).prior[host], 0.091 / sim::kNormalZ80, 1e-9);
+  // Without the step case the host takes the profiles' prior.
+  EXPECT_DOUBLE_EQ(BandPriors({0.4, ""}, rows, "s").prior[host], 0.4);
+}
+
+}  // namespace
+}  // namespace capplan::calibrate
