@@ -8,14 +8,19 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
 
 #include "calibrate/fit.h"
 #include "calibrate/measurements.h"
+#include "calibrate/intervals.h"
 #include "hw/profile.h"
 #include "calibrate/public_profiles.h"
+#include "calibrate/public_self_calibration.h"
 #include "calibrate/public_validation.h"
+#include "calibrate/public_validation_peer.h"
 #include "calibrate/refit.h"
 #include "calibrate/validate.h"
+#include "cli/calibrate_runs_command.h"
 #include "cli/parse_flags.h"
 #include "common/atomic_file.h"
 #include "common/data_path.h"
@@ -179,6 +184,7 @@ Status RunCalibrateFiles(const po::variables_map& vm, CommandContext& ctx) {
 }
 
 Status RunCalibrate(const std::vector<std::string>& args, CommandContext& ctx) {
+  if (WantsCalibrateRuns(args)) return RunCalibrateRuns(args, ctx);
   const po::options_description desc = CalibrateOptions();
   po::variables_map vm;
   CAPPLAN_ASSIGN_OR_RETURN(const bool go,
@@ -219,10 +225,27 @@ Status RunPublic(const po::variables_map& vm, CommandContext& ctx) {
     CAPPLAN_RETURN_IF_ERROR(
         WriteFileAtomic(vm["intervals-out"].as<std::string>(), DumpJson(intervals) + "\n"));
   }
+  std::optional<calibrate::PeerValidation> peer;
+  if (vm.count("peer")) {
+    CAPPLAN_ASSIGN_OR_RETURN(calibrate::PeerPredictions p,
+                             calibrate::LoadPeerPredictions(vm["peer"].as<std::string>()));
+    CAPPLAN_ASSIGN_OR_RETURN(peer, calibrate::ComparePeer(v, p));
+  }
+  calibrate::SelfCalibration self;
+  if (vm.count("self-calibration")) {
+    CAPPLAN_ASSIGN_OR_RETURN(self, calibrate::RunSelfCalibration(v.case_files));
+  }
   if (vm.count("json")) {
-    *ctx.out << DumpJson(calibrate::PublicValidationToJson(v)) << "\n";
+    nlohmann::json j = calibrate::PublicValidationToJson(v);
+    if (vm.count("self-calibration")) j["self_calibration"] = calibrate::SelfCalibrationToJson(self);
+    if (peer) j["peer"] = calibrate::PeerValidationToJson(*peer);
+    *ctx.out << DumpJson(j) << "\n";
   } else {
     *ctx.out << calibrate::FormatPublicValidation(v);
+    if (peer) *ctx.out << calibrate::FormatPeerValidation(*peer);
+    CAPPLAN_ASSIGN_OR_RETURN(std::string coverage, calibrate::PublicValidationCoverage(v));
+    *ctx.out << coverage;
+    if (vm.count("self-calibration")) *ctx.out << calibrate::FormatSelfCalibration(self);
   }
   return Status::Ok();
 }
@@ -248,7 +271,7 @@ Status RunValidate(const std::vector<std::string>& args, CommandContext& ctx) {
   po::options_description desc(
       "capplan validate ENGINE_RUN.json [options]\n"
       "capplan validate CASE.json... [--json]\n"
-      "capplan validate --public [--json] [--out DIR]\n"
+      "capplan validate --public [--json] [--out DIR] [--peer FILE]\n"
       "Replays an engine serve-bench run's batches through the simulator's step cost model\n"
       "and prints the per-iteration and tokens/s error; given validation case files (one\n"
       "`capplan import-run` writes, or any of validation/cases/), runs those; with\n"
@@ -268,14 +291,20 @@ Status RunValidate(const std::vector<std::string>& args, CommandContext& ctx) {
       "DIR/public-validation-comparisons.csv (each atomically)")(
       "intervals-out", po::value<std::string>(),
       "with --public: write the prediction intervals the simulator reports "
-      "(validation/intervals.json) from these residuals");
+      "(validation/intervals.json) from these residuals")(
+      "peer", po::value<std::string>(),
+      "with --public: a peer planner's predictions (capplan.peer_predictions.v1, "
+      "validation/peer/) printed beside capplan's error, with both MAPEs on the same rows")(
+      "self-calibration",
+      "with --public: a second table, calibrate --runs on two rows of each serving deployment "
+      "(lowest and highest concurrency) predicting its other rows, error before and after");
   po::variables_map vm;
   CAPPLAN_ASSIGN_OR_RETURN(const bool go,
                            ParseFlags("validate", args, desc, "run", -1, &vm, ctx));
   if (!go) return Status::Ok();
   if (vm.count("public")) return RunPublic(vm, ctx);
-  if (vm.count("out") || vm.count("cases") || vm.count("intervals-out")) {
-    return Status::Usage("validate: --out, --cases and --intervals-out go with --public");
+  if (vm.count("out") || vm.count("cases") || vm.count("intervals-out") || vm.count("peer")) {
+    return Status::Usage("validate: --out, --cases, --intervals-out and --peer go with --public");
   }
   if (!vm.count("run")) {
     return Status::Usage(
