@@ -22,6 +22,7 @@ int64_t LookupPrefix(RankState& rank, const SchedulerEnv& env, int32_t idx,
   *match = prefix_cache::Match();
   if (rank.cache == nullptr) return 0;
   const ReqState& r = (*env.reqs)[idx];
+  if (env.content_self_only && r.retractions == 0) return 0;
   const int64_t block = rank.cache->block_tokens();
   const int64_t max_blocks = (r.prompt_target - 1) / block;
   if (max_blocks <= 0) return 0;
@@ -44,11 +45,19 @@ int64_t LockPrefix(RankState& rank, ReqState& r, const prefix_cache::Match& matc
   return before - rank.cache->evictable_pages();
 }
 
-void ReleaseRequestPages(RankState& rank, const SchedulerEnv& env, int32_t idx, bool insert) {
+void ReleaseRequestPages(RankState& rank, const SchedulerEnv& env, int32_t idx, bool insert,
+                         bool findable) {
   ReqState& r = (*env.reqs)[idx];
   int64_t freed = r.pages;
   if (rank.cache != nullptr) {
-    if (insert) {
+    if (insert && !findable) {
+      // The request's own full blocks: those past its matched prefix.
+      const int64_t block = rank.cache->block_tokens();
+      const int64_t own = r.kv_tokens / block - r.cached_tokens / block;
+      const int64_t pages = std::min(r.pages, own * rank.cache->PagesPerBlock());
+      rank.cache->InsertUnindexed(pages / rank.cache->PagesPerBlock());
+      freed -= pages;
+    } else if (insert) {
       const int64_t block = rank.cache->block_tokens();
       (*env.content)(idx, r.kv_tokens / block, env.blocks);
       const int64_t n = static_cast<int64_t>(env.blocks->size());
@@ -58,7 +67,16 @@ void ReleaseRequestPages(RankState& rank, const SchedulerEnv& env, int32_t idx, 
       const int64_t added = rank.cache->Insert(*env.blocks, n);
       freed -= std::min(r.pages, added * rank.cache->PagesPerBlock());
     }
-    if (r.cache_node != prefix_cache::kRoot) rank.cache->Unlock(r.cache_node);
+    if (r.cache_node != prefix_cache::kRoot) {
+      // The engine appends freed blocks to its LRU queue's tail, the
+      // request's own blocks first, then its matched prefix: released, the
+      // prefix becomes the newest (Insert touched it already).
+      if (env.content_self_only && !(insert && findable)) rank.cache->Touch(r.cache_node);
+      rank.cache->Unlock(r.cache_node);
+    }
+    if (env.content_self_only) {
+      freed += rank.cache->ReleaseStaleUnindexed() * rank.cache->PagesPerBlock();
+    }
   }
   rank.pool.Free(freed);
   rank.kv_tokens -= r.kv_tokens;

@@ -33,8 +33,11 @@ int64_t LookupPrefix(RankState& rank, const SchedulerEnv& env, int32_t idx,
 int64_t LockPrefix(RankState& rank, ReqState& r, const prefix_cache::Match& match);
 // The request leaves the rank. Finished requests (insert = true) hand their
 // full blocks to the cache (those pages stay allocated, now the cache's);
-// every other page of the request is freed; its lock is released.
-void ReleaseRequestPages(RankState& rank, const SchedulerEnv& env, int32_t idx, bool insert);
+// every other page of the request is freed; its lock is released. Blocks
+// that are not `findable` (a finished request's own content, under
+// SchedulerEnv::content_self_only) are cached unindexed.
+void ReleaseRequestPages(RankState& rank, const SchedulerEnv& env, int32_t idx, bool insert,
+                         bool findable = true);
 
 }  // namespace capplan::sim
 

@@ -463,6 +463,7 @@ Result<std::shared_ptr<const Scenario>> ParseScenario(const nlohmann::json& doc,
   CAPPLAN_RETURN_IF_ERROR(root.Get("model", &sc->model, true));
   CAPPLAN_RETURN_IF_ERROR(root.Get("hardware", &sc->hardware));
   CAPPLAN_RETURN_IF_ERROR(ParsePools(root, sc.get()));
+  CAPPLAN_RETURN_IF_ERROR(ParseScenarioCalibration(root, sc.get()));
   {
     CAPPLAN_ASSIGN_OR_RETURN(JsonObject w, root.Child("workload", true));
     std::string dir = std::filesystem::path(origin).parent_path().string();

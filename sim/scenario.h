@@ -13,6 +13,7 @@
 #include "models/engine_step_costs.h"
 #include "models/types.h"
 #include "schema/run_summary.h"
+#include "sim/calibration_overlay.h"
 #include "sim/cost_model.h"
 #include "sim/energy.h"
 #include "sim/pd/kv_transfer.h"
@@ -88,6 +89,11 @@ struct DeploymentSpec {
   // at parse: its version's entry, with the keys the deployment's
   // `step_costs` sets (a user who has measured their server) in their place.
   models::EngineStepCosts step_costs;
+  // From a calibration overlay (sim/calibration_overlay.h): a multiplier on
+  // the priced time of every op that runs the implementation, and on the
+  // memory plan's KV pool.
+  std::map<std::string, double, std::less<>> kernel_scales;
+  std::optional<double> kv_capacity_scale;
 };
 
 // One serving pool: a deployment with a role. A co-located scenario has one
@@ -124,6 +130,7 @@ struct Scenario {
   // cost.usd_per_kwh, cost.pue and the capex basis (sim/energy.h).
   EnergySettings energy;
   SloSpec slo;
+  std::optional<AppliedCalibration> calibration;  // `calibration`, applied to the pools
   nlohmann::json doc;  // the document as parsed (after --set overrides)
 };
 

@@ -182,6 +182,7 @@ struct SchedulerEnv {
   int64_t* admit_counter = nullptr;
   std::vector<int32_t>* failed = nullptr;  // requests the scheduler gave up on
   const ContentFn* content = nullptr;      // set when prefix caching is on
+  bool content_self_only = false;          // SimConfig::prefix_self_only
   std::vector<int64_t>* blocks = nullptr;  // scratch for content ids
   // The requests at the front of the batch a rank's last pass left, when
   // the pool has them (DecodePagesNeeded reads only the rest).

@@ -50,6 +50,14 @@ struct SimConfig {
   bool prefix_cache = false;
   int64_t prefix_block_tokens = 0;
   ContentFn content;
+  // The content is distinct per request (a workload without content
+  // identity, under an engine whose prefix cache is on): only a preempted
+  // request's own blocks can ever hit. Completed requests' blocks are cached
+  // unindexed (never looked up; held as free pages while nothing indexed is
+  // older, PrefixCache::ReleaseStaleUnindexed), only a request that was
+  // preempted looks the cache up, routers see no content, and the summary
+  // reports no prefix cache.
+  bool prefix_self_only = false;
   bool want_trace = false;
   int64_t trace_max_iterations = 100000;
   // Steady decode iterations between two events that can change a batch are

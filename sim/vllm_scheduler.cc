@@ -69,6 +69,18 @@ class VllmScheduler : public Scheduler {
     if (!rank.running.empty() && !cfg_.speculative.p.empty()) DecodePagesNeeded(rank, env);
     int64_t ctx = 0;
     size_t n = 0;
+    // When every decode's new pages are available, no request preempts:
+    // the batch's tight pass counts and takes them, in the same order.
+    if (!rank.running.empty() && cfg_.speculative.p.empty()) {
+      const int64_t needed = DecodePagesNeeded(rank, env, &ctx);
+      if (needed <= AvailablePages(rank)) {
+        CommitDecode(rank, env, needed, out, ctx);
+        *budget -= out->decode_n;
+        n = rank.running.size();
+      } else {
+        ctx = 0;
+      }
+    }
     for (; n < rank.running.size(); ++n) {
       ReqState& r = reqs[rank.running[n]];
       const int64_t pages = GrowPages(rank, r);
@@ -81,7 +93,7 @@ class VllmScheduler : public Scheduler {
       // Each request's verified draft positions count in the token budget.
       *budget -= 1 + cfg_.speculative.draft_tokens();
     }
-    if (n > 0) {
+    if (n > 0 && !out->decode) {
       out->decode = true;
       out->decode_n = static_cast<int64_t>(n);
       out->decode_ctx_sum = ctx;

@@ -1,5 +1,8 @@
 #include "sim/prefix_cache/prefix_cache.h"
 
+#include <algorithm>
+#include <cstdint>
+
 namespace capplan::sim::prefix_cache {
 
 PrefixCache::PrefixCache(int64_t block_tokens, int64_t page_size)
@@ -9,7 +12,9 @@ PrefixCache::PrefixCache(int64_t block_tokens, int64_t page_size)
 
 // Path locking keeps every ancestor of a referenced node referenced, so an
 // unreferenced node's whole subtree is unreferenced: all of them can go.
-int64_t PrefixCache::evictable_pages() const { return unreferenced_nodes_ * pages_per_block_; }
+int64_t PrefixCache::evictable_pages() const {
+  return (unreferenced_nodes_ + unindexed_blocks_) * pages_per_block_;
+}
 
 // Only a candidate's set entry moves with its last use; an interior node
 // (most of a long path) just takes the new time.
@@ -113,9 +118,40 @@ int64_t PrefixCache::Insert(std::span<const int64_t> blocks, int64_t n) {
   return added;
 }
 
+void PrefixCache::InsertUnindexed(int64_t blocks) {
+  if (blocks <= 0) return;
+  unindexed_.emplace_back(++clock_, blocks);
+  unindexed_blocks_ += blocks;
+  stats_.inserted_blocks += blocks;
+  if (cached_blocks() > stats_.peak_cached_blocks) stats_.peak_cached_blocks = cached_blocks();
+}
+
+int64_t PrefixCache::ReleaseStaleUnindexed() {
+  const uint64_t oldest = candidates_.empty() ? UINT64_MAX : candidates_.begin()->first;
+  int64_t released = 0;
+  while (!unindexed_.empty() && unindexed_.front().first < oldest) {
+    released += unindexed_.front().second;
+    unindexed_.pop_front();
+  }
+  unindexed_blocks_ -= released;
+  return released;
+}
+
 int64_t PrefixCache::Evict(int64_t pages) {
   int64_t freed = 0;
-  while (freed < pages && !candidates_.empty()) {
+  while (freed < pages && (!candidates_.empty() || !unindexed_.empty())) {
+    if (!unindexed_.empty() &&
+        (candidates_.empty() || unindexed_.front().first < candidates_.begin()->first)) {
+      auto& [use, blocks] = unindexed_.front();
+      const int64_t need = (pages - freed + pages_per_block_ - 1) / pages_per_block_;
+      const int64_t take = std::min(need, blocks);
+      blocks -= take;
+      unindexed_blocks_ -= take;
+      stats_.evicted_blocks += take;
+      freed += take * pages_per_block_;
+      if (blocks == 0) unindexed_.pop_front();
+      continue;
+    }
     const int32_t victim = candidates_.begin()->second;
     candidates_.erase(candidates_.begin());
     Node& v = nodes_[victim];

@@ -25,6 +25,7 @@
 #define CAPPLAN_SIM_PREFIX_CACHE_PREFIX_CACHE_H_
 
 #include <cstdint>
+#include <deque>
 #include <set>
 #include <span>
 #include <unordered_map>
@@ -55,8 +56,8 @@ class PrefixCache {
 
   int64_t block_tokens() const { return block_tokens_; }
   int64_t PagesPerBlock() const { return pages_per_block_; }
-  int64_t cached_blocks() const { return live_nodes_; }
-  int64_t cached_pages() const { return live_nodes_ * pages_per_block_; }
+  int64_t cached_blocks() const { return live_nodes_ + unindexed_blocks_; }
+  int64_t cached_pages() const { return cached_blocks() * pages_per_block_; }
   // Pages that Evict could free now (unreferenced nodes whose whole subtree
   // is unreferenced).
   int64_t evictable_pages() const;
@@ -78,6 +79,18 @@ class PrefixCache {
   // Inserts blocks[0, n). Returns how many were new: their pages now belong
   // to the cache; the other n - new were already cached (duplicates).
   int64_t Insert(std::span<const int64_t> blocks, int64_t n);
+  // Caches `blocks` blocks that no lookup can match (a finished request's,
+  // when every request's content is its own): the engine keeps them as it
+  // keeps any freed block, so they take their LRU turn in eviction, but
+  // they are held as one count per call, not as nodes.
+  void InsertUnindexed(int64_t blocks);
+  // Takes out the unindexed blocks older than every evictable node and
+  // returns how many: eviction would take them before any node, so the
+  // caller may hold them as free pages instead (the same order of use, and
+  // a pool that stays free while nothing indexed is cached). Exact as long
+  // as a node that becomes evictable later is touched first, as releases
+  // under distinct content do.
+  int64_t ReleaseStaleUnindexed();
 
   // Evicts least recently used unreferenced leaves until at least `pages`
   // pages are freed or nothing more is evictable. Returns pages freed.
@@ -114,6 +127,8 @@ class PrefixCache {
   std::set<std::pair<uint64_t, int32_t>> candidates_;     // (last_use, node): evictable leaves
   int64_t live_nodes_ = 0;
   int64_t unreferenced_nodes_ = 0;
+  std::deque<std::pair<uint64_t, int64_t>> unindexed_;  // (use, blocks), oldest first
+  int64_t unindexed_blocks_ = 0;
   uint64_t clock_ = 0;
   Stats stats_;
 };

@@ -116,7 +116,7 @@ std::string Sched(const std::map<int64_t, int64_t>& m) {
 }
 
 // The trace's engine config as the simulator's (iteration by iteration).
-SimConfig ConfigOf(const Json& header) {
+SimConfig ConfigOf(const Json& header, bool self_only = false) {
   const Json& c = header.at("config");
   SimConfig cfg;
   cfg.scheduler = "vllm";
@@ -131,6 +131,7 @@ SimConfig ConfigOf(const Json& header) {
   if (c.at("enable_prefix_caching").get<bool>()) {
     // Distinct prompts: only a preempted request's own blocks can hit.
     cfg.prefix_cache = true;
+    cfg.prefix_self_only = self_only;
     cfg.prefix_block_tokens = cfg.page_size;
     cfg.content = [](int32_t idx, int64_t n_blocks, std::vector<int64_t>* out) {
       out->clear();
@@ -154,13 +155,13 @@ std::vector<SimRequestSpec> SpecsOf(const Json& header) {
 }
 
 // Runs the trace's config and requests through the simulator.
-std::vector<StepRecord> Simulated(const Trace& t) {
+std::vector<StepRecord> Simulated(const Trace& t, bool self_only = false) {
   if (!Schedulers().Find("test_vllm_golden").ok()) {
     Schedulers().Add("test_vllm_golden", [](const SchedulerConfig& c) {
       return std::unique_ptr<Scheduler>(std::make_unique<Recorder>(c));
     });
   }
-  SimConfig cfg = ConfigOf(t.header);
+  SimConfig cfg = ConfigOf(t.header, self_only);
   cfg.scheduler = "test_vllm_golden";
   std::vector<SimRequestSpec> specs = SpecsOf(t.header);
   std::vector<StepRecord> steps;
@@ -282,6 +283,32 @@ TEST_P(VllmGoldenOutcomes, PreemptionsFirstTokensAndCompletionsMatch) {
 INSTANTIATE_TEST_SUITE_P(Traces, VllmGoldenOutcomes,
                          ::testing::Values("kv_starved_apc_0.10.2.jsonl",
                                            "mixed_apc_0.10.2.jsonl"));
+
+// The simulator's cache for a workload without content identity
+// (SimConfig::prefix_self_only): a completed request's blocks are cached
+// unindexed (evicted in their LRU turn, never looked up) and only a
+// preempted request looks its own blocks up. Every step must still be the
+// engine's: the eviction order decides how much of a resumed request is
+// recomputed.
+class VllmGoldenSelfOnly : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(VllmGoldenSelfOnly, EveryStepMatchesTheEngine) {
+  const Trace golden = ReadTrace(GetParam());
+  const std::vector<StepRecord> sim = Simulated(golden, /*self_only=*/true);
+  ASSERT_EQ(golden.steps.size(), sim.size());
+  for (size_t k = 0; k < sim.size(); ++k) {
+    ASSERT_EQ(Sched(golden.steps[k].sched), Sched(sim[k].sched)) << "step " << k;
+    ASSERT_EQ(Ids(golden.steps[k].preempted), Ids(sim[k].preempted)) << "step " << k;
+    ASSERT_EQ(Ids(golden.steps[k].first), Ids(sim[k].first)) << "step " << k;
+    ASSERT_EQ(Ids(golden.steps[k].finished), Ids(sim[k].finished)) << "step " << k;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Traces, VllmGoldenSelfOnly,
+                         ::testing::Values("chunked_prefill_apc_0.10.2.jsonl",
+                                           "kv_starved_apc_0.33.0.jsonl",
+                                           "chunked_prefill_apc_0.33.0.jsonl",
+                                           "mixed_apc_0.33.0.jsonl"));
 
 }  // namespace
 }  // namespace capplan::sim

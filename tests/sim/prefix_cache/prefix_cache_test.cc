@@ -69,6 +69,49 @@ TEST(PrefixCacheTest, EvictsLeastRecentlyUsedLeafFirst) {
   EXPECT_EQ(c.stats().evicted_blocks, 3);
 }
 
+// Unindexed blocks (a finished request's, when no lookup can match them)
+// count as cached and evictable, and leave in their LRU turn among the
+// indexed leaves: older unindexed blocks before a newer leaf, a newer
+// group after an older leaf.
+TEST(PrefixCacheTest, UnindexedBlocksTakeTheirLruTurn) {
+  PrefixCache c(16, 16);
+  c.InsertUnindexed(3);        // oldest
+  Blocks a{7, 8};
+  EXPECT_EQ(c.Insert(a, 2), 2);  // then a two-block path
+  c.InsertUnindexed(2);        // newest
+  EXPECT_EQ(c.cached_blocks(), 7);
+  EXPECT_EQ(c.evictable_pages(), 7);
+  EXPECT_EQ(c.Evict(2), 2);  // two of the oldest group
+  EXPECT_EQ(c.Lookup(a, 2).blocks, 2);  // the path is intact (and now newest)
+  EXPECT_EQ(c.Evict(2), 2);  // the last of the old group, then the newest group's first
+  EXPECT_EQ(c.cached_blocks(), 3);
+  EXPECT_EQ(c.Lookup(a, 2, /*touch=*/false).blocks, 2);
+  EXPECT_EQ(c.Evict(1), 1);  // the rest of that group goes before the touched path
+  EXPECT_EQ(c.Lookup(a, 2, /*touch=*/false).blocks, 2);
+  EXPECT_EQ(c.Evict(1), 1);  // now the path's leaf
+  EXPECT_EQ(c.Lookup(a, 2, /*touch=*/false).blocks, 1);
+  EXPECT_EQ(c.stats().evicted_blocks, 6);
+}
+
+// Unindexed blocks older than every evictable node go first in any case:
+// they can be released as free pages; newer ones stay cached.
+TEST(PrefixCacheTest, StaleUnindexedBlocksAreReleased) {
+  PrefixCache c(16, 16);
+  c.InsertUnindexed(3);
+  EXPECT_EQ(c.ReleaseStaleUnindexed(), 3);  // nothing indexed: all stale
+  EXPECT_EQ(c.cached_blocks(), 0);
+  c.InsertUnindexed(2);
+  Blocks a{7};
+  c.Insert(a, 1);
+  c.InsertUnindexed(4);
+  EXPECT_EQ(c.ReleaseStaleUnindexed(), 2);  // older than the leaf
+  EXPECT_EQ(c.cached_blocks(), 5);
+  EXPECT_EQ(c.evictable_pages(), 5);
+  EXPECT_EQ(c.Evict(1), 1);  // the leaf, then the newer group
+  EXPECT_EQ(c.ReleaseStaleUnindexed(), 4);
+  EXPECT_EQ(c.cached_blocks(), 0);
+}
+
 TEST(PrefixCacheTest, LockedPathIsNeverEvicted) {
   PrefixCache c(2, 1);
   Blocks a{1, 2, 3};
