@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/atomic_file.h"
+#include "sim/workload/quantile_dist.h"
 
 namespace capplan::sim {
 
@@ -309,6 +310,8 @@ const Registry<LengthDistFactory>& LengthDistRegistry() {
     r->Add("normal", MakeNormal, "mean, std; clamped to >= 1");
     r->Add("lognormal", MakeLognormal, "mu/sigma of ln(tokens), or median/p90");
     r->Add("empirical", MakeEmpirical, "values [+weights], or path to a lengths file");
+    r->Add("quantiles", MakeQuantiles,
+           "quantile points from preset, path or values, interpolated; optional mean");
     return r;
   }();
   return *registry;

@@ -1,5 +1,5 @@
 // Token-length distributions for generated workloads, registered by name
-// ("fixed", "uniform", "normal", "lognormal", "empirical"). The JSON object
+// ("fixed", "uniform", "normal", "lognormal", "empirical", "quantiles"). The JSON object
 // {"dist": NAME, ...parameters..., "max": M} is documented field by field in
 // sim/workload/README.md.
 #ifndef CAPPLAN_SIM_WORKLOAD_LENGTH_DIST_H_
