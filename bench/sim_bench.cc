@@ -10,6 +10,16 @@
 //    Target <= 0.1 s.
 //  * BM_Agent*: the multi-turn agent scenario (prefix caching off and on,
 //    the same sessions), the cost of the cache.
+//  * BM_VidurTrace_100k/F/O: Vidur's own workload (Llama-3.1-8B on 1xH200,
+//    vLLM, chunked prefill 512 tokens, at most 128 running, a 100,000-row
+//    Azure-format trace of 1024 in / 256 out at 6 req/s Poisson): every
+//    request's prompt is priced in mixed chunked-prefill steps. O=1 writes
+//    DIR/requests.csv and DIR/summary.json as `simulate --out` does.
+//    Target <= 0.27 s with O=1.
+//  * BM_KimiPrefill_1M/F/O: study (a)'s deployment serving both phases
+//    (SGLang TP8, FP8 KV), closed loop 64 (the default client), 1,000,000
+//    requests of 8K in / 1K out: each new request's prompt shares a step
+//    with 63 decodes. Target <= 1 s. F=0 (step by step) runs 10,000.
 //  * BM_RequestsCsv/N: writing N finished requests' requests.csv rows
 //    through RequestLog, as `simulate --out` does (its writer thread
 //    formats and writes them), into a stream that discards them so the
@@ -19,12 +29,15 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <streambuf>
 
 #include "bench/azure_row.h"
+#include "common/atomic_file.h"
 #include "common/data_path.h"
+#include "common/json_util.h"
 #include "sim/request_log.h"
 #include "sim/scenario.h"
 #include "sim/simulate.h"
@@ -47,6 +60,55 @@ void RunScenarioBench(benchmark::State& state, const sim::Scenario& sc) {
     requests += static_cast<int64_t>(sc.workload.requests.size());
     benchmark::DoNotOptimize(r->summary);
   }
+  state.counters["sim_requests_per_s"] =
+      benchmark::Counter(static_cast<double>(requests), benchmark::Counter::kIsRate);
+  state.counters["sim_iterations_per_s"] =
+      benchmark::Counter(static_cast<double>(iterations), benchmark::Counter::kIsRate);
+}
+
+// One run as `capplan simulate --out DIR` makes it: requests.csv streamed
+// into its file as requests finish, then summary.json, both atomically.
+Status RunWithOut(const sim::Scenario& sc, sim::RunOptions opt, const std::string& dir,
+                  sim::RunResult* r) {
+  return WriteDirAtomicStreamed(
+      dir, {{"requests.csv",
+             [&](std::ostream& os) -> Status {
+               opt.requests_csv_out = &os;
+               CAPPLAN_ASSIGN_OR_RETURN(*r, sim::RunScenario(sc, opt));
+               return Status::Ok();
+             }},
+            {"summary.json", [&](std::ostream& os) -> Status {
+               os << DumpJson(schema::ToJson(r->summary)) << "\n";
+               return Status::Ok();
+             }}});
+}
+
+// range(0): fast-forward off/on; range(1): without/with --out.
+void RunScenarioOutBench(benchmark::State& state, const sim::Scenario& sc) {
+  sim::RunOptions opt;
+  opt.fast_forward = state.range(0) != 0;
+  const std::string dir = "/tmp/capplan_sim_bench_out_" + std::to_string(getpid());
+  int64_t iterations = 0, requests = 0;
+  for (auto _ : state) {
+    sim::RunResult r;
+    if (state.range(1) != 0) {
+      if (Status s = RunWithOut(sc, opt, dir, &r); !s.ok()) {
+        state.SkipWithError(s.message().c_str());
+        return;
+      }
+    } else {
+      auto run = sim::RunScenario(sc, opt);
+      if (!run.ok()) {
+        state.SkipWithError(run.status().message().c_str());
+        return;
+      }
+      r = *std::move(run);
+    }
+    iterations += r.summary.pools.at(0).iterations.value_or(0);
+    requests += static_cast<int64_t>(sc.workload.requests.size());
+    benchmark::DoNotOptimize(r.summary);
+  }
+  std::filesystem::remove_all(dir);
   state.counters["sim_requests_per_s"] =
       benchmark::Counter(static_cast<double>(requests), benchmark::Counter::kIsRate);
   state.counters["sim_iterations_per_s"] =
@@ -118,6 +180,53 @@ void BM_LlamaTrace_100k(benchmark::State& state) {
   RunScenarioBench(state, **sc);
 }
 BENCHMARK(BM_LlamaTrace_100k)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_VidurTrace_100k(benchmark::State& state) {
+  const std::string trace = WriteAzureTrace(100'000, 6.0, 1024, 256);
+  nlohmann::json doc = {
+      {"name", "vidur-llama-8b"},
+      {"model", "llama-3.1-8b"},
+      {"hardware", "h200-sxm"},
+      {"deployment",
+       {{"engine", "vllm"},
+        {"gpus", 1},
+        {"tp", 1},
+        {"chunked_prefill_tokens", 512},
+        {"max_running_requests", 128}}},
+      {"workload", {{"kind", "trace"}, {"format", "azure_2023"}, {"path", trace}}}};
+  auto sc = sim::ParseScenario(doc, "sim_bench");
+  std::remove(trace.c_str());
+  if (!sc.ok()) {
+    state.SkipWithError(sc.status().message().c_str());
+    return;
+  }
+  RunScenarioOutBench(state, **sc);
+}
+BENCHMARK(BM_VidurTrace_100k)
+    ->ArgsProduct({{1}, {0, 1}})
+    ->Args({0, 0})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+void BM_KimiPrefill_1M(benchmark::State& state) {
+  // Step by step, 1M requests would take minutes: 10,000 show its pace.
+  const std::string n = state.range(0) != 0 ? "1000000" : "10000";
+  auto sc = sim::LoadScenarioFile(
+      DataPath("scenarios/kimi-k2.6-kv-fp8.json"),
+      {"deployment.phase=both", "workload.num_requests=" + n, "workload.warmup_requests=0",
+       "workload.input_tokens.value=8192", "workload.output_tokens.value=1024"});
+  if (!sc.ok()) {
+    state.SkipWithError(sc.status().message().c_str());
+    return;
+  }
+  RunScenarioOutBench(state, **sc);
+}
+BENCHMARK(BM_KimiPrefill_1M)
+    ->ArgsProduct({{1}, {0, 1}})
+    ->Args({0, 0})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(1);
 
 void BM_AgentNoCache(benchmark::State& state) {
   RunFile(state, "scenarios/kimi-k2.6-agent-nocache.json", {});

@@ -146,7 +146,8 @@ void ServingPool::BuildReplicas() {
   }
   res_.kv_capacity_tokens_per_replica =
       replicas_.empty() ? 0 : replicas_[0].ranks[0].pool.capacity_tokens() * c.ranks_per_replica;
-  if (RouterUsesPrefixTrees(c.router) && c.content && c.prefix_block_tokens > 0) {
+  if (RouterUsesPrefixTrees(c.router) && c.content && c.prefix_block_tokens > 0 &&
+      !c.prefix_self_only) {
     for (size_t i = 0; i < replicas_.size(); ++i) {
       route_trees_.push_back(std::make_unique<prefix_cache::PrefixCache>(c.prefix_block_tokens, 1));
     }
@@ -160,6 +161,7 @@ void ServingPool::BuildReplicas() {
       }
     }
     env_.content = &cfg_.content;
+    env_.content_self_only = c.prefix_self_only;
     env_.blocks = &blocks_;
   }
 }
@@ -465,7 +467,7 @@ void ServingPool::OnSchedule(int rep_i) {
   bool any = false;
   for (size_t k = 0; k < rep.ranks.size(); ++k) {
     RankBatch& b = rep.batches[k];
-    b = RankBatch();
+    ClearBatch(b);
     sched_->FormBatch(rep.ranks[k], env_, &b);
     admitted += static_cast<int64_t>(rep.ranks[k].running.size() + rep.ranks[k].prefilling.size());
     if (b.empty()) continue;
@@ -531,7 +533,7 @@ void ServingPool::Trace(int rep_i, int64_t dur, int64_t decode_n, int64_t prefil
                                {"pid", rep_i}, {"args", {{"kv_tokens", kv}}}});
   res_.trace_events.push_back({{"name", "queue"}, {"ph", "C"}, {"ts", now_ / 1000.0},
                                {"pid", rep_i}, {"args", {{"waiting_requests", waiting}}}});
-  if (caches_.empty()) return;
+  if (caches_.empty() || cfg_.prefix_self_only) return;
   // Prefix cache: what it holds and the prompt tokens it has served so far
   // (a rising hit line is cache hits; a falling cached line is eviction).
   int64_t cached = 0, hits = 0;
@@ -556,7 +558,7 @@ void ServingPool::Emit(ReqState& r, int64_t tokens) {
 }
 
 void ServingPool::Finish(RankState& rank, ReqState& r, int64_t t) {
-  ReleaseRequestPages(rank, env_, r.idx, /*insert=*/true);
+  ReleaseRequestPages(rank, env_, r.idx, /*insert=*/true, /*findable=*/!cfg_.prefix_self_only);
   r.status = ReqStatus::kDone;
   r.finish_ns = t;
   const int32_t idx = r.idx;

@@ -24,19 +24,25 @@ bool ServingPool::FoldSendsUnseen() const {
          !opts_.reserve_before_admit && !opts_.hold_kv_after_prefill && follow_.empty();
 }
 
+// A prefix cache that only keeps requests' own blocks (SimConfig::
+// prefix_self_only) is looked up by preempted requests alone: a completion
+// only appends its blocks to it, in the order requests finish, and the skip
+// takes only free pages, so it evicts nothing.
+bool ServingPool::NoSharedCache() const { return caches_.empty() || cfg_.prefix_self_only; }
+
 bool ServingPool::CanFoldCompletions(const Replica& rep) const {
-  return (OnlyArrivalsReach() || FoldSendsUnseen()) && caches_.empty() && rep.ranks.size() == 1 &&
+  return (OnlyArrivalsReach() || FoldSendsUnseen()) && NoSharedCache() && rep.ranks.size() == 1 &&
          rep.ranks[0].waiting.empty();
 }
 
 // The step end at t may have its tokens emitted when the skip ends: it is
 // the next event the queue pops (nothing is queued before it, and no other
-// replica or pool runs in between), and one rank without a prefix cache,
-// one token a step, so the requests it finishes leave in batch order with
-// nothing reading the rank's token count in a way that could change (a
-// one-target router picks it whatever its load).
+// replica or pool runs in between), and one rank without a shared prefix
+// cache (NoSharedCache), one token a step, so the requests it finishes
+// leave in batch order with nothing reading the rank's token count in a way
+// that could change (a one-target router picks it whatever its load).
 bool ServingPool::PreEmits(const Replica& rep, int64_t t) const {
-  return replicas_.size() == 1 && rep.ranks.size() == 1 && caches_.empty() && !speculative_ &&
+  return replicas_.size() == 1 && rep.ranks.size() == 1 && NoSharedCache() && !speculative_ &&
          listener_ == nullptr && !opts_.reserve_before_admit && !opts_.hold_kv_after_prefill &&
          cfg_.sched.phase != Phase::kPrefillOnly && t < q_->next_time();
 }
@@ -370,7 +376,10 @@ bool ServingPool::BeginSkip(Replica& rep, int64_t dur_ns, Skip* s) {
       const int64_t last = r.output - r.generated - 1;
       if (last < s->limit) ends_.push_back({last, idx});
     }
-    std::sort(ends_.begin(), ends_.end());
+    // Those finishing at one step end finish in batch order, as there (the
+    // order their blocks enter a prefix cache).
+    std::stable_sort(ends_.begin(), ends_.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
   }
   // A folded step end retires requests, which leave the in-flight count: it
   // must come before every queued event, any pool's or replica's, so that

@@ -16,7 +16,12 @@ void ServingPool::OnStepEnd(int rep_i) {
     PagesFreed(rep_i);
     return;
   }
-  digest_.valid = false;  // its requests' tokens change
+  // Its requests' tokens change, unless none decodes in it (a prefill
+  // step): then the digest still holds the batch's front, and a prompt it
+  // completes joins the batch behind it.
+  for (const RankBatch& b : rep.batches) {
+    if (b.decode) digest_.valid = false;
+  }
   RequestTable& reqs = reqs_;
   int64_t kv = 0;
   for (size_t k = 0; k < rep.ranks.size(); ++k) {
@@ -40,7 +45,7 @@ void ServingPool::OnStepEnd(int rep_i) {
         Finish(rank, r, now_);
       }
     }
-    b = RankBatch();
+    ClearBatch(b);
     kv += rank.kv_tokens;
   }
   res_.peak_kv_tokens = std::max(res_.peak_kv_tokens, kv);
@@ -69,7 +74,7 @@ void ServingPool::EndEmittedStep(Replica& rep) {
   if (digest_.valid) digest_.ids.assign(run.begin(), run.end());
   for (const int32_t idx : emitted_done_) Finish(rank, reqs_[idx], now_);
   emitted_done_.clear();
-  rep.batches[0] = RankBatch();
+  ClearBatch(rep.batches[0]);
   res_.peak_kv_tokens = std::max(res_.peak_kv_tokens, rank.kv_tokens);
 }
 

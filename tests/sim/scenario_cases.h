@@ -100,6 +100,43 @@ inline std::vector<Case> Cases() {
        "llama-3.1-70b-tp4-vllm.json",
        {},
        {{"kind", "trace"}, {"format", "mooncake"}, {"path", "traces/mooncake_sample.jsonl"}}});
+  // Mixed chunked-prefill steps: vLLM steps every running decode with the
+  // next chunk of a prompt (Vidur's workload: 512-token budget, at most 128
+  // running, 1024 in / 256 out at 6 req/s), SGLang packs chunks of
+  // consecutive prompts into its prefill steps (both phases, closed loop),
+  // with the prefix cache, and in a PD prefill pool.
+  const nlohmann::json vidur = {{"kind", "open_loop"},
+                                {"request_rate", 6},
+                                {"num_requests", 400},
+                                {"warmup_requests", 20},
+                                {"input_tokens", {{"dist", "fixed"}, {"value", 1024}}},
+                                {"output_tokens", {{"dist", "fixed"}, {"value", 256}}}};
+  cases.push_back({"llama_vllm_chunked_prefill_512",
+                   "llama-3.1-70b-tp4-vllm.json",
+                   {"deployment.chunked_prefill_tokens=512", "deployment.max_running_requests=128"},
+                   vidur});
+  cases.push_back({"llama_vllm_chunked_prefill_96_lognormal",
+                   "llama-3.1-70b-tp4-vllm.json",
+                   {"deployment.chunked_prefill_tokens=96", "deployment.max_running_requests=24",
+                    "workload.request_rate=20"},
+                   nullptr});
+  for (const char* scheduler : {"sglang", "vllm"}) {
+    cases.push_back({std::string("kimi_both_phases_closed_loop_") + scheduler,
+                     "kimi-k2.6-kv-fp8.json",
+                     {"deployment.phase=both", std::string("deployment.scheduler=") + scheduler,
+                      "deployment.chunked_prefill_tokens=4096", "workload.num_requests=300",
+                      "workload.warmup_requests=20", "workload.input_tokens.value=8192",
+                      "workload.output_tokens.value=256"},
+                     nullptr});
+  }
+  cases.push_back({"kimi_agent_cache_vllm_chunked",
+                   "kimi-k2.6-agent-cache.json",
+                   {"deployment.scheduler=vllm", "deployment.chunked_prefill_tokens=2048"},
+                   nullptr});
+  cases.push_back({"pd_kimi_prefill_chunked",
+                   "pd-kimi-k2.6.json",
+                   {"pd.prefill.chunked_prefill_tokens=2048"},
+                   nullptr});
   return cases;
 }
 
