@@ -26,6 +26,7 @@ const CommandTable& Commands() {
     cli::RegisterSimCommands(t);
     cli::RegisterCalibrateCommands(t);
     cli::RegisterReportCommands(t);
+    cli::RegisterImportRunCommand(t);
     return t;
   }();
   return *table;

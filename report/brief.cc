@@ -1,6 +1,7 @@
 #include "report/brief.h"
 
 #include <cmath>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -40,6 +41,25 @@ std::string FromTo(double base, double v, const std::string& unit) {
   std::string out = (from == to ? to : from + kArrow + to) + unit;
   if (base > 0 && std::isfinite(base) && std::isfinite(v)) out += " (" + Change(v / base - 1) + ")";
   return out;
+}
+
+// FromTo with the compared figure's 80% prediction band inside its
+// parentheses: "1115→1418 out tok/s (+27%; 80% 971..2069)"; as FromTo
+// when the summary has none (the baseline's band too would not fit a
+// summary line).
+std::string FromToBanded(double base, double v, const std::string& unit,
+                         const std::map<std::string, std::pair<double, double>>& bands,
+                         const std::string& key) {
+  std::string out = FromTo(base, v, unit);
+  const auto it = bands.find(key);
+  if (it == bands.end()) return out;
+  const std::string band =
+      "80% " + FormatCompact(it->second.first) + ".." + FormatCompact(it->second.second);
+  if (!out.empty() && out.back() == ')') {
+    out.pop_back();
+    return out + "; " + band + ")";
+  }
+  return out + " (" + band + ")";
 }
 
 std::string Concurrency(const Summary& s) {
@@ -150,8 +170,11 @@ BriefLine Compare(const Analysis& a, const Comparison& c, const std::string& tit
   if (!s.concurrency && b.request_throughput > 0) {
     figures.push_back(FromTo(b.request_throughput, s.request_throughput, " req/s"));
   }
-  figures.push_back(prefill ? FromTo(b.input_throughput, s.input_throughput, " in tok/s")
-                            : FromTo(b.output_throughput, s.output_throughput, " out tok/s"));
+  const std::string tput = prefill ? "input_throughput" : "output_throughput";
+  figures.push_back(FromToBanded(prefill ? b.input_throughput : b.output_throughput,
+                                 prefill ? s.input_throughput : s.output_throughput,
+                                 prefill ? " in tok/s" : " out tok/s", s.throughput_interval,
+                                 tput));
   if (bp.cost && p.cost) {
     figures.push_back("$" + (prefill ? FromTo(bp.cost->usd_per_million_total,
                                               p.cost->usd_per_million_total, " /M tok")

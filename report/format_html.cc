@@ -89,6 +89,36 @@ constexpr const char* kSelfCheck = R"js(
     marks.forEach(function (m) { var b = m.getBBox(); if (b.width > 0 && b.height > 0) drawn++; });
     r.charts[svg.getAttribute('data-chart')] = drawn;
   });
+  // Each series' colour and marker per chart (a reader tells series apart
+  // by that pair alone).
+  r.series_styles = {};
+  document.querySelectorAll('svg.chart').forEach(function (svg) {
+    var styles = {};
+    svg.querySelectorAll('.mark[data-marker]').forEach(function (m) {
+      styles[m.getAttribute('data-series')] = m.getAttribute('fill') + ' ' + m.getAttribute('data-marker');
+    });
+    if (Object.keys(styles).length) r.series_styles[svg.getAttribute('data-chart')] = styles;
+  });
+  // Warnings: the sections holding them and whether any text repeats.
+  var texts = {}, repeated = 0;
+  document.querySelectorAll('#table-warnings tbody tr').forEach(function (tr) {
+    var t = tr.cells[0].textContent;
+    if (texts[t]) repeated++;
+    texts[t] = true;
+  });
+  r.warnings = { sections: document.querySelectorAll('h2#warnings').length,
+                 tables: document.querySelectorAll('#table-warnings').length,
+                 rows: Object.keys(texts).length, repeated: repeated,
+                 columns: Array.prototype.map.call(document.querySelectorAll('#table-warnings th'),
+                                                   function (th) { return th.textContent; }) };
+  // Tables with a column whose header is empty or missing.
+  r.unlabelled_columns = [];
+  document.querySelectorAll('table').forEach(function (t) {
+    var heads = t.querySelectorAll('thead th'), bad = false;
+    heads.forEach(function (th) { if (!th.textContent.trim()) bad = true; });
+    t.querySelectorAll('tbody tr').forEach(function (tr) { if (tr.cells.length > heads.length) bad = true; });
+    if (bad) r.unlabelled_columns.push(t.id);
+  });
   document.getElementById('capplan-selfcheck').textContent = JSON.stringify(r);
   console.log('capplan-selfcheck ' + JSON.stringify(r));
 })();
@@ -374,6 +404,11 @@ std::string RenderHtml(const Analysis& a, const std::vector<Table>& tables) {
   if (FindTable(tables, "cache_and_speculation") != nullptr) {
     os << "\n<h2 id=\"cache_and_speculation\">Prefix caching and speculative decoding</h2>";
     Section(os, tables, "cache_and_speculation");
+  }
+  if (FindTable(tables, kCalibrationRunsTable) != nullptr) {
+    os << "\n<h2 id=\"calibration\">Calibrated on your runs</h2>";
+    Section(os, tables, kCalibrationRunsTable);
+    Section(os, tables, kCalibrationTermsTable);
   }
   if (FindTable(tables, "warnings") != nullptr) {
     os << "\n<h2 id=\"warnings\">Warnings</h2>";

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -41,17 +42,65 @@ std::string ScriptSafe(std::string s) {
   return s;
 }
 
-// Each result becomes a preset: its scenario and the control values it ran
-// with (the controls the page has: report/interactive_page.cc).
+// A preset's name: the result's, and when several results share it, what
+// differs between them ("kimi-k2.6-kv-bf16 (concurrency 16)").
+void LabelPresets(nlohmann::json* presets) {
+  std::map<std::string, std::vector<size_t>> by_label;
+  for (size_t i = 0; i < presets->size(); ++i) {
+    by_label[(*presets)[i]["label"].get<std::string>()].push_back(i);
+  }
+  for (const auto& [label, idx] : by_label) {
+    if (idx.size() < 2) continue;
+    std::set<std::string> keys;
+    for (size_t i : idx) {
+      for (const auto& [k, v] : (*presets)[i]["values"].items()) keys.insert(k);
+    }
+    std::vector<std::string> differ;
+    for (const std::string& k : keys) {
+      const nlohmann::json& first = (*presets)[idx[0]]["values"];
+      for (size_t i : idx) {
+        const nlohmann::json& v = (*presets)[i]["values"];
+        if (v.value(k, nlohmann::json()) != first.value(k, nlohmann::json())) {
+          differ.push_back(k);
+          break;
+        }
+      }
+    }
+    for (size_t n = 0; n < idx.size(); ++n) {
+      nlohmann::json& p = (*presets)[idx[n]];
+      std::string what;
+      for (const std::string& k : differ) {
+        const nlohmann::json v = p["values"].value(k, nlohmann::json());
+        what += (what.empty() ? "" : ", ") + k.substr(k.rfind('.') + 1) + " " +
+                (v.is_null() ? std::string("unset") : v.is_string() ? v.get<std::string>() : v.dump());
+      }
+      // Identical settings (the same result given twice) are numbered.
+      if (what.empty()) what = "#" + std::to_string(n + 1);
+      p["label"] = label + " (" + what + ")";
+    }
+  }
+}
+
+// Each result becomes a preset: its scenario and the settings it ran with
+// that the page's controls hold (report/web/whatif_controls.js), the run
+// length included, so choosing it re-runs that result.
 nlohmann::json Presets(const std::vector<Summary>& results) {
   nlohmann::json presets = nlohmann::json::array();
   for (const Summary& r : results) {
     nlohmann::json values = nlohmann::json::object();
+    const nlohmann::json& w = r.workload;
     for (const char* k : {"concurrency", "request_rate"}) {
       // An open-loop summary echoes concurrency 0: not a setting.
-      if (r.workload.is_object() && r.workload.contains(k) && r.workload[k].is_number() &&
-          r.workload[k].get<double>() > 0) {
-        values[std::string("workload.") + k] = r.workload[k];
+      if (w.is_object() && w.contains(k) && w[k].is_number() && w[k].get<double>() > 0) {
+        values[std::string("workload.") + k] = w[k];
+      }
+    }
+    // Sessions derive their request count from the sessions; the other
+    // kinds run the count their summary echoes.
+    const bool counted = w.is_object() && w.value("kind", "") != "sessions";
+    for (const char* k : {"num_requests", "warmup_requests"}) {
+      if (counted && w.contains(k) && w[k].is_number_integer()) {
+        values[std::string("workload.") + k] = w[k];
       }
     }
     if (!r.pd && r.deployment.is_object()) {
@@ -66,18 +115,24 @@ nlohmann::json Presets(const std::vector<Summary>& results) {
     presets.push_back(
         {{"label", r.id}, {"scenario", "scenarios/" + r.scenario + ".json"}, {"values", values}});
   }
+  LabelPresets(&presets);
   return presets;
 }
 
-// The number formats a KV cache control offers (hw/formats.json kv_cache
-// names); the simulator still decides what is valid.
+// Every weight and KV format name (hw/formats.json weight_choices and
+// kv_cache names): what a picker offers when the module cannot narrow it
+// to a scenario's card and GPU. The simulator still decides what is valid.
 nlohmann::json PageOptions() {
-  nlohmann::json dtypes = nlohmann::json::array({"bf16", "fp8"});
+  nlohmann::json out = {{"weights", nlohmann::json::array()},
+                        {"kv_cache", nlohmann::json::array({"bf16", "fp8"})}};
   auto doc = ReadJsonFile(DataPath("hw/formats.json"));
-  if (doc.ok() && doc->contains("kv_cache") && (*doc)["kv_cache"].contains("names")) {
-    dtypes = (*doc)["kv_cache"]["names"];
+  if (!doc.ok()) return out;
+  for (const char* k : {"weight_choices", "kv_cache"}) {
+    if (doc->contains(k) && (*doc)[k].contains("names")) {
+      out[k == std::string("kv_cache") ? "kv_cache" : "weights"] = (*doc)[k]["names"];
+    }
   }
-  return {{"dtypes", dtypes}};
+  return out;
 }
 
 }  // namespace

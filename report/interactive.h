@@ -44,7 +44,8 @@ Result<std::string> RenderInteractive(const std::vector<Summary>& results,
 Status WriteInteractive(const std::vector<std::string>& inputs, const std::string& out,
                         const InteractiveOptions& options);
 
-// The page's fixed stylesheet and script (report/interactive_page.cc).
+// The page's fixed stylesheet and script: report/web/, compiled in by
+// report/web/embed.cmake.
 const char* InteractiveCss();
 const char* InteractiveScript();
 

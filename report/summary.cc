@@ -197,6 +197,10 @@ Result<Summary> ParseSummary(const nlohmann::json& doc, const std::string& origi
   s.total_token_throughput_per_gpu =
       run.total_token_throughput_per_gpu.value_or(s.total_token_throughput / s.gpus);
   Latencies(run, &s);
+  for (const char* key : {"output_throughput", "input_throughput"}) {
+    const auto iv = run.intervals.find(key);
+    if (iv != run.intervals.end()) s.throughput_interval[key] = {iv->second.lo, iv->second.hi};
+  }
   s.usd_per_gpu_hour = run.usd_per_gpu_hour;
   s.joules_per_output_token = run.joules_per_output_token;
   s.gpu_joules_per_output_token = run.gpu_joules_per_output_token;

@@ -74,6 +74,9 @@ struct Summary {
   // Prediction intervals, where the simulator gives them ("<key>_ms_lo" and
   // "_hi" beside a latency key): same names as latency_ms -> (lo, hi) ms.
   std::map<std::string, std::pair<double, double>> latency_interval_ms;
+  // The throughputs' prediction intervals (80% bands), by summary key
+  // ("output_throughput", "input_throughput") -> (lo, hi) tok/s.
+  std::map<std::string, std::pair<double, double>> throughput_interval;
 
   std::optional<double> usd_per_gpu_hour;
   // Energy (sim/energy.h), where the profile had a power model: facility

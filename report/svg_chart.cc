@@ -16,6 +16,20 @@ namespace {
 constexpr const char* kPalette[] = {"#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9",
                                     "#D55E00", "#F0E442", "#000000", "#999999", "#666666"};
 constexpr int kPaletteSize = sizeof(kPalette) / sizeof(kPalette[0]);
+// Past the palette's size series change marker shape, so every series of a
+// chart keeps a colour-and-shape pair of its own (series 0 and 10 share
+// blue, not the circle).
+constexpr const char* kMarkers[] = {"circle", "square", "triangle", "diamond", "triangle-down"};
+constexpr int kMarkerCount = sizeof(kMarkers) / sizeof(kMarkers[0]);
+
+struct SeriesStyle {
+  const char* color;
+  const char* marker;
+};
+
+SeriesStyle StyleAt(size_t i) {
+  return {kPalette[i % kPaletteSize], kMarkers[(i / kPaletteSize) % kMarkerCount]};
+}
 
 constexpr double kWidth = 760;
 constexpr double kCharWidth = 6.6;  // average glyph width at 12px sans-serif
@@ -28,9 +42,32 @@ std::string Num(double v) {
 
 std::string Attr(const std::string& s) { return HtmlEscape(s); }
 
+// An open marker element of `marker`'s shape centred on (x, y), radius r;
+// the caller adds attributes and closes it.
+std::string MarkerOpen(const std::string& marker, double x, double y, double r) {
+  if (marker == "circle") {
+    return "<circle cx=\"" + Num(x) + "\" cy=\"" + Num(y) + "\" r=\"" + Num(r) + "\"";
+  }
+  std::string d;
+  if (marker == "square") {
+    d = "M" + Num(x - r) + " " + Num(y - r) + "h" + Num(2 * r) + "v" + Num(2 * r) + "h" +
+        Num(-2 * r) + "Z";
+  } else if (marker == "diamond") {
+    d = "M" + Num(x) + " " + Num(y - r * 1.3) + "L" + Num(x + r * 1.3) + " " + Num(y) + "L" +
+        Num(x) + " " + Num(y + r * 1.3) + "L" + Num(x - r * 1.3) + " " + Num(y) + "Z";
+  } else {
+    const double s = marker == "triangle" ? 1 : -1;  // apex up or down
+    d = "M" + Num(x) + " " + Num(y - s * r * 1.3) + "L" + Num(x + r * 1.2) + " " +
+        Num(y + s * r) + "L" + Num(x - r * 1.2) + " " + Num(y + s * r) + "Z";
+  }
+  return "<path d=\"" + d + "\"";
+}
+
 // Legend laid out in rows that wrap at the chart width; returns its height.
+// `markers` (XY charts): the swatch is the series' marker; empty: a square.
 double Legend(std::ostringstream& os, const std::vector<std::string>& names, double top,
-              const std::vector<std::string>& colors, double width = kWidth) {
+              const std::vector<std::string>& colors, double width = kWidth,
+              const std::vector<std::string>& markers = {}) {
   double x = 10, y = top;
   for (size_t i = 0; i < names.size(); ++i) {
     const double w = 22 + kCharWidth * static_cast<double>(names[i].size()) + 14;
@@ -38,9 +75,15 @@ double Legend(std::ostringstream& os, const std::vector<std::string>& names, dou
       x = 10;
       y += 18;
     }
-    os << "<rect x=\"" << Num(x) << "\" y=\"" << Num(y - 9) << "\" width=\"12\" height=\"12\" "
-       << "fill=\"" << colors[i] << "\"/>"
-       << "<text x=\"" << Num(x + 16) << "\" y=\"" << Num(y + 1) << "\" class=\"legend\">"
+    if (i < markers.size() && !markers[i].empty()) {
+      os << MarkerOpen(markers[i], x + 6, y - 3, 5.5) << " class=\"swatch\" data-series=\""
+         << Attr(names[i]) << "\" data-marker=\"" << markers[i] << "\" fill=\"" << colors[i]
+         << "\"/>";
+    } else {
+      os << "<rect x=\"" << Num(x) << "\" y=\"" << Num(y - 9)
+         << "\" width=\"12\" height=\"12\" fill=\"" << colors[i] << "\"/>";
+    }
+    os << "<text x=\"" << Num(x + 16) << "\" y=\"" << Num(y + 1) << "\" class=\"legend\">"
        << HtmlEscape(names[i]) << "</text>";
     x += w;
   }
@@ -174,22 +217,26 @@ class XYPlot {
     os << "<polyline points=\"" << pts.str() << "\" class=\"front\"/>";
   }
 
-  void DrawSeries(std::ostringstream& os, const XYSeries& s, const char* color) const {
+  void DrawSeries(std::ostringstream& os, const XYSeries& s, SeriesStyle style) const {
+    const char* color = style.color;
     if (s.connect && s.points.size() > 1) {
       std::ostringstream pts;
       for (const auto& [x, y] : s.points) {
         if (Shown(x)) pts << Num(X(x)) << "," << Num(Y(y)) << " ";
       }
+      // A series that reuses a palette colour also draws its line dashed.
+      const bool reused = std::string(style.marker) != kMarkers[0];
       os << "<polyline points=\"" << pts.str() << "\" fill=\"none\" stroke=\"" << color
-         << "\" stroke-width=\"2\"/>";
+         << "\" stroke-width=\"2\"" << (reused ? " stroke-dasharray=\"6 3\"" : "") << "/>";
     }
     for (const auto& [x, y] : s.points) {
       if (!Shown(x)) continue;
-      os << "<circle class=\"mark\" data-series=\"" << Attr(s.name) << "\" data-x=\""
-         << FormatNumber(x, 6) << "\" data-y=\"" << FormatNumber(y, 6) << "\" cx=\"" << Num(X(x))
-         << "\" cy=\"" << Num(Y(y)) << "\" r=\"4.5\" fill=\"" << color << "\"><title>"
-         << HtmlEscape(s.name) << ": " << FormatNumber(x) << ", " << FormatNumber(y)
-         << "</title></circle>";
+      const std::string open = MarkerOpen(style.marker, X(x), Y(y), 4.5);
+      os << open << " class=\"mark\" data-series=\"" << Attr(s.name) << "\" data-marker=\""
+         << style.marker << "\" data-x=\"" << FormatNumber(x, 6) << "\" data-y=\""
+         << FormatNumber(y, 6) << "\" fill=\"" << color << "\"><title>" << HtmlEscape(s.name)
+         << ": " << FormatNumber(x) << ", " << FormatNumber(y) << "</title>"
+         << (open.rfind("<circle", 0) == 0 ? "</circle>" : "</path>");
     }
   }
 
@@ -229,17 +276,19 @@ class XYPlot {
 std::string RenderXYChart(const XYChartSpec& spec) {
   XYPlot plot(spec);
   constexpr double top = XYPlot::kTop, plot_h = XYPlot::kPlotH;
-  std::vector<std::string> names, colors;
+  std::vector<std::string> names, colors, markers;
   for (size_t i = 0; i < spec.series.size(); ++i) {
     names.push_back(spec.series[i].name);
-    colors.push_back(kPalette[i % kPaletteSize]);
+    colors.push_back(StyleAt(i).color);
+    markers.push_back(StyleAt(i).marker);
   }
   if (!spec.front.empty()) {
     names.push_back(spec.front_label);
     colors.push_back("#222222");
+    markers.push_back("");
   }
   std::ostringstream legend;
-  const double legend_h = Legend(legend, names, top + plot_h + 58, colors);
+  const double legend_h = Legend(legend, names, top + plot_h + 58, colors, kWidth, markers);
   std::ostringstream os;
   OpenSvg(os, spec.id, spec.title, kWidth, top + plot_h + 58 + legend_h);
   if (plot.points() == 0) {
@@ -251,7 +300,7 @@ std::string RenderXYChart(const XYChartSpec& spec) {
   plot.DrawAxes(os);
   plot.DrawFront(os);
   for (size_t i = 0; i < spec.series.size(); ++i) {
-    plot.DrawSeries(os, spec.series[i], kPalette[i % kPaletteSize]);
+    plot.DrawSeries(os, spec.series[i], StyleAt(i));
   }
   plot.DrawEndLabels(os);
   os << legend.str() << "</svg>";

@@ -1,6 +1,7 @@
 #include "report/tables.h"
 
 #include <cmath>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -308,20 +309,37 @@ std::optional<Table> EnergyTable(const Analysis& a) {
   return t;
 }
 
+// Each distinct warning once, with how many results carry it and which
+// (configuration and concurrency): a study's runs repeat the same few.
 std::optional<Table> WarningsTable(const Analysis& a) {
   Table warn{"warnings",
              "Simulator warnings",
-             "Copied from the summaries.",
-             {"configuration", "concurrency", "warning"},
+             "Copied from the summaries, each distinct warning once: results = how many results "
+             "carry it; seen_in = their configuration and concurrency.",
+             {"warning", "results", "seen_in"},
              {}};
+  std::map<std::string, size_t> row_of;
+  std::vector<int> counts;
   for (const auto& c : a.configs) {
     for (int i : c.points) {
-      for (const auto& w : a.points[i].summary->warnings) {
-        warn.rows.push_back({c.short_label, ConcurrencyText(*a.points[i].summary), w});
+      const Summary& s = *a.points[i].summary;
+      const std::string where = c.short_label + " " + ConcurrencyText(s);
+      std::set<std::string> seen;  // a result repeating a warning counts once
+      for (const auto& w : s.warnings) {
+        if (!seen.insert(w).second) continue;
+        auto [it, fresh] = row_of.emplace(w, warn.rows.size());
+        if (fresh) {
+          warn.rows.push_back({w, "", where});
+          counts.push_back(0);
+        } else {
+          warn.rows[it->second][2] += ", " + where;
+        }
+        ++counts[it->second];
       }
     }
   }
   if (warn.rows.empty()) return std::nullopt;
+  for (size_t r = 0; r < warn.rows.size(); ++r) warn.rows[r][1] = std::to_string(counts[r]);
   return warn;
 }
 

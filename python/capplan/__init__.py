@@ -12,14 +12,19 @@ Each function runs the capplan command in-process (the compiled module
 message is the CLI's one-line message (``str(e)``; the CLI prints it after
 ``capplan: error: ``) and whose ``exit_code`` is the CLI's exit code.
 
-    import capplan
-    s = capplan.simulate("scenarios/kimi-k2.6-kv-fp8.json",
-                         {"workload.concurrency": 16, "deployment.kv_cache": "bf16"})
-    s["output_throughput"], s["p99_ttft_ms"]
+    >>> import capplan
+    >>> s = capplan.simulate("scenarios/kimi-k2.6-kv-fp8.json",
+    ...                      {"workload.concurrency": 16, "deployment.kv_cache": "bf16"})
+    >>> s["deployment"]["kv_cache"], s["output_throughput"] > 0
+    ('bf16', True)
+    >>> doc = json.load(open("scenarios/kimi-k2.6-kv-fp8.json"))
+    >>> doc["workload"]["concurrency"] = 16
+    >>> r = capplan.simulate(doc)
+    >>> r["workload"]["concurrency"], r["p99_ttft_ms"] >= r["median_ttft_ms"] > 0
+    (16, True)
 
-    doc = json.load(open("scenarios/kimi-k2.6-kv-fp8.json"))
-    doc["workload"]["concurrency"] = 16
-    capplan.simulate(doc)["p99_ttft_ms"]
+Each function's docstring shows its own example; every example runs as a
+test (tests/python/docstring_examples_test.py).
 """
 import contextlib
 import csv
@@ -29,10 +34,17 @@ import re
 import shutil
 import tempfile
 
-from . import _capplan
+# An installed package (pip install .) carries the shipped data beside the
+# module; a build folder's module reads the source tree it was built from.
+# $CAPPLAN_DATA_DIR, when set, wins over both.
+_PACKAGE_DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
+if os.path.isdir(_PACKAGE_DATA):
+    os.environ.setdefault("CAPPLAN_DATA_DIR", _PACKAGE_DATA)
+
+from . import _capplan  # noqa: E402 (after the data folder is known)
 
 __all__ = ["Error", "run", "capacity", "import_model", "simulate", "sweep", "search", "report",
-           "calibrate",
+           "calibrate", "import_run", "calibrate_runs",
            "validate", "requests_frame", "sweep_frame", "frontier_frame", "validation_frame",
            "PandasMissing"]
 
@@ -41,10 +53,11 @@ class Error(Exception):
     """A capplan error: str(e) is the CLI's one-line message, e.exit_code the
     CLI's exit code (2 for a bad argument or input), e.command the arguments.
 
-        try:
-            capplan.simulate(dict(doc, bogus=1))
-        except capplan.Error as e:
-            print(e.exit_code, e)   # 2 scenario: /bogus: unknown field ...
+        >>> try:
+        ...     capplan.simulate(dict(doc, bogus=1))
+        ... except capplan.Error as e:
+        ...     print(e.exit_code, e)
+        2 scenario: /bogus: unknown field...
     """
 
     def __init__(self, message, exit_code, args=None):
@@ -57,17 +70,21 @@ class PandasMissing(Error, ImportError):
     """A DataFrame helper was called without pandas installed (both a
     capplan.Error and an ImportError; install python3-pandas).
 
-        try:
-            df = capplan.requests_frame("run1")
-        except capplan.PandasMissing as e:
-            print(e)   # pandas is not installed; install it ...
+        >>> try:
+        ...     df = capplan.requests_frame("run1")
+        ... except capplan.PandasMissing as e:
+        ...     print(e)
+        ... else:
+        ...     print("pandas is installed")
+        pandas is ...
     """
 
 
 def run(*args):
     """Runs ``capplan ARGS...`` in-process and returns what it printed.
 
-        print(capplan.run("models", "list"))
+        >>> print(capplan.run("capacity", "--model", "kimi-k2.6", "--gpus", "8"))
+        Kimi K2.6 (kimi-k2.6) on 8x h200-sxm ...
     """
     return _run(*args)
 
@@ -168,7 +185,9 @@ def capacity(model=None, gpus=None, **options):
     command's flags: tp=8, kv="fp8", weights="int4", engine="sglang",
     hardware="h100-sxm", table=True, ...
 
-        capplan.capacity("kimi-k2.6", 8, tp=8, kv="fp8")["kv_capacity_tokens"]
+        >>> c = capplan.capacity("kimi-k2.6", 8, tp=8, kv="fp8")
+        >>> c["kv_capacity_tokens"] > 0
+        True
     """
     return json.loads(run("capacity", *_flags({"model": model, "gpus": gpus, **options}), "--json"))
 
@@ -178,8 +197,9 @@ def import_model(path, out=None, name=None):
     Hugging Face folder (or its config.json), as a dict; out=FILE also keeps
     the card there. capacity() and simulate() take the folder itself.
 
-        card = capplan.import_model("tests/data/hf/gpt-oss-120b")
-        card["num_layers"], capplan.capacity("tests/data/hf/gpt-oss-120b", 1)
+        >>> card = capplan.import_model("tests/data/hf/gpt-oss-120b")
+        >>> card["num_layers"], capplan.capacity("tests/data/hf/gpt-oss-120b", 1)["gpus"]
+        (36, 1)
     """
     extra = ["--name", name] if name is not None else []
     if out is not None:
@@ -203,9 +223,10 @@ def simulate(scenario, overrides=None, out=None):
     out: a folder to write summary.json and requests.csv (one row per
     request; requests_frame(out) reads it).
 
-        s = capplan.simulate("scenarios/kimi-k2.6-kv-fp8.json",
-                             {"workload.concurrency": 8}, out="run1")
-        s["output_throughput"], capplan.requests_frame("run1")
+        >>> s = capplan.simulate("scenarios/kimi-k2.6-kv-fp8.json",
+        ...                      {"workload.concurrency": 8}, out="run1")
+        >>> s["workload"]["concurrency"], sorted(os.listdir("run1"))
+        (8, ['requests.csv', 'summary.json'])
     """
     extra = ["--out", out] if out is not None else []
     with _scenario_files([scenario]) as (path,):
@@ -225,9 +246,10 @@ def sweep(scenario, grid, out=None, overrides=None, jobs=None):
     scenario: a file path or the scenario as a dict.
     grid: {"workload.concurrency": [1, 8, 64]} or ["workload.concurrency=1,8,64"].
 
-        pts = capplan.sweep("scenarios/kimi-k2.6-kv-fp8.json",
-                            {"workload.concurrency": [1, 8, 64]}, out="sw")
-        [p["summary"]["p99_ttft_ms"] for p in pts], capplan.sweep_frame("sw")
+        >>> pts = capplan.sweep("scenarios/kimi-k2.6-kv-fp8.json",
+        ...                     {"workload.concurrency": [1, 8]}, out="sw")
+        >>> [(p["status"], p["summary"]["workload"]["concurrency"]) for p in pts]
+        [('ok', 1), ('ok', 8)]
     """
     out = _out_dir(out, "capplan-sweep-")
     if isinstance(grid, dict):
@@ -254,10 +276,17 @@ def search(scenario, slo, space, out=None, overrides=None, objective=None, pessi
     dict; slo: {"p90_ttft_ms": 2000} or ["p90_ttft_ms<=2000"];
     space: a file path or the space as a dict (written into DIR).
 
-        r = capplan.search("scenarios/pd-kimi-k2.6-colocated.json",
-                           {"p90_tpot_ms": 50},
-                           {"axes": {"deployment.replicas": [1, 2]}})
-        r["winner"], capplan.frontier_frame(r)
+    The space needs its axes and the request rate to bisect (scenarios/search/
+    has complete ones); short runs keep the example quick:
+
+        >>> space = {"axes": {"deployment.replicas": [1, 2]},
+        ...          "request_rate": {"path": "workload.request_rate",
+        ...                           "min_req_per_s": 0.1, "max_req_per_s": 2}}
+        >>> r = capplan.search("scenarios/pd-kimi-k2.6-colocated.json",
+        ...                    {"p90_tpot_ms": 50}, space, out="search1",
+        ...                    overrides={"workload.num_requests": 30})
+        >>> r["winner"]["config"], r["winner"]["p90_tpot_ms"] <= 50
+        ({'deployment.replicas': 1}, True)
     """
     out = _out_dir(out, "capplan-search-")
     if isinstance(slo, dict):
@@ -284,8 +313,10 @@ def report(results, out, **options):
     out="-" returns the report text instead. scenario=[...] takes paths or
     scenario dicts.
 
-        capplan.report(["sw"], "sweep.md")
-        print(capplan.report("sw", "-", format="brief"))
+        >>> capplan.report(["sw"], "sweep.md")
+        'sweep.md'
+        >>> print(capplan.report("sw", "-", format="brief"))
+        kimi-k2.6-kv-fp8...
     """
     if isinstance(results, (str, os.PathLike)):
         results = [results]
@@ -303,9 +334,56 @@ def calibrate(measurements, out, **options):
     profile; returns what the command printed. Options are its flags:
     report="fit.md", name="my-gpu", ...
 
-        capplan.calibrate("measurements.jsonl", "my-gpu.json", report="fit.md")
+        >>> m = "calibrate/measurements/public/aic-h200-sglang-deepgemm-fp8-block-gemm.json"
+        >>> text = capplan.calibrate(m, "my-gpu.json", report="fit.md")
+        >>> os.path.exists("my-gpu.json"), os.path.exists("fit.md")
+        (True, True)
     """
     return run("calibrate", measurements, "--out", out, *_flags(options))
+
+
+def import_run(file, out, scenario=None, **options):
+    """``capplan import-run FILE --out CASE [...]``: a benchmark result of your
+    own GPUs (vllm bench serve --save-result JSON, sglang bench_serving JSONL,
+    GuideLLM benchmarks.json, InferenceX agg JSON) as a validation case,
+    returned as a dict and written to ``out``. The deployment comes from
+    ``scenario`` (a file path or dict) or from options: model="llama-3.1-8b",
+    gpu="h100-sxm", engine="vllm", tp=1, log="server.log", metrics="m.txt".
+
+        >>> case = capplan.import_run("tests/data/runs/vllm-bench-serve.json", "run.json",
+        ...     scenario="tests/data/runs/scenario-llama-3.1-8b-h100-vllm.json")
+        >>> case["format"], case["rows"][0]["measured"]["mean_ttft_ms"] > 0
+        ('capplan.validation_case.v1', True)
+    """
+    with _scenario_files([scenario] if scenario is not None else []) as paths:
+        extra = ["--scenario", paths[0]] if paths else []
+        run("import-run", file, "--out", out, *extra, *_flags(options))
+    with open(out) as f:
+        return json.load(f)
+
+
+def calibrate_runs(cases, out=None, rows=None, hold=None):
+    """``capplan calibrate --runs CASE... --json``: fits the deployment terms
+    your runs can tell (host time per step and per running request, a time
+    scale per kernel implementation they exercise, the engine's KV capacity)
+    and returns the calibration overlay as a dict; out=FILE also writes it, for
+    a scenario's ``"calibration"`` key (a path relative to the scenario) or
+    simulate(..., {"calibration": os.path.abspath(FILE)}).
+    cases: one case file or a list (import_run writes them); rows: fit only
+    these row labels, predicting the others; hold: terms kept at their prior.
+    Raises capplan.Error when the fit predicts held-out runs worse than the
+    shipped priors (the message names the term to hold).
+
+        >>> o = capplan.calibrate_runs("validation/cases/v6-vllm-deepseek-r1-h200-r1bench.json",
+        ...                            rows=["TP8 1000/2000", "TP8 30000/100"], out="overlay.json")
+        >>> o["format"], o["held_out"]["after_pct"] < o["held_out"]["before_pct"]
+        ('capplan.calibration_overlay.v1', True)
+        >>> [t["term"] for t in o["terms"] if t["moved"]]
+        ['kernel_scale.vllm_triton_fused_moe']
+    """
+    files = [cases] if isinstance(cases, (str, os.PathLike)) else list(cases)
+    argv = ["calibrate", "--runs", *files, *_flags({"rows": rows, "hold": hold, "out": out})]
+    return json.loads(run(*argv, "--json"))
 
 
 def validate(run=None, public=False, cases=None, out=None, profile=None):
@@ -316,8 +394,9 @@ def validate(run=None, public=False, cases=None, out=None, profile=None):
     Otherwise ``run`` is an engine serve-bench run file replayed through the
     step cost model (profile: a hardware profile name or path).
 
-        v = capplan.validate(public=True)
-        v["classes"]["serving"]["mape_pct"], capplan.validation_frame(v)
+        >>> v = capplan.validate(public=True)
+        >>> v["classes"]["serving"]["mape_pct"] >= 0, len(v["rows"]) > 0
+        (True, True)
     """
     if run is None and not public:
         raise Error("validate: give run=ENGINE_RUN.json or public=True", 2)
@@ -347,9 +426,9 @@ def requests_frame(out):
     """The per-request table of ``simulate(..., out=DIR)`` (DIR/requests.csv)
     as a pandas DataFrame, one row per request.
 
-        capplan.simulate("scenarios/kimi-k2.6-kv-fp8.json", out="run1")
-        df = capplan.requests_frame("run1")
-        df["ttft_ms"].describe()
+        >>> df = capplan.requests_frame("run1")   # simulate(..., out="run1") above
+        >>> len(df) > 0, "ttft_ms" in df.columns
+        (True, True)
     """
     return _read_csv(os.path.join(os.fspath(out), "requests.csv"))
 
@@ -359,8 +438,9 @@ def sweep_frame(out):
     DataFrame: point_id, one column per grid axis, status, then the summary
     metrics (output_throughput, p90_ttft_ms, ...).
 
-        capplan.sweep(scenario, {"workload.concurrency": [1, 8]}, out="sw")
-        capplan.sweep_frame("sw").plot(x="workload.concurrency", y="p90_ttft_ms")
+        >>> df = capplan.sweep_frame("sw")   # sweep(..., out="sw") above
+        >>> list(df["workload.concurrency"])
+        [1, 8]
     """
     return _read_csv(os.path.join(os.fspath(out), "sweep.csv"))
 
@@ -373,8 +453,9 @@ def frontier_frame(result, which="pareto"):
     request_rate_req_per_s, output_throughput_per_gpu, p90_ttft_ms, ...
     result: what ``search()`` returned, or its out folder.
 
-        r = capplan.search(scenario, {"p90_tpot_ms": 50}, space)
-        capplan.frontier_frame(r)[["deployment.replicas", "output_throughput_per_gpu"]]
+        >>> r = json.load(open("search1/search.json"))   # search(..., out="search1") above
+        >>> list(capplan.frontier_frame(r)["rank"])[:1]
+        [1]
     """
     pd = _pandas()
     if not isinstance(result, dict):
@@ -396,9 +477,9 @@ def validation_frame(result, which="rows"):
     source_url, ...), or with which="comparisons" one per comparison.
     result: what ``validate(public=True)`` returned, or its out folder.
 
-        v = capplan.validate(public=True)
-        df = capplan.validation_frame(v)
-        df.groupby("class")["error_pct"].apply(lambda e: e.abs().mean())
+        >>> df = capplan.validation_frame(v)   # v = capplan.validate(public=True) above
+        >>> len(df) == len(v["rows"])
+        True
     """
     pd = _pandas()
     if not isinstance(result, dict):

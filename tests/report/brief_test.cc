@@ -127,6 +127,25 @@ TEST(ReportSummary, SmallOverheadsAreNotRoundedAway) {
   EXPECT_NE(line.find("verify 0.012% of step time"), std::string::npos) << line;
 }
 
+// The compared configuration's throughput carries its 80% prediction band,
+// read from the summary's output_throughput_lo/_hi; without them the figure
+// stands alone.
+TEST(ReportSummary, ThroughputCarriesItsEightyPercentBand) {
+  auto doc = ReadJsonFile(kData + "/kimi_fp8_kv_c64.json");
+  ASSERT_TRUE(doc.ok());
+  (*doc)["output_throughput_lo"] = 971.0;
+  (*doc)["output_throughput_hi"] = 2069.0;
+  auto banded = ParseSummary(*doc, "fp8.json");
+  ASSERT_TRUE(banded.ok()) << banded.status().message();
+  EXPECT_EQ(banded->throughput_interval.at("output_throughput"), std::make_pair(971.0, 2069.0));
+  std::vector<Summary> r = Loaded({kData + "/kimi_bf16_kv_c64.json"});
+  r.push_back(*banded);
+  const std::string line = SummaryLines(Analyzed(std::move(r)))[0];
+  EXPECT_NE(line.find("%; 80% 971..2069)"), std::string::npos) << line;
+  const std::string plain = SummaryLines(Analyzed(Loaded(KimiFiles())))[0];
+  EXPECT_EQ(plain.find("80%"), std::string::npos) << plain;
+}
+
 TEST(ReportHtml, LatencyPercentileChartsWithTheSlo) {
   std::vector<Summary> r = Loaded(KimiFiles());
   r[3].slo_ms["ttft_ms"] = 300;

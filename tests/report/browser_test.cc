@@ -22,6 +22,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "report/report.h"
@@ -189,6 +190,48 @@ TEST_F(ReportBrowser, ScreenshotIsAPngOfTheWindow) {
     // A blank page compresses to a few kB; charts and tables do not.
     EXPECT_GT(png.size(), 30000u);
   }
+}
+
+// Thirteen configurations (more than the palette's ten colours) sharing
+// warnings: in the rendered page every configuration keeps its own colour
+// and marker in each chart, the warnings are one section listing each text
+// once with its count, and every table column has a header.
+TEST_F(ReportBrowser, ConfigurationsDistinctWarningsOnceColumnsLabelled) {
+  const nlohmann::json base = nlohmann::json::parse(Slurp(kData + "/kimi_bf16_kv_c16.json"));
+  std::vector<std::string> inputs;
+  for (int i = 0; i < 13; ++i) {
+    nlohmann::json r = base;
+    r["scenario"] = "config-" + std::to_string(i);
+    r["label"] = "config " + std::to_string(i);
+    r["warnings"] = {"op 'moe.gate' outside the fitted range", "kernel table cross-version"};
+    if (i % 2 == 0) r["warnings"].push_back("KV pool full");
+    const fs::path f = work_ / ("config-" + std::to_string(i) + ".json");
+    std::ofstream(f) << r.dump();
+    inputs.push_back(f.string());
+  }
+  const fs::path page = work_ / "many.html";
+  const Status st = WriteReport(inputs, page.string(), "html", {});
+  ASSERT_TRUE(st.ok()) << st.message();
+  const BrowserRun run = Chromium(work_, "--dump-dom", page, 1280, 900);
+  ASSERT_EQ(run.exit_code, 0) << run.stderr_text;
+  const nlohmann::json check = SelfCheck(run.stdout_text);
+  ASSERT_TRUE(check.is_object()) << run.stdout_text.substr(0, 2000);
+  ASSERT_FALSE(check["series_styles"].empty()) << check.dump();
+  for (const auto& [chart, styles] : check["series_styles"].items()) {
+    std::set<std::string> distinct;
+    for (const auto& [series, style] : styles.items()) distinct.insert(style.get<std::string>());
+    EXPECT_EQ(styles.size(), 13u) << chart << ": " << styles.dump();
+    EXPECT_EQ(distinct.size(), styles.size()) << chart << " reuses a style: " << styles.dump();
+  }
+  EXPECT_EQ(check["warnings"]["sections"], 1) << check.dump();
+  EXPECT_EQ(check["warnings"]["tables"], 1) << check.dump();
+  EXPECT_EQ(check["warnings"]["rows"], 3) << check.dump();
+  EXPECT_EQ(check["warnings"]["repeated"], 0) << check.dump();
+  EXPECT_EQ(check["warnings"]["columns"],
+            nlohmann::json::array({"warning", "results", "seen_in"}));
+  EXPECT_TRUE(check["unlabelled_columns"].empty()) << check.dump();
+  EXPECT_NE(run.stdout_text.find("<td class=\"num\">13</td>"), std::string::npos);
+  EXPECT_NE(run.stdout_text.find("<td class=\"num\">7</td>"), std::string::npos);
 }
 
 TEST_F(ReportBrowser, NegativeControlCatchesOverflowAndScriptErrors) {

@@ -123,4 +123,26 @@ TEST_F(ReportCli, RealPdRunAndItsTwinGetTheComparisonTable) {
   EXPECT_NE(brief.out.find(" out tok/s ("), std::string::npos) << brief.out;
 }
 
+// The study's detailed tables (scripts/run_default.sh) print `simulate
+// --row` lines: a prefill pool's row counts input tokens and says so, a
+// decode row output tokens.
+TEST_F(ReportCli, RowsLabelTheTokensTheyCount) {
+  const std::string src = CAPPLAN_SOURCE_DIR;
+  const CliRun pre = Capplan("simulate " + src + "/scenarios/glm-5.2-prefill-fp8.json " +
+                             "--set workload.num_requests=20 --set workload.warmup_requests=4 --row");
+  ASSERT_EQ(pre.exit_code, 0) << pre.err;
+  EXPECT_EQ(pre.out.find(" out "), std::string::npos) << pre.out;
+  EXPECT_NE(pre.out.find(" | in "), std::string::npos) << pre.out;
+  EXPECT_NE(pre.out.find(" /M tok"), std::string::npos) << pre.out;
+  // Thousands of input tokens per second, not the one output token each.
+  const double in = std::stod(pre.out.substr(pre.out.find(" | in ") + 6));
+  EXPECT_GT(in, 1000) << pre.out;
+  const CliRun dec = Capplan("simulate " + src + "/scenarios/glm-5.2-decode-fp8.json " +
+                             "--set workload.concurrency=4 --set workload.num_requests=12 "
+                             "--set workload.warmup_requests=4 --row");
+  ASSERT_EQ(dec.exit_code, 0) << dec.err;
+  EXPECT_NE(dec.out.find(" | out "), std::string::npos) << dec.out;
+  EXPECT_NE(dec.out.find(" /M out"), std::string::npos) << dec.out;
+}
+
 }  // namespace

@@ -22,6 +22,31 @@ using test_data::kData;
 
 Analysis KimiAnalysis() { return test_data::Analyzed(test_data::Loaded(test_data::KimiFiles())); }
 
+// A warning several results carry is one row with its count and where it
+// was seen; a result repeating a warning counts once.
+TEST(ReportFormats, WarningsAppearOnceWithTheirCount) {
+  std::vector<Summary> results = test_data::Loaded(test_data::KimiFiles());
+  for (Summary& r : results) r.warnings = {"op 'x' outside the fitted range"};
+  results[0].warnings.push_back("op 'x' outside the fitted range");
+  results[3].warnings.push_back("KV pool full");
+  Analysis a = test_data::Analyzed(std::move(results));
+  const auto tables = BuildTables(a);
+  const Table* warn = nullptr;
+  for (const auto& t : tables) {
+    if (t.id == "warnings") warn = &t;
+  }
+  ASSERT_NE(warn, nullptr);
+  EXPECT_EQ(warn->columns, (std::vector<std::string>{"warning", "results", "seen_in"}));
+  ASSERT_EQ(warn->rows.size(), 2u);
+  EXPECT_EQ(warn->rows[0][0], "op 'x' outside the fitted range");
+  EXPECT_EQ(warn->rows[0][1], "4");
+  EXPECT_EQ(Count(warn->rows[0][2], ", "), 3) << warn->rows[0][2];
+  EXPECT_EQ(warn->rows[1][1], "1");
+  const std::string html = RenderHtml(a, tables);
+  EXPECT_EQ(Count(html, "op &#39;x&#39; outside the fitted range"), 1);
+  EXPECT_EQ(Count(html, "id=\"warnings\""), 1);
+}
+
 TEST(ReportFormats, EveryFormatCarriesEveryCell) {
   Analysis a = KimiAnalysis();
   const auto tables = BuildTables(a);

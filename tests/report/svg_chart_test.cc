@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <map>
+#include <set>
+#include <string>
 
 namespace capplan::report {
 namespace {
@@ -35,10 +38,54 @@ TEST(ReportSvg, Log2AxisPlacesDoublingsEvenly) {
   // Marks at x = 1, 2, 4 are equally spaced on a log2 axis.
   std::vector<double> cx;
   for (size_t p = svg.find(" cx=\""); p != std::string::npos; p = svg.find(" cx=\"", p + 1)) {
+    // Data marks only, not the legend's swatch.
+    if (svg.substr(p, svg.find('>', p) - p).find("class=\"mark\"") == std::string::npos) continue;
     cx.push_back(std::stod(svg.substr(p + 5)));
   }
   ASSERT_EQ(cx.size(), 3u);
   EXPECT_NEAR(cx[1] - cx[0], cx[2] - cx[1], 0.2);
+}
+
+// The value of attribute `name` in the element starting at `at`.
+std::string AttrAt(const std::string& svg, size_t at, const std::string& name) {
+  const size_t end = svg.find('>', at);
+  const size_t p = svg.find(" " + name + "=\"", at);
+  if (p == std::string::npos || p > end) return "";
+  const size_t v = p + name.size() + 3;
+  return svg.substr(v, svg.find('"', v) - v);
+}
+
+// Past the palette's ten colours, series change marker: every series keeps
+// a colour-and-marker pair of its own, in its marks and in the legend.
+TEST(ReportSvg, EverySeriesHasItsOwnColourAndMarker) {
+  XYChartSpec spec;
+  spec.id = "many";
+  spec.title = "t";
+  for (int i = 0; i < 23; ++i) {
+    spec.series.push_back({"S" + std::to_string(i), {{1.0 + i, 2.0 + i}, {2.0 + i, 3.0 + i}}, true});
+  }
+  const std::string svg = RenderXYChart(spec);
+  std::map<std::string, std::set<std::string>> mark_style, swatch_style;
+  std::set<std::string> pairs;
+  for (const std::string cls : {"mark", "swatch"}) {
+    const std::string key = "class=\"" + cls + "\"";
+    for (size_t p = svg.find(key); p != std::string::npos; p = svg.find(key, p + 1)) {
+      const size_t open = svg.rfind('<', p);
+      const std::string style = AttrAt(svg, open, "fill") + " " + AttrAt(svg, open, "data-marker");
+      (cls == "mark" ? mark_style : swatch_style)[AttrAt(svg, open, "data-series")].insert(style);
+    }
+  }
+  ASSERT_EQ(mark_style.size(), 23u);
+  for (const auto& [series, styles] : mark_style) {
+    ASSERT_EQ(styles.size(), 1u) << series;
+    EXPECT_EQ(swatch_style[series], styles) << series;
+    pairs.insert(*styles.begin());
+  }
+  EXPECT_EQ(pairs.size(), 23u) << "two series share a colour and marker";
+  // S0 and S10 share the first colour and differ in marker.
+  EXPECT_EQ(*mark_style["S0"].begin(), "#0072B2 circle");
+  EXPECT_EQ(*mark_style["S10"].begin(), "#0072B2 square");
+  EXPECT_EQ(*mark_style["S20"].begin(), "#0072B2 triangle");
 }
 
 TEST(ReportSvg, StackedBarsScaleToTheLargestBarAndEscapeLabels) {

@@ -41,6 +41,13 @@ PD = "scenarios/pd-kimi-k2.6.json"
 # Log-normal lengths and Poisson arrivals: the sampling that calls
 # exp/log/sqrt (emscripten's musl in the page, glibc in the CLI).
 LLAMA = "scenarios/llama-3.1-70b-tp4.json"
+# GQA on vLLM: the one engine with the fp8_per_token_head KV format.
+LLAMA_VLLM = "scenarios/llama-3.1-70b-tp4-vllm.json"
+GLM = "scenarios/glm-5.2-decode-fp8.json"
+with open(os.path.join(SRC, "hw/formats.json")) as f:
+    FORMATS = json.load(f)
+WEIGHT_NAMES = ["default"] + FORMATS["weight_choices"]["names"]
+KV_NAMES = FORMATS["kv_cache"]["names"]
 
 
 def cli(*args, env_data_dir=True):
@@ -162,14 +169,24 @@ class WhatIfPage(unittest.TestCase):
     def setUpClass(cls):
         shutil.rmtree(WORK, ignore_errors=True)
         os.makedirs(WORK)
-        r = cli("report", "--interactive", "--scenario", KIMI, "--scenario", PD, "--scenario", LLAMA,
-                "--out", PAGE,
+        # Two results of one scenario at different loads and run lengths:
+        # presets named apart, each re-running its result exactly.
+        cls.results = []
+        for conc, n in ((4, 24), (8, 40)):
+            out = os.path.join(WORK, f"kimi-c{conc}")
+            r = cli("simulate", KIMI, "--set", f"workload.concurrency={conc}",
+                    "--set", f"workload.num_requests={n}", "--set", "workload.warmup_requests=4",
+                    "--out", out)
+            assert r.returncode == 0, r.stderr
+            cls.results.append(out)
+        r = cli("report", *cls.results, "--interactive", "--scenario", KIMI, "--scenario", PD, "--scenario", LLAMA,
+                "--scenario", LLAMA_VLLM, "--scenario", GLM, "--out", PAGE,
                 env_data_dir=False)
         assert r.returncode == 0, r.stderr
         with open(PAGE) as f:
             cls.page_text = f.read()
         cls.browser = Browser(1280, 1800)
-        cls.first = cls.browser.open("file://" + PAGE)
+        cls.first = cls.browser.open("file://" + PAGE + "#scenario=" + KIMI)
 
     @classmethod
     def tearDownClass(cls):
@@ -223,6 +240,70 @@ class WhatIfPage(unittest.TestCase):
         self.assertEqual(rec.get("exit_code"), r.returncode)
         shown = self.browser.js("document.getElementById('error').textContent")
         self.assertEqual(shown, rec["error"])
+
+    def pickers(self):
+        return self.browser.js("[...document.querySelectorAll('#controls select')].map("
+                               "(s) => [s.dataset.path, [...s.options].map((o) => o.value), s.value])")
+
+    def test_pickers_offer_the_formats_of_the_card_and_gpu(self):
+        glm = dict((p, o) for p, o, _ in (self.browser.set_controls(GLM, {}) and self.pickers()))
+        # H200 is sm90: int4 and its kin run there, mxfp8 (sm100+) does not;
+        # no KV-only format among the weights, no weight-only among KV.
+        self.assertIn("int4", glm["deployment.weights"])
+        self.assertIn("default", glm["deployment.weights"])
+        self.assertNotIn("mxfp8", glm["deployment.weights"])
+        self.assertTrue(set(glm["deployment.weights"]) <= set(WEIGHT_NAMES), glm)
+        self.assertTrue(set(glm["deployment.kv_cache"]) <= set(KV_NAMES), glm)
+        # GLM-5.2's sparse attention has no nvfp4 or per-head KV layout.
+        self.assertIn("fp8", glm["deployment.kv_cache"])
+        self.assertNotIn("nvfp4", glm["deployment.kv_cache"])
+        self.assertNotIn("fp8_per_token_head", glm["deployment.kv_cache"])
+        vllm = dict((p, o) for p, o, _ in (self.browser.set_controls(LLAMA_VLLM, {}) and self.pickers()))
+        self.assertIn("fp8_per_token_head", vllm["deployment.kv_cache"])
+        pd = dict((p, o) for p, o, _ in (self.browser.set_controls(PD, {}) and self.pickers()))
+        for pool in ("pd.prefill", "pd.decode"):
+            self.assertIn("int4", pd[pool + ".weights"])
+            self.assertNotIn("fp8_per_token_head", pd[pool + ".kv_cache"])  # MLA on SGLang
+
+    def test_no_picker_lists_an_option_twice(self):
+        for scenario in (GLM, PD):
+            self.browser.set_controls(scenario, {})
+            for path, options, _ in self.pickers():
+                self.assertEqual(len(options), len(set(options)), f"{scenario} {path}: {options}")
+
+    def test_every_picker_option_gives_a_result_or_the_cli_error(self):
+        # Short runs: the sweep is about every option answering, not speed.
+        short = {"workload.num_requests": 16, "workload.warmup_requests": 2}
+        tried = 0
+        for scenario in (GLM, KIMI, PD, LLAMA_VLLM):
+            self.browser.set_controls(scenario, short)
+            for path, options, initial in self.pickers():
+                for opt in options:
+                    rec = self.browser.set_controls(None, {path: opt})
+                    self.assertIn(f"{path}={opt}", rec["sets"] + [f"{path}={initial}"])
+                    r = cli("simulate", scenario, *[x for s in rec["sets"] for x in ("--set", s)], "--json")
+                    where = f"{scenario} {' '.join(rec['sets'])}"
+                    if "error" in rec:
+                        self.assertNotEqual(r.returncode, 0, where)
+                        self.assertEqual(rec["error"], r.stderr.strip().splitlines()[-1], where)
+                    else:
+                        self.assertEqual(r.returncode, 0, where + ": " + r.stderr)
+                        self.assertEqual(rec["summary_text"] + "\n", r.stdout, where)
+                    tried += 1
+                self.browser.set_controls(None, {path: initial})
+        self.assertGreater(tried, 30)
+
+    def test_presets_rerun_their_result_and_are_told_apart(self):
+        labels = self.browser.js("[...document.querySelectorAll('#preset option')].map((o) => o.textContent)")
+        self.assertEqual(len(labels), 2, labels)
+        self.assertEqual(len(labels), len(set(labels)), labels)
+        for i, out in enumerate(self.results):
+            runs = self.browser.record()["runs"]
+            self.browser.js(f"(() => {{ const e = document.getElementById('preset'); e.value = '{i}';"
+                            " e.dispatchEvent(new Event('change')); })()")
+            rec = self.browser.record(after_runs=runs)
+            with open(os.path.join(out, "summary.json")) as f:
+                self.assertEqual(rec["summary_text"] + "\n", f.read(), labels[i])
 
     def test_zz_screenshot_1280(self):
         self.browser.set_controls(KIMI, {"deployment.tp": 8, "workload.concurrency": 32})
