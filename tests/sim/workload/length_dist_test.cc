@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -132,13 +133,55 @@ TEST(LengthDistTest, EmpiricalFileBadLineNamesFileAndLine) {
   EXPECT_NE(d.status().message().find("/workload/input_tokens/path"), std::string::npos);
 }
 
+// Inverse transform with linear interpolation: two points 100 and 300 are a
+// uniform draw over [100, 300]; a mean rescales every point.
+TEST(LengthDistTest, QuantilesInterpolateAndRescaleToTheMean) {
+  auto d = Parse(R"({"dist": "quantiles", "values": [100, 300]})");
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  auto v = Draw(**d, 20000);
+  EXPECT_EQ(*std::min_element(v.begin(), v.end()), 100);
+  EXPECT_EQ(*std::max_element(v.begin(), v.end()), 300);
+  double sum = 0;
+  for (int64_t x : v) sum += static_cast<double>(x);
+  EXPECT_NEAR(sum / 20000, 200, 2);
+  auto s = Parse(R"({"dist": "quantiles", "values": [100, 300], "mean": 50})");
+  ASSERT_TRUE(s.ok());
+  auto w = Draw(**s, 20000);
+  EXPECT_EQ(*std::max_element(w.begin(), w.end()), 75);
+  sum = 0;
+  for (int64_t x : w) sum += static_cast<double>(x);
+  EXPECT_NEAR(sum / 20000, 50, 1);
+}
+
+// The shipped ShareGPT prompt shape: heavy-tailed (median far below the
+// mean), its percentiles as the file gives them, and the mean asked for.
+TEST(LengthDistTest, ShareGptPresetKeepsItsShapeAtTheMeanAskedFor) {
+  auto d = Parse(R"({"dist": "quantiles", "preset": "sharegpt_prompt", "mean": 217.4})");
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  EXPECT_EQ((*d)->Describe(), "quantiles(sharegpt_prompt,101 points,mean=217.4)");
+  auto v = Draw(**d, 40000);
+  std::sort(v.begin(), v.end());
+  double sum = 0;
+  for (int64_t x : v) sum += static_cast<double>(x);
+  EXPECT_NEAR(sum / 40000, 217.4, 4);
+  // The file's median is 34 and its points' mean 119.6-ish: the median
+  // scales with the mean.
+  const double median = static_cast<double>(v[20000]);
+  EXPECT_LT(median, 0.4 * 217.4);
+  EXPECT_GT(median, 0.2 * 217.4);
+  auto plain = Parse(R"({"dist": "quantiles", "preset": "sharegpt_prompt"})");
+  ASSERT_TRUE(plain.ok());
+  auto p = Draw(**plain, 40000);
+  EXPECT_EQ(*std::max_element(p.begin(), p.end()), 1024);  // vllm bench serve's prompt cap
+}
+
 TEST(LengthDistTest, Errors) {
   struct Case {
     const char* json;
     const char* want;
   } cases[] = {
       {R"({"dist": "lognormall", "mu": 1, "sigma": 1})", "did you mean 'lognormal'"},
-      {R"({"dist": "zipf"})", "known: empirical, fixed, lognormal, normal, uniform"},
+      {R"({"dist": "zipf"})", "known: empirical, fixed, lognormal, normal, quantiles, uniform"},
       {R"({"dist": "fixed"})", "/workload/input_tokens/value: required field is missing"},
       {R"({"dist": "fixed", "value": 0})", "/workload/input_tokens/value: must be a token count"},
       {R"({"dist": "fixed", "value": 5, "vlaue": 3})", "unknown field; did you mean 'value'"},
@@ -157,6 +200,14 @@ TEST(LengthDistTest, Errors) {
       {R"({"dist": "empirical", "path": "no/such/file.txt"})",
        "no/such/file.txt: cannot open file"},
       {R"({"dist": "fixed", "value": 5, "max": 0})", "/max: must be a token count in [1, "},
+      {R"({"dist": "quantiles", "values": [5]})", "/values: needs at least 2 points"},
+      {R"({"dist": "quantiles", "values": [5, 3]})", "point 1 is below the one before it"},
+      {R"({"dist": "quantiles", "values": [1, 2], "preset": "sharegpt_prompt"})",
+       "give exactly one of preset, path or values"},
+      {R"({"dist": "quantiles", "preset": "sharegpt"})",
+       "unknown preset 'sharegpt'; presets: sharegpt_output, sharegpt_prompt"},
+      {R"({"dist": "quantiles", "preset": "../x"})", "unknown preset '../x'"},
+      {R"({"dist": "quantiles", "values": [1, 2], "mean": 0})", "/mean: must be in"},
   };
   for (const auto& c : cases) {
     auto d = Parse(c.json);
