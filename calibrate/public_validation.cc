@@ -293,7 +293,8 @@ Result<Case> ReadCase(const std::string& path, const PublicValidationOptions& op
 }
 
 // The predicted value of every measured metric of one row.
-Result<std::vector<double>> Predict(const Case& c, const CaseRow& row) {
+// `band`: what the prediction's band is built from (sim/prediction_intervals.h).
+Result<std::vector<double>> Predict(const Case& c, const CaseRow& row, sim::BandInputs* band) {
   std::vector<double> out;
   if (c.predict == "decode_step") {
     // The simulator's own step pricer: same ops, launch mode (CUDA graph up
@@ -303,11 +304,14 @@ Result<std::vector<double>> Predict(const Case& c, const CaseRow& row) {
     sim::StepWork w;
     w.decode_n = row.running_requests;
     w.decode_ctx_sum = row.kv_tokens;
-    const double ms = run->pricer().Price(w).seconds * 1e3;
+    const sim::StepCost cost = run->pricer().Price(w);
+    *band = sim::BandInputsOfStep(cost);
+    const double ms = cost.seconds * 1e3;
     for (size_t i = 0; i < row.measured.size(); ++i) out.push_back(ms);
     return out;
   }
   CAPPLAN_ASSIGN_OR_RETURN(sim::RunResult r, sim::RunScenario(*row.scenario, {}));
+  *band = sim::BandInputsOf(r.summary);
   for (const auto& [metric, v] : row.measured) {
     const nlohmann::json s = schema::ToJson(r.summary);
     if (!s.contains(metric) || !s[metric].is_number()) {
@@ -354,10 +358,11 @@ PublicComparison Compare(const Case& c, const CaseComparison& k,
 // the case's class summary (sums; RunPublicValidation takes the means).
 Status RunCase(const Case& c, PublicValidation* v, PublicClassSummary* cls) {
   std::vector<std::vector<double>> predicted(c.rows.size());
+  std::vector<sim::BandInputs> bands(c.rows.size());
   for (size_t r = 0; r < c.rows.size(); ++r) {
     const CaseRow& row = c.rows[r];
     if (row.skip.empty()) {
-      auto p = Predict(c, row);
+      auto p = Predict(c, row, &bands[r]);
       if (!p.ok()) return InScenario(p.status(), c.path, row.pointer, false);
       predicted[r] = std::move(*p);
     }
@@ -376,6 +381,7 @@ Status RunCase(const Case& c, PublicValidation* v, PublicClassSummary* cls) {
         ++cls->skipped;
       } else {
         out.predicted = predicted[r][i];
+        out.band = bands[r];
         out.error_pct = (out.predicted / out.measured - 1) * 100;
         cls->mape_pct += std::fabs(out.error_pct);
         ++cls->rows;
@@ -425,6 +431,11 @@ Result<PublicValidation> RunValidationCases(const std::vector<std::string>& case
   std::vector<Case> cases;
   for (const std::string& f : v.case_files) {
     CAPPLAN_ASSIGN_OR_RETURN(Case c, ReadCase(f, options));
+    for (CaseRow& row : c.rows) {
+      if (!options.keep_row || !row.skip.empty() || options.keep_row(c.name, row.label)) continue;
+      row.skip = "not selected";
+      row.scenario = nullptr;
+    }
     cases.push_back(std::move(c));
   }
   for (const Case& c : cases) {

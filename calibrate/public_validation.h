@@ -13,10 +13,12 @@
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/status.h"
+#include "sim/prediction_intervals.h"
 
 namespace capplan::calibrate {
 
@@ -29,6 +31,8 @@ struct PublicValidationRow {
   // Set when the row ran; a skipped row has `skipped` (the reason) instead.
   double predicted = 0, error_pct = 0;  // error = (predicted / measured - 1) * 100
   std::string skipped;
+  // What the prediction's band is built from; set when the row ran.
+  std::optional<sim::BandInputs> band;
 };
 
 // One of a case's `comparisons`: the ratio of one metric between two of its
@@ -75,6 +79,9 @@ struct PublicValidationOptions {
   // Called on every row's scenario document (after `set`) before it is
   // parsed; calibrate/step_fit.h sets candidate engine step costs this way.
   std::function<Status(nlohmann::json* scenario)> adjust_scenario;
+  // Runs only the rows it keeps (case name, row label); the others are
+  // listed as skipped ("not selected"). calibrate/run_fit.h fits on a subset.
+  std::function<bool(const std::string& case_name, const std::string& label)> keep_row;
 };
 Result<PublicValidation> RunPublicValidation(const std::string& cases_dir,
                                              const PublicValidationOptions& options = {});
@@ -99,15 +106,8 @@ std::string PublicValidationCsv(const PublicValidation& v);
 std::string PublicValidationComparisonsCsv(const PublicValidation& v);
 std::string PublicValidationMarkdown(const PublicValidation& v);
 
-// Prediction intervals from the residuals (validation/intervals.json, which
-// the simulator reads): per metric group, the empirical p10 and p90 of
-// log(measured / predicted) over the rows that ran, as ratios to multiply a
-// prediction by. Groups: output throughput (serving output_throughput rows),
-// TTFT (serving mean_ttft_ms), TPOT (serving mean_itl_ms, step
-// decode_step_ms and mean_itl_ms). Also the widening for runs that price a
-// shape outside a curve's fitted range: w = 1 + the largest leave-one-out
-// p90 relative time error of any fitted efficiency class in the shipped
-// profiles (how far a curve misses a point it was not fitted on).
+// The prediction bands the simulator reports (validation/intervals.json),
+// fitted to these rows: calibrate/intervals.h.
 Result<nlohmann::json> PredictionIntervalsJson(const PublicValidation& v);
 
 }  // namespace capplan::calibrate

@@ -10,9 +10,12 @@ namespace capplan::cli {
 
 // models/ (capacity): cli/models_commands.cc.
 void RegisterModelsCommands(CommandTable* table);
-// sim/ (simulate, and sweep and search through RegisterSweepCommands):
-// cli/sim_commands.cc.
+// sim/ (simulate, and sweep, search and launch through RegisterSweepCommands
+// and RegisterLaunchCommand): cli/sim_commands.cc.
 void RegisterSimCommands(CommandTable* table);
+// `launch` (the engine command of a scenario or a search's winner):
+// cli/launch_command.cc.
+void RegisterLaunchCommand(CommandTable* table);
 // `sweep` and `search` (sim/sweep/README.md): cli/sweep_commands.cc.
 void RegisterSweepCommands(CommandTable* table);
 // engine/: cli/engine_commands.cc (alone in capplan_cli_engine, for the

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/calibrate_runs_command.h"
 #include "report/formats.h"
 #include "report/interactive.h"
 #include "report/report.h"
@@ -18,7 +19,7 @@ struct ReportArgs {
   std::vector<std::string> inputs;
   std::string out, format, title, pareto_tokens = "output";
   std::vector<std::string> baselines, scenario_files;
-  std::string wasm;
+  std::string wasm, calibration;
   double usd = 0;
 };
 
@@ -44,6 +45,9 @@ po::options_description ReportOptionsDescription(ReportArgs* a) {
       "pareto-tokens", po::value(&a->pareto_tokens),
       "tokens the Pareto chart's y axis counts: output or total (input+output)")(
       "title", po::value(&a->title), "report title")(
+      "calibration", po::value(&a->calibration),
+      "the calibration overlay the results ran with (capplan calibrate --runs --out): adds "
+      "the section 'Calibrated on your runs'")(
       "interactive",
       "write the what-if page instead: the results' scenarios with controls that re-simulate "
       "in the browser (one HTML file, the simulator inside as WebAssembly)")(
@@ -79,6 +83,9 @@ Status WritePlanningReport(const ReportArgs& a, bool usd_given, CommandContext& 
   options.baselines = a.baselines;
   options.pareto_tokens = a.pareto_tokens;
   if (!a.title.empty()) options.title = a.title;
+  if (!a.calibration.empty()) {
+    CAPPLAN_ASSIGN_OR_RETURN(options.calibration, ReadCalibrationSection(a.calibration));
+  }
   if (usd_given) {
     if (!(a.usd > 0)) return Status::Usage("report: --usd-per-gpu-hour must be > 0");
     options.usd_per_gpu_hour = a.usd;

@@ -2,6 +2,7 @@
 //  [--json] [--trace-out FILE]`
 #include "cli/commands.h"
 
+#include <algorithm>
 #include <iostream>
 
 #include "cli/parse_flags.h"
@@ -106,27 +107,50 @@ Result<sim::RunResult> RunInto(const sim::Scenario& scenario, sim::RunOptions op
   return r;
 }
 
-// One compact comparison row (--row).
+// " (80%: 120.5..151.2)": the metric's prediction band, "" when the summary
+// has none.
+std::string Band(const schema::RunSummary& s, const std::string& key, int precision) {
+  const auto it = s.intervals.find(key);
+  if (it == s.intervals.end()) return "";
+  char buf[96];
+  std::snprintf(buf, sizeof(buf), " (80%%: %.*f..%.*f)", precision, it->second.lo, precision,
+                it->second.hi);
+  return buf;
+}
+
+// One compact comparison row (--row): each headline figure with its 80%
+// prediction band. A prefill-only pool makes one token per request, so its
+// row counts input tokens (throughput, and cost and energy per token of
+// input and output), each labelled by what it counts.
 std::string RowLine(const schema::RunSummary& s, int64_t concurrency) {
   const schema::PoolSummary& p = s.pools.at(0);
-  char buf[512];
+  const bool prefill = p.deployment.is_object() &&
+                       p.deployment.value("phase", std::string()).rfind("prefill", 0) == 0;
+  const double tput = (prefill ? s.input_throughput : s.output_throughput).value_or(0);
+  const double per_gpu = prefill ? tput / std::max(1, s.gpus.value_or(1))
+                                 : s.output_throughput_per_gpu.value_or(0);
+  char buf[768];
   std::snprintf(
       buf, sizeof(buf),
-      "%-28s conc %4lld | out %9.1f tok/s (%7.1f /GPU) | TTFT p50 %9.1f ms | TPOT p50 "
-      "%7.2f ms | KV peak %5.1f%% | retract %4lld%s | $%.3f /M out\n",
-      s.scenario.value_or("").c_str(), static_cast<long long>(concurrency),
-      s.output_throughput.value_or(0), s.output_throughput_per_gpu.value_or(0),
-      s.ttft.median.value_or(0), s.tpot.median.value_or(0),
-      100.0 * p.peak_kv_fraction.value_or(0), static_cast<long long>(p.retractions.value_or(0)),
+      "%-28s conc %4lld | %s %9.1f tok/s%s (%7.1f /GPU) | TTFT p50 %9.1f ms%s | TPOT p50 "
+      "%7.2f ms%s | KV peak %5.1f%% | retract %4lld%s | $%.3f /M %s\n",
+      s.scenario.value_or("").c_str(), static_cast<long long>(concurrency), prefill ? "in" : "out",
+      tput, Band(s, prefill ? "input_throughput" : "output_throughput", 1).c_str(), per_gpu,
+      s.ttft.median.value_or(0), Band(s, "median_ttft_ms", 1).c_str(), s.tpot.median.value_or(0),
+      Band(s, "median_tpot_ms", 2).c_str(), 100.0 * p.peak_kv_fraction.value_or(0),
+      static_cast<long long>(p.retractions.value_or(0)),
       p.kv_bound.value_or(false) ? " KV-bound" : "",
-      s.cost_usd_per_million_output_tokens.value_or(0));
+      (prefill ? s.cost_usd_per_million_total_tokens : s.cost_usd_per_million_output_tokens)
+          .value_or(0),
+      prefill ? "tok" : "out");
   std::string line = buf;
   if (s.joules_per_output_token) {
     line.pop_back();
-    std::snprintf(buf, sizeof(buf),
-                  " | %.2f J/out tok | %.0f out tok/s per MW | %.1f kW/node peak\n",
-                  *s.joules_per_output_token, s.output_tokens_per_s_per_mw.value_or(0),
-                  s.peak_kw_per_node.value_or(0));
+    std::snprintf(buf, sizeof(buf), " | %.2f J/%s | %.0f %s tok/s per MW | %.1f kW/node peak\n",
+                  (prefill ? s.joules_per_total_token : s.joules_per_output_token).value_or(0),
+                  prefill ? "tok" : "out tok",
+                  (prefill ? s.total_tokens_per_s_per_mw : s.output_tokens_per_s_per_mw).value_or(0),
+                  prefill ? "total" : "out", s.peak_kw_per_node.value_or(0));
     line += buf;
   }
   return line;
@@ -250,6 +274,7 @@ void RegisterSimCommands(CommandTable* table) {
   table->Add({"simulate", "simulate a serving deployment on a workload (scenario JSON)",
               RunSimulate});
   RegisterSweepCommands(table);  // sweep, search (sim/sweep/)
+  RegisterLaunchCommand(table);
 }
 
 }  // namespace capplan::cli

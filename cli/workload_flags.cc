@@ -1,5 +1,7 @@
 #include "cli/workload_flags.h"
 
+#include <filesystem>
+
 namespace capplan::cli {
 
 namespace po = boost::program_options;
@@ -13,6 +15,9 @@ struct WorkloadFlag {
   const char* field;
   const char* value;
   const char* help;
+  // The value is a file: made absolute, since the scenario key is read
+  // relative to the scenario's folder.
+  bool path = false;
 };
 
 constexpr WorkloadFlag kFlags[] = {
@@ -29,6 +34,10 @@ constexpr WorkloadFlag kFlags[] = {
     {"num-requests", "workload.num_requests", "%s",
      "requests in the run, warm-up included (--set workload.num_requests=N; a closed loop "
      "without it runs until steady state)"},
+    {"calibration", "calibration", "%s",
+     "a calibration overlay fitted on your runs (capplan calibrate --runs --out): "
+     "--set calibration=FILE",
+     true},
 };
 
 std::string Fill(const char* pattern, const std::string& v) {
@@ -49,7 +58,9 @@ std::vector<std::string> WorkloadFlagSets(const po::variables_map& vm) {
   std::vector<std::string> sets;
   for (const WorkloadFlag& f : kFlags) {
     if (!vm.count(f.flag)) continue;
-    sets.push_back(std::string(f.field) + "=" + Fill(f.value, vm[f.flag].as<std::string>()));
+    std::string v = vm[f.flag].as<std::string>();
+    if (f.path) v = std::filesystem::absolute(v).string();
+    sets.push_back(std::string(f.field) + "=" + Fill(f.value, v));
   }
   return sets;
 }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "report/calibration_section.h"
 #include "report/summary.h"
 
 namespace capplan::report {
@@ -26,6 +27,8 @@ struct ReportOptions {
   // (input + output); readers take "throughput" as output-only unless told
   // (https://github.com/SemiAnalysisAI/InferenceX/issues/293).
   std::string pareto_tokens = "output";
+  // A calibration overlay the results ran with: its own section.
+  std::optional<CalibrationSection> calibration;
 };
 
 // Cost of one result at a GPU price (USD per GPU-hour).

@@ -30,7 +30,8 @@ Result<std::string> RenderReport(std::vector<Summary> results, const std::string
                                  const ReportOptions& options) {
   CAPPLAN_ASSIGN_OR_RETURN(Renderer render, ReportFormats().Find(format));
   CAPPLAN_ASSIGN_OR_RETURN(Analysis a, Analyze(std::move(results), options));
-  const std::vector<Table> tables = BuildTables(a);
+  std::vector<Table> tables = BuildTables(a);
+  if (options.calibration) AddCalibrationTables(*options.calibration, &tables);
   return render(a, tables);
 }
 

@@ -16,6 +16,7 @@ JSON_SOURCES = {
     "profile": ["calibrate/profiles/*.json"],
     "measurements": ["calibrate/measurements/public/*.json"],
     "version_drift": ["calibrate/measurements/aic-version-drift.json"],
+    "peer_predictions": ["validation/peer/*.json", "tests/fuzz/seeds/peer_predictions/*"],
     "engine_run": ["tests/fuzz/seeds/engine_run/*"],
     "search_space": ["scenarios/search/*.json", "tests/sim/sweep/data/small_space.json"],
     "summary": ["tests/report/data/*.json", "tests/report/data/pd/*.json",

@@ -4,7 +4,8 @@
 #   build: compiler toolchain and C++ libraries
 #   test:  build + what the test suite drives (Jupyter for notebooks,
 #          Chromium for the report and what-if page tests, emscripten for the
-#          simulator's WebAssembly build, pybind11 and Python headers for the
+#          simulator's WebAssembly build, node for the what-if page's syntax
+#          check, pybind11 and Python headers for the
 #          capplan Python module)
 set -euo pipefail
 what=${1:-build}
@@ -12,7 +13,7 @@ pkgs=(cmake make g++ pkg-config libeigen3-dev libboost-program-options-dev nlohm
       libgtest-dev libgmock-dev libbenchmark-dev)
 if [ "$what" = test ] || [ "$what" = sanitize ]; then
   pkgs+=(jupyter-nbconvert jupyter-core python3-nbclient python3-ipykernel
-         python3-matplotlib python3-pandas chromium emscripten pybind11-dev python3-dev)
+         python3-matplotlib python3-pandas chromium emscripten nodejs pybind11-dev python3-dev)
 fi
 if [ "$what" = sanitize ]; then
   pkgs+=(clang-14 libclang-rt-14-dev)

@@ -192,6 +192,7 @@ Status PlanPoolMemory(State* st) {
       MeanContext(st->sc->workload));
   if (!plan_r.ok()) return st->At(st->pool->pointer, plan_r.status());
   st->plan.emplace(std::move(*plan_r));
+  if (d.kv_capacity_scale) ScaleKvPool(*d.kv_capacity_scale, &*st->plan);
   st->cgbs = st->plan->cuda_graph_max_bs;
   return Status::Ok();
 }
@@ -217,10 +218,8 @@ ModelPricerOptions PricerOptions(const State& st) {
     po.spec_draft_tokens = d.speculative.draft_tokens();
     po.draft = &*st.draft;
   }
-  if (d.power_limit_w) {
-    po.power = &st.profile.power;
-    po.power_limit_w = *d.power_limit_w;
-  }
+  if (st.profile.power.present) po.power = &st.profile.power;
+  po.power_limit_w = d.power_limit_w.value_or(0);
   return po;
 }
 
@@ -300,14 +299,23 @@ Status ConfigurePool(State* st) {
   st->mrr = MaxRunningRequests(*st);
   // With DP attention the engine splits the cap over the ranks.
   cfg.sched.max_running_requests = std::max<int64_t>(1, st->mrr / cfg.ranks_per_replica);
-  // Prefix caching matches content blocks; a workload without content
-  // identity leaves nothing to match, so the pool runs without a cache.
+  cfg.prefix_cache = d.prefix_cache.value_or(ed.prefix_cache);
   if (sc.workload.prefix_block_tokens > 0) {
-    cfg.prefix_cache = d.prefix_cache.value_or(ed.prefix_cache);
     cfg.prefix_block_tokens = sc.workload.prefix_block_tokens;
     const Workload* w = &sc.workload;
     cfg.content = [w](int32_t idx, int64_t n_blocks, std::vector<int64_t>* out) {
       ContentBlocks(*w, idx, n_blocks, out);
+    };
+  } else if (cfg.prefix_cache) {
+    // A workload without content identity still has distinct prompts, and
+    // an engine whose cache keeps a preempted request's blocks (vLLM frees
+    // them into its prefix cache) finds them again when the request
+    // resumes: its recompute is only what was evicted meanwhile.
+    cfg.prefix_self_only = true;
+    cfg.prefix_block_tokens = cfg.page_size;
+    cfg.content = [](int32_t idx, int64_t n_blocks, std::vector<int64_t>* out) {
+      out->clear();
+      for (int64_t b = 0; b < n_blocks; ++b) out->push_back((int64_t{idx} << 32) + b);
     };
   }
   st->requests.emplace(&sc.workload);

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "calibrate/measurements.h"
+#include "calibrate/public_validation_peer.h"
 #include "calibrate/refit.h"
 #include "calibrate/runs/case_builder.h"
 #include "calibrate/runs/metrics_scrape.h"
@@ -26,6 +27,7 @@
 #include "hw/profile.h"
 #include "models/card.h"
 #include "report/summary.h"
+#include "sim/calibration_overlay.h"
 #include "sim/sweep/grid.h"
 #include "sim/sweep/search_space.h"
 #include "sim/sweep/sim_hooks.h"
@@ -123,10 +125,39 @@ void MeasurementsEntry(std::string_view input) {
   Check(calibrate::ReadMeasurementFile(WriteTemp(input, ".json"), &set));
 }
 
+void PeerPredictionsEntry(std::string_view input) {
+  auto p = calibrate::ParsePeerPredictions(std::string(input), "fuzz_peer.json");
+  Check(p);
+  if (!p.ok()) return;
+  // One validation row for the predictions to meet (a peer file names rows).
+  calibrate::PublicValidation v;
+  calibrate::PublicValidationRow row;
+  row.case_name = "c";
+  row.case_class = "serving";
+  row.label = "r";
+  row.metric = "output_throughput";
+  row.measured = 100;
+  row.predicted = 110;
+  row.error_pct = 10;
+  v.rows.push_back(row);
+  auto pv = calibrate::ComparePeer(v, *p);
+  Check(pv);
+  if (pv.ok()) {
+    (void)calibrate::FormatPeerValidation(*pv);
+    (void)calibrate::PeerValidationToJson(*pv).dump();
+  }
+}
+
 void VersionDriftEntry(std::string_view input) {
   auto d = calibrate::ParseVersionDrift(std::string(input), "fuzz_drift.json");
   Check(d);
   if (d.ok()) (void)calibrate::TableVersionDrift(*d, {{"H200", "vllm-torch-bf16-gemm"}});
+}
+
+void CalibrationOverlayEntry(std::string_view input) {
+  auto o = sim::ParseCalibrationOverlayText(input, "fuzz_overlay.json");
+  Check(o);
+  if (o.ok()) (void)sim::CalibrationOverlayToJson(*o);
 }
 
 void EngineRunEntry(std::string_view input) {
@@ -277,6 +308,8 @@ const std::vector<Target>& Targets() {
       {"server_log", ServerLogEntry},
       {"metrics_scrape", MetricsScrapeEntry},
       {"version_drift", VersionDriftEntry},
+      {"calibration_overlay", CalibrationOverlayEntry},
+      {"peer_predictions", PeerPredictionsEntry},
   };
   return targets;
 }
