@@ -83,7 +83,8 @@ Result<RunFitResult> FitRuns(const std::vector<std::string>& case_files,
 
 // What `capplan calibrate --runs` prints: per term prior -> value (or why it
 // kept its prior), per run measured / before / after / held-out, the
-// held-out error before and after, and the verdict.
+// held-out error before and after, and the bands. A refusal is not in the
+// table: the caller reports it once, as the command's error.
 std::string FormatRunFit(const RunFitResult& r);
 
 }  // namespace capplan::calibrate

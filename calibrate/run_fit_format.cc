@@ -82,7 +82,6 @@ std::string FormatRunFit(const RunFitResult& r) {
                   g.c_str(), b.lo, b.hi, b.rows);
     os << line;
   }
-  if (r.refused) os << r.refusal << "\n";
   return os.str();
 }
 

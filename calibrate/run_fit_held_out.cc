@@ -4,23 +4,23 @@
 #include <cmath>
 #include <ctime>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "calibrate/run_fit.h"
 #include "calibrate/run_fit_internal.h"
 #include "common/did_you_mean.h"
+#include "sim/prediction_intervals.h"
 
 namespace capplan::calibrate {
 namespace {
 
 // The interval group (sim/prediction_intervals.h) a metric's band belongs to.
+// The band group's name (sim/prediction_intervals.h), or "" for a metric
+// without a band (a capacity row).
 std::string BandGroup(const std::string& metric) {
-  if (metric.find("throughput") != std::string::npos) return "output_throughput";
-  if (metric.find("ttft") != std::string::npos) return "ttft";
-  if (metric.find("tpot") != std::string::npos || metric.find("itl") != std::string::npos) {
-    return "tpot";
-  }
-  return "";
+  const std::optional<sim::BandGroup> g = sim::BandGroupOf(metric);
+  return g ? sim::kBandGroupNames[static_cast<int>(*g)] : "";
 }
 
 double Quantile(std::vector<double> v, double q) {

@@ -8,6 +8,7 @@
 #include "models/engine_step_costs.h"
 #include "models/memory.h"
 #include "sim/kernel_scaled_cost_model.h"
+#include "sim/prediction_intervals.h"
 #include "sim/scenario.h"
 
 namespace capplan::sim {
@@ -115,6 +116,9 @@ Status ReadBands(JsonObject& o, CalibrationOverlay* out) {
   if (!o.Has("bands")) return Status::Ok();
   CAPPLAN_ASSIGN_OR_RETURN(JsonObject b, o.Child("bands"));
   for (const auto& [group, v] : o.json().at("bands").items()) {
+    if (std::find(kBandGroupNames.begin(), kBandGroupNames.end(), group) == kBandGroupNames.end()) {
+      return b.Error(group, "not a band group: use throughput, ttft, tpot or e2el");
+    }
     CAPPLAN_ASSIGN_OR_RETURN(JsonObject g, b.Child(group));
     OverlayBand band;
     CAPPLAN_RETURN_IF_ERROR(g.Get("lo", &band.lo, true));
@@ -320,6 +324,23 @@ Status ParseScenarioCalibration(JsonObject& root, Scenario* sc) {
   applied.overlay = std::make_shared<const CalibrationOverlay>(std::move(o));
   sc->calibration = std::move(applied);
   return Status::Ok();
+}
+
+void ApplyOverlayBands(const CalibrationOverlay& o, schema::RunSummary* summary) {
+  const double occupancy =
+      summary->window_occupancy && *summary->window_occupancy < kSteadyOccupancy
+          ? std::max(*summary->window_occupancy, 1e-3)
+          : 1.0;
+  for (const std::string& key : schema::MetricKeys()) {
+    const std::optional<BandGroup> g = BandGroupOf(key);
+    if (!g) continue;
+    auto band = o.bands.find(kBandGroupNames[static_cast<int>(*g)]);
+    if (band == o.bands.end()) continue;
+    const std::optional<double> x = schema::Metric(*summary, key);
+    if (!x) continue;
+    summary->intervals[key] = {*x * band->second.lo * occupancy,
+                               *x * band->second.hi / occupancy};
+  }
 }
 
 void ScaleKvPool(double scale, models::MemoryPlan* plan) {

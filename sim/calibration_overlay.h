@@ -30,6 +30,7 @@
 
 #include "common/json_util.h"
 #include "common/status.h"
+#include "schema/run_summary.h"
 
 namespace capplan::models {
 struct MemoryPlan;
@@ -63,10 +64,12 @@ struct OverlayRunRow {
   std::optional<double> held_out_after;
 };
 
-// The residual spread the fit leaves: per interval group (sim/
-// prediction_intervals.h: "output_throughput", "ttft", "tpot") the p10 and
-// p90 of measured / predicted over the runs' held-out predictions, never
-// inside the in-sample spread.
+// The residual spread the fit leaves: per band group (sim/
+// prediction_intervals.h kBandGroupNames: "throughput", "ttft", "tpot",
+// "e2el") the p10 and p90 of measured / predicted over the runs' held-out
+// predictions, never inside the in-sample spread. A run with the overlay
+// takes these bands in place of the shipped model's for its groups
+// (ApplyOverlayBands).
 struct OverlayBand {
   double lo = 1, hi = 1;
   int rows = 0;
@@ -108,6 +111,12 @@ struct AppliedCalibration {
 // folder, or an overlay object) and applies the overlay to its pools.
 // Absent: nothing. An overlay whose engine no pool runs is an error.
 Status ParseScenarioCalibration(JsonObject& root, Scenario* sc);
+
+// Sets the band of every metric of a group the overlay has to the
+// overlay's residual spread around the point (then widened for a short
+// window, as the shipped bands are): the deployment's own runs measured
+// that spread, where the shipped model's comes from other deployments.
+void ApplyOverlayBands(const CalibrationOverlay& o, schema::RunSummary* summary);
 
 // A kv_capacity_scale on a memory plan: each attention rank's pool (whole
 // pages) and what follows from it.

@@ -206,6 +206,7 @@ Result<PoolsRun> RunPools(const Scenario& sc, const RunOptions& options) {
     r.requests_csv = std::move(csv).str();
   }
   CAPPLAN_RETURN_IF_ERROR(AddPredictionIntervals(&r.summary));
+  if (sc.calibration) ApplyOverlayBands(*sc.calibration->overlay, &r.summary);
   return run;
 }
 

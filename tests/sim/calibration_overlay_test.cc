@@ -124,6 +124,39 @@ TEST(CalibrationOverlay, ScenarioKeyAppliesTheTermsAsDeploymentFields) {
   EXPECT_DOUBLE_EQ((*own)->pools.front().deployment.step_costs.host_s, 0.001);
 }
 
+TEST(CalibrationOverlay, RunTakesTheOverlaysResidualBandsForItsGroups) {
+  const std::string path = test_util::TestTempPath("overlay_bands.json");
+  nlohmann::json ov = Overlay({{{"term", "host_s"}, {"prior", 0}, {"value", 0}, {"moved", false}}});
+  ov["bands"] = {{"tpot", {{"lo", 0.9}, {"hi", 1.2}, {"rows", 4}}}};
+  ASSERT_TRUE(WriteFileAtomic(path, DumpJson(ov)).ok());
+  nlohmann::json sc = Scenario();
+  sc["workload"]["num_requests"] = 400;  // a steady window: no widening
+  const auto run = [](const nlohmann::json& doc) {
+    auto parsed = ParseScenario(doc, "t.json");
+    EXPECT_TRUE(parsed.ok()) << parsed.status().message();
+    auto r = RunScenario(**parsed, {});
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    return schema::ToJson(r->summary);
+  };
+  const nlohmann::json shipped = run(sc);
+  sc["calibration"] = path;
+  const nlohmann::json calibrated = run(sc);
+  const double tpot = calibrated.at("mean_tpot_ms").get<double>();
+  EXPECT_NEAR(calibrated.at("mean_tpot_ms_lo").get<double>(), 0.9 * tpot, 1e-9 * tpot);
+  EXPECT_NEAR(calibrated.at("mean_tpot_ms_hi").get<double>(), 1.2 * tpot, 1e-9 * tpot);
+  // The shipped band was wider; a group the overlay lacks keeps it.
+  EXPECT_GT(shipped.at("mean_tpot_ms_hi").get<double>() / shipped.at("mean_tpot_ms").get<double>(),
+            1.2);
+  EXPECT_DOUBLE_EQ(calibrated.at("mean_ttft_ms_hi").get<double>() /
+                       calibrated.at("mean_ttft_ms").get<double>(),
+                   shipped.at("mean_ttft_ms_hi").get<double>() /
+                       shipped.at("mean_ttft_ms").get<double>());
+  // A band group the simulator does not know is a one-line error.
+  ov["bands"] = {{"output_throughput", {{"lo", 0.9}, {"hi", 1.2}, {"rows", 4}}}};
+  const std::string e = ParseError(ov);
+  EXPECT_NE(e.find("not a band group"), std::string::npos) << e;
+}
+
 TEST(CalibrationOverlay, KernelScaleMultipliesItsOpsTimeOnlyOnTheRunsGpu) {
   nlohmann::json sc = Scenario();
   const double base = Tpot(sc);
