@@ -138,6 +138,22 @@ Result<SelfCalibration> RunSelfCalibration(const std::vector<std::string>& case_
   return s;
 }
 
+SelfCalibrationCase Overall(const SelfCalibration& s) {
+  SelfCalibrationCase all;
+  all.case_name = "all";
+  for (const SelfCalibrationCase& c : s.cases) {
+    all.held_metrics += c.held_metrics;
+    all.before_pct += c.before_pct * c.held_metrics;
+    all.after_pct += c.after_pct * c.held_metrics;
+    all.written_after_pct += c.written_after_pct * c.held_metrics;
+  }
+  if (all.held_metrics > 0) {
+    all.before_pct /= all.held_metrics, all.after_pct /= all.held_metrics;
+    all.written_after_pct /= all.held_metrics;
+  }
+  return all;
+}
+
 std::string FormatSelfCalibration(const SelfCalibration& s) {
   std::ostringstream os;
   os << "\nself-calibration (calibrate --runs on two rows of a deployment, the lowest and "
@@ -165,6 +181,17 @@ std::string FormatSelfCalibration(const SelfCalibration& s) {
        << Fmt("%.1f%%", c.after_pct) << " after (" << Fmt("%.1f%%", c.written_after_pct)
        << " where refused fits keep their priors) over " << c.held_metrics << " metric(s)\n";
   }
+  const SelfCalibrationCase all = Overall(s);
+  int better = 0, worse = 0;
+  for (const SelfCalibrationCase& c : s.cases) {
+    if (c.held_metrics == 0) continue;
+    if (c.written_after_pct < c.before_pct - 0.05) ++better;
+    if (c.written_after_pct > c.before_pct + 0.05) ++worse;
+  }
+  os << "  all cases: held-out rows " << Fmt("%.1f%%", all.before_pct) << " before, "
+     << Fmt("%.1f%%", all.after_pct) << " after (" << Fmt("%.1f%%", all.written_after_pct)
+     << " where refused fits keep their priors) over " << all.held_metrics << " metric(s); "
+     << better << " case(s) better, " << worse << " worse\n";
   return os.str();
 }
 
@@ -190,7 +217,14 @@ nlohmann::json SelfCalibrationToJson(const SelfCalibration& s) {
     if (!c.note.empty()) j["note"] = c.note;
     cases.push_back(std::move(j));
   }
-  return {{"groups", groups}, {"cases", cases}};
+  const SelfCalibrationCase all = Overall(s);
+  return {{"groups", groups},
+          {"cases", cases},
+          {"all",
+           {{"held_out_metrics", all.held_metrics},
+            {"before_pct", all.before_pct},
+            {"after_pct", all.after_pct},
+            {"written_after_pct", all.written_after_pct}}}};
 }
 
 }  // namespace capplan::calibrate

@@ -50,6 +50,8 @@ struct SelfCalibration {
 
 // Over the serving cases among `case_files`.
 Result<SelfCalibration> RunSelfCalibration(const std::vector<std::string>& case_files);
+// Every case's held-out metrics together (weighted by their count).
+SelfCalibrationCase Overall(const SelfCalibration& s);
 std::string FormatSelfCalibration(const SelfCalibration& s);
 nlohmann::json SelfCalibrationToJson(const SelfCalibration& s);
 

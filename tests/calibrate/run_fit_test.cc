@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "calibrate/public_self_calibration.h"
 #include "calibrate/run_fit.h"
 #include "common/atomic_file.h"
 #include "common/json_util.h"
@@ -192,6 +193,32 @@ TEST(RunFit, OneRunHasNothingToHoldOutAndIsRefused) {
   ASSERT_TRUE(r.ok()) << "status: " << r.status().ToString() << " | " << r.status().message();
   EXPECT_TRUE(r->refused);
   EXPECT_NE(r->refusal.find("nothing to hold out"), std::string::npos);
+}
+
+TEST(SelfCalibration, TwoRowsFittedPredictTheOthersAndTheTotalWeighsEachCase) {
+  const nlohmann::json truth = TruthOverlay({{"host_s", 0.004}});
+  const std::string path = WriteCase("self_cal", {1, 2, 4, 8}, truth, false);
+  auto s = RunSelfCalibration({path});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  ASSERT_EQ(s->cases.size(), 1u);
+  const SelfCalibrationCase& c = s->cases.front();
+  // c=1 and c=8 fitted; c=2 and c=4 held out, three metrics each.
+  EXPECT_EQ(c.held_metrics, 6);
+  EXPECT_GT(c.before_pct, 5.0);
+  EXPECT_LT(c.after_pct, c.before_pct / 4) << FormatSelfCalibration(*s);
+  const SelfCalibrationCase all = Overall(*s);
+  EXPECT_EQ(all.held_metrics, c.held_metrics);
+  EXPECT_DOUBLE_EQ(all.before_pct, c.before_pct);
+  EXPECT_NE(FormatSelfCalibration(*s).find("all cases: held-out rows"), std::string::npos);
+  // Weighted by held-out metrics: a case of 2 at 10% and one of 6 at 30%.
+  SelfCalibration two;
+  two.cases.push_back({"a", 2, 10, 5, 5, ""});
+  two.cases.push_back({"b", 6, 30, 20, 30, ""});
+  const SelfCalibrationCase w = Overall(two);
+  EXPECT_EQ(w.held_metrics, 8);
+  EXPECT_DOUBLE_EQ(w.before_pct, 25);
+  EXPECT_DOUBLE_EQ(w.after_pct, 16.25);
+  EXPECT_DOUBLE_EQ(w.written_after_pct, 23.75);
 }
 
 }  // namespace
