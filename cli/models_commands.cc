@@ -227,6 +227,16 @@ void PrintCapacity(const models::ModelCard& card, const models::CapacityQuery& q
     for (const models::MemoryTerm& t : plan.terms) src[t.key] = t.source;
     j["memory_term_sources"] = src;
     j["kv_range_terms"] = models::KvRangeTermsToJson(plan);
+    nlohmann::json rw = nlohmann::json::array();
+    for (const models::ResidentComponent& r : plan.resident_weights) {
+      rw.push_back({{"component", models::ComponentName(r.component)},
+                    {"implementation", r.implementation},
+                    {"rule", r.rule_key + ": " + r.rule},
+                    {"shipped_bytes_per_gpu", r.shipped_bytes},
+                    {"resident_bytes_per_gpu", r.resident_bytes},
+                    {"source", r.source}});
+    }
+    j["resident_weights"] = rw;
   }
   out << DumpJson(j) << "\n";
 }

@@ -214,6 +214,27 @@ void PrintHybridPools(const MemoryPlan& p, std::ostream& out) {
   }
 }
 
+// With --explain: each component a kernel rule lays out, shipped vs
+// resident, and the rule with its source.
+void PrintResidentWeights(const MemoryPlan& p, bool explain, std::ostream& out) {
+  if (!explain || p.resident_weights.empty()) return;
+  out << "\nweights shipped vs resident (as the engine's kernels keep them)\n";
+  int64_t shipped = 0, resident = 0;
+  for (const ResidentComponent& r : p.resident_weights) {
+    char line[256];
+    std::snprintf(line, sizeof line, "  %-16s shipped %10s GiB  resident %10s GiB  ",
+                  ComponentName(r.component), FormatGib(r.shipped_bytes).c_str(),
+                  FormatGib(r.resident_bytes).c_str());
+    out << line << r.rule_key << ": " << r.rule << "\n      source: " << r.source << "\n";
+    shipped += r.shipped_bytes;
+    resident += r.resident_bytes;
+  }
+  out << "  all weights: shipped " << FormatGib(p.weights.bytes_per_gpu) << " GiB, resident "
+      << FormatGib(p.weights.bytes_per_gpu + resident - shipped) << " GiB per GPU ("
+      << FormatInt(p.weights.bytes_per_gpu) << " B vs "
+      << FormatInt(p.weights.bytes_per_gpu + resident - shipped) << " B)\n";
+}
+
 }  // namespace
 
 void PrintPlanText(const ModelCard& card, const CapacityQuery& q, const MemoryPlan& p,
@@ -250,6 +271,7 @@ void PrintPlanText(const ModelCard& card, const CapacityQuery& q, const MemoryPl
                   FormatGib(c.scale_bytes_per_gpu).c_str());
     out << line;
   }
+  PrintResidentWeights(p, explain, out);
   out << "\nmemory per GPU (terms add up to the device total)\n";
   for (const MemoryTerm& t : p.terms) {
     std::snprintf(line, sizeof line, "  %-28s %10s GiB  %s\n", t.key.c_str(),

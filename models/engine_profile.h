@@ -150,6 +150,23 @@ struct EngineMemoryRule {
   int vocab_pad_multiple = 1;
 };
 
+// Weights as resident under one kernel implementation and weight format
+// ("resident_weights" in the profile, keyed "<implementation>.<format
+// selector>", e.g. "vllm_marlin_moe.nvfp4"): how the engine's weight loading
+// lays a checkpoint's tensors out for that kernel, read from the engine's
+// code at the entry's version. Each dimension per rank is rounded up to its
+// multiple (1: kept as shipped); scales follow the padded shape in the
+// weight's own scale layout. MoE experts: gate_up is intermediate x hidden,
+// down is hidden x intermediate.
+struct ResidentWeightRule {
+  int intermediate_multiple = 1;    // experts' intermediate size per rank
+  int gate_up_hidden_multiple = 1;  // gate_up's input (hidden) features
+  int down_hidden_multiple = 1;     // down's output (hidden) features
+  int dense_n_multiple = 1;         // dense linear layers' output features per rank
+  int bias_bytes = 0;               // bytes per expert-bias element as kept (0: as shipped)
+  std::string source;
+};
+
 // A memory term that rests on one public log or on an assumption carries
 // its plausible span ("range": [lo, hi] beside "value", same unit); terms
 // from an engine rule or from two or more logs carry none. Booleans are 0/1.
@@ -185,6 +202,8 @@ struct EngineProfile {
   std::map<std::string, std::map<std::string, std::string>> kernel_names_by_architecture;
   // kernel_names with the architecture's choices over them.
   std::map<std::string, std::string> KernelNamesFor(const std::string& architecture) const;
+  // "<implementation>.<format selector>" -> how its weights are resident.
+  std::map<std::string, ResidentWeightRule> resident_weights;
   // "defaults.page_size" -> source, "memory.startup_bytes" -> source, ...
   std::map<std::string, std::string> sources;
   // Memory term ("startup_bytes") -> its range, for the terms that have one.

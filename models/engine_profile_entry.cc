@@ -337,6 +337,40 @@ Status ParseArchitectureKernels(JsonObject& e, EngineProfile* p) {
   return a.Finish();
 }
 
+// "resident_weights": {"<implementation>.<format selector>": {"intermediate_multiple":
+// 256, ..., "source": "..."}}: each key a kernel implementation and the weight
+// format it runs, each rule with its source (ResidentWeightRule).
+Status ParseResidentWeights(JsonObject& e, EngineProfile* p) {
+  if (!e.Has("resident_weights")) return Status::Ok();
+  CAPPLAN_ASSIGN_OR_RETURN(JsonObject r, e.Child("resident_weights", true));
+  for (const auto& [key, v] : e.Raw("resident_weights")->items()) {
+    const size_t dot = key.rfind('.');
+    if (dot == std::string::npos || dot == 0) {
+      return r.Error(key, "must be \"<implementation>.<format selector>\"");
+    }
+    CAPPLAN_RETURN_IF_ERROR(r.CheckOneOf(key, key.substr(dot + 1), SelectorFormats()));
+    CAPPLAN_ASSIGN_OR_RETURN(JsonObject x, r.Child(key, true));
+    ResidentWeightRule rule;
+    const std::pair<const char*, int*> multiples[] = {
+        {"intermediate_multiple", &rule.intermediate_multiple},
+        {"gate_up_hidden_multiple", &rule.gate_up_hidden_multiple},
+        {"down_hidden_multiple", &rule.down_hidden_multiple},
+        {"dense_n_multiple", &rule.dense_n_multiple}};
+    for (const auto& [name, out] : multiples) {
+      CAPPLAN_RETURN_IF_ERROR(x.Get(name, out));
+      CAPPLAN_RETURN_IF_ERROR(x.CheckRange(name, *out, 1, 65536));
+    }
+    CAPPLAN_RETURN_IF_ERROR(x.Get("bias_bytes", &rule.bias_bytes));
+    CAPPLAN_RETURN_IF_ERROR(x.CheckRange("bias_bytes", rule.bias_bytes, 0, 8));
+    CAPPLAN_RETURN_IF_ERROR(x.Get("source", &rule.source, true));
+    if (rule.source.empty()) return x.Error("source", "every value names its source");
+    CAPPLAN_RETURN_IF_ERROR(x.Finish());
+    p->resident_weights[key] = rule;
+    p->sources["resident_weights." + key] = rule.source;
+  }
+  return r.Finish();
+}
+
 }  // namespace
 
 Status GetSourcedString(JsonObject& o, const std::string& prefix, const char* key, std::string* out,
@@ -357,6 +391,7 @@ Status ParseEngineEntry(const nlohmann::json& merged, const std::string& origin,
   CAPPLAN_RETURN_IF_ERROR(ParseMemory(m, p));
   CAPPLAN_RETURN_IF_ERROR(ParseKernels(e, p));
   CAPPLAN_RETURN_IF_ERROR(ParseArchitectureKernels(e, p));
+  CAPPLAN_RETURN_IF_ERROR(ParseResidentWeights(e, p));
   return e.Finish();
 }
 

@@ -130,6 +130,18 @@ struct HybridPools {
   bool active() const { return !local_rule.empty() || !linear_rule.empty(); }
 };
 
+// One component's weights as shipped and as the engine keeps them under the
+// kernel implementation it runs for them (EngineProfile::resident_weights).
+struct ResidentComponent {
+  Component component;
+  std::string implementation;  // "vllm_trtllm_gen_moe_mxfp4"
+  std::string rule_key;        // "vllm_trtllm_gen_moe_mxfp4.mxfp4"
+  std::string rule;            // the multiples applied, for people
+  int64_t shipped_bytes = 0;   // values + scales as in the checkpoint shard
+  int64_t resident_bytes = 0;  // padded to the kernel's multiples, biases as kept
+  std::string source;
+};
+
 struct MemoryPlan {
   std::string engine, engine_version, rule_source;  // which rule was applied
   std::string engine_rule_version;  // the profile entry used ("0.4.6")
@@ -144,6 +156,9 @@ struct MemoryPlan {
   bool nvls = false;
   WeightBreakdown weights;        // checkpoint shards
   int64_t weights_resident_bytes = 0;  // shards + what the engine keeps beside them
+  // Components whose kernel has a resident-weights rule (padding, repacked
+  // scales, kept copies); the difference is the kernel_layout_bytes term.
+  std::vector<ResidentComponent> resident_weights;
   int64_t draft_weights_bytes = 0;     // speculative draft layers (inside the above)
   int64_t reserve_bytes_per_gpu = 0;  // graphs, activations, workspace, unrequested
   int64_t kv_pool_bytes_per_gpu = 0;

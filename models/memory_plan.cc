@@ -322,6 +322,11 @@ Result<MemoryPlan> PlanMemoryAllowShortfall(const ModelCard& card, const Paralle
   ApplyMemoryClassDefaults(m, device.reported_bytes, opt, &r, &p);
   CAPPLAN_ASSIGN_OR_RETURN(p.weights, ComputeWeights(card, layout, choice));
   CAPPLAN_RETURN_IF_ERROR(CheckFormatsRun(p.weights, device));
+  CAPPLAN_ASSIGN_OR_RETURN(
+      p.resident_weights,
+      memory_plan_internal::ResidentWeights(
+          card, layout, p.weights, prof,
+          device.profile != nullptr ? device.profile->architecture : std::string()));
   CAPPLAN_ASSIGN_OR_RETURN(const DtypeFacts* facts, GetDtypeFacts());
   CAPPLAN_RETURN_IF_ERROR(facts->CheckKvOnEngine(choice.kv_cache, opt.engine));
   CAPPLAN_ASSIGN_OR_RETURN(p.kv, ComputeKvLayout(card, layout, choice.kv_cache));

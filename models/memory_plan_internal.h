@@ -50,6 +50,16 @@ int64_t CommunicatorBytes(const EngineMemoryRule& m, int tp);
 std::vector<MemoryTerm> ResidentExtras(const ModelCard& c, const ParallelLayout& l,
                                        const WeightBreakdown& w, const EngineProfile& prof,
                                        const EngineMemoryRule& m);
+// Each component's weights as the kernel the engine runs for them keeps them
+// (models/memory_plan_resident.cc); `architecture` "" takes the kernels every
+// architecture shares.
+Result<std::vector<ResidentComponent>> ResidentWeights(const ModelCard& c, const ParallelLayout& l,
+                                                       const WeightBreakdown& w,
+                                                       const EngineProfile& prof,
+                                                       const std::string& architecture);
+// The kernel_layout_bytes term (resident - shipped over the components with a
+// rule); bytes 0 when no rule changes a byte.
+MemoryTerm KernelLayoutTerm(const std::vector<ResidentComponent>& r);
 // vLLM's activation peak of the profile run over `tokens` tokens.
 int64_t VllmActivationBytes(const ModelCard& c, const ParallelLayout& l, const EngineProfile& prof,
                             const EngineMemoryRule& m, int64_t tokens);

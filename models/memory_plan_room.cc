@@ -4,6 +4,7 @@
 #include <cmath>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "models/hybrid_pools.h"
@@ -14,6 +15,9 @@ namespace capplan::models::memory_plan_internal {
 Room ComputeRoom(const RoomInputs& in, const EngineMemoryRule& m) {
   Room x;
   x.extras = ResidentExtras(*in.card, *in.layout, in.plan->weights, *in.prof, m);
+  if (MemoryTerm k = KernelLayoutTerm(in.plan->resident_weights); k.bytes != 0) {
+    x.extras.insert(x.extras.begin(), std::move(k));
+  }
   x.extras.insert(x.extras.end(), in.draft->begin(), in.draft->end());
   x.resident = in.plan->weights.bytes_per_gpu;
   for (const MemoryTerm& e : x.extras) x.resident += e.bytes;
