@@ -188,10 +188,40 @@ TEST(ResidentWeights, NoRuleKeepsShippedBytes) {
   ASSERT_TRUE(p.ok()) << p.status().message();
   EXPECT_EQ(Find(*p, Component::kExperts), nullptr);
   EXPECT_EQ(p->Term("kernel_layout_bytes"), 0);
+  // SGLang 0.4.6 predates gpt-oss: no kernel named for MXFP4, no rule.
   EngineMemoryOptions sglang;
+  sglang.version = "0.4.6";
   auto s = PlanOn(*c, "h200-sxm", 1, "default", sglang);
   ASSERT_TRUE(s.ok()) << s.status().message();
   EXPECT_TRUE(s->resident_weights.empty());
+}
+
+// SGLang 0.5.4 picks its MXFP4 MoE runner per architecture (server_args.py):
+// triton_kernels on Hopper (intermediate to x64, FP32 biases), FlashInfer's
+// MXFP4 MoE on Blackwell (hidden and intermediate to x256, FP32 biases): the
+// same bytes as vLLM's two paths above.
+TEST(ResidentWeights, SglangMxfp4OnHopperAndBlackwell) {
+  auto c = LoadModelCard(Hf("gpt-oss-120b"));
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EngineMemoryOptions sglang;
+  sglang.version = "0.5.4";
+  auto h = PlanOn(*c, "h200-sxm", 1, "default", sglang);
+  ASSERT_TRUE(h.ok()) << h.status().message();
+  const ResidentComponent* e = Find(*h, Component::kExperts);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->implementation, "sglang_triton_kernels_moe_mxfp4");
+  // (2 x 2,880 + 2,880) bias elements x 2 B more x 4,608 instances.
+  EXPECT_EQ(h->Term("kernel_layout_bytes"), 79626240);
+  EXPECT_EQ(SumOfTerms(*h), h->gpu_memory_bytes);
+  auto b = PlanOn(*c, "b200-sxm", 1, "default", sglang);
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  const ResidentComponent* f = Find(*b, Component::kExperts);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->implementation, "sglang_flashinfer_mxfp4_moe");
+  // 15,077,376 - 13,236,480 = 1,840,896 B per instance x 4,608.
+  EXPECT_EQ(f->resident_bytes - f->shipped_bytes, 8482848768);
+  EXPECT_EQ(b->Term("kernel_layout_bytes"), 8482848768);
+  EXPECT_EQ(SumOfTerms(*b), b->gpu_memory_bytes);
 }
 
 }  // namespace
