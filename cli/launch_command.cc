@@ -40,7 +40,7 @@ const std::vector<std::string>& OptionKeys() {
       "prefix_cache_off",     "disable_cuda_graphs",    "cuda_graph_max_bs",
       "disable_overlap_schedule", "nccl_nvls",          "quantization",
       "disaggregation_mode",  "nnodes",                 "node_rank",
-      "dist_init_addr"};
+      "dist_init_addr",       "attention_backend",      "moe_runner_backend"};
   return keys;
 }
 
@@ -299,6 +299,11 @@ Status AddExecution(const sim::DeploymentSpec& d, CommandLine* c) {
   }
   if (d.nccl_nvls && *d.nccl_nvls) {
     CAPPLAN_RETURN_IF_ERROR(c->Add("nccl_nvls", "", "nccl_nvls true", Need::kComment));
+  }
+  // The launch flags that choose kernels, as the deployment names them: the
+  // simulation priced these kernels, so the command must run them.
+  for (const auto& [field, name] : d.launch_backends) {
+    CAPPLAN_RETURN_IF_ERROR(c->Add(field, name, field + " " + name, Need::kRequired));
   }
   if (d.expert.all_to_all == models::MoeAllToAll::kDeepEp) {
     CAPPLAN_RETURN_IF_ERROR(c->Add("deepep", "", "expert_parallel deepep", Need::kComment));

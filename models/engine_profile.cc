@@ -70,6 +70,34 @@ std::map<std::string, std::string> EngineProfile::KernelNamesFor(
   return names;
 }
 
+std::vector<std::string> LaunchBackendFlag::Names() const {
+  std::vector<std::string> names;
+  for (const auto& [name, b] : choices) names.push_back(name);
+  return names;
+}
+
+const std::vector<std::string>& LaunchBackendFields() {
+  static const std::vector<std::string> fields = {"attention_backend", "moe_runner_backend"};
+  return fields;
+}
+
+std::string LaunchBackendNoun(const std::string& field) {
+  std::string noun = field;
+  std::replace(noun.begin(), noun.end(), '_', ' ');
+  return noun;
+}
+
+std::map<std::string, std::string> WithLaunchBackendKernels(
+    std::map<std::string, std::string> names, const std::vector<const LaunchBackend*>& chosen) {
+  for (const LaunchBackend* b : chosen) {
+    for (const auto& [sel, impl] : b->kernel_names) {
+      if (sel.rfind("mla_prefill_absorbed.", 0) == 0 && names.count(sel) == 0) continue;
+      names[sel] = impl;
+    }
+  }
+  return names;
+}
+
 namespace {
 
 using internal::RangeableMembers;

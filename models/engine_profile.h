@@ -181,6 +181,40 @@ const std::vector<std::string>& RangeableMemoryTerms();
 // `v`; integer terms are rounded, booleans are v >= 0.5.
 EngineMemoryRule WithMemoryTerm(const EngineMemoryRule& rule, const std::string& key, double v);
 
+// One value of a launch flag that chooses kernels ("launch_backends" in the
+// engine profile): SGLang's --attention-backend flashinfer, vLLM's
+// --attention-backend FLASHMLA. Its kernels go over the version's own
+// choices (and its architecture's) when a deployment names it.
+struct LaunchBackend {
+  std::string source;
+  // The GPU architectures ("sm90") it runs on; empty: every one.
+  std::vector<std::string> architectures;
+  // Selector -> implementation. An mla_prefill_absorbed.* choice applies only
+  // where the version itself runs an absorbed prefill (names that selector).
+  std::map<std::string, std::string> kernel_names;
+};
+
+// A launch flag that chooses kernels, as one engine version offers it.
+struct LaunchBackendFlag {
+  std::string default_name;    // what the version runs when the flag is absent
+  std::string default_source;
+  std::string source;          // where the choices were read
+  std::map<std::string, LaunchBackend> choices;
+  std::vector<std::string> Names() const;
+};
+
+// The deployment fields that name a launch backend, in a fixed order:
+// "attention_backend", "moe_runner_backend".
+const std::vector<std::string>& LaunchBackendFields();
+// "attention_backend" -> "attention backend" (for messages).
+std::string LaunchBackendNoun(const std::string& field);
+
+// `names` with each chosen backend's kernels over them (`chosen`: field ->
+// the backend's choice), keeping the absorbed-prefill rule above.
+std::map<std::string, std::string> WithLaunchBackendKernels(
+    std::map<std::string, std::string> names,
+    const std::vector<const LaunchBackend*>& chosen);
+
 struct EngineProfile {
   std::string engine;   // "sglang"
   std::string knob;     // "mem_fraction_static"
@@ -202,6 +236,9 @@ struct EngineProfile {
   std::map<std::string, std::map<std::string, std::string>> kernel_names_by_architecture;
   // kernel_names with the architecture's choices over them.
   std::map<std::string, std::string> KernelNamesFor(const std::string& architecture) const;
+  // The launch flags that choose kernels, by deployment field
+  // ("attention_backend"); a field the version lacks is absent.
+  std::map<std::string, LaunchBackendFlag> launch_backends;
   // "<implementation>.<format selector>" -> how its weights are resident.
   std::map<std::string, ResidentWeightRule> resident_weights;
   // "defaults.page_size" -> source, "memory.startup_bytes" -> source, ...

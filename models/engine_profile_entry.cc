@@ -337,6 +337,49 @@ Status ParseArchitectureKernels(JsonObject& e, EngineProfile* p) {
   return a.Finish();
 }
 
+// "launch_backends": {"<field>": {"default": {"value", "source"}, "source",
+//   "choices": {"<name>": {"source", "architectures"?: [...],
+//                          "kernels": {"<selector>": "<implementation>"}}}}}.
+Status ParseLaunchBackends(JsonObject& e, EngineProfile* p) {
+  if (!e.Has("launch_backends")) return Status::Ok();
+  CAPPLAN_ASSIGN_OR_RETURN(JsonObject l, e.Child("launch_backends", true));
+  for (const auto& [field, fv] : e.Raw("launch_backends")->items()) {
+    CAPPLAN_RETURN_IF_ERROR(l.CheckOneOf(field, field, LaunchBackendFields()));
+    CAPPLAN_ASSIGN_OR_RETURN(JsonObject f, l.Child(field, true));
+    LaunchBackendFlag& flag = p->launch_backends[field];
+    const std::string prefix = "launch_backends." + field + ".";
+    CAPPLAN_RETURN_IF_ERROR(GetSourced(f, prefix, "default", &flag.default_name, &p->sources));
+    flag.default_source = p->SourceOf(prefix + "default");
+    CAPPLAN_RETURN_IF_ERROR(f.Get("source", &flag.source, true));
+    if (flag.source.empty()) return f.Error("source", "every value names its source");
+    CAPPLAN_ASSIGN_OR_RETURN(JsonObject cs, f.Child("choices", true));
+    for (const auto& [name, cv] : f.Raw("choices")->items()) {
+      CAPPLAN_ASSIGN_OR_RETURN(JsonObject c, cs.Child(name, true));
+      LaunchBackend& b = flag.choices[name];
+      CAPPLAN_RETURN_IF_ERROR(c.Get("source", &b.source, true));
+      if (b.source.empty()) return c.Error("source", "every value names its source");
+      CAPPLAN_RETURN_IF_ERROR(c.Get("architectures", &b.architectures));
+      for (const std::string& arch : b.architectures) {
+        CAPPLAN_RETURN_IF_ERROR(c.CheckOneOf("architectures", arch, hw::KnownArchitectures()));
+      }
+      CAPPLAN_ASSIGN_OR_RETURN(JsonObject k, c.Child("kernels", true));
+      for (const auto& [sel, x] : c.Raw("kernels")->items()) {
+        if (Status st = CheckKernelSelector(sel); !st.ok()) return k.Error(sel, st.message());
+        std::string& impl = b.kernel_names[sel];
+        CAPPLAN_RETURN_IF_ERROR(k.Get(sel, &impl, true));
+        if (impl.empty()) return k.Error(sel, "names no kernel implementation");
+      }
+      if (b.kernel_names.empty()) return c.Error("kernels", "names no kernel");
+      CAPPLAN_RETURN_IF_ERROR(k.Finish());
+      CAPPLAN_RETURN_IF_ERROR(c.Finish());
+    }
+    if (flag.choices.empty()) return f.Error("choices", "offers no backend");
+    CAPPLAN_RETURN_IF_ERROR(cs.Finish());
+    CAPPLAN_RETURN_IF_ERROR(f.Finish());
+  }
+  return l.Finish();
+}
+
 // "resident_weights": {"<implementation>.<format selector>": {"intermediate_multiple":
 // 256, ..., "source": "..."}}: each key a kernel implementation and the weight
 // format it runs, each rule with its source (ResidentWeightRule).
@@ -392,6 +435,7 @@ Status ParseEngineEntry(const nlohmann::json& merged, const std::string& origin,
   CAPPLAN_RETURN_IF_ERROR(ParseKernels(e, p));
   CAPPLAN_RETURN_IF_ERROR(ParseArchitectureKernels(e, p));
   CAPPLAN_RETURN_IF_ERROR(ParseResidentWeights(e, p));
+  CAPPLAN_RETURN_IF_ERROR(ParseLaunchBackends(e, p));
   return e.Finish();
 }
 

@@ -80,6 +80,25 @@ Status CheckPowerLimit(const State& st) {
 // Every kernel table the deployment names must be the profile's.
 Status CheckKernelOverrides(const State& st) {
   const PoolSpec& ps = *st.pool;
+  // A launch backend runs only on the architectures its engine names.
+  for (const auto& [field, name] : ps.deployment.launch_backends) {
+    const models::EngineProfile* engine = ps.deployment.engine_resolution.profile;
+    const models::LaunchBackend& b = engine->launch_backends.at(field).choices.at(name);
+    const auto& archs = b.architectures;
+    if (archs.empty() ||
+        std::find(archs.begin(), archs.end(), st.profile.architecture) != archs.end()) {
+      continue;
+    }
+    std::string list;
+    for (const std::string& a : archs) list += (list.empty() ? "" : ", ") + a;
+    return st.At(ps.pointer + "/" + field,
+                 Status::Invalid(ps.deployment.engine + " " +
+                                 ps.deployment.engine_resolution.version + " " +
+                                 models::LaunchBackendNoun(field) + " '" + name + "' runs on " +
+                                 list + " only (models/engines/" + ps.deployment.engine +
+                                 ".json); " + st.profile.name + " is " + st.profile.architecture +
+                                 ": choose another backend or leave the field out"));
+  }
   for (const auto& [sel, impl] : ps.deployment.kernel_overrides) {
     if (st.profile.kernels.find(impl) != st.profile.kernels.end()) continue;
     std::vector<std::string> names;
@@ -97,7 +116,8 @@ Result<models::KernelChoices> KernelsForGpu(const State& st) {
   const DeploymentSpec& d = st.pool->deployment;
   const models::EngineProfile* engine = d.engine_resolution.profile;
   if (engine == nullptr || engine->kernel_names_by_architecture.empty()) return d.kernels;
-  std::map<std::string, std::string> names = engine->KernelNamesFor(st.profile.architecture);
+  std::map<std::string, std::string> names = models::WithLaunchBackendKernels(
+      engine->KernelNamesFor(st.profile.architecture), d.LaunchBackendChoices());
   for (const auto& [sel, impl] : d.kernel_overrides) names[sel] = impl;
   return models::KernelChoices::FromSelectors(names);
 }

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "common/did_you_mean.h"
 #include "common/json_util.h"
 #include "models/engine_profile.h"
 #include "models/engine_step_costs.h"
@@ -14,6 +15,20 @@
 #include "sim/simulate.h"
 
 namespace capplan::sim {
+
+std::vector<const models::LaunchBackend*> DeploymentSpec::LaunchBackendChoices() const {
+  std::vector<const models::LaunchBackend*> out;
+  if (engine_resolution.profile == nullptr) return out;
+  for (const std::string& field : models::LaunchBackendFields()) {
+    const auto chosen = launch_backends.find(field);
+    if (chosen == launch_backends.end()) continue;
+    const auto f = engine_resolution.profile->launch_backends.find(field);
+    if (f == engine_resolution.profile->launch_backends.end()) continue;
+    const auto b = f->second.choices.find(chosen->second);
+    if (b != f->second.choices.end()) out.push_back(&b->second);
+  }
+  return out;
+}
 
 namespace {
 
@@ -39,8 +54,44 @@ Status GetEnum(JsonObject& d, const char* key, const E (&values)[N], NameOf name
 // `kernels`: {"<selector>": "<implementation>"} over the engine version's
 // own choices (a user who runs another backend, e.g. SGLang's
 // --attention-backend flashmla).
+// deployment.<field> for each launch flag that chooses kernels: one of the
+// engine version's backends; a name the version lacks is an error that lists
+// the ones it has.
+Status ParseLaunchBackends(JsonObject& d, DeploymentSpec* o) {
+  const models::EngineProfile& engine = *o->engine_resolution.profile;
+  const std::string release = o->engine + " " + o->engine_resolution.version;
+  for (const std::string& field : models::LaunchBackendFields()) {
+    if (!d.Has(field)) {
+      d.Touch(field);
+      continue;
+    }
+    std::string name;
+    CAPPLAN_RETURN_IF_ERROR(d.Get(field, &name, true));
+    const std::string noun = models::LaunchBackendNoun(field);
+    const auto f = engine.launch_backends.find(field);
+    if (f == engine.launch_backends.end()) {
+      return d.Error(field, release + " offers no " + noun +
+                                " choice capplan can price (models/engines/" + o->engine +
+                                ".json launch_backends): remove the field or set "
+                                "engine_version to a release that has one");
+    }
+    if (f->second.choices.count(name) == 0) {
+      const std::vector<std::string> names = f->second.Names();
+      std::string list;
+      for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+      const std::string close = ClosestMatch(name, names);
+      return d.Error(field, release + " has no " + noun + " '" + EchoValue(name) + "': one of " +
+                                list + (close.empty() ? "" : " (did you mean '" + close + "'?)"));
+    }
+    o->launch_backends[field] = name;
+  }
+  return Status::Ok();
+}
+
 Status ParseKernels(JsonObject& d, DeploymentSpec* o) {
-  std::map<std::string, std::string> names = o->engine_resolution.profile->kernel_names;
+  CAPPLAN_RETURN_IF_ERROR(ParseLaunchBackends(d, o));
+  std::map<std::string, std::string> names = models::WithLaunchBackendKernels(
+      o->engine_resolution.profile->kernel_names, o->LaunchBackendChoices());
   if (d.Has("kernels")) {
     CAPPLAN_ASSIGN_OR_RETURN(JsonObject k, d.Child("kernels", true));
     for (const auto& [sel, v] : d.Raw("kernels")->items()) {

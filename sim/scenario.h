@@ -81,6 +81,14 @@ struct DeploymentSpec {
   // the run is prepared).
   models::KernelChoices kernels;
   std::map<std::string, std::string> kernel_overrides;
+  // The launch flags that choose kernels (deployment.attention_backend,
+  // moe_runner_backend; models::LaunchBackendFields()): field -> one of the
+  // engine version's backends (models/engines/<engine>.json
+  // launch_backends), whose kernels go over the version's own and under
+  // `kernels`. Absent: the version's own kernels (its default backend).
+  std::map<std::string, std::string> launch_backends;
+  // The chosen backends' entries in the engine profile, in field order.
+  std::vector<const models::LaunchBackend*> LaunchBackendChoices() const;
   std::string cost_model = "roofline";   // a CostModels() name
   CostModelFactory cost_model_factory;   // its registry entry, resolved at parse
   // EAGLE / MTP speculative decoding; off by default.

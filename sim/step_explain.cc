@@ -172,6 +172,15 @@ Result<std::string> ExplainSteps(const Scenario& scenario, const ExplainOptions&
     const std::string pool_name =
         scenario.pools.size() > 1 ? " (pool " + std::to_string(pool) + ")" : "";
     GroupTable(*run, &os);
+    const DeploymentSpec& dep = scenario.pools[pool].deployment;
+    for (const auto& [field, name] : dep.launch_backends) {
+      const models::LaunchBackend& b =
+          dep.engine_resolution.profile->launch_backends.at(field).choices.at(name);
+      os << "Launch backend" << pool_name << ": " << field << " " << name
+         << " (deployment; its kernels over " << dep.engine << " "
+         << dep.engine_resolution.version << "'s own, models/engines/" << dep.engine
+         << ".json launch_backends): " << b.source << "\n\n";
+    }
     auto* pricer = dynamic_cast<ModelStepPricer*>(&run->pricer());
     if (pricer == nullptr) return Status::Internal("explain-step needs the model step pricer");
     const speculative::Spec& sp = scenario.pools[pool].deployment.speculative;

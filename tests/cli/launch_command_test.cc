@@ -54,6 +54,20 @@ TEST(Launch, VllmScenarioGolden) {
             "--kv-cache-dtype fp8 --gpu-memory-utilization 0.9 --max-num-seqs 64\n");
 }
 
+// A launch backend the deployment names is printed as the engine's flag.
+TEST(Launch, AttentionBackendIsPrinted) {
+  const Launched r = Launch({Scenario("scenarios/kimi-k2.6-kv-fp8.json"), "--set",
+                             "deployment.attention_backend=flashinfer", "--set",
+                             "deployment.moe_runner_backend=triton"});
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_NE(r.out.find(" --attention-backend flashinfer"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" --moe-runner-backend triton"), std::string::npos) << r.out;
+  const Launched v = Launch({Scenario("scenarios/whatif/deepseek-r1-h200-fp8.json"), "--set",
+                             "deployment.attention_backend=FLASHMLA"});
+  ASSERT_TRUE(v.status.ok()) << v.status.message();
+  EXPECT_NE(v.out.find(" --attention-backend FLASHMLA"), std::string::npos) << v.out;
+}
+
 TEST(Launch, VllmAttentionDataParallelWithExpertParallel) {
   const Launched r = Launch({Scenario("scenarios/whatif/deepseek-r1-h200-fp8.json"), "--set",
                              "deployment.dp_attention=true", "--set", "deployment.ep=8"});
