@@ -100,7 +100,11 @@ Result<BandPriorSource> ProfilePrior() {
     CAPPLAN_ASSIGN_OR_RETURN(hw::HardwareProfile p, hw::LoadHardwareProfile(name));
     std::vector<const hw::OpEfficiency*> effs;
     for (const auto& [cls, eff] : p.efficiency) effs.push_back(&eff);
-    for (const auto& [kname, k] : p.kernels) effs.push_back(&k.efficiency);
+    // An assumed table carries its source's curves: counting it again
+    // would weigh that source twice.
+    for (const auto& [kname, k] : p.kernels) {
+      if (!k.assumed()) effs.push_back(&k.efficiency);
+    }
     for (const hw::OpEfficiency* e : effs) {
       for (const hw::EfficiencyCurve* c : {&e->compute, &e->memory}) {
         if (c->fit_points > 0 && c->loo_p90_rel_err >= 0) p90.push_back(c->loo_p90_rel_err);

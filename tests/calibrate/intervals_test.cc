@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "hw/profile.h"
+
 namespace capplan::calibrate {
 namespace {
 
@@ -115,6 +117,38 @@ TEST(BandCoverage, StepRowsSetTheHostPrior) {
   EXPECT_NEAR(BandPriors({0.4, ""}, rows).prior[host], 0.091 / sim::kNormalZ80, 1e-9);
   // Without the step case the host takes the profiles' prior.
   EXPECT_DOUBLE_EQ(BandPriors({0.4, ""}, rows, "s").prior[host], 0.4);
+}
+
+// The profile prior is a median over fitted curves; an assumed table holds
+// its source's curves and must not be counted again.
+TEST(BandPriorSource, CountsEachFittedCurveOnceNotItsAssumedCopies) {
+  size_t own = 0, assumed = 0;
+  for (const std::string& name : hw::ShippedProfileNames()) {
+    auto p = hw::LoadHardwareProfile(name);
+    ASSERT_TRUE(p.ok()) << p.status().message();
+    std::vector<const hw::OpEfficiency*> effs;
+    for (const auto& [cls, eff] : p->efficiency) effs.push_back(&eff);
+    for (const auto& [kname, k] : p->kernels) {
+      if (!k.assumed()) effs.push_back(&k.efficiency);
+    }
+    for (const hw::OpEfficiency* e : effs) {
+      for (const hw::EfficiencyCurve* c : {&e->compute, &e->memory}) {
+        if (c->fit_points > 0 && c->loo_p90_rel_err >= 0) ++own;
+      }
+    }
+    for (const auto& [kname, k] : p->kernels) {
+      if (!k.assumed()) continue;
+      for (const hw::EfficiencyCurve* c : {&k.efficiency.compute, &k.efficiency.memory}) {
+        if (c->fit_points > 0 && c->loo_p90_rel_err >= 0) ++assumed;
+      }
+    }
+  }
+  ASSERT_GT(assumed, 0u);  // the shipped profiles do hold assumed tables
+  auto src = ProfilePrior();
+  ASSERT_TRUE(src.ok()) << src.status().message();
+  EXPECT_NE(src->profile_method.find(" " + std::to_string(own) + " fitted curves"),
+            std::string::npos)
+      << src->profile_method << " (own " << own << ", assumed " << assumed << ")";
 }
 
 }  // namespace
