@@ -162,9 +162,16 @@ void AddMoe(const Builder& b, const std::vector<WeightTensor>& tensors) {
   gate.kind = OpKind::kRouter;
   moe(std::move(gate));
   // Dispatch: each of this GPU's tokens goes to its k experts; the share
-  // bound for other EP ranks leaves the GPU. Combine returns as much.
+  // bound for other EP ranks leaves the GPU. Combine returns as much. Only
+  // DeepEP exchanges tokens so: without it every EP rank already holds every
+  // token (TP attention's all-reduce, or DP attention's gather), runs its
+  // own experts on them and the FFN's all-reduce (reduce-scatter) sums the
+  // ranks' parts -- vLLM runs all-to-all kernels only with data parallelism
+  // (vllm/model_executor/layers/fused_moe/config.py use_all2all_kernels:
+  // dp_size > 1 and use_ep), SGLang only with a --moe-a2a-backend.
   const double msg = double(card.experts_per_token) * b.h * b.a;
-  if (ep > 1) {
+  const bool exchange = ep > 1 && b.m->layout.expert.all_to_all == MoeAllToAll::kDeepEp;
+  if (exchange) {
     moe(CollectiveOp(OpKind::kAllToAll, "moe.dispatch", ep, RowSource::kFfnTokensPerTp, msg));
   }
   const WeightFormat& f = b.m->formats.at(Component::kExperts);
@@ -187,7 +194,7 @@ void AddMoe(const Builder& b, const std::vector<WeightTensor>& tensors) {
   op.top_k = card.experts_per_token;
   op.ep = ep;
   moe(std::move(op));
-  if (ep > 1) {
+  if (exchange) {
     moe(CollectiveOp(OpKind::kAllToAll, "moe.combine", ep, RowSource::kFfnTokensPerTp, msg));
   }
 }

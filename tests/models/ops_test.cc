@@ -215,8 +215,37 @@ TEST(Ops, HelpersAndDpAttention) {
   EXPECT_EQ(Find(ops, "attn.all_reduce"), nullptr);
   EXPECT_DOUBLE_EQ(Find(ops, "dp.all_gather")->message_bytes, 16.0 * 7168 * 2);
   EXPECT_EQ(Find(ops, "moe.gate")->m, 16);
-  ASSERT_NE(Find(ops, "moe.dispatch"), nullptr);
+  // Without DeepEP the gather already gives every EP rank every token: no
+  // all-to-all, the reduce-scatter sums the ranks' experts.
+  EXPECT_EQ(Find(ops, "moe.dispatch"), nullptr);
+  EXPECT_EQ(Find(ops, "moe.combine"), nullptr);
   ASSERT_NE(Find(ops, "dp.reduce_scatter"), nullptr);
+  // With DeepEP the tokens are exchanged instead.
+  l.expert.all_to_all = MoeAllToAll::kDeepEp;
+  auto deepep = ShardModel(*card, l, PrecisionChoice{});
+  ASSERT_TRUE(deepep.ok()) << deepep.status().message();
+  const std::vector<Op> exchanged = DecodeOps(*deepep, {100, 100});
+  ASSERT_NE(Find(exchanged, "moe.dispatch"), nullptr);
+  ASSERT_NE(Find(exchanged, "moe.combine"), nullptr);
+}
+
+// Expert parallelism over TP attention without DeepEP (vLLM's
+// --enable-expert-parallel at data-parallel size 1, SGLang's --ep-size
+// without an a2a backend): every rank holds every token after the
+// attention all-reduce, so the MoE adds no all-to-all; the FFN's all-reduce
+// sums the ranks' experts.
+TEST(Ops, TpAttentionExpertParallelAddsNoAllToAll) {
+  auto card = LoadModelCard("deepseek-v3");
+  ASSERT_TRUE(card.ok());
+  ParallelLayout l;
+  l.gpus = 8, l.tp = 8, l.ep = 8;
+  auto m = ShardModel(*card, l, PrecisionChoice{});
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  const std::vector<Op> ops = DecodeOps(*m, {100, 100});
+  EXPECT_EQ(Find(ops, "moe.dispatch"), nullptr);
+  EXPECT_EQ(Find(ops, "moe.combine"), nullptr);
+  ASSERT_NE(Find(ops, "ffn.all_reduce"), nullptr);
+  EXPECT_LE(Find(ops, "moe.experts")->groups, 256 / 8);  // its own experts only
 }
 
 // A speculative verify step scores k + 1 = 3 positions per request in one
