@@ -137,16 +137,8 @@ Status CheckLayoutFabric(const State& st) {
 // The model (and speculative decoding's draft) as one GPU of the pool runs it.
 Status ShardPoolModel(State* st) {
   const DeploymentSpec& d = st->deployment();
-  models::ParallelLayout& layout = st->layout;
-  layout.gpus = d.gpus;
-  layout.tp = d.tp;
-  layout.ep = d.ep;
-  layout.dp_attention = d.dp_attention;
-  layout.dp = d.dp_attention ? (d.dp > 0 ? d.dp : d.tp) : 1;
-  layout.nodes = d.nodes;
-  layout.gpus_per_node = d.gpus_per_node;
-  layout.node_link = d.node_link;
-  layout.expert = d.expert;
+  st->layout = ParallelLayoutOf(d);
+  const models::ParallelLayout& layout = st->layout;
   CAPPLAN_RETURN_IF_ERROR(CheckLayoutFabric(*st));
   st->choice.weights = d.weights;
   st->choice.per_component = d.weights_per_component;

@@ -547,4 +547,18 @@ Result<std::shared_ptr<const Scenario>> LoadScenarioFile(const std::string& path
   return ParseScenario(doc, path);
 }
 
+models::ParallelLayout ParallelLayoutOf(const DeploymentSpec& d) {
+  models::ParallelLayout layout;
+  layout.gpus = d.gpus;
+  layout.tp = d.tp;
+  layout.ep = d.ep;
+  layout.dp_attention = d.dp_attention;
+  layout.dp = d.dp_attention ? (d.dp > 0 ? d.dp : d.tp) : 1;
+  layout.nodes = d.nodes;
+  layout.gpus_per_node = d.gpus_per_node;
+  layout.node_link = d.node_link;
+  layout.expert = d.expert;
+  return layout;
+}
+
 }  // namespace capplan::sim

@@ -104,6 +104,10 @@ struct DeploymentSpec {
   std::optional<double> kv_capacity_scale;
 };
 
+// The deployment's parallel layout as the memory planner and the cost model
+// read it (DP-attention ranks default to tp).
+models::ParallelLayout ParallelLayoutOf(const DeploymentSpec& d);
+
 // One serving pool: a deployment with a role. A co-located scenario has one
 // pool doing both phases (its `deployment`); a disaggregated one (`pd`) has a
 // prefill and a decode pool, each a full deployment object, linked by a KV

@@ -44,16 +44,7 @@ Result<nlohmann::json> SimulateSummary(const std::string& path,
 // to change.
 nlohmann::json PoolChoices(const models::ModelCard& card, const hw::HardwareProfile& profile,
                            const sim::DeploymentSpec& d) {
-  models::ParallelLayout layout;
-  layout.gpus = d.gpus;
-  layout.tp = d.tp;
-  layout.ep = d.ep;
-  layout.dp_attention = d.dp_attention;
-  layout.dp = d.dp_attention ? (d.dp > 0 ? d.dp : d.tp) : 1;
-  layout.nodes = d.nodes;
-  layout.gpus_per_node = d.gpus_per_node;
-  layout.node_link = d.node_link;
-  layout.expert = d.expert;
+  const models::ParallelLayout layout = sim::ParallelLayoutOf(d);
   models::EngineMemoryOptions eng;
   eng.engine = d.engine;
   eng.version = d.engine_version;
