@@ -127,6 +127,65 @@ void FillTerms(const Fitter& f, const FitState& s, int fit_metrics, int fit_runs
   }
 }
 
+// The fitted rows the leave-one-out holds out one at a time (serving
+// rows), those every held-out fit keeps (capacity rows), and the unit
+// named: "concurrency" when one case's held-out rows each run another.
+void SplitHeldOutUnits(const Fitter& f, const std::set<RowKey>& fit,
+                       const std::set<std::string>& fit_cases, const Evaluation& before,
+                       std::set<RowKey>* units, std::set<RowKey>* always, std::string* unit) {
+  for (const RowKey& k : fit) {
+    bool serving = false;
+    for (const auto& [key, mp] : before) {
+      serving |= key.case_name == k.case_name && key.label == k.label &&
+                 key.metric != "kv_capacity_tokens";
+    }
+    (serving ? *units : *always).insert(k);
+  }
+  std::set<double> concurrencies;
+  for (const RowInfo& row : f.rows()) {
+    if (units->count({row.case_name, row.label})) concurrencies.insert(row.concurrency);
+  }
+  if (fit_cases.size() == 1 && units->size() > 1 && concurrencies.size() == units->size()) {
+    *unit = "concurrency";
+  }
+}
+
+// Refuses the overlay when it predicts the held-out rows worse than the
+// priors, naming the moved term whose holding helps most.
+Status JudgeHeldOut(const Fitter& f, const std::set<RowKey>& units, const std::set<RowKey>& always,
+                    const std::set<std::string>& hold, const HeldOut& held, RunFitResult* r) {
+  const sim::CalibrationOverlay& o = r->overlay;
+  // No term moved: the held-out predictions are the priors' (to rounding).
+  if (held.error_pct <= o.held_out_before_pct + 1e-9 ||
+      std::none_of(r->terms.begin(), r->terms.end(),
+                   [](const RunFitTerm& t) { return t.term.moved; })) {
+    return Status::Ok();
+  }
+  r->refused = true;
+  // The term whose holding helps the held-out error most.
+  double best = held.error_pct;
+  for (const RunFitTerm& t : r->terms) {
+    if (!t.term.moved) continue;
+    std::set<std::string> h = hold;
+    h.insert(t.term.name);
+    CAPPLAN_ASSIGN_OR_RETURN(HeldOut without, LeaveOneOut(f, units, always, h));
+    if (r->blame.empty() || without.error_pct < best) {
+      best = without.error_pct, r->blame = t.term.name;
+    }
+  }
+  char msg[512];
+  std::snprintf(msg, sizeof(msg),
+                "refused: the fit predicts the held-out %s worse than the priors (%.1f%% -> "
+                "%.1f%% mean error); the term to blame is %s (held at its prior: %.1f%%): "
+                "rerun with --hold %s",
+                o.held_out_unit == "run" ? "runs" : "concurrencies", o.held_out_before_pct,
+                held.error_pct,
+                r->blame.empty() ? "(none moved)" : r->blame.c_str(), best,
+                r->blame.empty() ? "TERM" : r->blame.c_str());
+  r->refusal = msg;
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<RunFitResult> FitRuns(const std::vector<std::string>& case_files,
@@ -174,22 +233,7 @@ Result<RunFitResult> FitRuns(const std::vector<std::string>& case_files,
   o.held_out_before_pct = r.fit_before_pct;
   HeldOut held;
   std::set<RowKey> units, always;
-  for (const RowKey& k : fit) {
-    bool serving = false;
-    for (const auto& [key, mp] : before) {
-      serving |= key.case_name == k.case_name && key.label == k.label &&
-                 key.metric != "kv_capacity_tokens";
-    }
-    (serving ? units : always).insert(k);
-  }
-  // A sweep: one case whose held-out rows each run another concurrency.
-  std::set<double> concurrencies;
-  for (const RowInfo& row : f->rows()) {
-    if (units.count({row.case_name, row.label})) concurrencies.insert(row.concurrency);
-  }
-  if (fit_cases.size() == 1 && units.size() > 1 && concurrencies.size() == units.size()) {
-    o.held_out_unit = "concurrency";
-  }
+  SplitHeldOutUnits(*f, fit, fit_cases, before, &units, &always, &o.held_out_unit);
   if (!options.skip_held_out && units.size() >= 2) {
     CAPPLAN_ASSIGN_OR_RETURN(held, LeaveOneOut(*f, units, always, hold));
     r.held_out_done = true;
@@ -213,31 +257,7 @@ Result<RunFitResult> FitRuns(const std::vector<std::string>& case_files,
                 "did not see; import two runs or more (other concurrencies or lengths)";
     return r;
   }
-  // No term moved: the held-out predictions are the priors' (to rounding).
-  if (held.error_pct <= o.held_out_before_pct + 1e-9 ||
-      std::none_of(r.terms.begin(), r.terms.end(), [](const RunFitTerm& t) { return t.term.moved; })) {
-    return r;
-  }
-  r.refused = true;
-  // The term whose holding helps the held-out error most.
-  double best = held.error_pct;
-  for (const RunFitTerm& t : r.terms) {
-    if (!t.term.moved) continue;
-    std::set<std::string> h = hold;
-    h.insert(t.term.name);
-    CAPPLAN_ASSIGN_OR_RETURN(HeldOut without, LeaveOneOut(*f, units, always, h));
-    if (r.blame.empty() || without.error_pct < best) best = without.error_pct, r.blame = t.term.name;
-  }
-  char msg[512];
-  std::snprintf(msg, sizeof(msg),
-                "refused: the fit predicts the held-out %s worse than the priors (%.1f%% -> "
-                "%.1f%% mean error); the term to blame is %s (held at its prior: %.1f%%): "
-                "rerun with --hold %s",
-                o.held_out_unit == "run" ? "runs" : "concurrencies", o.held_out_before_pct,
-                held.error_pct,
-                r.blame.empty() ? "(none moved)" : r.blame.c_str(), best,
-                r.blame.empty() ? "TERM" : r.blame.c_str());
-  r.refusal = msg;
+  CAPPLAN_RETURN_IF_ERROR(JudgeHeldOut(*f, units, always, hold, held, &r));
   return r;
 }
 
