@@ -115,13 +115,21 @@ void RunScenarioOutBench(benchmark::State& state, const sim::Scenario& sc) {
       benchmark::Counter(static_cast<double>(iterations), benchmark::Counter::kIsRate);
 }
 
-void RunFile(benchmark::State& state, const char* scenario, const std::vector<std::string>& sets) {
-  auto sc = sim::LoadScenarioFile(DataPath(scenario), sets);
+// Runs `bench` (RunScenarioBench or RunScenarioOutBench) on a parsed or
+// loaded scenario, or marks the benchmark skipped with the error.
+template <typename Parsed>
+void RunOrSkip(benchmark::State& state, const Parsed& sc,
+               void (*bench)(benchmark::State&, const sim::Scenario&)) {
   if (!sc.ok()) {
     state.SkipWithError(sc.status().message().c_str());
     return;
   }
-  RunScenarioBench(state, **sc);
+  bench(state, **sc);
+}
+
+void RunFile(benchmark::State& state, const char* scenario, const std::vector<std::string>& sets) {
+  auto sc = sim::LoadScenarioFile(DataPath(scenario), sets);
+  RunOrSkip(state, sc, RunScenarioBench);
 }
 
 void RunStudyA(benchmark::State& state, const std::vector<std::string>& sets) {
@@ -173,11 +181,7 @@ void BM_LlamaTrace_100k(benchmark::State& state) {
       {"workload", {{"kind", "trace"}, {"format", "azure_2023"}, {"path", trace}}}};
   auto sc = sim::ParseScenario(doc, "sim_bench");
   std::remove(trace.c_str());
-  if (!sc.ok()) {
-    state.SkipWithError(sc.status().message().c_str());
-    return;
-  }
-  RunScenarioBench(state, **sc);
+  RunOrSkip(state, sc, RunScenarioBench);
 }
 BENCHMARK(BM_LlamaTrace_100k)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 
@@ -196,11 +200,7 @@ void BM_VidurTrace_100k(benchmark::State& state) {
       {"workload", {{"kind", "trace"}, {"format", "azure_2023"}, {"path", trace}}}};
   auto sc = sim::ParseScenario(doc, "sim_bench");
   std::remove(trace.c_str());
-  if (!sc.ok()) {
-    state.SkipWithError(sc.status().message().c_str());
-    return;
-  }
-  RunScenarioOutBench(state, **sc);
+  RunOrSkip(state, sc, RunScenarioOutBench);
 }
 BENCHMARK(BM_VidurTrace_100k)
     ->ArgsProduct({{1}, {0, 1}})
@@ -215,11 +215,7 @@ void BM_KimiPrefill_1M(benchmark::State& state) {
       DataPath("scenarios/kimi-k2.6-kv-fp8.json"),
       {"deployment.phase=both", "workload.num_requests=" + n, "workload.warmup_requests=0",
        "workload.input_tokens.value=8192", "workload.output_tokens.value=1024"});
-  if (!sc.ok()) {
-    state.SkipWithError(sc.status().message().c_str());
-    return;
-  }
-  RunScenarioOutBench(state, **sc);
+  RunOrSkip(state, sc, RunScenarioOutBench);
 }
 BENCHMARK(BM_KimiPrefill_1M)
     ->ArgsProduct({{1}, {0, 1}})
