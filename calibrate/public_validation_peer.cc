@@ -100,9 +100,7 @@ Result<PeerPredictions> ParsePeerPredictions(const std::string& text, const std:
   CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json doc, ParseJson(text, origin));
   JsonObject root(doc, origin, "");
   CAPPLAN_RETURN_IF_ERROR(root.CheckObject());
-  std::string format;
-  CAPPLAN_RETURN_IF_ERROR(root.Get("format", &format, true));
-  CAPPLAN_RETURN_IF_ERROR(root.CheckOneOf("format", format, {kPeerPredictionsFormat}));
+  CAPPLAN_RETURN_IF_ERROR(root.CheckFormat(kPeerPredictionsFormat));
   PeerPredictions out;
   out.path = origin;
   CAPPLAN_RETURN_IF_ERROR(root.Get("peer", &out.peer, true));

@@ -384,9 +384,7 @@ Result<VersionDriftData> ParseVersionDrift(const std::string& text, const std::s
   CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json doc, ParseJson(text, origin));
   JsonObject root(doc, origin, "");
   CAPPLAN_RETURN_IF_ERROR(root.CheckObject());
-  std::string format;
-  CAPPLAN_RETURN_IF_ERROR(root.Get("format", &format, true));
-  CAPPLAN_RETURN_IF_ERROR(root.CheckOneOf("format", format, {"capplan.aic_version_drift.v1"}));
+  CAPPLAN_RETURN_IF_ERROR(root.CheckFormat("capplan.aic_version_drift.v1"));
   VersionDriftData out;
   out.path = origin;
   CAPPLAN_RETURN_IF_ERROR(root.Get("url", &out.url, true));

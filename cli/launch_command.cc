@@ -91,9 +91,8 @@ Result<EngineLaunch> LoadEngineLaunch(const std::string& engine) {
   CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json doc, ReadJsonFile(path));
   JsonObject root(doc, path, "");
   CAPPLAN_RETURN_IF_ERROR(root.CheckObject());
-  std::string format, comment;
-  CAPPLAN_RETURN_IF_ERROR(root.Get("format", &format, true));
-  CAPPLAN_RETURN_IF_ERROR(root.CheckOneOf("format", format, {"capplan-engine-launch-flags-v1"}));
+  std::string comment;
+  CAPPLAN_RETURN_IF_ERROR(root.CheckFormat("capplan.engine_launch_flags.v1"));
   CAPPLAN_RETURN_IF_ERROR(root.Get("comment", &comment));
   CAPPLAN_ASSIGN_OR_RETURN(JsonObject engines, root.Child("engines", true));
   if (!engines.Has(engine)) {

@@ -356,6 +356,12 @@ Status JsonObject::CheckOneOf(std::string_view key, const std::string& value,
   return Error(key, "unknown value '" + EchoValue(value) + "'" + DidYouMean(value, allowed));
 }
 
+Status JsonObject::CheckFormat(const std::string& expected) {
+  std::string format;
+  CAPPLAN_RETURN_IF_ERROR(Get("format", &format, true));
+  return CheckOneOf("format", format, {expected});
+}
+
 Status JsonObject::Finish(const std::vector<std::string>& extra_known) const {
   if (!j_->is_object()) return Status::Ok();
   std::vector<std::string> known(read_.begin(), read_.end());

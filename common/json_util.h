@@ -77,6 +77,9 @@ class JsonObject {
   // Usage error unless value is one of `allowed` (with did-you-mean).
   Status CheckOneOf(std::string_view key, const std::string& value,
                     const std::vector<std::string>& allowed) const;
+  // Reads the required "format" key (marks it read) and checks it is
+  // `expected`, a file's format and version ("capplan.model_card.v1").
+  Status CheckFormat(const std::string& expected);
   // Usage error naming every key present but never read, with suggestions
   // drawn from the keys that were read or touched plus `extra_known`.
   Status Finish(const std::vector<std::string>& extra_known = {}) const;

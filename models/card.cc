@@ -254,9 +254,7 @@ Result<ModelCard> ParseModelCard(const std::string& json_text, const std::string
   JsonObject o(doc, origin, "");
   CAPPLAN_RETURN_IF_ERROR(o.CheckObject());
   ModelCard c;
-  std::string format;
-  CAPPLAN_RETURN_IF_ERROR(o.Get("format", &format, true));
-  CAPPLAN_RETURN_IF_ERROR(o.CheckOneOf("format", format, {"capplan.model_card.v1"}));
+  CAPPLAN_RETURN_IF_ERROR(o.CheckFormat("capplan.model_card.v1"));
   o.Touch("notes");
   // Where each value came from, for cards written by `capplan import-model`.
   o.Touch("value_sources");

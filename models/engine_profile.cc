@@ -183,9 +183,8 @@ Result<std::vector<EngineProfile>> ParseEngineProfiles(const std::string& json_t
   CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json doc, ParseJson(json_text, origin));
   JsonObject root(doc, origin, "");
   CAPPLAN_RETURN_IF_ERROR(root.CheckObject());
-  std::string format, engine, knob;
-  CAPPLAN_RETURN_IF_ERROR(root.Get("format", &format, true));
-  CAPPLAN_RETURN_IF_ERROR(root.CheckOneOf("format", format, {"capplan.engine_profile.v1"}));
+  std::string engine, knob;
+  CAPPLAN_RETURN_IF_ERROR(root.CheckFormat("capplan.engine_profile.v1"));
   CAPPLAN_RETURN_IF_ERROR(root.Get("engine", &engine, true));
   CAPPLAN_RETURN_IF_ERROR(root.Get("knob", &knob, true));
   root.Touch("comment");

@@ -50,10 +50,13 @@ void ChargeStepPower(const hw::PowerModel& power, double limit_w, StepCost* c) {
   Stretch(Bound::kCompute, kernel_f, c);
   Stretch(Bound::kMemory, kernel_f, c);
   Stretch(Bound::kCommunication, power.CapTimeFactor(power.communication_w.value, limit_w), c);
-  const std::array<double, kNumBounds> watts = {
-      hw::PowerModel::Capped(kernel_w, limit_w), hw::PowerModel::Capped(kernel_w, limit_w),
-      hw::PowerModel::Capped(power.communication_w.value, limit_w),
-      hw::PowerModel::Capped(power.overhead_w.value, limit_w)};
+  std::array<double, kNumBounds> watts{};
+  watts[static_cast<int>(Bound::kCompute)] = hw::PowerModel::Capped(kernel_w, limit_w);
+  watts[static_cast<int>(Bound::kMemory)] = hw::PowerModel::Capped(kernel_w, limit_w);
+  watts[static_cast<int>(Bound::kCommunication)] =
+      hw::PowerModel::Capped(power.communication_w.value, limit_w);
+  watts[static_cast<int>(Bound::kOverhead)] =
+      hw::PowerModel::Capped(power.overhead_w.value, limit_w);
   c->gpu_joules = 0;
   c->peak_gpu_w = 0;
   for (int b = 0; b < kNumBounds; ++b) {

@@ -170,9 +170,7 @@ Result<BandModel> ParseBandModel(const std::string& text, const std::string& ori
   CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json doc, ParseJson(text, origin));
   JsonObject root(doc, origin, "");
   CAPPLAN_RETURN_IF_ERROR(root.CheckObject());
-  std::string format;
-  CAPPLAN_RETURN_IF_ERROR(root.Get("format", &format, true));
-  CAPPLAN_RETURN_IF_ERROR(root.CheckOneOf("format", format, {kFormat}));
+  CAPPLAN_RETURN_IF_ERROR(root.CheckFormat(kFormat));
   root.Touch("method");
   root.Touch("generated_by");
   double coverage = 0;

@@ -467,7 +467,7 @@ void ServingPool::OnSchedule(int rep_i) {
   bool any = false;
   for (size_t k = 0; k < rep.ranks.size(); ++k) {
     RankBatch& b = rep.batches[k];
-    ClearBatch(b);
+    b.Clear();
     sched_->FormBatch(rep.ranks[k], env_, &b);
     admitted += static_cast<int64_t>(rep.ranks[k].running.size() + rep.ranks[k].prefilling.size());
     if (b.empty()) continue;

@@ -226,14 +226,6 @@ class ServingPool {
   void OnReserve(int rep_i);
   void OnSchedule(int rep_i);
   void Trace(int rep_i, int64_t dur, int64_t decode_n, int64_t prefill_tokens);
-  // Empties a batch but keeps its chunk list's storage, so a step with a
-  // prompt chunk allocates nothing.
-  static void ClearBatch(RankBatch& b) {
-    b.prefill.clear();
-    b.decode = false;
-    b.decode_n = 0;
-    b.decode_ctx_sum = 0;
-  }
   void Emit(ReqState& r, int64_t tokens = 1);
   bool Finished(const ReqState& r) const {
     return r.generated >= r.output || cfg_.sched.phase == Phase::kPrefillOnly;

@@ -45,7 +45,7 @@ void ServingPool::OnStepEnd(int rep_i) {
         Finish(rank, r, now_);
       }
     }
-    ClearBatch(b);
+    b.Clear();
     kv += rank.kv_tokens;
   }
   res_.peak_kv_tokens = std::max(res_.peak_kv_tokens, kv);
@@ -74,7 +74,7 @@ void ServingPool::EndEmittedStep(Replica& rep) {
   if (digest_.valid) digest_.ids.assign(run.begin(), run.end());
   for (const int32_t idx : emitted_done_) Finish(rank, reqs_[idx], now_);
   emitted_done_.clear();
-  ClearBatch(rep.batches[0]);
+  rep.batches[0].Clear();
   res_.peak_kv_tokens = std::max(res_.peak_kv_tokens, rank.kv_tokens);
 }
 

@@ -142,6 +142,14 @@ struct RankBatch {
   int64_t decode_n = 0;
   int64_t decode_ctx_sum = 0;
   bool empty() const { return prefill.empty() && !decode; }
+  // Back to an empty batch, keeping the chunk list's storage so that a step
+  // with a prompt chunk allocates nothing.
+  void Clear() {
+    std::vector<PrefillChunk> chunks = std::move(prefill);
+    chunks.clear();
+    *this = RankBatch();
+    prefill = std::move(chunks);
+  }
 };
 
 struct RankState {

@@ -24,9 +24,8 @@ Result<SweepShapes> LoadSweepShapes(const std::string& path) {
   CAPPLAN_ASSIGN_OR_RETURN(nlohmann::json doc, ReadJsonFile(path));
   JsonObject root(doc, path, "");
   CAPPLAN_RETURN_IF_ERROR(root.CheckObject());
-  std::string format, source;
-  CAPPLAN_RETURN_IF_ERROR(root.Get("format", &format, true));
-  CAPPLAN_RETURN_IF_ERROR(root.CheckOneOf("format", format, {"capplan.gemm_sweep.v1"}));
+  std::string source;
+  CAPPLAN_RETURN_IF_ERROR(root.CheckFormat("capplan.gemm_sweep.v1"));
   CAPPLAN_RETURN_IF_ERROR(root.Get("source", &source, true));
   SweepShapes s;
   CAPPLAN_RETURN_IF_ERROR(ReadInts(&root, "m_values", &s.m_values));

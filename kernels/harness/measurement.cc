@@ -71,8 +71,7 @@ Status ValidateMeasurementsJson(const nlohmann::json& doc, const std::string& or
   CAPPLAN_RETURN_IF_ERROR(o.CheckObject());
   std::string s;
   bool dry = false;
-  CAPPLAN_RETURN_IF_ERROR(o.Get("format", &s, true));
-  CAPPLAN_RETURN_IF_ERROR(o.CheckOneOf("format", s, {"capplan.measurements.v1"}));
+  CAPPLAN_RETURN_IF_ERROR(o.CheckFormat("capplan.measurements.v1"));
   for (const char* k : {"gpu", "driver", "cuda", "commit", "date"}) {
     CAPPLAN_RETURN_IF_ERROR(o.Get(k, &s, true));
   }
