@@ -25,7 +25,8 @@ Result<std::array<int, 3>> ParseEngineVersion(const std::string& v, const std::s
   if (!s.empty() && s[0] == 'v') s = s.substr(1);
   // "0.4.5.post3" names a 0.4.5 patch build: its rules are 0.4.5's.
   if (const size_t post = s.find(".post"); post != std::string::npos) s = s.substr(0, post);
-  const Status bad = Status::Usage(flag + ": version must look like 0.5.4, got '" + v + "'");
+  const Status bad =
+      Status::Usage(flag + ": version must look like 0.5.4, got '" + EchoValue(v) + "'");
   size_t pos = 0;
   for (int i = 0; i < 3; ++i) {
     const char* b = s.data() + pos;
