@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "calibrate/fit.h"
 #include "hw/profile.h"
@@ -22,6 +23,10 @@ constexpr double kCoverage = 0.8;
 // The scales k_g tried: below 1 a run's op spread reaches its metrics
 // damped (errors of many ops partly cancel), above 1 amplified (queueing).
 constexpr double kScales[] = {0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0};
+// The sigma_x tried: 0 (the rows show no gap between measured and
+// unmeasured time) up to a factor e^3.8 either side at x = 1.
+constexpr double kUnmeasuredSigmas[] = {0,   0.1, 0.2,  0.3, 0.4, 0.5, 0.6,
+                                        0.8, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0};
 
 // The split-conformal 80% quantile: the ceil((n + 1) 0.8)-th smallest, so a
 // new row exchangeable with these lands below it with probability >= 80%.
@@ -47,26 +52,40 @@ double RegimeVariance(const BandModel& m, const BandRow& r, int skip = -1) {
   return v;
 }
 
-// Fits group g's scale and base sigma with the regimes as they stand.
-void FitGroup(const std::vector<const BandRow*>& rows, int g, BandModel* m) {
+// The variance a group's terms other than sigma_g give a row.
+double OtherVariance(const BandModel& m, double k, double sigma_x, const BandRow& r) {
+  const double u = k * sim::OpSpread(m, r.inputs);
+  const double v = sim::UnmeasuredShare(r.inputs) * sigma_x;
+  return u * u + v * v + RegimeVariance(m, r);
+}
+
+// A group's terms fitted to `rows` with the regimes as they stand.
+BandModel::Group FitGroup(const std::vector<const BandRow*>& rows, const BandModel& m) {
+  BandModel::Group best;
   double best_width = INFINITY;
   for (double k : kScales) {
-    std::vector<double> need;
-    for (const BandRow* r : rows) {
-      const double u = k * sim::OpSpread(*m, r->inputs);
-      need.push_back(Needed(*r) - u * u - RegimeVariance(*m, *r));
-    }
-    const double s2 = std::max(0.0, ConformalQuantile(need));
-    double width = 0;
-    for (const BandRow* r : rows) {
-      const double u = k * sim::OpSpread(*m, r->inputs);
-      width += std::sqrt(s2 + u * u + RegimeVariance(*m, *r));
-    }
-    if (width < best_width) {
-      best_width = width;
-      m->groups[g] = {k, std::sqrt(s2), static_cast<int>(rows.size())};
+    for (double sigma_x : kUnmeasuredSigmas) {
+      std::vector<double> need, other;
+      for (const BandRow* r : rows) {
+        other.push_back(OtherVariance(m, k, sigma_x, *r));
+        need.push_back(Needed(*r) - other.back());
+      }
+      const double s2 = std::max(0.0, ConformalQuantile(need));
+      double width = 0;
+      for (double o : other) width += std::sqrt(s2 + o);
+      if (width < best_width) {
+        best_width = width;
+        best = {k, std::sqrt(s2), sigma_x, static_cast<int>(rows.size()), false};
+      }
     }
   }
+  return best;
+}
+
+int CaseCount(const std::vector<const BandRow*>& rows) {
+  std::set<std::string> cases;
+  for (const BandRow* r : rows) cases.insert(r->case_name);
+  return static_cast<int>(cases.size());
 }
 
 void FitRegime(const std::vector<const BandRow*>& rows, int k, BandModel* m) {
@@ -132,7 +151,9 @@ BandModel BandPriors(const BandPriorSource& src, const std::vector<BandRow>& row
   }
   std::vector<double> step;
   for (const BandRow& r : rows) {
-    if (r.case_class == "step" && r.case_name != leave_out) step.push_back(std::fabs(r.log_ratio));
+    if (r.case_class == kBandStepClass && r.case_name != leave_out) {
+      step.push_back(std::fabs(r.log_ratio));
+    }
   }
   m.prior[static_cast<int>(OpProvenance::kHost)] =
       step.empty() ? src.profile_prior : Quantile(step, 0.9) / sim::kNormalZ80;
@@ -144,26 +165,30 @@ BandModel FitBandModel(const std::vector<BandRow>& rows, const BandModel& priors
   BandModel m = priors;
   m.regime_sigma = {};
   std::vector<const BandRow*> fit;
+  std::vector<double> step;
   for (const BandRow& r : rows) {
-    if (r.case_class == kBandFitClass && r.case_name != leave_out) fit.push_back(&r);
+    if (r.case_name == leave_out) continue;
+    if (r.case_class == kBandFitClass) fit.push_back(&r);
+    const double u = sim::OpSpread(m, r.inputs);
+    if (r.case_class == kBandStepClass && u > 0) {
+      step.push_back(std::fabs(r.log_ratio) / (sim::kNormalZ80 * u));
+    }
   }
+  m.step = {step.empty() ? 1.0 : ConformalQuantile(step), static_cast<int>(step.size())};
+  if (fit.empty()) return m;
   for (int round = 0; round < 2; ++round) {
-    int widest = -1;
+    const BandModel::Group pooled = FitGroup(fit, m);
     for (int g = 0; g < kNumBandGroups; ++g) {
       std::vector<const BandRow*> in;
       for (const BandRow* r : fit) {
         if (static_cast<int>(r->group) == g) in.push_back(r);
       }
-      if (in.empty()) {
-        m.groups[g].rows = 0;
-        continue;
-      }
-      FitGroup(in, g, &m);
-      if (widest < 0 || m.groups[g].sigma > m.groups[widest].sigma) widest = g;
-    }
-    for (int g = 0; g < kNumBandGroups; ++g) {
-      if (m.groups[g].rows == 0 && widest >= 0) {
-        m.groups[g] = {m.groups[widest].scale, m.groups[widest].sigma, 0};
+      if (CaseCount(in) < kBandMinCases) {
+        m.groups[g] = pooled;
+        m.groups[g].rows = static_cast<int>(in.size());
+        m.groups[g].pooled = true;
+      } else {
+        m.groups[g] = FitGroup(in, m);
       }
     }
     for (int k = 0; k < kNumRegimes; ++k) FitRegime(fit, k, &m);
@@ -172,6 +197,7 @@ BandModel FitBandModel(const std::vector<BandRow>& rows, const BandModel& priors
 }
 
 double BandHalfWidth(const BandModel& m, const BandRow& r) {
+  if (r.case_class == kBandStepClass) return sim::kNormalZ80 * sim::StepBandSigma(m, r.inputs);
   return sim::BandHalfWidth(m, r.group, r.inputs);
 }
 
@@ -184,14 +210,18 @@ Result<nlohmann::json> PredictionIntervalsJson(const PublicValidation& v) {
   CAPPLAN_ASSIGN_OR_RETURN(BandPriorSource src, ProfilePrior());
   const BandModel m = FitBandModel(rows, BandPriors(src, rows));
   nlohmann::json out;
-  out["format"] = "capplan.prediction_intervals.v2";
+  out["format"] = "capplan.prediction_intervals.v3";
   out["coverage"] = kCoverage;
   out["generated_by"] = "capplan validate --public --intervals-out validation/intervals.json";
   out["method"] =
       "a metric p gets [p exp(-1.2816 s), p exp(1.2816 s)], s^2 = sigma_g^2 + (scale_g u)^2 + "
-      "sum of the run's regimes' sigma^2, u^2 = sum over provenance classes of (time share x "
-      "sigma)^2 (sim/prediction_intervals.h); groups and regimes fitted to the serving rows "
-      "(calibrate/intervals.h), judged leave-one-case-out by validate --public";
+      "(x unmeasured_g)^2 + sum of the run's regimes' sigma^2, u^2 = sum over provenance classes "
+      "of (time share x sigma)^2, x = the time share not measured at the deployment's engine "
+      "release (sim/prediction_intervals.h); groups and regimes fitted to the serving rows, a "
+      "group with rows from fewer than " +
+      std::to_string(kBandMinCases) +
+      " cases pooled over them all (calibrate/intervals.h), judged leave-one-case-out by "
+      "validate --public; one step's s = step.scale x u";
   nlohmann::json priors = nlohmann::json::object();
   for (OpProvenance p : {OpProvenance::kAssumed, OpProvenance::kExtrapolated,
                          OpProvenance::kCollective, OpProvenance::kHost}) {
@@ -208,7 +238,9 @@ Result<nlohmann::json> PredictionIntervalsJson(const PublicValidation& v) {
   for (int g = 0; g < kNumBandGroups; ++g) {
     groups[sim::kBandGroupNames[g]] = {{"sigma", m.groups[g].sigma},
                                        {"scale", m.groups[g].scale},
-                                       {"rows", m.groups[g].rows}};
+                                       {"unmeasured", m.groups[g].unmeasured},
+                                       {"rows", m.groups[g].rows},
+                                       {"pooled", m.groups[g].pooled}};
   }
   out["groups"] = groups;
   nlohmann::json regimes = nlohmann::json::object();
@@ -218,6 +250,11 @@ Result<nlohmann::json> PredictionIntervalsJson(const PublicValidation& v) {
                                      {"method", "fitted to the serving rows in the regime"}};
   }
   out["regimes"] = regimes;
+  out["step"] = {{"scale", m.step.scale},
+                 {"rows", m.step.rows},
+                 {"method",
+                  "the split-conformal 80% quantile over the step rows of |log(measured / "
+                  "predicted)| / (1.2816 u)"}};
   return out;
 }
 

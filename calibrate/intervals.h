@@ -9,14 +9,23 @@
 // the step rows the engines' host costs are fitted to (their p90 absolute
 // log error, read as an 80% half-width).
 //
-// Each group's base sigma_g and scale k_g, and each regime's sigma_r, are
-// fitted to the serving rows: for a k on a grid, sigma_g^2 is the split-
-// conformal 80% quantile of (z_i / 1.2816)^2 - (k u_i)^2 - (the row's
-// regime terms), z_i = log(measured / predicted), and the k giving the
-// narrowest mean band is kept; a regime's sigma_r^2 is the same quantile,
-// over the rows in it, of what they need beyond the rest (0 when the rest
-// holds 80% of them already). Two rounds, regimes starting at 0. A group
-// without rows takes the widest fitted group's terms.
+// Each group's base sigma_g, scale k_g and unmeasured-time sigma_x,g, and
+// each regime's sigma_r, are fitted to the serving rows: for (k, sigma_x)
+// on a grid, sigma_g^2 is the split-conformal 80% quantile of
+// (z_i / 1.2816)^2 - (k u_i)^2 - (x_i sigma_x)^2 - (the row's regime terms),
+// z_i = log(measured / predicted), and the pair giving the narrowest mean
+// band is kept; so the x term takes what rows priced away from their
+// release miss beyond rows measured at it, when the rows show it. A
+// regime's sigma_r^2 is the same quantile, over the rows in it, of what
+// they need beyond the rest (0 when the rest holds 80% of them already).
+// Two rounds, regimes starting at 0. A group whose rows come from fewer
+// than kBandMinCases cases takes the terms fitted on every serving row:
+// its rows say too little about a case they did not see (e2el: three
+// cases, one of them measured, one far off).
+//
+// A step row (one step, no queue) is judged by k_step u alone; k_step is
+// the same quantile of (z_i / (1.2816 u_i)) over the step rows, the rows
+// the host prior also reads.
 #ifndef CAPPLAN_CALIBRATE_INTERVALS_H_
 #define CAPPLAN_CALIBRATE_INTERVALS_H_
 
@@ -42,8 +51,12 @@ struct BandRow {
 // group).
 std::vector<BandRow> BandRows(const PublicValidation& v);
 
-// The case class whose rows the group and regime terms are fitted to.
+// The case class whose rows the group and regime terms are fitted to, and
+// the one whose rows set the host prior and k_step.
 inline constexpr const char* kBandFitClass = "serving";
+inline constexpr const char* kBandStepClass = "step";
+// The fewest cases whose rows a group is fitted on alone.
+inline constexpr int kBandMinCases = 4;
 
 // The priors: `profile_prior` (the assumed / extrapolated / collective
 // sigma, ProfilePrior) and the host sigma from the step rows of `rows`
@@ -57,12 +70,13 @@ sim::BandModel BandPriors(const BandPriorSource& src, const std::vector<BandRow>
                           const std::string& leave_out = "");
 
 // Fits the group and regime terms of `priors` to the kBandFitClass rows of
-// `rows` other than case `leave_out`'s.
+// `rows` other than case `leave_out`'s, and k_step to its kBandStepClass
+// rows.
 sim::BandModel FitBandModel(const std::vector<BandRow>& rows, const sim::BandModel& priors,
                             const std::string& leave_out = "");
 
 // Whether a row's measurement lies in the band `m` gives its prediction,
-// and that band's half-width in log space.
+// and that band's half-width in log space (a step row's by StepBandSigma).
 double BandHalfWidth(const sim::BandModel& m, const BandRow& r);
 bool Covered(const sim::BandModel& m, const BandRow& r);
 
@@ -76,8 +90,9 @@ struct BandCoverage {
   // comparison, by the model fitted on every row.
   std::map<std::pair<std::string, std::string>, CoverageCell> loo, in_sample;
   // Leave-one-case-out, by the provenance class that priced most of the
-  // row's time, and by regime ("none" for rows in none).
-  std::map<std::string, CoverageCell> by_provenance, by_regime;
+  // row's time (and in-sample: the bands the shipped fit gives), and by
+  // regime ("none" for rows in none).
+  std::map<std::string, CoverageCell> by_provenance, by_provenance_in_sample, by_regime;
   int cases = 0;
 };
 BandCoverage LeaveOneCaseOutCoverage(const std::vector<BandRow>& rows,

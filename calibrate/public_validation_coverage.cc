@@ -37,12 +37,18 @@ std::string RegimeName(const sim::BandInputs& in) {
   return out.empty() ? "none" : out;
 }
 
+// The band a typical row gets, as the factor it spans either side.
+std::string Band(const CoverageCell& c) {
+  const double factor = c.half_widths.empty() ? 1 : std::exp(Quantile(c.half_widths, 0.5));
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "x/%.2f", factor);
+  return buf;
+}
+
 std::string Line(const std::string& a, const std::string& b, const CoverageCell& c,
                  const CoverageCell* in_sample) {
   char buf[160];
   const double pct = c.rows > 0 ? 100.0 * c.covered / c.rows : 0;
-  // The band a typical row gets, as the factor it spans either side.
-  const double factor = c.half_widths.empty() ? 1 : std::exp(Quantile(c.half_widths, 0.5));
   std::snprintf(buf, sizeof(buf), "%-9s %-24s %5d  %7.1f%%", a.c_str(), b.c_str(), c.rows, pct);
   std::string out = buf;
   if (in_sample != nullptr) {
@@ -50,8 +56,16 @@ std::string Line(const std::string& a, const std::string& b, const CoverageCell&
                   in_sample->rows > 0 ? 100.0 * in_sample->covered / in_sample->rows : 0);
     out += buf;
   }
-  std::snprintf(buf, sizeof(buf), "   x/%.2f\n", factor);
-  return out + buf;
+  std::snprintf(buf, sizeof(buf), "   %-11s", Band(c).c_str());
+  out += buf;
+  if (in_sample != nullptr) out += " " + Band(*in_sample);
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out + "\n";
+}
+
+const CoverageCell* Find(const std::map<std::string, CoverageCell>& m, const std::string& key) {
+  const auto it = m.find(key);
+  return it == m.end() ? nullptr : &it->second;
 }
 
 }  // namespace
@@ -76,6 +90,8 @@ BandCoverage LeaveOneCaseOutCoverage(const std::vector<BandRow>& rows,
       }
       if (r.case_class != kBandFitClass) continue;
       Count(&out.by_provenance[MainProvenance(r.inputs)], in, half);
+      Count(&out.by_provenance_in_sample[MainProvenance(r.inputs)], Covered(all, r),
+            BandHalfWidth(all, r));
       Count(&out.by_regime[RegimeName(r.inputs)], in, half);
     }
   }
@@ -86,13 +102,17 @@ std::string FormatBandCoverage(const BandCoverage& c) {
   std::ostringstream os;
   os << "prediction bands, nominal 80%: coverage leave-one-case-out over " << c.cases
      << " cases (each case's rows judged by bands fitted without it; in-sample for comparison)\n";
-  os << "class     metric                    rows  covered  in-sample   median band\n";
+  os << "class     metric                    rows  covered  in-sample   median band (held out, "
+        "in-sample)\n";
   for (const auto& [key, cell] : c.loo) {
     const auto it = c.in_sample.find(key);
     os << Line(key.first, key.second, cell, it == c.in_sample.end() ? nullptr : &it->second);
   }
-  os << "  " << kBandFitClass << " rows by what priced most of their time (leave-one-case-out)\n";
-  for (const auto& [name, cell] : c.by_provenance) os << Line("", name, cell, nullptr);
+  os << "  " << kBandFitClass
+     << " rows by what priced most of their time (leave-one-case-out; in-sample)\n";
+  for (const auto& [name, cell] : c.by_provenance) {
+    os << Line("", name, cell, Find(c.by_provenance_in_sample, name));
+  }
   os << "  " << kBandFitClass << " rows by regime (leave-one-case-out)\n";
   for (const auto& [name, cell] : c.by_regime) os << Line("", name, cell, nullptr);
   return os.str();

@@ -42,6 +42,7 @@ shipped() {
     measurements) echo "calibrate/measurements/public/*.json" ;;
     version_drift) echo "calibrate/measurements/aic-version-drift.json" ;;
     peer_predictions) echo "validation/peer/*.json" ;;
+    intervals) echo "validation/intervals.json" ;;
     engine_run) echo "" ;;
     search_space) echo "scenarios/search/*.json tests/sim/sweep/data/small_space.json" ;;
     slo) echo "" ;;

@@ -17,6 +17,7 @@ JSON_SOURCES = {
     "measurements": ["calibrate/measurements/public/*.json"],
     "version_drift": ["calibrate/measurements/aic-version-drift.json"],
     "peer_predictions": ["validation/peer/*.json", "tests/fuzz/seeds/peer_predictions/*"],
+    "intervals": ["validation/intervals.json"],
     "engine_run": ["tests/fuzz/seeds/engine_run/*"],
     "search_space": ["scenarios/search/*.json", "tests/sim/sweep/data/small_space.json"],
     "summary": ["tests/report/data/*.json", "tests/report/data/pd/*.json",

@@ -11,7 +11,7 @@ namespace capplan::sim {
 
 namespace {
 
-constexpr const char* kFormat = "capplan.prediction_intervals.v2";
+constexpr const char* kFormat = "capplan.prediction_intervals.v3";
 
 int Index(OpProvenance p) { return static_cast<int>(p); }
 
@@ -44,9 +44,12 @@ Status ParseGroups(JsonObject& root, BandModel* m) {
     BandModel::Group& x = m->groups[g];
     CAPPLAN_RETURN_IF_ERROR(o.Get("sigma", &x.sigma, true));
     CAPPLAN_RETURN_IF_ERROR(o.Get("scale", &x.scale, true));
+    CAPPLAN_RETURN_IF_ERROR(o.Get("unmeasured", &x.unmeasured, true));
     CAPPLAN_RETURN_IF_ERROR(o.Get("rows", &x.rows, true));
+    CAPPLAN_RETURN_IF_ERROR(o.Get("pooled", &x.pooled, true));
     CAPPLAN_RETURN_IF_ERROR(o.CheckRange("sigma", x.sigma, 0, 5));
     CAPPLAN_RETURN_IF_ERROR(o.CheckRange("scale", x.scale, 0, 10));
+    CAPPLAN_RETURN_IF_ERROR(o.CheckRange("unmeasured", x.unmeasured, 0, 5));
     CAPPLAN_RETURN_IF_ERROR(o.CheckRange("rows", x.rows, 0, 1e6));
     CAPPLAN_RETURN_IF_ERROR(o.Finish());
   }
@@ -65,6 +68,16 @@ Status ParseRegimes(JsonObject& root, BandModel* m) {
     CAPPLAN_RETURN_IF_ERROR(o.Finish());
   }
   return regimes.Finish();
+}
+
+Status ParseStep(JsonObject& root, BandModel* m) {
+  CAPPLAN_ASSIGN_OR_RETURN(JsonObject o, root.Child("step", true));
+  CAPPLAN_RETURN_IF_ERROR(o.Get("scale", &m->step.scale, true));
+  CAPPLAN_RETURN_IF_ERROR(o.Get("rows", &m->step.rows, true));
+  CAPPLAN_RETURN_IF_ERROR(o.CheckRange("scale", m->step.scale, 0, 10));
+  CAPPLAN_RETURN_IF_ERROR(o.CheckRange("rows", m->step.rows, 0, 1e6));
+  o.Touch("method");
+  return o.Finish();
 }
 
 }  // namespace
@@ -89,10 +102,15 @@ double OpSpread(const BandModel& m, const BandInputs& in) {
   return std::sqrt(u2);
 }
 
+double UnmeasuredShare(const BandInputs& in) {
+  return std::clamp(1 - in.share[Index(OpProvenance::kMeasured)], 0.0, 1.0);
+}
+
 double BandSigma(const BandModel& m, BandGroup g, const BandInputs& in) {
   const BandModel::Group& x = m.groups[static_cast<int>(g)];
   const double u = x.scale * OpSpread(m, in);
-  double s2 = x.sigma * x.sigma + u * u;
+  const double v = UnmeasuredShare(in) * x.unmeasured;
+  double s2 = x.sigma * x.sigma + u * u + v * v;
   for (int r = 0; r < kNumRegimes; ++r) {
     if (in.regime[r]) s2 += m.regime_sigma[r] * m.regime_sigma[r];
   }
@@ -103,6 +121,10 @@ double BandHalfWidth(const BandModel& m, BandGroup g, const BandInputs& in) {
   const double o = in.window_occupancy < kSteadyOccupancy ? std::max(in.window_occupancy, 1e-3)
                                                           : 1.0;
   return kNormalZ80 * BandSigma(m, g, in) - std::log(o);
+}
+
+double StepBandSigma(const BandModel& m, const BandInputs& in) {
+  return m.step.scale * OpSpread(m, in);
 }
 
 BandInputs BandInputsOfStep(const StepCost& c) {
@@ -180,6 +202,7 @@ Result<BandModel> ParseBandModel(const std::string& text, const std::string& ori
   CAPPLAN_RETURN_IF_ERROR(ParsePriors(root, &m));
   CAPPLAN_RETURN_IF_ERROR(ParseGroups(root, &m));
   CAPPLAN_RETURN_IF_ERROR(ParseRegimes(root, &m));
+  CAPPLAN_RETURN_IF_ERROR(ParseStep(root, &m));
   CAPPLAN_RETURN_IF_ERROR(root.Finish());
   return m;
 }

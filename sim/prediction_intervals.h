@@ -9,14 +9,22 @@
 // where sigma_c is, for measured and cross-version ops, their own tables'
 // held-out fit spread (plus the version drift, cross-version), and for the
 // other classes a prior from validation/intervals.json. A metric's log-error
-// spread adds its group's base term and each regime the run is in:
-//   sigma^2 = sigma_g^2 + (k_g * u)^2 + sum_{regimes r} sigma_r^2
+// spread adds its group's base term, a term for the time not priced by
+// tables measured at the deployment's engine release (x = 1 - s_measured),
+// and each regime the run is in:
+//   sigma^2 = sigma_g^2 + (k_g * u)^2 + (x * sigma_x,g)^2
+//             + sum_{regimes r} sigma_r^2
 // (groups: throughput, ttft, tpot, e2el; regimes: kv_bound, preempting,
 // prompt_heavy), and the band is p x exp(+-1.2816 sigma): a nominal 80%
-// band. sigma_g, k_g and sigma_r are fitted to the public serving rows by
+// band. The x term is what lets a run priced at its own release get a
+// narrower band than one priced cross-version or by assumed tables: the
+// tables' own spreads barely differ, the serving rows' errors do. sigma_g,
+// k_g, sigma_x,g and sigma_r are fitted to the public serving rows by
 // `capplan validate --public --intervals-out` (calibrate/intervals.h), whose
-// coverage table judges them leave-one-case-out. A window short of steady
-// state widens the band again (WidenForShortWindow).
+// coverage table judges them leave-one-case-out. One step (no queue, no
+// scheduler) has none of a run's terms: its band is k_step * u
+// (StepBandSigma). A window short of steady state widens the band again
+// (WidenForShortWindow).
 #ifndef CAPPLAN_SIM_PREDICTION_INTERVALS_H_
 #define CAPPLAN_SIM_PREDICTION_INTERVALS_H_
 
@@ -64,21 +72,31 @@ struct BandModel {
   // extrapolated, collective, host); measured and cross-version read 0.
   std::array<double, kNumOpProvenances> prior{};
   struct Group {
-    double scale = 1;  // k_g
-    double sigma = 0;  // sigma_g
-    int rows = 0;      // rows it was fitted on
+    double scale = 1;       // k_g
+    double sigma = 0;       // sigma_g
+    double unmeasured = 0;  // sigma_x,g
+    int rows = 0;           // the group's rows
+    bool pooled = false;    // fitted on every group's rows (too few cases of its own)
   };
   std::array<Group, kNumBandGroups> groups{};
+  struct Step {
+    double scale = 1;  // k_step
+    int rows = 0;
+  } step;
   std::array<double, kNumRegimes> regime_sigma{};
   std::array<int, kNumRegimes> regime_rows{};
 };
 
 // The op spread u.
 double OpSpread(const BandModel& m, const BandInputs& in);
+// x: the share of priced time not measured at the deployment's release.
+double UnmeasuredShare(const BandInputs& in);
 // A metric's log-error spread sigma, and its band's half-width in log
 // space (1.2816 sigma, widened for a short window).
 double BandSigma(const BandModel& m, BandGroup g, const BandInputs& in);
 double BandHalfWidth(const BandModel& m, BandGroup g, const BandInputs& in);
+// One step's log-error spread, k_step * u.
+double StepBandSigma(const BandModel& m, const BandInputs& in);
 
 // A step's inputs (no regime: one step).
 BandInputs BandInputsOfStep(const StepCost& c);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "calibrate/fit.h"
 #include "hw/profile.h"
 
 namespace capplan::calibrate {
@@ -77,8 +78,33 @@ TEST(BandCoverage, LeaveOneCaseOutCoverageIsNearNominal) {
   EXPECT_NE(table.find("serving   throughput"), std::string::npos) << table;
 }
 
+// Ten step rows of case "s" priced like the first row of `rows`, with
+// log errors 0.01 .. 0.10.
+void AddStepCase(std::vector<BandRow>* rows) {
+  for (int i = 0; i < 10; ++i) {
+    BandRow r = rows->front();
+    r.case_name = "s";
+    r.case_class = "step";
+    r.log_ratio = 0.01 * (i + 1);
+    rows->push_back(r);
+  }
+}
+
+void ExpectSameFit(const sim::BandModel& a, const sim::BandModel& b) {
+  for (int g = 0; g < sim::kNumBandGroups; ++g) {
+    EXPECT_DOUBLE_EQ(a.groups[g].sigma, b.groups[g].sigma) << g;
+    EXPECT_DOUBLE_EQ(a.groups[g].scale, b.groups[g].scale) << g;
+    EXPECT_DOUBLE_EQ(a.groups[g].unmeasured, b.groups[g].unmeasured) << g;
+    EXPECT_EQ(a.groups[g].rows, b.groups[g].rows) << g;
+  }
+  EXPECT_EQ(a.regime_sigma, b.regime_sigma);
+  EXPECT_DOUBLE_EQ(a.step.scale, b.step.scale);
+  EXPECT_EQ(a.prior, b.prior);
+}
+
 TEST(BandCoverage, LeftOutCaseDoesNotMoveItsOwnFit) {
   std::vector<BandRow> rows = Synthetic(10, 6, 0.2);
+  AddStepCase(&rows);
   const sim::BandModel priors = BandPriors({0.4, ""}, rows);
   const sim::BandModel without = FitBandModel(rows, priors, "c3");
   // A wild case the fit leaves out changes nothing; fitted on, it widens.
@@ -88,9 +114,97 @@ TEST(BandCoverage, LeftOutCaseDoesNotMoveItsOwnFit) {
   const sim::BandModel again = FitBandModel(rows, priors, "c3");
   const sim::BandModel with = FitBandModel(rows, priors);
   const int g = static_cast<int>(sim::BandGroup::kThroughput);
-  EXPECT_DOUBLE_EQ(without.groups[g].sigma, again.groups[g].sigma);
+  ExpectSameFit(without, again);
   EXPECT_EQ(again.groups[g].rows, 54);
   EXPECT_GT(with.groups[g].sigma, without.groups[g].sigma);
+  // Nor does a left-out step case: not its host prior, not k_step.
+  const sim::BandModel no_step = FitBandModel(rows, BandPriors({0.4, ""}, rows, "s"), "s");
+  for (BandRow& r : rows) {
+    if (r.case_name == "s") r.log_ratio *= 20;
+  }
+  ExpectSameFit(no_step, FitBandModel(rows, BandPriors({0.4, ""}, rows, "s"), "s"));
+  EXPECT_EQ(no_step.step.rows, 0);
+  EXPECT_DOUBLE_EQ(no_step.step.scale, 1);
+}
+
+// Cases priced at their own release miss by 0.05, cases priced at another
+// release (or by assumed tables) by 0.4: the fit puts the difference in the
+// unmeasured term, and a measured row's band is the narrower by far.
+TEST(BandCoverage, MeasuredRowsGetTheNarrowerBand) {
+  std::vector<BandRow> rows = Synthetic(24, 6, 0.05);
+  Normals n;
+  const int measured = static_cast<int>(sim::OpProvenance::kMeasured);
+  const int cross = static_cast<int>(sim::OpProvenance::kCrossVersion);
+  const int assumed = static_cast<int>(sim::OpProvenance::kAssumed);
+  for (BandRow& r : rows) {
+    const int c = std::stoi(r.case_name.substr(1));
+    if (c % 3 == 0) continue;  // a third of the cases stay measured
+    const int to = c % 3 == 1 ? cross : assumed;
+    r.inputs.share[measured] = r.inputs.spread[measured] = 0;
+    r.inputs.share[to] = 1;
+    r.inputs.spread[to] = to == cross ? 0.06 : 0;
+    r.log_ratio = 0.4 * n.Next();
+  }
+  const sim::BandModel m = FitBandModel(rows, BandPriors({0.1, ""}, rows));
+  const int g = static_cast<int>(sim::BandGroup::kThroughput);
+  EXPECT_GT(m.groups[g].unmeasured, 0.3);
+  EXPECT_LT(m.groups[g].sigma, 0.1);
+  const double narrow = BandHalfWidth(m, rows[0]);         // c0: measured
+  const double crossed = BandHalfWidth(m, rows[6]);        // c1: cross-version
+  const double assumed_band = BandHalfWidth(m, rows[12]);  // c2: assumed
+  EXPECT_LT(2 * narrow, crossed);
+  EXPECT_LT(2 * narrow, assumed_band);
+  // Held out, each kind of row is covered near nominal.
+  const BandCoverage c = LeaveOneCaseOutCoverage(rows, {0.1, ""});
+  for (const char* p : {"measured", "cross_version", "assumed"}) {
+    const CoverageCell& cell = c.by_provenance.at(p);
+    EXPECT_GE(Covered(cell), 0.7) << p;
+    EXPECT_LE(Covered(cell), 0.95) << p;
+  }
+  EXPECT_LT(Quantile(c.by_provenance.at("measured").half_widths, 0.5),
+            0.5 * Quantile(c.by_provenance.at("cross_version").half_widths, 0.5));
+}
+
+// A group whose rows come from fewer than kBandMinCases cases takes the
+// terms fitted on every serving row.
+TEST(BandCoverage, GroupOfFewCasesIsPooled) {
+  std::vector<BandRow> rows = Synthetic(12, 6, 0.2);
+  for (BandRow& r : rows) {
+    if (r.case_name == "c0" || r.case_name == "c1") {
+      r.group = sim::BandGroup::kE2el;
+      r.metric = "mean_e2el_ms";
+      r.log_ratio *= 0.1;
+    }
+  }
+  const sim::BandModel m = FitBandModel(rows, BandPriors({0.4, ""}, rows));
+  const sim::BandModel::Group& e2el = m.groups[static_cast<int>(sim::BandGroup::kE2el)];
+  const sim::BandModel::Group& thr = m.groups[static_cast<int>(sim::BandGroup::kThroughput)];
+  EXPECT_TRUE(e2el.pooled);
+  EXPECT_FALSE(thr.pooled);
+  EXPECT_EQ(e2el.rows, 12);
+  EXPECT_EQ(thr.rows, 60);
+  // Pooled over rows that miss by 0.2, the two cases' 0.02 does not narrow it.
+  EXPECT_GT(e2el.sigma, 0.1);
+  // A group with no rows at all takes the pooled terms too.
+  const sim::BandModel::Group& ttft = m.groups[static_cast<int>(sim::BandGroup::kTtft)];
+  EXPECT_TRUE(ttft.pooled);
+  EXPECT_EQ(ttft.rows, 0);
+  EXPECT_DOUBLE_EQ(ttft.sigma, e2el.sigma);
+}
+
+// One step is judged by k_step u: fitted to the step rows, none of a run's
+// terms.
+TEST(BandCoverage, StepRowsAreJudgedByTheirOpSpread) {
+  std::vector<BandRow> rows = Synthetic(6, 4, 0.3);
+  AddStepCase(&rows);
+  const sim::BandModel m = FitBandModel(rows, BandPriors({0.4, ""}, rows));
+  EXPECT_EQ(m.step.rows, 10);
+  const BandRow& step = rows.back();
+  const double u = sim::OpSpread(m, step.inputs);
+  // The conformal 80% quantile of 10 rows: the 9th smallest, 0.09.
+  EXPECT_NEAR(m.step.scale, 0.09 / (sim::kNormalZ80 * u), 1e-9);
+  EXPECT_NEAR(BandHalfWidth(m, step), 0.09, 1e-9);
+  EXPECT_LT(BandHalfWidth(m, step), 0.5 * BandHalfWidth(m, rows.front()));
 }
 
 TEST(BandCoverage, RegimeTermWidensOnlyItsRows) {
@@ -106,13 +220,7 @@ TEST(BandCoverage, RegimeTermWidensOnlyItsRows) {
 
 TEST(BandCoverage, StepRowsSetTheHostPrior) {
   std::vector<BandRow> rows = Synthetic(2, 4, 0.2);
-  for (int i = 0; i < 10; ++i) {
-    BandRow r = rows[0];
-    r.case_name = "s";
-    r.case_class = "step";
-    r.log_ratio = 0.01 * (i + 1);  // p90 0.091
-    rows.push_back(r);
-  }
+  AddStepCase(&rows);  // p90 0.091
   const int host = static_cast<int>(sim::OpProvenance::kHost);
   EXPECT_NEAR(BandPriors({0.4, ""}, rows).prior[host], 0.091 / sim::kNormalZ80, 1e-9);
   // Without the step case the host takes the profiles' prior.

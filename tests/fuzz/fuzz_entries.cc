@@ -28,6 +28,7 @@
 #include "models/card.h"
 #include "report/summary.h"
 #include "sim/calibration_overlay.h"
+#include "sim/prediction_intervals.h"
 #include "sim/sweep/grid.h"
 #include "sim/sweep/search_space.h"
 #include "sim/sweep/sim_hooks.h"
@@ -152,6 +153,25 @@ void VersionDriftEntry(std::string_view input) {
   auto d = calibrate::ParseVersionDrift(std::string(input), "fuzz_drift.json");
   Check(d);
   if (d.ok()) (void)calibrate::TableVersionDrift(*d, {{"H200", "vllm-torch-bf16-gemm"}});
+}
+
+// The prediction bands' model (validation/intervals.json), then the bands it
+// gives a run priced half measured, half cross-version, in every regime,
+// and one step.
+void IntervalsEntry(std::string_view input) {
+  auto m = sim::ParseBandModel(std::string(input), "fuzz_intervals.json");
+  Check(m);
+  if (!m.ok()) return;
+  sim::BandInputs in;
+  in.share[static_cast<int>(sim::OpProvenance::kMeasured)] = 0.5;
+  in.share[static_cast<int>(sim::OpProvenance::kCrossVersion)] = 0.5;
+  in.spread[static_cast<int>(sim::OpProvenance::kCrossVersion)] = 0.2;
+  in.regime.fill(true);
+  in.window_occupancy = 0.5;
+  for (int g = 0; g < sim::kNumBandGroups; ++g) {
+    (void)sim::BandHalfWidth(*m, static_cast<sim::BandGroup>(g), in);
+  }
+  (void)sim::StepBandSigma(*m, in);
 }
 
 void CalibrationOverlayEntry(std::string_view input) {
@@ -310,6 +330,7 @@ const std::vector<Target>& Targets() {
       {"version_drift", VersionDriftEntry},
       {"calibration_overlay", CalibrationOverlayEntry},
       {"peer_predictions", PeerPredictionsEntry},
+      {"intervals", IntervalsEntry},
   };
   return targets;
 }

@@ -74,11 +74,16 @@ TEST(Bands, MeasuredOpsNarrowerThanCrossVersionOrAssumed) {
   cross_step.share[measured] = cross_step.spread[measured] = 0;
   assumed.share[assumed_class] += a.share[measured];
   assumed.share[measured] = assumed.spread[measured] = 0;
+  // The shipped fit charges the time not measured at the release with its
+  // own term (the serving rows priced away from their release miss more),
+  // so the measured step's band is narrower by a margin, not a rounding.
   const BandModel& m = Shipped();
   for (int g = 0; g < kNumBandGroups; ++g) {
     const BandGroup group = static_cast<BandGroup>(g);
-    EXPECT_LT(BandSigma(m, group, a), BandSigma(m, group, cross_step)) << kBandGroupNames[g];
-    EXPECT_LT(BandSigma(m, group, a), BandSigma(m, group, assumed)) << kBandGroupNames[g];
+    EXPECT_GT(m.groups[g].unmeasured, 0) << kBandGroupNames[g];
+    EXPECT_LT(1.15 * BandSigma(m, group, a), BandSigma(m, group, cross_step))
+        << kBandGroupNames[g];
+    EXPECT_LT(1.15 * BandSigma(m, group, a), BandSigma(m, group, assumed)) << kBandGroupNames[g];
     EXPECT_LT(BandSigma(m, group, cross_step), BandSigma(m, group, assumed))
         << kBandGroupNames[g];
   }
@@ -151,12 +156,12 @@ TEST(Bands, GroupsOfMetricKeys) {
 }
 
 TEST(Bands, BadFilesAreOneLineErrors) {
-  auto r = ParseBandModel(R"({"format": "capplan.prediction_intervals.v1", "coverage": 0.8})",
+  auto r = ParseBandModel(R"({"format": "capplan.prediction_intervals.v2", "coverage": 0.8})",
                           "intervals.json");
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("intervals.json: /format"), std::string::npos)
       << r.status().message();
-  r = ParseBandModel(R"({"format": "capplan.prediction_intervals.v2", "coverage": 0.8,
+  r = ParseBandModel(R"({"format": "capplan.prediction_intervals.v3", "coverage": 0.8,
       "priors": {"assumed": {"sigma": -1}}})",
                      "intervals.json");
   ASSERT_FALSE(r.ok());
