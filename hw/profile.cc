@@ -262,6 +262,11 @@ Status ReadMemoryRates(JsonObject& root, HardwareProfile* p) {
   CAPPLAN_RETURN_IF_ERROR(ReadParam(mem, "hbm_bandwidth_spec_bytes_per_s",
                                     "memory.hbm_bandwidth_spec_bytes_per_s",
                                     &p->hbm_spec_bytes_per_s, p, 1, 1e300));
+  if (mem.Has("host_link_bytes_per_s")) {
+    CAPPLAN_RETURN_IF_ERROR(ReadParam(mem, "host_link_bytes_per_s",
+                                      "memory.host_link_bytes_per_s", &p->host_link_bytes_per_s, p,
+                                      1, 1e300));
+  }
   return mem.Finish();
 }
 

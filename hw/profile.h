@@ -147,6 +147,9 @@ struct HardwareProfile {
   bool has_cost_model = false;
   double hbm_bytes_per_s = 0;       // ceiling the memory curves scale
   double hbm_spec_bytes_per_s = 0;  // datasheet, reported only
+  // One GPU's link to host memory, per direction (a host KV tier loads over
+  // it); 0 when the profile does not say.
+  double host_link_bytes_per_s = 0;
   double bf16_flops_per_s = 0;
   double fp8_flops_per_s = 0;
   double fp4_flops_per_s = 0;  // dense FP4 tensor rate; 0: none (pre-Blackwell)

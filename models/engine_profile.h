@@ -171,6 +171,19 @@ struct ResidentWeightRule {
 // its plausible span ("range": [lo, hi] beside "value", same unit); terms
 // from an engine rule or from two or more logs carry none. Booleans are 0/1.
 struct TermRange {
+// A host-memory KV tier as the engine version runs it ("host_kv_tier" in
+// the profile; absent: the version has none capplan describes): how blocks
+// get their host copy (write policies, the default first), whether the
+// forward overlaps a load layer by layer, and the shortest host hit it
+// loads rather than recomputes.
+struct HostKvTierRule {
+  std::vector<std::string> write_policies;  // "write_through", "write_through_selective", "write_back"
+  bool layerwise_load = false;
+  int64_t load_back_min_tokens = 0;
+  std::string source;
+  bool present() const { return !write_policies.empty(); }
+};
+
   double lo = 0, value = 0, hi = 0;
 };
 
@@ -256,6 +269,7 @@ struct EngineResolution {
   std::string note;     // non-empty when the version is not an entry of its own
 };
 
+  HostKvTierRule host_kv_tier;
 // Shipped engine names (the files in models/engines/), sorted.
 std::vector<std::string> EngineNames();
 

@@ -416,6 +416,41 @@ Status ParseResidentWeights(JsonObject& e, EngineProfile* p) {
 
 }  // namespace
 
+// "host_kv_tier": {"write_policies": [default, ...], "layerwise_load",
+// "load_back_min_tokens", "source"}.
+Status ParseHostKvTier(JsonObject& e, EngineProfile* p) {
+  if (!e.Has("host_kv_tier")) return Status::Ok();
+  CAPPLAN_ASSIGN_OR_RETURN(JsonObject h, e.Child("host_kv_tier", true));
+  HostKvTierRule& r = p->host_kv_tier;
+  CAPPLAN_RETURN_IF_ERROR(h.Get("write_policies", &r.write_policies, true));
+  if (r.write_policies.empty()) return h.Error("write_policies", "needs at least one policy");
+  for (const std::string& w : r.write_policies) {
+    CAPPLAN_RETURN_IF_ERROR(h.CheckOneOf(
+        "write_policies", w, {"write_through", "write_through_selective", "write_back"}));
+  }
+  CAPPLAN_RETURN_IF_ERROR(h.Get("layerwise_load", &r.layerwise_load, true));
+  CAPPLAN_RETURN_IF_ERROR(h.Get("load_back_min_tokens", &r.load_back_min_tokens, true));
+  CAPPLAN_RETURN_IF_ERROR(h.CheckRange("load_back_min_tokens",
+                                       static_cast<double>(r.load_back_min_tokens), 0, 1e6));
+  CAPPLAN_RETURN_IF_ERROR(h.Get("source", &r.source, true));
+  if (r.source.empty()) return h.Error("source", "every value names its source");
+  p->sources["host_kv_tier"] = r.source;
+  return h.Finish();
+}
+
+// How the version splits routed (and redundant) experts over EP ranks.
+Status ParseExpertSplit(JsonObject& e, EngineProfile* p) {
+  CAPPLAN_ASSIGN_OR_RETURN(JsonObject x, e.Child("expert_parallel", true));
+  CAPPLAN_RETURN_IF_ERROR(x.CheckObject());
+  ExpertSplitRule& r = p->expert_split;
+  const std::string pre = "expert_parallel.";
+  CAPPLAN_RETURN_IF_ERROR(GetSourced(x, pre, "uneven_without_redundant",
+                                     &r.uneven_without_redundant, &p->sources));
+  CAPPLAN_RETURN_IF_ERROR(
+      GetSourced(x, pre, "redundant_experts", &r.redundant_experts, &p->sources));
+  return x.Finish();
+}
+
 Status GetSourcedString(JsonObject& o, const std::string& prefix, const char* key, std::string* out,
                         std::map<std::string, std::string>* sources) {
   return GetSourced(o, prefix, key, out, sources);
@@ -437,6 +472,7 @@ Status ParseEngineEntry(const nlohmann::json& merged, const std::string& origin,
   CAPPLAN_RETURN_IF_ERROR(ParseResidentWeights(e, p));
   CAPPLAN_RETURN_IF_ERROR(ParseLaunchBackends(e, p));
   return e.Finish();
+  CAPPLAN_RETURN_IF_ERROR(ParseHostKvTier(e, p));
 }
 
 }  // namespace capplan::models::internal

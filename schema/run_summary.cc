@@ -127,6 +127,12 @@ void PoolFields(P& p, V& v, bool flat) {
   v("prefill_tokens_saved", p.prefill_tokens_saved);
   v("cached_kv_tokens_peak", p.cached_kv_tokens_peak);
   v("prefix_cache_evicted_blocks", p.prefix_cache_evicted_blocks);
+  v("host_cache_hit_rate", p.host_cache_hit_rate);
+  v("host_kv_loaded_gib", p.host_kv_loaded_gib);
+  v("host_kv_written_gib", p.host_kv_written_gib);
+  v("host_kv_peak_gib", p.host_kv_peak_gib);
+  v("host_kv_evicted_blocks", p.host_kv_evicted_blocks);
+  v("kv_load_stall_s", p.kv_load_stall_s);
   v("accept_length_mean", p.accept_length_mean);
   v("spec_verify_time_share", p.spec_verify_time_share);
   v("spec_draft_time_share", p.spec_draft_time_share);

@@ -124,6 +124,14 @@ struct PoolSummary {
   // prefill, the most tokens one rank's cache held, cache blocks evicted.
   std::optional<double> prefix_cache_hit_rate;
   std::optional<int64_t> prefill_tokens_saved, cached_kv_tokens_peak, prefix_cache_evicted_blocks;
+  // Host KV tier (set when the deployment has one; per GPU): prompt tokens
+  // loaded back from host memory over prompt tokens admitted (inside
+  // prefix_cache_hit_rate), GiB loaded and written over the host link, the
+  // fullest host pool, copies evicted from it, and the busy time steps
+  // spent waiting for loads.
+  std::optional<double> host_cache_hit_rate, host_kv_loaded_gib, host_kv_written_gib,
+      host_kv_peak_gib, kv_load_stall_s;
+  std::optional<int64_t> host_kv_evicted_blocks;
   // Speculative decoding (set when on): tokens emitted per request decode
   // step; busy-time shares of the target's verify passes and of the draft
   // model's passes.

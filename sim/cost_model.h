@@ -61,6 +61,10 @@ struct StepCost {
   double spec_verify_seconds = 0;
   // Kernel launches or graph replay (inside the overhead class).
   double launch_seconds = 0;
+  // Waiting for KV loaded back from a host tier (inside the communication
+  // class and bound, and the collective provenance: a transfer priced from
+  // the link's datasheet bandwidth, like a collective).
+  double kv_load_seconds = 0;
   // Sum over ops priced by a kernel table measured at another engine
   // release of their seconds times that table's version drift: divided by
   // `seconds`, the step-time-weighted drift (sim/prediction_intervals.h).

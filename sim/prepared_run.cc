@@ -283,6 +283,37 @@ int64_t MaxRunningRequests(const State& st) {
 
 Status ConfigurePool(State* st) {
   const Scenario& sc = *st->sc;
+// The host tier's blocks and transfer rate, per GPU: each GPU keeps its
+// share of a block's KV in its host pool and loads it over its own link.
+Status ConfigureHostTier(const State& st, SimConfig* cfg) {
+  const KvTiersSpec& t = st.deployment().kv_tiers;
+  if (!t.has_host()) return Status::Ok();
+  const std::string at = st.pool->pointer + "/kv_tiers";
+  if (!cfg->prefix_cache || cfg->prefix_self_only) {
+    return st.At(at, Status::Invalid(
+                         "a host KV tier holds prefix-cache blocks: it needs prefix_cache on and "
+                         "a workload with content identity (sessions, or a trace with hash_ids)"));
+  }
+  if (st.profile.host_link_bytes_per_s <= 0) {
+    return st.At(at, Status::Invalid("hardware profile " + st.profile.name +
+                                     " gives no memory.host_link_bytes_per_s: add it (with its "
+                                     "source) or remove kv_tiers"));
+  }
+  const models::MemoryPlan& plan = *st.plan;
+  const double per_token = static_cast<double>(plan.kv_pool_bytes_per_gpu) /
+                           static_cast<double>(std::max<int64_t>(1, plan.kv_tokens_per_rank));
+  SimConfig::HostTier& h = cfg->host_tier;
+  h.bytes_per_block = per_token * static_cast<double>(cfg->prefix_block_tokens);
+  h.blocks_per_rank = std::max<int64_t>(
+      1, static_cast<int64_t>(t.host_gib_per_gpu * 1073741824.0 / h.bytes_per_block));
+  h.policy = t.host_write_policy;
+  h.load_bytes_per_s = st.profile.host_link_bytes_per_s;
+  const models::HostKvTierRule& rule = st.deployment().engine_resolution.profile->host_kv_tier;
+  h.layerwise_overlap = rule.layerwise_load;
+  h.load_min_tokens = rule.load_back_min_tokens;
+  return Status::Ok();
+}
+
   const DeploymentSpec& d = st->deployment();
   const models::EngineDefaults& ed = d.engine_resolution.profile->defaults;
   const models::MemoryPlan& plan = *st->plan;
@@ -333,6 +364,7 @@ Status ConfigurePool(State* st) {
   st->requests.emplace(&sc.workload);
   return Status::Ok();
 }
+  CAPPLAN_RETURN_IF_ERROR(ConfigureHostTier(*st, &cfg));
 
 }  // namespace
 

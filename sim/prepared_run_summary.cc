@@ -56,7 +56,7 @@ void PreparedRun::AddDeployment(schema::PoolSummary* p) const {
     p->deployment["expert_parallel"] = {
         {"all_to_all", models::MoeAllToAllName(d.expert.all_to_all)},
         {"deepep_mode", models::DeepEpModeName(d.expert.deepep_mode)},
-        {"redundant_experts_per_rank", d.expert.redundant_experts_per_rank},
+        {"redundant_experts", d.expert.redundant_experts},
         {"hot_expert_factor", models::HotExpertFactor(st_->layout)}};
   }
 }
@@ -119,6 +119,18 @@ void PreparedRun::AddPrefixCache(const SimResult& sim, schema::PoolSummary* p) c
   p->prefill_tokens_saved = sim.prefix_hit_tokens;
   p->cached_kv_tokens_peak = sim.prefix_cached_tokens_peak;
   p->prefix_cache_evicted_blocks = sim.prefix_evicted_blocks;
+  const SimConfig::HostTier& h = st_->cfg.host_tier;
+  if (h.blocks_per_rank == 0) return;
+  const double gib = h.bytes_per_block / 1073741824.0;
+  p->host_cache_hit_rate = sim.prefix_prompt_tokens > 0
+                               ? static_cast<double>(sim.host_hit_tokens) /
+                                     static_cast<double>(sim.prefix_prompt_tokens)
+                               : 0.0;
+  p->host_kv_loaded_gib = static_cast<double>(sim.host_loaded_blocks) * gib;
+  p->host_kv_written_gib = static_cast<double>(sim.host_written_blocks) * gib;
+  p->host_kv_peak_gib = static_cast<double>(sim.host_blocks_peak) * gib;
+  p->host_kv_evicted_blocks = sim.host_evicted_blocks;
+  p->kv_load_stall_s = sim.busy.kv_load_seconds;
 }
 
 void PreparedRun::AddSpeculative(const SimResult& sim, schema::PoolSummary* p) const {

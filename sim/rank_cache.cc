@@ -28,21 +28,40 @@ int64_t LookupPrefix(RankState& rank, const SchedulerEnv& env, int32_t idx,
   if (max_blocks <= 0) return 0;
   (*env.content)(idx, max_blocks, env.blocks);
   *match = rank.cache->Lookup(*env.blocks, max_blocks, touch);
-  return match->blocks * block;
+  if (match->host_blocks > 0 && match->host_blocks * block < rank.host_load_min_tokens) {
+    match->host_blocks = 0;
+    match->host_node = prefix_cache::kRoot;
+  }
+  return (match->blocks + match->host_blocks) * block;
 }
 
-int64_t LockPrefix(RankState& rank, ReqState& r, const prefix_cache::Match& match) {
+int64_t HostLoadPages(const RankState& rank, const prefix_cache::Match& match) {
+  return rank.cache == nullptr ? 0 : match.host_blocks * rank.cache->PagesPerBlock();
+}
+
+int64_t LockPrefix(RankState& rank, ReqState& r, const prefix_cache::Match& hit) {
   if (rank.cache == nullptr) return 0;
   rank.prompt_tokens_admitted += r.prompt_target;
-  if (match.blocks == 0) return 0;
-  const int64_t before = rank.cache->evictable_pages();
+  if (hit.blocks + hit.host_blocks == 0) return 0;
+  const int64_t before = AvailablePages(rank);
+  prefix_cache::Match match = hit;
+  if (match.host_blocks > 0) {
+    // The GPU part is held while pages for the host part are found, so
+    // that making room cannot evict it.
+    rank.cache->Lock(match.node);
+    AllocatePages(rank, HostLoadPages(rank, match));
+    rank.cache->Unlock(match.node);
+    rank.loading_blocks += match.host_blocks;
+    rank.host_hit_tokens += match.host_blocks * rank.cache->block_tokens();
+    rank.cache->LoadBack(&match);
+  }
   rank.cache->Lock(match.node);
   r.cache_node = match.node;
   r.cached_tokens = match.blocks * rank.cache->block_tokens();
   r.prefilled = r.kv_tokens = r.cached_tokens;
   rank.kv_tokens += r.cached_tokens;
   rank.cache_hit_tokens += r.cached_tokens;
-  return before - rank.cache->evictable_pages();
+  return before - AvailablePages(rank);
 }
 
 void ReleaseRequestPages(RankState& rank, const SchedulerEnv& env, int32_t idx, bool insert,

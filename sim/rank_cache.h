@@ -24,12 +24,19 @@ int64_t AvailablePages(const RankState& rank);
 bool AllocatePages(RankState& rank, int64_t n);
 // Prompt tokens of request idx found in the cache (a multiple of the cache's
 // block size, never the whole prompt: the last token is always computed so
-// that the step yields logits). Touches the matched path unless `touch` is
-// false (PrefixCache::Lookup); locks nothing.
+// that the step yields logits), on the GPU or, with a host tier, loadable
+// from host memory (match->host_blocks; a host part shorter than the rank's
+// host_load_min_tokens is dropped). Touches the matched path unless `touch`
+// is false (PrefixCache::Lookup); locks nothing.
 int64_t LookupPrefix(RankState& rank, const SchedulerEnv& env, int32_t idx,
                      prefix_cache::Match* match, bool touch = true);
+// Pages a match's host part takes on the GPU when it is loaded back.
+int64_t HostLoadPages(const RankState& rank, const prefix_cache::Match& match);
 // Locks `match` for request r and marks its tokens as already in the KV
-// cache. Returns the pages that stopped being evictable by this lock.
+// cache, first loading its host part back (into pages allocated here: the
+// caller checked HostLoadPages are available; the rank's step pays the
+// transfer, RankState::loading_blocks). Returns the pages that stopped
+// being available: the lock's and the load's.
 int64_t LockPrefix(RankState& rank, ReqState& r, const prefix_cache::Match& match);
 // The request leaves the rank. Finished requests (insert = true) hand their
 // full blocks to the cache (those pages stay allocated, now the cache's);

@@ -419,6 +419,9 @@ Status ParsePdPools(JsonObject& root, Scenario* sc) {
     Phase phase;
   } pools[] = {{"prefill", schema::PoolRole::kPrefill, Phase::kPrefillOnly},
                {"decode", schema::PoolRole::kDecode, Phase::kDecodeOnly}};
+  CAPPLAN_RETURN_IF_ERROR(ParseKvTiers(d, *o->engine_resolution.profile,
+                                       o->engine + " " + o->engine_resolution.version,
+                                       &o->kv_tiers));
   for (const auto& want : pools) {
     CAPPLAN_ASSIGN_OR_RETURN(JsonObject d, p.Child(want.name, true));
     PoolSpec pool{want.name, want.role, d.pointer(), {}};

@@ -16,6 +16,7 @@
 #include "sim/calibration_overlay.h"
 #include "sim/cost_model.h"
 #include "sim/energy.h"
+#include "sim/kv_tiers.h"
 #include "sim/pd/kv_transfer.h"
 #include "sim/sim_state.h"
 #include "sim/speculative/acceptance.h"
@@ -75,6 +76,9 @@ struct DeploymentSpec {
   // caching); null: the engine's default. Needs a workload with content
   // identity (sessions, Mooncake hash_ids); others have nothing to match.
   std::optional<bool> prefix_cache;
+  // KV tiers below the GPU (sim/kv_tiers.h): a host-memory tier under the
+  // prefix cache.
+  KvTiersSpec kv_tiers;
   // The kernel implementation per op selector (models/kernel_choice.h): the
   // engine version's choices with the deployment's `kernels` over them
   // (`kernel_overrides`, checked against the hardware profile's tables when

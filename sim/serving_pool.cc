@@ -158,6 +158,10 @@ void ServingPool::BuildReplicas() {
         caches_.push_back(
             std::make_unique<prefix_cache::PrefixCache>(c.prefix_block_tokens, c.page_size));
         rk.cache = caches_.back().get();
+        if (c.host_tier.blocks_per_rank > 0 && !c.prefix_self_only) {
+          rk.cache->EnableHostTier(c.host_tier.blocks_per_rank, c.host_tier.policy);
+          rk.host_load_min_tokens = c.host_tier.load_min_tokens;
+        }
       }
     }
     env_.content = &cfg_.content;
@@ -480,11 +484,12 @@ void ServingPool::OnSchedule(int rep_i) {
     work_.decode_n = b.decode_n;
     work_.decode_ctx_sum = b.decode_ctx_sum;
     decode_n += b.decode_n;
-    const StepCost& c = pricer_.Price(work_);
+    const StepCost* c = &pricer_.Price(work_);
+    if (rep.ranks[k].loading_blocks > 0) c = WithKvLoad(rep.ranks[k], *c);
     // DP-attention ranks step in lockstep: the slowest sets the pace.
-    if (slowest == nullptr || c.seconds > seconds) {
-      seconds = c.seconds;
-      slowest_copy_ = c;
+    if (slowest == nullptr || c->seconds > seconds) {
+      seconds = c->seconds;
+      slowest_copy_ = *c;
       slowest = &slowest_copy_;
     }
   }
@@ -508,6 +513,24 @@ void ServingPool::OnSchedule(int rep_i) {
   if (cfg_.want_trace) Trace(rep_i, dur, decode_n, prefill_tokens);
   const bool ff = cfg_.fast_forward && !cfg_.want_trace;
   Push(ff ? FastForward(rep_i, dur) : now_ + dur, EventClass::kStepEnd, rep_i);
+}
+
+// The rank's step waits for the blocks its admissions load back: the load
+// alone, or, when the forward overlaps it layer by layer, the part of it
+// the step's own time does not cover.
+const StepCost* ServingPool::WithKvLoad(RankState& rank, const StepCost& priced) {
+  const SimConfig::HostTier& h = cfg_.host_tier;
+  const double load_s =
+      static_cast<double>(rank.loading_blocks) * h.bytes_per_block / h.load_bytes_per_s;
+  rank.loading_blocks = 0;
+  const double stall = h.layerwise_overlap ? std::max(0.0, load_s - priced.seconds) : load_s;
+  load_copy_ = priced;
+  load_copy_.seconds += stall;
+  load_copy_.kv_load_seconds += stall;
+  load_copy_.class_seconds[static_cast<int>(models::OpClass::kCommunication)] += stall;
+  load_copy_.bound_seconds[static_cast<int>(Bound::kCommunication)] += stall;
+  load_copy_.provenance_seconds[static_cast<int>(OpProvenance::kCollective)] += stall;
+  return &load_copy_;
 }
 
 void ServingPool::Trace(int rep_i, int64_t dur, int64_t decode_n, int64_t prefill_tokens) {
@@ -635,6 +658,12 @@ Status ServingPool::CheckConservation() {
         res_.prefix_cached_tokens_peak =
             std::max(res_.prefix_cached_tokens_peak,
                      rk.cache->stats().peak_cached_blocks * rk.cache->block_tokens());
+        const prefix_cache::Stats& st = rk.cache->stats();
+        res_.host_hit_tokens += rk.host_hit_tokens;
+        res_.host_written_blocks += st.host_written_blocks;
+        res_.host_loaded_blocks += st.host_loaded_blocks;
+        res_.host_evicted_blocks += st.host_evicted_blocks;
+        res_.host_blocks_peak = std::max(res_.host_blocks_peak, st.peak_host_blocks);
       }
       if (rk.pool.used_pages() != cached || rk.kv_tokens != 0 || rk.incoming_out_tokens != 0) {
         return Status::Internal("simulator conservation violated: a KV pool has " +

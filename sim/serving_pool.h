@@ -399,6 +399,8 @@ class ServingPool {
   SchedulerEnv env_;
   StepWork work_;
   StepCost slowest_copy_;
+  StepCost load_copy_;  // WithKvLoad's
+  const StepCost* WithKvLoad(RankState& rank, const StepCost& priced);
   // Fast-forward from iteration 0 with prompts (StartFromPrefill): its
   // chunks, and the rank's prefilling queue before it.
   std::vector<PrefillChunk> fresh_;

@@ -82,12 +82,15 @@ class SglangScheduler : public Scheduler {
           r.pages > 0 ? 0.0
                       : static_cast<double>(rank.pool.PagesFor(r.prompt_target - cached) * page) +
                             rank.new_token_ratio * out_left;
-      if (need > avail && !exact) {
+      // A host hit takes GPU pages to load into (Admit allocates them, and
+      // counts them in what it returns).
+      const double load = static_cast<double>(HostLoadPages(rank, hit) * page);
+      if (need + load > avail && !exact) {
         exact = true;
         avail = pages - Promised(rank, reqs, before);
         for (double t : taken_) avail -= t;
       }
-      if (need > avail) {
+      if (need + load > avail) {
         rank.kv_bound = true;  // admission waited on KV, not on a request cap
         break;
       }

@@ -174,6 +174,14 @@ struct RankState {
   prefix_cache::PrefixCache* cache = nullptr;
   int64_t prompt_tokens_admitted = 0;  // with a cache: prompt tokens of admissions
   int64_t cache_hit_tokens = 0;        // of those, found in the cache
+  // Host tier (the cache's EnableHostTier): of cache_hit_tokens, those
+  // loaded back from host memory; a host hit shorter than
+  // host_load_min_tokens is computed instead (SGLang's load_back_threshold).
+  int64_t host_hit_tokens = 0;
+  int64_t host_load_min_tokens = 0;
+  // Blocks loaded for the batch being formed: its step waits for their
+  // transfer (ServingPool prices it and clears this).
+  int64_t loading_blocks = 0;
 };
 
 // Content-block ids of request idx's token stream, the first n blocks

@@ -58,6 +58,18 @@ struct SimConfig {
   // preempted looks the cache up, routers see no content, and the summary
   // reports no prefix cache.
   bool prefix_self_only = false;
+  // A host-memory tier under each rank's prefix cache (SGLang HiCache's
+  // host pool; off when blocks_per_rank is 0): evicted blocks keep a copy
+  // there, and a hit on one is loaded back over the host link before the
+  // step that admits its request can finish.
+  struct HostTier {
+    int64_t blocks_per_rank = 0;
+    prefix_cache::HostWritePolicy policy = prefix_cache::HostWritePolicy::kWriteThrough;
+    double bytes_per_block = 0;        // one rank's KV of one block
+    double load_bytes_per_s = 0;       // host to GPU, per GPU
+    bool layerwise_overlap = false;    // the forward starts before the load ends
+    int64_t load_min_tokens = 0;       // a shorter host hit is computed instead
+  } host_tier;
   bool want_trace = false;
   int64_t trace_max_iterations = 100000;
   // Steady decode iterations between two events that can change a batch are
@@ -99,6 +111,14 @@ struct SimResult {
   int64_t prefix_hit_tokens = 0;
   int64_t prefix_evicted_blocks = 0;
   int64_t prefix_cached_tokens_peak = 0;
+  // Host tier (zero when off): of prefix_hit_tokens, those loaded back from
+  // host memory; blocks copied to, loaded from and evicted from it; its
+  // fullest (max over ranks); the step time spent waiting for loads.
+  int64_t host_hit_tokens = 0;
+  int64_t host_written_blocks = 0;
+  int64_t host_loaded_blocks = 0;
+  int64_t host_evicted_blocks = 0;
+  int64_t host_blocks_peak = 0;
   // Speculative decoding: request decode steps and the tokens they emitted
   // (their ratio is the mean accept length).
   int64_t spec_decode_steps = 0;

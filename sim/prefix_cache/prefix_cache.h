@@ -21,6 +21,18 @@
 // The cache counts pages only; the KV pool it lives in (sim/kv_pool.h) is
 // the caller's. Conservation: pages in the cache + pages held by requests +
 // free pages = the pool's total, at every instant.
+//
+// A host tier (EnableHostTier; SGLang's HiCache host pool) keeps copies of
+// blocks in host memory, `host_capacity` blocks at most. A block gets its
+// copy by the write policy: at insertion (write-through), at its second use
+// (write-through-selective), or when evicted from the GPU (write-back). A
+// GPU eviction of a block with a copy leaves it in the tree, on the host
+// only; one without a copy leaves the tree as before. The blocks on the GPU
+// stay a prefix-closed set (only GPU leaves are evicted, a load brings a
+// whole path back), so a lookup's match is a GPU part followed by a host
+// part, which LoadBack brings to the GPU (the caller allocates its pages
+// and pays the transfer). The host evicts least recently used host-only
+// leaves to make room for a copy; they leave the tree.
 #ifndef CAPPLAN_SIM_PREFIX_CACHE_PREFIX_CACHE_H_
 #define CAPPLAN_SIM_PREFIX_CACHE_PREFIX_CACHE_H_
 
@@ -38,15 +50,26 @@ namespace capplan::sim::prefix_cache {
 inline constexpr int32_t kRoot = 0;
 
 struct Match {
-  int32_t node = kRoot;  // deepest matched node
-  int64_t blocks = 0;    // blocks matched from the start
+  int32_t node = kRoot;  // deepest matched node on the GPU
+  int64_t blocks = 0;    // blocks matched from the start, on the GPU
+  // The match's continuation on the host tier only (none without one).
+  int32_t host_node = kRoot;
+  int64_t host_blocks = 0;
 };
+
+// When a block gets its host copy.
+enum class HostWritePolicy : uint8_t { kWriteThrough, kWriteThroughSelective, kWriteBack };
 
 struct Stats {
   int64_t inserted_blocks = 0;
   int64_t duplicate_blocks = 0;  // inserted but already cached
-  int64_t evicted_blocks = 0;
+  int64_t evicted_blocks = 0;    // left the GPU (to the host tier or dropped)
   int64_t peak_cached_blocks = 0;
+  // Host tier: copies written, blocks loaded back, copies evicted.
+  int64_t host_written_blocks = 0;
+  int64_t host_loaded_blocks = 0;
+  int64_t host_evicted_blocks = 0;
+  int64_t peak_host_blocks = 0;
 };
 
 class PrefixCache {
@@ -99,15 +122,32 @@ class PrefixCache {
   // Evictable (LRU order, oldest first) block ids, for tests and traces.
   std::vector<int64_t> EvictionOrder() const;
 
+  // Turns the host tier on (before any insertion): at most `capacity`
+  // blocks (>= 1) in host memory, copied by `policy`.
+  void EnableHostTier(int64_t capacity, HostWritePolicy policy);
+  bool has_host_tier() const { return host_capacity_ > 0; }
+  int64_t host_blocks() const { return host_blocks_; }
+  // Brings m's host part to the GPU: its nodes hold GPU pages again (the
+  // caller allocated PagesPerBlock() x m.host_blocks of them), and m covers
+  // them. Returns the blocks loaded.
+  int64_t LoadBack(Match* m);
+  // Host-only blocks (in the tree, not on the GPU), for tests.
+  std::vector<int64_t> HostOnlyBlocks() const;
+
  private:
   struct Node {
     int64_t block = 0;
     int32_t parent = -1;
-    int32_t children = 0;
+    int32_t children = 0;       // in the tree
+    int32_t gpu_children = 0;   // of them, live
     int32_t refs = 0;
+    int32_t hits = 0;           // uses (write-through-selective)
     uint64_t last_use = 0;
-    bool live = false;
-    bool candidate = false;  // in candidates_ (an unreferenced live leaf)
+    bool live = false;       // holds GPU pages
+    bool in_tree = false;    // reachable by lookups (live, or on the host only)
+    bool host = false;       // has a host copy
+    bool candidate = false;  // in candidates_ (an unreferenced live GPU leaf)
+    bool host_candidate = false;  // in host_candidates_ (a host-only leaf)
   };
   struct ChildKeyHash {
     size_t operator()(const std::pair<int32_t, int64_t>& k) const {
@@ -118,6 +158,16 @@ class PrefixCache {
 
   void UpdateCandidate(int32_t node);
   int32_t NewNode(int32_t parent, int64_t block);
+  // The GPU's least recently used leaf leaves the GPU: to the host tier
+  // when it has (or, write-back, gets) a copy, else out of the tree.
+  void EvictGpuLeaf(int32_t victim);
+  // Takes node out of the tree (it has no children left).
+  void RemoveNode(int32_t node);
+  // A host copy for node, evicting host-only leaves for room; false when
+  // the host tier holds nothing it could give up.
+  bool BackUp(int32_t node);
+  // A use of node (write-through-selective copies at the second).
+  void Hit(int32_t node);
 
   int64_t block_tokens_;
   int64_t pages_per_block_;
@@ -125,6 +175,10 @@ class PrefixCache {
   std::vector<int32_t> free_nodes_;
   std::unordered_map<std::pair<int32_t, int64_t>, int32_t, ChildKeyHash> child_;  // (parent, block) -> node
   std::set<std::pair<uint64_t, int32_t>> candidates_;     // (last_use, node): evictable leaves
+  std::set<std::pair<uint64_t, int32_t>> host_candidates_;  // (last_use, node): host-only leaves
+  int64_t host_capacity_ = 0;  // 0: no host tier
+  int64_t host_blocks_ = 0;    // nodes with a host copy
+  HostWritePolicy host_policy_ = HostWritePolicy::kWriteThrough;
   int64_t live_nodes_ = 0;
   int64_t unreferenced_nodes_ = 0;
   std::deque<std::pair<uint64_t, int64_t>> unindexed_;  // (use, blocks), oldest first

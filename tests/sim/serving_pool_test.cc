@@ -314,3 +314,51 @@ TEST(SimServingPool, CacheAwareRouterSendsARepeatedPrefixToTheSameReplica) {
 
 }  // namespace
 }  // namespace capplan::sim
+
+namespace capplan::sim {
+namespace {
+
+// A 128-token pool (8 pages of 16) over a write-through host tier of 16
+// blocks, each 1 MB loaded at 1 GB/s (1 ms a block). Request 0 leaves
+// blocks 1-4 cached (and copied to the host); request 1 (100 tokens,
+// unrelated) needs 7 pages, so blocks 4, 3 and 2 leave the GPU for the
+// host. Request 2 (64 tokens, blocks 1-4) finds block 1 on the GPU and
+// blocks 2-3 on the host (the last block is always computed): 32 tokens
+// loaded in 2 ms while its 16-token prefill step takes 1 ms + 16 us
+// (FakePricer). Loaded layer by layer, the step waits 2 - 1.016 ms more;
+// loaded first, the whole 2 ms.
+TEST(SimServingPool, HostTierHitIsLoadedBackAndTheStepWaitsForIt) {
+  const std::vector<SimRequestSpec> specs = {
+      {0, 0, 60, 5, false}, {1, 0, 100, 8, false}, {2, 0, 64, 2, false}};
+  const std::vector<std::vector<int64_t>> ids = {
+      {1, 2, 3, 4}, {7, 8, 9, 10, 11, 12, 13}, {1, 2, 3, 4}};
+  auto run = [&](bool tier, bool overlap) {
+    SimConfig c = CachedPool(128, ids);
+    if (tier) {
+      c.host_tier = {.blocks_per_rank = 16,
+                     .policy = prefix_cache::HostWritePolicy::kWriteThrough,
+                     .bytes_per_block = 1e6,
+                     .load_bytes_per_s = 1e9,
+                     .layerwise_overlap = overlap,
+                     .load_min_tokens = 10};
+    }
+    return RunPool(c, specs);
+  };
+  const SimResult overlap = run(true, true), serial = run(true, false), none = run(false, false);
+  EXPECT_EQ(overlap.host_hit_tokens, 32);
+  EXPECT_EQ(overlap.prefix_hit_tokens, 16 + 32);
+  EXPECT_EQ(overlap.host_loaded_blocks, 2);
+  EXPECT_EQ(none.prefix_hit_tokens, 16);
+  EXPECT_EQ(none.host_hit_tokens, 0);
+  EXPECT_NEAR(overlap.busy.kv_load_seconds, 2e-3 - 1.016e-3, 1e-9);
+  EXPECT_NEAR(serial.busy.kv_load_seconds, 2e-3, 1e-9);
+  const auto ttft = [](const SimResult& r) {
+    return r.requests[2].first_token_ns - r.requests[2].arrival_ns;
+  };
+  EXPECT_NEAR(ttft(serial) - ttft(overlap), 1.016e6, 2);
+  EXPECT_NEAR(ttft(overlap), 2e6, 2);
+  for (const auto& q : overlap.requests) EXPECT_EQ(q.status, ReqStatus::kDone);
+}
+
+}  // namespace
+}  // namespace capplan::sim

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include "sim/prefix_cache/prefix_cache.h"
 
 #include <gtest/gtest.h>
@@ -150,6 +151,86 @@ TEST(PrefixCacheTest, EvictedBlocksCanBeInsertedAgain) {
   EXPECT_EQ(c.Insert(a, 2), 2);
   EXPECT_EQ(c.Lookup(a, 2).blocks, 2);
   EXPECT_EQ(c.stats().peak_cached_blocks, 2);
+}
+
+
+// Write-back, a host tier of two blocks, one chain 1-2-3: the GPU evicts
+// leaves first, each copied down as it goes (3, then 2); block 1 needs room
+// the host makes by dropping its least recently used host-only leaf (3), so
+// the cascade ends HBM -> host for 1 and 2 and HBM -> host -> drop for 3.
+TEST(PrefixCacheHostTier, EvictionCascadesFromGpuToHostToDropped) {
+  PrefixCache c(1, 1);
+  c.EnableHostTier(2, HostWritePolicy::kWriteBack);
+  Blocks a{1, 2, 3};
+  c.Insert(a, 3);
+  EXPECT_EQ(c.stats().host_written_blocks, 0);  // write-back: nothing yet
+  EXPECT_EQ(c.Evict(3), 3);
+  EXPECT_EQ(c.cached_blocks(), 0);
+  EXPECT_EQ(c.host_blocks(), 2);
+  EXPECT_EQ(c.stats().host_written_blocks, 3);
+  EXPECT_EQ(c.stats().host_evicted_blocks, 1);
+  std::vector<int64_t> host = c.HostOnlyBlocks();
+  std::sort(host.begin(), host.end());
+  EXPECT_EQ(host, (std::vector<int64_t>{1, 2}));
+  // A lookup finds nothing on the GPU and two blocks on the host.
+  Match m = c.Lookup(a, 3);
+  EXPECT_EQ(m.blocks, 0);
+  EXPECT_EQ(m.host_blocks, 2);
+  EXPECT_EQ(c.LoadBack(&m), 2);
+  EXPECT_EQ(m.blocks, 2);
+  EXPECT_EQ(m.host_blocks, 0);
+  EXPECT_EQ(c.cached_blocks(), 2);
+  EXPECT_EQ(c.stats().host_loaded_blocks, 2);
+  EXPECT_TRUE(c.HostOnlyBlocks().empty());
+  // Loaded blocks keep their host copies: evicting them writes nothing.
+  EXPECT_EQ(c.Evict(2), 2);
+  EXPECT_EQ(c.stats().host_written_blocks, 3);
+  EXPECT_EQ(c.Lookup(a, 3).host_blocks, 2);
+}
+
+// Write-through copies at insertion; a GPU eviction then moves the block to
+// the host with no write, and without a host tier it would be gone.
+TEST(PrefixCacheHostTier, WriteThroughCopiesAtInsertion) {
+  PrefixCache c(1, 1);
+  c.EnableHostTier(8, HostWritePolicy::kWriteThrough);
+  Blocks a{1, 2};
+  c.Insert(a, 2);
+  EXPECT_EQ(c.stats().host_written_blocks, 2);
+  EXPECT_EQ(c.Evict(2), 2);
+  EXPECT_EQ(c.stats().host_written_blocks, 2);
+  EXPECT_EQ(c.Lookup(a, 2).host_blocks, 2);
+  PrefixCache off(1, 1);
+  off.Insert(a, 2);
+  EXPECT_EQ(off.Evict(2), 2);
+  EXPECT_EQ(off.Lookup(a, 2).host_blocks, 0);
+  EXPECT_EQ(off.Lookup(a, 2).blocks, 0);
+}
+
+// Write-through-selective copies a block at its second use only.
+TEST(PrefixCacheHostTier, SelectiveCopiesAtTheSecondUse) {
+  PrefixCache c(1, 1);
+  c.EnableHostTier(8, HostWritePolicy::kWriteThroughSelective);
+  Blocks a{1, 2};
+  c.Insert(a, 2);
+  EXPECT_EQ(c.stats().host_written_blocks, 0);
+  c.Lookup(a, 2);  // first use
+  EXPECT_EQ(c.stats().host_written_blocks, 0);
+  c.Lookup(a, 2);  // second
+  EXPECT_EQ(c.stats().host_written_blocks, 2);
+}
+
+// A block recomputed by a request while its node sits on the host only
+// comes back to the GPU with the request's pages (counted as added).
+TEST(PrefixCacheHostTier, InsertRevivesAHostOnlyNode) {
+  PrefixCache c(1, 1);
+  c.EnableHostTier(8, HostWritePolicy::kWriteThrough);
+  Blocks a{1, 2};
+  c.Insert(a, 2);
+  c.Evict(1);  // block 2 to the host
+  EXPECT_EQ(c.cached_blocks(), 1);
+  EXPECT_EQ(c.Insert(a, 2), 1);
+  EXPECT_EQ(c.cached_blocks(), 2);
+  EXPECT_TRUE(c.HostOnlyBlocks().empty());
 }
 
 }  // namespace
