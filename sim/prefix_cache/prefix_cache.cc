@@ -34,26 +34,29 @@ void PrefixCache::Touch(int32_t node) {
   }
 }
 
+namespace {
+
+// Puts (use, node) in or out of `set` as `eligible` says, `in` its flag.
+void Enlist(std::set<std::pair<uint64_t, int32_t>>* set, bool* in, bool eligible, uint64_t use,
+            int32_t node) {
+  if (eligible == *in) return;
+  *in = eligible;
+  if (eligible) {
+    set->insert({use, node});
+  } else {
+    set->erase({use, node});
+  }
+}
+
+}  // namespace
+
 void PrefixCache::UpdateCandidate(int32_t node) {
   Node& n = nodes_[node];
-  const bool eligible = node != kRoot && n.live && n.refs == 0 && n.gpu_children == 0;
-  if (eligible != n.candidate) {
-    n.candidate = eligible;
-    if (eligible) {
-      candidates_.insert({n.last_use, node});
-    } else {
-      candidates_.erase({n.last_use, node});
-    }
-  }
-  const bool host_leaf = node != kRoot && n.in_tree && !n.live && n.children == 0;
-  if (host_leaf != n.host_candidate) {
-    n.host_candidate = host_leaf;
-    if (host_leaf) {
-      host_candidates_.insert({n.last_use, node});
-    } else {
-      host_candidates_.erase({n.last_use, node});
-    }
-  }
+  const bool root = node == kRoot;
+  Enlist(&candidates_, &n.candidate, !root && n.live && n.refs == 0 && n.gpu_children == 0,
+         n.last_use, node);
+  Enlist(&host_candidates_, &n.host_candidate, !root && n.in_tree && !n.live && n.children == 0,
+         n.last_use, node);
 }
 
 Match PrefixCache::Lookup(std::span<const int64_t> blocks, int64_t max_blocks, bool touch) {
