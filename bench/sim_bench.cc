@@ -20,6 +20,8 @@
 //    (SGLang TP8, FP8 KV), closed loop 64 (the default client), 1,000,000
 //    requests of 8K in / 1K out: each new request's prompt shares a step
 //    with 63 decodes. Target <= 1 s. F=0 (step by step) runs 10,000.
+//  * BM_AgentHostTier/T: agentic sessions past HBM without (T=0) and with
+//    (T=1) a host KV tier.
 //  * BM_RequestsCsv/N: writing N finished requests' requests.csv rows
 //    through RequestLog, as `simulate --out` does (its writer thread
 //    formats and writes them), into a stream that discards them so the
@@ -233,6 +235,17 @@ void BM_AgentCache(benchmark::State& state) {
   RunFile(state, "scenarios/kimi-k2.6-agent-cache.json", {});
 }
 BENCHMARK(BM_AgentCache)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
+
+// Agentic sessions whose contexts outgrow HBM (about 3,000 requests of
+// 10-50K-token contexts in 64-token blocks): /0 without a host tier, /1
+// with 100 GiB per GPU (the prefix cache's host tier: copies, loads back,
+// host evictions).
+void BM_AgentHostTier(benchmark::State& state) {
+  RunFile(state, "scenarios/agentic/kimi-k2.6-hicache.json",
+          {state.range(0) != 0 ? R"(deployment.kv_tiers=[{"tier":"host","gib_per_gpu":100}])"
+                               : "deployment.kv_tiers=[]"});
+}
+BENCHMARK(BM_AgentHostTier)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
 
 // Takes every byte and keeps none: unlike a stream without a buffer, it
 // stays good, so the formatting runs in full.
