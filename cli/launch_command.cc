@@ -6,6 +6,7 @@
 // source; a setting whose flag the release lacks is refused in one line
 // (parallelism, precision) or printed as a comment (tuning knobs), never
 // guessed.
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -18,6 +19,7 @@
 #include "common/json_util.h"
 #include "models/card.h"
 #include "models/engine_profile.h"
+#include "models/expert_parallel.h"
 #include "sim/scenario.h"
 #include "sim/simulate.h"
 
@@ -40,7 +42,9 @@ const std::vector<std::string>& OptionKeys() {
       "prefix_cache_off",     "disable_cuda_graphs",    "cuda_graph_max_bs",
       "disable_overlap_schedule", "nccl_nvls",          "quantization",
       "disaggregation_mode",  "nnodes",                 "node_rank",
-      "dist_init_addr",       "attention_backend",      "moe_runner_backend"};
+      "dist_init_addr",       "attention_backend",      "moe_runner_backend",
+      "enable_eplb",          "num_redundant_experts",  "data_parallel_size_local",
+      "data_parallel_address"};
   return keys;
 }
 
@@ -227,6 +231,18 @@ Status AddParallelism(const sim::DeploymentSpec& d, const std::string& where, Co
   return c->Add("enable_expert_parallel", "", setting, Need::kRequired);
 }
 
+// EPLB redundant experts, as the engines count them (over all EP ranks);
+// vLLM runs them only with EPLB switched on.
+Status AddRedundantExperts(const sim::DeploymentSpec& d, CommandLine* c) {
+  if (d.expert.redundant_experts <= 0) return Status::Ok();
+  const std::string r = std::to_string(d.expert.redundant_experts);
+  const std::string setting = "expert_parallel/redundant_experts " + r;
+  if (d.engine == "vllm") {
+    CAPPLAN_RETURN_IF_ERROR(c->Add("enable_eplb", "", setting, Need::kRequired));
+  }
+  return c->Add("num_redundant_experts", r, setting, Need::kRequired);
+}
+
 // Weights: as shipped needs no flag; FP8 of a higher-precision checkpoint is
 // the engines' online quantization; other formats need a checkpoint made so.
 Status AddWeights(const sim::Scenario& s, const sim::DeploymentSpec& d, CommandLine* c) {
@@ -305,7 +321,10 @@ Status AddExecution(const sim::DeploymentSpec& d, CommandLine* c) {
     CAPPLAN_RETURN_IF_ERROR(c->Add(field, name, field + " " + name, Need::kRequired));
   }
   if (d.expert.all_to_all == models::MoeAllToAll::kDeepEp) {
-    CAPPLAN_RETURN_IF_ERROR(c->Add("deepep", "", "expert_parallel deepep", Need::kComment));
+    // vLLM names the DeepEP kernel family in its backend's value.
+    const std::string mode =
+        d.engine == "vllm" ? models::DeepEpModeName(d.expert.deepep_mode) : "";
+    CAPPLAN_RETURN_IF_ERROR(c->Add("deepep", mode, "expert_parallel deepep", Need::kComment));
   }
   if (d.speculative.on()) {
     c->Note(std::string("speculative ") + sim::speculative::MethodName(d.speculative.method) +
@@ -324,6 +343,25 @@ Status AddExecution(const sim::DeploymentSpec& d, CommandLine* c) {
   return Status::Ok();
 }
 
+// vLLM's data parallelism across nodes: each node runs its share of the DP
+// ranks, the first node's address joining them (vLLM's data-parallel
+// deployment guide: the other nodes add --headless and their first rank).
+Status AddVllmDpNodes(const sim::DeploymentSpec& d, CommandLine* c) {
+  const int dp = d.dp > 0 ? d.dp : d.tp;
+  const int local = d.gpus_per_node / std::max(1, d.tp / dp);
+  const std::string n = std::to_string(d.nodes), setting = "nodes " + n;
+  CAPPLAN_RETURN_IF_ERROR(
+      c->Add("data_parallel_size_local", std::to_string(local), setting, Need::kRequired));
+  CAPPLAN_RETURN_IF_ERROR(c->Add("data_parallel_address", "HEAD_IP", setting, Need::kRequired));
+  c->Note(setting + ": run on every node; on node i > 0 add --headless --data-parallel-start-rank "
+          "i x " + std::to_string(local) + "; HEAD_IP the first node's address");
+  if (d.replicas > 1) {
+    c->Note("replicas " + std::to_string(d.replicas) + ": run " + std::to_string(d.replicas) +
+            " copies of this command behind a router");
+  }
+  return Status::Ok();
+}
+
 Status AddPlacement(const sim::PoolSpec& p, int pools, CommandLine* c) {
   const sim::DeploymentSpec& d = p.deployment;
   if (p.role != schema::PoolRole::kBoth) {
@@ -334,6 +372,7 @@ Status AddPlacement(const sim::PoolSpec& p, int pools, CommandLine* c) {
     c->Note(std::string("phase ") + sim::PhaseName(d.phase) +
             ": the simulation priced one phase; the server runs both");
   }
+  if (d.nodes > 1 && d.engine == "vllm" && d.dp_attention) return AddVllmDpNodes(d, c);
   if (d.nodes > 1) {
     const std::string n = std::to_string(d.nodes);
     CAPPLAN_RETURN_IF_ERROR(c->Add("nnodes", n, "nodes " + n, Need::kRequired));
@@ -361,6 +400,7 @@ Result<std::string> PoolCommand(const sim::Scenario& s, const sim::PoolSpec& p,
   const std::string where = s.origin + ": " + p.pointer;
   CommandLine c(e, d.engine, r, where);
   CAPPLAN_RETURN_IF_ERROR(AddParallelism(d, where, &c));
+  CAPPLAN_RETURN_IF_ERROR(AddRedundantExperts(d, &c));
   CAPPLAN_RETURN_IF_ERROR(AddWeights(s, d, &c));
   CAPPLAN_RETURN_IF_ERROR(AddMemoryAndBatching(d, &c));
   CAPPLAN_RETURN_IF_ERROR(AddExecution(d, &c));

@@ -8,6 +8,8 @@
 #include "hw/profile.h"
 #include "common/json_util.h"
 #include "models/capacity_report.h"
+#include "models/engine_profile.h"
+#include "models/expert_parallel.h"
 #include "cli/commands.h"
 #include "cli/import_model_command.h"
 
@@ -67,11 +69,13 @@ po::options_description CapacityOptions(CapacityFlags* f) {
       ("model", po::value(&f->model), "model card name (see models/cards) or path to a card .json")
       ("gpus", po::value(&f->gpus), "GPUs in one instance (must equal --tp)")
       ("tp", po::value(&f->tp), "tensor-parallel degree (default: --gpus)")
-      ("ep", po::value(&f->ep), "expert-parallel degree (divides --tp and the routed experts)")
+      ("ep", po::value(&f->ep),
+       "expert-parallel degree (divides --tp; routed + redundant experts split over it as the "
+       "engine version splits them)")
       ("ep-redundant-experts", po::value(&f->redundant_experts),
        "EPLB redundant experts over all EP ranks (SGLang --ep-num-redundant-experts, vLLM "
-       "--num-redundant-experts): each rank holds (experts + N) / ep experts' weights; a "
-       "multiple of --ep")
+       "EPLB num_redundant_experts): each rank holds (experts + N) / ep experts' weights; "
+       "experts + N must divide over --ep as the engine version requires")
       ("dp-attention", "SGLang --enable-dp-attention: attention TP = tp/dp, one KV pool per rank")
       ("dp", po::value(&f->dp), "attention data-parallel ranks with --dp-attention (default: --tp)")
       ("weights", po::value(&f->weights),
@@ -129,11 +133,9 @@ Status CheckCapacityFlags(const po::variables_map& vm, CapacityFlags* f) {
   }
   CAPPLAN_RETURN_IF_ERROR(CheckFlagRange("--cuda-graph-max-bs", f->cgbs, 0, 1 << 16));
   CAPPLAN_RETURN_IF_ERROR(CheckFlagRange("--ep-redundant-experts", f->redundant_experts, 0, 1 << 16));
-  if (f->redundant_experts % f->ep != 0 || (f->redundant_experts > 0 && f->ep < 2)) {
+  if (f->redundant_experts > 0 && f->ep < 2) {
     return Status::Usage("capacity: --ep-redundant-experts " +
-                         std::to_string(f->redundant_experts) +
-                         " must be a multiple of --ep (> 1), one share per EP rank; got --ep " +
-                         std::to_string(f->ep));
+                         std::to_string(f->redundant_experts) + " needs --ep > 1");
   }
   if (vm.count("dp") && !vm.count("dp-attention")) {
     return Status::Usage("capacity: --dp needs --dp-attention");
@@ -198,12 +200,14 @@ Result<models::CapacityQuery> CapacityQueryOf(const po::variables_map& vm,
                                               const CapacityFlags& f) {
   models::CapacityQuery q;
   CAPPLAN_ASSIGN_OR_RETURN(hw::HardwareProfile hw, hw::LoadHardwareProfile(f.hardware));
-  q.hardware_name = hw.name;
-  q.device = models::DeviceMemory{hw.gpu_memory_bytes, hw.gpu_runtime_memory_bytes, &hw};
+  q.hardware = std::make_shared<const hw::HardwareProfile>(std::move(hw));
+  q.hardware_name = q.hardware->name;
+  q.device = models::DeviceMemory{q.hardware->gpu_memory_bytes,
+                                  q.hardware->gpu_runtime_memory_bytes, q.hardware.get()};
   q.layout.gpus = static_cast<int>(f.gpus);
   q.layout.tp = static_cast<int>(f.tp);
   q.layout.ep = static_cast<int>(f.ep);
-  q.layout.expert.redundant_experts_per_rank = static_cast<int>(f.redundant_experts / f.ep);
+  q.layout.expert.redundant_experts = static_cast<int>(f.redundant_experts);
   q.layout.dp_attention = vm.count("dp-attention") > 0;
   q.layout.dp = q.layout.dp_attention ? static_cast<int>(f.dp > 0 ? f.dp : f.tp) : 1;
   CAPPLAN_RETURN_IF_ERROR(ParseWeightFlags(f, &q.precision));
@@ -241,6 +245,18 @@ void PrintCapacity(const models::ModelCard& card, const models::CapacityQuery& q
   out << DumpJson(j) << "\n";
 }
 
+// --ep and --ep-redundant-experts as the engine version splits experts.
+Status CheckExpertSplitFlags(const models::ModelCard& card, const models::CapacityQuery& q,
+                             const CapacityFlags& f) {
+  CAPPLAN_ASSIGN_OR_RETURN(models::EngineResolution r, models::ResolveEngine(f.engine, f.version));
+  const Status s = models::CheckExpertSplit(card, q.layout, *r.profile);
+  if (s.ok()) return s;
+  const std::string& m = s.message();
+  const size_t colon = m.find(": ");
+  return Status::Usage("capacity: --ep-redundant-experts: " +
+                       (colon == std::string::npos ? m : m.substr(colon + 2)));
+}
+
 Status RunCapacity(const std::vector<std::string>& args, CommandContext& ctx) {
   CapacityFlags f;
   const po::options_description desc = CapacityOptions(&f);
@@ -256,6 +272,7 @@ Status RunCapacity(const std::vector<std::string>& args, CommandContext& ctx) {
   if (vm.count("table")) return models::RunCapacityTable(q, vm.count("json") > 0, ctx);
 
   CAPPLAN_ASSIGN_OR_RETURN(models::ModelCard card, models::LoadModelCard(f.model));
+  CAPPLAN_RETURN_IF_ERROR(CheckExpertSplitFlags(card, q, f));
   CAPPLAN_ASSIGN_OR_RETURN(
       models::MemoryPlan plan,
       models::PlanMemory(card, q.layout, q.precision, q.engine, q.device, q.context_tokens));

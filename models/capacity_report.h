@@ -4,6 +4,7 @@
 #define CAPPLAN_MODELS_CAPACITY_REPORT_H_
 
 #include <iosfwd>
+#include <memory>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -18,6 +19,8 @@ namespace capplan::models {
 // Everything one capacity question needs besides the card.
 struct CapacityQuery {
   std::string hardware_name;
+  // Owns the profile `device` points at, so copies of the query keep it.
+  std::shared_ptr<const hw::HardwareProfile> hardware;
   DeviceMemory device;
   ParallelLayout layout;
   PrecisionChoice precision;

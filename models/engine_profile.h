@@ -37,6 +37,10 @@ struct EngineDefaults {
   int64_t max_running_per_context = 0, max_running_min = 0, max_running_max = 0;
   bool overlap_schedule = false;
   bool prefix_cache = false;  // SGLang's radix cache / vLLM's automatic prefix caching
+  // With attention data parallelism, the running-request cap is the whole
+  // instance's, split over the DP ranks (SGLang); else each rank's (vLLM:
+  // one engine core, with its own max_num_seqs, per DP rank).
+  bool max_running_split_over_dp = true;
   // vLLM only (optional key): a waiting request is admitted only when the
   // pages of its whole prompt are free, not only those of its first chunk
   // (sim::SchedulerConfig::admit_whole_prompt).
@@ -167,10 +171,6 @@ struct ResidentWeightRule {
   std::string source;
 };
 
-// A memory term that rests on one public log or on an assumption carries
-// its plausible span ("range": [lo, hi] beside "value", same unit); terms
-// from an engine rule or from two or more logs carry none. Booleans are 0/1.
-struct TermRange {
 // A host-memory KV tier as the engine version runs it ("host_kv_tier" in
 // the profile; absent: the version has none capplan describes): how blocks
 // get their host copy (write policies, the default first), whether the
@@ -184,6 +184,10 @@ struct HostKvTierRule {
   bool present() const { return !write_policies.empty(); }
 };
 
+// A memory term that rests on one public log or on an assumption carries
+// its plausible span ("range": [lo, hi] beside "value", same unit); terms
+// from an engine rule or from two or more logs carry none. Booleans are 0/1.
+struct TermRange {
   double lo = 0, value = 0, hi = 0;
 };
 
@@ -228,6 +232,16 @@ std::map<std::string, std::string> WithLaunchBackendKernels(
     std::map<std::string, std::string> names,
     const std::vector<const LaunchBackend*>& chosen);
 
+// How an engine version places routed experts over EP ranks ("expert_parallel"
+// in the profile, sources under "expert_parallel.<key>").
+struct ExpertSplitRule {
+  // Without redundant experts the routed experts may split unevenly (the
+  // first E % ep ranks take one more); otherwise (E + R) % ep must be 0.
+  bool uneven_without_redundant = false;
+  // The version runs EPLB redundant experts at all.
+  bool redundant_experts = true;
+};
+
 struct EngineProfile {
   std::string engine;   // "sglang"
   std::string knob;     // "mem_fraction_static"
@@ -237,6 +251,7 @@ struct EngineProfile {
   std::string rule_source;
   EngineDefaults defaults;
   EngineMemoryRule memory;
+  ExpertSplitRule expert_split;
   // The kernel implementation per op selector ("kernels", optional):
   // "moe.int4" -> "sglang_marlin_moe", with each choice's source under
   // "kernels.<selector>" in `sources`.
@@ -254,6 +269,7 @@ struct EngineProfile {
   std::map<std::string, LaunchBackendFlag> launch_backends;
   // "<implementation>.<format selector>" -> how its weights are resident.
   std::map<std::string, ResidentWeightRule> resident_weights;
+  HostKvTierRule host_kv_tier;
   // "defaults.page_size" -> source, "memory.startup_bytes" -> source, ...
   std::map<std::string, std::string> sources;
   // Memory term ("startup_bytes") -> its range, for the terms that have one.
@@ -269,7 +285,6 @@ struct EngineResolution {
   std::string note;     // non-empty when the version is not an entry of its own
 };
 
-  HostKvTierRule host_kv_tier;
 // Shipped engine names (the files in models/engines/), sorted.
 std::vector<std::string> EngineNames();
 

@@ -172,6 +172,8 @@ Status ParseDefaults(JsonObject& d, EngineProfile* p) {
   }
   CAPPLAN_RETURN_IF_ERROR(GetSourced(d, pre, "overlap_schedule", &o.overlap_schedule, &s));
   CAPPLAN_RETURN_IF_ERROR(GetSourced(d, pre, "prefix_cache", &o.prefix_cache, &s));
+  CAPPLAN_RETURN_IF_ERROR(GetSourced(d, pre, "max_running_requests_split_over_dp",
+                                     &o.max_running_split_over_dp, &s));
   if (d.Has("admit_whole_prompt")) {
     CAPPLAN_RETURN_IF_ERROR(GetSourced(d, pre, "admit_whole_prompt", &o.admit_whole_prompt, &s));
   }
@@ -414,8 +416,6 @@ Status ParseResidentWeights(JsonObject& e, EngineProfile* p) {
   return r.Finish();
 }
 
-}  // namespace
-
 // "host_kv_tier": {"write_policies": [default, ...], "layerwise_load",
 // "load_back_min_tokens", "source"}.
 Status ParseHostKvTier(JsonObject& e, EngineProfile* p) {
@@ -451,6 +451,8 @@ Status ParseExpertSplit(JsonObject& e, EngineProfile* p) {
   return x.Finish();
 }
 
+}  // namespace
+
 Status GetSourcedString(JsonObject& o, const std::string& prefix, const char* key, std::string* out,
                         std::map<std::string, std::string>* sources) {
   return GetSourced(o, prefix, key, out, sources);
@@ -470,9 +472,10 @@ Status ParseEngineEntry(const nlohmann::json& merged, const std::string& origin,
   CAPPLAN_RETURN_IF_ERROR(ParseKernels(e, p));
   CAPPLAN_RETURN_IF_ERROR(ParseArchitectureKernels(e, p));
   CAPPLAN_RETURN_IF_ERROR(ParseResidentWeights(e, p));
-  CAPPLAN_RETURN_IF_ERROR(ParseLaunchBackends(e, p));
-  return e.Finish();
   CAPPLAN_RETURN_IF_ERROR(ParseHostKvTier(e, p));
+  CAPPLAN_RETURN_IF_ERROR(ParseLaunchBackends(e, p));
+  CAPPLAN_RETURN_IF_ERROR(ParseExpertSplit(e, p));
+  return e.Finish();
 }
 
 }  // namespace capplan::models::internal

@@ -120,21 +120,25 @@ AllToAllTraffic CombineTraffic(const ModelCard& card, const ParallelLayout& l,
   return Scaled(Messages(card, l, tokens_per_rank, mode), msg, HotExpertFactor(l));
 }
 
-double PlacementImbalance(const std::vector<double>& load, int ep, int redundant_per_rank) {
+double PlacementImbalance(const std::vector<double>& load, int ep, int redundant) {
   const int experts = static_cast<int>(load.size());
   const double total = std::accumulate(load.begin(), load.end(), 0.0);
-  if (ep <= 0 || experts == 0 || experts % ep != 0 || total <= 0) return 1;
+  if (ep <= 0 || experts == 0 || total <= 0) return 1;
+  if (redundant > 0 && (experts + redundant) % ep != 0) return 1;
   std::vector<double> rank(ep, 0.0);
-  if (redundant_per_rank <= 0) {
-    const int per = experts / ep;
-    for (int e = 0; e < experts; ++e) rank[e / per] += load[e];
+  if (redundant <= 0) {
+    // Contiguous, the first experts % ep ranks holding one more.
+    const int base = experts / ep, extra = experts % ep;
+    for (int r = 0, e = 0; r < ep; ++r) {
+      for (int i = 0; i < base + (r < extra ? 1 : 0); ++i) rank[r] += load[e++];
+    }
     return *std::max_element(rank.begin(), rank.end()) / (total / ep);
   }
   // EPLB: each redundant slot replicates the expert whose replicas carry the
   // most load each; then the heaviest replicas go first, each to the least
   // loaded rank with a free slot.
   std::vector<int> copies(experts, 1);
-  for (int i = 0; i < redundant_per_rank * ep; ++i) {
+  for (int i = 0; i < redundant; ++i) {
     int best = 0;
     for (int e = 1; e < experts; ++e) {
       if (load[e] / copies[e] > load[best] / copies[best]) best = e;
@@ -160,22 +164,22 @@ double PlacementImbalance(const std::vector<double>& load, int ep, int redundant
 double HotExpertFactor(const ParallelLayout& l) {
   const ExpertPlacement& x = l.expert;
   if (x.expert_load.empty()) return x.hot_expert_factor;
-  return PlacementImbalance(x.expert_load, l.ep, x.redundant_experts_per_rank);
+  return PlacementImbalance(x.expert_load, l.ep, x.redundant_experts);
 }
 
 ExpertRankLoad BusiestExpertRank(const ModelCard& card, const ParallelLayout& l, double tokens) {
   const int ep = std::max(1, l.ep);
   const int experts = card.n_routed_experts, k = card.experts_per_token;
-  const int r = l.expert.redundant_experts_per_rank;
+  const int redundant = l.expert.redundant_experts;
   const double hot = HotExpertFactor(l);
   ExpertRankLoad out;
   out.rows = tokens * k / ep;
-  if (r == 0 && hot == 1.0) {
+  if (redundant == 0 && hot == 1.0) {
     out.touched_experts = ExpectedUniqueExperts(tokens, k, experts) / ep;
     return out;
   }
   // Each of the E + R physical slots is picked like an expert of E + R.
-  const int slots = experts / ep + r, physical = experts + r * ep;
+  const int slots = l.ExpertSlotsPerRank(experts), physical = experts + redundant;
   out.rows *= hot;
   out.touched_experts = slots * (1.0 - std::pow(1.0 - double(k) / physical, hot * tokens));
   return out;
@@ -215,7 +219,7 @@ void ApplyExpertParallel(const ShardedModel& model, const BatchShape& batch,
   const ParallelLayout& l = model.layout;
   const ModelCard& card = model.card;
   const bool deepep = l.expert.all_to_all == MoeAllToAll::kDeepEp;
-  const bool skewed = HotExpertFactor(l) != 1.0 || l.expert.redundant_experts_per_rank > 0;
+  const bool skewed = HotExpertFactor(l) != 1.0 || l.expert.redundant_experts > 0;
   if (!card.IsMoe() || l.ep <= 1 || (!deepep && !skewed)) return;
   const double tokens = double(batch.TotalTokens()) * l.AttentionRanks();
   const double per_rank = double(std::max<int64_t>(1, int64_t(tokens) / l.tp));
@@ -231,7 +235,7 @@ void ApplyExpertParallel(const ShardedModel& model, const BatchShape& batch,
 
 Status CheckExpertPlacement(const ModelCard& card, const ParallelLayout& l) {
   const ExpertPlacement& x = l.expert;
-  const bool placed = x.all_to_all == MoeAllToAll::kDeepEp || x.redundant_experts_per_rank > 0 ||
+  const bool placed = x.all_to_all == MoeAllToAll::kDeepEp || x.redundant_experts > 0 ||
                       x.hot_expert_factor != 1.0 || !x.expert_load.empty();
   if (!placed) return Status::Ok();
   if (!card.IsMoe() || l.ep <= 1) {
@@ -251,13 +255,37 @@ Status CheckExpertPlacement(const ModelCard& card, const ParallelLayout& l) {
                            " has " + std::to_string(card.n_routed_experts) +
                            " routed experts, give one load per expert");
   }
-  if (x.redundant_experts_per_rank > card.n_routed_experts / l.ep) {
-    return Status::Invalid("expert_parallel/redundant_experts_per_rank: " +
-                           std::to_string(x.redundant_experts_per_rank) +
-                           " is more than the " + std::to_string(card.n_routed_experts / l.ep) +
-                           " experts each rank already holds; lower it");
+  if (x.redundant_experts > card.n_routed_experts) {
+    return Status::Invalid("expert_parallel/redundant_experts: " +
+                           std::to_string(x.redundant_experts) + " is more than the " +
+                           std::to_string(card.n_routed_experts) +
+                           " routed experts each redundant one replicates; lower it");
   }
   return Status::Ok();
+}
+
+Status CheckExpertSplit(const ModelCard& card, const ParallelLayout& l,
+                        const EngineProfile& engine) {
+  const int routed = card.n_routed_experts, redundant = l.expert.redundant_experts;
+  if (!card.IsMoe() || l.ep <= 1) return Status::Ok();
+  const std::string who = engine.engine + " " + engine.version;
+  if (redundant > 0 && !engine.expert_split.redundant_experts) {
+    return Status::Invalid("expert_parallel/redundant_experts: " + who +
+                           " runs no redundant experts (models/engines/" + engine.engine +
+                           ".json expert_parallel); remove it or choose a later engine_version");
+  }
+  const int physical = routed + redundant;
+  if (physical % l.ep == 0) return Status::Ok();
+  if (redundant == 0 && engine.expert_split.uneven_without_redundant) return Status::Ok();
+  const int fill = l.ep - physical % l.ep;
+  return Status::Invalid(
+      "expert_parallel/redundant_experts: " + std::to_string(routed) + " routed + " +
+      std::to_string(redundant) + " redundant experts do not divide over ep " +
+      std::to_string(l.ep) + "; " + who + " places (routed + redundant) / ep on every rank " +
+      "(models/engines/" + engine.engine + ".json expert_parallel): set it to " +
+      std::to_string(redundant + fill) + " (" +
+      std::to_string(physical + fill) + " = " + std::to_string((physical + fill) / l.ep) + " x " +
+      std::to_string(l.ep) + "), or an ep that divides " + std::to_string(physical));
 }
 
 namespace {

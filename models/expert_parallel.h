@@ -27,8 +27,8 @@
 // mean, which bounds the exchange, so both fabrics' bytes scale by it.
 //
 // Busiest rank: rows = f T_all k / ep and the distinct expert slots it
-// touches, S (1 - (1 - k/(E+R))^(f T_all)) with S = E/ep + r slots per rank
-// (r EPLB redundant experts per rank, R = r ep) and f the hot-expert
+// touches, S (1 - (1 - k/(E+R))^(f T_all)) with S = (E + R) / ep slots per
+// rank (R EPLB redundant experts over all ranks) and f the hot-expert
 // factor: given, or computed from measured per-expert loads by EPLB's
 // replicate-then-pack rule (github.com/deepseek-ai/EPLB eplb.py) when r > 0,
 // by the contiguous placement otherwise.
@@ -43,6 +43,7 @@
 #include "hw/profile.h"
 #include "models/all_to_all.h"
 #include "models/card.h"
+#include "models/engine_profile.h"
 #include "models/ops.h"
 #include "models/types.h"
 
@@ -88,8 +89,9 @@ void ApplyExpertParallel(const ShardedModel& model, const BatchShape& batch,
 // measured loads' under the layout's placement.
 double HotExpertFactor(const ParallelLayout& l);
 // max over ranks / mean of `load` (one entry per logical expert) placed on
-// `ep` ranks: contiguously, or by EPLB with `redundant_per_rank` > 0.
-double PlacementImbalance(const std::vector<double>& load, int ep, int redundant_per_rank);
+// `ep` ranks: contiguously (the first E % ep ranks one expert more), or by
+// EPLB with `redundant` > 0 redundant experts over all ranks.
+double PlacementImbalance(const std::vector<double>& load, int ep, int redundant);
 
 // The grouped GEMM of the busiest EP rank when `tokens` tokens (all ranks')
 // route through the MoE layer.
@@ -99,9 +101,15 @@ struct ExpertRankLoad {
 };
 ExpertRankLoad BusiestExpertRank(const ModelCard& card, const ParallelLayout& l, double tokens);
 
-// Layout rules a card decides (expert_load size, redundant slots, DeepEP
+// Layout rules a card decides (expert_load size, redundant experts, DeepEP
 // needs one EP rank per GPU). The message starts with the field it is about.
 Status CheckExpertPlacement(const ModelCard& card, const ParallelLayout& l);
+// How the engine version splits routed + redundant experts over the EP
+// ranks (its profile's expert_parallel rule): (E + R) % ep == 0, or an
+// uneven split without redundant experts where the version makes one. The
+// message starts with the field and names the redundant count that fits.
+Status CheckExpertSplit(const ModelCard& card, const ParallelLayout& l,
+                        const EngineProfile& engine);
 // Layout rules a hardware profile decides: nodes no larger than its NVLink
 // domain, an NVLink domain across nodes only as large as the profile's, an
 // RDMA figure when nodes talk over RDMA. The message starts with the field.

@@ -115,18 +115,23 @@ std::vector<MemoryTerm> ResidentExtras(const ModelCard& c, const ParallelLayout&
                    (shared->bytes_per_gpu + shared->scale_bytes_per_gpu) * (l.tp - 1),
                    prof.SourceOf("memory.shared_expert_fusion_copies")});
   }
-  const int redundant = l.expert.redundant_experts_per_rank;
+  const int redundant = l.expert.redundant_experts;
   if (redundant > 0 && experts != nullptr && c.n_routed_experts > 0 && l.ep > 1) {
-    // Each rank holds E/ep expert slots plus its redundant ones, each slot
-    // the same bytes as a routed expert on this rank.
+    // The weights hold ceil(E / ep) expert slots per rank (the fullest rank
+    // of an uneven split); each rank holds (E + R) / ep, each slot the same
+    // bytes as a routed expert on this rank.
+    const int64_t routed_slots = (c.n_routed_experts + l.ep - 1) / l.ep;
+    const int64_t slots = l.ExpertSlotsPerRank(c.n_routed_experts);
     const int64_t per_rank = experts->bytes_per_gpu + experts->scale_bytes_per_gpu;
     out.push_back({"eplb_redundant_expert_bytes",
                    "EPLB redundant experts' weights (" + std::to_string(redundant) +
-                       " per EP rank beyond the routed experts / ep)",
-                   per_rank * redundant * l.ep / c.n_routed_experts,
+                       " over " + std::to_string(l.ep) + " ranks: " + std::to_string(slots) +
+                       " expert slots per rank, " + std::to_string(routed_slots) +
+                       " in the weights)",
+                   per_rank / routed_slots * (slots - routed_slots),
                    "physical experts = routed + redundant, (E + R) / ep per rank "
                    "(SGLang --ep-num-redundant-experts, github.com/sgl-project/sglang "
-                   "python/sglang/srt/eplb/expert_location.py; vLLM --num-redundant-experts)"});
+                   "python/sglang/srt/eplb/expert_location.py; vLLM EPLB num_redundant_experts)"});
   }
   if (m.mla_absorbed_copies && c.attention == AttentionKind::kMla) {
     const int64_t heads = c.num_heads / l.AttentionTp();

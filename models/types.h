@@ -79,8 +79,10 @@ enum class DeepEpMode { kAuto, kLowLatency, kNormal };
 struct ExpertPlacement {
   MoeAllToAll all_to_all = MoeAllToAll::kCollective;
   DeepEpMode deepep_mode = DeepEpMode::kAuto;
-  // EPLB: physical expert slots each EP rank holds beyond n_routed_experts / ep.
-  int redundant_experts_per_rank = 0;
+  // EPLB redundant experts over all EP ranks (SGLang
+  // --ep-num-redundant-experts, vLLM num_redundant_experts): the ranks hold
+  // routed + redundant physical experts, (E + R) / ep each.
+  int redundant_experts = 0;
   // The busiest EP rank's token-rows over the mean (1: balanced routing).
   double hot_expert_factor = 1.0;
   // Measured routed tokens per logical expert (any scale): when given, the
@@ -108,6 +110,12 @@ struct ParallelLayout {
   // GPUs of the instance one NVLink domain joins (ranks are numbered node by
   // node, so a group of consecutive ranks this size shares NVLink).
   int NvlinkGpus() const { return node_link == NodeLink::kNvlink ? gpus : GpusPerNode(); }
+  // Physical expert slots on the fullest EP rank: ceil((E + R) / ep), where
+  // an engine that splits unevenly gives the first ranks one more.
+  int ExpertSlotsPerRank(int routed_experts) const {
+    const int e = ep > 0 ? ep : 1;
+    return (routed_experts + expert.redundant_experts + e - 1) / e;
+  }
 };
 
 // The names a deployment's `weights` may take: "default" (the checkpoint as

@@ -162,6 +162,19 @@ std::vector<WeightTensor> ListWeightTensors(const ModelCard& c) {
   return t;
 }
 
+namespace {
+
+// The fullest EP rank's share of a routed-expert tensor's `count` (experts x
+// layers x copies): ceil(E / ep) whole experts, as an uneven split gives its
+// first ranks.
+int64_t ExpertShare(const ModelCard& card, int64_t count, int64_t ep) {
+  const int64_t experts = std::max(1, card.n_routed_experts);
+  if (count % experts != 0) return CeilDiv(count, ep);
+  return CeilDiv(experts, ep) * (count / experts);
+}
+
+}  // namespace
+
 LocalShape ShardTensor(const ModelCard& card, const WeightTensor& t, const ParallelLayout& l) {
   LocalShape s{t.n, t.k, t.count};
   const int64_t attn_tp = std::max(1, l.AttentionTp());
@@ -188,11 +201,11 @@ LocalShape ShardTensor(const ModelCard& card, const WeightTensor& t, const Paral
     case ShardKind::kTpColumn: s.n = CeilDiv(t.n, tp); break;
     case ShardKind::kTpRow: s.k = CeilDiv(t.k, tp); break;
     case ShardKind::kExpertColumn:
-      s.count = CeilDiv(t.count, ep);
+      s.count = ExpertShare(card, t.count, ep);
       s.n = CeilDiv(t.n, std::max<int64_t>(1, tp / ep));
       break;
     case ShardKind::kExpertRow:
-      s.count = CeilDiv(t.count, ep);
+      s.count = ExpertShare(card, t.count, ep);
       s.k = CeilDiv(t.k, std::max<int64_t>(1, tp / ep));
       break;
     case ShardKind::kVocabAttnTp: s.n = CeilDiv(t.n, attn_tp); break;

@@ -105,16 +105,22 @@ Status ValidateLayout(const ModelCard& card, const ParallelLayout& l) {
     return bad("--ep " + std::to_string(l.ep) + " must divide --tp " + std::to_string(l.tp) +
                " (experts are split over EP ranks inside the TP group)");
   }
-  if (card.n_routed_experts % l.ep != 0) {
-    return bad("--ep " + std::to_string(l.ep) + " does not divide n_routed_experts " +
-               std::to_string(card.n_routed_experts));
+  // Whether routed + redundant experts must divide over the ranks is the
+  // engine version's rule (CheckExpertSplit); every rank needs one expert.
+  if (l.ep > card.n_routed_experts + l.expert.redundant_experts) {
+    return bad("--ep " + std::to_string(l.ep) + " is more than the " +
+               std::to_string(card.n_routed_experts + l.expert.redundant_experts) +
+               " experts to place; lower it");
   }
   const int inner_tp = l.tp / l.ep;
   if (card.moe_intermediate_size % inner_tp != 0) {
     return bad("expert TP " + std::to_string(inner_tp) + " does not divide moe_intermediate_size " +
                std::to_string(card.moe_intermediate_size) + "; raise --ep");
   }
-  if (card.n_shared_experts > 0 && card.moe_intermediate_size % l.tp != 0) {
+  // Under DeepEP the shared experts run unsharded on every rank
+  // (ShardTensor), so TP need not divide them.
+  const bool shared_sharded = l.expert.all_to_all != MoeAllToAll::kDeepEp;
+  if (shared_sharded && card.n_shared_experts > 0 && card.moe_intermediate_size % l.tp != 0) {
     return bad("--tp " + std::to_string(l.tp) + " does not divide the shared experts' "
                "intermediate size " + std::to_string(card.moe_intermediate_size));
   }

@@ -126,6 +126,8 @@ Result<models::KernelChoices> KernelsForGpu(const State& st) {
 // deployment field its message starts with ("node_link: ...").
 Status CheckLayoutFabric(const State& st) {
   Status s = models::CheckExpertPlacement(st.card, st.layout);
+  const models::EngineProfile* engine = st.pool->deployment.engine_resolution.profile;
+  if (s.ok() && engine != nullptr) s = models::CheckExpertSplit(st.card, st.layout, *engine);
   if (s.ok()) s = models::CheckFabric(st.layout, st.profile);
   if (s.ok()) return s;
   const std::string& m = s.message();
@@ -281,8 +283,6 @@ int64_t MaxRunningRequests(const State& st) {
   return ed.MaxRunningRequests(st.plan->kv_capacity_tokens, ctx_len);
 }
 
-Status ConfigurePool(State* st) {
-  const Scenario& sc = *st->sc;
 // The host tier's blocks and transfer rate, per GPU: each GPU keeps its
 // share of a block's KV in its host pool and loads it over its own link.
 Status ConfigureHostTier(const State& st, SimConfig* cfg) {
@@ -314,6 +314,8 @@ Status ConfigureHostTier(const State& st, SimConfig* cfg) {
   return Status::Ok();
 }
 
+Status ConfigurePool(State* st) {
+  const Scenario& sc = *st->sc;
   const DeploymentSpec& d = st->deployment();
   const models::EngineDefaults& ed = d.engine_resolution.profile->defaults;
   const models::MemoryPlan& plan = *st->plan;
@@ -340,8 +342,9 @@ Status ConfigureHostTier(const State& st, SimConfig* cfg) {
   cfg.sched.seed = sc.workload.seed;
   cfg.sched.overlap_schedule = st->overlap;
   st->mrr = MaxRunningRequests(*st);
-  // With DP attention the engine splits the cap over the ranks.
-  cfg.sched.max_running_requests = std::max<int64_t>(1, st->mrr / cfg.ranks_per_replica);
+  // With DP attention an engine that splits the cap gives each rank its share.
+  const int64_t split = ed.max_running_split_over_dp ? cfg.ranks_per_replica : 1;
+  cfg.sched.max_running_requests = std::max<int64_t>(1, st->mrr / split);
   cfg.prefix_cache = d.prefix_cache.value_or(ed.prefix_cache);
   if (sc.workload.prefix_block_tokens > 0) {
     cfg.prefix_block_tokens = sc.workload.prefix_block_tokens;
@@ -361,10 +364,10 @@ Status ConfigureHostTier(const State& st, SimConfig* cfg) {
       for (int64_t b = 0; b < n_blocks; ++b) out->push_back((int64_t{idx} << 32) + b);
     };
   }
+  CAPPLAN_RETURN_IF_ERROR(ConfigureHostTier(*st, &cfg));
   st->requests.emplace(&sc.workload);
   return Status::Ok();
 }
-  CAPPLAN_RETURN_IF_ERROR(ConfigureHostTier(*st, &cfg));
 
 }  // namespace
 

@@ -202,8 +202,29 @@ Status ParseEngine(JsonObject& d, DeploymentSpec* o) {
   return Status::Ok();
 }
 
+// EPLB redundant experts: the total as the engines count them
+// (redundant_experts), or per EP rank (redundant_experts_per_rank x ep), not
+// both.
+Status ParseRedundantExperts(JsonObject& e, int ep, int* total) {
+  if (e.Has("redundant_experts") && e.Has("redundant_experts_per_rank")) {
+    return e.Error("redundant_experts_per_rank",
+                   "give redundant_experts (the total over all EP ranks, SGLang "
+                   "--ep-num-redundant-experts) or redundant_experts_per_rank, not both");
+  }
+  if (e.Has("redundant_experts_per_rank")) {
+    int per_rank = 0;
+    CAPPLAN_RETURN_IF_ERROR(e.Get("redundant_experts_per_rank", &per_rank));
+    CAPPLAN_RETURN_IF_ERROR(e.CheckRange("redundant_experts_per_rank", per_rank, 0, 4096));
+    *total = per_rank * ep;
+    return Status::Ok();
+  }
+  e.Touch("redundant_experts_per_rank");
+  CAPPLAN_RETURN_IF_ERROR(e.Get("redundant_experts", total));
+  return e.CheckRange("redundant_experts", *total, 0, 65536);
+}
+
 // deployment.expert_parallel: {all_to_all, deepep_mode, hot_expert_factor |
-// expert_load, redundant_experts_per_rank}. all_to_all defaults to deepep
+// expert_load, redundant_experts | redundant_experts_per_rank}. all_to_all defaults to deepep
 // when the instance spans nodes, else collective.
 Status ParseExpertParallel(JsonObject& d, DeploymentSpec* o) {
   models::ExpertPlacement& x = o->expert;
@@ -224,9 +245,7 @@ Status ParseExpertParallel(JsonObject& d, DeploymentSpec* o) {
       GetEnum(e, "all_to_all", kAllToAlls, models::MoeAllToAllName, &x.all_to_all));
   CAPPLAN_RETURN_IF_ERROR(
       GetEnum(e, "deepep_mode", kModes, models::DeepEpModeName, &x.deepep_mode));
-  CAPPLAN_RETURN_IF_ERROR(e.Get("redundant_experts_per_rank", &x.redundant_experts_per_rank));
-  CAPPLAN_RETURN_IF_ERROR(
-      e.CheckRange("redundant_experts_per_rank", x.redundant_experts_per_rank, 0, 4096));
+  CAPPLAN_RETURN_IF_ERROR(ParseRedundantExperts(e, o->ep, &x.redundant_experts));
   if (e.Has("hot_expert_factor") && e.Has("expert_load")) {
     return e.Error("expert_load", "give hot_expert_factor or expert_load, not both");
   }
@@ -400,6 +419,9 @@ Status ParseDeployment(JsonObject& d, DeploymentSpec* o) {
   CAPPLAN_RETURN_IF_ERROR(ParsePolicies(d, o));
   CAPPLAN_RETURN_IF_ERROR(ParseSpeculative(d, *o->engine_resolution.profile, &o->speculative));
   CAPPLAN_RETURN_IF_ERROR(ParseStepCosts(d, *o, &o->step_costs));
+  CAPPLAN_RETURN_IF_ERROR(ParseKvTiers(d, *o->engine_resolution.profile,
+                                       o->engine + " " + o->engine_resolution.version,
+                                       &o->kv_tiers));
   CAPPLAN_RETURN_IF_ERROR(d.Finish());
   return CheckLayout(d, o);
 }
@@ -419,9 +441,6 @@ Status ParsePdPools(JsonObject& root, Scenario* sc) {
     Phase phase;
   } pools[] = {{"prefill", schema::PoolRole::kPrefill, Phase::kPrefillOnly},
                {"decode", schema::PoolRole::kDecode, Phase::kDecodeOnly}};
-  CAPPLAN_RETURN_IF_ERROR(ParseKvTiers(d, *o->engine_resolution.profile,
-                                       o->engine + " " + o->engine_resolution.version,
-                                       &o->kv_tiers));
   for (const auto& want : pools) {
     CAPPLAN_ASSIGN_OR_RETURN(JsonObject d, p.Child(want.name, true));
     PoolSpec pool{want.name, want.role, d.pointer(), {}};

@@ -94,11 +94,38 @@ TEST(Launch, WideEpMultiNodeSglang) {
   const Launched r = Launch({Scenario("scenarios/wide-ep/deepseek-r1-ep16-h200-2node.json")});
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   EXPECT_NE(r.out.find(" --tp-size 16 --enable-dp-attention --dp-size 16 --ep-size 16 "
-                       "--kv-cache-dtype fp8_e4m3 --page-size 64 --moe-a2a-backend deepep "
+                       "--ep-num-redundant-experts 16 --kv-cache-dtype fp8_e4m3 --page-size 64 --moe-a2a-backend deepep "
                        "--nnodes 2 --node-rank 0 --dist-init-addr HEAD_IP:5000\n"),
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("# nodes 2: run on every node"), std::string::npos) << r.out;
+}
+
+// SGLang counts redundant experts over all EP ranks, as the scenario does.
+TEST(Launch, SglangRedundantExpertsAreTheTotal) {
+  const Launched r = Launch({Scenario("scenarios/wide-ep/deepseek-r1-ep48-h200-redundant.json")});
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_NE(r.out.find(" --tp-size 48 --enable-dp-attention --dp-size 48 --ep-size 48 "
+                       "--ep-num-redundant-experts 32 "),
+            std::string::npos)
+      << r.out;
+}
+
+// vLLM's wide EP: DP attention over 16 ranks on 2 nodes, EPLB with its
+// redundant experts, DeepEP's low-latency kernels; each node runs 8 ranks.
+TEST(Launch, VllmWideEpAcrossNodes) {
+  const Launched r = Launch({Scenario("scenarios/wide-ep/glm-5.2-vllm-dp-ep16-h200.json")});
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_NE(r.out.find("vllm serve glm-5.2 --tensor-parallel-size 1 --data-parallel-size 16 "
+                       "--enable-expert-parallel --enable-eplb "
+                       "--eplb-config.num_redundant_experts 32 "),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find(" --all2all-backend deepep_low_latency --data-parallel-size-local 8 "
+                       "--data-parallel-address HEAD_IP\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("--headless --data-parallel-start-rank i x 8"), std::string::npos) << r.out;
 }
 
 TEST(Launch, ReleaseWithoutTheFlagIsAOneLineErrorNotAWrongFlag) {

@@ -101,12 +101,12 @@ TEST(ExpertParallel, EplbSpreadsAHotExpert) {
   const std::vector<double> load = {7, 1, 1, 1, 1, 1, 1, 1};
   // Contiguous: rank 0 holds experts 0 and 1 = 8 units; mean 14/4 = 3.5.
   EXPECT_DOUBLE_EQ(PlacementImbalance(load, 4, 0), 8 / 3.5);
-  // One redundant slot per rank (4 replicas): expert 0 is replicated while
+  // Four redundant experts, one slot per rank: expert 0 is replicated while
   // its per-replica load is the largest: 7 -> 3.5 -> 2.33 -> 1.75 -> 1.4
   // (5 copies), 12 slots of loads 1.4 x5 and 1 x7, 3 per rank, packed
   // heaviest first onto the lightest rank with a free slot: {1.4,1.4,1} =
   // 3.8 and three of {1.4,1,1} = 3.4.
-  EXPECT_NEAR(PlacementImbalance(load, 4, 1), 3.8 / 3.5, 1e-12);
+  EXPECT_NEAR(PlacementImbalance(load, 4, 4), 3.8 / 3.5, 1e-12);
 }
 
 TEST(ExpertParallel, DecodeStepOpsCarryTheTraffic) {
@@ -238,7 +238,7 @@ TEST(ExpertParallel, RedundantExpertsWeighOneExpertSlotEachInTheMemoryPlan) {
   fp8_kv.kv_cache = Dtype::kFp8E4m3;
   ParallelLayout l = WideEp(NodeLink::kRdma, 8);
   auto base = PlanMemory(card, l, fp8_kv, opt, dev, 4096);
-  l.expert.redundant_experts_per_rank = 1;
+  l.expert.redundant_experts = 32;
   auto eplb = PlanMemory(card, l, fp8_kv, opt, dev, 4096);
   ASSERT_TRUE(base.ok()) << base.status().message();
   ASSERT_TRUE(eplb.ok()) << eplb.status().message();

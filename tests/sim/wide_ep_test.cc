@@ -151,8 +151,12 @@ TEST(WideEp, BadLayoutsAreOneLineErrorsNamingTheField) {
 }
 
 TEST(WideEp, ShippedScenariosRun) {
-  for (const char* f : {"deepseek-r1-ep32-h200-rdma.json", "deepseek-r1-ep32-gb200-nvl72.json",
-                        "deepseek-r1-ep16-h200-2node.json", "deepseek-r1-pd-gb200-nvl72.json"}) {
+  for (const char* f :
+       {"deepseek-r1-ep32-h200-rdma.json", "deepseek-r1-ep32-gb200-nvl72.json",
+        "deepseek-r1-ep16-h200-2node.json", "deepseek-r1-pd-gb200-nvl72.json",
+        "deepseek-r1-ep48-h200-redundant.json", "deepseek-r1-ep144-h200-redundant.json",
+        "deepseek-r1-ep48-gb200-nvl72.json", "kimi-k2.6-pd-128xh200.json",
+        "glm-5.2-vllm-dp-ep16-h200.json"}) {
     auto doc = ReadJsonFile(DataPath(std::string("scenarios/wide-ep/") + f));
     ASSERT_TRUE(doc.ok()) << f;
     (*doc)["workload"]["num_requests"] = (*doc)["workload"]["concurrency"];
