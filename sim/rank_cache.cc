@@ -45,17 +45,23 @@ int64_t LockPrefix(RankState& rank, ReqState& r, const prefix_cache::Match& hit)
   if (hit.blocks + hit.host_blocks == 0) return 0;
   const int64_t before = AvailablePages(rank);
   prefix_cache::Match match = hit;
-  if (match.host_blocks > 0) {
-    // The GPU part is held while pages for the host part are found, so
-    // that making room cannot evict it.
-    rank.cache->Lock(match.node);
-    AllocatePages(rank, HostLoadPages(rank, match));
-    rank.cache->Unlock(match.node);
-    rank.loading_blocks += match.host_blocks;
-    rank.host_hit_tokens += match.host_blocks * rank.cache->block_tokens();
-    rank.cache->LoadBack(&match);
-  }
   rank.cache->Lock(match.node);
+  if (match.host_blocks > 0) {
+    // Loaded first and locked, the path cannot lose a node while pages are
+    // found for it (making room evicts GPU leaves, and may drop host-only
+    // ones for their copies). A load that no longer fits beside the lock
+    // is left out: those tokens are computed.
+    const int64_t pages = HostLoadPages(rank, match);
+    if (AvailablePages(rank) >= pages) {
+      const int32_t gpu_part = match.node;
+      rank.loading_blocks += match.host_blocks;
+      rank.host_hit_tokens += match.host_blocks * rank.cache->block_tokens();
+      rank.cache->LoadBack(&match);
+      rank.cache->Lock(match.node);
+      rank.cache->Unlock(gpu_part);
+      AllocatePages(rank, pages);
+    }
+  }
   r.cache_node = match.node;
   r.cached_tokens = match.blocks * rank.cache->block_tokens();
   r.prefilled = r.kv_tokens = r.cached_tokens;

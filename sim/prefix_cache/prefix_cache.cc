@@ -68,6 +68,12 @@ Match PrefixCache::Lookup(std::span<const int64_t> blocks, int64_t max_blocks, b
     m.node = it->second;
     ++m.blocks;
   }
+  // A use may copy blocks to the host, which may drop host-only leaves for
+  // room: counted before the host part is walked, so that it is not one of
+  // them.
+  if (touch && host_policy_ == HostWritePolicy::kWriteThroughSelective && host_capacity_ > 0) {
+    for (int32_t n = m.node; n != kRoot; n = nodes_[n].parent) Hit(n);
+  }
   // The GPU part is prefix-closed: past it, only host-only nodes.
   m.host_node = m.node;
   while (host_capacity_ > 0 && m.blocks + m.host_blocks < limit) {
@@ -78,12 +84,7 @@ Match PrefixCache::Lookup(std::span<const int64_t> blocks, int64_t max_blocks, b
   }
   if (m.host_blocks == 0) m.host_node = kRoot;
   const int32_t deepest = m.host_blocks > 0 ? m.host_node : m.node;
-  if (touch) {
-    Touch(deepest);
-    if (host_policy_ == HostWritePolicy::kWriteThroughSelective && host_capacity_ > 0) {
-      for (int32_t n = m.node; n != kRoot; n = nodes_[n].parent) Hit(n);
-    }
-  }
+  if (touch) Touch(deepest);
   return m;
 }
 

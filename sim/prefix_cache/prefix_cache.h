@@ -128,8 +128,9 @@ class PrefixCache {
   bool has_host_tier() const { return host_capacity_ > 0; }
   int64_t host_blocks() const { return host_blocks_; }
   // Brings m's host part to the GPU: its nodes hold GPU pages again (the
-  // caller allocated PagesPerBlock() x m.host_blocks of them), and m covers
-  // them. Returns the blocks loaded.
+  // caller allocates PagesPerBlock() x m.host_blocks of them), and m covers
+  // them. Returns the blocks loaded. m must be the last Lookup's, with no
+  // insertion or eviction since (either may drop host-only nodes).
   int64_t LoadBack(Match* m);
   // Host-only blocks (in the tree, not on the GPU), for tests.
   std::vector<int64_t> HostOnlyBlocks() const;

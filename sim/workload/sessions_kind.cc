@@ -2,7 +2,9 @@
 // session sends the whole history -- an optional system prompt shared by
 // every session, then each earlier turn's new user/tool tokens and output --
 // plus its own new tokens; the next turn is issued `think_time_s` after this
-// one completes. Content identity (which tokens equal which) is described by
+// one completes (or, with `think_time_ms`, a time drawn for each turn from a
+// length distribution in milliseconds: agent traces report a median and a
+// long tail of tool and user time between turns). Content identity (which tokens equal which) is described by
 // block ids (ContentBlocks in workload.h), so a prefix cache can find the
 // shared system prompt and each session's own history.
 #include <cmath>
@@ -22,7 +24,19 @@ namespace {
 
 struct SessionDists {
   std::unique_ptr<LengthDist> turns, user, output;
+  std::unique_ptr<LengthDist> think_ms;  // null: the fixed think_time_s
 };
+
+Status ReadThink(JsonObject& w, const std::string& dir, SessionDists* d) {
+  if (!w.Has("think_time_ms")) return Status::Ok();
+  if (w.Has("think_time_s")) {
+    return w.Error("think_time_ms", "give think_time_s (fixed) or think_time_ms (a distribution), "
+                                    "not both");
+  }
+  CAPPLAN_ASSIGN_OR_RETURN(JsonObject think, w.Child("think_time_ms", true));
+  CAPPLAN_ASSIGN_OR_RETURN(d->think_ms, ParseLengthDist(think, dir));
+  return Status::Ok();
+}
 
 Status ReadDists(JsonObject& w, const std::string& dir, SessionDists* d) {
   CAPPLAN_ASSIGN_OR_RETURN(JsonObject turns, w.Child("turns", true));
@@ -31,7 +45,7 @@ Status ReadDists(JsonObject& w, const std::string& dir, SessionDists* d) {
   CAPPLAN_ASSIGN_OR_RETURN(d->user, ParseLengthDist(user, dir));
   CAPPLAN_ASSIGN_OR_RETURN(JsonObject out, w.Child("output_tokens", true));
   CAPPLAN_ASSIGN_OR_RETURN(d->output, ParseLengthDist(out, dir));
-  return Status::Ok();
+  return ReadThink(w, dir, d);
 }
 
 // Session starts: closed (`sessions` concurrent: session s >= N starts when
@@ -92,6 +106,7 @@ Status GenerateTurns(JsonObject& w, const SessionParams& p, const SessionDists& 
   WorkloadRng turns_rng(out->seed, kSessionTurnsStream);
   WorkloadRng in_rng(out->seed, kInputLengthStream);
   WorkloadRng out_rng(out->seed, kOutputLengthStream);
+  WorkloadRng think_rng(out->seed, kSessionThinkStream);
   const int64_t think_ns = std::llround(p.think_s * 1e9);
   for (int64_t s = 0; s < p.num_sessions && std::ssize(out->requests) < p.cap; ++s) {
     const int64_t turns = d.turns->Sample(turns_rng);
@@ -109,7 +124,9 @@ Status GenerateTurns(JsonObject& w, const SessionParams& p, const SessionDists& 
       }
       out->requests.push_back({id, 0, history + user, output});
       out->after.push_back(k == 0 ? -1 : id - 1);
-      out->think_ns.push_back(k == 0 ? 0 : think_ns);
+      const int64_t think =
+          k == 0 ? 0 : d.think_ms ? d.think_ms->Sample(think_rng) * 1'000'000 : think_ns;
+      out->think_ns.push_back(think);
       out->session.push_back(s);
       history += user + output;
     }
@@ -154,7 +171,12 @@ Status LoadSessions(JsonObject& w, const std::string& dir, Workload* out) {
   std::ostringstream os;
   os << "sessions=" << p.num_sessions << " turns=" << d.turns->Describe()
      << " user=" << d.user->Describe() << " output=" << d.output->Describe()
-     << " system_prompt=" << p.system_tokens << " think=" << p.think_s << "s";
+     << " system_prompt=" << p.system_tokens << " think=";
+  if (d.think_ms) {
+    os << d.think_ms->Describe() << "ms";
+  } else {
+    os << p.think_s << "s";
+  }
   if (starts.concurrent > 0) {
     os << " concurrent=" << starts.concurrent;
   } else {

@@ -26,6 +26,7 @@ inline constexpr uint64_t kInputLengthStream = 1;
 inline constexpr uint64_t kOutputLengthStream = 2;
 inline constexpr uint64_t kArrivalStream = 3;
 inline constexpr uint64_t kSessionTurnsStream = 4;
+inline constexpr uint64_t kSessionThinkStream = 5;
 
 }  // namespace capplan::sim
 

@@ -233,5 +233,27 @@ TEST(PrefixCacheHostTier, InsertRevivesAHostOnlyNode) {
   EXPECT_TRUE(c.HostOnlyBlocks().empty());
 }
 
+
+// A use that copies a block may drop a host-only leaf for room: the lookup
+// that made the use never returns that leaf as its host part. Host of one
+// block: 2 is copied at its second use, then leaves the GPU; a third use of
+// 1 wants a copy, the host gives up 2 for it, and the match ends at 1.
+TEST(PrefixCacheHostTier, AUseThatDropsTheHostPartIsNotMatchedThere) {
+  PrefixCache c(1, 1);
+  c.EnableHostTier(1, HostWritePolicy::kWriteThroughSelective);
+  Blocks a{1, 2};
+  c.Insert(a, 2);
+  c.Lookup(a, 2);
+  c.Lookup(a, 2);
+  EXPECT_EQ(c.host_blocks(), 1);
+  c.Lock(c.Lookup(a, 1).node);  // keeps 1 on the GPU
+  EXPECT_EQ(c.Evict(1), 1);     // 2 to the host
+  EXPECT_EQ(c.HostOnlyBlocks(), (std::vector<int64_t>{2}));
+  const Match m = c.Lookup(a, 2);
+  EXPECT_EQ(m.blocks, 1);
+  EXPECT_EQ(m.host_blocks, 0);
+  EXPECT_TRUE(c.HostOnlyBlocks().empty());
+}
+
 }  // namespace
 }  // namespace capplan::sim::prefix_cache
