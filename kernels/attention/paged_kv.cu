@@ -79,14 +79,8 @@ __global__ void VerifyKernel(PageTableDevice pt, const KvPageTag* __restrict__ t
     const int live = (pt.seq_lens[b] + page_size - 1) / page_size;
     if (j >= live) continue;
     const int page = pt.pages[e];
-    KvPageTag found{kKvNoRequest, -1, 0};
-    bool ok = page > kKvPoisonPage && page < num_pages;
-    if (ok) {
-      found = tags[page];
-      ok = found.request == pt.request_ids[b] && found.logical_page == j &&
-           found.epoch == pt.epochs[e];
-    }
-    if (!ok) {
+    KvPageTag found;
+    if (!KvPageTagMatches(tags, num_pages, page, pt.request_ids[b], j, pt.epochs[e], &found)) {
       const int slot = atomicAdd(count, 1);
       if (slot < cap) out[slot] = IntegrityMismatch{b, j, page, found};
     }

@@ -33,6 +33,7 @@
 
 #include "common/status.h"
 #include "kernels/formats/bf16.h"
+#include "kernels/formats/hd.h"
 
 namespace capplan::kernels {
 
@@ -50,6 +51,21 @@ struct KvPageTag {
 static_assert(sizeof(KvPageTag) == 16, "tag must stay 16 bytes (one load)");
 inline constexpr int64_t kKvNoRequest = -1;
 inline constexpr int32_t kKvPoisonPage = 0;
+
+// The integrity rule the CPU reference and the verify kernel share: a live
+// page-table entry (request, logical page, epoch) must point at a physical
+// page past the poison page and inside the pool whose tag names exactly
+// that. *found gets the tag read (no request, page -1, for a page out of
+// range).
+CAPPLAN_HD bool KvPageTagMatches(const KvPageTag* tags, int num_pages, int32_t page,
+                                 int64_t request, int32_t logical_page, uint32_t epoch,
+                                 KvPageTag* found) {
+  *found = KvPageTag{kKvNoRequest, -1, 0};
+  if (page <= kKvPoisonPage || page >= num_pages) return false;
+  *found = tags[page];
+  return found->request == request && found->logical_page == logical_page &&
+         found->epoch == epoch;
+}
 
 struct PagedKvLayout {
   int num_pages = 0;  // physical pages, page 0 included (poison)

@@ -122,14 +122,9 @@ IntegrityReport VerifyKvIntegrityCpu(const PageTable& pt, const std::vector<KvPa
     for (int j = 0; j < live && j < pt.max_pages; ++j) {
       const size_t e = static_cast<size_t>(b) * pt.max_pages + j;
       const int32_t page = pt.pages[e];
-      KvPageTag found{kKvNoRequest, -1, 0};
-      bool ok = page > kKvPoisonPage && page < num_pages;
-      if (ok) {
-        found = tags[page];
-        ok = found.request == pt.request_ids[b] && found.logical_page == j &&
-             found.epoch == pt.epochs[e];
-      }
-      if (!ok) {
+      KvPageTag found;
+      if (!KvPageTagMatches(tags.data(), num_pages, page, pt.request_ids[b], j, pt.epochs[e],
+                            &found)) {
         if (static_cast<int>(rep.first.size()) < cap) rep.first.push_back({b, j, page, found});
         ++rep.count;
       }
