@@ -304,10 +304,21 @@ class RooflineCostModel : public CostModel {
       case models::OpKind::kMlaPrefillAbsorbed:
         in.family = hw::OpFamily::kAttentionPrefill;
         break;
-      default:
+      case models::OpKind::kKvAppend:
+      case models::OpKind::kElementwise:
+        in.family = hw::OpFamily::kElementwise;
+        break;
+      // Priced by CollectiveSeconds, never through a family (PriceOps and
+      // ExplainOps route them there first).
+      case models::OpKind::kAllReduce:
+      case models::OpKind::kAllGather:
+      case models::OpKind::kReduceScatter:
+      case models::OpKind::kAllToAll:
         in.family = hw::OpFamily::kElementwise;
         break;
     }
+    // No default: a new op kind fails the build (-Wswitch) until it is
+    // given a family here.
     return in;
   }
 
