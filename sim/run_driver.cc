@@ -122,6 +122,23 @@ Status NoneCompleted(const Scenario& sc, const Pools& p, const PoolLink* link, i
                          "memory per rank");
 }
 
+// What pool i's host KV tier adds to each of its GPU-hours (0 without a
+// tier or a price), and a note saying whether the cost counts it.
+double HostTierUsdPerGpuHour(const Scenario& sc, size_t i, schema::RunSummary* s) {
+  if (i >= sc.pools.size()) return 0;
+  const KvTiersSpec& t = sc.pools[i].deployment.kv_tiers;
+  if (!t.has_host()) return 0;
+  if (!sc.host_memory_usd_per_gib_hour) {
+    s->notes["host_memory_cost"] =
+        "the host KV tier's memory is not in the cost: set cost.host_memory_usd_per_gib_hour";
+    return 0;
+  }
+  s->notes["host_memory_cost"] =
+      "the cost includes each GPU's host KV tier (deployment.kv_tiers gib_per_gpu) at "
+      "cost.host_memory_usd_per_gib_hour";
+  return t.host_gib_per_gpu * *sc.host_memory_usd_per_gib_hour;
+}
+
 }  // namespace
 
 void CountLeft(const ReqState& r, PoolTally* t) {
@@ -152,15 +169,23 @@ schema::RunSummary SummarizeRun(const Scenario& sc, const hw::HardwareProfile& p
                 {"description", DescribeWorkload(sc.workload)}};
   int gpus = 0;
   for (const schema::PoolSummary& p : pools) gpus += p.gpus.value_or(0);
-  // GPU-hours of every pool over the run, whether busy or not.
-  const double usd_per_gpu_hour = sc.usd_per_gpu_hour.value_or(profile.usd_per_gpu_hour);
+  // GPU-hours of every pool over the run, whether busy or not, each GPU's
+  // host KV tier memory with it when priced.
+  const double gpu_rate = sc.usd_per_gpu_hour.value_or(profile.usd_per_gpu_hour);
+  std::vector<double> pool_rate(pools.size(), gpu_rate);
+  double usd_per_hour = 0;
+  for (size_t i = 0; i < pools.size(); ++i) {
+    pool_rate[i] += HostTierUsdPerGpuHour(sc, i, &s);
+    usd_per_hour += pool_rate[i] * pools[i].gpus.value_or(0);
+  }
+  const double usd_per_gpu_hour = gpus > 0 ? usd_per_hour / gpus : gpu_rate;
   const E2eTotals totals = log.e2e().Summarize(gpus, usd_per_gpu_hour, &s);
   s.itl = schema::Stats{exit.itl_ns.mean() / 1e6, exit.itl_ns.Percentile(50) / 1e6,
                         exit.itl_ns.Percentile(90) / 1e6, exit.itl_ns.Percentile(95) / 1e6,
                         exit.itl_ns.Percentile(99) / 1e6};
   if (pools.size() > 1) {
-    for (schema::PoolSummary& p : pools) {
-      p.cost_usd = usd_per_gpu_hour * p.gpus.value_or(0) * totals.duration_s / 3600.0;
+    for (size_t i = 0; i < pools.size(); ++i) {
+      pools[i].cost_usd = pool_rate[i] * pools[i].gpus.value_or(0) * totals.duration_s / 3600.0;
     }
   }
   s.pools = std::move(pools);

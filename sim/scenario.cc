@@ -498,6 +498,12 @@ Status ParseCost(JsonObject& c, Scenario* sc) {
     sc->energy.capex_usd_per_gpu = capex;
     sc->energy.amortization_years = years;
   }
+  CAPPLAN_RETURN_IF_ERROR(
+      c.Get("host_memory_usd_per_gib_hour", &sc->host_memory_usd_per_gib_hour));
+  if (sc->host_memory_usd_per_gib_hour) {
+    CAPPLAN_RETURN_IF_ERROR(c.CheckRange("host_memory_usd_per_gib_hour",
+                                         *sc->host_memory_usd_per_gib_hour, 0, 100));
+  }
   CAPPLAN_RETURN_IF_ERROR(c.Get("usd_per_kwh", &sc->energy.usd_per_kwh));
   if (sc->energy.usd_per_kwh) {
     CAPPLAN_RETURN_IF_ERROR(c.CheckRange("usd_per_kwh", *sc->energy.usd_per_kwh, 0, 100));

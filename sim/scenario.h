@@ -143,6 +143,10 @@ struct Scenario {
   // With cost.capex_usd_per_gpu and cost.amortization_years: the capex per
   // GPU-hour over that life.
   std::optional<double> usd_per_gpu_hour;
+  // cost.host_memory_usd_per_gib_hour: what a GiB of a host KV tier
+  // (deployment.kv_tiers) costs an hour; each GPU's tier adds its GiB at
+  // this price to the GPU-hour. Unset: the tier's memory is not priced.
+  std::optional<double> host_memory_usd_per_gib_hour;
   // cost.usd_per_kwh, cost.pue and the capex basis (sim/energy.h).
   EnergySettings energy;
   SloSpec slo;

@@ -117,5 +117,24 @@ TEST(KvTiers, SessionThinkTimesDrawnFromADistribution) {
                       {"/workload/think_time_ms", "not both"});
 }
 
+
+// The tier's memory joins each GPU-hour at cost.host_memory_usd_per_gib_hour:
+// 50 GiB at $0.01 adds $0.50 to the scenario's $2.30; unpriced, the summary
+// says the cost leaves it out.
+TEST(KvTiers, HostMemoryIsPricedPerGibHourWhenAsked) {
+  nlohmann::json doc = Agentic("kimi-k2.6-hicache.json");
+  doc["workload"]["num_sessions"] = 8;
+  doc["deployment"]["kv_tiers"] = {{{"tier", "host"}, {"gib_per_gpu", 50}}};
+  auto unpriced = RunDoc(doc);
+  ASSERT_TRUE(unpriced.ok()) << unpriced.status().message();
+  EXPECT_DOUBLE_EQ(unpriced->summary.usd_per_gpu_hour.value_or(0), 2.3);
+  ExpectContains(unpriced->summary.notes.at("host_memory_cost"), "not in the cost");
+  doc["cost"]["host_memory_usd_per_gib_hour"] = 0.01;
+  auto priced = RunDoc(doc);
+  ASSERT_TRUE(priced.ok()) << priced.status().message();
+  EXPECT_DOUBLE_EQ(priced->summary.usd_per_gpu_hour.value_or(0), 2.3 + 50 * 0.01);
+  ExpectContains(priced->summary.notes.at("host_memory_cost"), "includes");
+}
+
 }  // namespace
 }  // namespace capplan::sim
