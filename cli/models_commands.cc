@@ -245,11 +245,13 @@ void PrintCapacity(const models::ModelCard& card, const models::CapacityQuery& q
   out << DumpJson(j) << "\n";
 }
 
-// --ep and --ep-redundant-experts as the engine version splits experts.
-Status CheckExpertSplitFlags(const models::ModelCard& card, const models::CapacityQuery& q,
-                             const CapacityFlags& f) {
+// --ep and --ep-redundant-experts as the engine version splits experts, and
+// where it keeps the dense layers under DP attention.
+Status ApplyEngineLayoutRules(const models::ModelCard& card, const CapacityFlags& f,
+                              models::CapacityQuery* q) {
   CAPPLAN_ASSIGN_OR_RETURN(models::EngineResolution r, models::ResolveEngine(f.engine, f.version));
-  const Status s = models::CheckExpertSplit(card, q.layout, *r.profile);
+  q->layout.dense_ffn_per_dp_rank = r.profile->expert_split.dense_ffn_per_dp_rank;
+  const Status s = models::CheckExpertSplit(card, q->layout, *r.profile);
   if (s.ok()) return s;
   const std::string& m = s.message();
   const size_t colon = m.find(": ");
@@ -272,7 +274,7 @@ Status RunCapacity(const std::vector<std::string>& args, CommandContext& ctx) {
   if (vm.count("table")) return models::RunCapacityTable(q, vm.count("json") > 0, ctx);
 
   CAPPLAN_ASSIGN_OR_RETURN(models::ModelCard card, models::LoadModelCard(f.model));
-  CAPPLAN_RETURN_IF_ERROR(CheckExpertSplitFlags(card, q, f));
+  CAPPLAN_RETURN_IF_ERROR(ApplyEngineLayoutRules(card, f, &q));
   CAPPLAN_ASSIGN_OR_RETURN(
       models::MemoryPlan plan,
       models::PlanMemory(card, q.layout, q.precision, q.engine, q.device, q.context_tokens));

@@ -240,6 +240,9 @@ struct ExpertSplitRule {
   bool uneven_without_redundant = false;
   // The version runs EPLB redundant experts at all.
   bool redundant_experts = true;
+  // With attention DP, the dense FFN layers stay on each DP rank, sharded
+  // over its TP group (ParallelLayout::dense_ffn_per_dp_rank).
+  bool dense_ffn_per_dp_rank = false;
 };
 
 struct EngineProfile {

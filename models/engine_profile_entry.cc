@@ -448,6 +448,8 @@ Status ParseExpertSplit(JsonObject& e, EngineProfile* p) {
                                      &r.uneven_without_redundant, &p->sources));
   CAPPLAN_RETURN_IF_ERROR(
       GetSourced(x, pre, "redundant_experts", &r.redundant_experts, &p->sources));
+  CAPPLAN_RETURN_IF_ERROR(
+      GetSourced(x, pre, "dense_ffn_per_dp_rank", &r.dense_ffn_per_dp_rank, &p->sources));
   return x.Finish();
 }
 

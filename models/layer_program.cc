@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "models/dtype_facts.h"
 #include "models/layer_program_internal.h"
@@ -106,11 +107,23 @@ RowSource MoeLayerRows(const ParallelLayout& l) {
                                                      : RowSource::kFfnTokens;
 }
 
-// The layers whose FFN gathers every DP rank's tokens: all of them, or
-// under DeepEP only the dense ones (MoE layers keep each rank's own tokens).
-LayerFilter::Ffn DpGatherLayers(const ParallelLayout& l) {
-  return l.expert.all_to_all == MoeAllToAll::kDeepEp ? LayerFilter::Ffn::kDense
-                                                     : LayerFilter::Ffn::kAny;
+// The tokens a dense FFN layer runs on: every attention rank's (gathered
+// for the whole TP group), or the rank's own where the engine keeps the
+// dense layers on each DP rank.
+RowSource DenseLayerRows(const ParallelLayout& l) {
+  return l.DenseFfnOnAttentionRanks() ? RowSource::kAttnTokens : RowSource::kFfnTokens;
+}
+
+// The layers whose FFN gathers every DP rank's tokens: all of them, less
+// the MoE layers under DeepEP (each rank keeps its own tokens) and the dense
+// layers an engine keeps on each DP rank; none when both hold.
+std::optional<LayerFilter::Ffn> DpGatherLayers(const ParallelLayout& l) {
+  const bool moe = l.expert.all_to_all != MoeAllToAll::kDeepEp;
+  const bool dense = !l.DenseFfnOnAttentionRanks();
+  if (moe && dense) return LayerFilter::Ffn::kAny;
+  if (moe) return LayerFilter::Ffn::kMoe;
+  if (dense) return LayerFilter::Ffn::kDense;
+  return std::nullopt;
 }
 
 // Dense FFN layers and the shared experts: gate+up fused, SiLU-and-mul, down.
@@ -127,7 +140,7 @@ void AddDenseFfns(const Builder& b, const std::vector<WeightTensor>& tensors) {
     if (layers == 0) continue;
     const int copies = static_cast<int>(s.count / layers);  // 2 for gate+up, x shared experts
     const LayerFilter::Ffn ffn = dense ? LayerFilter::Ffn::kDense : LayerFilter::Ffn::kMoe;
-    const RowSource rows = dense ? RowSource::kFfnTokens : moe_rows;
+    const RowSource rows = dense ? DenseLayerRows(b.m->layout) : moe_rows;
     ProgramOp op = GemmOp(b, t.name, dense ? OpClass::kDenseGemm : OpClass::kMoe,
                           b.m->formats.at(t.component), s.n, s.k, copies, rows);
     op.filter.ffn = ffn;
@@ -208,10 +221,11 @@ void AddAttentionOutput(const Builder& b) {
     b.p->layer_ops.push_back(
         CollectiveOp(OpKind::kAllReduce, "attn.all_reduce", b.attn_tp, RowSource::kAttnTokens, row));
   }
-  if (b.dp > 1) {
+  const std::optional<LayerFilter::Ffn> gathered = DpGatherLayers(b.m->layout);
+  if (b.dp > 1 && gathered) {
     ProgramOp gather = CollectiveOp(OpKind::kAllGather, "dp.all_gather", b.tp,
                                     RowSource::kFfnTokens, row);
-    gather.filter.ffn = DpGatherLayers(b.m->layout);
+    gather.filter.ffn = *gathered;
     b.p->layer_ops.push_back(std::move(gather));
   }
   auto norm = [&](RowSource rows, LayerFilter::Ffn ffn) {
@@ -221,12 +235,14 @@ void AddAttentionOutput(const Builder& b) {
   };
   // The norm runs where the FFN's input is: on the gathered tokens, or
   // under DeepEP in MoE layers on each rank's own (SCATTERED: the layer
-  // norm before any gather, communicator.py's prepare_mlp).
-  if (b.m->layout.expert.all_to_all == MoeAllToAll::kDeepEp) {
-    norm(RowSource::kFfnTokens, LayerFilter::Ffn::kDense);
-    norm(MoeLayerRows(b.m->layout), LayerFilter::Ffn::kMoe);
+  // norm before any gather, communicator.py's prepare_mlp), or in dense
+  // layers kept on each DP rank on its own.
+  const RowSource dense = DenseLayerRows(b.m->layout), moe = MoeLayerRows(b.m->layout);
+  if (dense == moe) {
+    norm(dense, LayerFilter::Ffn::kAny);
   } else {
-    norm(RowSource::kFfnTokens, LayerFilter::Ffn::kAny);
+    norm(dense, LayerFilter::Ffn::kDense);
+    norm(moe, LayerFilter::Ffn::kMoe);
   }
 }
 
@@ -235,10 +251,20 @@ void AddAttentionOutput(const Builder& b) {
 void AddFfnOutput(const Builder& b) {
   const double row = double(b.h) * b.a;
   if (b.dp > 1) {
-    ProgramOp scatter = CollectiveOp(OpKind::kReduceScatter, "dp.reduce_scatter", b.tp,
-                                     RowSource::kFfnTokens, row);
-    scatter.filter.ffn = DpGatherLayers(b.m->layout);
-    b.p->layer_ops.push_back(std::move(scatter));
+    const std::optional<LayerFilter::Ffn> gathered = DpGatherLayers(b.m->layout);
+    if (gathered) {
+      ProgramOp scatter = CollectiveOp(OpKind::kReduceScatter, "dp.reduce_scatter", b.tp,
+                                       RowSource::kFfnTokens, row);
+      scatter.filter.ffn = *gathered;
+      b.p->layer_ops.push_back(std::move(scatter));
+    }
+    // Dense layers on each DP rank sum their attention TP group's shards.
+    if (b.m->layout.DenseFfnOnAttentionRanks() && b.attn_tp > 1) {
+      ProgramOp reduce = CollectiveOp(OpKind::kAllReduce, "dense.all_reduce", b.attn_tp,
+                                      RowSource::kAttnTokens, row);
+      reduce.filter.ffn = LayerFilter::Ffn::kDense;
+      b.p->layer_ops.push_back(std::move(reduce));
+    }
   } else if (b.tp > 1) {
     b.p->layer_ops.push_back(
         CollectiveOp(OpKind::kAllReduce, "ffn.all_reduce", b.tp, RowSource::kAttnTokens, row));

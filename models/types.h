@@ -103,9 +103,16 @@ struct ParallelLayout {
   int gpus_per_node = 0;
   NodeLink node_link = NodeLink::kRdma;  // between nodes, when nodes > 1
   ExpertPlacement expert;
+  // The engine keeps the dense FFN layers on each DP rank, sharded over its
+  // attention TP group, on the rank's own tokens (vLLM); else they run over
+  // the whole TP group on every rank's gathered tokens (SGLang).
+  bool dense_ffn_per_dp_rank = false;
   // Attention TP degree: tp / dp with DP attention, else tp.
   int AttentionTp() const { return dp_attention ? tp / dp : tp; }
   int AttentionRanks() const { return dp_attention ? dp : 1; }
+  bool DenseFfnOnAttentionRanks() const { return dense_ffn_per_dp_rank && AttentionRanks() > 1; }
+  // The TP degree the dense FFN layers are sharded over.
+  int DenseFfnTp() const { return DenseFfnOnAttentionRanks() ? AttentionTp() : tp; }
   int GpusPerNode() const { return gpus_per_node > 0 ? gpus_per_node : gpus; }
   // GPUs of the instance one NVLink domain joins (ranks are numbered node by
   // node, so a group of consecutive ranks this size shares NVLink).

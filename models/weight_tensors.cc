@@ -178,7 +178,6 @@ int64_t ExpertShare(const ModelCard& card, int64_t count, int64_t ep) {
 LocalShape ShardTensor(const ModelCard& card, const WeightTensor& t, const ParallelLayout& l) {
   LocalShape s{t.n, t.k, t.count};
   const int64_t attn_tp = std::max(1, l.AttentionTp());
-  const int64_t tp = std::max(1, l.tp);
   const int64_t ep = std::max(1, l.ep);
   // Under DeepEP SGLang builds the shared experts unsharded ("disable tp for
   // shared experts when enable deepep moe": DeepseekV2MoE, tp_size 1 in
@@ -187,6 +186,9 @@ LocalShape ShardTensor(const ModelCard& card, const WeightTensor& t, const Paral
   if (t.component == Component::kSharedExperts && l.expert.all_to_all == MoeAllToAll::kDeepEp) {
     return s;
   }
+  // Dense FFN layers kept on each DP rank shard over its attention TP group.
+  const int64_t tp = t.component == Component::kDenseFfn ? std::max(1, l.DenseFfnTp())
+                                                         : std::max(1, l.tp);
   switch (t.shard) {
     case ShardKind::kReplicated: break;
     case ShardKind::kAttnColumn: s.n = CeilDiv(t.n, attn_tp); break;

@@ -93,8 +93,8 @@ Status ValidateLayout(const ModelCard& card, const ParallelLayout& l) {
                "key and value heads (" + std::to_string(la.num_key_heads) + ", " +
                std::to_string(la.num_value_heads) + ")");
   }
-  if (card.NumDenseLayers() > 0 && card.intermediate_size % l.tp != 0) {
-    return bad("--tp " + std::to_string(l.tp) + " does not divide intermediate_size " +
+  if (card.NumDenseLayers() > 0 && card.intermediate_size % l.DenseFfnTp() != 0) {
+    return bad("--tp " + std::to_string(l.DenseFfnTp()) + " does not divide intermediate_size " +
                std::to_string(card.intermediate_size));
   }
   if (!card.IsMoe()) {

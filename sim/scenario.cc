@@ -586,6 +586,8 @@ models::ParallelLayout ParallelLayoutOf(const DeploymentSpec& d) {
   layout.gpus_per_node = d.gpus_per_node;
   layout.node_link = d.node_link;
   layout.expert = d.expert;
+  const models::EngineProfile* engine = d.engine_resolution.profile;
+  layout.dense_ffn_per_dp_rank = engine != nullptr && engine->expert_split.dense_ffn_per_dp_rank;
   return layout;
 }
 

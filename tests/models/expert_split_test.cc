@@ -8,6 +8,7 @@
 #include "models/engine_profile.h"
 #include "models/expert_parallel.h"
 #include "models/memory.h"
+#include "models/ops.h"
 
 namespace capplan::models {
 namespace {
@@ -155,6 +156,43 @@ TEST(ExpertSplit, UnevenContiguousPlacementLoadsTheFirstRanks) {
   // EPLB with 2 redundant: two experts halved, 12 slots of 3 per rank, each
   // rank two whole experts and one half: 2.5, balanced.
   EXPECT_DOUBLE_EQ(PlacementImbalance(load, 4, 2), 1.0);
+}
+
+// vLLM keeps the dense layers on each DP rank (sharded over its TP group,
+// here 1: whole on every GPU) and runs them on the rank's own tokens, so no
+// DP gather runs under DeepEP; SGLang gathers every rank's tokens for them
+// and shards them over the whole TP group. DeepSeek-V3's 3 dense layers:
+// gate+up 2 x 18432 x 7168 and down 7168 x 18432 per layer.
+TEST(ExpertSplit, VllmKeepsDenseLayersOnEachDpRank) {
+  const ModelCard card = Card("deepseek-v3");
+  ParallelLayout l = DeepEp(48, 32);
+  l.dense_ffn_per_dp_rank = true;  // vLLM's rule (models/engines/vllm.json)
+  auto weights = [&](const ParallelLayout& x) {
+    auto w = ComputeWeights(card, x, PrecisionChoice{});
+    EXPECT_TRUE(w.ok()) << w.status().message();
+    for (const ComponentWeights& c : w->components) {
+      if (c.component == Component::kDenseFfn) return c.params_per_gpu;
+    }
+    return int64_t{-1};
+  };
+  EXPECT_EQ(weights(l), int64_t{3} * 3 * 18432 * 7168);
+  BatchShape b;
+  b.decode_context.assign(64, 4096);
+  auto ops_of = [&](const ParallelLayout& x) {
+    auto m = ShardModel(card, x, PrecisionChoice{});
+    EXPECT_TRUE(m.ok()) << m.status().message();
+    std::vector<Op> ops;
+    BuildStepOps(*m, b, &ops);
+    return ops;
+  };
+  int gathers = 0;
+  for (const Op& op : ops_of(l)) gathers += op.name == "dp.all_gather";
+  EXPECT_EQ(gathers, 0);
+  ParallelLayout sglang = DeepEp(48, 32);
+  EXPECT_EQ(weights(sglang), int64_t{3} * 3 * 18432 * 7168 / 48);
+  gathers = 0;
+  for (const Op& op : ops_of(sglang)) gathers += op.name == "dp.all_gather";
+  EXPECT_EQ(gathers, 1);  // one op, counted over the 3 dense layers
 }
 
 }  // namespace
