@@ -77,6 +77,8 @@ po::options_description CapacityOptions(CapacityFlags* f) {
        "EPLB num_redundant_experts): each rank holds (experts + N) / ep experts' weights; "
        "experts + N must divide over --ep as the engine version requires")
       ("dp-attention", "SGLang --enable-dp-attention: attention TP = tp/dp, one KV pool per rank")
+      ("deepep", "MoE tokens over DeepEP (deployment.expert_parallel.all_to_all deepep, needs "
+                 "--ep = --tp): the shared experts whole on every GPU")
       ("dp", po::value(&f->dp), "attention data-parallel ranks with --dp-attention (default: --tp)")
       ("weights", po::value(&f->weights),
        "default or a format of hw/formats.json weight_choices (bf16, fp8, int4, nvfp4, mxfp4, "
@@ -209,6 +211,7 @@ Result<models::CapacityQuery> CapacityQueryOf(const po::variables_map& vm,
   q.layout.ep = static_cast<int>(f.ep);
   q.layout.expert.redundant_experts = static_cast<int>(f.redundant_experts);
   q.layout.dp_attention = vm.count("dp-attention") > 0;
+  if (vm.count("deepep")) q.layout.expert.all_to_all = models::MoeAllToAll::kDeepEp;
   q.layout.dp = q.layout.dp_attention ? static_cast<int>(f.dp > 0 ? f.dp : f.tp) : 1;
   CAPPLAN_RETURN_IF_ERROR(ParseWeightFlags(f, &q.precision));
   CAPPLAN_ASSIGN_OR_RETURN(q.precision.kv_cache, ParseKvFlag(f.kv));

@@ -292,4 +292,20 @@ TEST(CapacityCli, RedundantExpertsShowAsTheirOwnTerm) {
   ExpectOneLineError(Capplan(base + " --ep-redundant-experts 33"), 2, "--ep-redundant-experts");
 }
 
+// Kimi K2.6 decode at TP 96 with DP attention: sharded, its shared expert
+// (intermediate 2048) does not split over 96 GPUs; under DeepEP every GPU
+// holds it whole, so the layout plans and the terms add up to the device.
+TEST(CapacityCli, DeepEpKeepsTheSharedExpertWhole) {
+  const std::string base = "--model kimi-k2.6 --gpus 96 --ep 96 --dp-attention --kv fp8 "
+                           "--mem-fraction 0.85 --cuda-graph-max-bs 128 --json";
+  ExpectOneLineError(Capplan(base), 1, "does not divide the shared experts' intermediate size");
+  CliRun deepep = Capplan(base + " --deepep");
+  ASSERT_EQ(deepep.code, 0) << deepep.err;
+  auto j = nlohmann::json::parse(deepep.out);
+  int64_t sum = 0;
+  for (const auto& [key, bytes] : j["memory_bytes_per_gpu"].items()) sum += bytes.get<int64_t>();
+  EXPECT_EQ(sum, j["gpu_memory_bytes"].get<int64_t>());
+  EXPECT_EQ(j["attention_ranks"], 96);
+}
+
 }  // namespace
