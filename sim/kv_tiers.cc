@@ -27,13 +27,6 @@ Status ParseHostTier(JsonObject& t, const models::HostKvTierRule& rule, KvTiersS
 
 }  // namespace
 
-const char* HostWritePolicyName(prefix_cache::HostWritePolicy p) {
-  for (const auto& [q, name] : kPolicies) {
-    if (p == q) return name;
-  }
-  return "write_through";
-}
-
 Status ParseKvTiers(JsonObject& d, const models::EngineProfile& engine, const std::string& release,
                     KvTiersSpec* out) {
   if (!d.Has("kv_tiers")) return Status::Ok();

@@ -22,13 +22,13 @@
 
 namespace capplan::sim {
 
+inline constexpr double kBytesPerGiB = 1024.0 * 1024.0 * 1024.0;
+
 struct KvTiersSpec {
   double host_gib_per_gpu = 0;  // 0: no host tier
   prefix_cache::HostWritePolicy host_write_policy = prefix_cache::HostWritePolicy::kWriteThrough;
   bool has_host() const { return host_gib_per_gpu > 0; }
 };
-
-const char* HostWritePolicyName(prefix_cache::HostWritePolicy p);
 
 // Reads d's optional "kv_tiers" for a deployment of `release` (e.g. "sglang
 // 0.5.4", for errors) whose engine profile entry is `engine`.

@@ -299,13 +299,10 @@ Status ConfigureHostTier(const State& st, SimConfig* cfg) {
                                      " gives no memory.host_link_bytes_per_s: add it (with its "
                                      "source) or remove kv_tiers"));
   }
-  const models::MemoryPlan& plan = *st.plan;
-  const double per_token = static_cast<double>(plan.kv_pool_bytes_per_gpu) /
-                           static_cast<double>(std::max<int64_t>(1, plan.kv_tokens_per_rank));
   SimConfig::HostTier& h = cfg->host_tier;
-  h.bytes_per_block = per_token * static_cast<double>(cfg->prefix_block_tokens);
+  h.bytes_per_block = static_cast<double>(st.plan->kv.bytes_per_token * cfg->prefix_block_tokens);
   h.blocks_per_rank = std::max<int64_t>(
-      1, static_cast<int64_t>(t.host_gib_per_gpu * 1073741824.0 / h.bytes_per_block));
+      1, static_cast<int64_t>(t.host_gib_per_gpu * kBytesPerGiB / h.bytes_per_block));
   h.policy = t.host_write_policy;
   h.load_bytes_per_s = st.profile.host_link_bytes_per_s;
   const models::HostKvTierRule& rule = st.deployment().engine_resolution.profile->host_kv_tier;

@@ -121,7 +121,7 @@ void PreparedRun::AddPrefixCache(const SimResult& sim, schema::PoolSummary* p) c
   p->prefix_cache_evicted_blocks = sim.prefix_evicted_blocks;
   const SimConfig::HostTier& h = st_->cfg.host_tier;
   if (h.blocks_per_rank == 0) return;
-  const double gib = h.bytes_per_block / 1073741824.0;
+  const double gib = h.bytes_per_block / kBytesPerGiB;
   p->host_cache_hit_rate = sim.prefix_prompt_tokens > 0
                                ? static_cast<double>(sim.host_hit_tokens) /
                                      static_cast<double>(sim.prefix_prompt_tokens)

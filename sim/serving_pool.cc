@@ -158,7 +158,7 @@ void ServingPool::BuildReplicas() {
         caches_.push_back(
             std::make_unique<prefix_cache::PrefixCache>(c.prefix_block_tokens, c.page_size));
         rk.cache = caches_.back().get();
-        if (c.host_tier.blocks_per_rank > 0 && !c.prefix_self_only) {
+        if (c.host_tier.blocks_per_rank > 0) {
           rk.cache->EnableHostTier(c.host_tier.blocks_per_rank, c.host_tier.policy);
           rk.host_load_min_tokens = c.host_tier.load_min_tokens;
         }

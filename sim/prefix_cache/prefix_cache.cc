@@ -7,7 +7,7 @@ namespace capplan::sim::prefix_cache {
 
 PrefixCache::PrefixCache(int64_t block_tokens, int64_t page_size)
     : block_tokens_(block_tokens), pages_per_block_((block_tokens + page_size - 1) / page_size) {
-  nodes_.push_back(Node{.live = true, .in_tree = true});  // the root holds no pages
+  nodes_.push_back(Node{.live = true});  // the root holds no pages
 }
 
 // Path locking keeps every ancestor of a referenced node referenced, so an
@@ -55,7 +55,7 @@ void PrefixCache::UpdateCandidate(int32_t node) {
   const bool root = node == kRoot;
   Enlist(&candidates_, &n.candidate, !root && n.live && n.refs == 0 && n.gpu_children == 0,
          n.last_use, node);
-  Enlist(&host_candidates_, &n.host_candidate, !root && n.in_tree && !n.live && n.children == 0,
+  Enlist(&host_candidates_, &n.host_candidate, !root && n.host && !n.live && n.children == 0,
          n.last_use, node);
 }
 
@@ -123,7 +123,7 @@ int32_t PrefixCache::NewNode(int32_t parent, int64_t block) {
     id = static_cast<int32_t>(nodes_.size());
     nodes_.emplace_back();
   }
-  nodes_[id] = Node{.block = block, .parent = parent, .live = true, .in_tree = true};
+  nodes_[id] = Node{.block = block, .parent = parent, .live = true};
   child_[{parent, block}] = id;
   ++nodes_[parent].children;
   if (nodes_[parent].gpu_children++ == 0 || nodes_[parent].children == 1) UpdateCandidate(parent);
@@ -299,7 +299,7 @@ int64_t PrefixCache::LoadBack(Match* m) {
 std::vector<int64_t> PrefixCache::HostOnlyBlocks() const {
   std::vector<int64_t> out;
   for (const Node& n : nodes_) {
-    if (n.in_tree && !n.live) out.push_back(n.block);
+    if (n.host && !n.live) out.push_back(n.block);
   }
   return out;
 }

@@ -144,9 +144,10 @@ class PrefixCache {
     int32_t refs = 0;
     int32_t hits = 0;           // uses (write-through-selective)
     uint64_t last_use = 0;
-    bool live = false;       // holds GPU pages
-    bool in_tree = false;    // reachable by lookups (live, or on the host only)
-    bool host = false;       // has a host copy
+    // In the tree (reachable by lookups) while live or host; a host-only
+    // node is host and not live.
+    bool live = false;  // holds GPU pages
+    bool host = false;  // has a host copy
     bool candidate = false;  // in candidates_ (an unreferenced live GPU leaf)
     bool host_candidate = false;  // in host_candidates_ (a host-only leaf)
   };
