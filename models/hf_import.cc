@@ -50,7 +50,7 @@ Result<std::string> CheckpointDtype(const nlohmann::json& cfg, const nlohmann::j
       if (v == "bfloat16") return std::string("bf16");
       if (v == "float16") return std::string("fp16");
       if (v == "float32") return std::string("fp32");
-      return Status::Usage(path + ": /" + key + ": unknown dtype '" + v +
+      return Status::Usage(path + ": /" + key + ": unknown dtype '" + EchoValue(v) +
                            "' (known: bfloat16, float16, float32)");
     }
   }

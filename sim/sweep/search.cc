@@ -88,7 +88,7 @@ Status CheckRatePath(const nlohmann::json& base, const SearchSpace& space, const
                         space.origin);
   if (st.ok()) st = hooks.validate(probe_doc);
   if (!st.ok() && st.code() != StatusCode::kInvalidConfig) {
-    return Status::Usage(space.origin + ": /request_rate/path: '" + space.rate_path +
+    return Status::Usage(space.origin + ": /request_rate/path: '" + EchoValue(space.rate_path) +
                          "': " + st.message());
   }
   return Status::Ok();

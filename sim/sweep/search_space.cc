@@ -14,16 +14,15 @@ Result<SearchSpace> ParseSearchSpace(const nlohmann::json& doc, const std::strin
   CAPPLAN_ASSIGN_OR_RETURN(JsonObject axes, root.Child("axes", /*required=*/true));
   for (const auto& [path, values] : axes.json().items()) {
     axes.Touch(path);
-    const std::string where = origin + ": /axes/" + path;
     if (!values.is_array() || values.empty()) {
-      return Status::Usage(where + ": must be a non-empty array of values, e.g. [4, 8]");
+      return axes.Error(path, "must be a non-empty array of values, e.g. [4, 8]");
     }
     GridAxis axis;
     axis.path = path;
     std::set<std::string> seen;
     for (const auto& v : values) {
       if (!seen.insert(v.dump()).second) {
-        return Status::Usage(where + ": value " + v.dump() + " listed twice");
+        return axes.Error(path, "value " + v.dump() + " listed twice");
       }
       axis.raw.push_back(v.dump());
       axis.values.push_back(v);
@@ -41,8 +40,7 @@ Result<SearchSpace> ParseSearchSpace(const nlohmann::json& doc, const std::strin
   CAPPLAN_RETURN_IF_ERROR(rate.Finish());
   for (const auto& a : s.axes) {
     if (a.path == s.rate_path) {
-      return Status::Usage(origin + ": /axes/" + a.path +
-                           ": is the bisected request-rate path; remove it from axes");
+      return axes.Error(a.path, "is the bisected request-rate path; remove it from axes");
     }
   }
   std::optional<int64_t> budget;
