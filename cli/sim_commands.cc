@@ -178,6 +178,20 @@ std::string ResultLine(const schema::RunSummary& s) {
   return buf;
 }
 
+// Where TTFT goes when KV tiers sit below the GPU: the means add up to the
+// mean TTFT, the load wait being part of the prefill.
+std::string TtftSplitLine(const schema::RunSummary& s) {
+  if (!s.kv_load_time.mean) return "";
+  char buf[256];
+  std::snprintf(buf, sizeof(buf),
+                "TTFT mean %.1f ms = queue %.1f ms + prefill %.1f ms (of which KV load wait "
+                "%.1f ms); p99 queue %.1f ms, prefill %.1f ms\n",
+                s.ttft.mean.value_or(0), s.queue_time.mean.value_or(0),
+                s.prefill_time.mean.value_or(0), *s.kv_load_time.mean,
+                s.queue_time.p99.value_or(0), s.prefill_time.p99.value_or(0));
+  return buf;
+}
+
 // The energy line (sim/energy.h), when the profile has a power model.
 std::string EnergyLine(const schema::RunSummary& s) {
   if (!s.joules_per_output_token) return "";
@@ -262,7 +276,7 @@ Status RunSimulate(const std::vector<std::string>& args, CommandContext& ctx) {
   } else if (vm.count("row")) {
     *ctx.out << RowLine(s, scenario->workload.concurrency);
   } else {
-    *ctx.out << ResultLine(s) << EnergyLine(s);
+    *ctx.out << ResultLine(s) << TtftSplitLine(s) << EnergyLine(s);
     PrintWarnings(s.pools.at(0).warnings.value_or(std::vector<std::string>{}), *ctx.err);
   }
   return Status::Ok();

@@ -170,6 +170,9 @@ void RunFields(R& s, V& v) {
   v.Stats("tpot", s.tpot);
   v.Stats("itl", s.itl);
   v.Stats("e2el", s.e2el);
+  v.Stats("queue_time", s.queue_time);
+  v.Stats("prefill_time", s.prefill_time);
+  v.Stats("kv_load_time", s.kv_load_time);
   v.Object("goodput", s.goodput, [](auto& g, auto& w) { GoodputFields(g, w); });
   v("gpus", s.gpus);
   v("usd_per_gpu_hour", s.usd_per_gpu_hour);

@@ -177,6 +177,10 @@ struct RunSummary {
   std::optional<double> total_token_throughput, output_throughput_per_gpu;
   std::optional<double> total_token_throughput_per_gpu;
   Stats ttft, tpot, itl, e2el;
+  // TTFT's parts where one pool takes the requests: queue (to the first
+  // admission) and prefill (from there to the first token), and within
+  // prefill the wait for KV loaded back from a lower tier (with KV tiers).
+  Stats queue_time, prefill_time, kv_load_time;
   std::optional<Goodput> goodput;
   std::optional<int> gpus;  // every pool's GPUs, all replicas
   std::optional<double> usd_per_gpu_hour, cost_usd;

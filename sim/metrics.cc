@@ -88,6 +88,11 @@ schema::Stats StatsOf(const std::vector<double>& v, std::vector<double>* scratch
   return s;
 }
 
+schema::Stats StatsOfNs(const LogHistogram& h) {
+  return schema::Stats{h.mean() / 1e6, h.Percentile(50) / 1e6, h.Percentile(90) / 1e6,
+                       h.Percentile(95) / 1e6, h.Percentile(99) / 1e6};
+}
+
 void E2eAccumulator::Reserve(int64_t n) {
   const size_t k = static_cast<size_t>(std::max<int64_t>(0, n));
   common::ReserveHugePages(&ttft_, k);
@@ -110,6 +115,11 @@ void E2eAccumulator::Add(const E2eRequest& r) {
   const double tp = r.generated > 1 ? (ee - tt) / (r.generated - 1) : 0;
   ttft_.push_back(tt);
   e2el_.push_back(ee);
+  if (split_ != TtftSplit::kNone && r.admit_ns >= 0) {
+    queue_ns_.Add(r.admit_ns - r.send_ns);
+    prefill_ns_.Add(r.first_token_ns - r.admit_ns);
+    if (split_ == TtftSplit::kQueuePrefillLoad) kv_load_ns_.Add(r.kv_load_ns);
+  }
   if (r.generated > 1) tpot_.push_back(tp);
   if (slo_.any()) {
     // DistServe/vLLM goodput: every listed metric within its SLO; TPOT
@@ -156,6 +166,11 @@ E2eTotals E2eAccumulator::Summarize(int gpus, double usd_per_gpu_hour,
   s.ttft = StatsOf(ttft, &scratch);
   s.tpot = StatsOf(tpot, &scratch);
   s.e2el = StatsOf(e2el, &scratch);
+  if (queue_ns_.count() > 0) {
+    s.queue_time = StatsOfNs(queue_ns_);
+    s.prefill_time = StatsOfNs(prefill_ns_);
+  }
+  if (kv_load_ns_.count() > 0) s.kv_load_time = StatsOfNs(kv_load_ns_);
   if (slo.any()) {
     schema::Goodput g;
     if (slo.ttft_ms) g.slo["ttft_ms"] = *slo.ttft_ms;

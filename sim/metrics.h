@@ -83,6 +83,11 @@ struct E2eRequest {
   int64_t generated = 0;
   bool done = false;  // completed; anything else counts as failed
   bool warmup = false;
+  // TTFT's parts: queue time ends at the first admission (-1: not known);
+  // the prefill time runs from there to the first token and includes the
+  // time its steps waited for KV loaded back from a lower tier.
+  int64_t admit_ns = -1;
+  int64_t kv_load_ns = 0;
 };
 
 // SLOs for goodput, in milliseconds (a scenario's `slo`).
@@ -104,9 +109,19 @@ struct E2eTotals {
 // requests as they finish, in request index order so that sums add up in
 // the same order however the run went): every completed request's TTFT,
 // TPOT and E2EL, 24 bytes each, for exact percentiles.
+// A histogram of ns as milliseconds: exact mean, percentiles at bucket
+// midpoints.
+schema::Stats StatsOfNs(const LogHistogram& h);
+
 class E2eAccumulator {
  public:
-  explicit E2eAccumulator(const SloLimits& slo = {}) : slo_(slo) {}
+  // Which parts of TTFT a run reports: none (linked pools report theirs
+  // per pool), queue and prefill (one pool that takes requests from the
+  // client), and the KV load wait too when KV tiers sit below the GPU.
+  enum class TtftSplit : uint8_t { kNone, kQueuePrefill, kQueuePrefillLoad };
+
+  explicit E2eAccumulator(const SloLimits& slo = {}, TtftSplit split = TtftSplit::kNone)
+      : slo_(slo), split_(split) {}
   void Add(const E2eRequest& r);
   // Room for n completed requests: a large run's vectors take their size
   // once instead of growing by doubling.
@@ -118,7 +133,11 @@ class E2eAccumulator {
 
  private:
   SloLimits slo_;
+  TtftSplit split_;
   std::vector<double> ttft_, tpot_, e2el_;
+  // TTFT's parts in ns: bucketed (about 0.4%) rather than kept per request,
+  // since they explain TTFT rather than stand for it; their means are exact.
+  LogHistogram queue_ns_, prefill_ns_, kv_load_ns_;
   E2eTotals t_;
   int64_t good_ = 0;
   int64_t t0_ = INT64_MAX, t1_ = 0;

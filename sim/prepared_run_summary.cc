@@ -238,7 +238,8 @@ nlohmann::json PreparedRun::ReplicaTrace(const SimResult& sim) const {
 RunResult PreparedRun::Summarize(const SimResult& sim) const {
   const Scenario& sc = *st_->sc;
   RequestLog log(RequestLog::Options{.slo = {sc.slo.ttft_ms, sc.slo.tpot_ms, sc.slo.e2el_ms},
-                                     .expected = static_cast<int64_t>(sim.requests.size())});
+                                     .expected = static_cast<int64_t>(sim.requests.size()),
+                                     .ttft_split = TtftSplitOf(sc)});
   PoolTally tally;
   for (const ReqState& r : sim.requests) {
     log.OnRetired(r);

@@ -55,6 +55,7 @@ int64_t LockPrefix(RankState& rank, ReqState& r, const prefix_cache::Match& hit)
     if (AvailablePages(rank) >= pages) {
       const int32_t gpu_part = match.node;
       rank.loading_blocks += match.host_blocks;
+      r.loading_kv = true;
       rank.host_hit_tokens += match.host_blocks * rank.cache->block_tokens();
       rank.cache->LoadBack(&match);
       rank.cache->Lock(match.node);

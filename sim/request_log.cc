@@ -13,7 +13,8 @@ constexpr size_t kCsvBlockBytes = size_t{64} << 10;
 
 }  // namespace
 
-RequestLog::RequestLog(const Options& options) : opt_(options), e2e_(options.slo) {
+RequestLog::RequestLog(const Options& options)
+    : opt_(options), e2e_(options.slo, options.ttft_split) {
   e2e_.Reserve(opt_.expected);
   if (opt_.keep != nullptr) opt_.keep->reserve(static_cast<size_t>(opt_.expected));
   if (opt_.csv == nullptr) return;
@@ -75,7 +76,7 @@ void RequestLog::OnRetired(const ReqState& r) {
 
 void RequestLog::Pass(const ReqState& r) {
   e2e_.Add({r.arrival_ns, r.first_token_ns, r.finish_ns, r.input, r.generated,
-            r.status == ReqStatus::kDone, r.warmup});
+            r.status == ReqStatus::kDone, r.warmup, r.admit_ns, r.kv_load_ns});
   if (rows_ != nullptr) {
     rows_->Add(r);
   } else if (opt_.csv != nullptr) {

@@ -31,6 +31,7 @@ class RequestLog : public RequestSink {
     std::ostream* csv = nullptr;            // requests.csv, header first
     std::vector<ReqState>* keep = nullptr;  // every final state, index order
     int64_t expected = 0;                   // requests the run will pass on
+    E2eAccumulator::TtftSplit ttft_split = E2eAccumulator::TtftSplit::kNone;
     // Another table instead of requests.csv's rows: its header line and a
     // request's row (linked pools write each request's time in each stage).
     const char* csv_header = nullptr;

@@ -96,7 +96,8 @@ Status FinishPools(const Scenario& sc, int64_t end_ns, Pools* p) {
 RequestLog::Options LogOptions(const Scenario& sc, const RunOptions& options,
                                const PoolLink* link, int64_t n, std::ostream* csv) {
   RequestLog::Options lo{.slo = {sc.slo.ttft_ms, sc.slo.tpot_ms, sc.slo.e2el_ms},
-                         .expected = n};
+                         .expected = n,
+                         .ttft_split = TtftSplitOf(sc)};
   if (options.requests_csv_out != nullptr) {
     lo.csv = options.requests_csv_out;
   } else if (options.want_requests_csv) {
@@ -180,9 +181,7 @@ schema::RunSummary SummarizeRun(const Scenario& sc, const hw::HardwareProfile& p
   }
   const double usd_per_gpu_hour = gpus > 0 ? usd_per_hour / gpus : gpu_rate;
   const E2eTotals totals = log.e2e().Summarize(gpus, usd_per_gpu_hour, &s);
-  s.itl = schema::Stats{exit.itl_ns.mean() / 1e6, exit.itl_ns.Percentile(50) / 1e6,
-                        exit.itl_ns.Percentile(90) / 1e6, exit.itl_ns.Percentile(95) / 1e6,
-                        exit.itl_ns.Percentile(99) / 1e6};
+  s.itl = StatsOfNs(exit.itl_ns);
   if (pools.size() > 1) {
     for (size_t i = 0; i < pools.size(); ++i) {
       pools[i].cost_usd = pool_rate[i] * pools[i].gpus.value_or(0) * totals.duration_s / 3600.0;

@@ -575,6 +575,13 @@ Result<std::shared_ptr<const Scenario>> LoadScenarioFile(const std::string& path
   return ParseScenario(doc, path);
 }
 
+E2eAccumulator::TtftSplit TtftSplitOf(const Scenario& sc) {
+  using Split = E2eAccumulator::TtftSplit;
+  if (sc.pools.size() != 1) return Split::kNone;
+  return sc.pools[0].deployment.kv_tiers.has_host() ? Split::kQueuePrefillLoad
+                                                    : Split::kQueuePrefill;
+}
+
 models::ParallelLayout ParallelLayoutOf(const DeploymentSpec& d) {
   models::ParallelLayout layout;
   layout.gpus = d.gpus;

@@ -17,6 +17,7 @@
 #include "sim/cost_model.h"
 #include "sim/energy.h"
 #include "sim/kv_tiers.h"
+#include "sim/metrics.h"
 #include "sim/pd/kv_transfer.h"
 #include "sim/sim_state.h"
 #include "sim/speculative/acceptance.h"
@@ -153,6 +154,11 @@ struct Scenario {
   std::optional<AppliedCalibration> calibration;  // `calibration`, applied to the pools
   nlohmann::json doc;  // the document as parsed (after --set overrides)
 };
+
+// The parts of TTFT a run of sc reports: queue and prefill where one pool
+// takes the client's requests (linked pools give theirs per stage), and the
+// KV load wait too when that pool has a host KV tier.
+E2eAccumulator::TtftSplit TtftSplitOf(const Scenario& sc);
 
 }  // namespace capplan::sim
 

@@ -485,7 +485,7 @@ void ServingPool::OnSchedule(int rep_i) {
     work_.decode_ctx_sum = b.decode_ctx_sum;
     decode_n += b.decode_n;
     const StepCost* c = &pricer_.Price(work_);
-    if (rep.ranks[k].loading_blocks > 0) c = WithKvLoad(rep.ranks[k], *c);
+    if (rep.ranks[k].loading_blocks > 0) c = WithKvLoad(rep.ranks[k], b, *c);
     // DP-attention ranks step in lockstep: the slowest sets the pace.
     if (slowest == nullptr || c->seconds > seconds) {
       seconds = c->seconds;
@@ -517,13 +517,21 @@ void ServingPool::OnSchedule(int rep_i) {
 
 // The rank's step waits for the blocks its admissions load back: the load
 // alone, or, when the forward overlaps it layer by layer, the part of it
-// the step's own time does not cover.
-const StepCost* ServingPool::WithKvLoad(RankState& rank, const StepCost& priced) {
+// the step's own time does not cover. That wait is each loading request's
+// share of its TTFT spent on loads.
+const StepCost* ServingPool::WithKvLoad(RankState& rank, const RankBatch& batch,
+                                        const StepCost& priced) {
   const SimConfig::HostTier& h = cfg_.host_tier;
   const double load_s =
       static_cast<double>(rank.loading_blocks) * h.bytes_per_block / h.load_bytes_per_s;
   rank.loading_blocks = 0;
   const double stall = h.layerwise_overlap ? std::max(0.0, load_s - priced.seconds) : load_s;
+  for (const PrefillChunk& c : batch.prefill) {
+    ReqState& r = reqs_[c.req];
+    if (!r.loading_kv) continue;
+    r.kv_load_ns += StepNs(stall);
+    r.loading_kv = false;
+  }
   load_copy_ = priced;
   load_copy_.seconds += stall;
   load_copy_.kv_load_seconds += stall;

@@ -400,7 +400,7 @@ class ServingPool {
   StepWork work_;
   StepCost slowest_copy_;
   StepCost load_copy_;  // WithKvLoad's
-  const StepCost* WithKvLoad(RankState& rank, const StepCost& priced);
+  const StepCost* WithKvLoad(RankState& rank, const RankBatch& batch, const StepCost& priced);
   // Fast-forward from iteration 0 with prompts (StartFromPrefill): its
   // chunks, and the rank's prefilling queue before it.
   std::vector<PrefillChunk> fresh_;

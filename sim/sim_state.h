@@ -66,6 +66,8 @@ struct ReqState {
   int64_t first_token_ns = -1;
   int64_t last_token_ns = -1;
   int64_t finish_ns = -1;
+  // The time its steps waited for KV loaded back from a lower tier.
+  int64_t kv_load_ns = 0;
   int32_t instance = -1;
   int32_t rank = -1;
   int32_t retractions = 0;
@@ -75,6 +77,9 @@ struct ReqState {
   int64_t cached_tokens = 0;
   ReqStatus status = ReqStatus::kPending;
   bool warmup = false;
+  // Its admission loads KV back from a lower tier; cleared by the step
+  // that waits for it.
+  bool loading_kv = false;
   // Tokens the decode step being formed emits (1, or 1 + accepted drafts
   // with speculative decoding); set with the step's pages.
   int32_t step_tokens = 1;

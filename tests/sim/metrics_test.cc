@@ -84,4 +84,45 @@ TEST(PredictionIntervals, OneHalfWidthPerGroup) {
   EXPECT_TRUE(s.contains("mean_e2el_ms_lo"));
 }
 
+// TTFT's parts: the means add up to the mean TTFT exactly; a run whose
+// requests come through linked pools reports none; the load wait only with
+// KV tiers.
+TEST(E2eAccumulatorSplit, QueueAndPrefillAddUpToTtft) {
+  using Split = E2eAccumulator::TtftSplit;
+  const std::vector<E2eRequest> reqs = {
+      {.send_ns = 0, .first_token_ns = 5'000'000, .finish_ns = 9'000'000, .input = 10,
+       .generated = 5, .done = true, .admit_ns = 3'000'000, .kv_load_ns = 1'000'000},
+      {.send_ns = 1'000'000, .first_token_ns = 2'000'000, .finish_ns = 4'000'000, .input = 10,
+       .generated = 3, .done = true, .admit_ns = 1'000'000},
+      // Warm-up requests count in no statistic.
+      {.send_ns = 0, .first_token_ns = 1'000'000, .finish_ns = 2'000'000, .input = 1,
+       .generated = 2, .done = true, .warmup = true, .admit_ns = 0}};
+  auto summarize = [&](Split split) {
+    E2eAccumulator acc({}, split);
+    for (const E2eRequest& r : reqs) acc.Add(r);
+    schema::RunSummary s;
+    acc.Summarize(1, 1.0, &s);
+    return s;
+  };
+  const schema::RunSummary load = summarize(Split::kQueuePrefillLoad);
+  EXPECT_DOUBLE_EQ(*load.ttft.mean, 3.0);  // (5 + 1) / 2 ms
+  EXPECT_DOUBLE_EQ(*load.queue_time.mean, 1.5);
+  EXPECT_DOUBLE_EQ(*load.prefill_time.mean, 1.5);
+  EXPECT_DOUBLE_EQ(*load.queue_time.mean + *load.prefill_time.mean, *load.ttft.mean);
+  EXPECT_DOUBLE_EQ(*load.kv_load_time.mean, 0.5);
+  const schema::RunSummary plain = summarize(Split::kQueuePrefill);
+  EXPECT_DOUBLE_EQ(*plain.queue_time.mean, 1.5);
+  EXPECT_FALSE(plain.kv_load_time.mean.has_value());
+  const schema::RunSummary none = summarize(Split::kNone);
+  EXPECT_TRUE(none.queue_time.empty());
+  EXPECT_TRUE(none.prefill_time.empty());
+  // Written as vLLM-style keys and read back.
+  const nlohmann::json j = schema::ToJson(load);
+  EXPECT_DOUBLE_EQ(j.at("mean_queue_time_ms").get<double>(), 1.5);
+  EXPECT_DOUBLE_EQ(j.at("mean_kv_load_time_ms").get<double>(), 0.5);
+  auto back = schema::FromJson(j, "<test>");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(schema::ToJson(*back), j);
+}
+
 }  // namespace capplan::sim

@@ -358,6 +358,13 @@ TEST(SimServingPool, HostTierHitIsLoadedBackAndTheStepWaitsForIt) {
   EXPECT_NEAR(ttft(serial) - ttft(overlap), 1.016e6, 2);
   EXPECT_NEAR(ttft(overlap), 2e6, 2);
   for (const auto& q : overlap.requests) EXPECT_EQ(q.status, ReqStatus::kDone);
+  // The wait is request 2's alone (the only one that loaded), and part of
+  // its prefill time: admitted at once, its TTFT is that step.
+  EXPECT_NEAR(serial.requests[2].kv_load_ns, 2e6, 1);
+  EXPECT_NEAR(overlap.requests[2].kv_load_ns, 2e6 - 1.016e6, 1);
+  EXPECT_EQ(serial.requests[0].kv_load_ns, 0);
+  EXPECT_EQ(serial.requests[1].kv_load_ns, 0);
+  EXPECT_EQ(serial.requests[2].admit_ns, serial.requests[2].arrival_ns);
 }
 
 }  // namespace
