@@ -11,6 +11,7 @@
 #include "sim/sweep/bisect.h"
 #include "sim/sweep/parallel_for.h"
 #include "sim/sweep/pareto.h"
+#include "sim/sweep/smallest_passing.h"
 #include "common/progress.h"
 
 namespace capplan::sim::sweep {
@@ -34,10 +35,10 @@ Result<double> Number(const schema::RunSummary& summary, const std::string& key)
   return *v;
 }
 
-std::string RateText(double r) {
+std::string RateText(double r, const SearchSpace& space) {
   std::ostringstream os;
   os.precision(4);
-  os << r << " req/s";
+  os << r << " " << RateUnit(space.rate_path);
   return os.str();
 }
 
@@ -115,10 +116,16 @@ std::string UnmetText(const nlohmann::json& checks) {
 // that fail at the smallest failing rate probed, most violated first (what
 // a higher rate would break).
 void SetBinding(const BisectResult& b, const SearchSpace& space, FeasibleConfig* f) {
+  if (b.hit_max && space.fixed_rate()) {
+    f->binding = {{"kind", "fixed_rate"}, {"fixed_per_s", space.rate_max}};
+    f->binding_text = "none of the SLOs: they hold at the fixed rate " +
+                      RateText(space.rate_max, space);
+    return;
+  }
   if (b.hit_max) {
     f->binding = {{"kind", "rate_range"}, {"max_req_per_s", space.rate_max}};
     f->binding_text = "none of the SLOs: they still hold at max_req_per_s=" +
-                      RateText(space.rate_max) + " (raise it in the space file)";
+                      RateText(space.rate_max, space) + " (raise it in the space file)";
     return;
   }
   nlohmann::json failing = nlohmann::json::array();
@@ -132,7 +139,7 @@ void SetBinding(const BisectResult& b, const SearchSpace& space, FeasibleConfig*
   for (const auto& c : failing) {
     std::ostringstream os;
     os << c["slo"].get<std::string>() << " (" << c["value"].get<double>() << " at "
-       << RateText(b.first_fail->rate) << ")";
+       << RateText(b.first_fail->rate, space) << ")";
     names += (names.empty() ? "" : ", ") + os.str();
   }
   f->binding = {{"kind", "slo"}, {"slos", failing}, {"fails_at_req_per_s", b.first_fail->rate}};
@@ -241,7 +248,7 @@ class PointSearch {
         return Status::Invalid(sim_error_);
       }
       return summary.status().WithPrefix("config " + CanonicalPointJson(p_.grid) + " at " +
-                                         RateText(rate));
+                                         RateText(rate, space_));
     }
     CAPPLAN_ASSIGN_OR_RETURN(std::vector<SloCheck> checks,
                              CheckSlos(options_.slos, *summary, options_.pessimistic));
@@ -258,8 +265,10 @@ class PointSearch {
       return Prune("gpu_budget", OverBudget(*any.summary.gpus, *space_.max_total_gpus));
     }
     if (!b.feasible) {
-      return Prune("slo", "SLOs not met even at min_req_per_s=" + RateText(space_.rate_min) +
-                              ": " + UnmetText(b.first_fail->detail["checks"]));
+      const std::string at = space_.fixed_rate() ? "SLOs not met at the fixed rate "
+                                                 : "SLOs not met even at min_req_per_s=";
+      return Prune("slo", at + RateText(space_.rate_min, space_) + ": " +
+                              UnmetText(b.first_fail->detail["checks"]));
     }
     FeasibleConfig f;
     f.index = p_.index;
@@ -325,6 +334,8 @@ Result<SearchResult> RunSearch(const nlohmann::json& base, const std::string& or
   result.paths = plan.paths;
   result.configs = static_cast<int64_t>(plan.points.size());
   result.top_n = space.top_n;
+  result.rate_path = space.rate_path;
+  result.fixed_rate = space.fixed_rate();
   for (const Slo& s : options.slos) result.slo_texts.push_back(s.text);
 
   std::vector<Outcome> outcomes(plan.points.size());
@@ -343,6 +354,8 @@ Result<SearchResult> RunSearch(const nlohmann::json& base, const std::string& or
     if (o.feasible) result.ranked.push_back(std::move(*o.feasible));
   }
   RankFeasible(options, &result);
+  result.smallest_passing_axis = space.smallest_passing.value_or("");
+  result.smallest_passing = FindSmallestPassing(space, result);
   return result;
 }
 

@@ -68,6 +68,16 @@ struct FeasibleConfig {
   double tokens_per_s_per_user = 0;  // 1000 / mean_tpot_ms (AIConfigurator's definition)
 };
 
+// The answer to "how little of this axis is enough" (SearchSpace::
+// smallest_passing) for one setting of the other axes.
+struct SmallestPassing {
+  GridAssignment others;  // the other axes' values, in path order
+  // The first value of the axis, in the space's order, whose configuration
+  // meets every SLO; null when none does.
+  nlohmann::json value;
+  int ranked_index = -1;  // that configuration in SearchResult::ranked; -1: none
+};
+
 struct SearchResult {
   std::string scenario_origin, space_origin;
   Objective objective = Objective::kCostPerMillionOutputTokens;
@@ -79,6 +89,10 @@ struct SearchResult {
   std::vector<FeasibleConfig> ranked;  // best first
   std::vector<int> pareto;             // indices into ranked, by tokens/s/user ascending
   std::vector<PrunedConfig> pruned;    // in space order
+  std::string smallest_passing_axis;   // empty: the space names none
+  std::vector<SmallestPassing> smallest_passing;  // by first configuration index
+  std::string rate_path;
+  bool fixed_rate = false;  // one rate for every configuration, no bisection
   int top_n = 5;
 };
 

@@ -112,6 +112,11 @@ void Table(std::ostream& os, const std::vector<std::string>& head,
   rule();
 }
 
+// A GPU count reads as a whole number; the other objectives keep 3 decimals.
+std::string ObjectiveText(const FeasibleConfig& f, const std::string& objective) {
+  return objective == "gpus" ? Fmt(f.objective, 0) : Fmt(f.objective, 3);
+}
+
 // PD configurations add their prefill:decode ratio, the GPUs of each pool
 // and the pool that binds; `pd_columns` is set when any ranked one is PD.
 std::vector<std::string> Row(const FeasibleConfig& f, int rank, const std::string& objective,
@@ -123,7 +128,7 @@ std::vector<std::string> Row(const FeasibleConfig& f, int rank, const std::strin
                                   Fmt(Get(f.summary, "p90_ttft_ms")),
                                   Fmt(Get(f.summary, "p90_tpot_ms"), 2),
                                   Fmt(Get(f.summary, "gpus"), 0),
-                                  objective == "gpus" ? Fmt(f.objective, 0) : Fmt(f.objective, 3)};
+                                  ObjectiveText(f, objective)};
   if (pd_columns) {
     const auto pd = PdShapeOf(f.summary, f.binding);
     row.push_back(pd ? pd->ratio : "co-located");
@@ -135,6 +140,48 @@ std::vector<std::string> Row(const FeasibleConfig& f, int rank, const std::strin
   return row;
 }
 
+nlohmann::json SmallestPassingJson(const SearchResult& r) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const SmallestPassing& s : r.smallest_passing) {
+    const bool found = s.ranked_index >= 0;
+    rows.push_back({{"others", GridObject(s.others)},
+                    {"value", s.value},
+                    {"configuration", found ? ConfigJson(r.ranked[s.ranked_index],
+                                                         s.ranked_index + 1, /*full=*/false)
+                                            : nlohmann::json()}});
+  }
+  return {{"axis", r.smallest_passing_axis}, {"rows", rows}};
+}
+
+// For each setting of the other axes, the smallest passing value of the
+// sized axis beside its rank and cost: more of one resource against more of
+// another (host memory per GPU at 8 GPUs against 16 GPUs without it).
+void PrintSmallestPassing(const SearchResult& r, const std::string& objective, std::ostream& os) {
+  const std::string axis = Tail(r.smallest_passing_axis, 1);
+  std::string others;
+  if (!r.smallest_passing.empty()) {
+    for (const auto& [p, v] : r.smallest_passing[0].others) {
+      others += (others.empty() ? "" : " ") + Tail(p, 1);
+    }
+  }
+  os << "\nSmallest " << axis << " meeting every SLO (its values in the space's order)"
+     << (others.empty() ? "" : ", for each " + others) << ":\n";
+  std::vector<std::vector<std::string>> rows;
+  for (const SmallestPassing& s : r.smallest_passing) {
+    std::vector<std::string> row = {s.others.empty() ? "(all)" : ShortConfig(s.others)};
+    if (s.ranked_index < 0) {
+      row.insert(row.end(), {"none passes", "-", "-", "-", "-"});
+    } else {
+      const FeasibleConfig& f = r.ranked[s.ranked_index];
+      row.insert(row.end(), {ValueText(s.value), std::to_string(s.ranked_index + 1),
+                             Fmt(Get(f.summary, "gpus"), 0), Fmt(Get(f.summary, "p90_ttft_ms")),
+                             ObjectiveText(f, objective)});
+    }
+    rows.push_back(std::move(row));
+  }
+  Table(os, {"other axes", axis, "Rank", "total_gpus", "TTFT p90 ms", objective}, rows);
+}
+
 }  // namespace
 
 nlohmann::json SearchJson(const SearchResult& r) {
@@ -144,6 +191,9 @@ nlohmann::json SearchJson(const SearchResult& r) {
   j["objective"] = ObjectiveName(r.objective);
   if (r.pessimistic) j["pessimistic"] = true;
   j["slos"] = r.slo_texts;
+  j["rate_path"] = r.rate_path;
+  j["rate_unit"] = RateUnit(r.rate_path);
+  j["fixed_rate"] = r.fixed_rate;
   j["configs"] = r.configs;
   j["feasible"] = r.ranked.size();
   j["pruned"] = r.pruned.size();
@@ -171,6 +221,7 @@ nlohmann::json SearchJson(const SearchResult& r) {
                       {"reason", p.reason}});
   }
   j["pruned_configs"] = pruned;
+  if (!r.smallest_passing_axis.empty()) j["smallest_passing"] = SmallestPassingJson(r);
   return j;
 }
 
@@ -193,6 +244,7 @@ Status WriteSearchOutputs(const SearchResult& r, const std::string& dir) {
 
 void PrintSearchReport(const SearchResult& r, std::ostream& os) {
   const std::string objective = ObjectiveName(r.objective);
+  const std::string unit = RateUnit(r.rate_path);
   std::string slos;
   for (const auto& s : r.slo_texts) slos += (slos.empty() ? "" : ", ") + s;
   std::vector<std::string> box = {
@@ -203,7 +255,7 @@ void PrintSearchReport(const SearchResult& r, std::ostream& os) {
       "SLOs: " + slos + "   objective: " + objective};
   if (!r.ranked.empty()) {
     const FeasibleConfig& w = r.ranked[0];
-    box.push_back("Best: " + ShortConfig(w.grid) + " at " + Fmt(w.rate, 3) + " req/s, " +
+    box.push_back("Best: " + ShortConfig(w.grid) + " at " + Fmt(w.rate, 3) + " " + unit + ", " +
                   Fmt(w.output_throughput_per_gpu) + " output tokens/s/gpu, " +
                   Fmt(w.tokens_per_s_per_user) + " tokens/s/user");
     box.push_back("Binding constraint: " + w.binding_text);
@@ -222,14 +274,16 @@ void PrintSearchReport(const SearchResult& r, std::ostream& os) {
   os << "+" << std::string(width + 2, '=') << "+\n";
   bool pd_columns = false;
   for (const auto& f : r.ranked) pd_columns = pd_columns || PdShapeOf(f.summary).has_value();
-  std::vector<std::string> head = {"Rank",        "tokens/s/gpu", "tokens/s/user", "req/s",
+  std::vector<std::string> head = {"Rank",        "tokens/s/gpu", "tokens/s/user", unit,
                                    "TTFT p90 ms", "TPOT p90 ms",  "total_gpus",    objective};
   if (pd_columns) {
     head.insert(head.end(), {"P:D", "prefill_gpus", "decode_gpus", "binding pool"});
   }
   head.push_back("config");
   if (!r.ranked.empty()) {
-    os << "\nTop configurations (each at the largest request rate meeting every SLO):\n";
+    os << (r.fixed_rate ? "\nTop configurations (each at the fixed rate):\n"
+                        : "\nTop configurations (each at the largest request rate meeting every "
+                          "SLO):\n");
     std::vector<std::vector<std::string>> rows;
     for (size_t i = 0; i < r.ranked.size() && i < static_cast<size_t>(r.top_n); ++i) {
       rows.push_back(Row(r.ranked[i], static_cast<int>(i) + 1, objective, pd_columns));
@@ -240,6 +294,7 @@ void PrintSearchReport(const SearchResult& r, std::ostream& os) {
     for (int i : r.pareto) rows.push_back(Row(r.ranked[i], i + 1, objective, pd_columns));
     Table(os, head, rows);
   }
+  if (!r.smallest_passing_axis.empty()) PrintSmallestPassing(r, objective, os);
   if (!r.pruned.empty()) {
     os << "\nPruned " << r.pruned.size() << " configs (all reasons in pruned.csv):\n";
     const size_t show = std::min<size_t>(r.pruned.size(), 10);

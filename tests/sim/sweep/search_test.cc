@@ -213,6 +213,128 @@ TEST(SearchTest, WritesJsonCsvAndTable) {
   EXPECT_NE(out.find("Pareto set"), std::string::npos);
 }
 
+// A sizing question on the analytic model at one fixed rate, 3 req/s, under
+// p90 TTFT <= 250 ms (u <= 0.6): tp=2 (C=4) fails on one replica (u=0.75)
+// and passes on two (u=0.375); tp=4 (C=10) passes on one (u=0.3). The
+// smallest passing tp is 4 for one replica and 2 for two.
+constexpr char kFixedSpace[] = R"({
+  "axes": {"deployment.tp": [2, 4], "deployment.replicas": [1, 2]},
+  "request_rate": {"fixed_per_s": 3},
+  "smallest_passing": "deployment.tp"
+})";
+
+TEST(SearchTest, FixedRateSimulatesEachConfigurationOnce) {
+  CountingRunner runner;
+  auto r = Search("cost_per_million_output_tokens", {"ttft_p90_ms<=250"}, &runner, kFixedSpace);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(runner.calls.load(), 4);
+  ASSERT_EQ(r->ranked.size(), 3u);
+  for (const FeasibleConfig& f : r->ranked) {
+    EXPECT_EQ(f.rate, 3);
+    EXPECT_EQ(f.binding["kind"], "fixed_rate");
+    EXPECT_EQ(f.binding_text, "none of the SLOs: they hold at the fixed rate 3 req/s");
+  }
+  ASSERT_EQ(r->pruned.size(), 1u);
+  EXPECT_EQ(r->pruned[0].stage, "slo");
+  EXPECT_EQ(r->pruned[0].reason.rfind("SLOs not met at the fixed rate 3 req/s: ", 0), 0u)
+      << r->pruned[0].reason;
+}
+
+TEST(SearchTest, ReportsTheSmallestPassingValuePerSettingOfTheOtherAxes) {
+  CountingRunner runner;
+  auto r = Search("cost_per_million_output_tokens", {"ttft_p90_ms<=250"}, &runner, kFixedSpace);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->smallest_passing_axis, "deployment.tp");
+  ASSERT_EQ(r->smallest_passing.size(), 2u);
+  const SmallestPassing& one = r->smallest_passing[0];
+  const SmallestPassing& two = r->smallest_passing[1];
+  EXPECT_EQ(CanonicalPointJson(one.others), R"({"deployment.replicas":1})");
+  EXPECT_EQ(one.value, 4);
+  ASSERT_GE(one.ranked_index, 0);
+  EXPECT_EQ(Config(r->ranked[one.ranked_index]), R"({"deployment.replicas":1,"deployment.tp":4})");
+  EXPECT_EQ(CanonicalPointJson(two.others), R"({"deployment.replicas":2})");
+  EXPECT_EQ(two.value, 2);  // tp=4 also passes on two replicas; 2 is listed first
+  const nlohmann::json j = SearchJson(*r);
+  EXPECT_EQ(j["fixed_rate"], true);
+  EXPECT_EQ(j["smallest_passing"]["axis"], "deployment.tp");
+  EXPECT_EQ(j["smallest_passing"]["rows"][1]["value"], 2);
+  EXPECT_EQ(j["smallest_passing"]["rows"][1]["configuration"]["gpus"], 4);
+  std::ostringstream os;
+  PrintSearchReport(*r, os);
+  EXPECT_NE(os.str().find("Smallest tp meeting every SLO"), std::string::npos) << os.str();
+  EXPECT_NE(os.str().find("| replicas=1 | 4  |"), std::string::npos) << os.str();
+  // The space's order says which value is smallest, not the ranking: listed
+  // [4, 2], tp=4 is the first to pass on two replicas though tp=2 costs less.
+  std::string reversed = kFixedSpace;
+  const std::string tps = "[2, 4]";
+  reversed.replace(reversed.find(tps), tps.size(), "[4, 2]");
+  auto rev = Search("cost_per_million_output_tokens", {"ttft_p90_ms<=250"}, &runner,
+                    reversed.c_str());
+  ASSERT_TRUE(rev.ok()) << rev.status().message();
+  ASSERT_EQ(rev->smallest_passing.size(), 2u);
+  EXPECT_EQ(rev->smallest_passing[1].value, 4);
+  const FeasibleConfig& first = rev->ranked[rev->smallest_passing[1].ranked_index];
+  EXPECT_EQ(Config(first), R"({"deployment.replicas":2,"deployment.tp":4})");
+  for (const FeasibleConfig& f : rev->ranked) {
+    if (Config(f) == R"({"deployment.replicas":2,"deployment.tp":2})") {
+      EXPECT_LT(f.objective, first.objective);
+    }
+  }
+}
+
+TEST(SearchTest, SmallestPassingSaysWhenNoValuePasses) {
+  CountingRunner runner;
+  // 30 req/s overloads every configuration (u >= 1.5).
+  std::string space = kFixedSpace;
+  const std::string fixed = "\"fixed_per_s\": 3";
+  space.replace(space.find(fixed), fixed.size(), fixed + "0");
+  auto r = Search("cost_per_million_output_tokens", {"ttft_p90_ms<=250"}, &runner, space.c_str());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->smallest_passing.size(), 2u);
+  EXPECT_TRUE(r->smallest_passing[0].value.is_null());
+  EXPECT_EQ(r->smallest_passing[0].ranked_index, -1);
+  std::ostringstream os;
+  PrintSearchReport(*r, os);
+  EXPECT_NE(os.str().find("| replicas=1 | none passes |"), std::string::npos) << os.str();
+}
+
+TEST(SearchSpaceTest, SessionRateIsInSessionsPerSecond) {
+  EXPECT_STREQ(RateUnit("workload.session_rate"), "sessions/s");
+  EXPECT_STREQ(RateUnit("session_rate"), "sessions/s");
+  EXPECT_STREQ(RateUnit("workload.request_rate"), "req/s");
+  EXPECT_STREQ(RateUnit("workload.max_session_rate"), "req/s");
+}
+
+TEST(SearchSpaceTest, RejectsBadSizingSpaces) {
+  auto parse = [](const char* text) {
+    return ParseSearchSpace(nlohmann::json::parse(text), "space.json");
+  };
+  auto both = parse(R"({"axes": {}, "request_rate": {"fixed_per_s": 1, "max_req_per_s": 2}})");
+  ASSERT_FALSE(both.ok());
+  EXPECT_NE(both.status().message().find("/request_rate/max_req_per_s: give fixed_per_s"),
+            std::string::npos)
+      << both.status().message();
+  auto zero = parse(R"({"axes": {}, "request_rate": {"fixed_per_s": 0}})");
+  ASSERT_FALSE(zero.ok());
+  EXPECT_NE(zero.status().message().find("/request_rate/fixed_per_s"), std::string::npos);
+  auto typo = parse(R"({"axes": {"deployment.kv_tiers": [[]], "deployment.replicas": [1]},
+                        "request_rate": {"fixed_per_s": 1},
+                        "smallest_passing": "deployment.kv_tier"})");
+  ASSERT_FALSE(typo.ok());
+  EXPECT_NE(typo.status().message().find("/smallest_passing: 'deployment.kv_tier' is not one of "
+                                         "the axes (name the axis whose values are listed "
+                                         "smallest first); did you mean 'deployment.kv_tiers'?"),
+            std::string::npos)
+      << typo.status().message();
+  auto ok = parse(R"({"axes": {"deployment.replicas": [1, 2]},
+                      "request_rate": {"path": "workload.session_rate", "fixed_per_s": 0.5},
+                      "smallest_passing": "deployment.replicas"})");
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  EXPECT_TRUE(ok->fixed_rate());
+  EXPECT_EQ(ok->rate_min, 0.5);
+  EXPECT_EQ(ok->smallest_passing, "deployment.replicas");
+}
+
 TEST(SearchSpaceTest, RejectsBadSpaces) {
   auto parse = [](const char* text) {
     return ParseSearchSpace(nlohmann::json::parse(text), "space.json");

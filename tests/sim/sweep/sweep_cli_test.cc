@@ -169,5 +169,33 @@ TEST(SweepCliTest, ShippedPdRatioSearchRuns) {
   EXPECT_LE(w["p90_tpot_ms"].get<double>(), 50);
 }
 
+TEST(SweepCliTest, ShippedHostKvSearchSizesTheTierAgainstAReplica) {
+  // At the base's fixed 0.11 sessions/s, one 8xH200 replica needs a host
+  // tier (none and 25 GiB per GPU fail p90 TTFT); two replicas pass without.
+  const std::string tmp = Fresh("host_kv_search");
+  const std::string root = CAPPLAN_SOURCE_DIR;
+  ProcRun r = Shell(kBin + " search " + root +
+                        "/scenarios/agentic/kimi-k2.6-hicache-session-rate.json --space " + root +
+                        "/scenarios/search/kimi-k2.6-host-kv.json --slo \"p90_ttft_ms<=2000\" "
+                        "--jobs 2 --out " + tmp,
+                    tmp + "/search.log");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("| sessions/s |"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Smallest kv_tiers meeting every SLO"), std::string::npos) << r.out;
+  auto j = ReadJsonFile(tmp + "/search.json");
+  ASSERT_TRUE(j.ok()) << j.status().message();
+  EXPECT_EQ((*j)["configs"], 10);
+  EXPECT_EQ((*j)["rate_unit"], "sessions/s");
+  const auto& rows = (*j)["smallest_passing"]["rows"];
+  ASSERT_EQ(rows.size(), 2u) << j->dump(1);
+  EXPECT_EQ(rows[0]["others"]["deployment.replicas"], 1);
+  EXPECT_EQ(rows[0]["value"][0]["gib_per_gpu"], 50) << rows.dump(1);
+  EXPECT_EQ(rows[1]["others"]["deployment.replicas"], 2);
+  EXPECT_EQ(rows[1]["value"], nlohmann::json::array()) << rows.dump(1);
+  // The host memory is priced, yet the tier costs less per token than 8 more GPUs.
+  EXPECT_LT(rows[0]["configuration"]["cost_usd_per_million_output_tokens"].get<double>(),
+            rows[1]["configuration"]["cost_usd_per_million_output_tokens"].get<double>());
+}
+
 }  // namespace
 }  // namespace capplan::sim::sweep
