@@ -244,10 +244,14 @@ Result<Summary> LoadSearchWinner(const std::string& path) {
     const auto r = w->find("request_rate_req_per_s");
     std::snprintf(rate, sizeof(rate), "%.3g",
                   r != w->end() && r->is_number() ? r->get<double>() : 0.0);
+    // A search over a sessions workload's session_rate counts sessions/s.
+    const auto unit = doc.find("rate_unit");
+    const std::string unit_text =
+        unit != doc.end() && unit->is_string() ? EchoValue(unit->get<std::string>()) : "req/s";
     const auto sc = summary.find("scenario");
     summary["label"] =
         (sc != summary.end() && sc->is_string() ? sc->get<std::string>() : std::string("search")) +
-        " best at SLO (" + config + ", " + rate + " req/s)";
+        " best at SLO (" + config + ", " + rate + " " + unit_text + ")";
   }
   CAPPLAN_ASSIGN_OR_RETURN(Summary s, ParseSummary(summary, path + " /winner/summary"));
   // The search's SLOs name their statistic ("p90_ttft_ms<=2000"), which the

@@ -146,6 +146,16 @@ TEST(ReportSummary, SearchDirectoryIsItsWinner) {
   EXPECT_TRUE((*r)[1].pd.has_value());
   EXPECT_EQ((*r)[2].scenario, "pd-demo-colocated");
 
+  // A search of a session rate labels its rate in the search's unit.
+  search["rate_unit"] = "sessions/s";
+  search["winner"]["request_rate_req_per_s"] = 0.11;
+  std::ofstream(dir / "search.json") << search.dump();
+  auto sessions = LoadResults({dir.string()});
+  ASSERT_TRUE(sessions.ok()) << sessions.status().message();
+  EXPECT_EQ((*sessions)[0].id,
+            summary["scenario"].get<std::string>() +
+                " best at SLO (pd.decode.replicas=2 pd.decode.weights=int4, 0.11 sessions/s)");
+
   std::ofstream(dir / "search.json") << R"({"winner": null, "ranked": []})";
   auto bad = LoadResults({dir.string()});
   ASSERT_FALSE(bad.ok());
