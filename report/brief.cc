@@ -114,9 +114,27 @@ std::vector<Comparison> Comparisons(const Analysis& a) {
   return out;
 }
 
+// The KV tiers under a deployment's GPUs, as its summary echoes them
+// ("host 100 GiB/GPU"), or "none".
+std::string KvTiersLabel(const nlohmann::json& d) {
+  if (!d.is_object() || !d.contains("kv_tiers") || !d["kv_tiers"].is_array()) return "none";
+  std::string out;
+  for (const auto& t : d["kv_tiers"]) {
+    if (!t.is_object()) continue;
+    const auto tier = t.find("tier");
+    const auto gib = t.find("gib_per_gpu");
+    if (tier == t.end() || !tier->is_string()) continue;
+    out += (out.empty() ? "" : " + ") + tier->get<std::string>();
+    if (gib != t.end() && gib->is_number()) out += " " + FormatNumber(gib->get<double>()) + " GiB/GPU";
+  }
+  return out.empty() ? "none" : out;
+}
+
 std::string WhatChanged(const Summary& base, const Summary& s) {
   std::vector<std::string> parts;
   if (base.model != s.model) parts.push_back("model " + base.model + kArrow + s.model);
+  const std::string tiers_from = KvTiersLabel(base.deployment), tiers_to = KvTiersLabel(s.deployment);
+  if (tiers_from != tiers_to) parts.push_back("KV tiers " + tiers_from + kArrow + tiers_to);
   // The levers a planner pulls first, then the rest (engine limits that
   // follow from them) in name order.
   std::vector<std::string> keys = {"replicas", "tp", "ep", "weights", "kv_cache", "kv_integrity"};

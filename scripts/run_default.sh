@@ -90,6 +90,12 @@ done
 for v in nocache cache spec; do
   warned "$CAPPLAN" simulate "scenarios/kimi-k2.6-agent-$v.json" --out "$STUDY/kimi-k2.6-agent-$v"
 done
+# Agent sessions whose contexts outgrow HBM (sim/kv_tiers.h): the same
+# sessions with only the GPU's prefix cache, then with the scenario's
+# host-memory KV tier (SGLang HiCache, 200 GiB per GPU) under it.
+warned "$CAPPLAN" simulate scenarios/agentic/kimi-k2.6-hicache.json --set 'deployment.kv_tiers=[]' \
+  --set name=kimi-k2.6-hbm-only --out "$STUDY/kimi-k2.6-hbm-only"
+warned "$CAPPLAN" simulate scenarios/agentic/kimi-k2.6-hicache.json --out "$STUDY/kimi-k2.6-hicache"
 results=()
 for s in kimi-k2.6-kv-bf16 kimi-k2.6-kv-fp8 glm-5.2-decode-fp8 glm-5.2-decode-int4 \
          kimi-k2.6-integrity-none kimi-k2.6-integrity-verify; do
@@ -99,19 +105,25 @@ results+=("$STUDY/pd-glm-5.2-colocated" "$STUDY/pd-glm-5.2" \
           "$STUDY/pd-kimi-k2.6-colocated" "$STUDY/pd-kimi-k2.6" \
           "$STUDY/kimi-k2.6-agent-nocache" "$STUDY/kimi-k2.6-agent-cache" \
           "$STUDY/kimi-k2.6-agent-spec")
+# The what-if page re-simulates shipped scenarios by name; the HBM-only run
+# is the host-tier scenario with its tier removed, so these two join the
+# reports only.
+whatif_results=("${results[@]}")
+results+=("$STUDY/kimi-k2.6-hbm-only" "$STUDY/kimi-k2.6-hicache")
 for fmt in html md; do
   "$CAPPLAN" report "${results[@]}" --out "$STUDY/report.$fmt" \
     --title "Motivating study: Kimi K2.6 and GLM-5.2 on 8x H200 (simulated)" \
     --baseline kimi-k2.6-kv-bf16 --baseline glm-5.2-decode-fp8 \
     --baseline kimi-k2.6-integrity-none --baseline pd-glm-5.2-colocated \
-    --baseline pd-kimi-k2.6-colocated --baseline kimi-k2.6-agent-nocache >/dev/null
+    --baseline pd-kimi-k2.6-colocated --baseline kimi-k2.6-agent-nocache \
+    --baseline kimi-k2.6-hbm-only >/dev/null
 done
 # The what-if page (`capplan report --interactive`): the study's scenarios,
 # one preset per result, re-simulated in the browser as controls change.
 # Only when the simulator's WebAssembly module was built (emscripten).
 whatif=""
 if [ -f "$BUILD/wasm/capplan_sim.js" ]; then
-  "$CAPPLAN" report "${results[@]}" --interactive --wasm "$BUILD/wasm/capplan_sim.js" \
+  "$CAPPLAN" report "${whatif_results[@]}" --interactive --wasm "$BUILD/wasm/capplan_sim.js" \
     --out "$STUDY/whatif.html" --title "What if: Kimi K2.6 and GLM-5.2 on 8x H200" >/dev/null
   whatif="$STUDY/whatif.html"
 fi
@@ -177,8 +189,8 @@ brief "GLM-5.2 prefill weights int4 vs fp8, 8K prompts" \
   "$STUDY/glm-5.2-prefill-fp8" "$STUDY/glm-5.2-prefill-int4"
 brief "Kimi K2.6 KV integrity verify vs none" \
   "$STUDY/kimi-k2.6-integrity-none-c64" "$STUDY/kimi-k2.6-integrity-verify-c64"
-brief "Kimi K2.6 agents (64 multi-turn sessions, 8K shared prompt), prefix cache on vs off" \
-  "$STUDY/kimi-k2.6-agent-nocache" "$STUDY/kimi-k2.6-agent-cache"
+brief "Kimi K2.6 agents past HBM (10-50K contexts), host KV tier vs HBM only" \
+  "$STUDY/kimi-k2.6-hbm-only" "$STUDY/kimi-k2.6-hicache"
 brief "GLM-5.2 at SLO p90 TTFT 2 s/TPOT 50 ms, cheapest PD vs co-located" \
   "$STUDY/search-glm-5.2-colocated" "$STUDY/search-pd-glm-5.2-ratio"
 brief "Kimi K2.6 at the same SLO, cheapest PD vs co-located" \

@@ -27,6 +27,17 @@ Status ParseHostTier(JsonObject& t, const models::HostKvTierRule& rule, KvTiersS
 
 }  // namespace
 
+nlohmann::json KvTiersJson(const KvTiersSpec& t) {
+  nlohmann::json tiers = nlohmann::json::array();
+  if (!t.has_host()) return tiers;
+  std::string policy;
+  for (const auto& [p, name] : kPolicies) {
+    if (p == t.host_write_policy) policy = name;
+  }
+  tiers.push_back({{"tier", "host"}, {"gib_per_gpu", t.host_gib_per_gpu}, {"write_policy", policy}});
+  return tiers;
+}
+
 Status ParseKvTiers(JsonObject& d, const models::EngineProfile& engine, const std::string& release,
                     KvTiersSpec* out) {
   if (!d.Has("kv_tiers")) return Status::Ok();

@@ -30,6 +30,10 @@ struct KvTiersSpec {
   bool has_host() const { return host_gib_per_gpu > 0; }
 };
 
+// The tiers as a scenario writes them (for the summary's deployment echo);
+// an empty list without tiers.
+nlohmann::json KvTiersJson(const KvTiersSpec& t);
+
 // Reads d's optional "kv_tiers" for a deployment of `release` (e.g. "sglang
 // 0.5.4", for errors) whose engine profile entry is `engine`.
 Status ParseKvTiers(JsonObject& d, const models::EngineProfile& engine, const std::string& release,

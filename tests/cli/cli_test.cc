@@ -104,7 +104,8 @@ TEST_F(CapplanCli, MakeRunEndsWithAShortSummaryAndWritesTablesToFiles) {
        {"Kimi K2.6 KV fp8 vs bf16", "GLM-5.2 decode weights int4 vs fp8",
         "GLM-5.2 prefill weights int4 vs fp8", "Kimi K2.6 KV integrity verify vs none",
         "cheapest PD vs co-located", "KV capacity ", " out tok/s (", " in tok/s (", " /M out tok (",
-        "verify ", "binds ", "Energy, decode at c=64 (J/out tok", "Kimi fp8 KV "}) {
+        "verify ", "binds ", "Energy, decode at c=64 (J/out tok", "Kimi fp8 KV ",
+        "host KV tier vs HBM only (KV tiers none→host 200 GiB/GPU)", "prefix cache hit "}) {
     EXPECT_NE(text.find(needle), std::string::npos) << needle << "\n" << text;
   }
   // The detailed tables are in files, not on the terminal.
