@@ -40,6 +40,8 @@ nlohmann::json KvTiersJson(const KvTiersSpec& t) {
 
 Status ParseKvTiers(JsonObject& d, const models::EngineProfile& engine, const std::string& release,
                     KvTiersSpec* out) {
+  // Null, as `--set deployment.kv_tiers=null` writes it, is no tiers.
+  d.Touch("kv_tiers");
   if (!d.Has("kv_tiers")) return Status::Ok();
   const nlohmann::json* raw = d.Raw("kv_tiers");
   if (!raw->is_array()) {

@@ -68,7 +68,18 @@ TEST(KvTiers, MoreHostMemoryFindsMoreHistory) {
     EXPECT_GT(hit, last);
     last = hit;
     EXPECT_EQ(run->summary.pools.at(0).host_cache_hit_rate.has_value(), gib > 0);
+    // The summary echoes the tiers as the scenario writes them.
+    const nlohmann::json& echo = run->summary.pools.at(0).deployment;
+    EXPECT_EQ(echo.contains("kv_tiers"), gib > 0);
+    if (gib > 0) {
+      EXPECT_EQ(echo["kv_tiers"][0]["gib_per_gpu"].get<double>(), gib);
+    }
   }
+  // Null, as `--set deployment.kv_tiers=null` writes it, means no tiers.
+  doc["deployment"]["kv_tiers"] = nullptr;
+  auto none = RunDoc(doc);
+  ASSERT_TRUE(none.ok()) << none.status().message();
+  EXPECT_FALSE(none->summary.pools.at(0).host_cache_hit_rate.has_value());
 }
 
 TEST(KvTiers, DeploymentsWithoutTheTierAreRefused) {
