@@ -182,6 +182,8 @@ class CommandLine {
                          "; set deployment.engine_version to a release that has it, or "
                          "change the setting");
   }
+  // A flag the engine profile names for the resolved version.
+  void AddFlag(const std::string& flag) { flags_ += " " + flag; }
   void Note(const std::string& text) { notes_ += "# " + text + "\n"; }
   std::string Render(const std::string& model) const {
     const std::string m = e_.model_positional ? " " + model : " " + e_.model_flag + " " + model;
@@ -326,6 +328,8 @@ Status AddExecution(const sim::DeploymentSpec& d, CommandLine* c) {
         d.engine == "vllm" ? models::DeepEpModeName(d.expert.deepep_mode) : "";
     CAPPLAN_RETURN_IF_ERROR(c->Add("deepep", mode, "expert_parallel deepep", Need::kComment));
   }
+  // The scenario parse refused a version without it (micro_batch_overlap).
+  if (d.two_batch_overlap) c->AddFlag(d.engine_resolution.profile->micro_batch_overlap.flag);
   if (d.speculative.on()) {
     c->Note(std::string("speculative ") + sim::speculative::MethodName(d.speculative.method) +
             ", " + std::to_string(d.speculative.draft_tokens()) +

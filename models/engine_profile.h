@@ -184,6 +184,20 @@ struct HostKvTierRule {
   bool present() const { return !write_policies.empty(); }
 };
 
+// Two micro-batches overlapped ("micro_batch_overlap" in the profile; absent:
+// the version has none capplan describes): SGLang's two-batch overlap, vLLM's
+// dual-batch overlap. A step splits in two when its tokens reach the
+// threshold for its kind (decode only, or holding a prefill chunk), and the
+// MoE all-to-all of one micro-batch runs under the other's compute.
+struct MicroBatchOverlapRule {
+  std::string flag;               // the launch flag that turns it on
+  bool requires_deepep = false;   // needs the DeepEP all-to-all
+  int64_t decode_token_threshold = 0;
+  int64_t prefill_token_threshold = 0;
+  std::string source;
+  bool present() const { return !flag.empty(); }
+};
+
 // A memory term that rests on one public log or on an assumption carries
 // its plausible span ("range": [lo, hi] beside "value", same unit); terms
 // from an engine rule or from two or more logs carry none. Booleans are 0/1.
@@ -273,6 +287,7 @@ struct EngineProfile {
   // "<implementation>.<format selector>" -> how its weights are resident.
   std::map<std::string, ResidentWeightRule> resident_weights;
   HostKvTierRule host_kv_tier;
+  MicroBatchOverlapRule micro_batch_overlap;
   // "defaults.page_size" -> source, "memory.startup_bytes" -> source, ...
   std::map<std::string, std::string> sources;
   // Memory term ("startup_bytes") -> its range, for the terms that have one.

@@ -438,6 +438,30 @@ Status ParseHostKvTier(JsonObject& e, EngineProfile* p) {
   return h.Finish();
 }
 
+// "micro_batch_overlap": {"flag", "requires_deepep", "decode_token_threshold",
+// "prefill_token_threshold", "source"}.
+Status ParseMicroBatchOverlap(JsonObject& e, EngineProfile* p) {
+  if (!e.Has("micro_batch_overlap")) return Status::Ok();
+  CAPPLAN_ASSIGN_OR_RETURN(JsonObject o, e.Child("micro_batch_overlap", true));
+  MicroBatchOverlapRule& r = p->micro_batch_overlap;
+  CAPPLAN_RETURN_IF_ERROR(o.Get("flag", &r.flag, true));
+  if (r.flag.rfind("--", 0) != 0) {
+    return o.Error("flag", "must be a launch flag, e.g. \"--enable-dbo\"");
+  }
+  CAPPLAN_RETURN_IF_ERROR(o.Get("requires_deepep", &r.requires_deepep, true));
+  const std::pair<const char*, int64_t*> thresholds[] = {
+      {"decode_token_threshold", &r.decode_token_threshold},
+      {"prefill_token_threshold", &r.prefill_token_threshold}};
+  for (const auto& [key, out] : thresholds) {
+    CAPPLAN_RETURN_IF_ERROR(o.Get(key, out, true));
+    CAPPLAN_RETURN_IF_ERROR(o.CheckRange(key, static_cast<double>(*out), 2, 1 << 24));
+  }
+  CAPPLAN_RETURN_IF_ERROR(o.Get("source", &r.source, true));
+  if (r.source.empty()) return o.Error("source", "every value names its source");
+  p->sources["micro_batch_overlap"] = r.source;
+  return o.Finish();
+}
+
 // How the version splits routed (and redundant) experts over EP ranks.
 Status ParseExpertSplit(JsonObject& e, EngineProfile* p) {
   CAPPLAN_ASSIGN_OR_RETURN(JsonObject x, e.Child("expert_parallel", true));
@@ -475,6 +499,7 @@ Status ParseEngineEntry(const nlohmann::json& merged, const std::string& origin,
   CAPPLAN_RETURN_IF_ERROR(ParseArchitectureKernels(e, p));
   CAPPLAN_RETURN_IF_ERROR(ParseResidentWeights(e, p));
   CAPPLAN_RETURN_IF_ERROR(ParseHostKvTier(e, p));
+  CAPPLAN_RETURN_IF_ERROR(ParseMicroBatchOverlap(e, p));
   CAPPLAN_RETURN_IF_ERROR(ParseLaunchBackends(e, p));
   CAPPLAN_RETURN_IF_ERROR(ParseExpertSplit(e, p));
   return e.Finish();

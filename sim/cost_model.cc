@@ -31,6 +31,7 @@ void StepCost::Add(const StepCost& o) {
   spec_verify_seconds += o.spec_verify_seconds;
   launch_seconds += o.launch_seconds;
   kv_load_seconds += o.kv_load_seconds;
+  overlap_hidden_seconds += o.overlap_hidden_seconds;
   drift_seconds += o.drift_seconds;
   tensor_peak_seconds += o.tensor_peak_seconds;
   hbm_peak_seconds += o.hbm_peak_seconds;
@@ -52,6 +53,7 @@ void StepCost::AddTimes(const StepCost& o, int64_t times) {
   spec_verify_seconds += k * o.spec_verify_seconds;
   launch_seconds += k * o.launch_seconds;
   kv_load_seconds += k * o.kv_load_seconds;
+  overlap_hidden_seconds += k * o.overlap_hidden_seconds;
   drift_seconds += k * o.drift_seconds;
   tensor_peak_seconds += k * o.tensor_peak_seconds;
   hbm_peak_seconds += k * o.hbm_peak_seconds;

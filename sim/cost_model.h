@@ -65,6 +65,11 @@ struct StepCost {
   // class and bound, and the collective provenance: a transfer priced from
   // the link's datasheet bandwidth, like a collective).
   double kv_load_seconds = 0;
+  // Two-batch overlap (sim/micro_batch_overlap.h): all-to-all seconds run
+  // under the other micro-batch's compute. Outside `seconds` and every
+  // class, bound and provenance sum: taken out of the communication class
+  // and bound and the collective provenance.
+  double overlap_hidden_seconds = 0;
   // Sum over ops priced by a kernel table measured at another engine
   // release of their seconds times that table's version drift: divided by
   // `seconds`, the step-time-weighted drift (sim/prediction_intervals.h).

@@ -234,6 +234,11 @@ ModelPricerOptions PricerOptions(const State& st) {
   }
   if (st.profile.power.present) po.power = &st.profile.power;
   po.power_limit_w = d.power_limit_w.value_or(0);
+  if (d.two_batch_overlap) {
+    const models::MicroBatchOverlapRule& r = d.engine_resolution.profile->micro_batch_overlap;
+    po.overlap_decode_tokens = r.decode_token_threshold;
+    po.overlap_prefill_tokens = r.prefill_token_threshold;
+  }
   return po;
 }
 
@@ -248,7 +253,8 @@ std::string PriceFingerprint(const State& st, const ModelPricerOptions& po) {
      << po.cpu_schedule_s << " " << po.cpu_schedule_per_request_s << " "
      << po.cpu_output_per_token_s << " " << po.output_separate << " " << po.nvls << " "
      << po.kv_verify << " " << po.page_size << " " << po.verify_tag_bytes_per_page_per_layer << " "
-     << po.verify_kernels_per_step;
+     << po.verify_kernels_per_step << " " << po.overlap_decode_tokens << " "
+     << po.overlap_prefill_tokens;
   return fp.str();
 }
 

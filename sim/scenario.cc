@@ -10,6 +10,7 @@
 #include "models/engine_step_costs.h"
 #include "models/expert_parallel.h"
 #include "sim/cost_model.h"
+#include "sim/micro_batch_overlap.h"
 #include "sim/router.h"
 #include "sim/scheduler.h"
 #include "sim/simulate.h"
@@ -422,6 +423,9 @@ Status ParseDeployment(JsonObject& d, DeploymentSpec* o) {
   CAPPLAN_RETURN_IF_ERROR(ParseKvTiers(d, *o->engine_resolution.profile,
                                        o->engine + " " + o->engine_resolution.version,
                                        &o->kv_tiers));
+  CAPPLAN_RETURN_IF_ERROR(ParseTwoBatchOverlap(
+      d, *o->engine_resolution.profile, o->engine + " " + o->engine_resolution.version, o->ep,
+      o->expert.all_to_all, &o->two_batch_overlap));
   CAPPLAN_RETURN_IF_ERROR(d.Finish());
   return CheckLayout(d, o);
 }

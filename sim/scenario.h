@@ -80,6 +80,9 @@ struct DeploymentSpec {
   // KV tiers below the GPU (sim/kv_tiers.h): a host-memory tier under the
   // prefix cache.
   KvTiersSpec kv_tiers;
+  // Two micro-batches, one's MoE all-to-all under the other's compute
+  // (sim/micro_batch_overlap.h; the engine profile's micro_batch_overlap).
+  bool two_batch_overlap = false;
   // The kernel implementation per op selector (models/kernel_choice.h): the
   // engine version's choices with the deployment's `kernels` over them
   // (`kernel_overrides`, checked against the hardware profile's tables when

@@ -1,6 +1,7 @@
 #include "sim/step_pricer.h"
 
 #include "sim/energy.h"
+#include "sim/micro_batch_overlap.h"
 
 #include <algorithm>
 #include <bit>
@@ -151,14 +152,53 @@ StepContext ModelStepPricer::BuildOps(const StepWork& work, int64_t priced_ctx_s
 }
 
 StepCost ModelStepPricer::Compute(const StepWork& work, std::set<std::string>* warnings) {
-  const StepContext ctx = BuildOps(work, key_[1]);
-  StepCost c = cost_->PriceOps(ops_, ctx, warnings);
+  StepCost c;
+  StepWork a, b;
+  if (opt_.overlap_decode_tokens > 0 && SplitSignature(work, &a, &b)) {
+    c = ComputeOverlapped(work, a, b, warnings);
+  } else {
+    const StepContext ctx = BuildOps(work, key_[1]);
+    c = cost_->PriceOps(ops_, ctx, warnings);
+  }
   if (opt_.power != nullptr) ChargeStepPower(*opt_.power, opt_.power_limit_w, &c);
   if (opt_.spec_draft_tokens > 0 && work.decode_n > 0) {
     c.spec_verify_seconds =
         c.seconds - c.class_seconds[static_cast<int>(models::OpClass::kOverhead)] - c.draft_seconds;
   }
   return c;
+}
+
+bool ModelStepPricer::SplitSignature(const StepWork& work, StepWork* a, StepWork* b) const {
+  // Split the signature's canonical batch, not the step itself, so that the
+  // price stays a function of the signature.
+  StepWork canonical = work;
+  canonical.decode_ctx_sum = key_[1];
+  for (auto& c : canonical.prefill) c.cached_tokens = BucketValue(c.cached_tokens);
+  return SplitForOverlap(canonical, 1 + opt_.spec_draft_tokens, opt_.overlap_decode_tokens,
+                         opt_.overlap_prefill_tokens, a, b);
+}
+
+StepCost ModelStepPricer::ComputeOverlapped(const StepWork& work, const StepWork& a,
+                                            const StepWork& b, std::set<std::string>* warnings) {
+  const StepContext whole = BuildOps(work, key_[1]);
+  StepCost part[2];
+  double all_to_all[2] = {0, 0};
+  const StepWork* halves[2] = {&a, &b};
+  for (int i = 0; i < 2; ++i) {
+    StepContext ctx = BuildOps(*halves[i], halves[i]->decode_ctx_sum);
+    // One graph holds both micro-batches: captured for the whole batch.
+    ctx.cuda_graph = whole.cuda_graph;
+    part[i] = cost_->PriceOps(ops_, ctx, warnings);
+    all_to_all_ops_.clear();
+    for (const models::Op& op : ops_) {
+      if (op.kind == models::OpKind::kAllToAll) all_to_all_ops_.push_back(op);
+    }
+    if (!all_to_all_ops_.empty()) {
+      const StepCost comm = cost_->PriceOps(all_to_all_ops_, ctx, nullptr);
+      all_to_all[i] = comm.bound_seconds[static_cast<int>(Bound::kCommunication)];
+    }
+  }
+  return CombineMicroBatches(part[0], all_to_all[0], part[1], all_to_all[1], whole);
 }
 
 const std::vector<models::Op>& ModelStepPricer::StepOps(const StepWork& work, StepContext* ctx) {

@@ -78,6 +78,11 @@ struct ModelPricerOptions {
   // kernels that would draw more (sim/energy.h ChargeStepPower).
   const hw::PowerModel* power = nullptr;
   double power_limit_w = 0;
+  // Two-batch overlap (sim/micro_batch_overlap.h): a step of at least this
+  // many tokens runs as two micro-batches (decode only / holding a prefill
+  // chunk); 0: never.
+  int64_t overlap_decode_tokens = 0;
+  int64_t overlap_prefill_tokens = 0;
 };
 
 struct StepKeyHash {
@@ -161,6 +166,12 @@ class ModelStepPricer : public StepPricer {
   StepContext BuildOps(const StepWork& work, int64_t priced_ctx_sum);
   // Prices key_'s signature: the canonical batch through the cost model.
   StepCost Compute(const StepWork& work, std::set<std::string>* warnings);
+  // Splits key_'s signature in two micro-batches (SplitForOverlap); false
+  // when the engine runs it whole.
+  bool SplitSignature(const StepWork& work, StepWork* a, StepWork* b) const;
+  // Compute for a step the engine runs as micro-batches `a` and `b`.
+  StepCost ComputeOverlapped(const StepWork& work, const StepWork& a, const StepWork& b,
+                             std::set<std::string>* warnings);
   // Appends the draft model's passes of one speculative step to ops_:
   // a draft extend over the prefill chunks and each decode request's
   // verified positions (k + 1 rows, the most it can accept), then k - 1
@@ -196,6 +207,7 @@ class ModelStepPricer : public StepPricer {
   std::vector<int64_t> key_;
   std::vector<models::Op> ops_;
   std::vector<models::Op> draft_ops_;
+  std::vector<models::Op> all_to_all_ops_;
   std::set<std::string> warnings_;
   int64_t hits_ = 0, misses_ = 0;
 };

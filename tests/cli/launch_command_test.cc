@@ -111,6 +111,20 @@ TEST(Launch, SglangRedundantExpertsAreTheTotal) {
       << r.out;
 }
 
+// Two-batch overlap prints the flag the engine profile names for the
+// version (models/engines/*.json micro_batch_overlap).
+TEST(Launch, TwoBatchOverlapFlag) {
+  const Launched s = Launch({Scenario("scenarios/wide-ep/deepseek-r1-ep32-h200-rdma-tbo.json")});
+  ASSERT_TRUE(s.status.ok()) << s.status.message();
+  EXPECT_NE(s.out.find(" --moe-a2a-backend deepep --enable-two-batch-overlap "), std::string::npos)
+      << s.out;
+  const Launched v = Launch({Scenario("scenarios/wide-ep/glm-5.2-vllm-dp-ep16-h200.json"), "--set",
+                             "deployment.two_batch_overlap=true"});
+  ASSERT_TRUE(v.status.ok()) << v.status.message();
+  EXPECT_NE(v.out.find(" --all2all-backend deepep_low_latency --enable-dbo "), std::string::npos)
+      << v.out;
+}
+
 // vLLM's wide EP: DP attention over 16 ranks on 2 nodes, EPLB with its
 // redundant experts, DeepEP's low-latency kernels; each node runs 8 ranks.
 TEST(Launch, VllmWideEpAcrossNodes) {
