@@ -8,6 +8,7 @@
 #include <ostream>
 
 #include "common/atomic_file.h"
+#include "common/units.h"
 #include "models/card.h"
 #include "models/hf_import.h"
 
@@ -17,7 +18,6 @@ namespace capplan::cli {
 
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 std::string Fixed(double v, int digits) {
   char buf[64];
@@ -31,15 +31,15 @@ void PrintSummary(const models::ModelCard& card, const models::HfImport& imp,
       << (imp.quant_method.empty() ? "" : ", quantization " + imp.quant_method) << "\n";
   out << "  parameters: " << Fixed(s.params_total / 1e9, 2) << "B total, "
       << Fixed(s.params_active / 1e9, 2) << "B active per token (MTP layers excluded)\n";
-  out << "  weights as shipped: " << Fixed(s.weight_bytes / kGiB, 2) << " GiB (" << s.weight_bytes
+  out << "  weights as shipped: " << Fixed(s.weight_bytes / kBytesPerGiB, 2) << " GiB (" << s.weight_bytes
       << " B)\n";
   for (const auto& [name, bytes] : s.component_bytes) {
     if (bytes == 0) continue;
     const std::string dtype = models::DtypeName(card.checkpoint.at(*models::ParseComponent(name)).dtype);
-    out << "    " << name << " (" << dtype << "): " << Fixed(bytes / kGiB, 3) << " GiB\n";
+    out << "    " << name << " (" << dtype << "): " << Fixed(bytes / kBytesPerGiB, 3) << " GiB\n";
   }
   if (s.mtp_weight_bytes > 0) {
-    out << "  MTP layers (not served): " << Fixed(s.mtp_weight_bytes / kGiB, 2) << " GiB\n";
+    out << "  MTP layers (not served): " << Fixed(s.mtp_weight_bytes / kBytesPerGiB, 2) << " GiB\n";
   }
   out << "  KV bytes per token (all layers, one GPU):";
   for (const auto& [dtype, bytes] : s.kv_bytes_per_token) out << " " << dtype << " " << bytes;

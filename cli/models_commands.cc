@@ -5,6 +5,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "common/units.h"
 #include "hw/profile.h"
 #include "common/json_util.h"
 #include "models/capacity_report.h"
@@ -19,7 +20,6 @@ namespace capplan::cli {
 
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 Status CheckFlagRange(const char* flag, double v, double lo, double hi) {
   if (!(v >= lo && v <= hi)) {

@@ -1,3 +1,4 @@
+#include "common/units.h"
 #include "models/capacity_report.h"
 
 #include <algorithm>
@@ -11,7 +12,6 @@ namespace capplan::models {
 
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 std::string FormatInt(int64_t v) {
   std::string s = std::to_string(v < 0 ? -v : v);
@@ -107,7 +107,7 @@ nlohmann::json HybridPoolsToJson(const MemoryPlan& p) {
 
 std::string FormatGib(double bytes) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f", bytes / kGiB);
+  std::snprintf(buf, sizeof buf, "%.2f", bytes / kBytesPerGiB);
   return buf;
 }
 

@@ -14,6 +14,7 @@
 #include <functional>
 #include <string>
 
+#include "common/units.h"
 #include "hw/op_pricing.h"
 #include "models/dtype_facts.h"
 #include "models/engine_profile.h"
@@ -25,13 +26,11 @@ namespace capplan::models {
 
 namespace memory_plan_internal {
 
-constexpr double kMiB = 1024.0 * 1024.0;
-constexpr double kGiB = 1024.0 * kMiB;
 constexpr int64_t kActivationBytes = 2;  // BF16 activations in the profile run
 
 std::string Gib(double bytes) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f", bytes / kGiB);
+  std::snprintf(buf, sizeof buf, "%.2f", bytes / kBytesPerGiB);
   return buf;
 }
 
@@ -46,7 +45,7 @@ double RoundTo(double v, int decimals) {
 // SGLang's default mem_fraction_static for this GPU and layout
 // (server_args.py of the profile's version). Reserve terms are in MiB.
 const SglangFractionBucket* FindBucket(const EngineMemoryRule& m, int64_t reported_bytes) {
-  const double gpu_mib = reported_bytes / kMiB;
+  const double gpu_mib = reported_bytes / kBytesPerMiB;
   const SglangFractionBucket* b = nullptr;
   for (const SglangFractionBucket& x : m.buckets) {
     if (gpu_mib >= x.min_gpu_gib * 1024 && gpu_mib < x.max_gpu_gib * 1024) b = &x;
@@ -57,7 +56,7 @@ const SglangFractionBucket* FindBucket(const EngineMemoryRule& m, int64_t report
 Result<double> SglangDefaultFraction(const EngineProfile& prof, int64_t reported_bytes,
                                      const ParallelLayout& l, const EngineMemoryOptions& o,
                                      const Resolved& r) {
-  const double gpu_mib = reported_bytes / kMiB;
+  const double gpu_mib = reported_bytes / kBytesPerMiB;
   const SglangFractionBucket* b = FindBucket(prof.memory, reported_bytes);
   if (b == nullptr) {
     return Status::Invalid("no SGLang " + prof.version + " mem_fraction_static rule for a " +

@@ -4,6 +4,7 @@
 #include <set>
 #include <sstream>
 
+#include "common/units.h"
 #include "report/brief.h"
 #include "report/formats.h"
 #include "report/svg_chart.h"
@@ -12,7 +13,6 @@
 namespace capplan::report {
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 // Charts scale with the page (viewBox, width 100%); a table wider than the
 // page scrolls inside its own box (div.table-wrap), never the page. Cells
@@ -208,16 +208,16 @@ std::string MemoryChart(const Analysis& a) {
       auto it = m.weights_by_component.find(k);
       const double b = it == m.weights_by_component.end() ? 0 : it->second;
       comp_sum += b;
-      v.push_back(b / kGiB);
+      v.push_back(b / kBytesPerGiB);
     }
     // Components that do not add up to the total (rounding, unlisted
     // buffers) go to the last component rather than vanish.
-    if (split && m.weights_bytes > comp_sum) v.back() += (m.weights_bytes - comp_sum) / kGiB;
-    if (!split) v.push_back(m.weights_bytes / kGiB);
-    v.push_back(m.reserve_bytes / kGiB);
-    v.push_back(m.kv_pool_bytes / kGiB);
+    if (split && m.weights_bytes > comp_sum) v.back() += (m.weights_bytes - comp_sum) / kBytesPerGiB;
+    if (!split) v.push_back(m.weights_bytes / kBytesPerGiB);
+    v.push_back(m.reserve_bytes / kBytesPerGiB);
+    v.push_back(m.kv_pool_bytes / kBytesPerGiB);
     const double used = m.weights_bytes + m.reserve_bytes + m.kv_pool_bytes;
-    v.push_back(m.gpu_memory_bytes > used ? (m.gpu_memory_bytes - used) / kGiB : 0);
+    v.push_back(m.gpu_memory_bytes > used ? (m.gpu_memory_bytes - used) / kBytesPerGiB : 0);
     spec.categories.push_back(c.short_label);
     spec.values.push_back(v);
     spec.bar_notes.push_back(

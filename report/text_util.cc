@@ -1,3 +1,4 @@
+#include "common/units.h"
 #include "report/text_util.h"
 
 #include <cctype>
@@ -40,7 +41,7 @@ std::string FormatPercent(double fraction) {
 
 std::string FormatGiB(double bytes) {
   char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.2f", bytes / (1024.0 * 1024.0 * 1024.0));
+  std::snprintf(buf, sizeof(buf), "%.2f", bytes / kBytesPerGiB);
   return buf;
 }
 

@@ -17,12 +17,11 @@
 
 #include "common/json_util.h"
 #include "common/status.h"
+#include "common/units.h"
 #include "models/engine_profile.h"
 #include "sim/prefix_cache/prefix_cache.h"
 
 namespace capplan::sim {
-
-inline constexpr double kBytesPerGiB = 1024.0 * 1024.0 * 1024.0;
 
 struct KvTiersSpec {
   double host_gib_per_gpu = 0;  // 0: no host tier
