@@ -37,6 +37,7 @@ void PreparedRun::AddDeployment(schema::PoolSummary* p) const {
                    {"cuda_graphs", d.cuda_graphs},
                    {"cuda_graph_max_bs", st_->cgbs},
                    {"overlap_schedule", st_->overlap},
+                   {"two_batch_overlap", d.two_batch_overlap},
                    {"mem_fraction_static", plan.mem_fraction},
                    {"cost_model", d.cost_model},
                    {"memory_rule", plan.rule_source}};

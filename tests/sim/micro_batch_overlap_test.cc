@@ -219,6 +219,8 @@ TEST(TboScenario, WideEpDecodeRunsFasterWithOverlap) {
     auto run = RunScenario(**sc, RunOptions{});
     ASSERT_TRUE(run.ok()) << run.status().message();
     tpot[on] = run->summary.tpot.median.value_or(0);
+    // The summary says which: a report compares the two by it.
+    EXPECT_EQ(run->summary.pools.at(0).deployment.value("two_batch_overlap", false), on == 1);
   }
   EXPECT_LT(tpot[1], tpot[0]);
   EXPECT_GT(tpot[1], 0.8 * tpot[0]);
