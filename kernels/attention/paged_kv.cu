@@ -50,7 +50,7 @@ __global__ void AppendKvKernel(const uint16_t* __restrict__ k_new,
   const int lp = pos / l.page_size, slot = pos % l.page_size;
   const bool in_table = row >= 0 && row < pt.batch && pos >= 0 && lp < pt.max_pages;
   const int page = in_table ? pt.pages[static_cast<size_t>(row) * pt.max_pages + lp] : -1;
-  if (page <= kKvPoisonPage || page >= l.num_pages) {
+  if (!KvPageInPool(page, l.num_pages)) {
     if (threadIdx.x == 0 && bad_tokens) atomicAdd(bad_tokens, 1);
     return;
   }

@@ -52,16 +52,22 @@ static_assert(sizeof(KvPageTag) == 16, "tag must stay 16 bytes (one load)");
 inline constexpr int64_t kKvNoRequest = -1;
 inline constexpr int32_t kKvPoisonPage = 0;
 
+// A physical page a live entry may name: past the poison page and inside a
+// pool of `num_pages` pages. Append (CPU and CUDA) writes only such pages;
+// verify reads only their tags.
+CAPPLAN_HD bool KvPageInPool(int32_t page, int num_pages) {
+  return page > kKvPoisonPage && page < num_pages;
+}
+
 // The integrity rule the CPU reference and the verify kernel share: a live
-// page-table entry (request, logical page, epoch) must point at a physical
-// page past the poison page and inside the pool whose tag names exactly
-// that. *found gets the tag read (no request, page -1, for a page out of
-// range).
+// page-table entry (request, logical page, epoch) must point at a page in
+// the pool (KvPageInPool) whose tag names exactly that. *found gets the tag
+// read (no request, page -1, for a page out of the pool).
 CAPPLAN_HD bool KvPageTagMatches(const KvPageTag* tags, int num_pages, int32_t page,
                                  int64_t request, int32_t logical_page, uint32_t epoch,
                                  KvPageTag* found) {
   *found = KvPageTag{kKvNoRequest, -1, 0};
-  if (page <= kKvPoisonPage || page >= num_pages) return false;
+  if (!KvPageInPool(page, num_pages)) return false;
   *found = tags[page];
   return found->request == request && found->logical_page == logical_page &&
          found->epoch == epoch;

@@ -93,7 +93,7 @@ Status AppendKvCpu(const AppendBatch& batch, const PageTable& pt, HostPagedKv* c
     }
     const int lp = pos / l.page_size, slot = pos % l.page_size;
     const int page = pt.Page(row, lp);
-    if (page <= kKvPoisonPage || page >= l.num_pages) {
+    if (!KvPageInPool(page, l.num_pages)) {
       return Status::Invalid("AppendKvCpu: token " + std::to_string(i) +
                              " maps to invalid physical page " + std::to_string(page));
     }
