@@ -28,69 +28,86 @@ hw::FormatId FormatOf(const std::string& dtype) {
   return id.ok() ? *id : hw::FormatId::kBf16;
 }
 
-// The record as the op it measures (hw/op_pricing.h prices both); false +
-// reason when no op the simulator prices matches it.
-bool AsOp(const MeasuredKernel& k, hw::OpPricingInput* op, std::string* why) {
+// A dense GEMM record: m rows through the weights.
+bool DenseGemmOp(const MeasuredKernel& k, hw::OpPricingInput* op, std::string* why) {
+  op->family = hw::OpFamily::kDenseGemm;
+  op->m = static_cast<double>(k.Shape("m"));
+  if (op->m <= 0) return *why = "dense_gemm record without shape.m", false;
+  if (k.weight_dtype == "int8") {
+    return *why = "no efficiency class prices W8A16 GEMMs (the simulator has none)", false;
+  }
+  return true;
+}
+
+// An MoE record: its rows over the experts they touch.
+bool MoeOp(const MeasuredKernel& k, hw::OpPricingInput* op, std::string* why) {
+  const int64_t rows = k.Shape("rows", k.Shape("tokens"));
+  const int64_t groups = k.Shape("touched_experts");
+  if (rows <= 0 || groups <= 0) {
+    return *why = "moe record without shape.rows and shape.touched_experts", false;
+  }
+  op->family = hw::OpFamily::kGroupedGemm;
+  op->m = static_cast<double>(rows);
+  op->groups = static_cast<double>(groups);
+  return true;
+}
+
+// An attention record, prefill or decode. The simulator prices attention at
+// the 16-bit rate whatever its formats (models/ops_attention.cc), so an FP8
+// attention kernel's table holds its efficiency as a fraction of that rate
+// too.
+void AttentionInput(const MeasuredKernel& k, bool prefill, hw::OpPricingInput* op) {
+  op->compute = hw::FormatId::kBf16;
+  const int64_t batch = std::max<int64_t>(k.Shape("batch", 1), 1);
+  if (prefill) {
+    const int64_t chunk = k.Shape("chunk", k.Shape("context"));
+    op->family = hw::OpFamily::kAttentionPrefill;
+    op->q_tokens = static_cast<double>(batch) * static_cast<double>(std::max<int64_t>(chunk, 1));
+    return;
+  }
+  op->family = hw::OpFamily::kAttentionDecode;
+  op->heads = static_cast<double>(std::max<int64_t>(k.Shape("q_heads", 1), 1));
+  op->q_tokens = static_cast<double>(batch);
+}
+
+}  // namespace
+
+// No default: a new MeasuredOp fails the build (-Wswitch) until it is
+// priced or refused here.
+bool PricingInputOf(const MeasuredKernel& k, hw::OpPricingInput* op, std::string* why) {
   op->weights = FormatOf(k.weight_dtype);
   op->compute = FormatOf(k.dtype);
-  if (k.op_class == "dense_gemm") {
-    op->family = hw::OpFamily::kDenseGemm;
-    op->m = static_cast<double>(k.Shape("m"));
-    if (op->m <= 0) return *why = "dense_gemm record without shape.m", false;
-    if (k.weight_dtype == "int8") {
-      return *why = "no efficiency class prices W8A16 GEMMs (the simulator has none)", false;
-    }
-    return true;
-  }
-  if (k.op_class == "moe") {
-    const int64_t rows = k.Shape("rows", k.Shape("tokens"));
-    const int64_t groups = k.Shape("touched_experts");
-    if (rows <= 0 || groups <= 0) {
-      return *why = "moe record without shape.rows and shape.touched_experts", false;
-    }
-    op->family = hw::OpFamily::kGroupedGemm;
-    op->m = static_cast<double>(rows);
-    op->groups = static_cast<double>(groups);
-    return true;
-  }
-  if (k.op_class == "attention") {
-    if (k.kernel == "paged_kv_append") {  // the simulator's kKvAppend is elementwise
+  switch (k.op) {
+    case MeasuredOp::kDenseGemm:
+      return DenseGemmOp(k, op, why);
+    case MeasuredOp::kMoe:
+      return MoeOp(k, op, why);
+    case MeasuredOp::kAttentionPrefill:
+    case MeasuredOp::kAttentionDecode:
+      AttentionInput(k, k.op == MeasuredOp::kAttentionPrefill, op);
+      return true;
+    case MeasuredOp::kKvAppend:  // the simulator's kKvAppend is elementwise
+    case MeasuredOp::kElementwise:
       op->family = hw::OpFamily::kElementwise;
       op->m = static_cast<double>(std::max<int64_t>(k.Shape("tokens"), 1));
       return true;
-    }
-    // The simulator prices attention at the 16-bit rate whatever its
-    // formats (models/ops_attention.cc), so an FP8 attention kernel's table
-    // holds its efficiency as a fraction of that rate too.
-    op->compute = hw::FormatId::kBf16;
-    const int64_t batch = std::max<int64_t>(k.Shape("batch", 1), 1);
-    if (k.kernel.find("prefill") != std::string::npos) {
-      const int64_t chunk = k.Shape("chunk", k.Shape("context"));
-      op->family = hw::OpFamily::kAttentionPrefill;
-      op->q_tokens = static_cast<double>(batch) * static_cast<double>(std::max<int64_t>(chunk, 1));
+    case MeasuredOp::kKvVerify:
+      // The simulator's kKvVerify: one head per request in the batch.
+      op->family = hw::OpFamily::kAttentionDecode;
+      op->q_tokens = static_cast<double>(std::max<int64_t>(k.Shape("batch", 1), 1));
       return true;
-    }
-    op->family = hw::OpFamily::kAttentionDecode;
-    op->heads = static_cast<double>(std::max<int64_t>(k.Shape("q_heads", 1), 1));
-    op->q_tokens = static_cast<double>(batch);
-    return true;
-  }
-  if (k.op_class == "elementwise") {
-    op->family = hw::OpFamily::kElementwise;
-    op->m = static_cast<double>(std::max<int64_t>(k.Shape("tokens"), 1));
-    return true;
-  }
-  if (k.op_class == "overhead" && k.kernel == "kv_integrity_verify") {
-    // The simulator's kKvVerify: one head per request in the batch.
-    op->family = hw::OpFamily::kAttentionDecode;
-    op->q_tokens = static_cast<double>(std::max<int64_t>(k.Shape("batch", 1), 1));
-    return true;
-  }
-  if (k.op_class == "communication") {
-    return *why = "collectives are not fitted from these records (profile keeps them)", false;
+    case MeasuredOp::kCommunication:
+      return *why = "collectives are not fitted from these records (profile keeps them)", false;
+    // Launch records fit the overheads (SortRecords), never a class.
+    case MeasuredOp::kKernelLaunch:
+    case MeasuredOp::kGraphLaunch:
+    case MeasuredOp::kOtherOverhead:
+      break;
   }
   return *why = "no efficiency class prices kernel '" + k.kernel + "'", false;
 }
+
+namespace {
 
 // A GEMM's fitted efficiency is a fraction of the rate its record's math
 // runs at, and the simulator reads it against the rate of the weight
@@ -121,7 +138,7 @@ bool SameRateAsSimulator(const MeasuredKernel& k, const hw::OpPricingInput& op,
 std::string Classify(const MeasuredKernel& k, const hw::HardwareProfile& p, FitPoint* fp,
                      std::string* why) {
   hw::OpPricingInput op;
-  if (!AsOp(k, &op, why)) return "";
+  if (!PricingInputOf(k, &op, why)) return "";
   const hw::OpPricing pricing = hw::PriceOp(op, p);
   if (!SameRateAsSimulator(k, op, pricing, p, why)) return "";
   fp->x = pricing.x;
@@ -249,9 +266,9 @@ SortedRecords SortRecords(const MeasurementSet& set, const hw::HardwareProfile& 
       continue;
     }
     std::string why;
-    if (k.op_class == "overhead" && k.kernel == "kernel_launch") {
+    if (k.op == MeasuredOp::kKernelLaunch) {
       sorted.launch.push_back(k.median_us * 1e-6);
-    } else if (k.op_class == "overhead" && k.kernel == "graph_launch") {
+    } else if (k.op == MeasuredOp::kGraphLaunch) {
       if (k.Shape("nodes") <= 0) {
         why = "graph_launch without shape.nodes";
       } else {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "calibrate/measurements.h"
+#include "hw/op_pricing.h"
 #include "hw/profile.h"
 
 namespace capplan::calibrate {
@@ -90,6 +91,13 @@ inline constexpr size_t kLooFolds = 16;
 // to fit keeps. Computes leave-one-out errors unless `with_loo` is false.
 ClassFit FitClass(const std::string& key, const std::vector<FitPoint>& points,
                   const hw::OpEfficiency& base, double hbm_bytes_per_s, bool with_loo = true);
+
+// The op a kernel record measures, as hw/op_pricing.h prices it (the rule
+// the simulator prices its own ops by, sim/cost_model.cc), chosen by the
+// record's MeasuredOp alone; false and the reason when the simulator prices
+// no such op (launch records fit the overheads instead, collectives are
+// fitted apart).
+bool PricingInputOf(const MeasuredKernel& k, hw::OpPricingInput* op, std::string* why);
 
 // Fixed overheads from records of op_class "overhead":
 //   kernel "kernel_launch": an empty kernel launched eagerly -> kernel_launch_s (median)

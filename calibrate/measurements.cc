@@ -65,7 +65,7 @@ Status ReadTiming(JsonObject& r, bool is_public, MeasuredKernel* k) {
     k->timing = KernelTiming::kFlopRate;
     return Status::Ok();
   }
-  if (k->op_class != "communication") {
+  if (k->op != MeasuredOp::kCommunication) {
     return r.Error("bus_bandwidth_bytes_per_s", "only communication records give a bus bandwidth");
   }
   const nlohmann::json* bw = r.Raw("bus_bandwidth_bytes_per_s");
@@ -156,10 +156,48 @@ Status ReadCheck(JsonObject& r, MeasuredKernel* k) {
   return Status::Ok();
 }
 
+// An attention record's op: the KV append, a prefill or (any other
+// attention kernel) a decode.
+MeasuredOp AttentionOp(const std::string& kernel) {
+  if (kernel == "paged_kv_append") return MeasuredOp::kKvAppend;
+  if (kernel.find("prefill") != std::string::npos) return MeasuredOp::kAttentionPrefill;
+  return MeasuredOp::kAttentionDecode;
+}
+
+// An overhead record's op: the verify batch, the two launch costs, or an
+// overhead no fit uses.
+MeasuredOp OverheadOp(const std::string& kernel) {
+  if (kernel == "kv_integrity_verify") return MeasuredOp::kKvVerify;
+  if (kernel == "kernel_launch") return MeasuredOp::kKernelLaunch;
+  if (kernel == "graph_launch") return MeasuredOp::kGraphLaunch;
+  return MeasuredOp::kOtherOverhead;
+}
+
+// The record's op_class (one of kOpClasses, else an error naming them) and,
+// with its kernel name (read first), the op it measures.
+Status ReadOp(JsonObject& r, MeasuredKernel* k) {
+  std::string op_class;
+  CAPPLAN_RETURN_IF_ERROR(r.Get("op_class", &op_class, true));
+  CAPPLAN_RETURN_IF_ERROR(r.CheckOneOf("op_class", op_class, kOpClasses));
+  if (op_class == "attention") {
+    k->op = AttentionOp(k->kernel);
+  } else if (op_class == "dense_gemm") {
+    k->op = MeasuredOp::kDenseGemm;
+  } else if (op_class == "moe") {
+    k->op = MeasuredOp::kMoe;
+  } else if (op_class == "communication") {
+    k->op = MeasuredOp::kCommunication;
+  } else if (op_class == "elementwise") {
+    k->op = MeasuredOp::kElementwise;
+  } else {  // "overhead", the one class left in kOpClasses
+    k->op = OverheadOp(k->kernel);
+  }
+  return Status::Ok();
+}
+
 Status ReadRecord(JsonObject& r, bool is_public, MeasuredKernel* k) {
   CAPPLAN_RETURN_IF_ERROR(r.Get("kernel", &k->kernel, true));
-  CAPPLAN_RETURN_IF_ERROR(r.Get("op_class", &k->op_class, true));
-  CAPPLAN_RETURN_IF_ERROR(r.CheckOneOf("op_class", k->op_class, kOpClasses));
+  CAPPLAN_RETURN_IF_ERROR(ReadOp(r, k));
   CAPPLAN_RETURN_IF_ERROR(r.Get("variant", &k->variant));
   CAPPLAN_RETURN_IF_ERROR(r.Get("implementation", &k->implementation));
   CAPPLAN_RETURN_IF_ERROR(r.Get("dtype", &k->dtype, true));

@@ -67,8 +67,26 @@ enum class KernelTiming {
   kBusBandwidth,  // bus_bandwidth_bytes_per_s (collectives): no time
 };
 
+// What a kernel record measures, read once from its op_class and, where
+// kernels of one class are priced differently, its kernel name
+// (MEASUREMENTS.md); calibration prices a record by this alone (fit.cc).
+enum class MeasuredOp {
+  kDenseGemm,         // dense_gemm
+  kMoe,               // moe: a grouped GEMM over the touched experts
+  kAttentionDecode,   // attention: any kernel not below
+  kAttentionPrefill,  // attention: a kernel whose name contains "prefill"
+  kKvAppend,          // attention: paged_kv_append (the simulator's kKvAppend)
+  kElementwise,       // elementwise
+  kKvVerify,          // overhead: kv_integrity_verify (the simulator's kKvVerify)
+  kKernelLaunch,      // overhead: kernel_launch, an empty kernel launched eagerly
+  kGraphLaunch,       // overhead: graph_launch, a graph of shape.nodes empty nodes
+  kOtherOverhead,     // overhead: any other kernel (no op the simulator prices)
+  kCommunication,     // communication: a collective
+};
+
 struct MeasuredKernel {
-  std::string kernel, op_class, variant, dtype, weight_dtype, kv_dtype;
+  std::string kernel, variant, dtype, weight_dtype, kv_dtype;
+  MeasuredOp op = MeasuredOp::kDenseGemm;
   // The kernel implementation the record timed (a key of the profile's
   // "kernels" block, e.g. "sglang_marlin_moe"); "" when the record names
   // none and fits its efficiency class.

@@ -80,7 +80,7 @@ TEST(CalibFit, RecoversKnownGemmCurvesFromNoisyMeasurements) {
     for (int m = 1; m <= 16384; m *= 2) {
       MeasuredKernel k;
       k.kernel = "gemm_bf16";
-      k.op_class = "dense_gemm";
+      k.op = MeasuredOp::kDenseGemm;
       k.dtype = k.weight_dtype = "bf16";
       k.shape = {{"m", m}, {"n", nk}, {"k", nk}};
       k.flops = 2.0 * m * nk * nk;
@@ -134,14 +134,14 @@ TEST(CalibFit, OverheadsFromLaunchRecords) {
   for (double us : {3.0, 4.0, 5.0}) {
     MeasuredKernel k;
     k.kernel = "kernel_launch";
-    k.op_class = "overhead";
+    k.op = MeasuredOp::kKernelLaunch;
     k.median_us = us;
     set.records.push_back(k);
   }
   for (int nodes : {10, 100, 1000}) {
     MeasuredKernel k;
     k.kernel = "graph_launch";
-    k.op_class = "overhead";
+    k.op = MeasuredOp::kGraphLaunch;
     k.shape = {{"nodes", nodes}};
     k.median_us = 12.0 + 0.5 * nodes;
     set.records.push_back(k);
@@ -165,7 +165,7 @@ TEST(CalibFit, GemmRecordsMustMultiplyAtTheRateTheSimulatorPrices) {
     for (int rows : {64, 4096}) {
       MeasuredKernel k;
       k.kernel = "fused_moe";
-      k.op_class = "moe";
+      k.op = MeasuredOp::kMoe;
       k.dtype = math;
       k.weight_dtype = "fp8";
       k.shape = {{"rows", rows}, {"touched_experts", 32}};
