@@ -38,8 +38,6 @@ struct MemoryPlan;
 
 namespace capplan::sim {
 
-struct Scenario;
-
 inline constexpr const char* kCalibrationOverlayFormat = "capplan.calibration_overlay.v1";
 inline constexpr const char* kKernelScalePrefix = "kernel_scale.";
 inline constexpr const char* kKvCapacityScaleTerm = "kv_capacity_scale";
@@ -106,11 +104,6 @@ struct AppliedCalibration {
   std::shared_ptr<const CalibrationOverlay> overlay;
   std::vector<std::string> notes;  // terms not applied, and why
 };
-
-// Reads the scenario's `calibration` key (a path relative to the scenario's
-// folder, or an overlay object) and applies the overlay to its pools.
-// Absent: nothing. An overlay whose engine no pool runs is an error.
-Status ParseScenarioCalibration(JsonObject& root, Scenario* sc);
 
 // Sets the band of every metric of a group the overlay has to the
 // overlay's residual spread around the point (then widened for a short

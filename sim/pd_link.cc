@@ -1,14 +1,14 @@
 #include "sim/pd_link.h"
 
-#include <algorithm>
-
 #include "hw/profile.h"
 #include "models/card.h"
 #include "sim/event_queue.h"
 #include "sim/metrics.h"
 #include "sim/pd/sender_links.h"
+#include "sim/pool_link.h"
 #include "sim/prepared_run.h"
 #include "sim/request_csv.h"
+#include "sim/scenario.h"
 #include "sim/serving_pool.h"
 #include "sim/sim_state.h"
 
@@ -301,26 +301,12 @@ Result<std::unique_ptr<PoolLink>> MakeKvLink(
   return std::unique_ptr<PoolLink>(std::make_unique<KvLink>(sc, pre_i, dec_i, *plan_r));
 }
 
-Result<PdRunResult> RunPd(const Scenario& sc, const RunOptions& options) {
-  if (!sc.transfer) return Status::Internal(sc.origin + ": a linked run needs a transfer");
-  RunOptions o;
-  o.fast_forward = options.fast_forward;
-  o.progress = options.progress;
-  CAPPLAN_ASSIGN_OR_RETURN(PoolsRun run, RunPools(sc, o));
-  const auto& link = static_cast<const KvLink&>(*run.link);
-  PdRunResult out;
-  out.summary = std::move(run.result.summary);
-  out.requests = link.requests();
-  out.transfer = link.plan();
-  return out;
+const std::vector<PdRequest>& KvLinkRequests(const PoolLink& link) {
+  return static_cast<const KvLink&>(link).requests();
 }
 
-Status RequireCompletions(const Scenario& sc, const PdRunResult& run) {
-  const bool none_done = std::none_of(run.requests.begin(), run.requests.end(),
-                                      [](const PdRequest& q) { return q.done; });
-  if (run.requests.empty() || !none_done) return Status::Ok();
-  return Status::Invalid(sc.origin + ": /workload: " +
-                         NoneCompletedMessage(static_cast<int64_t>(run.requests.size())));
+const KvTransferPlan& KvLinkPlan(const PoolLink& link) {
+  return static_cast<const KvLink&>(link).plan();
 }
 
 }  // namespace capplan::sim::pd

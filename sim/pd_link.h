@@ -13,22 +13,21 @@
 // Conservation is checked at the end of every run: every page back in both
 // pools, requests in = completed + failed, in each pool and end to end.
 //
-// The link drives sim's pools and the run driver picks it, so it sits in
-// sim/ beside the driver; sim/pd holds what it prices with (the transfer
-// plan, sim/pd/kv_transfer.h) and depends on nothing in sim.
+// The link drives sim's pools, so it sits in sim/; the run driver finds it
+// by name ("pd", sim/pool_link.h PoolLinks(), where its factory MakeKvLink
+// is declared) and never names it. sim/pd holds what it prices with (the
+// transfer plan, sim/pd/kv_transfer.h) and depends on nothing in sim.
 #ifndef CAPPLAN_SIM_PD_LINK_H_
 #define CAPPLAN_SIM_PD_LINK_H_
 
 #include <cstdint>
-#include <memory>
 #include <vector>
 
-#include "common/status.h"
-#include "schema/run_summary.h"
 #include "sim/pd/kv_transfer.h"
-#include "sim/run_driver.h"
-#include "sim/scenario.h"
-#include "sim/simulate.h"
+
+namespace capplan::sim {
+class PoolLink;  // sim/pool_link.h
+}  // namespace capplan::sim
 
 namespace capplan::sim::pd {
 
@@ -50,24 +49,11 @@ struct PdRequest {
   bool prefilled = false;  // completed in the prefill pool (its KV sent)
 };
 
-// The link of `sc` (a prefill pool, a decode pool and a transfer) over
-// its prepared pools, indexed as Scenario::pools.
-Result<std::unique_ptr<PoolLink>> MakeKvLink(
-    const Scenario& sc, const std::vector<std::unique_ptr<PreparedRun>>& pools);
-
-struct PdRunResult {
-  schema::RunSummary summary;
-  std::vector<PdRequest> requests;  // workload order
-  KvTransferPlan transfer;
-};
-
-// The run driver on `sc`, with each request's time in each stage (tests
-// and tools). From `options`: fast_forward and the progress bar. A run in
-// which every request failed is returned as it is (RequireCompletions).
-Result<PdRunResult> RunPd(const Scenario& sc, const RunOptions& options = RunOptions{});
-
-// InvalidConfig when every request failed (sim/run_driver.h).
-Status RequireCompletions(const Scenario& sc, const PdRunResult& run);
+// What the link `link` (made by MakeKvLink, the "pd" entry of PoolLinks())
+// kept: each request's time in each stage, in workload order, and the
+// transfer it planned (tests and tools read them from RunPools' PoolsRun).
+const std::vector<PdRequest>& KvLinkRequests(const PoolLink& link);
+const KvTransferPlan& KvLinkPlan(const PoolLink& link);
 
 }  // namespace capplan::sim::pd
 

@@ -17,7 +17,6 @@
 #include "models/ops.h"
 #include "sim/cost_model.h"
 #include "sim/prepared_run_state.h"
-#include "sim/run_driver.h"
 #include "sim/scenario.h"
 #include "sim/scheduler.h"
 

@@ -15,11 +15,13 @@
 #include "hw/profile.h"
 #include "models/card.h"
 #include "models/types.h"
-#include "sim/simulate.h"
-#include "sim/simulator.h"
+#include "sim/run_options.h"
+#include "sim/sim_config.h"
 #include "sim/step_pricer.h"
 
 namespace capplan::sim {
+
+struct Scenario;  // sim/scenario.h
 
 // What one pool's own requests came to as they left it: every request that
 // left, those completed there (warmup left out, as the end-to-end statistics
@@ -61,10 +63,6 @@ class PreparedRun {
                                     bool linked) const;
   // One track per replica with `sim`'s iterations (SimConfig::want_trace).
   nlohmann::json ReplicaTrace(const SimResult& sim) const;
-  // The summary and trace of this pool run alone from the requests `sim`
-  // kept (SimConfig::sink null), as RunScenario writes them when the
-  // requests stream out of the pool (tests compare the two).
-  RunResult Summarize(const SimResult& sim) const;
 
  private:
   void AddDeployment(schema::PoolSummary* p) const;

@@ -9,8 +9,6 @@
 #include "sim/prediction_intervals.h"
 #include "sim/prepared_run.h"
 #include "sim/prepared_run_state.h"
-#include "sim/request_log.h"
-#include "sim/run_driver.h"
 
 namespace capplan::sim {
 
@@ -235,22 +233,6 @@ nlohmann::json PreparedRun::ReplicaTrace(const SimResult& sim) const {
   }
   for (const auto& e : sim.trace_events) ev.push_back(e);
   return {{"traceEvents", ev}, {"displayTimeUnit", "ms"}};
-}
-
-RunResult PreparedRun::Summarize(const SimResult& sim) const {
-  const Scenario& sc = *st_->sc;
-  RequestLog log(RequestLog::Options{.slo = {sc.slo.ttft_ms, sc.slo.tpot_ms, sc.slo.e2el_ms},
-                                     .expected = static_cast<int64_t>(sim.requests.size()),
-                                     .ttft_split = TtftSplitOf(sc)});
-  PoolTally tally;
-  for (const ReqState& r : sim.requests) {
-    log.OnRetired(r);
-    CountLeft(r, &tally);
-  }
-  RunResult out;
-  out.summary = SummarizeRun(sc, st_->profile, log, sim, {SummarizePool(sim, tally, false)});
-  if (st_->options.want_trace) out.trace = ReplicaTrace(sim);
-  return out;
 }
 
 }  // namespace capplan::sim

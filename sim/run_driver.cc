@@ -2,8 +2,6 @@
 
 #include <sstream>
 
-#include "sim/metrics.h"
-#include "sim/pd_link.h"
 #include "sim/prediction_intervals.h"
 #include "sim/scenario.h"
 #include "sim/steady_state.h"
@@ -142,6 +140,13 @@ double HostTierUsdPerGpuHour(const Scenario& sc, size_t i, schema::RunSummary* s
 
 }  // namespace
 
+E2eAccumulator::TtftSplit TtftSplitOf(const Scenario& sc) {
+  using Split = E2eAccumulator::TtftSplit;
+  if (sc.pools.size() != 1) return Split::kNone;
+  return sc.pools[0].deployment.kv_tiers.has_host() ? Split::kQueuePrefillLoad
+                                                    : Split::kQueuePrefill;
+}
+
 void CountLeft(const ReqState& r, PoolTally* t) {
   ++t->left;
   if (r.status != ReqStatus::kDone) {
@@ -196,8 +201,10 @@ schema::RunSummary SummarizeRun(const Scenario& sc, const hw::HardwareProfile& p
 Result<PoolsRun> RunPools(const Scenario& sc, const RunOptions& options) {
   CAPPLAN_ASSIGN_OR_RETURN(Pools p, PreparePools(sc, options));
   PoolsRun run;
-  if (sc.transfer) {
-    CAPPLAN_ASSIGN_OR_RETURN(run.link, pd::MakeKvLink(sc, p.prepared));
+  if (!sc.pool_link.empty()) {
+    auto make = PoolLinks().Find(sc.pool_link);
+    if (!make.ok()) return make.status().WithPrefix(sc.origin);
+    CAPPLAN_ASSIGN_OR_RETURN(run.link, (*make)(sc, p.prepared));
   }
   PoolLink* link = run.link.get();
   const size_t exit_pool = link != nullptr ? link->exit_pool() : 0;

@@ -3,7 +3,8 @@
 // once: the per-request join (each request's end-to-end record is its state
 // as it leaves the pool it entered by), the end-to-end statistics and cost,
 // and one summary part per pool. A co-located scenario is one pool and no
-// link; prefill and decode pools are two pools and a KV link (sim/pd_link.h).
+// link; prefill and decode pools are two pools and a KV link (sim/pd_link.h),
+// found by name in the link registry (sim/pool_link.h).
 //
 // Requests stream out of the pools as they leave (sim/request_log.h): a run
 // holds its requests in flight, plus what a link keeps of each.
@@ -13,49 +14,26 @@
 #include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <span>
 #include <string>
 #include <vector>
 
 #include "common/status.h"
 #include "schema/run_summary.h"
-#include "sim/event_loop.h"
+#include "sim/metrics.h"
+#include "sim/pool_link.h"
 #include "sim/prepared_run.h"
 #include "sim/request_log.h"
+#include "sim/run_options.h"
 #include "sim/serving_pool.h"
-#include "sim/simulate.h"
 
 namespace capplan::sim {
 
 struct Scenario;  // sim/scenario.h
 
-// The protocol between linked pools: it hears every pool's reservations,
-// held prompts and failures (PoolListener), handles the events that belong
-// to no pool (LinkHandler), sees each request leave each pool, and adds to
-// the summary what only it knows.
-class PoolLink : public PoolListener, public LinkHandler {
- public:
-  // The pool hooks pool `i` runs with (sim/serving_pool.h PoolOptions).
-  virtual PoolOptions OptionsFor(size_t i) const = 0;
-  // Where requests enter and leave (its concurrency cap spans the request).
-  virtual size_t exit_pool() const = 0;
-  // The pools, indexed as the scenario's, before the loop starts.
-  virtual void Attach(std::span<ServingPool* const> pools, EventQueue* queue) = 0;
-  // Request r left pool `i`, done or failed (completion order). Returns
-  // whether it failed there by its own doing (not for another pool's).
-  virtual bool OnLeft(size_t i, const ReqState& r) = 0;
-  // requests.csv as the link writes it: header, and the row of a request
-  // that left the exit pool.
-  virtual const char* CsvHeader() const = 0;
-  virtual void AppendCsvRow(std::string* out, const ReqState& r) const = 0;
-  // Conservation across the pools, once the loop drained.
-  virtual Status Check() const = 0;
-  // Pool names and roles, per-pool costs, stage times, the link's own block.
-  virtual void AddToSummary(schema::RunSummary* s) const = 0;
-  virtual nlohmann::json Trace() const = 0;
-  // The error of a run in which every request failed.
-  virtual std::string NoneCompleted(int64_t n) const = 0;
-};
+// The parts of TTFT a run of sc reports: queue and prefill where one pool
+// takes the client's requests (linked pools give theirs per stage), and the
+// KV load wait too when that pool has a host KV tier.
+E2eAccumulator::TtftSplit TtftSplitOf(const Scenario& sc);
 
 // One request leaving a pool, counted into its tally.
 void CountLeft(const ReqState& r, PoolTally* t);
@@ -77,7 +55,7 @@ struct PoolsRun {
   Status completions;
 };
 
-// Runs every pool of `sc` (sim/simulate.h RunOptions). A run in which every
+// Runs every pool of `sc` (sim/run_options.h RunOptions). A run in which every
 // request failed is returned as it is (RunScenario refuses it).
 Result<PoolsRun> RunPools(const Scenario& sc, const RunOptions& options);
 

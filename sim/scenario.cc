@@ -12,8 +12,8 @@
 #include "sim/cost_model.h"
 #include "sim/micro_batch_overlap.h"
 #include "sim/router.h"
+#include "sim/scenario_calibration.h"
 #include "sim/scheduler.h"
-#include "sim/simulate.h"
 
 namespace capplan::sim {
 
@@ -458,6 +458,7 @@ Status ParsePdPools(JsonObject& root, Scenario* sc) {
     sc->pools.push_back(std::move(pool));
   }
   pd::KvTransferSpec& t = sc->transfer.emplace();
+  sc->pool_link = "pd";
   CAPPLAN_ASSIGN_OR_RETURN(JsonObject tj, p.Child("transfer"));
   CAPPLAN_RETURN_IF_ERROR(tj.Get("link", &t.link));
   CAPPLAN_RETURN_IF_ERROR(tj.CheckOneOf("link", t.link, pd::KvLinkChoices()));
@@ -577,13 +578,6 @@ Result<std::shared_ptr<const Scenario>> LoadScenarioFile(const std::string& path
     CAPPLAN_RETURN_IF_ERROR(SetDotted(&doc, s.substr(0, eq), s.substr(eq + 1), "--set"));
   }
   return ParseScenario(doc, path);
-}
-
-E2eAccumulator::TtftSplit TtftSplitOf(const Scenario& sc) {
-  using Split = E2eAccumulator::TtftSplit;
-  if (sc.pools.size() != 1) return Split::kNone;
-  return sc.pools[0].deployment.kv_tiers.has_host() ? Split::kQueuePrefillLoad
-                                                    : Split::kQueuePrefill;
 }
 
 models::ParallelLayout ParallelLayoutOf(const DeploymentSpec& d) {

@@ -5,10 +5,13 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "common/status.h"
 #include "models/engine_profile.h"
 #include "models/engine_step_costs.h"
 #include "models/types.h"
@@ -17,7 +20,6 @@
 #include "sim/cost_model.h"
 #include "sim/energy.h"
 #include "sim/kv_tiers.h"
-#include "sim/metrics.h"
 #include "sim/pd/kv_transfer.h"
 #include "sim/sim_state.h"
 #include "sim/speculative/acceptance.h"
@@ -142,6 +144,9 @@ struct Scenario {
   // pools, `transfer` is the link between them (sim/pd/README.md).
   std::vector<PoolSpec> pools;
   std::optional<pd::KvTransferSpec> transfer;
+  // The protocol that runs the pools together: a PoolLinks() name
+  // (sim/pool_link.h), "pd" where `transfer` is set; empty: one pool.
+  std::string pool_link;
   Workload workload;
   // cost.usd_per_gpu_hour; unset: the hardware profile's price block.
   // With cost.capex_usd_per_gpu and cost.amortization_years: the capex per
@@ -158,10 +163,13 @@ struct Scenario {
   nlohmann::json doc;  // the document as parsed (after --set overrides)
 };
 
-// The parts of TTFT a run of sc reports: queue and prefill where one pool
-// takes the client's requests (linked pools give theirs per stage), and the
-// KV load wait too when that pool has a host KV tier.
-E2eAccumulator::TtftSplit TtftSplitOf(const Scenario& sc);
+// Parses a scenario document; `origin` (a file name) prefixes every error,
+// with the JSON path of the offending field.
+Result<std::shared_ptr<const Scenario>> ParseScenario(const nlohmann::json& doc,
+                                                      const std::string& origin);
+// Reads `path`, applies "dotted.path=value" overrides, parses.
+Result<std::shared_ptr<const Scenario>> LoadScenarioFile(const std::string& path,
+                                                         const std::vector<std::string>& sets);
 
 }  // namespace capplan::sim
 

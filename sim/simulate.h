@@ -3,8 +3,9 @@
 //
 // CONTRACT (pinned before implementation; extend, don't break):
 //   * A scenario is a JSON document (scenarios/README.md documents every
-//     field). LoadScenarioFile applies `--set dotted.path=value` overrides
-//     (common/json_util.h SetDotted) before parsing.
+//     field), parsed by sim/scenario.h ParseScenario; LoadScenarioFile
+//     applies `--set dotted.path=value` overrides (common/json_util.h
+//     SetDotted) before parsing. RunOptions and RunResult: sim/run_options.h.
 //   * RunScenario is deterministic for a given scenario (seed included) and
 //     thread-safe (sweeps run many on a thread pool).
 //   * RunResult::summary is a schema::RunSummary (schema/run_summary.h);
@@ -36,52 +37,12 @@
 #ifndef CAPPLAN_SIM_SIMULATE_H_
 #define CAPPLAN_SIM_SIMULATE_H_
 
-#include <iosfwd>
-#include <memory>
-#include <nlohmann/json.hpp>
-#include <string>
-#include <vector>
-
 #include "common/status.h"
-#include "schema/run_summary.h"
+#include "sim/run_options.h"
 
 namespace capplan::sim {
 
-struct Scenario;        // sim/scenario.h
-struct ReqState;        // sim/sim_state.h
-class StepPriceCache;   // sim/step_pricer.h
-
-// Parses a scenario document; `origin` (a file name) prefixes every error,
-// with the JSON path of the offending field.
-Result<std::shared_ptr<const Scenario>> ParseScenario(const nlohmann::json& doc,
-                                                      const std::string& origin);
-// Reads `path`, applies "dotted.path=value" overrides, parses.
-Result<std::shared_ptr<const Scenario>> LoadScenarioFile(const std::string& path,
-                                                         const std::vector<std::string>& sets);
-
-struct RunOptions {
-  std::ostream* progress = nullptr;  // progress bar target (a terminal), or null
-  bool want_requests_csv = false;    // RunResult::requests_csv
-  // When set, requests.csv streams here as requests finish, instead of into
-  // RunResult::requests_csv (a day-long trace's rows need not fit in memory).
-  std::ostream* requests_csv_out = nullptr;
-  bool want_trace = false;  // Chrome/Perfetto trace JSON
-  // Steady decode in closed form (SimConfig::fast_forward); false: one event
-  // per iteration, the reference the fast path is tested against.
-  bool fast_forward = true;
-  // Step prices shared with other runs of the same pools (a sweep's or a
-  // search's runs; sim/step_pricer.h). Null: this run prices alone.
-  StepPriceCache* price_cache = nullptr;
-  // When set, receives every request's final state, in spec order (tests
-  // and tools that look at single requests).
-  std::vector<ReqState>* requests_out = nullptr;
-};
-
-struct RunResult {
-  schema::RunSummary summary;
-  std::string requests_csv;  // one row per request with its timestamps
-  nlohmann::json trace;      // {"traceEvents": [...]} when asked for
-};
+struct Scenario;  // sim/scenario.h
 
 // The estimated run time checked, then the run driver on every pool of the
 // scenario (sim/run_driver.h).

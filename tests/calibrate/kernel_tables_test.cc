@@ -14,6 +14,7 @@
 #include "models/kernel_choice.h"
 #include "models/ops.h"
 #include "sim/cost_model.h"
+#include "sim/scenario.h"
 #include "sim/simulate.h"
 
 namespace capplan::calibrate {

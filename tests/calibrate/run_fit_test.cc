@@ -15,6 +15,7 @@
 #include "common/json_util.h"
 #include "schema/run_summary.h"
 #include "sim/calibration_overlay.h"
+#include "sim/scenario.h"
 #include "sim/simulate.h"
 #include "tests/test_util/shell.h"
 

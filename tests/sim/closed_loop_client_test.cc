@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "common/json_util.h"
-#include "sim/simulator.h"
 #include "sim/workload/workload.h"
 #include "tests/sim/fake_pricer.h"
+#include "tests/test_util/simulate.h"
 
 namespace capplan::sim {
 namespace {

@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "sim/simulator.h"
 #include "tests/sim/fake_pricer.h"
+#include "tests/test_util/simulate.h"
 
 namespace capplan::sim {
 

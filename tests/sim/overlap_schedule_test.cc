@@ -8,7 +8,7 @@
 
 #include <vector>
 
-#include "sim/simulator.h"
+#include "sim/sim_config.h"
 #include "tests/sim/millisecond_steps.h"
 
 namespace capplan::sim {

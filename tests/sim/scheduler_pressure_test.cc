@@ -8,8 +8,8 @@
 #include <algorithm>
 #include <vector>
 
-#include "sim/simulator.h"
 #include "tests/sim/millisecond_steps.h"
+#include "tests/test_util/simulate.h"
 
 namespace capplan::sim {
 namespace {

@@ -1,5 +1,5 @@
 // DES and scheduler invariants against a fake step pricer (no model needed).
-#include "sim/simulator.h"
+#include "tests/test_util/simulate.h"
 
 #include <gtest/gtest.h>
 

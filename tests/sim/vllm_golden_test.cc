@@ -19,8 +19,8 @@
 
 #include "sim/request_table.h"
 #include "sim/scheduler.h"
-#include "sim/simulator.h"
 #include "tests/sim/fake_pricer.h"
+#include "tests/test_util/simulate.h"
 
 namespace capplan::sim {
 namespace {

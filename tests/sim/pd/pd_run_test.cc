@@ -18,6 +18,7 @@
 #include "sim/scenario.h"
 #include "sim/sim_state.h"
 #include "sim/simulate.h"
+#include "tests/test_util/pd_run.h"
 #include "tests/test_util/temp_dir.h"
 
 namespace capplan::sim::pd {
@@ -400,7 +401,7 @@ TEST(PdRun, TooLargeRequestsFailWithoutLeakingPages) {
     EXPECT_EQ(schema::ToJson(r->summary)["pools"][other]["failed"].get<int64_t>(), 0) << other;
     EXPECT_EQ(schema::ToJson(r->summary)["pools"][other]["warnings"].size(), 0u) << other;
     // What the CLI and sweeps report for it: an impossible configuration.
-    const Status st = RequireCompletions(*pd, *r);
+    const Status st = RequireCompletions(*r);
     EXPECT_EQ(st.code(), StatusCode::kInvalidConfig) << pool;
     EXPECT_NE(st.message().find("/workload: all 3 requests failed"), std::string::npos)
         << st.message();

@@ -9,10 +9,10 @@
 
 #include "sim/scenario.h"
 #include "sim/simulate.h"
-#include "sim/simulator.h"
 #include "sim/speculative/acceptance.h"
 #include "sim/step_explain.h"
 #include "tests/sim/fake_pricer.h"
+#include "tests/test_util/simulate.h"
 
 namespace capplan::sim {
 namespace {
