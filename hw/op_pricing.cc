@@ -14,9 +14,13 @@ double Peak(MathRate rate, const HardwareProfile& p) {
       return p.fp4_flops_per_s;
     case MathRate::kFp32:
       return p.fp32_flops_per_s;
-    default:
+    // kNone: CheckFormatRuns refuses the format before pricing; until then
+    // it reads the 16-bit rate.
+    case MathRate::kBf16:
+    case MathRate::kNone:
       return p.bf16_flops_per_s;
   }
+  return p.bf16_flops_per_s;
 }
 
 // The rate on the profile's architecture; without one (a profile or test
