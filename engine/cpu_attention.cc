@@ -12,6 +12,8 @@
 #include "kernels/formats/bf16.h"
 
 namespace capplan::engine {
+
+namespace op_ids = models::op_ids;
 namespace {
 
 using kernels::RoundToBf16;
@@ -51,21 +53,21 @@ Status CpuBackend::Projection(const models::ProgramOp& op, int layer, Step* s) {
   const SliceLayerWeights& L = w_.layers[layer];
   const int n = static_cast<int>(s->rows.size());
   const std::string& id = op.id;
-  if (id == "attn.q_a_proj") {
+  if (id == op_ids::kQAProj) {
     CAPPLAN_RETURN_IF_ERROR(RunGemm(L.wq_a, s->h, n, &s->cq, s));
     const int r = config_.q_lora_rank;
     for (int i = 0; i < n; ++i) RmsNormInPlace(&s->cq[i * r], L.q_a_norm, r);
     return Status::Ok();
   }
-  if (id == "attn.q_b_proj") return RunGemm(L.wq_b, s->cq, n, &s->q, s);
-  if (id == "attn.q_proj" && config_.attention_output_gate) return GatedQueries(L, n, s);
-  if (id == "attn.q_proj") return RunGemm(L.wq, s->h, n, &s->q, s);
-  if (id == "attn.k_proj") return RunGemm(L.wk, s->h, n, &s->k, s);
-  if (id == "attn.v_proj") return RunGemm(L.wv, s->h, n, &s->v, s);
-  if (id == "attn.kv_a_proj_with_mqa") return RunGemm(L.wkv_a, s->h, n, &s->kv, s);
-  if (id == "attn.indexer.wq_b") return RunGemm(L.wi_q, s->h, n, &s->iq, s);
-  if (id == "attn.indexer.wk") return RunGemm(L.wi_k, s->h, n, &s->ik, s);
-  if (id == "attn.indexer.weights_proj") return RunGemm(L.wi_w, s->h, n, &s->iw, s);
+  if (id == op_ids::kQBProj) return RunGemm(L.wq_b, s->cq, n, &s->q, s);
+  if (id == op_ids::kQProj && config_.attention_output_gate) return GatedQueries(L, n, s);
+  if (id == op_ids::kQProj) return RunGemm(L.wq, s->h, n, &s->q, s);
+  if (id == op_ids::kKProj) return RunGemm(L.wk, s->h, n, &s->k, s);
+  if (id == op_ids::kVProj) return RunGemm(L.wv, s->h, n, &s->v, s);
+  if (id == op_ids::kKvAProj) return RunGemm(L.wkv_a, s->h, n, &s->kv, s);
+  if (id == op_ids::kIndexerWqB) return RunGemm(L.wi_q, s->h, n, &s->iq, s);
+  if (id == op_ids::kIndexerWk) return RunGemm(L.wi_k, s->h, n, &s->ik, s);
+  if (id == op_ids::kIndexerWeightsProj) return RunGemm(L.wi_w, s->h, n, &s->iw, s);
   return Status::Internal("CPU backend: no projection " + id);
 }
 
@@ -102,7 +104,7 @@ Status CpuBackend::NormRope(const models::ProgramOp& op, int layer, Step* s) {
   const SliceConfig& c = config_;
   const int n = static_cast<int>(s->rows.size());
   s->visit->m = n;
-  if (op.id == "attn.norm_rope") {
+  if (op.id == op_ids::kNormRope) {
     const int lora = c.kv_lora_rank, rope = c.qk_rope, qk = c.qk_nope + rope;
     for (int i = 0; i < n; ++i) {
       const int64_t pos = s->rows[i].position;
@@ -113,7 +115,7 @@ Status CpuBackend::NormRope(const models::ProgramOp& op, int layer, Step* s) {
     }
     return Status::Ok();
   }
-  if (op.id != "attn.rope") return Status::Internal("CPU backend: no elementwise op " + op.id);
+  if (op.id != op_ids::kRope) return Status::Internal("CPU backend: no elementwise op " + op.id);
   const int hd = c.head_dim, kvw = c.kv_heads * hd;
   for (int i = 0; i < n; ++i) {
     const int64_t pos = s->rows[i].position;

@@ -9,6 +9,8 @@
 #include "kernels/formats/bf16.h"
 
 namespace capplan::engine {
+
+namespace op_ids = models::op_ids;
 namespace {
 
 using kernels::RoundToBf16;
@@ -108,23 +110,27 @@ Status CpuBackend::StartStep(const std::vector<StepRequest>& batch, Step* s) con
 
 Result<CpuBackend::OpFn> CpuBackend::OpFunction(const models::ProgramOp& op) const {
   const std::string& id = op.id;
-  if (id == "norm.input") return &CpuBackend::InputNorm;
-  if (id == "norm.post_attention") return &CpuBackend::PostAttentionNorm;
-  if (id == "norm.residual") return &CpuBackend::Residual;
-  if (id == "norm.final") return &CpuBackend::FinalNorm;
-  if (id == "attn.kv_b_proj.absorbed") return &CpuBackend::AbsorbQueries;
-  if (id == "attn.o_proj") return &CpuBackend::OutProjection;
-  if (id == "lm_head") return &CpuBackend::LmHead;
-  if (id == "linear_attn.in_proj_qkvz" || id == "linear_attn.in_proj_ba" ||
-      id == "linear_attn.out_proj") {
+  if (id == op_ids::kNormInput) return &CpuBackend::InputNorm;
+  if (id == op_ids::kNormPostAttention) return &CpuBackend::PostAttentionNorm;
+  if (id == op_ids::kNormResidual) return &CpuBackend::Residual;
+  if (id == op_ids::kNormFinal) return &CpuBackend::FinalNorm;
+  if (id == op_ids::kKvBProjAbsorbed) return &CpuBackend::AbsorbQueries;
+  if (id == op_ids::kOProj) return &CpuBackend::OutProjection;
+  if (id == op_ids::kLmHead) return &CpuBackend::LmHead;
+  if (id == op_ids::kLinearInProjQkvz || id == op_ids::kLinearInProjBa ||
+      id == op_ids::kLinearOutProj) {
     return &CpuBackend::LinearProjection;
   }
-  if (id == "linear_attn.conv1d") return &CpuBackend::LinearConv;
+  if (id == op_ids::kLinearConv1d) return &CpuBackend::LinearConv;
   if (op.state_op != models::LinearStateOp::kNone) return &CpuBackend::DeltaRule;
-  if (id == "linear_attn.norm_gate") return &CpuBackend::LinearNormGate;
-  if (id.ends_with("gate_up_proj")) return &CpuBackend::FfnGateUp;
-  if (id.ends_with("silu_and_mul")) return &CpuBackend::FfnActivation;
-  if (id.ends_with("down_proj")) return &CpuBackend::FfnDown;
+  if (id == op_ids::kLinearNormGate) return &CpuBackend::LinearNormGate;
+  if (id == op_ids::kDenseGateUpProj || id == op_ids::kSharedGateUpProj) {
+    return &CpuBackend::FfnGateUp;
+  }
+  if (id == op_ids::kDenseSiluAndMul || id == op_ids::kSharedSiluAndMul) {
+    return &CpuBackend::FfnActivation;
+  }
+  if (id == op_ids::kDenseDownProj || id == op_ids::kSharedDownProj) return &CpuBackend::FfnDown;
   switch (op.kind) {
     case OpKind::kEmbedding: return &CpuBackend::Embed;
     case OpKind::kAllReduce:

@@ -16,11 +16,16 @@
 namespace capplan::engine {
 namespace {
 
+// A dense layer's FFN op (else a shared expert's).
+bool IsDense(const models::ProgramOp& op) {
+  return op.filter.ffn == models::LayerFilter::Ffn::kDense;
+}
+
 // The MLPs an FFN op runs: the dense layer's, or each shared expert's.
 std::vector<const kernels::MoeExpertWeights*> Mlps(const SliceLayerWeights& L,
-                                                   const std::string& id) {
+                                                   const models::ProgramOp& op) {
   std::vector<const kernels::MoeExpertWeights*> out;
-  if (id.starts_with("dense.")) {
+  if (IsDense(op)) {
     out.push_back(&L.dense);
   } else {
     for (const kernels::MoeExpertWeights& e : L.experts.shared) out.push_back(&e);
@@ -33,7 +38,7 @@ std::vector<const kernels::MoeExpertWeights*> Mlps(const SliceLayerWeights& L,
 // gate+up of every MLP of the op (their widths add up, as the program's one
 // fused GEMM has them).
 Status CpuBackend::FfnGateUp(const models::ProgramOp& op, int layer, Step* s) {
-  const auto mlps = Mlps(w_.layers[layer], op.id);
+  const auto mlps = Mlps(w_.layers[layer], op);
   const int n = static_cast<int>(s->rows.size());
   s->shared.resize(mlps.size());
   int64_t width = 0;
@@ -46,7 +51,7 @@ Status CpuBackend::FfnGateUp(const models::ProgramOp& op, int layer, Step* s) {
 }
 
 Status CpuBackend::FfnActivation(const models::ProgramOp& op, int layer, Step* s) {
-  const auto mlps = Mlps(w_.layers[layer], op.id);
+  const auto mlps = Mlps(w_.layers[layer], op);
   const int n = static_cast<int>(s->rows.size());
   s->visit->m = n;
   for (size_t e = 0; e < mlps.size(); ++e) {
@@ -66,15 +71,15 @@ Status CpuBackend::FfnActivation(const models::ProgramOp& op, int layer, Step* s
 
 // Dense: the layer's output; shared experts: kept for the routed combine.
 Status CpuBackend::FfnDown(const models::ProgramOp& op, int layer, Step* s) {
-  const auto mlps = Mlps(w_.layers[layer], op.id);
+  const auto mlps = Mlps(w_.layers[layer], op);
   const int n = static_cast<int>(s->rows.size());
   for (size_t e = 0; e < mlps.size(); ++e) {
     std::vector<float> y;
     CAPPLAN_RETURN_IF_ERROR(RunGemm(mlps[e]->down, s->shared[e], n, &y, s));
     s->shared[e] = std::move(y);
   }
-  if (op.id.starts_with("dense.") && n > 0) s->out = std::move(s->shared[0]);
-  if (op.id.starts_with("dense.")) s->shared.clear();
+  if (IsDense(op) && n > 0) s->out = std::move(s->shared[0]);
+  if (IsDense(op)) s->shared.clear();
   return Status::Ok();
 }
 

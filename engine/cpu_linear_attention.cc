@@ -18,6 +18,8 @@
 #include "kernels/formats/bf16.h"
 
 namespace capplan::engine {
+
+namespace op_ids = models::op_ids;
 namespace {
 
 using kernels::RoundToBf16;
@@ -36,8 +38,8 @@ void L2NormScale(float* x, int n, double scale) {
 Status CpuBackend::LinearProjection(const models::ProgramOp& op, int layer, Step* s) {
   const SliceLayerWeights& L = w_.layers[layer];
   const int n = static_cast<int>(s->rows.size());
-  if (op.id == "linear_attn.in_proj_qkvz") return RunGemm(L.w_qkvz, s->h, n, &s->qkvz, s);
-  if (op.id == "linear_attn.in_proj_ba") return RunGemm(L.w_ba, s->h, n, &s->ba, s);
+  if (op.id == op_ids::kLinearInProjQkvz) return RunGemm(L.w_qkvz, s->h, n, &s->qkvz, s);
+  if (op.id == op_ids::kLinearInProjBa) return RunGemm(L.w_ba, s->h, n, &s->ba, s);
   // Row-parallel like o_proj: the rank's partial sum is its output.
   return RunGemm(L.w_out, s->attn, n, &s->out, s);
 }

@@ -15,6 +15,8 @@
 
 namespace capplan::engine {
 
+namespace op_ids = models::op_ids;
+
 namespace {
 
 using cuda::HostStep;
@@ -135,18 +137,21 @@ Result<CudaBackend::Impl::OpFn> CudaBackend::Impl::OpFunction(const models::Prog
   // Gated DeltaNet layers and window-limited attention have CPU references
   // only; the projection or full-context GQA kernel their kinds would map to
   // would time another op than the one priced.
-  if (id.starts_with("linear_attn.") || id.ends_with(".window")) {
+  if (op.filter.mixer == models::LayerFilter::Mixer::kLinear ||
+      op.filter.mixer == models::LayerFilter::Mixer::kWindow) {
     return Status::Invalid("CUDA backend: op " + id +
                            " has no CUDA kernel yet; run this model on the CPU backend");
   }
-  if (id == "norm.input") return &Impl::InputNorm;
-  if (id == "norm.post_attention") return &Impl::PostAttentionNorm;
-  if (id == "norm.final") return &Impl::FinalNorm;
-  if (id == "attn.o_proj") return &Impl::OutProjection;
-  if (id == "lm_head") return &Impl::LmHead;
-  if (id == "dense.gate_up_proj") return &Impl::DenseFfn;
-  if (id == "norm.residual" || id == "attn.kv_b_proj.absorbed" || id.ends_with("silu_and_mul") ||
-      id.ends_with("down_proj") || id == "moe.shared.gate_up_proj") {
+  if (id == op_ids::kNormInput) return &Impl::InputNorm;
+  if (id == op_ids::kNormPostAttention) return &Impl::PostAttentionNorm;
+  if (id == op_ids::kNormFinal) return &Impl::FinalNorm;
+  if (id == op_ids::kOProj) return &Impl::OutProjection;
+  if (id == op_ids::kLmHead) return &Impl::LmHead;
+  if (id == op_ids::kDenseGateUpProj) return &Impl::DenseFfn;
+  if (id == op_ids::kNormResidual || id == op_ids::kKvBProjAbsorbed ||
+      id == op_ids::kDenseSiluAndMul || id == op_ids::kDenseDownProj ||
+      id == op_ids::kSharedGateUpProj || id == op_ids::kSharedSiluAndMul ||
+      id == op_ids::kSharedDownProj) {
     return &Impl::Fused;
   }
   switch (op.kind) {

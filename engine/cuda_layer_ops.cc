@@ -12,6 +12,8 @@
 #include "kernels/moe/moe_permute.h"
 
 namespace capplan::engine {
+
+namespace op_ids = models::op_ids;
 namespace {
 
 using cuda::B;
@@ -51,19 +53,19 @@ Status CudaBackend::Impl::Projection(const ProgramOp& op, int l, Step* s) {
   const DevLayer& L = layers[l];
   const std::string& id = op.id;
   const int n = s->n;
-  if (id == "attn.q_a_proj") {
+  if (id == op_ids::kQAProj) {
     CAPPLAN_RETURN_IF_ERROR(Linear(L.wq_a, h.get(), n, cq.get()));
     return cuda::LaunchRmsNormRows(n, c.q_lora_rank, cq.get(), c.q_lora_rank, L.q_a_norm.get(),
                                    kEps, cq.get(), c.q_lora_rank, nullptr);
   }
-  if (id == "attn.q_b_proj") return Linear(L.wq_b, cq.get(), n, q.get());
-  if (id == "attn.q_proj") return Linear(L.wq, h.get(), n, q.get());
-  if (id == "attn.k_proj") return Linear(L.wk, h.get(), n, k.get());
-  if (id == "attn.v_proj") return Linear(L.wv, h.get(), n, v.get());
-  if (id == "attn.kv_a_proj_with_mqa") return Linear(L.wkv_a, h.get(), n, kv.get());
-  if (id == "attn.indexer.wq_b") return Linear(L.wi_q, h.get(), n, iq.get());
-  if (id == "attn.indexer.wk") return Linear(L.wi_k, h.get(), n, ik.get());
-  if (id == "attn.indexer.weights_proj") return Linear(L.wi_w, h.get(), n, iw.get());
+  if (id == op_ids::kQBProj) return Linear(L.wq_b, cq.get(), n, q.get());
+  if (id == op_ids::kQProj) return Linear(L.wq, h.get(), n, q.get());
+  if (id == op_ids::kKProj) return Linear(L.wk, h.get(), n, k.get());
+  if (id == op_ids::kVProj) return Linear(L.wv, h.get(), n, v.get());
+  if (id == op_ids::kKvAProj) return Linear(L.wkv_a, h.get(), n, kv.get());
+  if (id == op_ids::kIndexerWqB) return Linear(L.wi_q, h.get(), n, iq.get());
+  if (id == op_ids::kIndexerWk) return Linear(L.wi_k, h.get(), n, ik.get());
+  if (id == op_ids::kIndexerWeightsProj) return Linear(L.wi_w, h.get(), n, iw.get());
   return Status::Internal("CUDA backend: no projection " + id);
 }
 
@@ -71,7 +73,7 @@ Status CudaBackend::Impl::Projection(const ProgramOp& op, int l, Step* s) {
 // head's; GQA: RoPE on every KV and query head.
 Status CudaBackend::Impl::NormRope(const ProgramOp& op, int l, Step* s) {
   const int n = s->n;
-  if (op.id == "attn.norm_rope") {
+  if (op.id == op_ids::kNormRope) {
     const int lora = c.kv_lora_rank, rope = c.qk_rope, nope = c.qk_nope;
     CAPPLAN_RETURN_IF_ERROR(cuda::LaunchRmsNormRows(n, lora, kv.get(), lora + rope,
                                                     layers[l].kv_a_norm.get(), kEps, kv.get(),
@@ -81,7 +83,7 @@ Status CudaBackend::Impl::NormRope(const ProgramOp& op, int l, Step* s) {
     return kernels::LaunchRope(n, c.q_heads, nope + rope, nope, rope, kTheta, token_pos.get(),
                                B(q.get()));
   }
-  if (op.id != "attn.rope") return Status::Internal("CUDA backend: no elementwise op " + op.id);
+  if (op.id != op_ids::kRope) return Status::Internal("CUDA backend: no elementwise op " + op.id);
   const int hd = c.head_dim;
   CAPPLAN_RETURN_IF_ERROR(
       kernels::LaunchRope(n, c.kv_heads, hd, 0, hd, kTheta, token_pos.get(), B(k.get())));

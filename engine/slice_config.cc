@@ -8,6 +8,8 @@
 #include "models/memory.h"
 
 namespace capplan::engine {
+
+namespace op_ids = models::op_ids;
 namespace {
 
 using kernels::GemmWeightFormat;
@@ -209,9 +211,9 @@ void ReadWidths(const models::ShardedModel& m, SliceConfig* s) {
   const models::LayerProgram& p = *m.program;
   const int tp = s->tp;
   s->hidden = static_cast<int>(p.hidden);
-  s->vocab = static_cast<int>(FindOp(p, "lm_head")->n);
-  const models::ProgramOp* attn =
-      FindOp(p, card.attention == models::AttentionKind::kMla ? "attn.mla_decode" : "attn.decode");
+  s->vocab = static_cast<int>(FindOp(p, op_ids::kLmHead)->n);
+  const models::ProgramOp* attn = FindOp(
+      p, card.attention == models::AttentionKind::kMla ? op_ids::kMlaDecode : op_ids::kDecode);
   s->q_heads = attn->heads;
   s->kv_heads = std::max(1, card.num_kv_heads / tp);
   s->head_dim = card.head_dim;
@@ -223,13 +225,13 @@ void ReadWidths(const models::ShardedModel& m, SliceConfig* s) {
   s->index_heads = card.index_n_heads;
   s->index_head_dim = card.index_head_dim;
   s->index_topk = card.index_topk;
-  const models::ProgramOp* dense = FindOp(p, "dense.down_proj");
+  const models::ProgramOp* dense = FindOp(p, op_ids::kDenseDownProj);
   s->dense_intermediate = dense ? static_cast<int>(dense->k) : card.intermediate_size / tp;
   s->n_experts = card.n_routed_experts;
   s->top_k = card.experts_per_token;
   s->n_shared = card.n_shared_experts;
   s->moe_intermediate = card.moe_intermediate_size / tp;  // TP-sharded experts
-  if (const models::ProgramOp* conv = FindOp(p, "linear_attn.conv1d")) {
+  if (const models::ProgramOp* conv = FindOp(p, op_ids::kLinearConv1d)) {
     s->linear_key_heads = static_cast<int>(conv->linear.key_heads);
     s->linear_value_heads = static_cast<int>(conv->linear.value_heads);
     s->linear_key_dim = static_cast<int>(conv->linear.key_dim);

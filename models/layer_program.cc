@@ -84,7 +84,7 @@ namespace {
 // partial rows are all-reduced).
 void AddPrologue(const Builder& b) {
   ProgramOp op;
-  op.id = "embed_tokens";
+  op.id = op_ids::kEmbedTokens;
   op.kind = OpKind::kEmbedding;
   op.op_class = OpClass::kOverhead;
   op.section = ProgramSection::kPrologue;
@@ -92,7 +92,7 @@ void AddPrologue(const Builder& b) {
   op.bytes_per_row = 2.0 * b.h * b.a;
   b.p->prologue.push_back(std::move(op));
   if (b.attn_tp > 1) {
-    b.p->prologue.push_back(CollectiveOp(OpKind::kAllReduce, "embed.all_reduce", b.attn_tp,
+    b.p->prologue.push_back(CollectiveOp(OpKind::kAllReduce, op_ids::kEmbedAllReduce, b.attn_tp,
                                          RowSource::kAttnTokens, double(b.h) * b.a));
     b.p->prologue.back().section = ProgramSection::kPrologue;
   }
@@ -147,7 +147,7 @@ void AddDenseFfns(const Builder& b, const std::vector<WeightTensor>& tensors) {
     b.p->layer_ops.push_back(std::move(op));
     if (std::string_view(t.name).ends_with("gate_up_proj")) {
       const double f_local = double(s.n) * copies / 2;
-      ProgramOp act = ElementwiseOp(dense ? "dense.silu_and_mul" : "moe.shared.silu_and_mul",
+      ProgramOp act = ElementwiseOp(dense ? op_ids::kDenseSiluAndMul : op_ids::kSharedSiluAndMul,
                                     rows, 2.0 * f_local, f_local, 4.0 * f_local);
       act.filter.ffn = ffn;
       b.p->layer_ops.push_back(std::move(act));
@@ -170,8 +170,8 @@ void AddMoe(const Builder& b, const std::vector<WeightTensor>& tensors) {
     op.filter.ffn = LayerFilter::Ffn::kMoe;
     b.p->layer_ops.push_back(std::move(op));
   };
-  ProgramOp gate = GemmOp(b, "moe.gate", OpClass::kMoe, b.m->formats.at(Component::kRouter), E,
-                          b.h, 1, MoeLayerRows(b.m->layout));
+  ProgramOp gate = GemmOp(b, op_ids::kMoeGate, OpClass::kMoe, b.m->formats.at(Component::kRouter),
+                          E, b.h, 1, MoeLayerRows(b.m->layout));
   gate.kind = OpKind::kRouter;
   moe(std::move(gate));
   // Dispatch: each of this GPU's tokens goes to its k experts; the share
@@ -185,7 +185,7 @@ void AddMoe(const Builder& b, const std::vector<WeightTensor>& tensors) {
   const double msg = double(card.experts_per_token) * b.h * b.a;
   const bool exchange = ep > 1 && b.m->layout.expert.all_to_all == MoeAllToAll::kDeepEp;
   if (exchange) {
-    moe(CollectiveOp(OpKind::kAllToAll, "moe.dispatch", ep, RowSource::kFfnTokensPerTp, msg));
+    moe(CollectiveOp(OpKind::kAllToAll, op_ids::kMoeDispatch, ep, RowSource::kFfnTokensPerTp, msg));
   }
   const WeightFormat& f = b.m->formats.at(Component::kExperts);
   double w_expert = 0, width = 0;  // one expert's bytes; summed output width (gate+up+down)
@@ -197,7 +197,7 @@ void AddMoe(const Builder& b, const std::vector<WeightTensor>& tensors) {
                                 TensorScaleBytes(*b.facts, f, s.n, s.k));
     width += double(copies) * s.n * s.k / b.h;
   }
-  ProgramOp op = GemmOp(b, "moe.experts", OpClass::kMoe, f, 0, b.h, 1, RowSource::kFfnTokens);
+  ProgramOp op = GemmOp(b, op_ids::kMoeExperts, OpClass::kMoe, f, 0, b.h, 1, RowSource::kFfnTokens);
   op.kind = OpKind::kGroupedGemm;
   op.n = static_cast<int64_t>(std::llround(width));
   op.weight_bytes = w_expert;
@@ -208,7 +208,7 @@ void AddMoe(const Builder& b, const std::vector<WeightTensor>& tensors) {
   op.ep = ep;
   moe(std::move(op));
   if (exchange) {
-    moe(CollectiveOp(OpKind::kAllToAll, "moe.combine", ep, RowSource::kFfnTokensPerTp, msg));
+    moe(CollectiveOp(OpKind::kAllToAll, op_ids::kMoeCombine, ep, RowSource::kFfnTokensPerTp, msg));
   }
 }
 
@@ -218,18 +218,18 @@ void AddMoe(const Builder& b, const std::vector<WeightTensor>& tensors) {
 void AddAttentionOutput(const Builder& b) {
   const double row = double(b.h) * b.a;
   if (b.attn_tp > 1) {
-    b.p->layer_ops.push_back(
-        CollectiveOp(OpKind::kAllReduce, "attn.all_reduce", b.attn_tp, RowSource::kAttnTokens, row));
+    b.p->layer_ops.push_back(CollectiveOp(OpKind::kAllReduce, op_ids::kAttnAllReduce, b.attn_tp,
+                                          RowSource::kAttnTokens, row));
   }
   const std::optional<LayerFilter::Ffn> gathered = DpGatherLayers(b.m->layout);
   if (b.dp > 1 && gathered) {
-    ProgramOp gather = CollectiveOp(OpKind::kAllGather, "dp.all_gather", b.tp,
-                                    RowSource::kFfnTokens, row);
+    ProgramOp gather =
+        CollectiveOp(OpKind::kAllGather, op_ids::kDpAllGather, b.tp, RowSource::kFfnTokens, row);
     gather.filter.ffn = *gathered;
     b.p->layer_ops.push_back(std::move(gather));
   }
   auto norm = [&](RowSource rows, LayerFilter::Ffn ffn) {
-    ProgramOp op = ElementwiseOp("norm.post_attention", rows, 2.0 * b.h, 2.0 * b.h, 5.0 * b.h);
+    ProgramOp op = ElementwiseOp(op_ids::kNormPostAttention, rows, 2.0 * b.h, 2.0 * b.h, 5.0 * b.h);
     op.filter.ffn = ffn;
     b.p->layer_ops.push_back(std::move(op));
   };
@@ -253,24 +253,24 @@ void AddFfnOutput(const Builder& b) {
   if (b.dp > 1) {
     const std::optional<LayerFilter::Ffn> gathered = DpGatherLayers(b.m->layout);
     if (gathered) {
-      ProgramOp scatter = CollectiveOp(OpKind::kReduceScatter, "dp.reduce_scatter", b.tp,
+      ProgramOp scatter = CollectiveOp(OpKind::kReduceScatter, op_ids::kDpReduceScatter, b.tp,
                                        RowSource::kFfnTokens, row);
       scatter.filter.ffn = *gathered;
       b.p->layer_ops.push_back(std::move(scatter));
     }
     // Dense layers on each DP rank sum their attention TP group's shards.
     if (b.m->layout.DenseFfnOnAttentionRanks() && b.attn_tp > 1) {
-      ProgramOp reduce = CollectiveOp(OpKind::kAllReduce, "dense.all_reduce", b.attn_tp,
+      ProgramOp reduce = CollectiveOp(OpKind::kAllReduce, op_ids::kDenseAllReduce, b.attn_tp,
                                       RowSource::kAttnTokens, row);
       reduce.filter.ffn = LayerFilter::Ffn::kDense;
       b.p->layer_ops.push_back(std::move(reduce));
     }
   } else if (b.tp > 1) {
     b.p->layer_ops.push_back(
-        CollectiveOp(OpKind::kAllReduce, "ffn.all_reduce", b.tp, RowSource::kAttnTokens, row));
+        CollectiveOp(OpKind::kAllReduce, op_ids::kFfnAllReduce, b.tp, RowSource::kAttnTokens, row));
   }
-  b.p->layer_ops.push_back(
-      ElementwiseOp("norm.residual", RowSource::kAttnTokens, 2.0 * b.h, double(b.h), double(b.h)));
+  b.p->layer_ops.push_back(ElementwiseOp(op_ids::kNormResidual, RowSource::kAttnTokens, 2.0 * b.h,
+                                         double(b.h), double(b.h)));
 }
 
 // Final norm, LM head on the rows that need logits (each decode request and
@@ -278,23 +278,24 @@ void AddFfnOutput(const Builder& b) {
 void AddEpilogue(const Builder& b, const std::vector<WeightTensor>& tensors) {
   const ModelCard& card = b.m->card;
   std::vector<ProgramOp>& out = b.p->epilogue;
-  out.push_back(ElementwiseOp("norm.final", RowSource::kLogitRows, double(b.h), double(b.h),
+  out.push_back(ElementwiseOp(op_ids::kNormFinal, RowSource::kLogitRows, double(b.h), double(b.h),
                               4.0 * b.h));
   for (const WeightTensor& t : tensors) {
-    const bool head = std::string_view(t.name) == "lm_head" ||
-                      (card.tie_word_embeddings && std::string_view(t.name) == "embed_tokens");
+    const bool head =
+        std::string_view(t.name) == op_ids::kLmHead ||
+        (card.tie_word_embeddings && std::string_view(t.name) == op_ids::kEmbedTokens);
     if (!head) continue;
     const LocalShape s = ShardTensor(card, t, b.m->layout);
-    out.push_back(GemmOp(b, "lm_head", OpClass::kDenseGemm,
+    out.push_back(GemmOp(b, op_ids::kLmHead, OpClass::kDenseGemm,
                          b.m->formats.at(Component::kEmbeddings), s.n, s.k, 1,
                          RowSource::kLogitRows));
     if (b.tp > 1) {
-      out.push_back(CollectiveOp(OpKind::kAllGather, "logits.all_gather", b.tp,
+      out.push_back(CollectiveOp(OpKind::kAllGather, op_ids::kLogitsAllGather, b.tp,
                                  RowSource::kLogitRows, double(card.vocab_size) * b.a));
     }
   }
   ProgramOp sample;
-  sample.id = "sampling";
+  sample.id = op_ids::kSampling;
   sample.kind = OpKind::kSampling;
   sample.op_class = OpClass::kOverhead;
   sample.rows = RowSource::kLogitRows;
@@ -379,8 +380,8 @@ Result<LayerProgram> BuildLayerProgram(const ShardedModel& model) {
   const std::vector<WeightTensor> tensors = ListWeightTensors(model.card);
   AddPrologue(b);
   // RMSNorm: read x and write y (~4 FLOPs per element).
-  p.layer_ops.push_back(
-      ElementwiseOp("norm.input", RowSource::kAttnTokens, double(b.h), double(b.h), 4.0 * b.h));
+  p.layer_ops.push_back(ElementwiseOp(op_ids::kNormInput, RowSource::kAttnTokens, double(b.h),
+                                      double(b.h), 4.0 * b.h));
   AddLinearAttention(b, tensors);
   AddAttention(b, tensors);
   AddAttentionOutput(b);

@@ -31,7 +31,7 @@
 // cached prefix, or the engine always runs absorbed). An engine backend runs
 // the same choice for the same batch.
 //
-// Op ids (stable; walkers key on them):
+// Op ids (stable; walkers key on them; spelt once as constants in op_ids.h):
 //   prologue: embed_tokens, embed.all_reduce
 //   attention GEMMs, in the card's tensor order (weight_tensors.h):
 //     MLA: attn.q_a_proj, attn.q_b_proj | attn.q_proj, attn.kv_a_proj_with_mqa,
@@ -65,6 +65,7 @@
 
 #include "common/status.h"
 #include "models/kernel_choice.h"
+#include "models/op_ids.h"
 #include "models/ops.h"
 #include "models/types.h"
 

@@ -43,13 +43,13 @@ void AddProjections(const Builder& b, const std::vector<WeightTensor>& tensors) 
   for (const WeightTensor& t : tensors) {
     if (t.component != Component::kAttention) continue;
     const std::string_view name = t.name;
-    if (name == "attn.o_proj" || name.starts_with("linear_attn.")) continue;
+    if (name == op_ids::kOProj || name.starts_with("linear_attn.")) continue;
     const LocalShape s = ShardTensor(card, t, b.m->layout);
     const WeightFormat& f = b.m->formats.at(t.component);
     if (name == "attn.kv_b_proj") {
-      b.p->layer_ops.push_back(GemmOp(b, "attn.kv_b_proj.absorbed", OpClass::kDenseGemm, f, s.n,
-                                      s.k, 1, RowSource::kAbsorbedMlaRows));
-      ProgramOp expand = GemmOp(b, "attn.kv_b_proj.expand", OpClass::kDenseGemm, f, s.n, s.k, 1,
+      b.p->layer_ops.push_back(GemmOp(b, op_ids::kKvBProjAbsorbed, OpClass::kDenseGemm, f, s.n, s.k,
+                                      1, RowSource::kAbsorbedMlaRows));
+      ProgramOp expand = GemmOp(b, op_ids::kKvBProjExpand, OpClass::kDenseGemm, f, s.n, s.k, 1,
                                 RowSource::kPrefillKvTokens);
       expand.phase = OpPhase::kPrefill;
       expand.mla_form = MlaForm::kExpanded;
@@ -76,12 +76,14 @@ void AddNormRopeAppend(const Builder& b) {
     const double e = card.q_lora_rank + card.kv_lora_rank +
                      double(card.num_heads) / b.attn_tp * card.qk_rope_head_dim +
                      card.qk_rope_head_dim;
-    b.p->layer_ops.push_back(ElementwiseOp("attn.norm_rope", RowSource::kAttnTokens, e, e, 4.0 * e));
+    b.p->layer_ops.push_back(
+        ElementwiseOp(op_ids::kNormRope, RowSource::kAttnTokens, e, e, 4.0 * e));
   } else {
     const double e = (double(card.num_heads) / b.attn_tp + kv.kv_heads_per_rank) * card.head_dim;
-    b.p->layer_ops.push_back(ElementwiseOp("attn.rope", RowSource::kAttnTokens, e, e, 4.0 * e));
+    b.p->layer_ops.push_back(ElementwiseOp(op_ids::kRope, RowSource::kAttnTokens, e, e, 4.0 * e));
   }
-  ProgramOp op = AttentionKernel(b, OpKind::kKvAppend, "attn.kv_append", OpPhase::kAlways, 0, 0, 0);
+  ProgramOp op =
+      AttentionKernel(b, OpKind::kKvAppend, op_ids::kKvAppend, OpPhase::kAlways, 0, 0, 0);
   op.rows = RowSource::kAttnTokens;
   const int64_t src = mla ? card.kv_lora_rank + card.qk_rope_head_dim
                           : 2 * int64_t{kv.kv_heads_per_rank} * card.head_dim;
@@ -95,7 +97,7 @@ void AddNormRopeAppend(const Builder& b) {
 void AddIndexer(const Builder& b) {
   const ModelCard& card = b.m->card;
   if (card.index_topk <= 0) return;
-  ProgramOp op = AttentionKernel(b, OpKind::kDsaIndexer, "attn.indexer", OpPhase::kAlways,
+  ProgramOp op = AttentionKernel(b, OpKind::kDsaIndexer, op_ids::kIndexer, OpPhase::kAlways,
                                  card.index_n_heads, 0, card.index_head_dim);
   op.kv_dtype = b.facts->indexer_key_dtype;
   op.kernel_format = op.kv_dtype;
@@ -115,15 +117,15 @@ void AddMlaKernels(const Builder& b, int heads) {
     b.p->layer_ops.push_back(std::move(op));
   };
   // Absorbed decode: one latent "head" of lora + rope shared by all query heads.
-  mla(AttentionKernel(b, OpKind::kMlaDecode, "attn.mla_decode", OpPhase::kDecode, heads, 1,
+  mla(AttentionKernel(b, OpKind::kMlaDecode, op_ids::kMlaDecode, OpPhase::kDecode, heads, 1,
                       lora + rope));
-  ProgramOp absorbed = AttentionKernel(b, OpKind::kMlaPrefillAbsorbed, "attn.mla_prefill",
+  ProgramOp absorbed = AttentionKernel(b, OpKind::kMlaPrefillAbsorbed, op_ids::kMlaPrefill,
                                        OpPhase::kPrefill, heads, 1, lora + rope);
   absorbed.mla_form = MlaForm::kAbsorbed;
   mla(std::move(absorbed));
-  ProgramOp expanded = AttentionKernel(b, OpKind::kMlaPrefill, "attn.mla_prefill",
-                                       OpPhase::kPrefill, heads, heads,
-                                       card.qk_nope_head_dim + rope);
+  ProgramOp expanded =
+      AttentionKernel(b, OpKind::kMlaPrefill, op_ids::kMlaPrefill, OpPhase::kPrefill, heads, heads,
+                      card.qk_nope_head_dim + rope);
   expanded.mla_form = MlaForm::kExpanded;
   mla(std::move(expanded));
 }
@@ -147,11 +149,11 @@ void AddGqaKernels(const Builder& b, int heads) {
     }
     b.p->layer_ops.push_back(std::move(op));
   };
-  add(OpKind::kAttentionDecode, "attn.decode", OpPhase::kDecode, Mixer::kFull);
-  add(OpKind::kAttentionPrefill, "attn.prefill", OpPhase::kPrefill, Mixer::kFull);
+  add(OpKind::kAttentionDecode, op_ids::kDecode, OpPhase::kDecode, Mixer::kFull);
+  add(OpKind::kAttentionPrefill, op_ids::kPrefill, OpPhase::kPrefill, Mixer::kFull);
   if (card.sliding_window_layers == 0) return;
-  add(OpKind::kAttentionDecode, "attn.decode.window", OpPhase::kDecode, Mixer::kWindow);
-  add(OpKind::kAttentionPrefill, "attn.prefill.window", OpPhase::kPrefill, Mixer::kWindow);
+  add(OpKind::kAttentionDecode, op_ids::kDecodeWindow, OpPhase::kDecode, Mixer::kWindow);
+  add(OpKind::kAttentionPrefill, op_ids::kPrefillWindow, OpPhase::kPrefill, Mixer::kWindow);
 }
 
 }  // namespace
@@ -169,9 +171,9 @@ void AddAttention(const Builder& b, const std::vector<WeightTensor>& tensors) {
     AddGqaKernels(b, heads);
   }
   for (const WeightTensor& t : tensors) {
-    if (std::string_view(t.name) != "attn.o_proj") continue;
+    if (std::string_view(t.name) != op_ids::kOProj) continue;
     const LocalShape s = ShardTensor(card, t, b.m->layout);
-    b.p->layer_ops.push_back(GemmOp(b, "attn.o_proj", OpClass::kDenseGemm,
+    b.p->layer_ops.push_back(GemmOp(b, op_ids::kOProj, OpClass::kDenseGemm,
                                     b.m->formats.at(Component::kAttention), s.n, s.k, 1,
                                     RowSource::kAttnTokens));
   }

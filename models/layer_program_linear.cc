@@ -56,19 +56,19 @@ void AddLinearAttention(const Builder& b, const std::vector<WeightTensor>& tenso
   shape.conv_dim = la.ConvDim() / tp;
   shape.conv_kernel = la.conv_kernel;
   std::vector<ProgramOp>& out = b.p->layer_ops;
-  out.push_back(LinearGemm(b, tensors, "linear_attn.in_proj_qkvz"));
-  out.push_back(LinearGemm(b, tensors, "linear_attn.in_proj_ba"));
-  out.push_back(StateOp("linear_attn.conv1d", LinearStateOp::kConv, OpPhase::kAlways, shape));
-  out.push_back(StateOp("linear_attn.recurrent_update", LinearStateOp::kRecurrentUpdate,
+  out.push_back(LinearGemm(b, tensors, op_ids::kLinearInProjQkvz));
+  out.push_back(LinearGemm(b, tensors, op_ids::kLinearInProjBa));
+  out.push_back(StateOp(op_ids::kLinearConv1d, LinearStateOp::kConv, OpPhase::kAlways, shape));
+  out.push_back(StateOp(op_ids::kLinearRecurrentUpdate, LinearStateOp::kRecurrentUpdate,
                         OpPhase::kDecode, shape));
-  out.push_back(StateOp("linear_attn.chunked_delta_rule", LinearStateOp::kChunkedScan,
+  out.push_back(StateOp(op_ids::kLinearChunkedDeltaRule, LinearStateOp::kChunkedScan,
                         OpPhase::kPrefill, shape));
   // Gated RMSNorm over each value head: read the output and the gate z,
   // write the normed, gated output (~6 FLOPs per element).
   const double v = double(shape.value_heads) * shape.value_dim;
-  out.push_back(Linear(ElementwiseOp("linear_attn.norm_gate", RowSource::kAttnTokens, 2.0 * v, v,
-                                     6.0 * v)));
-  out.push_back(LinearGemm(b, tensors, "linear_attn.out_proj"));
+  out.push_back(
+      Linear(ElementwiseOp(op_ids::kLinearNormGate, RowSource::kAttnTokens, 2.0 * v, v, 6.0 * v)));
+  out.push_back(LinearGemm(b, tensors, op_ids::kLinearOutProj));
 }
 
 }  // namespace capplan::models::program_build
