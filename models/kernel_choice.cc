@@ -45,9 +45,23 @@ int FamilyIndex(OpKind k) {
       return static_cast<int>(KernelFamily::kMlaPrefill);
     case OpKind::kMlaPrefillAbsorbed:
       return static_cast<int>(KernelFamily::kMlaPrefillAbsorbed);
-    default:
+    // No engine chooses among kernels for these: each is priced by its
+    // efficiency class. No default, so a new op kind is placed here or
+    // above before it builds (-Wswitch).
+    case OpKind::kRouter:
+    case OpKind::kDsaIndexer:
+    case OpKind::kKvAppend:
+    case OpKind::kKvVerify:
+    case OpKind::kAllReduce:
+    case OpKind::kAllGather:
+    case OpKind::kReduceScatter:
+    case OpKind::kAllToAll:
+    case OpKind::kElementwise:
+    case OpKind::kEmbedding:
+    case OpKind::kSampling:
       return -1;
   }
+  return -1;
 }
 
 }  // namespace
