@@ -30,9 +30,9 @@ void RmsNormInPlace(float* x, const std::vector<float>& w, int n) {
 
 // Qwen3-Next's q_proj (transformers Qwen3NextAttention): each head's
 // head_dim queries followed by head_dim gate logits.
-Status CpuBackend::GatedQueries(const SliceLayerWeights& L, int n, Step* s) {
+Status CpuBackend::GatedQueries(const OpWeights& w, int n, Step* s) {
   std::vector<float> both;
-  CAPPLAN_RETURN_IF_ERROR(RunGemm(L.wq, s->h, n, &both, s));
+  CAPPLAN_RETURN_IF_ERROR(RunGemm(w.gemm, s->h, n, &both, s));
   const int hd = config_.head_dim, heads = n * config_.q_heads;
   s->q.resize(static_cast<size_t>(heads) * hd);
   s->q_gate.resize(s->q.size());
@@ -50,33 +50,35 @@ Status CpuBackend::GatedQueries(const SliceLayerWeights& L, int n, Step* s) {
 // state here, while the model and the program project them from the q
 // latent (k = q_lora_rank): the one shape the engine does not yet share.
 Status CpuBackend::Projection(const models::ProgramOp& op, int layer, Step* s) {
-  const SliceLayerWeights& L = w_.layers[layer];
+  CAPPLAN_ASSIGN_OR_RETURN(const OpWeights* w, Weights(layer, op.id));
+  const kernels::GemmWeights& W = w->gemm;
   const int n = static_cast<int>(s->rows.size());
   const std::string& id = op.id;
   if (id == op_ids::kQAProj) {
-    CAPPLAN_RETURN_IF_ERROR(RunGemm(L.wq_a, s->h, n, &s->cq, s));
-    const int r = config_.q_lora_rank;
-    for (int i = 0; i < n; ++i) RmsNormInPlace(&s->cq[i * r], L.q_a_norm, r);
+    CAPPLAN_RETURN_IF_ERROR(RunGemm(W, s->h, n, &s->cq, s));
+    const int r = W.n;
+    for (int i = 0; i < n; ++i) RmsNormInPlace(&s->cq[i * r], w->norm, r);
     return Status::Ok();
   }
-  if (id == op_ids::kQBProj) return RunGemm(L.wq_b, s->cq, n, &s->q, s);
-  if (id == op_ids::kQProj && config_.attention_output_gate) return GatedQueries(L, n, s);
-  if (id == op_ids::kQProj) return RunGemm(L.wq, s->h, n, &s->q, s);
-  if (id == op_ids::kKProj) return RunGemm(L.wk, s->h, n, &s->k, s);
-  if (id == op_ids::kVProj) return RunGemm(L.wv, s->h, n, &s->v, s);
-  if (id == op_ids::kKvAProj) return RunGemm(L.wkv_a, s->h, n, &s->kv, s);
-  if (id == op_ids::kIndexerWqB) return RunGemm(L.wi_q, s->h, n, &s->iq, s);
-  if (id == op_ids::kIndexerWk) return RunGemm(L.wi_k, s->h, n, &s->ik, s);
-  if (id == op_ids::kIndexerWeightsProj) return RunGemm(L.wi_w, s->h, n, &s->iw, s);
+  if (id == op_ids::kQBProj) return RunGemm(W, s->cq, n, &s->q, s);
+  if (id == op_ids::kQProj && config_.attention_output_gate) return GatedQueries(*w, n, s);
+  if (id == op_ids::kQProj) return RunGemm(W, s->h, n, &s->q, s);
+  if (id == op_ids::kKProj) return RunGemm(W, s->h, n, &s->k, s);
+  if (id == op_ids::kVProj) return RunGemm(W, s->h, n, &s->v, s);
+  if (id == op_ids::kKvAProj) return RunGemm(W, s->h, n, &s->kv, s);
+  if (id == op_ids::kIndexerWqB) return RunGemm(W, s->h, n, &s->iq, s);
+  if (id == op_ids::kIndexerWk) return RunGemm(W, s->h, n, &s->ik, s);
+  if (id == op_ids::kIndexerWeightsProj) return RunGemm(W, s->h, n, &s->iw, s);
   return Status::Internal("CPU backend: no projection " + id);
 }
 
 // MLA absorbed W_UK: each head's query moves into the latent space so the
 // cache is read once for all heads (MQA form). W_UV, the other half of
 // kv_b, maps the attention output back inside MlaAttention.
-Status CpuBackend::AbsorbQueries(const models::ProgramOp&, int layer, Step* s) {
+Status CpuBackend::AbsorbQueries(const models::ProgramOp& op, int layer, Step* s) {
   const SliceConfig& c = config_;
-  const SliceLayerWeights& L = w_.layers[layer];
+  CAPPLAN_ASSIGN_OR_RETURN(const OpWeights* w, Weights(layer, op.id));
+  const OpWeights& L = *w;
   const int n = static_cast<int>(s->rows.size());
   const int lora = c.kv_lora_rank, nope = c.qk_nope, qk = nope + c.qk_rope;
   s->visit->m = n;
@@ -105,11 +107,12 @@ Status CpuBackend::NormRope(const models::ProgramOp& op, int layer, Step* s) {
   const int n = static_cast<int>(s->rows.size());
   s->visit->m = n;
   if (op.id == op_ids::kNormRope) {
+    CAPPLAN_ASSIGN_OR_RETURN(const OpWeights* w, Weights(layer, op.id));
     const int lora = c.kv_lora_rank, rope = c.qk_rope, qk = c.qk_nope + rope;
     for (int i = 0; i < n; ++i) {
       const int64_t pos = s->rows[i].position;
       float* row = &s->kv[i * (lora + rope)];
-      RmsNormInPlace(row, w_.layers[layer].kv_a_norm, lora);
+      RmsNormInPlace(row, w->norm, lora);
       Rope(row + lora, rope, pos);
       for (int hq = 0; hq < c.q_heads; ++hq) Rope(&s->q[(i * c.q_heads + hq) * qk + c.qk_nope], rope, pos);
     }
@@ -148,7 +151,7 @@ Status CpuBackend::KvAppend(const models::ProgramOp&, int layer, Step* s) {
       const float* row = &s->kv[i * (lora + rope)];
       StoreKv(row, lora, c.kv_dtype, slot);
       StoreKv(row + lora, rope, models::Dtype::kBf16, slot + lora);
-      if (c.IndexFresh(layer)) {
+      if (config_.program->program->GroupOf(layer)->index_fresh) {
         StoreKv(&s->ik[i * c.index_head_dim], c.index_head_dim, c.kv_dtype, slot + lora + rope);
       }
     }
@@ -244,7 +247,7 @@ Status CpuBackend::GqaAttention(const models::ProgramOp& op, int layer, Step* s)
 // One MLA head of one row in the absorbed form: scores over the selected
 // latents, the latent-space output, then W_UV back to the head's values.
 void CpuBackend::MlaHead(int layer, const Step& s, int i, int hq, const std::vector<int64_t>& sel,
-                         float* o) const {
+                         const std::vector<float>& w_uv, float* o) const {
   const SliceConfig& c = config_;
   const int lora = c.kv_lora_rank, rope = c.qk_rope, qk = c.qk_nope + rope;
   const std::vector<PageRef>& pages = *(*s.batch)[s.rows[i].req].pages;
@@ -263,7 +266,7 @@ void CpuBackend::MlaHead(int layer, const Step& s, int i, int hq, const std::vec
     for (size_t j = 0; j < sel.size(); ++j) acc += sc[j] * Entry(layer, pages, sel[j])[d];
     o_lat[d] = RoundToBf16(static_cast<float>(acc));
   }
-  const float* uv = &w_.layers[layer].w_uv[static_cast<size_t>(hq) * lora * c.v_head_dim];
+  const float* uv = &w_uv[static_cast<size_t>(hq) * lora * c.v_head_dim];
   for (int d = 0; d < c.v_head_dim; ++d) {
     double acc = 0;
     for (int j = 0; j < lora; ++j) acc += static_cast<double>(o_lat[j]) * uv[j * c.v_head_dim + d];
@@ -279,6 +282,8 @@ Status CpuBackend::MlaAttention(const models::ProgramOp& op, int layer, Step* s)
   const int n = static_cast<int>(s->rows.size());
   const bool decode = op.kind == models::OpKind::kMlaDecode;
   const bool dsa = c.index_topk > 0;
+  // W_UV, the other half of the absorbed kv_b.
+  CAPPLAN_ASSIGN_OR_RETURN(const OpWeights* kv_b, Weights(layer, op_ids::kKvBProjAbsorbed));
   if (dsa && shared_sel_.size() != static_cast<size_t>(n)) {
     return Status::Internal("CPU backend: IndexShare layer before any fresh indexer layer");
   }
@@ -296,7 +301,7 @@ Status CpuBackend::MlaAttention(const models::ProgramOp& op, int layer, Step* s)
     }
     const std::vector<int64_t>& sel = dsa ? shared_sel_[i] : all;
     for (int hq = 0; hq < c.q_heads; ++hq) {
-      MlaHead(layer, *s, i, hq, sel, &s->attn[(i * c.q_heads + hq) * c.v_head_dim]);
+      MlaHead(layer, *s, i, hq, sel, kv_b->w_uv, &s->attn[(i * c.q_heads + hq) * c.v_head_dim]);
     }
   }
   return Status::Ok();
@@ -304,13 +309,14 @@ Status CpuBackend::MlaAttention(const models::ProgramOp& op, int layer, Step* s)
 
 // On a TP rank o_proj yields a partial sum that an all-reduce completes;
 // the slice runs one rank, so the partial is the rank's output.
-Status CpuBackend::OutProjection(const models::ProgramOp&, int layer, Step* s) {
+Status CpuBackend::OutProjection(const models::ProgramOp& op, int layer, Step* s) {
   if (config_.attention_output_gate) {  // attention output x sigmoid(gate)
     for (size_t i = 0; i < s->attn.size(); ++i) {
       s->attn[i] = RoundToBf16(static_cast<float>(s->attn[i] / (1.0 + std::exp(-s->q_gate[i]))));
     }
   }
-  return RunGemm(w_.layers[layer].wo, s->attn, static_cast<int>(s->rows.size()), &s->out, s);
+  CAPPLAN_ASSIGN_OR_RETURN(const OpWeights* w, Weights(layer, op.id));
+  return RunGemm(w->gemm, s->attn, static_cast<int>(s->rows.size()), &s->out, s);
 }
 
 }  // namespace capplan::engine

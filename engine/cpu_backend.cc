@@ -70,6 +70,15 @@ CpuBackend::CpuBackend(SliceConfig config, SliceWeights weights, int32_t num_pag
   }
 }
 
+Result<const OpWeights*> CpuBackend::Weights(int layer, std::string_view id) const {
+  const OpWeights* w = w_.Find(layer, id);
+  if (w == nullptr) {
+    return Status::Internal("CPU backend: no weights for op " + std::string(id) + " in layer " +
+                            std::to_string(layer));
+  }
+  return w;
+}
+
 float* CpuBackend::Slot(int layer, const PageRef& page, int64_t position) {
   return cache_[layer].data() +
          (static_cast<size_t>(page.physical) * page_size_ + position % page_size_) * width_;
@@ -208,7 +217,8 @@ Status CpuBackend::RunGemm(const kernels::GemmWeights& w, const std::vector<floa
   return Status::Ok();
 }
 
-Status CpuBackend::Embed(const models::ProgramOp&, int, Step* s) {
+Status CpuBackend::Embed(const models::ProgramOp& op, int layer, Step* s) {
+  CAPPLAN_ASSIGN_OR_RETURN(const OpWeights* w, Weights(layer, op.id));
   const int H = config_.hidden;
   s->x.assign(s->rows.size() * H, 0.0f);
   s->visit->m = static_cast<int64_t>(s->rows.size());
@@ -216,7 +226,7 @@ Status CpuBackend::Embed(const models::ProgramOp&, int, Step* s) {
   for (const StepRequest& r : *s->batch) {
     for (int32_t tok : r.tokens) {
       if (tok < 0 || tok >= config_.vocab) return Status::Internal("CPU backend: bad token id");
-      std::copy_n(w_.embedding.data() + static_cast<size_t>(tok) * H, H, s->x.data() + k * H);
+      std::copy_n(w->embedding.data() + static_cast<size_t>(tok) * H, H, s->x.data() + k * H);
       ++k;
     }
   }
@@ -227,20 +237,22 @@ Status CpuBackend::Embed(const models::ProgramOp&, int, Step* s) {
 // nothing here; it is visited so the op list stays the program's.
 Status CpuBackend::Collective(const models::ProgramOp&, int, Step*) { return Status::Ok(); }
 
-Status CpuBackend::InputNorm(const models::ProgramOp&, int layer, Step* s) {
+Status CpuBackend::InputNorm(const models::ProgramOp& op, int layer, Step* s) {
+  CAPPLAN_ASSIGN_OR_RETURN(const OpWeights* w, Weights(layer, op.id));
   const int H = config_.hidden, n = static_cast<int>(s->rows.size());
   s->visit->m = n;
   s->h.resize(s->x.size());
-  for (int i = 0; i < n; ++i) RmsNorm(&s->x[i * H], w_.layers[layer].attn_norm, H, &s->h[i * H]);
+  for (int i = 0; i < n; ++i) RmsNorm(&s->x[i * H], w->norm, H, &s->h[i * H]);
   return Status::Ok();
 }
 
 // Residual add + post-attention RMSNorm; the FFN output starts at zero.
-Status CpuBackend::PostAttentionNorm(const models::ProgramOp&, int layer, Step* s) {
+Status CpuBackend::PostAttentionNorm(const models::ProgramOp& op, int layer, Step* s) {
+  CAPPLAN_ASSIGN_OR_RETURN(const OpWeights* w, Weights(layer, op.id));
   const int H = config_.hidden, n = static_cast<int>(s->rows.size());
   s->visit->m = n;
   for (size_t i = 0; i < s->x.size(); ++i) s->x[i] = RoundToBf16(s->x[i] + s->out[i]);
-  for (int i = 0; i < n; ++i) RmsNorm(&s->x[i * H], w_.layers[layer].ffn_norm, H, &s->h[i * H]);
+  for (int i = 0; i < n; ++i) RmsNorm(&s->x[i * H], w->norm, H, &s->h[i * H]);
   s->out.assign(s->x.size(), 0.0f);
   return Status::Ok();
 }
@@ -252,7 +264,8 @@ Status CpuBackend::Residual(const models::ProgramOp&, int, Step* s) {
 }
 
 // The last new token of every request that wants one.
-Status CpuBackend::FinalNorm(const models::ProgramOp&, int, Step* s) {
+Status CpuBackend::FinalNorm(const models::ProgramOp& op, int layer, Step* s) {
+  CAPPLAN_ASSIGN_OR_RETURN(const OpWeights* w, Weights(layer, op.id));
   const int H = config_.hidden;
   const std::vector<StepRequest>& batch = *s->batch;
   int k = 0;
@@ -260,15 +273,16 @@ Status CpuBackend::FinalNorm(const models::ProgramOp&, int, Step* s) {
     k += static_cast<int>(batch[i].tokens.size());
     if (!batch[i].want_token || batch[i].tokens.empty()) continue;
     s->last.resize(s->last.size() + H);
-    RmsNorm(&s->x[(k - 1) * H], w_.final_norm, H, s->last.data() + s->last.size() - H);
+    RmsNorm(&s->x[(k - 1) * H], w->norm, H, s->last.data() + s->last.size() - H);
     s->which.push_back(i);
   }
   s->visit->m = static_cast<int64_t>(s->which.size());
   return Status::Ok();
 }
 
-Status CpuBackend::LmHead(const models::ProgramOp&, int, Step* s) {
-  return RunGemm(w_.lm_head, s->last, static_cast<int>(s->which.size()), &s->logits, s);
+Status CpuBackend::LmHead(const models::ProgramOp& op, int layer, Step* s) {
+  CAPPLAN_ASSIGN_OR_RETURN(const OpWeights* w, Weights(layer, op.id));
+  return RunGemm(w->gemm, s->last, static_cast<int>(s->which.size()), &s->logits, s);
 }
 
 // Greedy sampling.

@@ -18,45 +18,12 @@
 
 #include "engine/backend.h"
 #include "engine/slice_config.h"
+#include "engine/slice_weights.h"
 #include "kernels/gemm/gemm_weights.h"
 #include "kernels/moe/moe_cpu.h"
 #include "models/layer_program.h"
 
 namespace capplan::engine {
-
-struct SliceLayerWeights {
-  std::vector<float> attn_norm, ffn_norm;
-  // GQA: wq [q_heads*hd, H], wk/wv [kv_heads*hd, H]; MLA: wq (or wq_a/wq_b
-  // with a q LoRA), wkv_a [lora+rope, H]; both: wo [H, q_heads*v].
-  kernels::GemmWeights wq, wk, wv, wo, wq_a, wq_b, wkv_a;
-  std::vector<float> q_a_norm, kv_a_norm;
-  // MLA absorbed up-projections (BF16 values): w_uk [heads][nope][lora],
-  // w_uv [heads][lora][v].
-  std::vector<float> w_uk, w_uv;
-  // DSA indexer: queries [ih*id, H], key [id, H], head weights [ih, H].
-  kernels::GemmWeights wi_q, wi_k, wi_w;
-  // Gated DeltaNet (linear layers): in_proj_qkvz [q k v z, H], in_proj_ba
-  // [b a, H] (one each per value head), the depthwise conv [conv_dim][kernel],
-  // per value head A_log and dt_bias, the gated norm [value_dim], out_proj
-  // [H, value_heads x value_dim].
-  kernels::GemmWeights w_qkvz, w_ba, w_out;
-  std::vector<float> conv, a_log, dt_bias, gate_norm;
-  bool moe = false;
-  kernels::MoeExpertWeights dense;  // dense FFN layer
-  kernels::MoeWeights experts;      // MoE layer (routed + shared)
-  kernels::RouterConfig router;
-};
-
-struct SliceWeights {
-  std::vector<float> embedding;  // [vocab, H], BF16 values
-  std::vector<SliceLayerWeights> layers;
-  std::vector<float> final_norm;
-  kernels::GemmWeights lm_head;  // [vocab, H]
-};
-
-// Deterministic synthetic weights at the slice's shapes, drawn from
-// config.seed and quantized to the slice's formats.
-Result<SliceWeights> MakeSliceWeights(const SliceConfig& config);
 
 // One op the CPU backend executed in the last Forward: the program op's id,
 // the layer (-1 prologue, `layers` epilogue), the shape it actually ran
@@ -136,7 +103,7 @@ class CpuBackend final : public EngineBackend {
                  std::vector<float>* out, Step* s);
   // cpu_attention.cc
   Status Projection(const models::ProgramOp& op, int layer, Step* s);
-  Status GatedQueries(const SliceLayerWeights& L, int n, Step* s);
+  Status GatedQueries(const OpWeights& w, int n, Step* s);
   Status AbsorbQueries(const models::ProgramOp& op, int layer, Step* s);
   Status NormRope(const models::ProgramOp& op, int layer, Step* s);
   Status KvAppend(const models::ProgramOp& op, int layer, Step* s);
@@ -144,7 +111,7 @@ class CpuBackend final : public EngineBackend {
   Status GqaAttention(const models::ProgramOp& op, int layer, Step* s);
   Status MlaAttention(const models::ProgramOp& op, int layer, Step* s);
   void MlaHead(int layer, const Step& s, int i, int hq, const std::vector<int64_t>& sel,
-               float* o) const;
+               const std::vector<float>& w_uv, float* o) const;
   Status OutProjection(const models::ProgramOp& op, int layer, Step* s);
   // cpu_linear_attention.cc
   Status LinearProjection(const models::ProgramOp& op, int layer, Step* s);
@@ -158,6 +125,8 @@ class CpuBackend final : public EngineBackend {
   Status Route(const models::ProgramOp& op, int layer, Step* s);
   Status Experts(const models::ProgramOp& op, int layer, Step* s);
 
+  // The weights op `id` reads in `layer` (an Internal error when it has none).
+  Result<const OpWeights*> Weights(int layer, std::string_view id) const;
   float* Slot(int layer, const PageRef& page, int64_t position);
   const float* Entry(int layer, const std::vector<PageRef>& pages, int64_t position) const;
 

@@ -14,6 +14,8 @@
 #include "kernels/moe/moe_router.h"
 
 namespace capplan::engine {
+
+namespace op_ids = models::op_ids;
 namespace {
 
 // A dense layer's FFN op (else a shared expert's).
@@ -21,15 +23,16 @@ bool IsDense(const models::ProgramOp& op) {
   return op.filter.ffn == models::LayerFilter::Ffn::kDense;
 }
 
+// The op holding the MLPs of a dense or shared-expert FFN op: its gate_up
+// (the down op shares them; the activation reads their widths).
+const char* MlpOp(const models::ProgramOp& op) {
+  return IsDense(op) ? op_ids::kDenseGateUpProj : op_ids::kSharedGateUpProj;
+}
+
 // The MLPs an FFN op runs: the dense layer's, or each shared expert's.
-std::vector<const kernels::MoeExpertWeights*> Mlps(const SliceLayerWeights& L,
-                                                   const models::ProgramOp& op) {
+std::vector<const kernels::MoeExpertWeights*> Mlps(const OpWeights& w) {
   std::vector<const kernels::MoeExpertWeights*> out;
-  if (IsDense(op)) {
-    out.push_back(&L.dense);
-  } else {
-    for (const kernels::MoeExpertWeights& e : L.experts.shared) out.push_back(&e);
-  }
+  for (const kernels::MoeExpertWeights& e : w.mlps) out.push_back(&e);
   return out;
 }
 
@@ -38,7 +41,8 @@ std::vector<const kernels::MoeExpertWeights*> Mlps(const SliceLayerWeights& L,
 // gate+up of every MLP of the op (their widths add up, as the program's one
 // fused GEMM has them).
 Status CpuBackend::FfnGateUp(const models::ProgramOp& op, int layer, Step* s) {
-  const auto mlps = Mlps(w_.layers[layer], op);
+  CAPPLAN_ASSIGN_OR_RETURN(const OpWeights* w, Weights(layer, MlpOp(op)));
+  const auto mlps = Mlps(*w);
   const int n = static_cast<int>(s->rows.size());
   s->shared.resize(mlps.size());
   int64_t width = 0;
@@ -51,7 +55,8 @@ Status CpuBackend::FfnGateUp(const models::ProgramOp& op, int layer, Step* s) {
 }
 
 Status CpuBackend::FfnActivation(const models::ProgramOp& op, int layer, Step* s) {
-  const auto mlps = Mlps(w_.layers[layer], op);
+  CAPPLAN_ASSIGN_OR_RETURN(const OpWeights* w, Weights(layer, MlpOp(op)));
+  const auto mlps = Mlps(*w);
   const int n = static_cast<int>(s->rows.size());
   s->visit->m = n;
   for (size_t e = 0; e < mlps.size(); ++e) {
@@ -71,7 +76,8 @@ Status CpuBackend::FfnActivation(const models::ProgramOp& op, int layer, Step* s
 
 // Dense: the layer's output; shared experts: kept for the routed combine.
 Status CpuBackend::FfnDown(const models::ProgramOp& op, int layer, Step* s) {
-  const auto mlps = Mlps(w_.layers[layer], op);
+  CAPPLAN_ASSIGN_OR_RETURN(const OpWeights* w, Weights(layer, MlpOp(op)));
+  const auto mlps = Mlps(*w);
   const int n = static_cast<int>(s->rows.size());
   for (size_t e = 0; e < mlps.size(); ++e) {
     std::vector<float> y;
@@ -84,20 +90,21 @@ Status CpuBackend::FfnDown(const models::ProgramOp& op, int layer, Step* s) {
 }
 
 // FP32 router GEMM on the BF16 hidden states, then the top-k.
-Status CpuBackend::Route(const models::ProgramOp&, int layer, Step* s) {
-  const SliceLayerWeights& L = w_.layers[layer];
-  const kernels::RouterConfig& rc = L.router;
+Status CpuBackend::Route(const models::ProgramOp& op, int layer, Step* s) {
+  CAPPLAN_ASSIGN_OR_RETURN(const OpWeights* gate, Weights(layer, op.id));
+  CAPPLAN_ASSIGN_OR_RETURN(const OpWeights* experts, Weights(layer, op_ids::kMoeExperts));
+  const kernels::RouterConfig& rc = gate->router_config;
   const int n = static_cast<int>(s->rows.size()), H = config_.hidden;
   s->visit->m = n;
   s->visit->n = rc.num_experts;
   s->visit->k = H;
-  if (static_cast<int>(L.experts.experts.size()) != rc.num_experts ||
-      L.experts.router.size() != static_cast<size_t>(rc.num_experts) * H) {
+  if (static_cast<int>(experts->experts.experts.size()) != rc.num_experts ||
+      gate->router.size() != static_cast<size_t>(rc.num_experts) * H) {
     return Status::Invalid("CPU backend: MoE weights and router config disagree");
   }
   if (n == 0) return Status::Ok();
   std::vector<float> logits(static_cast<size_t>(n) * rc.num_experts);
-  kernels::GemmCpuExact(L.experts.router.data(), s->h.data(), n, rc.num_experts, H, logits.data());
+  kernels::GemmCpuExact(gate->router.data(), s->h.data(), n, rc.num_experts, H, logits.data());
   s->expert_ids.assign(static_cast<size_t>(n) * rc.top_k, 0);
   s->expert_weights.assign(s->expert_ids.size(), 0.0f);
   return kernels::RouteCpu(rc, logits.data(), n, s->expert_ids.data(), s->expert_weights.data());
@@ -105,12 +112,14 @@ Status CpuBackend::Route(const models::ProgramOp&, int layer, Step* s) {
 
 // Each touched expert's MLP on its rows, the weighted combine (float64),
 // plus the shared experts' outputs.
-Status CpuBackend::Experts(const models::ProgramOp&, int layer, Step* s) {
-  const SliceLayerWeights& L = w_.layers[layer];
-  const kernels::RouterConfig& rc = L.router;
+Status CpuBackend::Experts(const models::ProgramOp& op, int layer, Step* s) {
+  CAPPLAN_ASSIGN_OR_RETURN(const OpWeights* w, Weights(layer, op.id));
+  CAPPLAN_ASSIGN_OR_RETURN(const OpWeights* gate, Weights(layer, op_ids::kMoeGate));
+  const kernels::MoeWeights& moe = w->experts;
+  const kernels::RouterConfig& rc = gate->router_config;
   const int n = static_cast<int>(s->rows.size()), H = config_.hidden;
   s->visit->m = static_cast<int64_t>(n) * rc.top_k;
-  s->visit->n = 3 * int64_t{L.experts.intermediate};
+  s->visit->n = 3 * int64_t{moe.intermediate};
   s->visit->k = H;
   if (n == 0) return Status::Ok();
   CAPPLAN_ASSIGN_OR_RETURN(
@@ -123,7 +132,7 @@ Status CpuBackend::Experts(const models::ProgramOp&, int layer, Step* s) {
   }
   for (int e = 0; e < rc.num_experts; ++e) {
     const size_t off = static_cast<size_t>(perm.expert_offsets[e]) * H;
-    CAPPLAN_RETURN_IF_ERROR(kernels::ExpertForwardCpu(L.experts.experts[e], xin.data() + off,
+    CAPPLAN_RETURN_IF_ERROR(kernels::ExpertForwardCpu(moe.experts[e], xin.data() + off,
                                                       perm.RowsOf(e), out.data() + off));
   }
   std::vector<double> acc(static_cast<size_t>(n) * H, 0.0);

@@ -36,22 +36,23 @@ void L2NormScale(float* x, int n, double scale) {
 }  // namespace
 
 Status CpuBackend::LinearProjection(const models::ProgramOp& op, int layer, Step* s) {
-  const SliceLayerWeights& L = w_.layers[layer];
+  CAPPLAN_ASSIGN_OR_RETURN(const OpWeights* w, Weights(layer, op.id));
   const int n = static_cast<int>(s->rows.size());
-  if (op.id == op_ids::kLinearInProjQkvz) return RunGemm(L.w_qkvz, s->h, n, &s->qkvz, s);
-  if (op.id == op_ids::kLinearInProjBa) return RunGemm(L.w_ba, s->h, n, &s->ba, s);
+  if (op.id == op_ids::kLinearInProjQkvz) return RunGemm(w->gemm, s->h, n, &s->qkvz, s);
+  if (op.id == op_ids::kLinearInProjBa) return RunGemm(w->gemm, s->h, n, &s->ba, s);
   // Row-parallel like o_proj: the rank's partial sum is its output.
-  return RunGemm(L.w_out, s->attn, n, &s->out, s);
+  return RunGemm(w->gemm, s->attn, n, &s->out, s);
 }
 
 // Causal depthwise conv over the q/k/v channels of in_proj_qkvz (the first
 // conv_dim of each row; z follows), each tap over the request's previous
 // inputs, then SiLU.
-Status CpuBackend::LinearConv(const models::ProgramOp&, int layer, Step* s) {
+Status CpuBackend::LinearConv(const models::ProgramOp& op, int layer, Step* s) {
   const SliceConfig& c = config_;
-  const SliceLayerWeights& L = w_.layers[layer];
-  const int n = static_cast<int>(s->rows.size()), C = c.LinearConvDim();
-  const int K = c.linear_conv_kernel, row = static_cast<int>(s->qkvz.size()) / std::max(1, n);
+  CAPPLAN_ASSIGN_OR_RETURN(const OpWeights* w, Weights(layer, op.id));
+  const int n = static_cast<int>(s->rows.size()), C = static_cast<int>(op.linear.conv_dim);
+  const int K = static_cast<int>(op.linear.conv_kernel),
+            row = static_cast<int>(s->qkvz.size()) / std::max(1, n);
   s->visit->m = n;
   s->mixed.assign(static_cast<size_t>(n) * C, 0.0f);
   for (int i = 0; i < n; ++i) {
@@ -67,9 +68,9 @@ Status CpuBackend::LinearConv(const models::ProgramOp&, int layer, Step* s) {
     }
     const float* x = &s->qkvz[static_cast<size_t>(i) * row];
     for (int ch = 0; ch < C; ++ch) {
-      const float* w = &L.conv[static_cast<size_t>(ch) * K];
-      double acc = static_cast<double>(w[K - 1]) * x[ch];
-      for (int j = 0; j < K - 1; ++j) acc += static_cast<double>(w[j]) * prev[j * C + ch];
+      const float* tap = &w->conv[static_cast<size_t>(ch) * K];
+      double acc = static_cast<double>(tap[K - 1]) * x[ch];
+      for (int j = 0; j < K - 1; ++j) acc += static_cast<double>(tap[j]) * prev[j * C + ch];
       s->mixed[static_cast<size_t>(i) * C + ch] = RoundToBf16(static_cast<float>(Silu(acc)));
     }
     if (K > 1) {
@@ -83,11 +84,12 @@ Status CpuBackend::LinearConv(const models::ProgramOp&, int layer, Step* s) {
 // The delta rule over the rows of this op's form (decode rows for the
 // recurrent update, prefill rows for the chunked scan), token by token.
 Status CpuBackend::DeltaRule(const models::ProgramOp& op, int layer, Step* s) {
-  const SliceConfig& c = config_;
-  const SliceLayerWeights& L = w_.layers[layer];
-  const int n = static_cast<int>(s->rows.size()), C = c.LinearConvDim();
-  const int kh = c.linear_key_heads, vh = c.linear_value_heads;
-  const int dk = c.linear_key_dim, dv = c.linear_value_dim, per = vh / std::max(1, kh);
+  CAPPLAN_ASSIGN_OR_RETURN(const OpWeights* w, Weights(layer, op.id));
+  const models::LinearShape& ls = op.linear;
+  const int n = static_cast<int>(s->rows.size()), C = static_cast<int>(ls.conv_dim);
+  const int kh = static_cast<int>(ls.key_heads), vh = static_cast<int>(ls.value_heads);
+  const int dk = static_cast<int>(ls.key_dim), dv = static_cast<int>(ls.value_dim);
+  const int per = vh / std::max(1, kh);
   const bool decode = op.state_op == models::LinearStateOp::kRecurrentUpdate;
   s->visit->heads = vh;
   s->visit->kv_heads = kh;
@@ -111,8 +113,8 @@ Status CpuBackend::DeltaRule(const models::ProgramOp& op, int layer, Step* s) {
       const float* qh = &q[(hv / per) * dk];
       const float* kk = &k[(hv / per) * dk];
       const float* v = m + 2 * kh * dk + hv * dv;
-      const double x = ba[vh + hv] + L.dt_bias[hv];
-      const double decay = std::exp(-std::exp(L.a_log[hv]) * std::log1p(std::exp(x)));
+      const double x = ba[vh + hv] + w->dt_bias[hv];
+      const double decay = std::exp(-std::exp(w->a_log[hv]) * std::log1p(std::exp(x)));
       const double beta = 1.0 / (1.0 + std::exp(-ba[hv]));
       float* Sh = &S[static_cast<size_t>(hv) * dk * dv];
       for (int e = 0; e < dk * dv; ++e) Sh[e] = static_cast<float>(Sh[e] * decay);
@@ -137,8 +139,9 @@ Status CpuBackend::DeltaRule(const models::ProgramOp& op, int layer, Step* s) {
 
 // RMSNorm over each value head's output, scaled by SiLU of its gate z (the
 // last value_heads x value_dim of the row's in_proj_qkvz).
-Status CpuBackend::LinearNormGate(const models::ProgramOp&, int layer, Step* s) {
+Status CpuBackend::LinearNormGate(const models::ProgramOp& op, int layer, Step* s) {
   const SliceConfig& c = config_;
+  CAPPLAN_ASSIGN_OR_RETURN(const OpWeights* w, Weights(layer, op.id));
   const int n = static_cast<int>(s->rows.size());
   const int vh = c.linear_value_heads, dv = c.linear_value_dim;
   const int row = static_cast<int>(s->qkvz.size()) / std::max(1, n);
@@ -148,7 +151,7 @@ Status CpuBackend::LinearNormGate(const models::ProgramOp&, int layer, Step* s) 
     const float* z = &s->qkvz[static_cast<size_t>(i) * row + row - vh * dv];
     for (int hv = 0; hv < vh; ++hv) {
       float* o = &s->attn[(static_cast<size_t>(i) * vh + hv) * dv];
-      slice_math::RmsNorm(o, w_.layers[layer].gate_norm, dv, normed.data());
+      slice_math::RmsNorm(o, w->norm, dv, normed.data());
       for (int d = 0; d < dv; ++d) {
         o[d] = RoundToBf16(static_cast<float>(normed[d] * Silu(z[hv * dv + d])));
       }

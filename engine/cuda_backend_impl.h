@@ -174,7 +174,8 @@ struct CudaBackend::Impl {
   // cuda_backend_setup.cc: the weights of the slice on the device, the KV
   // caches poisoned.
   Status UploadWeights(SliceWeights* w, int max_tokens);
-  Status UploadLayer(int l, SliceLayerWeights* L, int max_tokens);
+  Status UploadLayer(int l, SliceWeights* w, int max_tokens);
+  Status UploadFfn(int l, SliceWeights* w, int max_tokens, DevLayer* d);
   Status AllocateLayerCache(int l, DevLayer* d);
 
   // cuda_backend_impl.cc.

@@ -1,11 +1,15 @@
 // The CUDA backend's weights and KV caches on the device: the same synthetic
-// weights as the CPU backend (MakeSliceWeights), uploaded once by Create.
+// weights as the CPU backend (MakeSliceWeights), each op's read by its
+// (layer, op id), uploaded once by Create.
 #include <utility>
 #include <vector>
 
 #include "engine/cuda_backend_impl.h"
 
 namespace capplan::engine {
+
+namespace op_ids = models::op_ids;
+
 namespace {
 
 using cuda::DevLinear;
@@ -14,6 +18,13 @@ std::vector<uint16_t> Bf16Bits(const std::vector<float>& v) {
   std::vector<uint16_t> out(v.size());
   for (size_t i = 0; i < v.size(); ++i) out[i] = kernels::FloatToBf16Bits(v[i]);
   return out;
+}
+
+// An op's weights; empty ones where the layer has no such op.
+const OpWeights& Of(const SliceWeights& w, int layer, std::string_view id) {
+  static const OpWeights kNone;
+  const OpWeights* p = w.Find(layer, id);
+  return p != nullptr ? *p : kNone;
 }
 
 Result<DevLinear> UploadLinear(const kernels::GemmWeights& w) {
@@ -27,53 +38,74 @@ Result<DevLinear> UploadLinear(const kernels::GemmWeights& w) {
 }  // namespace
 
 Status CudaBackend::Impl::UploadWeights(SliceWeights* w, int max_tokens) {
-  CAPPLAN_RETURN_IF_ERROR(embedding.Upload(Bf16Bits(w->embedding)));
-  CAPPLAN_RETURN_IF_ERROR(final_norm.Upload(Bf16Bits(w->final_norm)));
-  CAPPLAN_ASSIGN_OR_RETURN(lm_head, UploadLinear(w->lm_head));
+  CAPPLAN_RETURN_IF_ERROR(embedding.Upload(Bf16Bits(Of(*w, -1, op_ids::kEmbedTokens).embedding)));
+  CAPPLAN_RETURN_IF_ERROR(final_norm.Upload(Bf16Bits(Of(*w, c.layers, op_ids::kNormFinal).norm)));
+  CAPPLAN_ASSIGN_OR_RETURN(lm_head, UploadLinear(Of(*w, c.layers, op_ids::kLmHead).gemm));
   // Tags start unowned (they match no request), as the host side array.
   CAPPLAN_RETURN_IF_ERROR(tags.Upload(std::vector<kernels::KvPageTag>(
       num_pages, kernels::KvPageTag{kernels::kKvNoRequest, -1, 0})));
   for (int l = 0; l < c.layers; ++l) {
-    CAPPLAN_RETURN_IF_ERROR(UploadLayer(l, &w->layers[l], max_tokens));
+    CAPPLAN_RETURN_IF_ERROR(UploadLayer(l, w, max_tokens));
+    w->ReleaseLayer(l);  // host copies are no longer needed
   }
   return Status::Ok();
 }
 
-Status CudaBackend::Impl::UploadLayer(int l, SliceLayerWeights* L, int max_tokens) {
-  DevLayer d;
+// The layer's FFN as one MoeCuda: its routed experts, router and shared
+// experts, or the dense MLP as one expert.
+Status CudaBackend::Impl::UploadFfn(int l, SliceWeights* w, int max_tokens, DevLayer* d) {
   // Layers run one after another on one stream: one set of FFN
   // intermediates serves them all.
   const kernels::MoeCuda* scratch_donor = l > 0 ? layers[0].ffn.get() : nullptr;
-  CAPPLAN_RETURN_IF_ERROR(d.attn_norm.Upload(Bf16Bits(L->attn_norm)));
-  CAPPLAN_RETURN_IF_ERROR(d.ffn_norm.Upload(Bf16Bits(L->ffn_norm)));
-  CAPPLAN_RETURN_IF_ERROR(d.q_a_norm.Upload(Bf16Bits(L->q_a_norm)));
-  CAPPLAN_RETURN_IF_ERROR(d.kv_a_norm.Upload(Bf16Bits(L->kv_a_norm)));
-  CAPPLAN_RETURN_IF_ERROR(d.w_uk.Upload(Bf16Bits(L->w_uk)));
-  CAPPLAN_RETURN_IF_ERROR(d.w_uv.Upload(Bf16Bits(L->w_uv)));
-  CAPPLAN_ASSIGN_OR_RETURN(d.wq, UploadLinear(L->wq));
-  CAPPLAN_ASSIGN_OR_RETURN(d.wk, UploadLinear(L->wk));
-  CAPPLAN_ASSIGN_OR_RETURN(d.wv, UploadLinear(L->wv));
-  CAPPLAN_ASSIGN_OR_RETURN(d.wo, UploadLinear(L->wo));
-  CAPPLAN_ASSIGN_OR_RETURN(d.wq_a, UploadLinear(L->wq_a));
-  CAPPLAN_ASSIGN_OR_RETURN(d.wq_b, UploadLinear(L->wq_b));
-  CAPPLAN_ASSIGN_OR_RETURN(d.wkv_a, UploadLinear(L->wkv_a));
-  CAPPLAN_ASSIGN_OR_RETURN(d.wi_q, UploadLinear(L->wi_q));
-  CAPPLAN_ASSIGN_OR_RETURN(d.wi_k, UploadLinear(L->wi_k));
-  CAPPLAN_ASSIGN_OR_RETURN(d.wi_w, UploadLinear(L->wi_w));
-  d.moe = L->moe;
-  if (L->moe) {
-    CAPPLAN_ASSIGN_OR_RETURN(
-        d.ffn, kernels::MoeCuda::Create(L->experts, max_tokens, c.top_k, scratch_donor));
-    CAPPLAN_RETURN_IF_ERROR(d.router.Upload(L->experts.router));
-    d.router_config = L->router;
-  } else {
+  d->moe = c.program->program->GroupOf(l)->moe;
+  if (!d->moe) {
+    OpWeights* dense = w->Find(l, op_ids::kDenseGateUpProj);
+    if (dense == nullptr || dense->mlps.size() != 1) {
+      return Status::Internal("CUDA backend: layer " + std::to_string(l) + " has no dense MLP");
+    }
     kernels::MoeWeights one;
     one.hidden = c.hidden;
-    one.intermediate = c.dense_intermediate;
-    one.experts.push_back(L->dense);
-    CAPPLAN_ASSIGN_OR_RETURN(d.ffn, kernels::MoeCuda::Create(one, max_tokens, 1, scratch_donor));
+    one.intermediate = dense->mlps[0].down.k;
+    one.experts.push_back(std::move(dense->mlps[0]));
+    CAPPLAN_ASSIGN_OR_RETURN(d->ffn, kernels::MoeCuda::Create(one, max_tokens, 1, scratch_donor));
+    return Status::Ok();
   }
-  *L = SliceLayerWeights();  // host copies are no longer needed
+  OpWeights* experts = w->Find(l, op_ids::kMoeExperts);
+  const OpWeights& gate = Of(*w, l, op_ids::kMoeGate);
+  if (experts == nullptr) return Status::Internal("CUDA backend: MoE layer without experts");
+  kernels::MoeWeights moe = std::move(experts->experts);
+  moe.router = gate.router;
+  if (OpWeights* shared = w->Find(l, op_ids::kSharedGateUpProj))
+    moe.shared = std::move(shared->mlps);
+  CAPPLAN_ASSIGN_OR_RETURN(d->ffn,
+                           kernels::MoeCuda::Create(moe, max_tokens, c.top_k, scratch_donor));
+  CAPPLAN_RETURN_IF_ERROR(d->router.Upload(gate.router));
+  d->router_config = gate.router_config;
+  return Status::Ok();
+}
+
+Status CudaBackend::Impl::UploadLayer(int l, SliceWeights* w, int max_tokens) {
+  DevLayer d;
+  auto norm = [&](std::string_view id) { return Bf16Bits(Of(*w, l, id).norm); };
+  auto linear = [&](std::string_view id) { return UploadLinear(Of(*w, l, id).gemm); };
+  const OpWeights& kv_b = Of(*w, l, op_ids::kKvBProjAbsorbed);
+  CAPPLAN_RETURN_IF_ERROR(d.attn_norm.Upload(norm(op_ids::kNormInput)));
+  CAPPLAN_RETURN_IF_ERROR(d.ffn_norm.Upload(norm(op_ids::kNormPostAttention)));
+  CAPPLAN_RETURN_IF_ERROR(d.q_a_norm.Upload(norm(op_ids::kQAProj)));
+  CAPPLAN_RETURN_IF_ERROR(d.kv_a_norm.Upload(norm(op_ids::kNormRope)));
+  CAPPLAN_RETURN_IF_ERROR(d.w_uk.Upload(Bf16Bits(kv_b.w_uk)));
+  CAPPLAN_RETURN_IF_ERROR(d.w_uv.Upload(Bf16Bits(kv_b.w_uv)));
+  CAPPLAN_ASSIGN_OR_RETURN(d.wq, linear(op_ids::kQProj));
+  CAPPLAN_ASSIGN_OR_RETURN(d.wk, linear(op_ids::kKProj));
+  CAPPLAN_ASSIGN_OR_RETURN(d.wv, linear(op_ids::kVProj));
+  CAPPLAN_ASSIGN_OR_RETURN(d.wo, linear(op_ids::kOProj));
+  CAPPLAN_ASSIGN_OR_RETURN(d.wq_a, linear(op_ids::kQAProj));
+  CAPPLAN_ASSIGN_OR_RETURN(d.wq_b, linear(op_ids::kQBProj));
+  CAPPLAN_ASSIGN_OR_RETURN(d.wkv_a, linear(op_ids::kKvAProj));
+  CAPPLAN_ASSIGN_OR_RETURN(d.wi_q, linear(op_ids::kIndexerWqB));
+  CAPPLAN_ASSIGN_OR_RETURN(d.wi_k, linear(op_ids::kIndexerWk));
+  CAPPLAN_ASSIGN_OR_RETURN(d.wi_w, linear(op_ids::kIndexerWeightsProj));
+  CAPPLAN_RETURN_IF_ERROR(UploadFfn(l, w, max_tokens, &d));
   CAPPLAN_RETURN_IF_ERROR(AllocateLayerCache(l, &d));
   layers.push_back(std::move(d));
   return Status::Ok();
@@ -108,7 +140,7 @@ Status CudaBackend::Impl::AllocateLayerCache(int l, DevLayer* d) {
   d->cache =
       kernels::PagedKvDevice{lay,        d->k.get(),        lay.v_dim > 0 ? d->v.get() : nullptr,
                              tags.get(), cuda::kFp8KvScale, cuda::kFp8KvScale};
-  if (mla && c.IndexFresh(l)) {
+  if (mla && c.program->program->GroupOf(l)->index_fresh) {
     // The DSA indexer's key: one more paged array with the KV cache's
     // dtype (the CPU backend stores it beside the latent, same rounding).
     kernels::PagedKvLayout il = lay;

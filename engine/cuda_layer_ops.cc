@@ -101,7 +101,7 @@ Status CudaBackend::Impl::KvAppend(const ProgramOp&, int l, Step* s) {
   }
   CAPPLAN_RETURN_IF_ERROR(kernels::LaunchAppendKv(s->n, B(kv.get()), nullptr, token_row.get(),
                                                   token_pos.get(), s->ptd, L.cache, nullptr));
-  if (!c.IndexFresh(l)) return Status::Ok();
+  if (!c.program->program->GroupOf(l)->index_fresh) return Status::Ok();
   return kernels::LaunchAppendKv(s->n, B(ik.get()), nullptr, token_row.get(), token_pos.get(),
                                  s->ptd, L.index_cache, nullptr);
 }

@@ -4,6 +4,7 @@
 #include <memory>
 #include <string_view>
 
+#include "engine/slice_weights.h"
 #include "models/layer_program.h"
 #include "models/memory.h"
 
@@ -13,21 +14,6 @@ namespace op_ids = models::op_ids;
 namespace {
 
 using kernels::GemmWeightFormat;
-
-GemmWeightFormat ToGemmFormat(const models::WeightFormat& f) {
-  switch (models::DtypeFamily(f.dtype)) {
-    case models::Dtype::kFp8E4m3:
-      // Always block-scaled in the engine: its activations get one scale per
-      // token per 128 K (DeepGEMM's 1x128, deepseek-ai/DeepGEMM README.md), so a request's
-      // output does not depend on which other requests share the batch. A
-      // per-tensor dynamic activation scale would couple them.
-      return GemmWeightFormat::kFp8Block128;
-    case models::Dtype::kInt4:
-      return GemmWeightFormat::kInt4;
-    default:
-      return GemmWeightFormat::kBf16;
-  }
-}
 
 // Small-dim widths: the smallest shapes that keep every code path honest
 // (INT4 group 32 divides every K, MLA latent spans one FP8 scale block, the
@@ -262,7 +248,7 @@ Result<SliceConfig> MakeSliceConfig(const models::ModelCard& card, int tp, int l
   s.seed = seed;
   auto fmt = [&](models::Component c) {
     auto it = model->formats.find(c);
-    return it == model->formats.end() ? GemmWeightFormat::kBf16 : ToGemmFormat(it->second);
+    return it == model->formats.end() ? GemmWeightFormat::kBf16 : GemmFormatOf(it->second);
   };
   s.attention_format = fmt(models::Component::kAttention);
   s.experts_format = fmt(models::Component::kExperts);

@@ -75,22 +75,12 @@ struct SliceConfig {
   uint64_t seed = 1;
   // One TP rank of the slice's card (shrunk at small dims), whose layer
   // program (program->program) is what the backends execute and the
-  // pricer prices for the same batch; the widths above are read from it.
+  // pricer prices for the same batch; the widths above are read from it
+  // (the run file records them). Which layers are MoE, linear or hold a DSA
+  // indexer is the program's layer groups' (LayerGroup), and the weights
+  // are allocated from its ops (slice_weights.h).
   std::shared_ptr<const models::ShardedModel> program;
 
-  bool IsMoeLayer(int layer) const { return n_experts > 0 && layer >= first_k_dense; }
-  // Does `layer` run linear attention (and hold its weights and state)?
-  bool IsLinearLayer(int layer) const {
-    return linear_value_heads > 0 && program->card.MixerOf(layer) == models::LayerMixer::kLinear;
-  }
-  // Channels of the linear layers' causal conv: q, k and v.
-  int LinearConvDim() const {
-    return 2 * linear_key_heads * linear_key_dim + linear_value_heads * linear_value_dim;
-  }
-  // Does `layer` compute its own DSA top-k (and hold indexer weights)?
-  bool IndexFresh(int layer) const {
-    return index_topk > 0 && layer % (index_share_every > 0 ? index_share_every : 1) == 0;
-  }
   // Floats per token per layer in the KV cache (values as stored, after
   // rounding to the KV dtype): GQA K and V; MLA latent + rope + index key.
   int KvEntryWidth() const;

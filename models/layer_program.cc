@@ -90,6 +90,7 @@ void AddPrologue(const Builder& b) {
   op.section = ProgramSection::kPrologue;
   op.rows = RowSource::kAttnTokens;
   op.bytes_per_row = 2.0 * b.h * b.a;
+  op.tensors = {op_ids::kEmbedTokens};
   b.p->prologue.push_back(std::move(op));
   if (b.attn_tp > 1) {
     b.p->prologue.push_back(CollectiveOp(OpKind::kAllReduce, op_ids::kEmbedAllReduce, b.attn_tp,
@@ -144,6 +145,7 @@ void AddDenseFfns(const Builder& b, const std::vector<WeightTensor>& tensors) {
     ProgramOp op = GemmOp(b, t.name, dense ? OpClass::kDenseGemm : OpClass::kMoe,
                           b.m->formats.at(t.component), s.n, s.k, copies, rows);
     op.filter.ffn = ffn;
+    op.tensors = {t.name};
     b.p->layer_ops.push_back(std::move(op));
     if (std::string_view(t.name).ends_with("gate_up_proj")) {
       const double f_local = double(s.n) * copies / 2;
@@ -173,6 +175,7 @@ void AddMoe(const Builder& b, const std::vector<WeightTensor>& tensors) {
   ProgramOp gate = GemmOp(b, op_ids::kMoeGate, OpClass::kMoe, b.m->formats.at(Component::kRouter),
                           E, b.h, 1, MoeLayerRows(b.m->layout));
   gate.kind = OpKind::kRouter;
+  gate.tensors = {op_ids::kMoeGate};
   moe(std::move(gate));
   // Dispatch: each of this GPU's tokens goes to its k experts; the share
   // bound for other EP ranks leaves the GPU. Combine returns as much. Only
@@ -199,6 +202,7 @@ void AddMoe(const Builder& b, const std::vector<WeightTensor>& tensors) {
   }
   ProgramOp op = GemmOp(b, op_ids::kMoeExperts, OpClass::kMoe, f, 0, b.h, 1, RowSource::kFfnTokens);
   op.kind = OpKind::kGroupedGemm;
+  op.tensors = {tensor_names::kExpertsGateUpProj, tensor_names::kExpertsDownProj};
   op.n = static_cast<int64_t>(std::llround(width));
   op.weight_bytes = w_expert;
   op.expert_width = width;
@@ -231,6 +235,7 @@ void AddAttentionOutput(const Builder& b) {
   auto norm = [&](RowSource rows, LayerFilter::Ffn ffn) {
     ProgramOp op = ElementwiseOp(op_ids::kNormPostAttention, rows, 2.0 * b.h, 2.0 * b.h, 5.0 * b.h);
     op.filter.ffn = ffn;
+    op.tensors = {op_ids::kNormPostAttention};
     b.p->layer_ops.push_back(std::move(op));
   };
   // The norm runs where the FFN's input is: on the gathered tokens, or
@@ -280,6 +285,7 @@ void AddEpilogue(const Builder& b, const std::vector<WeightTensor>& tensors) {
   std::vector<ProgramOp>& out = b.p->epilogue;
   out.push_back(ElementwiseOp(op_ids::kNormFinal, RowSource::kLogitRows, double(b.h), double(b.h),
                               4.0 * b.h));
+  out.back().tensors = {op_ids::kNormFinal};
   for (const WeightTensor& t : tensors) {
     const bool head =
         std::string_view(t.name) == op_ids::kLmHead ||
@@ -289,6 +295,7 @@ void AddEpilogue(const Builder& b, const std::vector<WeightTensor>& tensors) {
     out.push_back(GemmOp(b, op_ids::kLmHead, OpClass::kDenseGemm,
                          b.m->formats.at(Component::kEmbeddings), s.n, s.k, 1,
                          RowSource::kLogitRows));
+    out.back().tensors = {t.name};  // embed_tokens when tied
     if (b.tp > 1) {
       out.push_back(CollectiveOp(OpKind::kAllGather, op_ids::kLogitsAllGather, b.tp,
                                  RowSource::kLogitRows, double(card.vocab_size) * b.a));
@@ -353,6 +360,9 @@ void GroupLayers(const ModelCard& card, LayerProgram* p) {
     if (it == p->groups.end()) {
       LayerGroup g;
       g.name = name;
+      g.moe = moe;
+      g.index_fresh = card.index_topk > 0 && l % every == 0;
+      g.mixer = card.MixerOf(l);
       for (int i = 0; i < static_cast<int>(p->layer_ops.size()); ++i) {
         if (matches(p->layer_ops[i].filter, l)) g.ops.push_back(i);
       }
@@ -382,6 +392,7 @@ Result<LayerProgram> BuildLayerProgram(const ShardedModel& model) {
   // RMSNorm: read x and write y (~4 FLOPs per element).
   p.layer_ops.push_back(ElementwiseOp(op_ids::kNormInput, RowSource::kAttnTokens, double(b.h),
                                       double(b.h), 4.0 * b.h));
+  p.layer_ops.back().tensors = {op_ids::kNormInput};
   AddLinearAttention(b, tensors);
   AddAttention(b, tensors);
   AddAttentionOutput(b);

@@ -115,6 +115,13 @@ struct LinearShape {
 
 struct ProgramOp {
   std::string id;  // stable, e.g. "attn.q_a_proj", "moe.experts"
+  // The weight tensors the op reads, by their names in ListWeightTensors
+  // (weight_tensors.h): a GEMM's matrix first, then a norm it applies to its
+  // output (q_a_proj: the q latent's); a norm op its vector; the delta rule
+  // its decay parameters. Empty for ops without weights. Biases, sinks and
+  // q/k norms are not named: no engine backend runs them. The engine
+  // allocates its weights from these (engine/slice_weights.h).
+  std::vector<std::string_view> tensors;
   OpKind kind = OpKind::kGemm;
   OpClass op_class = OpClass::kDenseGemm;
   ProgramSection section = ProgramSection::kLayer;
@@ -177,6 +184,10 @@ struct ProgramOp {
 
 struct LayerGroup {
   std::string name;          // "dense", "moe", "moe.index_fresh", ...
+  // The kind the name spells, for walkers that ask a layer's kind.
+  bool moe = false;          // an MoE FFN (else dense)
+  bool index_fresh = false;  // DSA: computes its own top-k (and holds the indexer)
+  LayerMixer mixer = LayerMixer::kFull;
   std::vector<int> layers;   // layer indices, ascending
   std::vector<int> ops;      // indices into LayerProgram::layer_ops, in order
 };

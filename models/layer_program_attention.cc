@@ -47,20 +47,27 @@ void AddProjections(const Builder& b, const std::vector<WeightTensor>& tensors) 
     const LocalShape s = ShardTensor(card, t, b.m->layout);
     const WeightFormat& f = b.m->formats.at(t.component);
     if (name == "attn.kv_b_proj") {
-      b.p->layer_ops.push_back(GemmOp(b, op_ids::kKvBProjAbsorbed, OpClass::kDenseGemm, f, s.n, s.k,
-                                      1, RowSource::kAbsorbedMlaRows));
+      ProgramOp absorbed = GemmOp(b, op_ids::kKvBProjAbsorbed, OpClass::kDenseGemm, f, s.n, s.k, 1,
+                                  RowSource::kAbsorbedMlaRows);
+      absorbed.tensors = {t.name};
+      b.p->layer_ops.push_back(std::move(absorbed));
       ProgramOp expand = GemmOp(b, op_ids::kKvBProjExpand, OpClass::kDenseGemm, f, s.n, s.k, 1,
                                 RowSource::kPrefillKvTokens);
+      expand.tensors = {t.name};
       expand.phase = OpPhase::kPrefill;
       expand.mla_form = MlaForm::kExpanded;
       b.p->layer_ops.push_back(std::move(expand));
     } else if (name.starts_with("attn.indexer.")) {
       ProgramOp op = GemmOp(b, t.name, OpClass::kAttention, f, s.n, s.k, 1, RowSource::kAttnTokens);
       op.filter.index_fresh_only = true;
+      op.tensors = {t.name};
       b.p->layer_ops.push_back(std::move(op));
     } else {
-      b.p->layer_ops.push_back(
-          GemmOp(b, t.name, OpClass::kDenseGemm, f, s.n, s.k, 1, RowSource::kAttnTokens));
+      ProgramOp op = GemmOp(b, t.name, OpClass::kDenseGemm, f, s.n, s.k, 1, RowSource::kAttnTokens);
+      op.tensors = {t.name};
+      // The q latent's RMSNorm is applied with q_a_proj's output.
+      if (name == op_ids::kQAProj) op.tensors.push_back(tensor_names::kQALayernorm);
+      b.p->layer_ops.push_back(std::move(op));
     }
   }
 }
@@ -76,8 +83,9 @@ void AddNormRopeAppend(const Builder& b) {
     const double e = card.q_lora_rank + card.kv_lora_rank +
                      double(card.num_heads) / b.attn_tp * card.qk_rope_head_dim +
                      card.qk_rope_head_dim;
-    b.p->layer_ops.push_back(
-        ElementwiseOp(op_ids::kNormRope, RowSource::kAttnTokens, e, e, 4.0 * e));
+    ProgramOp op = ElementwiseOp(op_ids::kNormRope, RowSource::kAttnTokens, e, e, 4.0 * e);
+    op.tensors = {tensor_names::kKvALayernorm};
+    b.p->layer_ops.push_back(std::move(op));
   } else {
     const double e = (double(card.num_heads) / b.attn_tp + kv.kv_heads_per_rank) * card.head_dim;
     b.p->layer_ops.push_back(ElementwiseOp(op_ids::kRope, RowSource::kAttnTokens, e, e, 4.0 * e));
@@ -173,9 +181,11 @@ void AddAttention(const Builder& b, const std::vector<WeightTensor>& tensors) {
   for (const WeightTensor& t : tensors) {
     if (std::string_view(t.name) != op_ids::kOProj) continue;
     const LocalShape s = ShardTensor(card, t, b.m->layout);
-    b.p->layer_ops.push_back(GemmOp(b, op_ids::kOProj, OpClass::kDenseGemm,
-                                    b.m->formats.at(Component::kAttention), s.n, s.k, 1,
-                                    RowSource::kAttnTokens));
+    ProgramOp op =
+        GemmOp(b, op_ids::kOProj, OpClass::kDenseGemm, b.m->formats.at(Component::kAttention), s.n,
+               s.k, 1, RowSource::kAttnTokens);
+    op.tensors = {t.name};
+    b.p->layer_ops.push_back(std::move(op));
   }
   // Every op of the block runs in the softmax-attention layers; the kernels
   // above narrowed themselves to the full or the window-limited ones.

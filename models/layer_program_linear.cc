@@ -18,9 +18,11 @@ ProgramOp Linear(ProgramOp op) {
   return op;
 }
 
-ProgramOp StateOp(const char* id, LinearStateOp which, OpPhase phase, const LinearShape& shape) {
+ProgramOp StateOp(const char* id, LinearStateOp which, OpPhase phase, const LinearShape& shape,
+                  std::string_view tensor) {
   ProgramOp op;
   op.id = id;
+  op.tensors = {tensor};
   op.kind = OpKind::kElementwise;
   op.op_class = OpClass::kAttention;
   op.phase = phase;
@@ -35,8 +37,10 @@ ProgramOp LinearGemm(const Builder& b, const std::vector<WeightTensor>& tensors,
   for (const WeightTensor& t : tensors) {
     if (std::string_view(t.name) != name) continue;
     const LocalShape s = ShardTensor(b.m->card, t, b.m->layout);
-    return Linear(GemmOp(b, t.name, OpClass::kDenseGemm, b.m->formats.at(t.component), s.n, s.k,
-                         1, RowSource::kAttnTokens));
+    ProgramOp op = GemmOp(b, t.name, OpClass::kDenseGemm, b.m->formats.at(t.component), s.n, s.k, 1,
+                          RowSource::kAttnTokens);
+    op.tensors = {t.name};
+    return Linear(std::move(op));
   }
   return Linear(ProgramOp{});  // unreachable: ListWeightTensors lists every one
 }
@@ -58,16 +62,19 @@ void AddLinearAttention(const Builder& b, const std::vector<WeightTensor>& tenso
   std::vector<ProgramOp>& out = b.p->layer_ops;
   out.push_back(LinearGemm(b, tensors, op_ids::kLinearInProjQkvz));
   out.push_back(LinearGemm(b, tensors, op_ids::kLinearInProjBa));
-  out.push_back(StateOp(op_ids::kLinearConv1d, LinearStateOp::kConv, OpPhase::kAlways, shape));
+  out.push_back(StateOp(op_ids::kLinearConv1d, LinearStateOp::kConv, OpPhase::kAlways, shape,
+                        op_ids::kLinearConv1d));
   out.push_back(StateOp(op_ids::kLinearRecurrentUpdate, LinearStateOp::kRecurrentUpdate,
-                        OpPhase::kDecode, shape));
+                        OpPhase::kDecode, shape, tensor_names::kLinearDtBiasALog));
   out.push_back(StateOp(op_ids::kLinearChunkedDeltaRule, LinearStateOp::kChunkedScan,
-                        OpPhase::kPrefill, shape));
+                        OpPhase::kPrefill, shape, tensor_names::kLinearDtBiasALog));
   // Gated RMSNorm over each value head: read the output and the gate z,
   // write the normed, gated output (~6 FLOPs per element).
   const double v = double(shape.value_heads) * shape.value_dim;
-  out.push_back(
-      Linear(ElementwiseOp(op_ids::kLinearNormGate, RowSource::kAttnTokens, 2.0 * v, v, 6.0 * v)));
+  ProgramOp norm_gate =
+      ElementwiseOp(op_ids::kLinearNormGate, RowSource::kAttnTokens, 2.0 * v, v, 6.0 * v);
+  norm_gate.tensors = {tensor_names::kLinearNorm};
+  out.push_back(Linear(std::move(norm_gate)));
   out.push_back(LinearGemm(b, tensors, op_ids::kLinearOutProj));
 }
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "models/op_ids.h"
+
 namespace capplan::models {
 
 namespace {
@@ -20,17 +22,18 @@ void AppendLinearAttentionTensors(const ModelCard& c, std::vector<WeightTensor>*
   if (la.layers == 0) return;
   const int64_t n = la.layers, h = c.hidden_size;
   const Component kA = Component::kAttention, kN = Component::kNorms;
-  t->push_back({kA, "linear_attn.in_proj_qkvz", 2 * la.KeyDim() + 2 * la.ValueDim(), h, n,
+  t->push_back({kA, op_ids::kLinearInProjQkvz, 2 * la.KeyDim() + 2 * la.ValueDim(), h, n,
                 ShardKind::kAttnColumn});
-  t->push_back({kA, "linear_attn.in_proj_ba", 2 * int64_t{la.num_value_heads}, h, n,
-                ShardKind::kAttnColumn});
+  t->push_back(
+      {kA, op_ids::kLinearInProjBa, 2 * int64_t{la.num_value_heads}, h, n, ShardKind::kAttnColumn});
   // Depthwise conv weight [conv_dim, 1, kernel]: not a GEMM, never quantized.
-  t->push_back({kN, "linear_attn.conv1d", la.ConvDim(), la.conv_kernel, n,
+  t->push_back(
+      {kN, op_ids::kLinearConv1d, la.ConvDim(), la.conv_kernel, n, ShardKind::kAttnColumn, true});
+  t->push_back({kN, tensor_names::kLinearDtBiasALog, la.num_value_heads, 1, 2 * n,
                 ShardKind::kAttnColumn, true});
-  t->push_back({kN, "linear_attn.dt_bias_a_log", la.num_value_heads, 1, 2 * n,
-                ShardKind::kAttnColumn, true});
-  t->push_back({kN, "linear_attn.norm", la.value_head_dim, 1, n, ShardKind::kReplicated, true});
-  t->push_back({kA, "linear_attn.out_proj", h, la.ValueDim(), n, ShardKind::kAttnRow});
+  t->push_back(
+      {kN, tensor_names::kLinearNorm, la.value_head_dim, 1, n, ShardKind::kReplicated, true});
+  t->push_back({kA, op_ids::kLinearOutProj, h, la.ValueDim(), n, ShardKind::kAttnRow});
 }
 
 // MLA attention (DeepSeek-V3 lineage), with the DSA indexer where the card
@@ -41,27 +44,29 @@ void AppendMlaTensors(const ModelCard& c, std::vector<WeightTensor>* out) {
   const Component kA = Component::kAttention, kN = Component::kNorms;
   const int64_t qk = c.qk_nope_head_dim + c.qk_rope_head_dim;
   if (c.q_lora_rank > 0) {
-    t.push_back({kA, "attn.q_a_proj", c.q_lora_rank, h, L, ShardKind::kReplicated});
-    t.push_back({kN, "attn.q_a_layernorm", c.q_lora_rank, 1, L, ShardKind::kReplicated, true});
-    t.push_back({kA, "attn.q_b_proj", c.num_heads * qk, c.q_lora_rank, L, ShardKind::kAttnColumn});
+    t.push_back({kA, op_ids::kQAProj, c.q_lora_rank, h, L, ShardKind::kReplicated});
+    t.push_back(
+        {kN, tensor_names::kQALayernorm, c.q_lora_rank, 1, L, ShardKind::kReplicated, true});
+    t.push_back({kA, op_ids::kQBProj, c.num_heads * qk, c.q_lora_rank, L, ShardKind::kAttnColumn});
   } else {
-    t.push_back({kA, "attn.q_proj", c.num_heads * qk, h, L, ShardKind::kAttnColumn});
+    t.push_back({kA, op_ids::kQProj, c.num_heads * qk, h, L, ShardKind::kAttnColumn});
   }
-  t.push_back({kA, "attn.kv_a_proj_with_mqa", c.kv_lora_rank + c.qk_rope_head_dim, h, L,
-               ShardKind::kReplicated});
-  t.push_back({kN, "attn.kv_a_layernorm", c.kv_lora_rank, 1, L, ShardKind::kReplicated, true});
-  t.push_back({kA, "attn.kv_b_proj", c.num_heads * (c.qk_nope_head_dim + c.v_head_dim),
+  t.push_back(
+      {kA, op_ids::kKvAProj, c.kv_lora_rank + c.qk_rope_head_dim, h, L, ShardKind::kReplicated});
+  t.push_back(
+      {kN, tensor_names::kKvALayernorm, c.kv_lora_rank, 1, L, ShardKind::kReplicated, true});
+  t.push_back({kA, tensor_names::kKvBProj, c.num_heads * (c.qk_nope_head_dim + c.v_head_dim),
                c.kv_lora_rank, L, ShardKind::kAttnColumn});
-  t.push_back({kA, "attn.o_proj", h, c.num_heads * c.v_head_dim, L, ShardKind::kAttnRow});
+  t.push_back({kA, op_ids::kOProj, h, c.num_heads * c.v_head_dim, L, ShardKind::kAttnRow});
   if (c.index_topk > 0) {
     // DSA indexer (DeepSeek-V3.2 / GLM-5 modeling code): wq_b from the q
     // latent, wk from the hidden state, a per-head weight projection and a
     // LayerNorm (weight + bias) on the keys. Small, so replicated.
     const int64_t qin = c.q_lora_rank > 0 ? c.q_lora_rank : h;
-    t.push_back({kA, "attn.indexer.wq_b", int64_t{c.index_n_heads} * c.index_head_dim, qin, L,
+    t.push_back({kA, op_ids::kIndexerWqB, int64_t{c.index_n_heads} * c.index_head_dim, qin, L,
                  ShardKind::kReplicated});
-    t.push_back({kA, "attn.indexer.wk", c.index_head_dim, h, L, ShardKind::kReplicated});
-    t.push_back({kA, "attn.indexer.weights_proj", c.index_n_heads, h, L, ShardKind::kReplicated});
+    t.push_back({kA, op_ids::kIndexerWk, c.index_head_dim, h, L, ShardKind::kReplicated});
+    t.push_back({kA, op_ids::kIndexerWeightsProj, c.index_n_heads, h, L, ShardKind::kReplicated});
     t.push_back({kN, "attn.indexer.k_norm", 2 * int64_t{c.index_head_dim}, 1, L,
                  ShardKind::kReplicated, true});
   }
@@ -76,10 +81,10 @@ void AppendGqaTensors(const ModelCard& c, std::vector<WeightTensor>* out) {
   const int64_t hd = c.head_dim;
   const int64_t L = c.FullAttentionLayers();
   const int64_t q_width = c.num_heads * hd * (c.attention_output_gate ? 2 : 1);
-  t.push_back({kA, "attn.q_proj", q_width, h, L, ShardKind::kAttnColumn});
-  t.push_back({kA, "attn.k_proj", c.num_kv_heads * hd, h, L, ShardKind::kKvHeads});
-  t.push_back({kA, "attn.v_proj", c.num_kv_heads * hd, h, L, ShardKind::kKvHeads});
-  t.push_back({kA, "attn.o_proj", h, c.num_heads * hd, L, ShardKind::kAttnRow});
+  t.push_back({kA, op_ids::kQProj, q_width, h, L, ShardKind::kAttnColumn});
+  t.push_back({kA, op_ids::kKProj, c.num_kv_heads * hd, h, L, ShardKind::kKvHeads});
+  t.push_back({kA, op_ids::kVProj, c.num_kv_heads * hd, h, L, ShardKind::kKvHeads});
+  t.push_back({kA, op_ids::kOProj, h, c.num_heads * hd, L, ShardKind::kAttnRow});
   if (c.qkv_bias) {
     t.push_back({kN, "attn.q_proj.bias", c.num_heads * hd, 1, L, ShardKind::kAttnColumn, true});
     t.push_back({kN, "attn.kv_proj.bias", c.num_kv_heads * hd, 1, 2 * L, ShardKind::kKvHeads,
@@ -103,25 +108,28 @@ void AppendFfnTensors(const ModelCard& c, std::vector<WeightTensor>* out) {
   const int64_t h = c.hidden_size;
   if (c.NumDenseLayers() > 0) {
     const int64_t d = c.NumDenseLayers(), f = c.intermediate_size;
-    t.push_back({Component::kDenseFfn, "dense.gate_up_proj", f, h, 2 * d, ShardKind::kTpColumn});
-    t.push_back({Component::kDenseFfn, "dense.down_proj", h, f, d, ShardKind::kTpRow});
+    t.push_back(
+        {Component::kDenseFfn, op_ids::kDenseGateUpProj, f, h, 2 * d, ShardKind::kTpColumn});
+    t.push_back({Component::kDenseFfn, op_ids::kDenseDownProj, h, f, d, ShardKind::kTpRow});
   }
   if (c.IsMoe()) {
     const int64_t m = c.NumMoeLayers(), f = c.moe_intermediate_size;
     const int64_t e = int64_t{c.n_routed_experts} * m;
-    t.push_back({Component::kExperts, "moe.experts.gate_up_proj", f, h, 2 * e,
+    t.push_back({Component::kExperts, tensor_names::kExpertsGateUpProj, f, h, 2 * e,
                  ShardKind::kExpertColumn});
-    t.push_back({Component::kExperts, "moe.experts.down_proj", h, f, e, ShardKind::kExpertRow});
+    t.push_back(
+        {Component::kExperts, tensor_names::kExpertsDownProj, h, f, e, ShardKind::kExpertRow});
     if (c.n_shared_experts > 0) {
       const int64_t s = int64_t{c.n_shared_experts} * m;
-      t.push_back({Component::kSharedExperts, "moe.shared.gate_up_proj", f, h, 2 * s,
+      t.push_back({Component::kSharedExperts, op_ids::kSharedGateUpProj, f, h, 2 * s,
                    ShardKind::kTpColumn});
-      t.push_back({Component::kSharedExperts, "moe.shared.down_proj", h, f, s, ShardKind::kTpRow});
+      t.push_back({Component::kSharedExperts, op_ids::kSharedDownProj, h, f, s, ShardKind::kTpRow});
     }
     if (c.shared_expert_gate) {
       t.push_back({Component::kRouter, "moe.shared_expert_gate", 1, h, m, ShardKind::kReplicated});
     }
-    t.push_back({Component::kRouter, "moe.gate", c.n_routed_experts, h, m, ShardKind::kReplicated});
+    t.push_back(
+        {Component::kRouter, op_ids::kMoeGate, c.n_routed_experts, h, m, ShardKind::kReplicated});
     if (c.moe_bias) {
       t.push_back({Component::kRouter, "moe.gate.bias", c.n_routed_experts, 1, m,
                    ShardKind::kReplicated, true});
@@ -151,13 +159,16 @@ std::vector<WeightTensor> ListWeightTensors(const ModelCard& c) {
     AppendGqaTensors(c, &t);
   }
   AppendLinearAttentionTensors(c, &t);
-  // input_layernorm + post_attention_layernorm per layer, plus the final norm.
-  t.push_back({kN, "norm.layer", h, 1, 2 * int64_t{c.num_layers}, ShardKind::kReplicated, true});
-  t.push_back({kN, "norm.final", h, 1, 1, ShardKind::kReplicated, true});
+  // input_layernorm and post_attention_layernorm per layer, plus the final norm.
+  for (const char* norm : {op_ids::kNormInput, op_ids::kNormPostAttention}) {
+    t.push_back({kN, norm, h, 1, c.num_layers, ShardKind::kReplicated, true});
+  }
+  t.push_back({kN, op_ids::kNormFinal, h, 1, 1, ShardKind::kReplicated, true});
   AppendFfnTensors(c, &t);
-  t.push_back({Component::kEmbeddings, "embed_tokens", c.vocab_size, h, 1, ShardKind::kVocabAttnTp});
+  t.push_back(
+      {Component::kEmbeddings, op_ids::kEmbedTokens, c.vocab_size, h, 1, ShardKind::kVocabAttnTp});
   if (!c.tie_word_embeddings) {
-    t.push_back({Component::kEmbeddings, "lm_head", c.vocab_size, h, 1, ShardKind::kVocabTp});
+    t.push_back({Component::kEmbeddings, op_ids::kLmHead, c.vocab_size, h, 1, ShardKind::kVocabTp});
   }
   return t;
 }

@@ -27,6 +27,18 @@ enum class ShardKind {
   kVocabTp,        // LM head rows split over TP
 };
 
+// The names of the tensors no op is named after (a tensor an op is named
+// after is spelt by its op id, models/op_ids.h).
+namespace tensor_names {
+inline constexpr char kQALayernorm[] = "attn.q_a_layernorm";
+inline constexpr char kKvALayernorm[] = "attn.kv_a_layernorm";
+inline constexpr char kKvBProj[] = "attn.kv_b_proj";
+inline constexpr char kLinearDtBiasALog[] = "linear_attn.dt_bias_a_log";
+inline constexpr char kLinearNorm[] = "linear_attn.norm";
+inline constexpr char kExpertsGateUpProj[] = "moe.experts.gate_up_proj";
+inline constexpr char kExpertsDownProj[] = "moe.experts.down_proj";
+}  // namespace tensor_names
+
 struct WeightTensor {
   Component component;
   const char* name;

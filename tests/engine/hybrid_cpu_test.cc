@@ -67,8 +67,8 @@ std::vector<int32_t> Prompt(int n, int32_t first) {
 
 TEST(HybridCpu, LinearStateCarriesAcrossSteps) {
   const SliceConfig slice = Slice("qwen3-next-80b-a3b", 4, "default");
-  ASSERT_TRUE(slice.IsLinearLayer(0));
-  ASSERT_FALSE(slice.IsLinearLayer(3));
+  ASSERT_EQ(slice.program->program->GroupOf(0)->mixer, models::LayerMixer::kLinear);
+  ASSERT_NE(slice.program->program->GroupOf(3)->mixer, models::LayerMixer::kLinear);
   const std::vector<int32_t> prompt = Prompt(13, 3);
   const std::vector<float> whole = LastLogits(slice, prompt, 13);
   for (float v : whole) ASSERT_TRUE(std::isfinite(v));

@@ -185,11 +185,13 @@ TEST(ServeBenchTest, SliceDescribesIndexShareAndBothFfnWidths) {
   ASSERT_TRUE(s.ok()) << s.status().message();
   // GLM-5.2 IndexShare (https://lambda.ai/inference-models/zai-org/glm-5.2;
   // card index_share_every 4): layer 0
-  // runs the indexer, layers 1-3 reuse its top-k and hold no indexer weights.
+  // runs the indexer, layers 1-2 reuse its top-k and hold no indexer weights.
   EXPECT_EQ(s->index_share_every, 4);
-  EXPECT_TRUE(s->IndexFresh(0));
-  EXPECT_FALSE(s->IndexFresh(1));
-  EXPECT_FALSE(s->IndexFresh(3));
+  const models::LayerProgram& p = *s->program->program;
+  EXPECT_TRUE(p.GroupOf(0)->index_fresh);
+  EXPECT_FALSE(p.GroupOf(1)->index_fresh);
+  EXPECT_FALSE(p.GroupOf(2)->index_fresh);
+  EXPECT_EQ(p.GroupOf(3), nullptr);  // a 3-layer slice
   const nlohmann::json j = SliceToJson(*s);
   EXPECT_EQ(j["index_share_every"], 4);
   EXPECT_EQ(j["moe_intermediate_size"].get<int>(), glm->moe_intermediate_size / 8);
@@ -198,15 +200,16 @@ TEST(ServeBenchTest, SliceDescribesIndexShareAndBothFfnWidths) {
   ASSERT_TRUE(kimi.ok());
   auto k = MakeSliceConfig(*kimi, 8, 2, "small", choice, 1);
   ASSERT_TRUE(k.ok());
-  EXPECT_FALSE(k->IndexFresh(0));  // no DSA
+  EXPECT_FALSE(k->program->program->GroupOf(0)->index_fresh);  // no DSA
   EXPECT_FALSE(SliceToJson(*k).contains("index_share_every"));
   // Small GLM slices keep the sharing: the weights of layer 1 have no indexer.
   auto small = MakeSliceConfig(*glm, 8, 2, "small", choice, 1);
   ASSERT_TRUE(small.ok());
   auto w = MakeSliceWeights(*small);
   ASSERT_TRUE(w.ok()) << w.status().message();
-  EXPECT_GT(w->layers[0].wi_q.n, 0);
-  EXPECT_EQ(w->layers[1].wi_q.n, 0);
+  ASSERT_NE(w->Find(0, models::op_ids::kIndexerWqB), nullptr);
+  EXPECT_GT(w->Find(0, models::op_ids::kIndexerWqB)->gemm.n, 0);
+  EXPECT_EQ(w->Find(1, models::op_ids::kIndexerWqB), nullptr);
 }
 
 TEST(NumericsTest, FormatsPerturbButDoNotDestroyAndAreReproducible) {
