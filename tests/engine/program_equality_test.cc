@@ -1,21 +1,26 @@
 // The layer program's promise: for the same batch, the ops the step pricer
 // prices (models::BuildStepOps) are the ops the CPU backend runs, in the same
-// order, with the same shapes. Every shipped card at every TP its heads allow
-// (1, 2, 4, 8), weights default/fp8/int4 and KV bf16/fp8, on a mixed batch:
-// a decode request, a prefill chunk after a cached prefix and a fresh prompt.
+// order, with the same shapes; and the weights the engine allocates are the
+// program's: every op that names tensors has them, at its shapes. Every shipped card at every TP
+// its heads allow (1, 2, 4, 8), weights default/fp8/int4 and KV bf16/fp8, on a mixed batch: a
+// decode request, a prefill chunk after a cached prefix and a fresh prompt.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <map>
+#include <memory>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "engine/cpu_backend.h"
+#include "engine/slice_weights.h"
 #include "models/card.h"
 #include "models/ops.h"
+#include "models/weight_tensors.h"
 
 namespace capplan::engine {
 namespace {
@@ -143,6 +148,103 @@ std::string CompareOpTimes(const std::vector<Op>& priced, const StepOpTimes& tim
   return d.str();
 }
 
+// One op's weights against the program: `what` names the first difference
+// ("" when they agree). GEMMs hold n x k (fused MLPs and experts summed over
+// their copies), other ops their tensor's per-rank elements.
+std::string CompareOpWeights(const SliceConfig& slice, const models::ProgramOp& op,
+                             const OpWeights& w) {
+  std::ostringstream d;
+  auto check = [&](const char* field, int64_t got, int64_t want) {
+    if (got != want && !KnownDeviation(op.id, field)) {
+      d << field << " " << got << " != program " << want << "; ";
+    }
+  };
+  const models::ShardedModel& m = *slice.program;
+  const std::vector<models::WeightTensor> tensors = models::ListWeightTensors(m.card);
+  auto local = [&](std::string_view name) {
+    for (const models::WeightTensor& t : tensors) {
+      if (name == t.name) return models::ShardTensor(m.card, t, m.layout);
+    }
+    d << "no tensor " << name << "; ";
+    return models::LocalShape{};
+  };
+  const int64_t elems = local(op.tensors[0]).n * local(op.tensors[0]).k;
+  if (op.id == models::op_ids::kKvBProjAbsorbed || op.id == models::op_ids::kKvBProjExpand) {
+    check("w_uk+w_uv", static_cast<int64_t>(w.w_uk.size() + w.w_uv.size()), op.n * op.k);
+  } else if (op.kind == OpKind::kRouter) {
+    check("router", static_cast<int64_t>(w.router.size()), op.n * op.k);
+  } else if (op.kind == OpKind::kGroupedGemm) {
+    check("experts", static_cast<int64_t>(w.experts.experts.size()), op.experts);
+    for (const kernels::MoeExpertWeights& e : w.experts.experts) {
+      check("n", int64_t{e.gate_up.n} + e.down.k, op.n);
+      check("k", e.gate_up.k, op.k);
+    }
+  } else if (!w.mlps.empty()) {  // a dense or shared-expert MLP op
+    const bool down =
+        op.id == models::op_ids::kDenseDownProj || op.id == models::op_ids::kSharedDownProj;
+    int64_t n = 0;
+    for (const kernels::MoeExpertWeights& e : w.mlps) {
+      const kernels::GemmWeights& g = down ? e.down : e.gate_up;
+      n += g.n;
+      check("k", g.k, op.k);
+    }
+    if (down || IsGemm(op.kind)) check("n", n, op.n);
+  } else if (IsGemm(op.kind)) {
+    check("n", w.gemm.n, op.n);
+    check("k", w.gemm.k, op.k);
+    if (op.tensors.size() > 1)
+      check("norm", static_cast<int64_t>(w.norm.size()), local(op.tensors[1]).n);
+  } else if (op.kind == OpKind::kEmbedding) {
+    check("embedding", static_cast<int64_t>(w.embedding.size()), elems);
+  } else if (op.state_op == models::LinearStateOp::kConv) {
+    check("conv", static_cast<int64_t>(w.conv.size()), elems);
+  } else if (op.state_op != models::LinearStateOp::kNone) {
+    check("a_log", static_cast<int64_t>(w.a_log.size()), elems);
+    check("dt_bias", static_cast<int64_t>(w.dt_bias.size()), elems);
+  } else {
+    check("norm", static_cast<int64_t>(w.norm.size()), elems);
+  }
+  return d.str();
+}
+
+// The engine's weights against the program: every op naming tensors has
+// weights under (layer, op id) at its shapes, and no other key holds any.
+std::string CompareWeights(const SliceConfig& slice, const SliceWeights& weights) {
+  std::ostringstream d;
+  const models::LayerProgram& p = *slice.program->program;
+  std::set<std::pair<int, std::string>> expected;
+  auto scope = [&](int layer, const std::vector<const models::ProgramOp*>& ops) {
+    for (const models::ProgramOp* op : ops) {
+      if (op->tensors.empty()) continue;
+      expected.emplace(layer, op->id);
+      const OpWeights* w = weights.Find(layer, op->id);
+      if (w == nullptr) {
+        d << "no weights: " << op->id << " layer " << layer << "\n";
+        continue;
+      }
+      const std::string diff = CompareOpWeights(slice, *op, *w);
+      if (!diff.empty()) d << op->id << " layer " << layer << ": " << diff << "\n";
+    }
+  };
+  auto pointers = [](const std::vector<models::ProgramOp>& ops) {
+    std::vector<const models::ProgramOp*> out;
+    for (const models::ProgramOp& op : ops) out.push_back(&op);
+    return out;
+  };
+  scope(-1, pointers(p.prologue));
+  for (int l = 0; l < slice.layers; ++l) {
+    std::vector<const models::ProgramOp*> ops;
+    for (int i : p.GroupOf(l)->ops) ops.push_back(&p.layer_ops[i]);
+    scope(l, ops);
+  }
+  scope(slice.layers, pointers(p.epilogue));
+  for (const auto& key : weights.Keys()) {
+    if (!expected.contains(key))
+      d << "weights for no op: " << key.second << " layer " << key.first << "\n";
+  }
+  return d.str();
+}
+
 // Pages: request r owns physical pages 1 + 8r .. (page size 4).
 std::vector<PageRef> Pages(int r) {
   std::vector<PageRef> p;
@@ -180,8 +282,11 @@ std::string RunAndCompare(const SliceConfig& slice) {
   shape.prefill = {{5, 6}, {7, 0}};
   std::vector<Op> priced;
   models::BuildStepOps(*slice.program, shape, &priced);
+  auto weights = MakeSliceWeights(slice);
+  if (!weights.ok()) return "weights: " + weights.status().message();
   return Compare(priced, (*backend)->last_visits(), slice.layers) +
-         CompareOpTimes(priced, (*backend)->last_op_times(), (*backend)->last_visits());
+         CompareOpTimes(priced, (*backend)->last_op_times(), (*backend)->last_visits()) +
+         CompareWeights(slice, *weights);
 }
 
 TEST(ProgramEquality, PricerAndCpuBackendRunTheSameOpsWithTheSameShapes) {
@@ -272,6 +377,45 @@ TEST(ProgramEquality, ASkippedReorderedOrReshapedOpIsReported) {
     if (v.id == "attn.o_proj") v.k += 1;
   }
   EXPECT_NE(Compare(priced, reshaped, slice->layers), "");
+}
+
+// The weights comparison catches a missing op's weights, a reshaped one and
+// weights no op reads.
+TEST(ProgramEquality, MissingOrReshapedWeightsAreReported) {
+  auto card = models::LoadModelCard("glm-5.2");
+  ASSERT_TRUE(card.ok());
+  auto slice = MakeSliceConfig(*card, 8, 2, "small", models::PrecisionChoice{}, 3);
+  ASSERT_TRUE(slice.ok()) << slice.status().message();
+  auto weights = MakeSliceWeights(*slice);
+  ASSERT_TRUE(weights.ok()) << weights.status().message();
+  ASSERT_EQ(CompareWeights(*slice, *weights), "");
+  {
+    SliceWeights w = *weights;
+    auto o_proj = std::make_shared<OpWeights>(*w.Find(0, models::op_ids::kOProj));
+    o_proj->gemm.k += 1;
+    w.Set(0, models::op_ids::kOProj, o_proj);
+    EXPECT_NE(CompareWeights(*slice, w).find("attn.o_proj layer 0: k"), std::string::npos)
+        << CompareWeights(*slice, w);
+  }
+  {
+    SliceWeights w = *weights;
+    auto norm = std::make_shared<OpWeights>(*w.Find(1, models::op_ids::kNormInput));
+    norm->norm.pop_back();
+    w.Set(1, models::op_ids::kNormInput, norm);
+    EXPECT_NE(CompareWeights(*slice, w).find("norm.input layer 1: norm"), std::string::npos);
+  }
+  {
+    SliceWeights w = *weights;
+    w.ReleaseLayer(1);
+    EXPECT_NE(CompareWeights(*slice, w).find("no weights: norm.input layer 1"), std::string::npos);
+  }
+  {
+    SliceWeights w = *weights;
+    // IndexShare: layer 1 reuses layer 0's top-k and holds no indexer.
+    w.Set(1, models::op_ids::kIndexerWk, std::make_shared<OpWeights>());
+    EXPECT_NE(CompareWeights(*slice, w).find("weights for no op: attn.indexer.wk layer 1"),
+              std::string::npos);
+  }
 }
 
 }  // namespace
