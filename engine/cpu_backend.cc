@@ -20,21 +20,23 @@ using slice_math::RmsNorm;
 // Host memory the CPU backend will spend on float weights before refusing.
 constexpr double kMaxCpuWeightFloats = 256.0 * 1024 * 1024;  // 1 GiB of floats
 
+// Floats the slice's weights take on the host: every GEMM of its program at
+// its per-rank shape (the routed experts times their count; kv_b once for
+// its two forms) in every layer that runs it, and the embedding table.
 double SliceWeightFloats(const SliceConfig& c) {
-  double per_layer = 0;
-  const double h = c.hidden;
-  if (c.attention == models::AttentionKind::kGqa) {
-    per_layer += h * (2.0 * c.q_heads * c.head_dim + 2.0 * c.kv_heads * c.head_dim);
-  } else {
-    per_layer += h * (c.q_lora_rank + c.kv_lora_rank + c.qk_rope) +
-                 c.q_lora_rank * 1.0 * c.q_heads * (c.qk_nope + c.qk_rope) +
-                 c.q_heads * 1.0 * c.kv_lora_rank * (c.qk_nope + c.v_head_dim) +
-                 h * c.q_heads * c.v_head_dim;
+  const models::LayerProgram& p = *c.program->program;
+  auto floats = [](const models::ProgramOp& op) {
+    if (op.tensors.empty() || op.mla_form == models::MlaForm::kExpanded) return 0.0;
+    if (op.kind == OpKind::kGroupedGemm) return double(op.n) * op.k * op.experts;
+    if (op.kind == OpKind::kGemm || op.kind == OpKind::kRouter) return double(op.n) * op.k;
+    return 0.0;
+  };
+  double total = double(c.vocab) * c.hidden;  // the embedding
+  for (const models::ProgramOp& op : p.epilogue) total += floats(op);
+  for (const models::LayerGroup& g : p.groups) {
+    for (int i : g.ops) total += floats(p.layer_ops[i]) * static_cast<double>(g.layers.size());
   }
-  const double ffn = c.n_experts > 0
-                         ? 3.0 * h * c.moe_intermediate * (c.n_experts + c.n_shared)
-                         : 3.0 * h * c.dense_intermediate;
-  return c.layers * (per_layer + ffn) + 2.0 * c.vocab * h;
+  return total;
 }
 
 }  // namespace
