@@ -1,30 +1,18 @@
-// requests.csv's rows formatted and written on a thread of their own: the
-// formatting costs about a tenth of a 1M-request run, which the simulation
-// no longer waits for. Rows are handed over in batches through a short
-// queue and the thread takes the batches in the order they came, so the
-// file is byte for byte what one thread writes. A run of fewer rows than a
-// batch starts no thread. Builds without threads (WebAssembly without
-// pthreads) format each batch where it is handed over.
+// requests.csv's rows formatted and written on a thread of their own
+// (common/batch_pipe.h): the formatting costs about a tenth of a
+// 1M-request run, which the simulation no longer waits for. The thread
+// takes the rows in the order they came, so the file is byte for byte
+// what one thread writes.
 #ifndef CAPPLAN_SIM_REQUEST_CSV_WRITER_H_
 #define CAPPLAN_SIM_REQUEST_CSV_WRITER_H_
 
 #include <cstddef>
-#include <exception>
 #include <iosfwd>
 #include <string>
 #include <utility>
 #include <vector>
 
-#if defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)
-#define CAPPLAN_CSV_WRITER_THREAD 0
-#else
-#define CAPPLAN_CSV_WRITER_THREAD 1
-#include <condition_variable>
-#include <deque>
-#include <mutex>
-#include <thread>
-#endif
-
+#include "common/batch_pipe.h"
 #include "sim/request_csv.h"
 #include "sim/sim_state.h"
 
@@ -35,7 +23,7 @@ class RequestCsvWriter {
   struct Options {
     // Off: every batch is formatted and written by the thread that adds
     // the rows (the only way where there are no threads).
-    bool threaded = CAPPLAN_CSV_WRITER_THREAD != 0;
+    bool threaded = common::kBatchPipeThreads;
     // Rows handed over at once: few enough handovers that their locking
     // costs nothing, small enough to stay in cache (64 bytes a row).
     size_t batch_rows = 4096;
@@ -52,40 +40,20 @@ class RequestCsvWriter {
   RequestCsvWriter(const RequestCsvWriter&) = delete;
   RequestCsvWriter& operator=(const RequestCsvWriter&) = delete;
 
-  void Add(const ReqState& r) {
-    batch_.push_back(RowOf(r));
-    if (batch_.size() >= opt_.batch_rows) Hand();
-  }
+  void Add(const ReqState& r) { pipe_.Add(RowOf(r)); }
   // Writes every row added so far and flushes the stream, whose state then
   // tells whether the writes succeeded; rethrows what formatting threw on
   // the writer thread (memory). Rows may be added after it.
   void Flush();
 
  private:
-  void Hand();
   void Format(const std::vector<RequestRow>& rows);
   void WriteText();
-  void WriteRest();
-#if CAPPLAN_CSV_WRITER_THREAD
-  void WriterLoop();
-  void Stop();
-#endif
 
   std::ostream* os_;
-  Options opt_;
-  std::vector<RequestRow> batch_;  // added, not yet handed over
-  std::string text_;               // formatted, not yet written (the writer's)
-  std::exception_ptr error_;       // the writer's, read once it is joined
-#if CAPPLAN_CSV_WRITER_THREAD
-  std::thread thread_;
-  std::mutex mu_;
-  std::condition_variable work_, space_;
-  // Guarded by mu_: batches handed over and not yet taken, emptied ones
-  // for reuse, and whether the writer should end once `queued_` is empty.
-  std::deque<std::vector<RequestRow>> queued_;
-  std::vector<std::vector<RequestRow>> spare_;
-  bool stop_ = false;
-#endif
+  std::string text_;  // formatted, not yet written (the writer's)
+  // Last: its thread formats into text_ until it is drained.
+  common::BatchPipe<RequestRow> pipe_;
 };
 
 }  // namespace capplan::sim

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "common/batch_pipe.h"
 #include "sim/metrics.h"
 #include "sim/request_csv.h"
 #include "sim/request_csv_writer.h"
@@ -36,6 +37,10 @@ class RequestLog : public RequestSink {
     // request's row (linked pools write each request's time in each stage).
     const char* csv_header = nullptr;
     std::function<void(std::string*, const ReqState&)> csv_row = nullptr;
+    // The log keeps its own thread from this many expected requests on
+    // (where threads exist), unless csv_row is set: those rows read state
+    // the run goes on changing, so they are formatted as requests leave.
+    int64_t thread_from = int64_t{1} << 14;
   };
   explicit RequestLog(const Options& options);
   // Writes the rows still in the block: a caller that returns early (an
@@ -45,19 +50,36 @@ class RequestLog : public RequestSink {
   RequestLog& operator=(const RequestLog&) = delete;
 
   void OnRetired(const ReqState& r) override;
-  // The csv rows go to the stream in large blocks (requests.csv's from a
-  // thread of their own: sim/request_csv_writer.h); this writes the rest
-  // and flushes the stream (the destructor writes them too; Flush lets a
-  // run check the stream before it reports).
+  // Every request retired so far passed on. The csv rows go to the stream
+  // in large blocks (requests.csv's from a thread of their own:
+  // sim/request_csv_writer.h); this writes the rest and flushes the
+  // stream (the destructor writes them too; Flush lets a run check the
+  // stream before it reports).
   void Flush();
   // Requests passed on (the first `passed()` indexes); a finished run has
   // passed every request.
-  int64_t passed() const { return next_; }
-  const E2eAccumulator& e2e() const { return e2e_; }
+  // Each accessor first waits for the log's thread, if any, to pass on
+  // every request retired so far.
+  int64_t passed() const {
+    Settle();
+    return next_;
+  }
+  const E2eAccumulator& e2e() const {
+    Settle();
+    return e2e_;
+  }
   // The most requests held at once, waiting for an earlier one.
-  int64_t peak_held() const { return peak_held_; }
+  int64_t peak_held() const {
+    Settle();
+    return peak_held_;
+  }
 
  private:
+  void Settle() const {
+    if (pipe_ != nullptr) pipe_->Drain();
+  }
+  // Holds r until those before it have come, then passes them on.
+  void Take(const ReqState& r);
   void Pass(const ReqState& r);
   void WriteCsvBlock();
 
@@ -71,6 +93,8 @@ class RequestLog : public RequestSink {
   std::deque<bool> have_;
   int64_t held_count_ = 0, peak_held_ = 0;
   int32_t next_ = 0;
+  // Last: its thread takes requests into the members above until drained.
+  std::unique_ptr<common::BatchPipe<ReqState>> pipe_;
 };
 
 }  // namespace capplan::sim

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "sim/request_csv.h"
+#include "schema/run_summary.h"
 #include "sim/request_log.h"
 
 namespace capplan::sim {
@@ -148,6 +149,51 @@ TEST(RequestCsvWriter, RequestLogRowsRetiredOutOfOrderComeInIndexOrder) {
   EXPECT_TRUE(csv.str() == Expected(reqs));
   ASSERT_EQ(keep.size(), reqs.size());
   EXPECT_EQ(keep.back().idx, reqs.back().idx);
+}
+
+// A large run's log passes requests on from a thread of its own: the same
+// rows, states and statistics as the log that passes them where they retire.
+TEST(RequestCsvWriter, RequestLogOnItsOwnThreadPassesOnTheSame) {
+  const std::vector<ReqState> reqs = RandomRequests(50'000, 21);
+  std::vector<ReqState> retired = reqs;
+  std::mt19937_64 rng(22);
+  for (size_t at = 0; at < retired.size(); at += 300) {
+    std::shuffle(retired.begin() + static_cast<std::ptrdiff_t>(at),
+                 retired.begin() + static_cast<std::ptrdiff_t>(std::min(at + 300, retired.size())),
+                 rng);
+  }
+  struct Passed {
+    std::string csv;
+    std::vector<ReqState> keep;
+    schema::RunSummary summary;
+    int64_t peak_held = 0;
+  };
+  auto run = [&](int64_t thread_from) {
+    Passed p;
+    std::ostringstream csv;
+    {
+      RequestLog log({.slo = {2000.0, std::nullopt, std::nullopt},
+                      .csv = &csv,
+                      .keep = &p.keep,
+                      .expected = static_cast<int64_t>(reqs.size()),
+                      .thread_from = thread_from});
+      for (const ReqState& r : retired) log.OnRetired(r);
+      log.Flush();
+      EXPECT_EQ(log.passed(), static_cast<int64_t>(reqs.size()));
+      log.e2e().Summarize(8, 2.5, &p.summary);
+      p.peak_held = log.peak_held();
+    }
+    p.csv = csv.str();
+    return p;
+  };
+  const Passed here = run(INT64_MAX), threaded = run(0);
+  EXPECT_TRUE(threaded.csv == here.csv);
+  EXPECT_TRUE(here.csv == Expected(reqs));
+  ASSERT_EQ(threaded.keep.size(), here.keep.size());
+  for (size_t i = 0; i < here.keep.size(); ++i) ASSERT_EQ(threaded.keep[i].idx, here.keep[i].idx);
+  EXPECT_EQ(schema::ToJson(threaded.summary).dump(), schema::ToJson(here.summary).dump());
+  EXPECT_GT(*here.summary.ttft.p99, 0.0);
+  EXPECT_EQ(threaded.peak_held, here.peak_held);
 }
 
 }  // namespace
