@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "common/huge_pages.h"
+#include "sim/order_statistics.h"
 
 namespace capplan::sim {
 
@@ -53,38 +54,30 @@ double LogHistogram::Percentile(double p) const {
   return Midpoint(static_cast<int>(buckets_.size() - 1));
 }
 
-// The two order statistics a percentile interpolates between, by selection
-// (linear time) rather than a sort: the same values. Selection leaves no
-// smaller value after the one it places, so with *from at an earlier
-// placed index it looks only past it (percentiles asked in rising order).
-double SelectPercentile(std::vector<double>& v, double p, size_t* from) {
-  if (v.empty()) return 0;
-  const double pos = p / 100.0 * static_cast<double>(v.size() - 1);
-  const size_t lo = static_cast<size_t>(std::floor(pos));
-  const auto begin = v.begin() + static_cast<std::ptrdiff_t>(std::min(*from, lo));
-  std::nth_element(begin, v.begin() + lo, v.end());
-  *from = lo;
-  const double a = v[lo];
-  const double b = lo + 1 < v.size() ? *std::min_element(v.begin() + lo + 1, v.end()) : a;
-  return a + (b - a) * (pos - static_cast<double>(lo));
-}
-
 schema::Stats StatsOf(const std::vector<double>& v) {
-  std::vector<double> w;
-  return StatsOf(v, &w);
-}
-
-schema::Stats StatsOf(const std::vector<double>& v, std::vector<double>* scratch) {
-  std::vector<double>& w = *scratch;
-  w.assign(v.begin(), v.end());
-  size_t from = 0;
-  // Ascending percentiles: each selection starts where the last one ended.
   schema::Stats s;
   s.mean = Mean(v);
-  s.median = SelectPercentile(w, 50, &from);
-  s.p90 = SelectPercentile(w, 90, &from);
-  s.p95 = SelectPercentile(w, 95, &from);
-  s.p99 = SelectPercentile(w, 99, &from);
+  if (v.empty()) {
+    s.median = s.p90 = s.p95 = s.p99 = 0.0;
+    return s;
+  }
+  // Each percentile interpolates between two order statistics.
+  constexpr double kPercent[4] = {50, 90, 95, 99};
+  double pos[4];
+  size_t ranks[8];
+  for (int i = 0; i < 4; ++i) {
+    pos[i] = kPercent[i] / 100.0 * static_cast<double>(v.size() - 1);
+    const size_t lo = static_cast<size_t>(std::floor(pos[i]));
+    ranks[2 * i] = lo;
+    ranks[2 * i + 1] = std::min(lo + 1, v.size() - 1);
+  }
+  double at[8];
+  OrderStatistics(v, ranks, at);
+  std::optional<double>* const out[4] = {&s.median, &s.p90, &s.p95, &s.p99};
+  for (int i = 0; i < 4; ++i) {
+    const double a = at[2 * i], b = at[2 * i + 1];
+    *out[i] = a + (b - a) * (pos[i] - static_cast<double>(ranks[2 * i]));
+  }
   return s;
 }
 
@@ -159,13 +152,9 @@ E2eTotals E2eAccumulator::Summarize(int gpus, double usd_per_gpu_hour,
   s.total_token_throughput = per_s(in_tok + out_tok);
   s.output_throughput_per_gpu = per_s(out_tok) / gpus;
   s.total_token_throughput_per_gpu = per_s(in_tok + out_tok) / gpus;
-  // One scratch copy for the three selections (a million requests' copy is
-  // 8 MB of fresh pages each time).
-  std::vector<double> scratch;
-  common::ReserveHugePages(&scratch, std::max({ttft.size(), tpot.size(), e2el.size()}));
-  s.ttft = StatsOf(ttft, &scratch);
-  s.tpot = StatsOf(tpot, &scratch);
-  s.e2el = StatsOf(e2el, &scratch);
+  s.ttft = StatsOf(ttft);
+  s.tpot = StatsOf(tpot);
+  s.e2el = StatsOf(e2el);
   if (queue_ns_.count() > 0) {
     s.queue_time = StatsOfNs(queue_ns_);
     s.prefill_time = StatsOfNs(prefill_ns_);

@@ -67,11 +67,10 @@ class LogHistogram {
   int last_i_ = 0;  // Index(last_v_)
 };
 
-// Mean, median, p90 and p99 of `ms` (milliseconds; 0 each when empty).
+// Mean, median, p90, p95 and p99 of `ms` (milliseconds; 0 each when
+// empty); a percentile interpolates between the two values around its
+// position, as numpy's default does.
 schema::Stats StatsOf(const std::vector<double>& ms);
-// The same, selecting in *scratch (overwritten), whose room a caller taking
-// several statistics reuses.
-schema::Stats StatsOf(const std::vector<double>& ms, std::vector<double>* scratch);
 
 // One request as the end-to-end (client-side) metrics see it: sent at
 // send_ns (the TTFT/E2EL origin), first token, last token.
