@@ -47,20 +47,14 @@ const StepCost& ModelStepPricer::Price(const StepWork& work) {
     key_.push_back(c.new_tokens);
     key_.push_back(BucketValue(c.cached_tokens));
   }
-  ChunkSlot* chunk = nullptr;
-  if (key_.size() == 4) {
-    uint64_t h = 0;
-    for (int64_t v : key_) h = (h + static_cast<uint64_t>(v)) * 0x9E3779B97F4A7C15ull;
-    chunk = &chunk_slots_[h >> (64 - kChunkSlotBits)];
-    if (std::equal(key_.begin(), key_.end(), chunk->key)) {
+  const bool one_chunk = key_.size() == ChunkPriceTable::kWords;
+  if (one_chunk) {
+    if (const StepCost* c = chunk_memo_.Find(key_.data())) {
       ++hits_;
-      return *chunk->cost;
+      return *c;
     }
-  }
-  auto it = memo_.find(key_);
-  if (it != memo_.end()) {
+  } else if (auto it = memo_.find(key_); it != memo_.end()) {
     ++hits_;
-    if (chunk != nullptr) Remember(chunk, &it->second);
     return it->second;
   }
   ++misses_;
@@ -92,18 +86,12 @@ const StepCost& ModelStepPricer::Price(const StepWork& work) {
   }
   // Clearing drops only references Price() returned before this call,
   // which its contract already ends.
-  if (memo_.size() >= kMaxPrefillMemo) {
+  if (prefill_memo_entries() >= kMaxPrefillMemo) {
     memo_.clear();
-    std::fill(chunk_slots_.begin(), chunk_slots_.end(), ChunkSlot());
+    chunk_memo_.Clear();
   }
-  const StepCost& stored = memo_.emplace(key_, c).first->second;
-  if (chunk != nullptr) Remember(chunk, &stored);
-  return stored;
-}
-
-void ModelStepPricer::Remember(ChunkSlot* slot, const StepCost* cost) const {
-  std::copy(key_.begin(), key_.end(), slot->key);
-  slot->cost = cost;
+  if (one_chunk) return chunk_memo_.Insert(key_.data(), c);
+  return memo_.emplace(key_, c).first->second;
 }
 
 StepContext ModelStepPricer::BuildOps(const StepWork& work, int64_t priced_ctx_sum) {

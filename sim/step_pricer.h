@@ -23,6 +23,7 @@
 
 #include "hw/power.h"
 #include "models/ops.h"
+#include "sim/chunk_price_table.h"
 #include "sim/cost_model.h"
 
 namespace capplan::sim {
@@ -148,7 +149,7 @@ class ModelStepPricer : public StepPricer {
   int64_t hits() const { return hits_; }
   int64_t misses() const { return misses_; }
   // Signatures with prefill held in the memo; at most kMaxPrefillMemo.
-  size_t prefill_memo_entries() const { return memo_.size(); }
+  size_t prefill_memo_entries() const { return memo_.size() + chunk_memo_.size(); }
   // A day-long trace has a new prompt length in almost every step, so the
   // signatures with prefill would grow with the trace (~190 B each); past
   // this many the memo starts over. Pure decode signatures are bounded by
@@ -193,17 +194,9 @@ class ModelStepPricer : public StepPricer {
     const StepCost* cost = nullptr;
   };
   std::vector<Slot> decode_slots_ = std::vector<Slot>(4096);
-  // The same in front of memo_ for one prefill chunk (key_'s four words),
-  // the usual mixed step; memo_'s nodes never move until it starts over.
-  struct ChunkSlot {
-    int64_t key[4] = {-1, -1, -1, -1};
-    const StepCost* cost = nullptr;
-  };
-  // 1,024 slots: a run's mixed steps repeat few (batch size, context
-  // bucket, prompt) signatures at a time.
-  static constexpr int kChunkSlotBits = 10;
-  std::vector<ChunkSlot> chunk_slots_ = std::vector<ChunkSlot>(size_t{1} << kChunkSlotBits);
-  void Remember(ChunkSlot* slot, const StepCost* cost) const;
+  // Signatures with one prefill chunk (key_'s four words), the usual mixed
+  // step, apart from memo_'s longer ones.
+  ChunkPriceTable chunk_memo_;
   std::vector<int64_t> key_;
   std::vector<models::Op> ops_;
   std::vector<models::Op> draft_ops_;
