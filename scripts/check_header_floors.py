@@ -37,12 +37,13 @@ FLOORS = [
      "per-request and per-pool state, statistics, the event queue, the "
      "requests.csv format, a run's options and result",
      ["event_queue", "kv_pool", "kv_tiers", "metrics", "op_provenance", "request_csv",
-      "request_source", "request_table", "batch_digest", "run_options", "sim_state"]),
+      "order_statistics", "request_source", "request_table", "batch_digest", "run_options",
+      "sim_state"]),
     ("pricing",
      "what a step costs (cost models, the step pricer) and what the summary "
      "derives from prices and measurements (energy, intervals, the steady-state "
      "check, calibration overlays)",
-     ["calibration_overlay", "cost_model", "energy", "kernel_scaled_cost_model",
+     ["calibration_overlay", "chunk_price_table", "cost_model", "energy", "kernel_scaled_cost_model",
       "prediction_intervals", "steady_state", "step_pricer"]),
     ("policies",
      "schedulers, routers and each rank's prefix cache, by registry",
