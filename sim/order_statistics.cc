@@ -1,8 +1,8 @@
 #include "sim/order_statistics.h"
 
 #include <algorithm>
-#include <bit>
 #include <cstdint>
+#include <cstring>
 
 namespace capplan::sim {
 
@@ -19,7 +19,8 @@ constexpr size_t kSmall = 4096;
 // The double's bits as an unsigned key that orders as the doubles do
 // (negatives flipped whole, positives with the sign bit set).
 uint64_t Key(double x) {
-  const uint64_t b = std::bit_cast<uint64_t>(x);
+  uint64_t b;  // std::bit_cast, which emscripten's libc++ lacks
+  std::memcpy(&b, &x, sizeof b);
   return (b >> 63) != 0 ? ~b : b | (uint64_t{1} << 63);
 }
 

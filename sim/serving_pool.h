@@ -4,8 +4,8 @@
 // scheduler and step prices, and handles the events an external loop pops
 // from a shared EventQueue (each event names its pool). The run driver
 // (sim/run_driver.h) drives a scenario's pools in one loop, a PD link
-// (sim/pd_link.h) through the PD hooks below; Simulate() (sim/simulator.h)
-// drives one pool from a bare config.
+// (sim/pd_link.h) through the PD hooks below; tests drive one pool from a
+// bare config (SimConfig, sim/sim_config.h).
 //
 // PD hooks (PoolOptions; both off for co-located runs):
 //  * reserve_before_admit (decode pool): a request sent to the pool joins its
@@ -114,7 +114,7 @@
 #include "sim/router.h"
 #include "sim/scheduler.h"
 #include "sim/sim_state.h"
-#include "sim/simulator.h"
+#include "sim/sim_config.h"
 #include "sim/step_pricer.h"
 
 namespace capplan::sim {
