@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <deque>
 #include <map>
 #include <sstream>
 #include <unordered_map>
@@ -131,6 +132,7 @@ class RooflineCostModel : public CostModel {
   std::string name() const override { return "roofline"; }
 
   void SetPricedFor(const std::string& engine, const std::string& version) override {
+    lookups_.clear();
     cross_.clear();
     for (const auto& [name, t] : p_.kernels) {
       std::string note = hw::CrossVersionNote(t, engine, version);
@@ -346,12 +348,11 @@ class RooflineCostModel : public CostModel {
                                      std::set<std::string>* warnings, OpPrice* table = nullptr,
                                      const CrossVersion** cross = nullptr,
                                      OpSpread* spread = nullptr) const {
-    // Every class is in a loaded profile (hw/profile.cc checks).
-    const hw::OpEfficiency* eff = &p_.efficiency.find(cls)->second;
+    const Lookup& l = LookUp(op.impl, cls);
+    const hw::OpEfficiency* eff = l.class_eff;
     if (table != nullptr) table->table = std::string(cls), table->table_kind = "class";
     if (op.impl.empty()) return eff;
-    auto it = p_.kernels.find(op.impl);
-    if (it == p_.kernels.end() || it->second.efficiency_class != cls) {
+    if (l.table == nullptr) {
       if (warnings != nullptr) {
         WarnKernel(op, warnings, [&] {
           return "has no table of class " + std::string(cls) + " in profile '" + p_.name +
@@ -362,24 +363,19 @@ class RooflineCostModel : public CostModel {
       if (spread != nullptr) spread->assumed = true;
       return eff;
     }
-    const hw::KernelTable& k = it->second;
+    const hw::KernelTable& k = *l.table;
     if (spread != nullptr && k.assumed()) spread->assumed = true;
     if (k.assumed() && warnings != nullptr) {
       WarnKernel(op, warnings, [&] {
         return std::string(kAssumedKernelText) + " '" + k.assumed_from + "': " + k.assumed_reason;
       });
-    } else if (warnings != nullptr && k.efficiency.memory.provenance.kind == "default" &&
-               k.efficiency.compute.provenance.kind == "default") {
+    } else if (warnings != nullptr && l.all_default) {
       WarnKernel(op, warnings, [&] {
         return std::string(kAssumedKernelText) + " its class (no record of it fitted): " +
                k.efficiency.memory.provenance.source;
       });
     }
-    const CrossVersion* cv = nullptr;
-    if (!cross_.empty()) {
-      auto c = cross_.find(op.impl);
-      if (c != cross_.end()) cv = &c->second;
-    }
+    const CrossVersion* cv = l.cv;
     if (cv != nullptr && warnings != nullptr) WarnCrossVersion(op, *cv, warnings);
     if (cross != nullptr) *cross = cv;
     if (table != nullptr) {
@@ -389,6 +385,39 @@ class RooflineCostModel : public CostModel {
       if (cv != nullptr) table->cross_version = cv->note, table->version_drift = cv->drift;
     }
     return &k.efficiency;
+  }
+
+  // What Efficiency() finds by name for one (implementation, class):
+  // every priced step meets the same few ops again, so each pair is looked
+  // up in the profile's maps once.
+  struct Lookup {
+    std::string impl, cls;
+    const hw::OpEfficiency* class_eff = nullptr;
+    const hw::KernelTable* table = nullptr;  // null: the profile has none of the class
+    const CrossVersion* cv = nullptr;        // measured at another release
+    bool all_default = false;                // neither curve fitted from a record
+  };
+
+  const Lookup& LookUp(std::string_view impl, std::string_view cls) const {
+    for (const Lookup& l : lookups_) {
+      if (l.impl == impl && l.cls == cls) return l;
+    }
+    Lookup l;
+    l.impl = std::string(impl);
+    l.cls = std::string(cls);
+    // Every class is in a loaded profile (hw/profile.cc checks).
+    l.class_eff = &p_.efficiency.find(cls)->second;
+    if (!impl.empty()) {
+      auto it = p_.kernels.find(impl);
+      if (it != p_.kernels.end() && it->second.efficiency_class == cls) {
+        l.table = &it->second;
+        l.all_default = l.table->efficiency.memory.provenance.kind == "default" &&
+                        l.table->efficiency.compute.provenance.kind == "default";
+        if (auto c = cross_.find(impl); c != cross_.end()) l.cv = &c->second;
+      }
+    }
+    lookups_.push_back(std::move(l));
+    return lookups_.back();
   }
 
   // One warning per kernel implementation (the first op that meets it).
@@ -488,6 +517,8 @@ class RooflineCostModel : public CostModel {
   mutable std::string prefix_;  // Warn's scratch
   // Kernel tables measured at another release than SetPricedFor's.
   std::map<std::string, CrossVersion, std::less<>> cross_;
+  // Efficiency()'s lookups so far; a deque, so a reference stays valid.
+  mutable std::deque<Lookup> lookups_;
 };
 
 Registry<CostModelFactory>* BuildRegistry() {
