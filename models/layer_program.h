@@ -118,9 +118,10 @@ struct ProgramOp {
   // The weight tensors the op reads, by their names in ListWeightTensors
   // (weight_tensors.h): a GEMM's matrix first, then a norm it applies to its
   // output (q_a_proj: the q latent's); a norm op its vector; the delta rule
-  // its decay parameters. Empty for ops without weights. Biases, sinks and
-  // q/k norms are not named: no engine backend runs them. The engine
-  // allocates its weights from these (engine/slice_weights.h).
+  // its decay parameters; a tied LM head its embed_tokens. Empty for ops
+  // without weights. Biases, sinks, q/k norms and the DSA key norm are not
+  // named: no engine backend runs them. The reference engine allocates its
+  // weights from these, keyed by (layer, op id).
   std::vector<std::string_view> tensors;
   OpKind kind = OpKind::kGemm;
   OpClass op_class = OpClass::kDenseGemm;
