@@ -46,7 +46,7 @@ void AddProjections(const Builder& b, const std::vector<WeightTensor>& tensors) 
     if (name == op_ids::kOProj || name.starts_with("linear_attn.")) continue;
     const LocalShape s = ShardTensor(card, t, b.m->layout);
     const WeightFormat& f = b.m->formats.at(t.component);
-    if (name == "attn.kv_b_proj") {
+    if (name == tensor_names::kKvBProj) {
       ProgramOp absorbed = GemmOp(b, op_ids::kKvBProjAbsorbed, OpClass::kDenseGemm, f, s.n, s.k, 1,
                                   RowSource::kAbsorbedMlaRows);
       absorbed.tensors = {t.name};

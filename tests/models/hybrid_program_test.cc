@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "models/card.h"
@@ -13,6 +15,7 @@
 #include "models/hybrid_pools.h"
 #include "models/layer_program.h"
 #include "models/ops.h"
+#include "models/weight_tensors.h"
 #include "tests/models/layouts.h"
 
 namespace capplan::models {
@@ -217,6 +220,53 @@ TEST(HybridProgram, UniformCardsHaveNoMixerGroups) {
   EXPECT_EQ(m->program->groups[0].name, "moe");
   EXPECT_EQ(LayerOp(*m->program, "attn.decode.window"), nullptr);
   EXPECT_EQ(LayerOp(*m->program, "attn.decode")->layers, c->num_layers);
+}
+
+// Every op that reads weights names them: each GEMM its tensor (first) at
+// the op's per-rank shape (times its fused copies), every named tensor is
+// one of the card's; and each layer group's kind says what its name spells.
+TEST(LayerProgramTensors, EveryWeightedOpNamesItsTensorsAtItsShape) {
+  std::vector<std::string> cards = ShippedModelNames();
+  for (const char* hf : {"qwen3-next-80b-a3b", "gpt-oss-120b", "llama-4-scout-17b-16e-instruct"}) {
+    cards.push_back(Hf(hf));
+  }
+  for (const std::string& name : cards) {
+    auto c = LoadModelCard(name);
+    ASSERT_TRUE(c.ok()) << c.status().message();
+    auto m = ShardModel(*c, Tp(1), PrecisionChoice{});
+    ASSERT_TRUE(m.ok()) << name << ": " << m.status().message();
+    const std::vector<WeightTensor> tensors = ListWeightTensors(m->card);
+    auto local = [&](std::string_view t) -> std::optional<LocalShape> {
+      for (const WeightTensor& w : tensors) {
+        if (t == w.name) return ShardTensor(m->card, w, m->layout);
+      }
+      return std::nullopt;
+    };
+    const LayerProgram& p = *m->program;
+    for (const auto* ops : {&p.prologue, &p.layer_ops, &p.epilogue}) {
+      for (const ProgramOp& op : *ops) {
+        const bool gemm = op.kind == OpKind::kGemm || op.kind == OpKind::kRouter ||
+                          op.kind == OpKind::kGroupedGemm;
+        if (gemm || op.kind == OpKind::kEmbedding) {
+          EXPECT_FALSE(op.tensors.empty()) << name << " " << op.id;
+        }
+        for (std::string_view t : op.tensors) {
+          EXPECT_TRUE(local(t).has_value()) << name << " " << op.id << ": no tensor " << t;
+        }
+        if (op.kind != OpKind::kGemm || op.tensors.empty() || !local(op.tensors[0])) continue;
+        const LocalShape s = *local(op.tensors[0]);
+        EXPECT_EQ(op.n, s.n * op.copies) << name << " " << op.id;
+        EXPECT_EQ(op.k, s.k) << name << " " << op.id;
+      }
+    }
+    for (const LayerGroup& g : p.groups) {
+      EXPECT_EQ(g.moe, g.name.starts_with("moe")) << name << " " << g.name;
+      EXPECT_EQ(g.index_fresh, g.name.find(".index_fresh") != std::string::npos) << g.name;
+      EXPECT_EQ(g.mixer == LayerMixer::kLinear,
+                g.name.find(".linear_attention") != std::string::npos)
+          << name << " " << g.name;
+    }
+  }
 }
 
 }  // namespace
