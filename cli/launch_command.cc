@@ -330,6 +330,11 @@ Status AddExecution(const sim::DeploymentSpec& d, CommandLine* c) {
   }
   // The scenario parse refused a version without it (micro_batch_overlap).
   if (d.two_batch_overlap) c->AddFlag(d.engine_resolution.profile->micro_batch_overlap.flag);
+  // Set where the version's default differs: the scenario parse checked it.
+  const models::ExpertSplitRule& split = d.engine_resolution.profile->expert_split;
+  if (d.dense_ffn_per_dp_rank.value_or(split.dense_ffn_per_dp_rank) != split.dense_ffn_per_dp_rank) {
+    c->AddFlag(split.dense_ffn_per_dp_rank_flag);
+  }
   if (d.speculative.on()) {
     c->Note(std::string("speculative ") + sim::speculative::MethodName(d.speculative.method) +
             ", " + std::to_string(d.speculative.draft_tokens()) +

@@ -257,6 +257,10 @@ struct ExpertSplitRule {
   // With attention DP, the dense FFN layers stay on each DP rank, sharded
   // over its TP group (ParallelLayout::dense_ffn_per_dp_rank).
   bool dense_ffn_per_dp_rank = false;
+  // The launch flag that keeps them there where the default does not
+  // (SGLang's --moe-dense-tp-size 1: unsharded, so attention TP must be 1);
+  // "" when the version has none.
+  std::string dense_ffn_per_dp_rank_flag;
 };
 
 struct EngineProfile {

@@ -474,6 +474,8 @@ Status ParseExpertSplit(JsonObject& e, EngineProfile* p) {
       GetSourced(x, pre, "redundant_experts", &r.redundant_experts, &p->sources));
   CAPPLAN_RETURN_IF_ERROR(
       GetSourced(x, pre, "dense_ffn_per_dp_rank", &r.dense_ffn_per_dp_rank, &p->sources));
+  CAPPLAN_RETURN_IF_ERROR(GetSourced(x, pre, "dense_ffn_per_dp_rank_flag",
+                                     &r.dense_ffn_per_dp_rank_flag, &p->sources));
   return x.Finish();
 }
 

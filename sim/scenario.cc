@@ -411,6 +411,39 @@ Status CheckLayout(JsonObject& d, DeploymentSpec* o) {
   return Status::Ok();
 }
 
+// dense_ffn_per_dp_rank: the engine version's default, or (true) the flag
+// that sets it, which SGLang's --moe-dense-tp-size 1 does unsharded.
+Status ParseDenseFfnPerDpRank(JsonObject& d, DeploymentSpec* o) {
+  if (!d.Has("dense_ffn_per_dp_rank")) {
+    d.Touch("dense_ffn_per_dp_rank");
+    return Status::Ok();
+  }
+  bool on = false;
+  CAPPLAN_RETURN_IF_ERROR(d.Get("dense_ffn_per_dp_rank", &on));
+  o->dense_ffn_per_dp_rank = on;
+  const models::ExpertSplitRule& rule = o->engine_resolution.profile->expert_split;
+  const std::string release = o->engine + " " + o->engine_resolution.version;
+  if (*o->dense_ffn_per_dp_rank == rule.dense_ffn_per_dp_rank) return Status::Ok();
+  if (!*o->dense_ffn_per_dp_rank) {
+    return d.Invalid("dense_ffn_per_dp_rank", release + " always keeps the dense layers on each "
+                                              "DP rank: remove dense_ffn_per_dp_rank");
+  }
+  if (rule.dense_ffn_per_dp_rank_flag.empty()) {
+    return d.Error("dense_ffn_per_dp_rank",
+                   release + " has no flag keeping the dense layers on each DP rank in capplan's "
+                             "engine profile (expert_parallel.dense_ffn_per_dp_rank_flag): use a "
+                             "version that has one, or remove dense_ffn_per_dp_rank");
+  }
+  const int dp = o->dp > 0 ? o->dp : o->tp;
+  if (!o->dp_attention || dp != o->tp) {
+    return d.Invalid("dense_ffn_per_dp_rank",
+                     release + " " + rule.dense_ffn_per_dp_rank_flag +
+                         " runs the dense layers unsharded on each rank: it needs dp_attention "
+                         "with dp equal to tp (attention TP 1)");
+  }
+  return Status::Ok();
+}
+
 Status ParseDeployment(JsonObject& d, DeploymentSpec* o) {
   CAPPLAN_RETURN_IF_ERROR(d.CheckObject());
   CAPPLAN_RETURN_IF_ERROR(ParseEngine(d, o));
@@ -426,6 +459,7 @@ Status ParseDeployment(JsonObject& d, DeploymentSpec* o) {
   CAPPLAN_RETURN_IF_ERROR(ParseTwoBatchOverlap(
       d, *o->engine_resolution.profile, o->engine + " " + o->engine_resolution.version, o->ep,
       o->expert.all_to_all, &o->two_batch_overlap));
+  CAPPLAN_RETURN_IF_ERROR(ParseDenseFfnPerDpRank(d, o));
   CAPPLAN_RETURN_IF_ERROR(d.Finish());
   return CheckLayout(d, o);
 }
@@ -592,7 +626,8 @@ models::ParallelLayout ParallelLayoutOf(const DeploymentSpec& d) {
   layout.node_link = d.node_link;
   layout.expert = d.expert;
   const models::EngineProfile* engine = d.engine_resolution.profile;
-  layout.dense_ffn_per_dp_rank = engine != nullptr && engine->expert_split.dense_ffn_per_dp_rank;
+  layout.dense_ffn_per_dp_rank = d.dense_ffn_per_dp_rank.value_or(
+      engine != nullptr && engine->expert_split.dense_ffn_per_dp_rank);
   return layout;
 }
 

@@ -85,6 +85,11 @@ struct DeploymentSpec {
   // Two micro-batches, one's MoE all-to-all under the other's compute
   // (sim/micro_batch_overlap.h; the engine profile's micro_batch_overlap).
   bool two_batch_overlap = false;
+  // With attention DP, the dense FFN layers on each DP rank's own tokens
+  // (models::ParallelLayout::dense_ffn_per_dp_rank); null: the engine
+  // version's default (expert_parallel.dense_ffn_per_dp_rank), true where
+  // it is not: its launch flag (dense_ffn_per_dp_rank_flag).
+  std::optional<bool> dense_ffn_per_dp_rank;
   // The kernel implementation per op selector (models/kernel_choice.h): the
   // engine version's choices with the deployment's `kernels` over them
   // (`kernel_overrides`, checked against the hardware profile's tables when

@@ -125,6 +125,18 @@ TEST(Launch, TwoBatchOverlapFlag) {
       << v.out;
 }
 
+// SGLang's flag for the dense layers on each DP rank, printed only where
+// the scenario departs from the version's default.
+TEST(Launch, DenseLayersPerDpRankFlag) {
+  const std::string file = Scenario("scenarios/wide-ep/deepseek-r1-ep32-h200-rdma.json");
+  const Launched off = Launch({file});
+  ASSERT_TRUE(off.status.ok()) << off.status.message();
+  EXPECT_EQ(off.out.find("--moe-dense-tp-size"), std::string::npos) << off.out;
+  const Launched on = Launch({file, "--set", "deployment.dense_ffn_per_dp_rank=true"});
+  ASSERT_TRUE(on.status.ok()) << on.status.message();
+  EXPECT_NE(on.out.find(" --moe-dense-tp-size 1"), std::string::npos) << on.out;
+}
+
 // vLLM's wide EP: DP attention over 16 ranks on 2 nodes, EPLB with its
 // redundant experts, DeepEP's low-latency kernels; each node runs 8 ranks.
 TEST(Launch, VllmWideEpAcrossNodes) {

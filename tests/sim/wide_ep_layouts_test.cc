@@ -98,5 +98,42 @@ TEST(WideEpLayouts, VllmDataParallelRanksEachScheduleAndHoldTheirKv) {
   EXPECT_EQ(sglang->pools[0].max_running_requests_observed, 32);
 }
 
+// SGLang gathers every DP rank's tokens for the dense layers unless
+// --moe-dense-tp-size 1 keeps them on each rank, unsharded: at 128
+// requests a rank the decode step loses more with the gather than it pays
+// reading the whole dense weights (at a few requests a rank it is the other
+// way round), and the summary echoes the choice. The flag's rules are
+// one-line errors at the field.
+TEST(WideEpLayouts, SglangDenseLayersOnEachDpRankByItsFlag) {
+  nlohmann::json doc = Short("deepseek-r1-ep32-h200-rdma.json", 32 * 128);
+  auto gathered = RunDoc(doc);
+  ASSERT_TRUE(gathered.ok()) << gathered.status().message();
+  doc["deployment"]["dense_ffn_per_dp_rank"] = true;
+  auto own = RunDoc(doc);
+  ASSERT_TRUE(own.ok()) << own.status().message();
+  EXPECT_LT(own->tpot.median.value_or(0), gathered->tpot.median.value_or(0));
+  EXPECT_EQ(own->pools.at(0).deployment.value("dense_ffn_per_dp_rank", false), true);
+
+  nlohmann::json old = doc;
+  old["deployment"]["engine_version"] = "0.4.5";
+  auto no_flag = RunDoc(old);
+  ASSERT_FALSE(no_flag.ok());
+  EXPECT_EQ(no_flag.status().message().find('\n'), std::string::npos);
+  ExpectContains(no_flag.status().message(),
+                 "/deployment/dense_ffn_per_dp_rank: sglang 0.4.5 has no flag keeping the dense "
+                 "layers on each DP rank");
+  nlohmann::json sharded = doc;
+  sharded["deployment"]["dp"] = 16;
+  auto tp2 = RunDoc(sharded);
+  ASSERT_FALSE(tp2.ok());
+  ExpectContains(tp2.status().message(), "--moe-dense-tp-size 1 runs the dense layers unsharded "
+                                         "on each rank: it needs dp_attention with dp equal to tp");
+  nlohmann::json vllm = Short("glm-5.2-vllm-dp-ep16-h200.json", 32);
+  vllm["deployment"]["dense_ffn_per_dp_rank"] = false;
+  auto always = RunDoc(vllm);
+  ASSERT_FALSE(always.ok());
+  ExpectContains(always.status().message(), "always keeps the dense layers on each DP rank");
+}
+
 }  // namespace
 }  // namespace capplan::sim
