@@ -19,6 +19,25 @@ bool EndsWith(std::string_view s, std::string_view end) {
   return s.size() >= end.size() && s.substr(s.size() - end.size()) == end;
 }
 
+// e^x from IEEE basic operations only (+, -, *, / and exact scaling), so
+// that every build prints the same interval ends: std::exp may differ in
+// its last bit between math libraries (glibc for the command line, musl in
+// the what-if page's WebAssembly module). Cody-Waite reduction by ln 2,
+// then a Taylor series on |r| <= ln2/2 (truncation below 4e-18).
+double PortableExp(double x) {
+  constexpr double kLn2Hi = 6.93147180369123816490e-01;  // trailing bits zero: k * hi is exact
+  constexpr double kLn2Lo = 1.90821492927058770002e-10;
+  constexpr double kInvLn2 = 1.44269504088896338700e+00;
+  const double k = std::nearbyint(x * kInvLn2);
+  const double r = (x - k * kLn2Hi) - k * kLn2Lo;
+  double term = 1, sum = 1;
+  for (int i = 1; i <= 17; ++i) {
+    term = term * r / i;
+    sum += term;
+  }
+  return std::ldexp(sum, static_cast<int>(k));
+}
+
 // The classes whose sigma is a prior of the file's, not their own tables'.
 constexpr OpProvenance kPriorClasses[] = {OpProvenance::kAssumed, OpProvenance::kExtrapolated,
                                           OpProvenance::kCollective, OpProvenance::kHost};
@@ -237,7 +256,7 @@ void AddPredictionIntervals(const BandModel& m, schema::RunSummary* summary) {
     const std::optional<double> x = schema::Metric(*summary, key);
     if (!x) continue;
     const double h = half[static_cast<int>(*g)];
-    summary->intervals[key] = {*x * std::exp(-h), *x * std::exp(h)};
+    summary->intervals[key] = {*x * PortableExp(-h), *x * PortableExp(h)};
   }
   WidenForShortWindow(summary);
 }
