@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <new>
 #include <vector>
 
 #include "common/huge_pages.h"
@@ -51,7 +52,10 @@ class RequestTable {
     }
     at_[static_cast<size_t>(idx)] = r;
     ++open_;
-    *r = ReqState();
+    // Built in place: assigning a fresh ReqState() built it on the stack
+    // with string stores and read it back, a store-forwarding stall on the
+    // path every request takes.
+    r = ::new (static_cast<void*>(r)) ReqState();
     r->idx = idx;
     return *r;
   }
