@@ -486,13 +486,21 @@ void ServingPool::OnSchedule(int rep_i) {
     decode_n += b.decode_n;
     const StepCost* c = &pricer_.Price(work_);
     if (rep.ranks[k].loading_blocks > 0) c = WithKvLoad(rep.ranks[k], b, *c);
-    // DP-attention ranks step in lockstep: the slowest sets the pace.
+    // DP-attention ranks step in lockstep: the slowest sets the pace. With
+    // one rank no other Price() call comes before the step's price is
+    // read (here and by FastForward), so it is read where the pricer keeps
+    // it; with several, the next rank's call may reuse that storage.
     if (slowest == nullptr || c->seconds > seconds) {
       seconds = c->seconds;
-      slowest_copy_ = *c;
-      slowest = &slowest_copy_;
+      if (rep.ranks.size() == 1) {
+        slowest = c;
+      } else {
+        slowest_copy_ = *c;
+        slowest = &slowest_copy_;
+      }
     }
   }
+  step_cost_ = slowest;
   res_.max_running_requests = std::max(res_.max_running_requests, admitted);
   HandleFailures();
   WakeReserveAfterRetraction(rep_i);

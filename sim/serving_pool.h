@@ -399,6 +399,9 @@ class ServingPool {
   SchedulerEnv env_;
   StepWork work_;
   StepCost slowest_copy_;
+  // The price OnSchedule gave the step it started (slowest_copy_, or the
+  // pricer's own entry with one rank), which a fast-forward starts from.
+  const StepCost* step_cost_ = nullptr;
   StepCost load_copy_;  // WithKvLoad's
   const StepCost* WithKvLoad(RankState& rank, const RankBatch& batch, const StepCost& priced);
   // Fast-forward from iteration 0 with prompts (StartFromPrefill): its

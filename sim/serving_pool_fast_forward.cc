@@ -390,7 +390,7 @@ bool ServingPool::BeginSkip(Replica& rep, int64_t dur_ns, Skip* s) {
     StartAfterFirstTokens(rep, s);
     return true;
   }
-  s->cost = &slowest_copy_;
+  s->cost = step_cost_;  // OnSchedule's price of iteration 0
   s->t = now_;
   s->d = dur_ns;
   // Iteration 0 with prompts is priced alone.
