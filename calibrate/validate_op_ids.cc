@@ -7,21 +7,12 @@
 
 namespace capplan::calibrate {
 
-namespace {
-
-bool IsCollective(models::OpKind k) {
-  return k == models::OpKind::kAllReduce || k == models::OpKind::kAllGather ||
-         k == models::OpKind::kReduceScatter || k == models::OpKind::kAllToAll;
-}
-
-}  // namespace
-
 OpIdReplay::OpIdReplay(const models::ShardedModel& sharded) {
   if (sharded.program == nullptr) return;
   const models::LayerProgram& p = *sharded.program;
   for (const auto* section : {&p.prologue, &p.layer_ops, &p.epilogue}) {
     for (const models::ProgramOp& op : *section) {
-      if (IsCollective(op.kind)) collectives_.insert(op.id);
+      if (models::IsCollective(op.kind)) collectives_.insert(op.id);
       program_order_.emplace(op.id, program_order_.size());
     }
   }

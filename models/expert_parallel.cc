@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "models/op_ids.h"
 #include "models/ops.h"
 
 namespace capplan::models {
@@ -225,9 +226,9 @@ void ApplyExpertParallel(const ShardedModel& model, const BatchShape& batch,
   const double per_rank = double(std::max<int64_t>(1, int64_t(tokens) / l.tp));
   const AllToAllMode mode = ExchangeMode(l, !batch.prefill.empty());
   for (Op& op : *ops) {
-    if (op.name == "moe.dispatch" || op.name == "moe.combine") {
-      if (deepep) SetExchange(card, l, per_rank, op.name == "moe.dispatch", mode, &op);
-    } else if (op.name == "moe.experts") {
+    if (op.name == op_ids::kMoeDispatch || op.name == op_ids::kMoeCombine) {
+      if (deepep) SetExchange(card, l, per_rank, op.name == op_ids::kMoeDispatch, mode, &op);
+    } else if (op.name == op_ids::kMoeExperts) {
       if (skewed) LoadBusiestRank(card, l, tokens, &op);
     }
   }

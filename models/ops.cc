@@ -14,6 +14,32 @@
 
 namespace capplan::models {
 
+bool IsCollective(OpKind k) {
+  switch (k) {
+    case OpKind::kAllReduce:
+    case OpKind::kAllGather:
+    case OpKind::kReduceScatter:
+    case OpKind::kAllToAll:
+      return true;
+    case OpKind::kGemm:
+    case OpKind::kGroupedGemm:
+    case OpKind::kRouter:
+    case OpKind::kAttentionDecode:
+    case OpKind::kAttentionPrefill:
+    case OpKind::kMlaDecode:
+    case OpKind::kMlaPrefill:
+    case OpKind::kMlaPrefillAbsorbed:
+    case OpKind::kDsaIndexer:
+    case OpKind::kKvAppend:
+    case OpKind::kKvVerify:
+    case OpKind::kElementwise:
+    case OpKind::kEmbedding:
+    case OpKind::kSampling:
+      return false;
+  }
+  return false;
+}
+
 const char* OpKindName(OpKind k) {
   switch (k) {
     case OpKind::kGemm: return "gemm";
@@ -176,8 +202,16 @@ Emitter EmitterFor(const ProgramOp& op) {
     case OpKind::kAllGather:
     case OpKind::kReduceScatter:
     case OpKind::kAllToAll: return EmitCollective;
-    default: return EmitAttention;
+    case OpKind::kAttentionDecode:
+    case OpKind::kAttentionPrefill:
+    case OpKind::kMlaDecode:
+    case OpKind::kMlaPrefill:
+    case OpKind::kMlaPrefillAbsorbed:
+    case OpKind::kDsaIndexer:
+    case OpKind::kKvAppend:
+    case OpKind::kKvVerify: return EmitAttention;
   }
+  return EmitAttention;
 }
 
 // Each op's kernel implementation as the engine chooses it: GEMMs by their

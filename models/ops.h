@@ -41,6 +41,9 @@ enum class OpKind {
   kSampling,          // logits -> tokens
 };
 const char* OpKindName(OpKind k);
+// All-reduce, all-gather, reduce-scatter and all-to-all: priced by the
+// profile's collective tables, not by an efficiency class.
+bool IsCollective(OpKind k);
 
 // What a user sees in "share of step time per op class".
 enum class OpClass { kAttention, kDenseGemm, kMoe, kCommunication, kElementwise, kOverhead };

@@ -214,7 +214,20 @@ void EmitAttention(const ProgramOp& s, const StepRows& r, int64_t count, std::ve
     case OpKind::kMlaPrefill: out->push_back(MlaPrefillExpanded(s, r, count)); return;
     case OpKind::kAttentionDecode: out->push_back(GqaDecode(s, r, count)); return;
     case OpKind::kAttentionPrefill: out->push_back(GqaPrefill(s, r, count)); return;
-    default: return;  // no other kind reaches here (ops.cc EmitterFor)
+    // The simulator adds the verify batch itself; the other kinds have
+    // their own emitters (ops.cc EmitterFor).
+    case OpKind::kKvVerify:
+    case OpKind::kGemm:
+    case OpKind::kGroupedGemm:
+    case OpKind::kRouter:
+    case OpKind::kAllReduce:
+    case OpKind::kAllGather:
+    case OpKind::kReduceScatter:
+    case OpKind::kAllToAll:
+    case OpKind::kElementwise:
+    case OpKind::kEmbedding:
+    case OpKind::kSampling:
+      return;
   }
 }
 

@@ -96,7 +96,8 @@ bool HasPrefix(const std::set<std::string>& warnings, const std::string& prefix)
 
 // The profile's model that prices a collective op kind; nullptr for every
 // other kind, priced through its family (PricingInput). No default: a new op
-// kind fails the build (-Wswitch) until it is placed on one side.
+// kind fails the build (-Wswitch) until it is placed on one side, here and
+// in models::IsCollective, which PriceOps routes by.
 using CollectiveTable = hw::CollectiveModel hw::HardwareProfile::*;
 CollectiveTable CollectiveTableOf(models::OpKind k) {
   switch (k) {
@@ -122,8 +123,6 @@ CollectiveTable CollectiveTableOf(models::OpKind k) {
   }
   return nullptr;
 }
-
-bool IsCollective(models::OpKind k) { return CollectiveTableOf(k) != nullptr; }
 
 class RooflineCostModel : public CostModel {
  public:
@@ -153,7 +152,7 @@ class RooflineCostModel : public CostModel {
       double t = 0;
       Bound bound = Bound::kMemory;
       OpSpread spread;
-      if (IsCollective(op.kind)) {
+      if (models::IsCollective(op.kind)) {
         t = CollectiveSeconds(op, ctx);
         bound = Bound::kCommunication;
         spread.provenance = OpProvenance::kCollective;
@@ -197,7 +196,7 @@ class RooflineCostModel : public CostModel {
     out.reserve(ops.size());
     for (const models::Op& op : ops) {
       OpPrice p;
-      if (IsCollective(op.kind)) {
+      if (models::IsCollective(op.kind)) {
         p.seconds = CollectiveSeconds(op, ctx);
         p.bound = Bound::kCommunication;
         p.table = "collectives";
