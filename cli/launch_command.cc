@@ -335,6 +335,9 @@ Status AddExecution(const sim::DeploymentSpec& d, CommandLine* c) {
   if (d.dense_ffn_per_dp_rank.value_or(split.dense_ffn_per_dp_rank) != split.dense_ffn_per_dp_rank) {
     c->AddFlag(split.dense_ffn_per_dp_rank_flag);
   }
+  if (d.lm_head_per_dp_rank.value_or(split.lm_head_per_dp_rank) != split.lm_head_per_dp_rank) {
+    c->AddFlag(split.lm_head_per_dp_rank_flag);
+  }
   if (d.speculative.on()) {
     c->Note(std::string("speculative ") + sim::speculative::MethodName(d.speculative.method) +
             ", " + std::to_string(d.speculative.draft_tokens()) +

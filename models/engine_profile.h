@@ -261,6 +261,11 @@ struct ExpertSplitRule {
   // (SGLang's --moe-dense-tp-size 1: unsharded, so attention TP must be 1);
   // "" when the version has none.
   std::string dense_ffn_per_dp_rank_flag;
+  // The same for the LM head (ParallelLayout::lm_head_per_dp_rank): the
+  // version's default, and the flag that sets it (SGLang's
+  // --enable-dp-lm-head), "" when none.
+  bool lm_head_per_dp_rank = false;
+  std::string lm_head_per_dp_rank_flag;
 };
 
 struct EngineProfile {

@@ -476,6 +476,10 @@ Status ParseExpertSplit(JsonObject& e, EngineProfile* p) {
       GetSourced(x, pre, "dense_ffn_per_dp_rank", &r.dense_ffn_per_dp_rank, &p->sources));
   CAPPLAN_RETURN_IF_ERROR(GetSourced(x, pre, "dense_ffn_per_dp_rank_flag",
                                      &r.dense_ffn_per_dp_rank_flag, &p->sources));
+  CAPPLAN_RETURN_IF_ERROR(
+      GetSourced(x, pre, "lm_head_per_dp_rank", &r.lm_head_per_dp_rank, &p->sources));
+  CAPPLAN_RETURN_IF_ERROR(GetSourced(x, pre, "lm_head_per_dp_rank_flag",
+                                     &r.lm_head_per_dp_rank_flag, &p->sources));
   return x.Finish();
 }
 

@@ -296,8 +296,8 @@ void AddEpilogue(const Builder& b, const std::vector<WeightTensor>& tensors) {
                          b.m->formats.at(Component::kEmbeddings), s.n, s.k, 1,
                          RowSource::kLogitRows));
     out.back().tensors = {t.name};  // embed_tokens when tied
-    if (b.tp > 1) {
-      out.push_back(CollectiveOp(OpKind::kAllGather, op_ids::kLogitsAllGather, b.tp,
+    if (const int head_tp = b.m->layout.LmHeadTp(); head_tp > 1) {
+      out.push_back(CollectiveOp(OpKind::kAllGather, op_ids::kLogitsAllGather, head_tp,
                                  RowSource::kLogitRows, double(card.vocab_size) * b.a));
     }
   }

@@ -80,7 +80,8 @@ enum class RowSource {
   kAttnTokens,       // this attention rank's new tokens
   kFfnTokens,        // new tokens of every attention rank (x dp, balanced)
   kFfnTokensPerTp,   // kFfnTokens / tp, at least 1: an EP rank's own tokens
-  kLogitRows,        // rows needing logits: decode rows + one per prefill chunk (x dp)
+  kLogitRows,        // rows needing logits: decode rows + one per prefill chunk
+                     // (x dp, unless the LM head runs on each DP rank)
   kAbsorbedMlaRows,  // decode rows, plus the prefill tokens when the prefill runs absorbed
   kPrefillKvTokens,  // cached + new tokens of the prefill chunks (kv_b expansion)
 };

@@ -249,7 +249,7 @@ StepRows::StepRows(const ShardedModel& m, const LayerProgram& p, const BatchShap
   ffn = attn * l.AttentionRanks();
   ffn_per_tp = std::max<int64_t>(1, ffn / l.tp);
   decode = b.DecodeTokens();
-  logits = (decode + static_cast<int64_t>(b.prefill.size())) * l.AttentionRanks();
+  logits = (decode + static_cast<int64_t>(b.prefill.size())) * l.LogitRanks();
   for (const auto& ch : b.prefill) prefill_kv += ch.cached_tokens + ch.new_tokens;
   absorbed = AbsorbedMlaPrefill(m, b);
   linear_state = m.linear_state;

@@ -107,12 +107,22 @@ struct ParallelLayout {
   // attention TP group, on the rank's own tokens (vLLM); else they run over
   // the whole TP group on every rank's gathered tokens (SGLang).
   bool dense_ffn_per_dp_rank = false;
+  // The LM head on each DP rank's own rows, vocabulary-parallel over its
+  // attention TP group (vLLM; SGLang --enable-dp-lm-head); else over the
+  // whole TP group on every rank's rows, its logits all-gathered.
+  bool lm_head_per_dp_rank = false;
   // Attention TP degree: tp / dp with DP attention, else tp.
   int AttentionTp() const { return dp_attention ? tp / dp : tp; }
   int AttentionRanks() const { return dp_attention ? dp : 1; }
   bool DenseFfnOnAttentionRanks() const { return dense_ffn_per_dp_rank && AttentionRanks() > 1; }
   // The TP degree the dense FFN layers are sharded over.
   int DenseFfnTp() const { return DenseFfnOnAttentionRanks() ? AttentionTp() : tp; }
+  bool LmHeadOnAttentionRanks() const { return lm_head_per_dp_rank && AttentionRanks() > 1; }
+  // The TP degree the LM head's vocabulary is split over (and its logits
+  // all-gathered across), and the attention ranks whose rows each GPU's
+  // LM head runs.
+  int LmHeadTp() const { return LmHeadOnAttentionRanks() ? AttentionTp() : tp; }
+  int LogitRanks() const { return LmHeadOnAttentionRanks() ? 1 : AttentionRanks(); }
   int GpusPerNode() const { return gpus_per_node > 0 ? gpus_per_node : gpus; }
   // GPUs of the instance one NVLink domain joins (ranks are numbered node by
   // node, so a group of consecutive ranks this size shares NVLink).

@@ -222,7 +222,7 @@ LocalShape ShardTensor(const ModelCard& card, const WeightTensor& t, const Paral
       s.k = CeilDiv(t.k, std::max<int64_t>(1, tp / ep));
       break;
     case ShardKind::kVocabAttnTp: s.n = CeilDiv(t.n, attn_tp); break;
-    case ShardKind::kVocabTp: s.n = CeilDiv(t.n, tp); break;
+    case ShardKind::kVocabTp: s.n = CeilDiv(t.n, l.LmHeadTp()); break;
   }
   return s;
 }

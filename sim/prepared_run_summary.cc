@@ -50,6 +50,7 @@ void PreparedRun::AddDeployment(schema::PoolSummary* p) const {
   }
   if (d.kv_tiers.has_host()) p->deployment["kv_tiers"] = KvTiersJson(d.kv_tiers);
   if (d.dense_ffn_per_dp_rank) p->deployment["dense_ffn_per_dp_rank"] = *d.dense_ffn_per_dp_rank;
+  if (d.lm_head_per_dp_rank) p->deployment["lm_head_per_dp_rank"] = *d.lm_head_per_dp_rank;
   if (d.nodes > 1 || d.expert.all_to_all != models::MoeAllToAll::kCollective) {
     p->deployment["nodes"] = d.nodes;
     p->deployment["gpus_per_node"] = d.gpus_per_node;

@@ -411,37 +411,49 @@ Status CheckLayout(JsonObject& d, DeploymentSpec* o) {
   return Status::Ok();
 }
 
-// dense_ffn_per_dp_rank: the engine version's default, or (true) the flag
-// that sets it, which SGLang's --moe-dense-tp-size 1 does unsharded.
-Status ParseDenseFfnPerDpRank(JsonObject& d, DeploymentSpec* o) {
-  if (!d.Has("dense_ffn_per_dp_rank")) {
-    d.Touch("dense_ffn_per_dp_rank");
+// A layer kept on each DP rank (`key`): the engine version's default
+// (`on_by_default`), or (true) the flag that sets it (""when the version
+// has none); `unsharded`: the flag runs it at TP 1, so dp must equal tp.
+Status ParseDpRankLayer(JsonObject& d, const DeploymentSpec& o, const char* key,
+                        bool on_by_default, const std::string& flag, bool unsharded,
+                        std::optional<bool>* out) {
+  if (!d.Has(key)) {
+    d.Touch(key);
     return Status::Ok();
   }
   bool on = false;
-  CAPPLAN_RETURN_IF_ERROR(d.Get("dense_ffn_per_dp_rank", &on));
-  o->dense_ffn_per_dp_rank = on;
-  const models::ExpertSplitRule& rule = o->engine_resolution.profile->expert_split;
-  const std::string release = o->engine + " " + o->engine_resolution.version;
-  if (*o->dense_ffn_per_dp_rank == rule.dense_ffn_per_dp_rank) return Status::Ok();
-  if (!*o->dense_ffn_per_dp_rank) {
-    return d.Invalid("dense_ffn_per_dp_rank", release + " always keeps the dense layers on each "
-                                              "DP rank: remove dense_ffn_per_dp_rank");
+  CAPPLAN_RETURN_IF_ERROR(d.Get(key, &on));
+  *out = on;
+  const std::string release = o.engine + " " + o.engine_resolution.version;
+  if (on == on_by_default) return Status::Ok();
+  if (!on) {
+    return d.Invalid(key, release + " always keeps the layer on each DP rank: remove " + key);
   }
-  if (rule.dense_ffn_per_dp_rank_flag.empty()) {
-    return d.Error("dense_ffn_per_dp_rank",
-                   release + " has no flag keeping the dense layers on each DP rank in capplan's "
-                             "engine profile (expert_parallel.dense_ffn_per_dp_rank_flag): use a "
-                             "version that has one, or remove dense_ffn_per_dp_rank");
+  if (flag.empty()) {
+    return d.Error(key, release + " has no flag keeping the layer on each DP rank in capplan's "
+                                  "engine profile (expert_parallel." + key + "_flag): use a "
+                                  "version that has one, or remove " + key);
   }
-  const int dp = o->dp > 0 ? o->dp : o->tp;
-  if (!o->dp_attention || dp != o->tp) {
-    return d.Invalid("dense_ffn_per_dp_rank",
-                     release + " " + rule.dense_ffn_per_dp_rank_flag +
-                         " runs the dense layers unsharded on each rank: it needs dp_attention "
-                         "with dp equal to tp (attention TP 1)");
+  const int dp = o.dp > 0 ? o.dp : o.tp;
+  if (!o.dp_attention || (unsharded && dp != o.tp)) {
+    return d.Invalid(key, release + " " + flag +
+                              (unsharded ? " runs the layer unsharded on each rank: it needs "
+                                           "dp_attention with dp equal to tp (attention TP 1)"
+                                         : " needs dp_attention"));
   }
   return Status::Ok();
+}
+
+// dense_ffn_per_dp_rank (SGLang's --moe-dense-tp-size 1 runs the dense
+// layers unsharded) and lm_head_per_dp_rank (--enable-dp-lm-head, over
+// attention TP).
+Status ParseDpRankLayers(JsonObject& d, DeploymentSpec* o) {
+  const models::ExpertSplitRule& r = o->engine_resolution.profile->expert_split;
+  CAPPLAN_RETURN_IF_ERROR(ParseDpRankLayer(d, *o, "dense_ffn_per_dp_rank",
+                                           r.dense_ffn_per_dp_rank, r.dense_ffn_per_dp_rank_flag,
+                                           true, &o->dense_ffn_per_dp_rank));
+  return ParseDpRankLayer(d, *o, "lm_head_per_dp_rank", r.lm_head_per_dp_rank,
+                          r.lm_head_per_dp_rank_flag, false, &o->lm_head_per_dp_rank);
 }
 
 Status ParseDeployment(JsonObject& d, DeploymentSpec* o) {
@@ -459,7 +471,7 @@ Status ParseDeployment(JsonObject& d, DeploymentSpec* o) {
   CAPPLAN_RETURN_IF_ERROR(ParseTwoBatchOverlap(
       d, *o->engine_resolution.profile, o->engine + " " + o->engine_resolution.version, o->ep,
       o->expert.all_to_all, &o->two_batch_overlap));
-  CAPPLAN_RETURN_IF_ERROR(ParseDenseFfnPerDpRank(d, o));
+  CAPPLAN_RETURN_IF_ERROR(ParseDpRankLayers(d, o));
   CAPPLAN_RETURN_IF_ERROR(d.Finish());
   return CheckLayout(d, o);
 }
@@ -628,6 +640,8 @@ models::ParallelLayout ParallelLayoutOf(const DeploymentSpec& d) {
   const models::EngineProfile* engine = d.engine_resolution.profile;
   layout.dense_ffn_per_dp_rank = d.dense_ffn_per_dp_rank.value_or(
       engine != nullptr && engine->expert_split.dense_ffn_per_dp_rank);
+  layout.lm_head_per_dp_rank = d.lm_head_per_dp_rank.value_or(
+      engine != nullptr && engine->expert_split.lm_head_per_dp_rank);
   return layout;
 }
 

@@ -90,6 +90,9 @@ struct DeploymentSpec {
   // version's default (expert_parallel.dense_ffn_per_dp_rank), true where
   // it is not: its launch flag (dense_ffn_per_dp_rank_flag).
   std::optional<bool> dense_ffn_per_dp_rank;
+  // The same for the LM head (ParallelLayout::lm_head_per_dp_rank;
+  // expert_parallel.lm_head_per_dp_rank and its _flag).
+  std::optional<bool> lm_head_per_dp_rank;
   // The kernel implementation per op selector (models/kernel_choice.h): the
   // engine version's choices with the deployment's `kernels` over them
   // (`kernel_overrides`, checked against the hardware profile's tables when

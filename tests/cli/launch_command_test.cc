@@ -132,9 +132,11 @@ TEST(Launch, DenseLayersPerDpRankFlag) {
   const Launched off = Launch({file});
   ASSERT_TRUE(off.status.ok()) << off.status.message();
   EXPECT_EQ(off.out.find("--moe-dense-tp-size"), std::string::npos) << off.out;
-  const Launched on = Launch({file, "--set", "deployment.dense_ffn_per_dp_rank=true"});
+  const Launched on = Launch({file, "--set", "deployment.dense_ffn_per_dp_rank=true", "--set",
+                              "deployment.lm_head_per_dp_rank=true"});
   ASSERT_TRUE(on.status.ok()) << on.status.message();
   EXPECT_NE(on.out.find(" --moe-dense-tp-size 1"), std::string::npos) << on.out;
+  EXPECT_NE(on.out.find(" --enable-dp-lm-head"), std::string::npos) << on.out;
 }
 
 // vLLM's wide EP: DP attention over 16 ranks on 2 nodes, EPLB with its

@@ -120,19 +120,44 @@ TEST(WideEpLayouts, SglangDenseLayersOnEachDpRankByItsFlag) {
   ASSERT_FALSE(no_flag.ok());
   EXPECT_EQ(no_flag.status().message().find('\n'), std::string::npos);
   ExpectContains(no_flag.status().message(),
-                 "/deployment/dense_ffn_per_dp_rank: sglang 0.4.5 has no flag keeping the dense "
-                 "layers on each DP rank");
+                 "/deployment/dense_ffn_per_dp_rank: sglang 0.4.5 has no flag keeping the layer "
+                 "on each DP rank");
   nlohmann::json sharded = doc;
   sharded["deployment"]["dp"] = 16;
   auto tp2 = RunDoc(sharded);
   ASSERT_FALSE(tp2.ok());
-  ExpectContains(tp2.status().message(), "--moe-dense-tp-size 1 runs the dense layers unsharded "
+  ExpectContains(tp2.status().message(), "--moe-dense-tp-size 1 runs the layer unsharded "
                                          "on each rank: it needs dp_attention with dp equal to tp");
   nlohmann::json vllm = Short("glm-5.2-vllm-dp-ep16-h200.json", 32);
   vllm["deployment"]["dense_ffn_per_dp_rank"] = false;
   auto always = RunDoc(vllm);
   ASSERT_FALSE(always.ok());
-  ExpectContains(always.status().message(), "always keeps the dense layers on each DP rank");
+  ExpectContains(always.status().message(), "always keeps the layer on each DP rank");
+}
+
+// SGLang's LM head runs over the whole TP group on every DP rank's rows,
+// its logits all-gathered over RDMA, unless --enable-dp-lm-head keeps it
+// on each rank's own rows; vLLM's DP ranks always do. Over 32 ranks the
+// gather of 128 rows' logits a rank costs more than the whole LM head.
+TEST(WideEpLayouts, LmHeadOnEachDpRankDropsTheLogitGather) {
+  nlohmann::json doc = Short("deepseek-r1-ep32-h200-rdma.json", 32 * 128);
+  auto gathered = RunDoc(doc);
+  ASSERT_TRUE(gathered.ok()) << gathered.status().message();
+  doc["deployment"]["lm_head_per_dp_rank"] = true;
+  auto own = RunDoc(doc);
+  ASSERT_TRUE(own.ok()) << own.status().message();
+  EXPECT_LT(own->tpot.median.value_or(0), 0.9 * gathered->tpot.median.value_or(0));
+  EXPECT_EQ(own->pools.at(0).deployment.value("lm_head_per_dp_rank", false), true);
+  doc["deployment"]["engine_version"] = "0.4.5";
+  auto old = RunDoc(doc);
+  ASSERT_FALSE(old.ok());
+  ExpectContains(old.status().message(), "/deployment/lm_head_per_dp_rank: sglang 0.4.5 has no "
+                                         "flag keeping the layer on each DP rank");
+  nlohmann::json vllm = Short("glm-5.2-vllm-dp-ep16-h200.json", 32);
+  vllm["deployment"]["lm_head_per_dp_rank"] = false;
+  auto always = RunDoc(vllm);
+  ASSERT_FALSE(always.ok());
+  ExpectContains(always.status().message(), "always keeps the layer on each DP rank");
 }
 
 }  // namespace
