@@ -27,6 +27,9 @@ import os
 import re
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from check_folder_cycles import strongly_connected  # noqa: E402
+
 # The order, lowest first. A unit may include its own floor and the floors
 # below it; what sits on one floor does not depend on the floors above.
 FLOORS = [
@@ -136,38 +139,12 @@ def include_edges(root, files, unit):
 
 
 def circles(edges):
-    """Tarjan's strongly connected sets of more than one unit."""
+    """Strongly connected sets of more than one unit, each sorted."""
     graph = {}
     for a, b, _, _ in edges:
         graph.setdefault(a, set()).add(b)
         graph.setdefault(b, set())
-    index, low, on_stack, stack, sets = {}, {}, set(), [], []
-
-    def visit(v):
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on_stack.add(v)
-        for w in sorted(graph[v]):
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on_stack:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            s = []
-            while True:
-                w = stack.pop()
-                on_stack.discard(w)
-                s.append(w)
-                if w == v:
-                    break
-            if len(s) > 1:
-                sets.append(sorted(s))
-
-    for v in sorted(graph):
-        if v not in index:
-            visit(v)
-    return sorted(sets)
+    return [sorted(s) for s in strongly_connected(graph)]
 
 
 def main():
