@@ -23,7 +23,9 @@ bool EndsWith(std::string_view s, std::string_view end) {
 // that every build prints the same interval ends: std::exp may differ in
 // its last bit between math libraries (glibc for the command line, musl in
 // the what-if page's WebAssembly module). Cody-Waite reduction by ln 2,
-// then a Taylor series on |r| <= ln2/2 (truncation below 4e-18).
+// then a Taylor series on |r| <= ln2/2 (truncation below 4e-18). The
+// split of ln 2 and 1/ln 2 are fdlibm's (ln2HI[0], ln2LO[0], invln2 in
+// e_exp.c, Sun Microsystems 1993, as in glibc and musl).
 double PortableExp(double x) {
   constexpr double kLn2Hi = 6.93147180369123816490e-01;  // trailing bits zero: k * hi is exact
   constexpr double kLn2Lo = 1.90821492927058770002e-10;

@@ -38,8 +38,10 @@ class RequestLog : public RequestSink {
     const char* csv_header = nullptr;
     std::function<void(std::string*, const ReqState&)> csv_row = nullptr;
     // The log keeps its own thread from this many expected requests on
-    // (where threads exist), unless csv_row is set: those rows read state
-    // the run goes on changing, so they are formatted as requests leave.
+    // (where threads exist): below it a run is short and the log's share of
+    // it small, and a sweep of many short runs would start and join a
+    // thread for each. Never when csv_row is set: those rows read state the run
+    // goes on changing, so they are formatted as requests leave.
     int64_t thread_from = int64_t{1} << 14;
   };
   explicit RequestLog(const Options& options);

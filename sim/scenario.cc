@@ -412,7 +412,7 @@ Status CheckLayout(JsonObject& d, DeploymentSpec* o) {
 }
 
 // A layer kept on each DP rank (`key`): the engine version's default
-// (`on_by_default`), or (true) the flag that sets it (""when the version
+// (`on_by_default`), or (true) the flag that sets it ("" when the version
 // has none); `unsharded`: the flag runs it at TP 1, so dp must equal tp.
 Status ParseDpRankLayer(JsonObject& d, const DeploymentSpec& o, const char* key,
                         bool on_by_default, const std::string& flag, bool unsharded,
