@@ -9,6 +9,7 @@
 
 #include "calibrate/fit.h"
 #include "calibrate/measurements.h"
+#include "tests/test_util/measurement_doc.h"
 #include "tests/test_util/shell.h"
 
 namespace capplan::calibrate {
@@ -36,14 +37,7 @@ nlohmann::json Record(const std::string& op_class, const std::string& kernel) {
 }
 
 nlohmann::json Doc(const std::vector<nlohmann::json>& records) {
-  return {{"format", "capplan.measurements.v1"},
-          {"gpu", "NVIDIA H200"},
-          {"driver", "580.1"},
-          {"cuda", "13.0"},
-          {"commit", "abc1234"},
-          {"date", "2026-11-29T23:10:00Z"},
-          {"dry_run", false},
-          {"records", records}};
+  return test_util::MeasurementDoc(records);
 }
 
 Result<MeasurementSet> ReadOne(const std::string& name, const nlohmann::json& doc) {

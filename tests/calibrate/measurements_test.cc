@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/data_path.h"
+#include "tests/test_util/measurement_doc.h"
 #include "tests/test_util/shell.h"
 
 namespace capplan::calibrate {
@@ -29,14 +30,7 @@ nlohmann::json ValidDoc() {
                         {"bytes", 3.0e5},
                         {"flops", 1.6e7},
                         {"check", "pass"}};
-  return {{"format", "capplan.measurements.v1"},
-          {"gpu", "NVIDIA H200"},
-          {"driver", "580.1"},
-          {"cuda", "13.0"},
-          {"commit", "abc1234"},
-          {"date", "2026-11-29T23:10:00Z"},
-          {"dry_run", false},
-          {"records", {rec, rec}}};
+  return test_util::MeasurementDoc({rec, rec});
 }
 
 std::string Write(const std::string& name, const std::string& text) {
